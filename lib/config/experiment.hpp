@@ -1,0 +1,71 @@
+#pragma once
+// Typed experiment configuration: what lib/config makes of a JSON file. Everything after the
+// parser works on these structs; no JSON and no strings standing in for enums reach domain code.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "estimators/estimator.hpp"
+#include "generators/dirichlet.hpp"
+#include "truth/truth_settings.hpp"
+
+namespace calbench {
+
+// A parameter value as shown in results (estimator parameters, swept values).
+using ParamValue = std::variant<std::int64_t, double, std::string, bool>;
+struct NamedParam {
+  std::string key;
+  ParamValue value;
+};
+
+struct EstimatorConfig {
+  std::string name;                // registry name, e.g. "ece"
+  std::string label;               // unique within the experiment, e.g. "ece_ew15"
+  std::vector<NamedParam> params;  // every parameter, defaults filled, in registry order
+  std::shared_ptr<const Estimator> estimator;
+};
+
+// One cell of the sweep, fully typed.
+struct CellConfig {
+  std::size_t index = 0;
+  // The swept values of this cell, one per sweep key in the order the keys appear.
+  std::vector<std::pair<std::string, nlohmann::json>> swept;
+  std::size_t sample_size = 0;
+  std::size_t replicates = 0;
+  DirichletSpec generator;  // validated: DirichletGenerator(generator) does not throw
+  std::vector<EstimatorConfig> estimators;
+  TruthSettings truth;
+};
+
+struct OutputSettings {
+  std::filesystem::path directory;  // default: results/<name>
+  bool replicate_values = false;
+};
+
+struct ExperimentConfig {
+  std::string source;    // the file as given on the command line
+  std::string name;
+  std::string scenario;  // "estimator_bias"
+  std::uint64_t seed = 0;
+  OutputSettings output;
+  std::vector<std::string> sweep_keys;  // dotted paths, in the order they appear
+  std::vector<CellConfig> cells;        // Cartesian product, last key varying fastest
+  nlohmann::json resolved;              // the config with every default filled in
+};
+
+// Reads and validates a config file. Throws ConfigError carrying every problem found, each
+// "FILE: POINTER: message" (a missing or unreadable file and invalid JSON are ConfigErrors too).
+ExperimentConfig load_experiment(const std::filesystem::path& file);
+
+// The same for an already-parsed document; `source` names it in messages.
+ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source);
+
+// Human-readable list of the cells and their parameters (`calbench validate`).
+std::string describe_cells(const ExperimentConfig& config);
+
+}  // namespace calbench

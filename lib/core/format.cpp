@@ -1,0 +1,14 @@
+#include "core/format.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace calbench {
+std::string format_double(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buf[32];
+  auto res = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, res.ptr);
+}
+}  // namespace calbench

@@ -1,0 +1,8 @@
+#pragma once
+// Number formatting shared by messages, cache keys and result files.
+#include <string>
+
+namespace calbench {
+// Shortest text that reads back as the same double ("0.7", "1e-05", "nan", "inf").
+std::string format_double(double value);
+}  // namespace calbench

@@ -1,0 +1,99 @@
+#include "estimators/binning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace calbench {
+
+std::size_t equal_width_bin(double score, std::size_t bins) {
+  if (!(score > 0.0)) return 0;  // 0, negatives (and NaN) go to the first bin
+  if (score >= 1.0) return bins - 1;
+  const double B = static_cast<double>(bins);
+  // Candidate from the product, then corrected against the exact edges i/B, so a value on an
+  // edge lands in the bin below it whatever the rounding of score * B.
+  auto b = static_cast<std::size_t>(std::ceil(score * B));
+  b = std::clamp<std::size_t>(b, 1, bins) - 1;
+  while (b + 1 < bins && score > static_cast<double>(b + 1) / B) ++b;
+  while (b > 0 && score <= static_cast<double>(b) / B) --b;
+  return b;
+}
+
+namespace {
+
+double combine(std::span<const double> sum_gap, std::span<const double> count, double n,
+               Norm norm) {
+  double out = 0.0;
+  for (std::size_t b = 0; b < count.size(); ++b) {
+    if (count[b] == 0.0) continue;
+    const double gap = std::abs(sum_gap[b]) / count[b];
+    switch (norm) {
+      case Norm::l1:
+        out += count[b] / n * gap;
+        break;
+      case Norm::l2:
+        out += count[b] / n * gap * gap;
+        break;
+      case Norm::max:
+        out = std::max(out, gap);
+        break;
+    }
+  }
+  return norm == Norm::l2 ? std::sqrt(out) : out;
+}
+
+}  // namespace
+
+double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
+                                Binning binning, std::size_t bins, Norm norm,
+                                EstimatorWorkspace& ws) {
+  const std::size_t n = scores.size();
+  if (n == 0) return 0.0;
+  const double nd = static_cast<double>(n);
+  if (binning == Binning::equal_width) {
+    ws.bin_sum.assign(bins, 0.0);
+    ws.bin_count.assign(bins, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t b = equal_width_bin(scores[i], bins);
+      ws.bin_sum[b] += scores[i] - outcomes[i];
+      ws.bin_count[b] += 1.0;
+    }
+    return combine(ws.bin_sum, ws.bin_count, nd, norm);
+  }
+
+  // equal_mass: sort indices by score (ties by index, so the order is fully determined).
+  const std::size_t B = std::min(bins, n);
+  ws.order.resize(n);
+  std::iota(ws.order.begin(), ws.order.end(), 0u);
+  std::sort(ws.order.begin(), ws.order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return scores[a] < scores[b] || (scores[a] == scores[b] && a < b);
+  });
+  ws.keys.resize(n);
+  for (std::size_t i = 0; i < n; ++i) ws.keys[i] = scores[ws.order[i]];
+  ws.bin_sum.assign(B, 0.0);
+  ws.bin_count.assign(B, 0.0);
+  const std::size_t base = n / B, extra = n % B;
+  std::size_t begin = 0;     // first sorted index of the current bin
+  std::size_t nominal = 0;   // nominal end of the current part
+  for (std::size_t b = 0; b < B; ++b) {
+    nominal += base + (b < extra ? 1 : 0);
+    std::size_t end = n;
+    if (b + 1 < B) {
+      const double edge = (ws.keys[nominal - 1] + ws.keys[nominal]) / 2.0;
+      // Right-closed: every score <= edge belongs to this bin or an earlier one.
+      end = static_cast<std::size_t>(
+          std::upper_bound(ws.keys.begin() + static_cast<std::ptrdiff_t>(begin), ws.keys.end(),
+                           edge) -
+          ws.keys.begin());
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::uint32_t j = ws.order[i];
+      ws.bin_sum[b] += scores[j] - outcomes[j];
+    }
+    ws.bin_count[b] = static_cast<double>(end - begin);
+    begin = std::max(begin, end);
+  }
+  return combine(ws.bin_sum, ws.bin_count, nd, norm);
+}
+
+}  // namespace calbench

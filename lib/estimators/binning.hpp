@@ -1,0 +1,39 @@
+#pragma once
+// Binning schemes of the binned calibration estimators, and the binned error of scores
+// against outcomes that every binned estimator is built from (binning x scope x norm).
+//
+// Conventions (calbench's, stated in `calbench list` and docs/estimators.md):
+// - equal_width: B bins over [0, 1] with edges e_i = i/B computed by division (so 0.3 is the
+//   double nearest 3/10, not linspace's 0.30000000000000004). Bins are right-closed (e_i, e_i+1]
+//   as in Guo et al. 2017; 0 goes to the first bin; values outside [0, 1] are clamped into the
+//   first or last bin.
+// - equal_mass: the sorted scores are split into B contiguous parts whose sizes differ by at
+//   most one, the first n mod B parts one larger (numpy.array_split); B := n when B > n. The
+//   edge between two parts is the midpoint of the last score of one and the first of the
+//   next, bins right-closed: a run of tied scores that straddles a split goes wholly to the
+//   lower bin, which may leave a bin empty. This is the partition of Kumar et al. 2019's
+//   `calibration` package.
+// - Empty bins contribute nothing (and are not counted by the max norm).
+#include <cstddef>
+#include <span>
+
+#include "estimators/estimator.hpp"
+
+namespace calbench {
+
+enum class Binning { equal_width, equal_mass };
+enum class Norm { l1, l2, max };
+
+// Bin index in [0, bins) of a score under the equal-width convention above.
+std::size_t equal_width_bin(double score, std::size_t bins);
+
+// The binned calibration error of scores s_i against outcomes o_i in {0, 1}:
+// l1:  sum_b (n_b/n) |mean_b(o) - mean_b(s)|
+// l2:  sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2)
+// max: max over non-empty b of |mean_b(o) - mean_b(s)|
+// Returns 0 for an empty sample. Reorders nothing in the inputs; uses the workspace.
+double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
+                                Binning binning, std::size_t bins, Norm norm,
+                                EstimatorWorkspace& workspace);
+
+}  // namespace calbench

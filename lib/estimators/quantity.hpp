@@ -1,0 +1,30 @@
+#pragma once
+// The ground-truth quantities of DESIGN.md §1, by their contract names.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace calbench {
+
+enum class Quantity {
+  accuracy,
+  ece_top_l1,
+  ece_top_l2,
+  classwise_ece_l1,
+  canonical_l1,
+  canonical_l2,
+  brier,
+  nll,
+  overconfidence,
+};
+
+inline constexpr std::array<Quantity, 9> all_quantities = {
+    Quantity::accuracy,     Quantity::ece_top_l1,   Quantity::ece_top_l2,
+    Quantity::classwise_ece_l1, Quantity::canonical_l1, Quantity::canonical_l2,
+    Quantity::brier,        Quantity::nll,          Quantity::overconfidence};
+
+std::string_view to_string(Quantity q);
+std::optional<Quantity> quantity_from_string(std::string_view name);
+
+}  // namespace calbench

@@ -1,0 +1,58 @@
+#pragma once
+// The `dirichlet` fake-classifier family (the kyle model): c ~ Dirichlet(alpha),
+// y ~ Categorical(c), p = h(c) for a miscalibration map h (DESIGN.md §1).
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "generators/gamma_sampler.hpp"
+#include "generators/miscalibration.hpp"
+#include "generators/sample.hpp"
+
+namespace calbench {
+
+struct DirichletSpec {
+  std::size_t classes = 2;
+  std::vector<double> alpha;  // one per class (a symmetric alpha is expanded)
+  MiscalibrationMap map = IdentityMap{};
+};
+
+// Per-thread working memory of the sampler, allocated once.
+struct DirichletScratch {
+  std::vector<double> c, log_c, log_g, tmp;
+  void reserve(std::size_t classes);
+};
+
+class DirichletGenerator {
+ public:
+  // Validates every parameter; throws DomainError naming it.
+  explicit DirichletGenerator(DirichletSpec spec);
+
+  const DirichletSpec& spec() const { return spec_; }
+  std::size_t classes() const { return spec_.classes; }
+  bool symmetric() const { return symmetric_; }
+  double alpha0() const { return alpha0_; }
+
+  // Canonical parameter text: equal for equal generators, the truth cache's key.
+  std::string canonical_text() const;
+
+  // Draws one true distribution c (and log c, exact where c underflows).
+  void draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c,
+                  DirichletScratch& scratch) const;
+
+  // Draws y ~ Categorical(c) with one uniform.
+  std::uint32_t draw_label(Engine& engine, std::span<const double> c) const;
+
+  // Fills `out` with n rows (p_i, y_i) and summarises it.
+  void sample(Engine& engine, std::size_t n, Sample& out, DirichletScratch& scratch) const;
+
+ private:
+  DirichletSpec spec_;
+  std::vector<GammaSampler> samplers_;  // one, or one per class
+  bool symmetric_;
+  double alpha0_;
+};
+
+}  // namespace calbench

@@ -1,0 +1,223 @@
+#include "generators/miscalibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace calbench {
+namespace {
+
+void require_positive_finite(double value, const std::string& name) {
+  if (!(std::isfinite(value) && value > 0.0))
+    throw DomainError(name + " = " + format_double(value) + ": must be a finite number > 0");
+}
+
+// p = softmax(z) with z in scratch-free form; log p = z - logsumexp(z).
+void softmax_from_logits(std::span<const double> z, std::span<double> p, std::span<double> log_p) {
+  const double zmax = *std::max_element(z.begin(), z.end());
+  double sum = 0.0;
+  for (std::size_t k = 0; k < z.size(); ++k) {
+    p[k] = std::exp(z[k] - zmax);
+    sum += p[k];
+  }
+  const double inv = 1.0 / sum;
+  for (double& v : p) v *= inv;
+  if (!log_p.empty()) {
+    const double lse = zmax + std::log(sum);
+    for (std::size_t k = 0; k < z.size(); ++k) log_p[k] = z[k] - lse;
+  }
+}
+
+std::size_t argmax(std::span<const double> v) {
+  return static_cast<std::size_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+void apply_top_label(double gamma, std::span<const double> c, std::span<const double> log_c,
+                     std::span<double> p, std::span<double> log_p) {
+  const std::size_t K = c.size();
+  const double Kd = static_cast<double>(K);
+  const std::size_t top = argmax(log_c);
+  // s = 1 - m, summed from the other components: exact where 1 - m would cancel.
+  double s = 0.0;
+  for (std::size_t k = 0; k < K; ++k)
+    if (k != top) s += c[k];
+  const double spread = 1.0 - 1.0 / Kd;            // 1 - 1/K
+  const double u = std::max(0.0, 1.0 - s / spread);  // (m - 1/K)/(1 - 1/K)
+  // 1 - g = (1 - 1/K)(1 - u^gamma), with 1 - u^gamma = -expm1(gamma log1p(-s/spread)).
+  const double one_minus_ug =
+      u > 0.0 ? -std::expm1(gamma * std::log1p(-std::min(s / spread, 1.0))) : 1.0;
+  const double one_minus_g = spread * one_minus_ug;
+  // Scale of the other components, (1 - g)/(1 - m); its limit as s -> 0 is gamma.
+  const double scale = s > 0.0 ? one_minus_g / s : gamma;
+  const double log_scale = std::log(scale);
+  for (std::size_t k = 0; k < K; ++k) {
+    if (k == top) {
+      p[k] = 1.0 - one_minus_g;
+      if (!log_p.empty()) log_p[k] = std::log1p(-one_minus_g);
+    } else {
+      p[k] = c[k] * scale;
+      if (!log_p.empty()) log_p[k] = log_c[k] + log_scale;
+    }
+  }
+}
+
+}  // namespace
+
+double top_label_g(double m, double gamma, std::size_t classes) {
+  const double Kd = static_cast<double>(classes);
+  const double u = std::clamp((m - 1.0 / Kd) / (1.0 - 1.0 / Kd), 0.0, 1.0);
+  return 1.0 / Kd + (1.0 - 1.0 / Kd) * std::pow(u, gamma);
+}
+
+double top_label_g_prime(double m, double gamma, std::size_t classes) {
+  const double Kd = static_cast<double>(classes);
+  const double u = std::clamp((m - 1.0 / Kd) / (1.0 - 1.0 / Kd), 0.0, 1.0);
+  return gamma * std::pow(u, gamma - 1.0);
+}
+
+double top_label_g_inverse(double g, double gamma, std::size_t classes) {
+  const double Kd = static_cast<double>(classes);
+  const double ug = std::clamp((g - 1.0 / Kd) / (1.0 - 1.0 / Kd), 0.0, 1.0);
+  return 1.0 / Kd + (1.0 - 1.0 / Kd) * std::pow(ug, 1.0 / gamma);
+}
+
+void validate(const MiscalibrationMap& map, std::size_t classes) {
+  std::visit(
+      [&](const auto& m) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<M, TemperatureMap>) {
+          require_positive_finite(m.temperature, "temperature");
+        } else if constexpr (std::is_same_v<M, PowerMap>) {
+          if (m.exponents.size() != classes)
+            throw DomainError("exponents has " + std::to_string(m.exponents.size()) +
+                              " entries: must have one per class (" + std::to_string(classes) + ")");
+          for (std::size_t k = 0; k < classes; ++k)
+            require_positive_finite(m.exponents[k], "exponents[" + std::to_string(k) + "]");
+        } else if constexpr (std::is_same_v<M, TopLabelMap>) {
+          require_positive_finite(m.gamma, "gamma");
+        } else if constexpr (std::is_same_v<M, AffineLogitMap>) {
+          if (m.weights.size() != classes * classes)
+            throw DomainError("weights has " + std::to_string(m.weights.size()) +
+                              " entries: must be a " + std::to_string(classes) + " x " +
+                              std::to_string(classes) + " matrix");
+          if (m.bias.size() != classes)
+            throw DomainError("bias has " + std::to_string(m.bias.size()) +
+                              " entries: must have one per class (" + std::to_string(classes) + ")");
+          for (double w : m.weights)
+            if (!std::isfinite(w)) throw DomainError("weights: every entry must be finite");
+          for (double b : m.bias)
+            if (!std::isfinite(b)) throw DomainError("bias: every entry must be finite");
+        }
+      },
+      map);
+}
+
+std::string map_name(const MiscalibrationMap& map) {
+  static const char* const names[] = {"identity", "temperature", "power", "top_label",
+                                      "affine_logit"};
+  return names[map.index()];
+}
+
+std::string canonical_text(const MiscalibrationMap& map) {
+  std::string out = map_name(map);
+  auto list = [](const std::vector<double>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + format_double(v[i]);
+    return s + "]";
+  };
+  std::visit(
+      [&](const auto& m) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<M, TemperatureMap>) out += ":T=" + format_double(m.temperature);
+        if constexpr (std::is_same_v<M, PowerMap>) out += ":t=" + list(m.exponents);
+        if constexpr (std::is_same_v<M, TopLabelMap>) out += ":gamma=" + format_double(m.gamma);
+        if constexpr (std::is_same_v<M, AffineLogitMap>)
+          out += ":W=" + list(m.weights) + ":b=" + list(m.bias);
+      },
+      map);
+  return out;
+}
+
+void apply(const MiscalibrationMap& map, std::span<const double> c, std::span<const double> log_c,
+           std::span<double> p, std::span<double> log_p, std::span<double> scratch) {
+  const std::size_t K = c.size();
+  std::visit(
+      [&](const auto& m) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<M, IdentityMap>) {
+          std::copy(c.begin(), c.end(), p.begin());
+          if (!log_p.empty()) std::copy(log_c.begin(), log_c.end(), log_p.begin());
+        } else if constexpr (std::is_same_v<M, TemperatureMap>) {
+          const double inv_t = 1.0 / m.temperature;
+          for (std::size_t k = 0; k < K; ++k) scratch[k] = log_c[k] * inv_t;
+          softmax_from_logits(scratch.first(K), p, log_p);
+        } else if constexpr (std::is_same_v<M, PowerMap>) {
+          for (std::size_t k = 0; k < K; ++k) scratch[k] = log_c[k] * m.exponents[k];
+          softmax_from_logits(scratch.first(K), p, log_p);
+        } else if constexpr (std::is_same_v<M, TopLabelMap>) {
+          apply_top_label(m.gamma, c, log_c, p, log_p);
+        } else if constexpr (std::is_same_v<M, AffineLogitMap>) {
+          for (std::size_t i = 0; i < K; ++i) {
+            double z = m.bias[i];
+            const double* row = m.weights.data() + i * K;
+            for (std::size_t j = 0; j < K; ++j) z += row[j] * log_c[j];
+            scratch[i] = z;
+          }
+          softmax_from_logits(scratch.first(K), p, log_p);
+        }
+      },
+      map);
+}
+
+bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes) {
+  switch (map.index()) {
+    case 0:
+    case 1:
+      return true;
+    case 2: {  // equal exponents: a temperature
+      const auto& t = std::get<PowerMap>(map).exponents;
+      return std::all_of(t.begin(), t.end(), [&](double v) { return v == t.front(); });
+    }
+    case 3:
+      return std::get<TopLabelMap>(map).gamma <= 1.0 || classes == 2;
+    default:
+      return false;
+  }
+}
+
+bool is_injective(const MiscalibrationMap& map, std::size_t classes) {
+  switch (map.index()) {
+    case 0:
+    case 1:
+    case 2:  // log p_k = t_k log c_k - const: invertible given the normalisation
+      return true;
+    case 3:
+      return std::get<TopLabelMap>(map).gamma <= 1.0 || classes == 2;
+    default:
+      // affine_logit: injective iff W is invertible on the sum-zero subspace; treated as
+      // injective (r(p) = c) and documented, since a singular W is a user choice with no
+      // preimage formula.
+      return true;
+  }
+}
+
+bool has_sign_constant_top_gap(const MiscalibrationMap& map) {
+  switch (map.index()) {
+    case 0:
+    case 1:
+      return true;
+    case 2: {
+      const auto& t = std::get<PowerMap>(map).exponents;
+      return std::all_of(t.begin(), t.end(), [&](double v) { return v == t.front(); });
+    }
+    case 3:
+      return std::get<TopLabelMap>(map).gamma <= 1.0;
+    default:
+      return false;
+  }
+}
+
+}  // namespace calbench

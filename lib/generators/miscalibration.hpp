@@ -1,0 +1,73 @@
+#pragma once
+// Miscalibration maps h: the true class distribution c -> the reported confidence vector p.
+// Definitions are the design's (DESIGN.md §1). Every map works from log c so that components
+// of c that underflow (alpha << 1) still give finite, correctly ordered log p.
+#include <cstddef>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace calbench {
+
+struct IdentityMap {};
+
+// p_k ∝ c_k^(1/T). T < 1 overconfident, T > 1 underconfident.
+struct TemperatureMap {
+  double temperature = 1.0;
+};
+
+// p_k ∝ c_k^(t_k): class-dependent miscalibration.
+struct PowerMap {
+  std::vector<double> exponents;
+};
+
+// kyle's max-component automorphism: with m = max c and u = (m - 1/K)/(1 - 1/K), the top
+// component becomes g(m) = 1/K + (1 - 1/K) u^gamma and the others are scaled by
+// (1 - g(m))/(1 - m). gamma < 1 overconfident.
+struct TopLabelMap {
+  double gamma = 1.0;
+};
+
+// p = softmax(W log c + b), W row-major K x K.
+struct AffineLogitMap {
+  std::vector<double> weights;
+  std::vector<double> bias;
+};
+
+using MiscalibrationMap =
+    std::variant<IdentityMap, TemperatureMap, PowerMap, TopLabelMap, AffineLogitMap>;
+
+// Checks the map's parameters for K classes; throws DomainError naming the parameter.
+void validate(const MiscalibrationMap& map, std::size_t classes);
+
+// The registry name of the map ("identity", "temperature", ...).
+std::string map_name(const MiscalibrationMap& map);
+
+// Canonical text of the parameters (shortest round-trip doubles), for truth-cache keys.
+std::string canonical_text(const MiscalibrationMap& map);
+
+// Applies h to one vector. c and log_c describe the same point (log_c exact even where c
+// underflows to 0); writes p and, if log_p is not empty, log p. `scratch` holds K doubles.
+void apply(const MiscalibrationMap& map, std::span<const double> c, std::span<const double> log_c,
+           std::span<double> p, std::span<double> log_p, std::span<double> scratch);
+
+// True when the map keeps the argmax (p's argmax is c's argmax for every c).
+bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes);
+
+// True when h is injective on the open simplex, so r(p) = E[c | p] = c.
+bool is_injective(const MiscalibrationMap& map, std::size_t classes);
+
+// True when P(y = argmax p | Z) - Z has one sign for every Z = max p, so that
+// ece_top_l1 = |E[Z] - accuracy| (temperature either side of 1, top_label with gamma <= 1,
+// identity). The proof for temperature: for T < 1, max_k c_k^(1/T)/sum_j c_j^(1/T)
+// = 1/sum_j (c_j/m)^(1/T) >= 1/sum_j (c_j/m) = m, so Z >= max c pointwise and the argmax is
+// kept, hence E[max c | Z] <= Z; T > 1 reverses every inequality.
+bool has_sign_constant_top_gap(const MiscalibrationMap& map);
+
+// The top-label map's g and its derivative, exposed for the truth engine.
+double top_label_g(double m, double gamma, std::size_t classes);
+double top_label_g_prime(double m, double gamma, std::size_t classes);
+double top_label_g_inverse(double g, double gamma, std::size_t classes);
+
+}  // namespace calbench
