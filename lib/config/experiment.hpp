@@ -33,8 +33,9 @@ struct EstimatorConfig {
 // One cell of the sweep, fully typed.
 struct CellConfig {
   std::size_t index = 0;
-  // The swept values of this cell, one per sweep key in the order the keys appear.
-  std::vector<std::pair<std::string, nlohmann::json>> swept;
+  // The swept values of this cell, one per sweep key in the order the keys appear (integers
+  // normalised: a swept 1e4 is 10000).
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> swept;
   std::size_t sample_size = 0;
   std::size_t replicates = 0;
   DirichletSpec generator;  // validated: DirichletGenerator(generator) does not throw
@@ -55,14 +56,22 @@ struct ExperimentConfig {
   OutputSettings output;
   std::vector<std::string> sweep_keys;  // dotted paths, in the order they appear
   std::vector<CellConfig> cells;        // Cartesian product, last key varying fastest
-  nlohmann::json resolved;              // the config with every default filled in
+  // The config with every default filled in: the file's keys in the file's order, then the
+  // defaults. ordered_json keeps that order (nlohmann::json would sort the keys).
+  nlohmann::ordered_json resolved;
 };
 
 // Reads and validates a config file. Throws ConfigError carrying every problem found, each
 // "FILE: POINTER: message" (a missing or unreadable file and invalid JSON are ConfigErrors too).
 ExperimentConfig load_experiment(const std::filesystem::path& file);
 
-// The same for an already-parsed document; `source` names it in messages.
+// The same for an already-parsed document; `source` names it in messages, and its stem is the
+// default `name` when it ends in ".json" ("experiment" otherwise). Parse with ordered_json:
+// key order decides the order of the sweep cells, and nlohmann::json sorts keys.
+ExperimentConfig parse_experiment(const nlohmann::ordered_json& document,
+                                  const std::string& source);
+// For a document parsed as nlohmann::json, whose keys are already sorted: sweep keys then
+// vary in alphabetical order, not the file's.
 ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source);
 
 // Human-readable list of the cells and their parameters (`calbench validate`).

@@ -1,0 +1,541 @@
+#include "config/experiment.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "config/json_support.hpp"
+#include "config/registry.hpp"
+#include "core/error.hpp"
+
+// How a config file becomes an ExperimentConfig:
+// 1. The document is read section by section (one small function each); every problem is
+//    collected with its JSON pointer and the resolved copy gets every default.
+// 2. Each sweep key is checked against the resolved copy (a swept path must exist there).
+// 3. Each cell is the document with the swept paths replaced by the cell's values, read again
+//    by the same functions. A problem at a swept path is reported at the value's place in
+//    `sweep` (/sweep/KEY/i); any other problem a cell adds says which cells have it.
+// 4. Problems are deduplicated and thrown together as one ConfigError.
+
+namespace calbench {
+namespace {
+
+// More cells than this is surely a typo in a sweep, and would take forever to run.
+constexpr std::size_t max_cells = 1'000'000;
+
+const std::vector<std::string> top_level_keys = {
+    "name",       "scenario", "seed",  "replicates", "sample_size",
+    "generator", "estimators", "truth", "sweep",     "output"};
+
+// Fixed for a whole experiment: they name it, seed it or say where it goes.
+const std::vector<std::string> unsweepable_keys = {"sweep", "name", "scenario", "seed",
+                                                   "output"};
+
+// An absent optional section reads as this empty object (static: readers keep a pointer).
+const Json& empty_object() {
+  static const Json empty = Json::object();
+  return empty;
+}
+
+// ---- the header: name, scenario, seed, output ---------------------------------------------
+
+bool name_character(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         ch == '_' || ch == '-' || ch == '.';
+}
+
+// The name becomes a directory (results/<name>), so it is kept to a portable file name.
+bool valid_name(std::string_view name) {
+  return !name.empty() && name.front() != '.' && std::all_of(name.begin(), name.end(), name_character);
+}
+
+std::string default_name(const std::string& source) {
+  const std::filesystem::path path(source);
+  if (path.extension() != ".json") return "experiment";
+  std::string stem = path.stem().string();
+  std::replace_if(stem.begin(), stem.end(), [](char ch) { return !name_character(ch); }, '_');
+  return valid_name(stem) ? stem : "experiment";
+}
+
+void parse_name(ObjectReader& top, const std::string& source, ExperimentConfig& out) {
+  const auto name = top.string("name", default_name(source));
+  if (!name) return;
+  if (!valid_name(*name)) {
+    top.problems().add(top.pointer_to("name"),
+                       "expected a name of letters, digits, '_', '-' and '.' not starting with "
+                       "'.' (it names the output directory), found " +
+                           quote(*name));
+    return;
+  }
+  out.name = *name;
+}
+
+void parse_scenario(ObjectReader& top, ExperimentConfig& out) {
+  const Json* value = top.require("scenario", "one of: " + join(scenario_names(), ", "));
+  if (value == nullptr) return;
+  const auto name = read_string(*value, top.pointer_to("scenario"), top.problems());
+  if (!name) return;
+  const auto valid = scenario_names();
+  if (std::find(valid.begin(), valid.end(), *name) == valid.end()) {
+    top.problems().add(top.pointer_to("scenario"), unknown_name("scenario", *name, valid));
+    return;
+  }
+  out.scenario = *name;
+}
+
+void parse_output(ObjectReader& top, const std::string& name, OutputSettings& out) {
+  const Json* value = top.find("output");
+  ObjectReader o(value != nullptr ? *value : empty_object(), top.pointer_to("output"),
+                 top.problems());
+  o.allow_only({"directory", "replicate_values"});
+  const auto directory = o.string("directory", "results/" + name);
+  const auto replicate_values = o.boolean("replicate_values", false);
+  if (directory) out.directory = *directory;
+  if (replicate_values) out.replicate_values = *replicate_values;
+  top.set_resolved("output", o.take_resolved());
+}
+
+// ---- the cell sections: replicates, sample_size, generator, estimators, truth -------------
+
+std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key) {
+  const auto n = top.integer(key, 1);
+  if (!n) return std::nullopt;
+  return static_cast<std::size_t>(*n);
+}
+
+std::optional<DirichletSpec> parse_generator_section(ObjectReader& top) {
+  const Json* value = top.require("generator", "an object {\"family\": ..., ...}");
+  if (value == nullptr) return std::nullopt;
+  Json resolved;
+  auto spec = parse_generator(*value, top.pointer_to("generator"), top.problems(), resolved);
+  top.set_resolved("generator", std::move(resolved));
+  return spec;
+}
+
+// Labels name result rows, so two estimators may not share one.
+void check_unique_labels(const std::vector<std::optional<EstimatorConfig>>& estimators,
+                         const std::string& pointer, Problems& problems) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < estimators.size(); ++i) {
+    if (!estimators[i]) continue;
+    const auto [it, inserted] = first.emplace(estimators[i]->label, i);
+    if (!inserted)
+      problems.add(pointer_join(pointer, i),
+                   "duplicate label " + quote(estimators[i]->label) + ", also the label of " +
+                       pointer_join(pointer, it->second) + "; give one of them a distinct \"label\"");
+  }
+}
+
+std::optional<std::vector<EstimatorConfig>> parse_estimators(ObjectReader& top) {
+  const Json* value = top.require("estimators", "a non-empty array of estimators");
+  if (value == nullptr) return std::nullopt;
+  const std::string pointer = top.pointer_to("estimators");
+  if (!value->is_array() || value->empty()) {
+    top.problems().add(pointer, "expected a non-empty array of estimators, found " +
+                                    (value->is_array() ? std::string("an empty array")
+                                                       : describe(*value)));
+    return std::nullopt;
+  }
+  std::vector<std::optional<EstimatorConfig>> parsed;
+  Json resolved = Json::array();
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    Json entry;
+    parsed.push_back(
+        parse_estimator((*value)[i], pointer_join(pointer, i), top.problems(), entry));
+    resolved.push_back(std::move(entry));
+  }
+  top.set_resolved("estimators", std::move(resolved));
+  check_unique_labels(parsed, pointer, top.problems());
+  std::vector<EstimatorConfig> out;
+  for (auto& e : parsed) {
+    if (!e) return std::nullopt;
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+std::optional<TruthSettings> parse_truth(ObjectReader& top) {
+  const Json* value = top.find("truth");
+  ObjectReader t(value != nullptr ? *value : empty_object(), top.pointer_to("truth"),
+                 top.problems());
+  t.allow_only({"samples"});
+  const auto samples = t.unsigned_integer("samples", 1000, TruthSettings{}.samples);
+  top.set_resolved("truth", t.take_resolved());
+  if (!samples) return std::nullopt;
+  TruthSettings settings;
+  settings.samples = *samples;
+  return settings;
+}
+
+// Everything a sweep may vary. Reads each section even after a failure so that every problem
+// is found.
+std::optional<CellConfig> parse_cell(ObjectReader& top) {
+  CellConfig cell;
+  const auto replicates = parse_count(top, "replicates");
+  const auto sample_size = parse_count(top, "sample_size");
+  auto generator = parse_generator_section(top);
+  auto estimators = parse_estimators(top);
+  const auto truth = parse_truth(top);
+  if (!replicates || !sample_size || !generator || !estimators || !truth) return std::nullopt;
+  cell.replicates = *replicates;
+  cell.sample_size = *sample_size;
+  cell.generator = std::move(*generator);
+  cell.estimators = std::move(*estimators);
+  cell.truth = *truth;
+  return cell;
+}
+
+// ---- the sweep ----------------------------------------------------------------------------
+
+struct SweepAxis {
+  std::string key;                 // the dotted path as written
+  std::vector<std::string> path;   // its segments
+  std::string config_pointer;      // where it points in the config
+  std::string sweep_pointer;       // where its values are: /sweep/KEY
+  std::vector<Json> values;
+};
+
+std::vector<std::string> split_path(const std::string& key) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = key.find('.', start);
+    out.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// An array index as JSON pointers spell it: digits, no leading zero.
+std::optional<std::size_t> array_index(const std::string& segment) {
+  if (segment.empty() || segment.size() > 9 || (segment.size() > 1 && segment[0] == '0') ||
+      !std::all_of(segment.begin(), segment.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return std::nullopt;
+  return static_cast<std::size_t>(std::stoul(segment));
+}
+
+// The value at a dotted path: an object's key, or an array's index for a numeric segment.
+const Json* find_path(const Json& root, const std::vector<std::string>& path) {
+  const Json* node = &root;
+  for (const auto& segment : path) {
+    if (node->is_object()) {
+      const auto it = node->find(segment);
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    } else if (node->is_array()) {
+      const auto index = array_index(segment);
+      if (!index || *index >= node->size()) return nullptr;
+      node = &(*node)[*index];
+    } else {
+      return nullptr;
+    }
+  }
+  return node;
+}
+
+// Sets the value at `path` in `document`. The path exists in `resolved` (the document with its
+// defaults), so where the document lacks a container on the way the default one is copied in.
+void substitute(Json& document, const Json& resolved, const std::vector<std::string>& path,
+                const Json& value) {
+  Json* node = &document;
+  const Json* filled = &resolved;
+  for (const auto& segment : path) {
+    const bool same_shape = filled->is_object() ? node->is_object()
+                                                : node->is_array() && node->size() == filled->size();
+    if (!same_shape) *node = *filled;
+    if (filled->is_object()) {
+      filled = &filled->at(segment);
+      if (!node->contains(segment)) (*node)[segment] = *filled;
+      node = &(*node)[segment];
+    } else {
+      const std::size_t index = *array_index(segment);
+      filled = &(*filled)[index];
+      node = &(*node)[index];
+    }
+  }
+  *node = value;
+}
+
+bool is_prefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+// Reads one sweep key and its values; nullopt after reporting a problem.
+std::optional<SweepAxis> parse_axis(const std::string& key, const Json& values,
+                                    const Json& resolved, const std::vector<SweepAxis>& earlier,
+                                    Problems& problems) {
+  SweepAxis axis;
+  axis.key = key;
+  axis.path = split_path(key);
+  axis.sweep_pointer = pointer_join("/sweep", key);
+  const auto& fixed = unsweepable_keys;
+  if (std::find(fixed.begin(), fixed.end(), axis.path.front()) != fixed.end()) {
+    problems.add(axis.sweep_pointer, "cannot sweep " + quote(axis.path.front()) +
+                                         ": name, scenario, seed, output and sweep are fixed "
+                                         "for the whole experiment");
+    return std::nullopt;
+  }
+  if (find_path(resolved, axis.path) == nullptr) {
+    problems.add(axis.sweep_pointer, "sweep path " + quote(key) +
+                                         " does not exist in the config (after defaults are "
+                                         "filled in)");
+    return std::nullopt;
+  }
+  for (const auto& other : earlier) {
+    if (is_prefix(other.path, axis.path) || is_prefix(axis.path, other.path)) {
+      problems.add(axis.sweep_pointer, "sweep path " + quote(key) + " overlaps " +
+                                           quote(other.key) + "; sweep one of them");
+      return std::nullopt;
+    }
+  }
+  if (!values.is_array() || values.empty()) {
+    problems.add(axis.sweep_pointer,
+                 "expected a non-empty array of values, found " +
+                     (values.is_array() ? std::string("an empty array") : describe(values)));
+    return std::nullopt;
+  }
+  for (const auto& segment : axis.path) axis.config_pointer = pointer_join(axis.config_pointer, segment);
+  axis.values.assign(values.begin(), values.end());
+  return axis;
+}
+
+// The sweep's axes, in the order the keys appear; nullopt when any key is unusable.
+std::optional<std::vector<SweepAxis>> parse_sweep(ObjectReader& top) {
+  const Json* value = top.find("sweep");
+  if (value == nullptr) return std::vector<SweepAxis>{};
+  const std::string pointer = top.pointer_to("sweep");
+  if (!value->is_object()) {
+    top.problems().add(pointer, "expected an object {\"dotted.path\": [values...]}, found " +
+                                    describe(*value));
+    return std::nullopt;
+  }
+  std::vector<SweepAxis> axes;
+  bool ok = true;
+  for (const auto& item : value->items()) {
+    auto axis = parse_axis(item.key(), item.value(), top.resolved(), axes, top.problems());
+    if (axis)
+      axes.push_back(std::move(*axis));
+    else
+      ok = false;
+  }
+  std::size_t cells = 1;
+  for (const auto& axis : axes) {
+    if (cells > max_cells / axis.values.size()) {
+      top.problems().add(pointer, "the sweep has more than " + std::to_string(max_cells) +
+                                      " cells; split the experiment");
+      return std::nullopt;
+    }
+    cells *= axis.values.size();
+  }
+  if (!ok) return std::nullopt;
+  return axes;
+}
+
+// The value index of each axis in cell `index`: the last axis varies fastest.
+std::vector<std::size_t> cell_digits(std::size_t index, const std::vector<SweepAxis>& axes) {
+  std::vector<std::size_t> digits(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    digits[a] = index % axes[a].values.size();
+    index /= axes[a].values.size();
+  }
+  return digits;
+}
+
+bool under(const std::string& pointer, const std::string& prefix) {
+  return pointer == prefix ||
+         (pointer.size() > prefix.size() && pointer.compare(0, prefix.size(), prefix) == 0 &&
+          pointer[prefix.size()] == '/');
+}
+
+// A problem a cell has that the base document does not, with the cells that have it.
+struct CellProblem {
+  Problem problem;
+  std::vector<std::size_t> cells;
+  std::string first_cell_values;  // "generator.classes=3" for the first cell
+};
+
+std::string cell_values(const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& digits) {
+  std::vector<std::string> parts;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    parts.push_back(axes[a].key + "=" + axes[a].values[digits[a]].dump());
+  return join(parts, ", ");
+}
+
+std::string with_cells(const CellProblem& p) {
+  constexpr std::size_t shown = 8;
+  if (p.cells.size() == 1)
+    return p.problem.message + " (in sweep cell " + std::to_string(p.cells.front()) + ": " +
+           p.first_cell_values + ")";
+  std::vector<std::string> list;
+  for (std::size_t i = 0; i < std::min(shown, p.cells.size()); ++i)
+    list.push_back(std::to_string(p.cells[i]));
+  if (p.cells.size() > shown) list.push_back("...");
+  return p.problem.message + " (in sweep cells " + join(list, ", ") + "; cell " +
+         std::to_string(p.cells.front()) + ": " + p.first_cell_values + ")";
+}
+
+// Reads every cell. Problems: those at a swept value go to its place in `sweep`; those the base
+// document has too are already reported; the rest are collected with the cells that have them.
+std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
+                                     const std::vector<SweepAxis>& axes, Problems& problems) {
+  std::size_t count = 1;
+  for (const auto& axis : axes) count *= axis.values.size();
+  std::vector<CellConfig> cells;
+  std::vector<CellProblem> unexplained;
+  const std::vector<Problem> base = problems.items();
+  for (std::size_t index = 0; index < count; ++index) {
+    const auto digits = cell_digits(index, axes);
+    Json cell_document = document;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      substitute(cell_document, resolved, axes[a].path, axes[a].values[digits[a]]);
+    Problems found;
+    ObjectReader top(cell_document, "", found);
+    auto cell = parse_cell(top);
+    for (auto problem : found.items()) {
+      bool mapped = false;
+      for (std::size_t a = 0; a < axes.size() && !mapped; ++a) {
+        if (under(problem.pointer, axes[a].config_pointer)) {
+          problem.pointer = pointer_join(axes[a].sweep_pointer, digits[a]) +
+                            problem.pointer.substr(axes[a].config_pointer.size());
+          problems.add_unique(problem);
+          mapped = true;
+        }
+      }
+      if (mapped) continue;
+      const auto same = [&](const Problem& p) {
+        return p.pointer == problem.pointer && p.message == problem.message;
+      };
+      if (std::any_of(base.begin(), base.end(), same)) continue;
+      auto it = std::find_if(unexplained.begin(), unexplained.end(),
+                             [&](const CellProblem& p) { return same(p.problem); });
+      if (it == unexplained.end())
+        unexplained.push_back({problem, {index}, cell_values(axes, digits)});
+      else
+        it->cells.push_back(index);
+    }
+    if (!cell) continue;
+    cell->index = index;
+    for (const auto& axis : axes) cell->swept.emplace_back(axis.key, *find_path(top.resolved(), axis.path));
+    cells.push_back(std::move(*cell));
+  }
+  for (const auto& p : unexplained) problems.add(p.problem.pointer, with_cells(p));
+  return cells;
+}
+
+// The base document's problems, less those at swept paths: a swept path's value in the
+// document is a placeholder that no cell uses.
+Problems without_swept(const Problems& problems, const std::vector<SweepAxis>& axes) {
+  Problems out;
+  for (const auto& p : problems.items()) {
+    const bool swept = std::any_of(axes.begin(), axes.end(), [&](const SweepAxis& a) {
+      return under(p.pointer, a.config_pointer);
+    });
+    if (!swept) out.add(p.pointer, p.message);
+  }
+  return out;
+}
+
+std::string read_file(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw ConfigError({name + ": cannot open the file (it is a directory)"});
+  std::FILE* handle = std::fopen(name.c_str(), "rb");
+  if (handle == nullptr)
+    throw ConfigError({name + ": cannot open the file (" + std::strerror(errno) + ")"});
+  std::string text;
+  char buffer[65536];
+  std::size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, handle)) > 0) text.append(buffer, got);
+  const bool failed = std::ferror(handle) != 0;
+  const int error = errno;
+  std::fclose(handle);
+  if (failed) throw ConfigError({name + ": cannot read the file (" + std::strerror(error) + ")"});
+  return text;
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] "; the id helps nobody.
+std::string without_exception_id(const std::string& what) {
+  if (what.rfind("[json.exception.", 0) == 0) {
+    const auto end = what.find("] ");
+    if (end != std::string::npos) return what.substr(end + 2);
+  }
+  return what;
+}
+
+}  // namespace
+
+ExperimentConfig load_experiment(const std::filesystem::path& file) {
+  const std::string text = read_file(file);
+  const std::string source = file.string();
+  Problems problems;
+  Json document;
+  try {
+    document = parse_json_text(text, problems);
+  } catch (const Json::exception& error) {
+    throw ConfigError({source + ": not valid JSON: " + without_exception_id(error.what())});
+  }
+  if (!problems.empty()) throw ConfigError(problems.render(source));
+  return parse_experiment(document, source);
+}
+
+ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source) {
+  return parse_experiment(nlohmann::ordered_json(document), source);
+}
+
+ExperimentConfig parse_experiment(const nlohmann::ordered_json& document,
+                                  const std::string& source) {
+  ExperimentConfig config;
+  config.source = source;
+  Problems problems;
+  ObjectReader top(document, "", problems);
+  top.allow_only(top_level_keys);
+  parse_name(top, source, config);
+  parse_scenario(top, config);
+  if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
+  auto base_cell = parse_cell(top);
+  parse_output(top, config.name.empty() ? "experiment" : config.name, config.output);
+  const auto axes = parse_sweep(top);
+  config.resolved = top.take_resolved();
+  if (axes && !axes->empty() && top.is_object()) {
+    problems = without_swept(problems, *axes);
+    config.cells = expand_cells(document, config.resolved, *axes, problems);
+    for (const auto& axis : *axes) config.sweep_keys.push_back(axis.key);
+  } else if (base_cell) {
+    config.cells.push_back(std::move(*base_cell));
+  }
+  if (!problems.empty()) throw ConfigError(problems.render(source));
+  return config;
+}
+
+std::string describe_cells(const ExperimentConfig& config) {
+  // Labels built from swept parameters differ between cells; those are shown per cell.
+  const auto labels_of = [](const CellConfig& cell) {
+    std::vector<std::string> labels;
+    for (const auto& e : cell.estimators) labels.push_back(e.label);
+    return join(labels, ", ");
+  };
+  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
+  std::string out = aligned_columns({{"experiment:", config.name},
+                                     {"scenario:", config.scenario},
+                                     {"seed:", std::to_string(config.seed)},
+                                     {"cells:", std::to_string(config.cells.size())},
+                                     {"estimators:", labels},
+                                     {"output:", config.output.directory.string()}},
+                                    "");
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& cell : config.cells) {
+    std::vector<std::string> row = {"cell " + std::to_string(cell.index),
+                                    "sample_size=" + std::to_string(cell.sample_size),
+                                    "replicates=" + std::to_string(cell.replicates)};
+    for (const auto& [key, value] : cell.swept)
+      if (key != "sample_size" && key != "replicates") row.push_back(key + "=" + value.dump());
+    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
+    rows.push_back(std::move(row));
+  }
+  return out + "\n" + aligned_columns(rows, "  ");
+}
+
+}  // namespace calbench

@@ -1,0 +1,385 @@
+#include "config/json_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/format.hpp"
+
+namespace calbench {
+namespace {
+
+// 2^63 and 2^64 as doubles (exact): the first values out of range of int64 and uint64.
+constexpr double two_63 = 9223372036854775808.0;
+constexpr double two_64 = 18446744073709551616.0;
+
+std::string integer_rule(std::string_view min_text, bool has_min) {
+  return has_min ? "an integer >= " + std::string(min_text) : std::string("an integer");
+}
+
+bool integral(double x) { return std::isfinite(x) && std::floor(x) == x; }
+
+}  // namespace
+
+std::string pointer_join(std::string_view pointer, std::string_view key) {
+  std::string out(pointer);
+  out += '/';
+  for (char ch : key) {
+    if (ch == '~')
+      out += "~0";
+    else if (ch == '/')
+      out += "~1";
+    else
+      out += ch;
+  }
+  return out;
+}
+
+std::string pointer_join(std::string_view pointer, std::size_t index) {
+  return std::string(pointer) + '/' + std::to_string(index);
+}
+
+void Problems::add(std::string pointer, std::string message) {
+  items_.push_back({std::move(pointer), std::move(message)});
+}
+
+void Problems::add_unique(const Problem& problem) {
+  const bool seen = std::any_of(items_.begin(), items_.end(), [&](const Problem& p) {
+    return p.pointer == problem.pointer && p.message == problem.message;
+  });
+  if (!seen) items_.push_back(problem);
+}
+
+std::vector<std::string> Problems::render(std::string_view source) const {
+  std::vector<std::string> out;
+  out.reserve(items_.size());
+  for (const auto& p : items_)
+    out.push_back(std::string(source) + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": " +
+                  p.message);
+  return out;
+}
+
+std::string quote(std::string_view text) { return Json(std::string(text)).dump(); }
+
+std::string describe(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::string:
+      return "a string (" + value.dump() + ")";
+    case Json::value_t::number_float:
+      return format_double(value.get<double>());
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return value.dump();
+    case Json::value_t::boolean:
+      return std::string("a boolean (") + (value.get<bool>() ? "true" : "false") + ")";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "a binary value";
+  }
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
+                            std::string_view indent) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+  }
+  return out;
+}
+
+std::string unknown_name(std::string_view what, std::string_view name,
+                         std::vector<std::string> valid) {
+  std::sort(valid.begin(), valid.end());
+  return "unknown " + std::string(what) + " " + quote(name) + "; valid: " + join(valid, ", ");
+}
+
+namespace {
+
+// Tracks where the parser is (for pointers) and the keys seen in each open object.
+class DuplicateKeyFinder {
+ public:
+  explicit DuplicateKeyFinder(Problems& problems) : problems_(&problems) {}
+
+  bool operator()(int, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        frames_.push_back({event == Json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case Json::parse_event_t::key:
+        on_key(parsed.get<std::string>());
+        break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::vector<std::string> keys;
+    std::string key;    // the current key of an object
+    std::size_t index;  // the current element of an array
+  };
+
+  void on_key(const std::string& key) {
+    if (frames_.empty()) return;
+    Frame& top = frames_.back();
+    top.key = key;
+    if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end())
+      problems_->add(pointer(), "duplicate key; each key may appear once in an object");
+    else
+      top.keys.push_back(key);
+  }
+
+  void element_done() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+
+  std::string pointer() const {
+    std::string out;
+    for (const auto& f : frames_) out = f.object ? pointer_join(out, f.key) : pointer_join(out, f.index);
+    return out;
+  }
+
+  Problems* problems_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+Json parse_json_text(const std::string& text, Problems& problems) {
+  DuplicateKeyFinder finder(problems);
+  return Json::parse(text, [&finder](int depth, Json::parse_event_t event, Json& parsed) {
+    return finder(depth, event, parsed);
+  });
+}
+
+std::optional<std::int64_t> read_integer(const Json& value, const std::string& pointer,
+                                         std::int64_t min, Problems& problems) {
+  const bool has_min = min != std::numeric_limits<std::int64_t>::min();
+  const std::string rule = integer_rule(std::to_string(min), has_min);
+  std::optional<std::int64_t> result;
+  if (value.is_number_integer() && !value.is_number_unsigned()) {
+    result = value.get<std::int64_t>();
+  } else if (value.is_number_unsigned()) {
+    const auto u = value.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      result = static_cast<std::int64_t>(u);
+  } else if (value.is_number_float()) {
+    const double x = value.get<double>();
+    if (integral(x) && x >= -two_63 && x < two_63) result = static_cast<std::int64_t>(x);
+  }
+  if (!result || *result < min) {
+    problems.add(pointer, "expected " + rule + ", found " + describe(value));
+    return std::nullopt;
+  }
+  return result;
+}
+
+std::optional<std::uint64_t> read_unsigned(const Json& value, const std::string& pointer,
+                                           std::uint64_t min, Problems& problems) {
+  const std::string rule =
+      min == 0 ? "an integer in [0, " +
+                     std::to_string(std::numeric_limits<std::uint64_t>::max()) + "]"
+               : integer_rule(std::to_string(min), true);
+  std::optional<std::uint64_t> result;
+  if (value.is_number_unsigned()) {
+    result = value.get<std::uint64_t>();
+  } else if (value.is_number_integer()) {
+    const auto i = value.get<std::int64_t>();
+    if (i >= 0) result = static_cast<std::uint64_t>(i);
+  } else if (value.is_number_float()) {
+    const double x = value.get<double>();
+    if (integral(x) && x >= 0.0 && x < two_64) result = static_cast<std::uint64_t>(x);
+  }
+  if (!result || *result < min) {
+    problems.add(pointer, "expected " + rule + ", found " + describe(value));
+    return std::nullopt;
+  }
+  return result;
+}
+
+std::optional<double> read_number(const Json& value, const std::string& pointer,
+                                  Problems& problems) {
+  if (!value.is_number()) {
+    problems.add(pointer, "expected a number, found " + describe(value));
+    return std::nullopt;
+  }
+  const double x = value.get<double>();
+  if (!std::isfinite(x)) {
+    problems.add(pointer, "expected a finite number, found " + describe(value));
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<double> read_positive(const Json& value, const std::string& pointer,
+                                    std::string_view name, Problems& problems) {
+  if (!value.is_number() || !std::isfinite(value.get<double>())) {
+    problems.add(pointer, "expected a finite number > 0, found " + describe(value));
+    return std::nullopt;
+  }
+  const double x = value.get<double>();
+  if (!(x > 0.0)) {
+    problems.add(pointer, std::string(name) + " = " + format_double(x) + ": must be > 0");
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<std::string> read_string(const Json& value, const std::string& pointer,
+                                       Problems& problems) {
+  if (!value.is_string()) {
+    problems.add(pointer, "expected a string, found " + describe(value));
+    return std::nullopt;
+  }
+  auto text = value.get<std::string>();
+  if (text.empty()) {
+    problems.add(pointer, "expected a non-empty string, found \"\"");
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<bool> read_bool(const Json& value, const std::string& pointer, Problems& problems) {
+  if (!value.is_boolean()) {
+    problems.add(pointer, "expected true or false, found " + describe(value));
+    return std::nullopt;
+  }
+  return value.get<bool>();
+}
+
+ObjectReader::ObjectReader(const Json& value, std::string pointer, Problems& problems)
+    : pointer_(std::move(pointer)), problems_(&problems) {
+  if (value.is_object()) {
+    object_ = &value;
+    resolved_ = value;
+  } else {
+    problems.add(pointer_, "expected an object, found " + describe(value));
+    resolved_ = Json::object();
+  }
+}
+
+const Json* ObjectReader::find(std::string_view key) const {
+  if (object_ == nullptr) return nullptr;
+  const auto it = object_->find(std::string(key));
+  return it == object_->end() ? nullptr : &*it;
+}
+
+const Json* ObjectReader::require(std::string_view key, std::string_view expected) const {
+  const Json* value = find(key);
+  if (value == nullptr && object_ != nullptr)
+    problems_->add(pointer_to(key),
+                   "required key is missing; expected " + std::string(expected));
+  return value;
+}
+
+void ObjectReader::allow_only(const std::vector<std::string>& allowed) const {
+  if (object_ == nullptr) return;
+  std::vector<std::string> sorted = allowed;
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& item : object_->items()) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end())
+      problems_->add(pointer_to(item.key()), "unknown key; valid keys: " + join(sorted, ", "));
+  }
+}
+
+void ObjectReader::add_default(std::string_view key, Json value) {
+  resolved_[std::string(key)] = std::move(value);
+}
+
+void ObjectReader::set_resolved(std::string_view key, Json value) {
+  resolved_[std::string(key)] = std::move(value);
+}
+
+std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min,
+                                                  std::optional<std::int64_t> fallback) {
+  const Json* value = fallback ? find(key)
+                               : require(key, integer_rule(std::to_string(min), true));
+  if (value == nullptr) {
+    if (fallback) add_default(key, *fallback);
+    return fallback;
+  }
+  const auto result = read_integer(*value, pointer_to(key), min, *problems_);
+  if (result) set_resolved(key, *result);
+  return result;
+}
+
+std::optional<std::uint64_t> ObjectReader::unsigned_integer(std::string_view key,
+                                                            std::uint64_t min,
+                                                            std::optional<std::uint64_t> fallback) {
+  const Json* value = fallback ? find(key)
+                               : require(key, integer_rule(std::to_string(min), true));
+  if (value == nullptr) {
+    if (fallback) add_default(key, *fallback);
+    return fallback;
+  }
+  const auto result = read_unsigned(*value, pointer_to(key), min, *problems_);
+  if (result) set_resolved(key, *result);
+  return result;
+}
+
+std::optional<double> ObjectReader::positive(std::string_view key,
+                                             std::optional<double> fallback) {
+  const Json* value = fallback ? find(key) : require(key, "a number > 0");
+  if (value == nullptr) {
+    if (fallback) add_default(key, *fallback);
+    return fallback;
+  }
+  return read_positive(*value, pointer_to(key), key, *problems_);
+}
+
+std::optional<std::string> ObjectReader::string(std::string_view key,
+                                                std::optional<std::string> fallback) {
+  const Json* value = fallback ? find(key) : require(key, "a non-empty string");
+  if (value == nullptr) {
+    if (fallback) add_default(key, *fallback);
+    return fallback;
+  }
+  return read_string(*value, pointer_to(key), *problems_);
+}
+
+std::optional<bool> ObjectReader::boolean(std::string_view key, std::optional<bool> fallback) {
+  const Json* value = fallback ? find(key) : require(key, "true or false");
+  if (value == nullptr) {
+    if (fallback) add_default(key, *fallback);
+    return fallback;
+  }
+  return read_bool(*value, pointer_to(key), *problems_);
+}
+
+}  // namespace calbench

@@ -1,0 +1,569 @@
+#include "config/registry.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "estimators/binned_ece.hpp"
+#include "estimators/proper_scores.hpp"
+
+namespace calbench {
+namespace {
+
+// Beyond this K the per-row vectors stop fitting a sensible memory budget; catching it here
+// turns an allocation failure deep in a run into a config error.
+constexpr std::int64_t max_classes = 1'000'000;
+
+std::vector<std::string> allowed_keys(std::vector<std::string> fixed,
+                                      const std::vector<ParamDoc>& params) {
+  for (const auto& p : params) fixed.push_back(p.key);
+  return fixed;
+}
+
+template <typename Row>
+std::vector<std::string> names_of(const std::vector<Row>& rows) {
+  std::vector<std::string> out;
+  for (const auto& row : rows) out.push_back(row.name);
+  return out;
+}
+
+// Reads the required name key (`name`, `map`, `family`) of an object and finds its row.
+template <typename Row>
+const Row* lookup(const ObjectReader& object, std::string_view key, std::string_view what,
+                  const std::vector<Row>& rows) {
+  const Json* value = object.require(key, "one of: " + join(names_of(rows), ", "));
+  if (value == nullptr) return nullptr;
+  const auto name = read_string(*value, object.pointer_to(key), object.problems());
+  if (!name) return nullptr;
+  for (const auto& row : rows)
+    if (row.name == *name) return &row;
+  object.problems().add(object.pointer_to(key), unknown_name(what, *name, names_of(rows)));
+  return nullptr;
+}
+
+// ---- value shapes shared by several rows --------------------------------------------------
+
+std::string count_text(std::optional<std::size_t> length) {
+  return length ? std::to_string(*length) + " " : std::string();
+}
+
+// An array of `length` (when known) numbers; positive ones when `positive`. Elements are
+// named "NAME[i]" in messages and have pointer POINTER/i.
+std::optional<std::vector<double>> read_vector(const Json& value, const std::string& pointer,
+                                               std::string_view name, bool positive,
+                                               std::optional<std::size_t> length,
+                                               Problems& problems) {
+  const std::string expected = "expected an array of " + count_text(length) + "numbers" +
+                               (positive ? " > 0" : "") + " (one per class)";
+  if (!value.is_array()) {
+    problems.add(pointer, expected + ", found " + describe(value));
+    return std::nullopt;
+  }
+  bool ok = true;
+  if (length && value.size() != *length) {
+    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
+    ok = false;
+  }
+  std::vector<double> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string at = pointer_join(pointer, i);
+    const auto x = positive ? read_positive(value[i], at,
+                                            std::string(name) + "[" + std::to_string(i) + "]",
+                                            problems)
+                            : read_number(value[i], at, problems);
+    if (x)
+      out.push_back(*x);
+    else
+      ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// A K x K matrix as an array of K rows, returned row-major.
+std::optional<std::vector<double>> read_matrix(const Json& value, const std::string& pointer,
+                                               std::optional<std::size_t> classes,
+                                               Problems& problems) {
+  const std::string shape = classes ? std::to_string(*classes) + " x " + std::to_string(*classes)
+                                    : std::string("K x K");
+  const std::string expected = "expected a " + shape + " matrix (an array of " +
+                               count_text(classes) + "rows, one per class)";
+  if (!value.is_array()) {
+    problems.add(pointer, expected + ", found " + describe(value));
+    return std::nullopt;
+  }
+  bool ok = true;
+  if (classes && value.size() != *classes) {
+    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
+    ok = false;
+  }
+  std::vector<double> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto row = read_vector(value[i], pointer_join(pointer, i), "weights", false,
+                                 classes, problems);
+    if (row)
+      out.insert(out.end(), row->begin(), row->end());
+    else
+      ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// ---- estimators ---------------------------------------------------------------------------
+
+const std::vector<Choice<Binning>>& binning_choices() {
+  static const std::vector<Choice<Binning>> choices = {{"equal_width", Binning::equal_width},
+                                                       {"equal_mass", Binning::equal_mass}};
+  return choices;
+}
+
+const std::vector<Choice<Norm>>& norm_choices() {
+  static const std::vector<Choice<Norm>> choices = {
+      {"l1", Norm::l1}, {"l2", Norm::l2}, {"max", Norm::max}};
+  return choices;
+}
+
+template <typename E>
+std::string choice_name(const std::vector<Choice<E>>& choices, E value) {
+  for (const auto& c : choices)
+    if (c.value == value) return std::string(c.name);
+  return "?";
+}
+
+EstimatorConfig plain_estimator(std::string name, std::shared_ptr<const Estimator> estimator) {
+  EstimatorConfig out;
+  out.label = name;
+  out.name = std::move(name);
+  out.estimator = std::move(estimator);
+  return out;
+}
+
+std::optional<EstimatorConfig> parse_accuracy(ObjectReader&) {
+  return plain_estimator("accuracy", std::make_shared<AccuracyEstimator>());
+}
+
+std::optional<EstimatorConfig> parse_brier(ObjectReader&) {
+  return plain_estimator("brier", std::make_shared<BrierEstimator>());
+}
+
+std::optional<EstimatorConfig> parse_nll(ObjectReader&) {
+  return plain_estimator("nll", std::make_shared<NllEstimator>());
+}
+
+// "ece_ew15", "ece_em10_max": binning and bins always, the norm when it is not l1.
+std::string ece_label(const BinnedEceSpec& spec) {
+  std::string label = spec.binning == Binning::equal_width ? "ece_ew" : "ece_em";
+  label += std::to_string(spec.bins);
+  if (spec.norm != Norm::l1) label += "_" + choice_name(norm_choices(), spec.norm);
+  return label;
+}
+
+std::optional<EstimatorConfig> parse_ece(ObjectReader& entry) {
+  const BinnedEceSpec defaults;
+  const auto bins = entry.integer("bins", 1, static_cast<std::int64_t>(defaults.bins));
+  const auto binning = entry.choice("binning", "binning", binning_choices(), defaults.binning);
+  const auto norm = entry.choice("norm", "norm", norm_choices(), defaults.norm);
+  if (!bins || !binning || !norm) return std::nullopt;
+  const BinnedEceSpec spec{static_cast<std::size_t>(*bins), *binning, *norm};
+  EstimatorConfig out;
+  out.name = "ece";
+  out.label = ece_label(spec);
+  out.params = {{"bins", *bins},
+                {"binning", choice_name(binning_choices(), spec.binning)},
+                {"norm", choice_name(norm_choices(), spec.norm)}};
+  out.estimator = std::make_shared<BinnedEce>(spec);
+  return out;
+}
+
+// Copied from lib/estimators/binning.hpp, which is the authority.
+constexpr const char* binning_conventions =
+    "equal_width: B bins over [0, 1] with edges e_i = i/B computed by division (so 0.3 is the\n"
+    "double nearest 3/10, not linspace's 0.30000000000000004). Bins are right-closed\n"
+    "(e_i, e_i+1] as in Guo et al. 2017; 0 goes to the first bin; values outside [0, 1] are\n"
+    "clamped into the first or last bin.\n"
+    "equal_mass: the sorted scores are split into B contiguous parts whose sizes differ by at\n"
+    "most one, the first n mod B parts one larger (numpy.array_split); B := n when B > n. The\n"
+    "edge between two parts is the midpoint of the last score of one and the first of the\n"
+    "next, bins right-closed: a run of tied scores that straddles a split goes wholly to the\n"
+    "lower bin, which may leave a bin empty. This is the partition of Kumar et al. 2019's\n"
+    "`calibration` package.\n"
+    "Empty bins contribute nothing (and are not counted by the max norm).\n"
+    "Scores are the confidences max_k p_k, outcomes 1{argmax p = y} (lowest index on ties).\n"
+    "l1: sum_b (n_b/n) |mean_b(o) - mean_b(s)|; l2: sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2);\n"
+    "max: max over non-empty b of |mean_b(o) - mean_b(s)|.";
+
+std::vector<EstimatorEntry> make_estimator_rows() {
+  const BinnedEceSpec ece_defaults;
+  return {
+      {"accuracy",
+       "fraction of rows whose predicted class (argmax p) is the label",
+       {},
+       "accuracy",
+       "The predicted class is argmax_k p_k, the lowest index on ties.",
+       parse_accuracy},
+      {"brier",
+       "mean Brier score, summed over classes",
+       {},
+       "brier",
+       "(1/n) sum_i sum_k (p_ik - 1{y_i = k})^2, in [0, 2]: the sum over classes, as Brier 1950\n"
+       "and sklearn's one-vs-rest sum (PyCalib divides by K).",
+       parse_brier},
+      {"ece",
+       "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
+       {{"bins", "integer", std::to_string(ece_defaults.bins), ">= 1", "number of bins B"},
+        {"binning", "string", quote(choice_name(binning_choices(), ece_defaults.binning)),
+         "equal_width | equal_mass", "how the confidences are binned"},
+        {"norm", "string", quote(choice_name(norm_choices(), ece_defaults.norm)),
+         "l1 | l2 | max", "how the per-bin gaps are combined"}},
+       "ece_top_l1 (norm l1), ece_top_l2 (norm l2); none for norm max",
+       binning_conventions,
+       parse_ece},
+      {"nll",
+       "mean negative log-likelihood of the label",
+       {},
+       "nll",
+       "(1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class\n"
+       "scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf\n"
+       "(sklearn clips harder, at 2.2e-16).",
+       parse_nll},
+  };
+}
+
+// ---- miscalibration maps ------------------------------------------------------------------
+
+std::optional<MiscalibrationMap> parse_identity(ObjectReader&, std::optional<std::size_t>) {
+  return IdentityMap{};
+}
+
+std::optional<MiscalibrationMap> parse_temperature(ObjectReader& m, std::optional<std::size_t>) {
+  const auto t = m.positive("temperature");
+  if (!t) return std::nullopt;
+  return TemperatureMap{*t};
+}
+
+std::optional<MiscalibrationMap> parse_power(ObjectReader& m, std::optional<std::size_t> classes) {
+  const Json* value = m.require("exponents", "an array of numbers > 0, one per class");
+  if (value == nullptr) return std::nullopt;
+  auto exponents =
+      read_vector(*value, m.pointer_to("exponents"), "exponents", true, classes, m.problems());
+  if (!exponents) return std::nullopt;
+  return PowerMap{std::move(*exponents)};
+}
+
+std::optional<MiscalibrationMap> parse_top_label(ObjectReader& m, std::optional<std::size_t>) {
+  const auto gamma = m.positive("gamma");
+  if (!gamma) return std::nullopt;
+  return TopLabelMap{*gamma};
+}
+
+std::optional<MiscalibrationMap> parse_affine_logit(ObjectReader& m,
+                                                    std::optional<std::size_t> classes) {
+  const Json* weights_value = m.require("weights", "a K x K matrix, one row per class");
+  std::optional<std::vector<double>> weights;
+  if (weights_value != nullptr)
+    weights = read_matrix(*weights_value, m.pointer_to("weights"), classes, m.problems());
+  std::optional<std::vector<double>> bias;
+  if (const Json* bias_value = m.find("bias")) {
+    bias = read_vector(*bias_value, m.pointer_to("bias"), "bias", false, classes, m.problems());
+  } else if (classes) {
+    bias = std::vector<double>(*classes, 0.0);
+    m.add_default("bias", *bias);
+  }
+  if (!weights || !bias) return std::nullopt;
+  return AffineLogitMap{std::move(*weights), std::move(*bias)};
+}
+
+std::vector<MapEntry> make_map_rows() {
+  return {
+      {"identity", "p = c: perfectly calibrated", {}, parse_identity},
+      {"temperature",
+       "p_k proportional to c_k^(1/T): T < 1 overconfident, T > 1 underconfident; keeps argmax",
+       {{"temperature", "number", "required", "> 0", "the temperature T"}},
+       parse_temperature},
+      {"power",
+       "p_k proportional to c_k^(t_k): class-dependent miscalibration",
+       {{"exponents", "array of numbers", "required", "one per class, each > 0",
+         "the exponents t_1..t_K"}},
+       parse_power},
+      {"top_label",
+       "kyle's max-component map: m = max c, u = (m - 1/K)/(1 - 1/K); the top component\n"
+       "becomes g(m) = 1/K + (1 - 1/K) u^gamma, the others scale by (1 - g(m))/(1 - m).\n"
+       "gamma < 1 overconfident; for gamma > 1 and K >= 3 the argmax can change",
+       {{"gamma", "number", "required", "> 0", "the exponent gamma"}},
+       parse_top_label},
+      {"affine_logit",
+       "p = softmax(W log c + b), the map Dirichlet calibration inverts",
+       {{"weights", "array of arrays of numbers", "required", "K x K, finite",
+         "W, one row per class"},
+        {"bias", "array of numbers", "all 0", "one per class, finite", "b"}},
+       parse_affine_logit},
+  };
+}
+
+// The `miscalibration` object of a family; absent means {"map": "identity"}.
+std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
+                                                      std::optional<std::size_t> classes) {
+  static const Json identity = {{"map", "identity"}};
+  const Json* value = family.find("miscalibration");
+  ObjectReader m(value != nullptr ? *value : identity, family.pointer_to("miscalibration"),
+                 family.problems());
+  std::optional<MiscalibrationMap> map;
+  if (m.is_object()) {
+    if (const MapEntry* row = lookup(m, "map", "miscalibration map", map_registry())) {
+      m.allow_only(allowed_keys({"map"}, row->params));
+      map = row->parse(m, classes);
+    }
+  }
+  family.set_resolved("miscalibration", m.take_resolved());
+  return map;
+}
+
+// ---- families -----------------------------------------------------------------------------
+
+// alpha: a number (symmetric; kept a number in the resolved config) or one per class.
+std::optional<std::vector<double>> parse_alpha(ObjectReader& g,
+                                               std::optional<std::size_t> classes) {
+  const Json* value = g.find("alpha");
+  if (value == nullptr) {
+    g.add_default("alpha", 1.0);
+    return std::vector<double>{1.0};
+  }
+  const std::string pointer = g.pointer_to("alpha");
+  if (value->is_array())
+    return read_vector(*value, pointer, "alpha", true, classes, g.problems());
+  if (!value->is_number()) {
+    g.problems().add(pointer, "expected a number > 0 or an array of " + count_text(classes) +
+                                  "numbers > 0 (one per class), found " + describe(*value));
+    return std::nullopt;
+  }
+  const auto a = read_positive(*value, pointer, "alpha", g.problems());
+  if (!a) return std::nullopt;
+  return std::vector<double>{*a};
+}
+
+std::optional<std::size_t> parse_classes(ObjectReader& g) {
+  const auto classes = g.integer("classes", 2);
+  if (!classes) return std::nullopt;
+  if (*classes > max_classes) {
+    g.problems().add(g.pointer_to("classes"), "classes = " + std::to_string(*classes) +
+                                                  ": must be <= " + std::to_string(max_classes));
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(*classes);
+}
+
+std::optional<DirichletSpec> parse_dirichlet(ObjectReader& g) {
+  const auto classes = parse_classes(g);
+  const auto alpha = parse_alpha(g, classes);
+  const auto map = parse_miscalibration(g, classes);
+  if (!classes || !alpha || !map) return std::nullopt;
+  DirichletSpec spec;
+  spec.classes = *classes;
+  spec.alpha = alpha->size() == 1 ? std::vector<double>(*classes, alpha->front()) : *alpha;
+  spec.map = *map;
+  return spec;
+}
+
+std::vector<FamilyEntry> make_family_rows() {
+  return {
+      {"dirichlet",
+       "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
+       {{"classes", "integer", "required", ">= 2", "the number of classes K"},
+        {"alpha", "number or array of numbers", "1", "> 0; an array has one entry per class",
+         "the Dirichlet concentration: small alpha gives confident, accurate classifiers"},
+        {"miscalibration", "object", "{\"map\": \"identity\"}",
+         "{\"map\": NAME, PARAMS}; see `calbench list maps`", "the miscalibration map h"}},
+       parse_dirichlet},
+  };
+}
+
+// ---- listing ------------------------------------------------------------------------------
+
+// "label:  first line" with continuation lines indented under the first.
+std::string labelled(std::string_view indent, std::string_view label, std::string_view text) {
+  const std::string head = std::string(indent) + std::string(label) + ": ";
+  const std::string pad(head.size(), ' ');
+  std::string out;
+  std::size_t start = 0;
+  bool first = true;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out += (first ? head : pad) + std::string(text.substr(start, end - start)) + '\n';
+    first = false;
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string format_params(const std::vector<ParamDoc>& params) {
+  if (params.empty()) return "    parameters: none\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : params)
+    rows.push_back({p.key, p.type,
+                    p.fallback == "required" ? std::string("required")
+                                             : "default " + p.fallback,
+                    p.rule, p.doc});
+  return "    parameters:\n" + aligned_columns(rows, "      ");
+}
+
+std::string format_estimators() {
+  std::string out =
+      "ESTIMATORS  (\"estimators\": [{\"name\": NAME, \"label\": LABEL, PARAMS...}])\n";
+  for (const auto& e : estimator_registry()) {
+    out += "\n  " + e.name + "  " + e.summary + "\n";
+    out += format_params(e.params);
+    out += labelled("    ", "target", e.target);
+    out += labelled("    ", "convention", e.convention);
+  }
+  return out;
+}
+
+std::string format_maps() {
+  std::string out =
+      "MISCALIBRATION MAPS  (\"generator\": {\"miscalibration\": {\"map\": NAME, PARAMS...}})\n";
+  for (const auto& m : map_registry()) {
+    out += "\n" + labelled("  ", m.name, m.summary);
+    out += format_params(m.params);
+  }
+  return out;
+}
+
+std::string format_families() {
+  std::string out = "FAMILIES  (\"generator\": {\"family\": NAME, PARAMS...})\n";
+  for (const auto& f : family_registry()) {
+    out += "\n  " + f.name + "  " + f.summary + "\n";
+    out += format_params(f.params);
+  }
+  return out;
+}
+
+std::string format_scenarios() {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : scenario_registry()) rows.push_back({s.name, s.summary});
+  return "SCENARIOS  (\"scenario\": NAME)\n\n" + aligned_columns(rows, "  ");
+}
+
+std::string format_quantities() {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& q : quantity_registry())
+    rows.push_back({std::string(to_string(q.quantity)), q.definition});
+  return "QUANTITIES  (ground truth; an estimator's target)\n\n" + aligned_columns(rows, "  ");
+}
+
+}  // namespace
+
+const std::vector<EstimatorEntry>& estimator_registry() {
+  static const std::vector<EstimatorEntry> rows = make_estimator_rows();
+  return rows;
+}
+
+const std::vector<MapEntry>& map_registry() {
+  static const std::vector<MapEntry> rows = make_map_rows();
+  return rows;
+}
+
+const std::vector<FamilyEntry>& family_registry() {
+  static const std::vector<FamilyEntry> rows = make_family_rows();
+  return rows;
+}
+
+const std::vector<ScenarioEntry>& scenario_registry() {
+  static const std::vector<ScenarioEntry> rows = {
+      {"estimator_bias",
+       "bias, spread and error of each estimator against the exact value of its target, per "
+       "cell"},
+  };
+  return rows;
+}
+
+const std::vector<QuantityEntry>& quantity_registry() {
+  // Definitions of DESIGN.md §1; Z = max_k p_k, c the true class distribution, r(p) = E[c | p].
+  static const std::vector<QuantityEntry> rows = {
+      {Quantity::accuracy, "P(y = argmax p) = E[c_{argmax p}]"},
+      {Quantity::ece_top_l1, "E_Z |P(y = argmax p | Z) - Z|, Z = max p"},
+      {Quantity::ece_top_l2, "sqrt(E_Z (P(y = argmax p | Z) - Z)^2)"},
+      {Quantity::classwise_ece_l1, "(1/K) sum_k E |P(y = k | p_k) - p_k|"},
+      {Quantity::canonical_l1, "E ||r(p) - p||_1"},
+      {Quantity::canonical_l2, "sqrt(E ||r(p) - p||_2^2)"},
+      {Quantity::brier, "E sum_k (p_k - 1{y=k})^2 = E[sum p_k^2 - 2 sum p_k c_k + 1]"},
+      {Quantity::nll, "E[-log p_y] = E[-sum c_k log p_k]"},
+      {Quantity::overconfidence, "E[Z] - accuracy"},
+  };
+  return rows;
+}
+
+std::vector<std::string> estimator_names() { return names_of(estimator_registry()); }
+std::vector<std::string> scenario_names() { return names_of(scenario_registry()); }
+
+std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
+                                               Problems& problems, Json& resolved) {
+  ObjectReader e(entry, pointer, problems);
+  std::optional<EstimatorConfig> config;
+  const std::size_t before = problems.size();
+  if (e.is_object()) {
+    if (const EstimatorEntry* row = lookup(e, "name", "estimator", estimator_registry())) {
+      e.allow_only(allowed_keys({"name", "label"}, row->params));
+      try {
+        config = row->parse(e);
+      } catch (const DomainError& error) {
+        problems.add(pointer, error.what());
+      }
+    }
+    const auto label = e.string("label", config ? std::optional(config->label) : std::nullopt);
+    if (config && label) config->label = *label;
+  }
+  resolved = e.take_resolved();
+  if (problems.size() != before) return std::nullopt;
+  return config;
+}
+
+std::optional<DirichletSpec> parse_generator(const Json& generator, const std::string& pointer,
+                                             Problems& problems, Json& resolved) {
+  ObjectReader g(generator, pointer, problems);
+  std::optional<DirichletSpec> spec;
+  const std::size_t before = problems.size();
+  if (g.is_object()) {
+    if (const FamilyEntry* row = lookup(g, "family", "family", family_registry())) {
+      g.allow_only(allowed_keys({"family"}, row->params));
+      spec = row->parse(g);
+    }
+  }
+  resolved = g.take_resolved();
+  if (problems.size() != before) return std::nullopt;
+  // The generator's own checks are the authority; ours above only give precise pointers.
+  try {
+    DirichletGenerator check(*spec);
+  } catch (const DomainError& error) {
+    problems.add(pointer, error.what());
+    return std::nullopt;
+  }
+  return spec;
+}
+
+std::string format_registry(std::string_view kind) {
+  using Formatter = std::string (*)();
+  const std::vector<std::pair<std::string, Formatter>> sections = {
+      {"estimators", format_estimators}, {"maps", format_maps},
+      {"families", format_families},     {"scenarios", format_scenarios},
+      {"quantities", format_quantities}};
+  std::string out;
+  for (const auto& [name, format] : sections) {
+    if (kind.empty()) {
+      out += (out.empty() ? "" : "\n") + format();
+    } else if (kind == name) {
+      return format();
+    }
+  }
+  if (!kind.empty()) {
+    std::vector<std::string> valid;
+    for (const auto& section : sections) valid.push_back(section.first);
+    throw ConfigError({"calbench list: unknown kind " + quote(kind) + "; valid: " +
+                       join(valid, ", ")});
+  }
+  return out;
+}
+
+}  // namespace calbench

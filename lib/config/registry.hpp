@@ -1,0 +1,102 @@
+#pragma once
+// The registry: the one table that knows both the names a config uses and the domain types
+// they stand for. Each row carries its documentation (summary, parameters with type, default
+// and rule, target, conventions) and a parse function that turns the row's JSON object into a
+// typed value. Rows are listed explicitly here — no static self-registration, which the linker
+// silently drops from static libraries. `calbench list` prints this table.
+//
+// Adding an estimator, a map or a family is one row in registry.cpp plus its domain file.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "config/json_support.hpp"
+#include "estimators/quantity.hpp"
+#include "generators/dirichlet.hpp"
+#include "generators/miscalibration.hpp"
+
+namespace calbench {
+
+// One parameter of a registry row, as documented and as accepted in a config.
+struct ParamDoc {
+  std::string key;
+  std::string type;      // "integer", "number", "string", "array of numbers", ...
+  std::string fallback;  // the default as written in a config, or "required"
+  std::string rule;      // ">= 1", "equal_width | equal_mass", ...
+  std::string doc;
+};
+
+// Reads the parameters of one estimator entry (the reader has checked the keys), fills their
+// defaults into the reader's resolved copy, builds the estimator and its default label.
+// Returns nullopt after reporting problems.
+using EstimatorParse = std::optional<EstimatorConfig> (*)(ObjectReader& entry);
+
+struct EstimatorEntry {
+  std::string name;
+  std::string summary;
+  std::vector<ParamDoc> params;
+  std::string target;      // the quantity it estimates, and when
+  std::string convention;  // conventions a reader needs to reproduce its value
+  EstimatorParse parse;
+};
+
+// Reads a miscalibration map's parameters; `classes` is the family's K when it is known
+// (valid), to check lengths against.
+using MapParse = std::optional<MiscalibrationMap> (*)(ObjectReader& object,
+                                                      std::optional<std::size_t> classes);
+
+struct MapEntry {
+  std::string name;
+  std::string summary;
+  std::vector<ParamDoc> params;
+  MapParse parse;
+};
+
+// Reads a generator family's parameters (including its `miscalibration` object).
+using FamilyParse = std::optional<DirichletSpec> (*)(ObjectReader& object);
+
+struct FamilyEntry {
+  std::string name;
+  std::string summary;
+  std::vector<ParamDoc> params;
+  FamilyParse parse;
+};
+
+struct ScenarioEntry {
+  std::string name;
+  std::string summary;
+};
+
+struct QuantityEntry {
+  Quantity quantity;
+  std::string definition;
+};
+
+const std::vector<EstimatorEntry>& estimator_registry();
+const std::vector<MapEntry>& map_registry();
+const std::vector<FamilyEntry>& family_registry();
+const std::vector<ScenarioEntry>& scenario_registry();
+const std::vector<QuantityEntry>& quantity_registry();
+
+// The valid names of a kind, in registry order.
+std::vector<std::string> estimator_names();
+std::vector<std::string> scenario_names();
+
+// Section parsers built on the rows. Each reports every problem at its JSON pointer, writes the
+// section with its defaults filled into `resolved`, and returns nullopt when it found problems.
+//   estimator entry: {"name": ..., "label": ..., params...}
+//   generator: {"family": ..., params..., "miscalibration": {"map": ..., params...}}
+std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
+                                               Problems& problems, Json& resolved);
+std::optional<DirichletSpec> parse_generator(const Json& generator, const std::string& pointer,
+                                             Problems& problems, Json& resolved);
+
+// The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
+// "maps", "families", "scenarios" or "quantities"; another KIND throws ConfigError listing
+// the valid ones.
+std::string format_registry(std::string_view kind);
+
+}  // namespace calbench
