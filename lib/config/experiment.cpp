@@ -23,7 +23,7 @@ namespace calbench {
 namespace {
 
 // More cells than this is surely a typo in a sweep, and would take forever to run.
-constexpr std::size_t max_cells = 1'000'000;
+constexpr std::size_t max_cells = 100'000;
 
 const std::vector<std::string> top_level_keys = {
     "name",       "scenario", "seed",  "replicates", "sample_size",
@@ -477,8 +477,15 @@ ExperimentConfig load_experiment(const std::filesystem::path& file) {
   } catch (const Json::exception& error) {
     throw ConfigError({source + ": not valid JSON: " + without_exception_id(error.what())});
   }
-  if (!problems.empty()) throw ConfigError(problems.render(source));
-  return parse_experiment(document, source);
+  // Duplicate keys are reported together with whatever else is wrong in the file.
+  std::vector<std::string> found = problems.render(source);
+  try {
+    auto config = parse_experiment(document, source);
+    if (found.empty()) return config;
+  } catch (const ConfigError& error) {
+    found.insert(found.end(), error.problems().begin(), error.problems().end());
+  }
+  throw ConfigError(std::move(found));
 }
 
 ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source) {

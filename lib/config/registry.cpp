@@ -372,19 +372,19 @@ std::vector<FamilyEntry> make_family_rows() {
       {"dirichlet",
        "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
        {{"classes", "integer", "required", ">= 2", "the number of classes K"},
-        {"alpha", "number or array of numbers", "1", "> 0; an array has one entry per class",
-         "the Dirichlet concentration: small alpha gives confident, accurate classifiers"},
+        {"alpha", "number or array", "1", "> 0, or one per class",
+         "concentration: small alpha, confident and accurate"},
         {"miscalibration", "object", "{\"map\": \"identity\"}",
-         "{\"map\": NAME, PARAMS}; see `calbench list maps`", "the miscalibration map h"}},
+         "see `calbench list maps`", "the miscalibration map h"}},
        parse_dirichlet},
   };
 }
 
 // ---- listing ------------------------------------------------------------------------------
 
-// "label:  first line" with continuation lines indented under the first.
+// "LABEL  first line" with the continuation lines indented under the first.
 std::string labelled(std::string_view indent, std::string_view label, std::string_view text) {
-  const std::string head = std::string(indent) + std::string(label) + ": ";
+  const std::string head = std::string(indent) + std::string(label) + "  ";
   const std::string pad(head.size(), ' ');
   std::string out;
   std::size_t start = 0;
@@ -399,7 +399,7 @@ std::string labelled(std::string_view indent, std::string_view label, std::strin
 }
 
 std::string format_params(const std::vector<ParamDoc>& params) {
-  if (params.empty()) return "    parameters: none\n";
+  if (params.empty()) return "    parameters:  none\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : params)
     rows.push_back({p.key, p.type,
@@ -413,10 +413,10 @@ std::string format_estimators() {
   std::string out =
       "ESTIMATORS  (\"estimators\": [{\"name\": NAME, \"label\": LABEL, PARAMS...}])\n";
   for (const auto& e : estimator_registry()) {
-    out += "\n  " + e.name + "  " + e.summary + "\n";
+    out += "\n" + labelled("  ", e.name, e.summary);
     out += format_params(e.params);
-    out += labelled("    ", "target", e.target);
-    out += labelled("    ", "convention", e.convention);
+    out += labelled("    ", "target:    ", e.target);
+    out += labelled("    ", "convention:", e.convention);
   }
   return out;
 }
@@ -434,7 +434,7 @@ std::string format_maps() {
 std::string format_families() {
   std::string out = "FAMILIES  (\"generator\": {\"family\": NAME, PARAMS...})\n";
   for (const auto& f : family_registry()) {
-    out += "\n  " + f.name + "  " + f.summary + "\n";
+    out += "\n" + labelled("  ", f.name, f.summary);
     out += format_params(f.params);
   }
   return out;
@@ -512,8 +512,12 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
         problems.add(pointer, error.what());
       }
     }
-    const auto label = e.string("label", config ? std::optional(config->label) : std::nullopt);
-    if (config && label) config->label = *label;
+    // Without a parsed estimator there is no default label; a given one is still checked.
+    if (config) {
+      if (const auto label = e.string("label", config->label)) config->label = *label;
+    } else if (const Json* label = e.find("label")) {
+      (void)read_string(*label, e.pointer_to("label"), problems);
+    }
   }
   resolved = e.take_resolved();
   if (problems.size() != before) return std::nullopt;
