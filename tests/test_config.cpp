@@ -1,8 +1,7 @@
 // The config layer: every bad input is reported with the file, its JSON pointer and the rule;
 // defaults, sweep expansion and the registry behave as DESIGN.md §3 states.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -66,11 +65,11 @@ bool has_problem(const std::vector<std::string>& problems, const std::string& po
   return false;
 }
 
-#define CHECK_PROBLEM(problems, pointer, phrase)                 \
-  do {                                                           \
-    const auto& ps_ = (problems);                                \
-    INFO("problems:\n" << calbench::join(ps_, "\n"));           \
-    CHECK(has_problem(ps_, pointer, phrase));                    \
+#define CHECK_PROBLEM(problems, pointer, phrase)      \
+  do {                                                \
+    const auto& ps_ = (problems);                     \
+    INFO("problems:\n" << calbench::join(ps_, "\n")); \
+    CHECK(has_problem(ps_, pointer, phrase));         \
   } while (false)
 
 // A file in the temp directory, removed at the end of the test.
@@ -154,11 +153,13 @@ TEST_CASE("a key given twice in one object is an error at its pointer", "[unit][
     FAIL("no error");
   } catch (const ConfigError& error) {
     REQUIRE(error.problems().size() == 2);
-    CHECK(error.problems()[0] == file.path.string() + ": /generator/classes: duplicate key; each "
-                                                      "key may appear once in an object");
+    CHECK(error.problems()[0] == file.path.string() +
+                                     ": /generator/classes: duplicate key; each "
+                                     "key may appear once in an object");
     // The rest of the file is still checked (the parser kept the last value, 3).
-    CHECK(error.problems()[1] == file.path.string() + ": /generator/family: required key is "
-                                                      "missing; expected one of: dirichlet");
+    CHECK(error.problems()[1] == file.path.string() +
+                                     ": /generator/family: required key is "
+                                     "missing; expected one of: dirichlet");
   }
 }
 
@@ -206,11 +207,13 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
   }
   SECTION("miscalibration") {
     const auto p = problems_with([](OJ& d) { d["generator"]["miscalibration"]["gamma"] = 2; });
-    CHECK_PROBLEM(p, "/generator/miscalibration/gamma", "unknown key; valid keys: map, temperature");
+    CHECK_PROBLEM(p, "/generator/miscalibration/gamma",
+                  "unknown key; valid keys: map, temperature");
   }
   SECTION("estimator entry") {
     const auto p = problems_with([](OJ& d) { d["estimators"][0]["bin"] = 10; });
-    CHECK_PROBLEM(p, "/estimators/0/bin", "unknown key; valid keys: binning, bins, label, name, norm");
+    CHECK_PROBLEM(p, "/estimators/0/bin",
+                  "unknown key; valid keys: binning, bins, label, name, norm");
   }
   SECTION("estimator without parameters") {
     const auto p = problems_with([](OJ& d) { d["estimators"][1]["bins"] = 10; });
@@ -267,7 +270,8 @@ TEST_CASE("wrong types name what was expected and what was found", "[unit][confi
   }
   SECTION("a string where a boolean belongs") {
     const auto p = problems_with([](OJ& d) { d["output"] = {{"replicate_values", "yes"}}; });
-    CHECK_PROBLEM(p, "/output/replicate_values", "expected true or false, found a string (\"yes\")");
+    CHECK_PROBLEM(p, "/output/replicate_values",
+                  "expected true or false, found a string (\"yes\")");
   }
   SECTION("an estimator entry that is not an object") {
     const auto p = problems_with([](OJ& d) { d["estimators"][1] = "brier"; });
@@ -375,7 +379,8 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
       d["generator"]["alpha"] = {1.0, std::numeric_limits<double>::quiet_NaN(), 1.0};
       d["replicates"] = std::numeric_limits<double>::infinity();
     });
-    CHECK_PROBLEM(p, "/generator/miscalibration/temperature", "expected a finite number > 0, found inf");
+    CHECK_PROBLEM(p, "/generator/miscalibration/temperature",
+                  "expected a finite number > 0, found inf");
     CHECK_PROBLEM(p, "/generator/alpha/1", "expected a finite number > 0, found nan");
     CHECK_PROBLEM(p, "/replicates", "expected an integer >= 1, found inf");
   }
@@ -385,7 +390,8 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
   }
   SECTION("an empty estimator list") {
     const auto p = problems_with([](OJ& d) { d["estimators"] = OJ::array(); });
-    CHECK_PROBLEM(p, "/estimators", "expected a non-empty array of estimators, found an empty array");
+    CHECK_PROBLEM(p, "/estimators",
+                  "expected a non-empty array of estimators, found an empty array");
   }
   SECTION("a name that cannot be a directory") {
     const auto p = problems_with([](OJ& d) { d["name"] = "../up"; });
@@ -410,10 +416,13 @@ TEST_CASE("an integral float is an integer; the full seed range is accepted", "[
 TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   SECTION("estimator") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
-    CHECK_PROBLEM(p, "/estimators/2/name", "unknown estimator \"foo\"; valid: accuracy, brier, ece, nll");
+    CHECK_PROBLEM(p, "/estimators/2/name",
+                  "unknown estimator \"foo\"; valid: accuracy, brier, ece, nll");
   }
   SECTION("map") {
-    const auto p = problems_with([](OJ& d) { d["generator"]["miscalibration"] = {{"map", "warp"}}; });
+    const auto p = problems_with([](OJ& d) {
+      d["generator"]["miscalibration"] = {{"map", "warp"}};
+    });
     CHECK_PROBLEM(p, "/generator/miscalibration/map",
                   "unknown miscalibration map \"warp\"; valid: affine_logit, identity, power, "
                   "temperature, top_label");
@@ -431,15 +440,19 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
       d["estimators"][0]["binning"] = "equal_size";
       d["estimators"][0]["norm"] = "l3";
     });
-    CHECK_PROBLEM(p, "/estimators/0/binning", "unknown binning \"equal_size\"; valid: equal_mass, equal_width");
+    CHECK_PROBLEM(p, "/estimators/0/binning",
+                  "unknown binning \"equal_size\"; valid: equal_mass, equal_width");
     CHECK_PROBLEM(p, "/estimators/0/norm", "unknown norm \"l3\"; valid: l1, l2, max");
   }
 }
 
 TEST_CASE("duplicate labels name both entries", "[unit][config]") {
   SECTION("two default labels") {
-    const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "ece"}, {"bins", 15}}); });
-    CHECK_PROBLEM(p, "/estimators/2", "duplicate label \"ece_ew15\", also the label of /estimators/0");
+    const auto p = problems_with([](OJ& d) {
+      d["estimators"].push_back({{"name", "ece"}, {"bins", 15}});
+    });
+    CHECK_PROBLEM(p, "/estimators/2",
+                  "duplicate label \"ece_ew15\", also the label of /estimators/0");
   }
   SECTION("an explicit label equal to a default one") {
     const auto p = problems_with([](OJ& d) { d["estimators"][0]["label"] = "brier"; });
@@ -487,7 +500,8 @@ TEST_CASE("sweep problems point into the sweep", "[unit][config]") {
   }
   SECTION("an empty list") {
     const auto p = problems_with([](OJ& d) { d["sweep"] = {{"sample_size", OJ::array()}}; });
-    CHECK_PROBLEM(p, "/sweep/sample_size", "expected a non-empty array of values, found an empty array");
+    CHECK_PROBLEM(p, "/sweep/sample_size",
+                  "expected a non-empty array of values, found an empty array");
   }
   SECTION("a value that is not a list") {
     const auto p = problems_with([](OJ& d) { d["sweep"] = {{"sample_size", 100}}; });
@@ -500,8 +514,9 @@ TEST_CASE("sweep problems point into the sweep", "[unit][config]") {
     });
     // Two cells carry the bad temperature; it is reported once.
     REQUIRE(p.size() == 1);
-    CHECK(p[0] == source + ": /sweep/generator.miscalibration.temperature/2: temperature = -1: "
-                           "must be > 0");
+    CHECK(p[0] == source +
+                      ": /sweep/generator.miscalibration.temperature/2: temperature = -1: "
+                      "must be > 0");
   }
   SECTION("a bad value inside a swept array value") {
     const auto p = problems_with([](OJ& d) {
@@ -529,7 +544,8 @@ TEST_CASE("sweep problems point into the sweep", "[unit][config]") {
       d["sweep"] = {{"generator.classes", {3, 4}}};
     });
     REQUIRE(p.size() == 1);
-    CHECK_PROBLEM(p, "/generator/alpha", "found an array of 3 (in sweep cell 1: generator.classes=4)");
+    CHECK_PROBLEM(p, "/generator/alpha",
+                  "found an array of 3 (in sweep cell 1: generator.classes=4)");
   }
   SECTION("a placeholder value at a swept path is not checked") {
     OJ d = base();
@@ -542,13 +558,14 @@ TEST_CASE("sweep problems point into the sweep", "[unit][config]") {
 TEST_CASE("cells are the Cartesian product, the last key varying fastest", "[unit][config]") {
   OJ d = base();
   // Keys deliberately not in alphabetical order: the file's order decides.
-  d["sweep"] = OJ::parse(R"({"sample_size": [10, 20], "generator.miscalibration.temperature": [0.5, 1, 2]})");
+  d["sweep"] = OJ::parse(
+      R"({"sample_size": [10, 20], "generator.miscalibration.temperature": [0.5, 1, 2]})");
   const auto config = parse_experiment(d, source);
   REQUIRE(config.cells.size() == 6);
   CHECK(config.sweep_keys ==
         std::vector<std::string>{"sample_size", "generator.miscalibration.temperature"});
-  const std::vector<std::pair<std::size_t, double>> expected = {
-      {10, 0.5}, {10, 1.0}, {10, 2.0}, {20, 0.5}, {20, 1.0}, {20, 2.0}};
+  const std::vector<std::pair<std::size_t, double>> expected = {{10, 0.5}, {10, 1.0}, {10, 2.0},
+                                                                {20, 0.5}, {20, 1.0}, {20, 2.0}};
   for (std::size_t i = 0; i < 6; ++i) {
     const auto& cell = config.cells[i];
     INFO("cell " << i);
@@ -617,8 +634,8 @@ TEST_CASE("the resolved config has every default, file keys first", "[unit][conf
 TEST_CASE("a default alpha and affine bias are filled in", "[unit][config]") {
   OJ d = base();
   d["generator"].erase("alpha");
-  d["generator"]["miscalibration"] = OJ::parse(
-      R"({"map": "affine_logit", "weights": [[2, 0, 0], [0, 2, 0], [0, 0, 2]]})");
+  d["generator"]["miscalibration"] =
+      OJ::parse(R"({"map": "affine_logit", "weights": [[2, 0, 0], [0, 2, 0], [0, 0, 2]]})");
   const auto config = parse_experiment(d, source);
   CHECK(config.resolved["generator"]["alpha"] == 1.0);
   CHECK(config.resolved["generator"]["miscalibration"]["bias"] == OJ::parse("[0.0, 0.0, 0.0]"));
@@ -710,9 +727,9 @@ TEST_CASE("the registry lists every kind and rejects an unknown one", "[unit][co
     (void)calbench::format_registry("widgets");
     FAIL("no error");
   } catch (const ConfigError& error) {
-    CHECK(std::string(error.what()).find(
-              "unknown kind \"widgets\"; valid: estimators, maps, families, scenarios, quantities") !=
-          std::string::npos);
+    CHECK(std::string(error.what())
+              .find("unknown kind \"widgets\"; valid: estimators, maps, families, scenarios, "
+                    "quantities") != std::string::npos);
   }
 }
 

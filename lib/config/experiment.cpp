@@ -26,12 +26,11 @@ namespace {
 constexpr std::size_t max_cells = 100'000;
 
 const std::vector<std::string> top_level_keys = {
-    "name",       "scenario", "seed",  "replicates", "sample_size",
-    "generator", "estimators", "truth", "sweep",     "output"};
+    "name",      "scenario",   "seed",  "replicates", "sample_size",
+    "generator", "estimators", "truth", "sweep",      "output"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
-const std::vector<std::string> unsweepable_keys = {"sweep", "name", "scenario", "seed",
-                                                   "output"};
+const std::vector<std::string> unsweepable_keys = {"sweep", "name", "scenario", "seed", "output"};
 
 // An absent optional section reads as this empty object (static: readers keep a pointer).
 const Json& empty_object() {
@@ -48,19 +47,19 @@ bool name_character(char ch) {
 
 // The name becomes a directory (results/<name>), so it is kept to a portable file name.
 bool valid_name(std::string_view name) {
-  return !name.empty() && name.front() != '.' && std::all_of(name.begin(), name.end(), name_character);
+  return !name.empty() && name.front() != '.' &&
+         std::all_of(name.begin(), name.end(), name_character);
 }
 
-std::string default_name(const std::string& source) {
-  const std::filesystem::path path(source);
-  if (path.extension() != ".json") return "experiment";
-  std::string stem = path.stem().string();
-  std::replace_if(stem.begin(), stem.end(), [](char ch) { return !name_character(ch); }, '_');
+// The stem of the file, made a valid name; "experiment" when nothing of it is usable.
+std::string name_from_stem(std::string stem) {
+  std::replace_if(
+      stem.begin(), stem.end(), [](char ch) { return !name_character(ch); }, '_');
   return valid_name(stem) ? stem : "experiment";
 }
 
-void parse_name(ObjectReader& top, const std::string& source, ExperimentConfig& out) {
-  const auto name = top.string("name", default_name(source));
+void parse_name(ObjectReader& top, const std::string& fallback, ExperimentConfig& out) {
+  const auto name = top.string("name", fallback);
   if (!name) return;
   if (!valid_name(*name)) {
     top.problems().add(top.pointer_to("name"),
@@ -122,9 +121,10 @@ void check_unique_labels(const std::vector<std::optional<EstimatorConfig>>& esti
     if (!estimators[i]) continue;
     const auto [it, inserted] = first.emplace(estimators[i]->label, i);
     if (!inserted)
-      problems.add(pointer_join(pointer, i),
-                   "duplicate label " + quote(estimators[i]->label) + ", also the label of " +
-                       pointer_join(pointer, it->second) + "; give one of them a distinct \"label\"");
+      problems.add(pointer_join(pointer, i), "duplicate label " + quote(estimators[i]->label) +
+                                                 ", also the label of " +
+                                                 pointer_join(pointer, it->second) +
+                                                 "; give one of them a distinct \"label\"");
   }
 }
 
@@ -133,17 +133,16 @@ std::optional<std::vector<EstimatorConfig>> parse_estimators(ObjectReader& top) 
   if (value == nullptr) return std::nullopt;
   const std::string pointer = top.pointer_to("estimators");
   if (!value->is_array() || value->empty()) {
-    top.problems().add(pointer, "expected a non-empty array of estimators, found " +
-                                    (value->is_array() ? std::string("an empty array")
-                                                       : describe(*value)));
+    top.problems().add(pointer,
+                       "expected a non-empty array of estimators, found " +
+                           (value->is_array() ? std::string("an empty array") : describe(*value)));
     return std::nullopt;
   }
   std::vector<std::optional<EstimatorConfig>> parsed;
   Json resolved = Json::array();
   for (std::size_t i = 0; i < value->size(); ++i) {
     Json entry;
-    parsed.push_back(
-        parse_estimator((*value)[i], pointer_join(pointer, i), top.problems(), entry));
+    parsed.push_back(parse_estimator((*value)[i], pointer_join(pointer, i), top.problems(), entry));
     resolved.push_back(std::move(entry));
   }
   top.set_resolved("estimators", std::move(resolved));
@@ -190,10 +189,10 @@ std::optional<CellConfig> parse_cell(ObjectReader& top) {
 // ---- the sweep ----------------------------------------------------------------------------
 
 struct SweepAxis {
-  std::string key;                 // the dotted path as written
-  std::vector<std::string> path;   // its segments
-  std::string config_pointer;      // where it points in the config
-  std::string sweep_pointer;       // where its values are: /sweep/KEY
+  std::string key;                // the dotted path as written
+  std::vector<std::string> path;  // its segments
+  std::string config_pointer;     // where it points in the config
+  std::string sweep_pointer;      // where its values are: /sweep/KEY
   std::vector<Json> values;
 };
 
@@ -242,8 +241,9 @@ void substitute(Json& document, const Json& resolved, const std::vector<std::str
   Json* node = &document;
   const Json* filled = &resolved;
   for (const auto& segment : path) {
-    const bool same_shape = filled->is_object() ? node->is_object()
-                                                : node->is_array() && node->size() == filled->size();
+    const bool same_shape = filled->is_object()
+                                ? node->is_object()
+                                : node->is_array() && node->size() == filled->size();
     if (!same_shape) *node = *filled;
     if (filled->is_object()) {
       filled = &filled->at(segment);
@@ -296,7 +296,8 @@ std::optional<SweepAxis> parse_axis(const std::string& key, const Json& values,
                      (values.is_array() ? std::string("an empty array") : describe(values)));
     return std::nullopt;
   }
-  for (const auto& segment : axis.path) axis.config_pointer = pointer_join(axis.config_pointer, segment);
+  for (const auto& segment : axis.path)
+    axis.config_pointer = pointer_join(axis.config_pointer, segment);
   axis.values.assign(values.begin(), values.end());
   return axis;
 }
@@ -307,8 +308,8 @@ std::optional<std::vector<SweepAxis>> parse_sweep(ObjectReader& top) {
   if (value == nullptr) return std::vector<SweepAxis>{};
   const std::string pointer = top.pointer_to("sweep");
   if (!value->is_object()) {
-    top.problems().add(pointer, "expected an object {\"dotted.path\": [values...]}, found " +
-                                    describe(*value));
+    top.problems().add(
+        pointer, "expected an object {\"dotted.path\": [values...]}, found " + describe(*value));
     return std::nullopt;
   }
   std::vector<SweepAxis> axes;
@@ -356,7 +357,8 @@ struct CellProblem {
   std::string first_cell_values;  // "generator.classes=3" for the first cell
 };
 
-std::string cell_values(const std::vector<SweepAxis>& axes, const std::vector<std::size_t>& digits) {
+std::string cell_values(const std::vector<SweepAxis>& axes,
+                        const std::vector<std::size_t>& digits) {
   std::vector<std::string> parts;
   for (std::size_t a = 0; a < axes.size(); ++a)
     parts.push_back(axes[a].key + "=" + axes[a].values[digits[a]].dump());
@@ -376,8 +378,33 @@ std::string with_cells(const CellProblem& p) {
          std::to_string(p.cells.front()) + ": " + p.first_cell_values + ")";
 }
 
-// Reads every cell. Problems: those at a swept value go to its place in `sweep`; those the base
-// document has too are already reported; the rest are collected with the cells that have them.
+// Where a cell's problem goes: one at a swept value to its place in `sweep`; one the base
+// document has too nowhere (it is reported already); any other to `unexplained`, with the cell.
+void route_cell_problem(Problem problem, std::size_t index, const std::vector<std::size_t>& digits,
+                        const std::vector<SweepAxis>& axes, const std::vector<Problem>& base,
+                        Problems& problems, std::vector<CellProblem>& unexplained) {
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    if (under(problem.pointer, axes[a].config_pointer)) {
+      problem.pointer = pointer_join(axes[a].sweep_pointer, digits[a]) +
+                        problem.pointer.substr(axes[a].config_pointer.size());
+      problems.add_unique(problem);
+      return;
+    }
+  }
+  const auto same = [&](const Problem& p) {
+    return p.pointer == problem.pointer && p.message == problem.message;
+  };
+  if (std::any_of(base.begin(), base.end(), same)) return;
+  const auto it = std::find_if(unexplained.begin(), unexplained.end(),
+                               [&](const CellProblem& p) { return same(p.problem); });
+  if (it == unexplained.end())
+    unexplained.push_back({std::move(problem), {index}, cell_values(axes, digits)});
+  else
+    it->cells.push_back(index);
+}
+
+// Reads every cell: the document with each swept path set to the cell's value, read by the
+// same functions as the base document.
 std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
                                      const std::vector<SweepAxis>& axes, Problems& problems) {
   std::size_t count = 1;
@@ -393,31 +420,12 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
     Problems found;
     ObjectReader top(cell_document, "", found);
     auto cell = parse_cell(top);
-    for (auto problem : found.items()) {
-      bool mapped = false;
-      for (std::size_t a = 0; a < axes.size() && !mapped; ++a) {
-        if (under(problem.pointer, axes[a].config_pointer)) {
-          problem.pointer = pointer_join(axes[a].sweep_pointer, digits[a]) +
-                            problem.pointer.substr(axes[a].config_pointer.size());
-          problems.add_unique(problem);
-          mapped = true;
-        }
-      }
-      if (mapped) continue;
-      const auto same = [&](const Problem& p) {
-        return p.pointer == problem.pointer && p.message == problem.message;
-      };
-      if (std::any_of(base.begin(), base.end(), same)) continue;
-      auto it = std::find_if(unexplained.begin(), unexplained.end(),
-                             [&](const CellProblem& p) { return same(p.problem); });
-      if (it == unexplained.end())
-        unexplained.push_back({problem, {index}, cell_values(axes, digits)});
-      else
-        it->cells.push_back(index);
-    }
+    for (const auto& problem : found.items())
+      route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
     if (!cell) continue;
     cell->index = index;
-    for (const auto& axis : axes) cell->swept.emplace_back(axis.key, *find_path(top.resolved(), axis.path));
+    for (const auto& axis : axes)
+      cell->swept.emplace_back(axis.key, *find_path(top.resolved(), axis.path));
     cells.push_back(std::move(*cell));
   }
   for (const auto& p : unexplained) problems.add(p.problem.pointer, with_cells(p));
@@ -465,41 +473,15 @@ std::string without_exception_id(const std::string& what) {
   return what;
 }
 
-}  // namespace
-
-ExperimentConfig load_experiment(const std::filesystem::path& file) {
-  const std::string text = read_file(file);
-  const std::string source = file.string();
-  Problems problems;
-  Json document;
-  try {
-    document = parse_json_text(text, problems);
-  } catch (const Json::exception& error) {
-    throw ConfigError({source + ": not valid JSON: " + without_exception_id(error.what())});
-  }
-  // Duplicate keys are reported together with whatever else is wrong in the file.
-  std::vector<std::string> found = problems.render(source);
-  try {
-    auto config = parse_experiment(document, source);
-    if (found.empty()) return config;
-  } catch (const ConfigError& error) {
-    found.insert(found.end(), error.problems().begin(), error.problems().end());
-  }
-  throw ConfigError(std::move(found));
-}
-
-ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source) {
-  return parse_experiment(nlohmann::ordered_json(document), source);
-}
-
-ExperimentConfig parse_experiment(const nlohmann::ordered_json& document,
-                                  const std::string& source) {
+// The whole document; `fallback_name` is the name when the document gives none.
+ExperimentConfig parse_document(const Json& document, const std::string& source,
+                                const std::string& fallback_name) {
   ExperimentConfig config;
   config.source = source;
   Problems problems;
   ObjectReader top(document, "", problems);
   top.allow_only(top_level_keys);
-  parse_name(top, source, config);
+  parse_name(top, fallback_name, config);
   parse_scenario(top, config);
   if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
   auto base_cell = parse_cell(top);
@@ -515,6 +497,41 @@ ExperimentConfig parse_experiment(const nlohmann::ordered_json& document,
   }
   if (!problems.empty()) throw ConfigError(problems.render(source));
   return config;
+}
+
+}  // namespace
+
+ExperimentConfig load_experiment(const std::filesystem::path& file) {
+  const std::string text = read_file(file);
+  const std::string source = file.string();
+  Problems problems;
+  Json document;
+  try {
+    document = parse_json_text(text, problems);
+  } catch (const Json::exception& error) {
+    throw ConfigError({source + ": not valid JSON: " + without_exception_id(error.what())});
+  }
+  // Duplicate keys are reported together with whatever else is wrong in the file.
+  std::vector<std::string> found = problems.render(source);
+  try {
+    auto config = parse_document(document, source, name_from_stem(file.stem().string()));
+    if (found.empty()) return config;
+  } catch (const ConfigError& error) {
+    found.insert(found.end(), error.problems().begin(), error.problems().end());
+  }
+  throw ConfigError(std::move(found));
+}
+
+ExperimentConfig parse_experiment(const nlohmann::ordered_json& document,
+                                  const std::string& source) {
+  const std::filesystem::path path(source);
+  return parse_document(document, source,
+                        path.extension() == ".json" ? name_from_stem(path.stem().string())
+                                                    : std::string("experiment"));
+}
+
+ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source) {
+  return parse_experiment(nlohmann::ordered_json(document), source);
 }
 
 std::string describe_cells(const ExperimentConfig& config) {

@@ -49,7 +49,7 @@ struct OutputSettings {
 };
 
 struct ExperimentConfig {
-  std::string source;    // the file as given on the command line
+  std::string source;  // the file as given on the command line
   std::string name;
   std::string scenario;  // "estimator_bias"
   std::uint64_t seed = 0;

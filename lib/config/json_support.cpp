@@ -17,7 +17,9 @@ std::string integer_rule(std::string_view min_text, bool has_min) {
   return has_min ? "an integer >= " + std::string(min_text) : std::string("an integer");
 }
 
-bool integral(double x) { return std::isfinite(x) && std::floor(x) == x; }
+bool integral(double x) {
+  return std::isfinite(x) && std::floor(x) == x;
+}
 
 }  // namespace
 
@@ -59,7 +61,9 @@ std::vector<std::string> Problems::render(std::string_view source) const {
   return out;
 }
 
-std::string quote(std::string_view text) { return Json(std::string(text)).dump(); }
+std::string quote(std::string_view text) {
+  return Json(std::string(text)).dump();
+}
 
 std::string describe(const Json& value) {
   switch (value.type()) {
@@ -171,7 +175,8 @@ class DuplicateKeyFinder {
 
   std::string pointer() const {
     std::string out;
-    for (const auto& f : frames_) out = f.object ? pointer_join(out, f.key) : pointer_join(out, f.index);
+    for (const auto& f : frames_)
+      out = f.object ? pointer_join(out, f.key) : pointer_join(out, f.index);
     return out;
   }
 
@@ -213,9 +218,9 @@ std::optional<std::int64_t> read_integer(const Json& value, const std::string& p
 std::optional<std::uint64_t> read_unsigned(const Json& value, const std::string& pointer,
                                            std::uint64_t min, Problems& problems) {
   const std::string rule =
-      min == 0 ? "an integer in [0, " +
-                     std::to_string(std::numeric_limits<std::uint64_t>::max()) + "]"
-               : integer_rule(std::to_string(min), true);
+      min == 0
+          ? "an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + "]"
+          : integer_rule(std::to_string(min), true);
   std::optional<std::uint64_t> result;
   if (value.is_number_unsigned()) {
     result = value.get<std::uint64_t>();
@@ -303,8 +308,7 @@ const Json* ObjectReader::find(std::string_view key) const {
 const Json* ObjectReader::require(std::string_view key, std::string_view expected) const {
   const Json* value = find(key);
   if (value == nullptr && object_ != nullptr)
-    problems_->add(pointer_to(key),
-                   "required key is missing; expected " + std::string(expected));
+    problems_->add(pointer_to(key), "required key is missing; expected " + std::string(expected));
   return value;
 }
 
@@ -328,8 +332,7 @@ void ObjectReader::set_resolved(std::string_view key, Json value) {
 
 std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min,
                                                   std::optional<std::int64_t> fallback) {
-  const Json* value = fallback ? find(key)
-                               : require(key, integer_rule(std::to_string(min), true));
+  const Json* value = fallback ? find(key) : require(key, integer_rule(std::to_string(min), true));
   if (value == nullptr) {
     if (fallback) add_default(key, *fallback);
     return fallback;
@@ -339,11 +342,9 @@ std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int
   return result;
 }
 
-std::optional<std::uint64_t> ObjectReader::unsigned_integer(std::string_view key,
-                                                            std::uint64_t min,
+std::optional<std::uint64_t> ObjectReader::unsigned_integer(std::string_view key, std::uint64_t min,
                                                             std::optional<std::uint64_t> fallback) {
-  const Json* value = fallback ? find(key)
-                               : require(key, integer_rule(std::to_string(min), true));
+  const Json* value = fallback ? find(key) : require(key, integer_rule(std::to_string(min), true));
   if (value == nullptr) {
     if (fallback) add_default(key, *fallback);
     return fallback;
@@ -353,8 +354,7 @@ std::optional<std::uint64_t> ObjectReader::unsigned_integer(std::string_view key
   return result;
 }
 
-std::optional<double> ObjectReader::positive(std::string_view key,
-                                             std::optional<double> fallback) {
+std::optional<double> ObjectReader::positive(std::string_view key, std::optional<double> fallback) {
   const Json* value = fallback ? find(key) : require(key, "a number > 0");
   if (value == nullptr) {
     if (fallback) add_default(key, *fallback);

@@ -69,10 +69,10 @@ std::optional<std::vector<double>> read_vector(const Json& value, const std::str
   std::vector<double> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
     const std::string at = pointer_join(pointer, i);
-    const auto x = positive ? read_positive(value[i], at,
-                                            std::string(name) + "[" + std::to_string(i) + "]",
-                                            problems)
-                            : read_number(value[i], at, problems);
+    const auto x = positive
+                       ? read_positive(value[i], at,
+                                       std::string(name) + "[" + std::to_string(i) + "]", problems)
+                       : read_number(value[i], at, problems);
     if (x)
       out.push_back(*x);
     else
@@ -86,8 +86,8 @@ std::optional<std::vector<double>> read_vector(const Json& value, const std::str
 std::optional<std::vector<double>> read_matrix(const Json& value, const std::string& pointer,
                                                std::optional<std::size_t> classes,
                                                Problems& problems) {
-  const std::string shape = classes ? std::to_string(*classes) + " x " + std::to_string(*classes)
-                                    : std::string("K x K");
+  const std::string shape =
+      classes ? std::to_string(*classes) + " x " + std::to_string(*classes) : std::string("K x K");
   const std::string expected = "expected a " + shape + " matrix (an array of " +
                                count_text(classes) + "rows, one per class)";
   if (!value.is_array()) {
@@ -101,8 +101,8 @@ std::optional<std::vector<double>> read_matrix(const Json& value, const std::str
   }
   std::vector<double> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
-    const auto row = read_vector(value[i], pointer_join(pointer, i), "weights", false,
-                                 classes, problems);
+    const auto row =
+        read_vector(value[i], pointer_join(pointer, i), "weights", false, classes, problems);
     if (row)
       out.insert(out.end(), row->begin(), row->end());
     else
@@ -192,7 +192,8 @@ constexpr const char* binning_conventions =
     "`calibration` package.\n"
     "Empty bins contribute nothing (and are not counted by the max norm).\n"
     "Scores are the confidences max_k p_k, outcomes 1{argmax p = y} (lowest index on ties).\n"
-    "l1: sum_b (n_b/n) |mean_b(o) - mean_b(s)|; l2: sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2);\n"
+    "l1: sum_b (n_b/n) |mean_b(o) - mean_b(s)|; l2: sqrt(sum_b (n_b/n) (mean_b(o) - "
+    "mean_b(s))^2);\n"
     "max: max over non-empty b of |mean_b(o) - mean_b(s)|.";
 
 std::vector<EstimatorEntry> make_estimator_rows() {
@@ -216,8 +217,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        {{"bins", "integer", std::to_string(ece_defaults.bins), ">= 1", "number of bins B"},
         {"binning", "string", quote(choice_name(binning_choices(), ece_defaults.binning)),
          "equal_width | equal_mass", "how the confidences are binned"},
-        {"norm", "string", quote(choice_name(norm_choices(), ece_defaults.norm)),
-         "l1 | l2 | max", "how the per-bin gaps are combined"}},
+        {"norm", "string", quote(choice_name(norm_choices(), ece_defaults.norm)), "l1 | l2 | max",
+         "how the per-bin gaps are combined"}},
        "ece_top_l1 (norm l1), ece_top_l2 (norm l2); none for norm max",
        binning_conventions,
        parse_ece},
@@ -332,8 +333,7 @@ std::optional<std::vector<double>> parse_alpha(ObjectReader& g,
     return std::vector<double>{1.0};
   }
   const std::string pointer = g.pointer_to("alpha");
-  if (value->is_array())
-    return read_vector(*value, pointer, "alpha", true, classes, g.problems());
+  if (value->is_array()) return read_vector(*value, pointer, "alpha", true, classes, g.problems());
   if (!value->is_number()) {
     g.problems().add(pointer, "expected a number > 0 or an array of " + count_text(classes) +
                                   "numbers > 0 (one per class), found " + describe(*value));
@@ -374,8 +374,8 @@ std::vector<FamilyEntry> make_family_rows() {
        {{"classes", "integer", "required", ">= 2", "the number of classes K"},
         {"alpha", "number or array", "1", "> 0, or one per class",
          "concentration: small alpha, confident and accurate"},
-        {"miscalibration", "object", "{\"map\": \"identity\"}",
-         "see `calbench list maps`", "the miscalibration map h"}},
+        {"miscalibration", "object", "{\"map\": \"identity\"}", "see `calbench list maps`",
+         "the miscalibration map h"}},
        parse_dirichlet},
   };
 }
@@ -403,8 +403,7 @@ std::string format_params(const std::vector<ParamDoc>& params) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : params)
     rows.push_back({p.key, p.type,
-                    p.fallback == "required" ? std::string("required")
-                                             : "default " + p.fallback,
+                    p.fallback == "required" ? std::string("required") : "default " + p.fallback,
                     p.rule, p.doc});
   return "    parameters:\n" + aligned_columns(rows, "      ");
 }
@@ -495,8 +494,12 @@ const std::vector<QuantityEntry>& quantity_registry() {
   return rows;
 }
 
-std::vector<std::string> estimator_names() { return names_of(estimator_registry()); }
-std::vector<std::string> scenario_names() { return names_of(scenario_registry()); }
+std::vector<std::string> estimator_names() {
+  return names_of(estimator_registry());
+}
+std::vector<std::string> scenario_names() {
+  return names_of(scenario_registry());
+}
 
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved) {
@@ -550,8 +553,10 @@ std::optional<DirichletSpec> parse_generator(const Json& generator, const std::s
 std::string format_registry(std::string_view kind) {
   using Formatter = std::string (*)();
   const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators}, {"maps", format_maps},
-      {"families", format_families},     {"scenarios", format_scenarios},
+      {"estimators", format_estimators},
+      {"maps", format_maps},
+      {"families", format_families},
+      {"scenarios", format_scenarios},
       {"quantities", format_quantities}};
   std::string out;
   for (const auto& [name, format] : sections) {
@@ -564,8 +569,8 @@ std::string format_registry(std::string_view kind) {
   if (!kind.empty()) {
     std::vector<std::string> valid;
     for (const auto& section : sections) valid.push_back(section.first);
-    throw ConfigError({"calbench list: unknown kind " + quote(kind) + "; valid: " +
-                       join(valid, ", ")});
+    throw ConfigError(
+        {"calbench list: unknown kind " + quote(kind) + "; valid: " + join(valid, ", ")});
   }
   return out;
 }
