@@ -424,8 +424,13 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
       route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
     if (!cell) continue;
     cell->index = index;
-    for (const auto& axis : axes)
-      cell->swept.emplace_back(axis.key, *find_path(top.resolved(), axis.path));
+    // A swept number as the cell read it (1e4 -> 10000); objects and arrays as written, not
+    // with the defaults the cell filled into them.
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const Json& value = axes[a].values[digits[a]];
+      const Json* read = find_path(top.resolved(), axes[a].path);
+      cell->swept.emplace_back(axes[a].key, value.is_structured() || !read ? value : *read);
+    }
     cells.push_back(std::move(*cell));
   }
   for (const auto& p : unexplained) problems.add(p.problem.pointer, with_cells(p));
