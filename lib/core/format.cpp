@@ -12,3 +12,15 @@ std::string format_double(double value) {
   return std::string(buf, res.ptr);
 }
 }  // namespace calbench
+
+namespace calbench {
+std::string format_hash(std::uint64_t hash) {
+  char buf[17];
+  for (int i = 15; i >= 0; --i) {
+    buf[i] = "0123456789abcdef"[hash & 0xf];
+    hash >>= 4;
+  }
+  buf[16] = '\0';
+  return buf;
+}
+}  // namespace calbench

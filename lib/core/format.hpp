@@ -6,3 +6,9 @@ namespace calbench {
 // Shortest text that reads back as the same double ("0.7", "1e-05", "nan", "inf").
 std::string format_double(double value);
 }  // namespace calbench
+
+#include <cstdint>
+namespace calbench {
+// 16 lower-case hex digits.
+std::string format_hash(std::uint64_t hash);
+}  // namespace calbench

@@ -1,0 +1,166 @@
+#include "report/results.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/format.hpp"
+#include "core/version.hpp"
+
+namespace calbench {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string csv_value(const ojson& v) {
+  if (v.is_string()) return csv_escape(v.get<std::string>());
+  if (v.is_number_float()) return format_double(v.get<double>());
+  return csv_escape(v.dump());
+}
+
+std::string csv_optional(const std::optional<double>& v) { return v ? format_double(*v) : ""; }
+
+ojson summary_json(const ResultSet& r) {
+  ojson out;
+  out["meta"] = meta_block(r);
+  out["sweep_keys"] = r.sweep_keys;
+  ojson cells = ojson::array();
+  for (const auto& c : r.cells) {
+    ojson cell;
+    cell["index"] = c.index;
+    ojson swept = ojson::object();
+    for (const auto& [k, v] : c.swept) swept[k] = v;
+    cell["parameters"] = swept;
+    cell["sample_size"] = c.sample_size;
+    cell["replicates"] = c.replicates;
+    cell["generator"] = c.generator;
+    ojson truth = ojson::object();
+    for (const auto& t : c.truth)
+      truth[t.quantity] = {{"value", t.value}, {"method", t.method}, {"error", t.error}};
+    cell["truth"] = truth;
+    ojson ests = ojson::object();
+    for (const auto& e : c.estimators) {
+      ests[e.label] = {{"name", e.name},
+                       {"params", e.params},
+                       {"target", e.target.empty() ? ojson(nullptr) : ojson(e.target)},
+                       {"truth", optional_number(e.truth)},
+                       {"mean", e.mean},
+                       {"sd", e.sd},
+                       {"bias", optional_number(e.bias)},
+                       {"rmse", optional_number(e.rmse)},
+                       {"se_bias", optional_number(e.se_bias)},
+                       {"replicates", e.replicates}};
+    }
+    cell["estimators"] = ests;
+    cells.push_back(std::move(cell));
+  }
+  out["cells"] = std::move(cells);
+  return out;
+}
+
+std::string cells_csv(const ResultSet& r) {
+  std::ostringstream out;
+  out << "cell";
+  for (const auto& k : r.sweep_keys) out << ',' << csv_escape(k);
+  out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
+         "bias,rmse,se_bias\n";
+  for (const auto& c : r.cells) {
+    for (const auto& e : c.estimators) {
+      out << c.index;
+      for (const auto& [k, v] : c.swept) out << ',' << csv_value(v);
+      std::string method, error;
+      for (const auto& t : c.truth)
+        if (t.quantity == e.target) {
+          method = t.method;
+          error = format_double(t.error);
+        }
+      out << ',' << c.sample_size << ',' << c.replicates << ',' << csv_escape(e.label) << ','
+          << e.name << ',' << e.target << ',' << csv_optional(e.truth) << ',' << method << ','
+          << error << ',' << format_double(e.mean) << ',' << format_double(e.sd) << ','
+          << csv_optional(e.bias) << ',' << csv_optional(e.rmse) << ',' << csv_optional(e.se_bias)
+          << '\n';
+    }
+  }
+  return out.str();
+}
+
+std::string replicates_csv(const ResultSet& r) {
+  std::ostringstream out;
+  out << "cell,replicate,estimator,value\n";
+  for (const auto& c : r.cells)
+    for (std::size_t rep = 0; rep < c.replicate_values.size(); ++rep)
+      for (std::size_t e = 0; e < c.estimators.size(); ++e)
+        out << c.index << ',' << rep << ',' << csv_escape(c.estimators[e].label) << ','
+            << format_double(c.replicate_values[rep][e]) << '\n';
+  return out.str();
+}
+
+}  // namespace
+
+ojson meta_block(const ResultSet& r) {
+  return {{"schema_version", results_schema_version},
+          {"calbench_version", version},
+          {"git_revision", git_revision},
+          {"name", r.name},
+          {"scenario", r.scenario},
+          {"seed", r.seed},
+          {"config_hash", r.config_hash}};
+}
+
+void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run,
+                   bool replicate_values, const std::filesystem::path& dir) {
+  ojson config = resolved;
+  config["calbench"] = {{"version", version}, {"git_revision", git_revision}};
+  write_file_atomically(dir / "config.resolved.json", config.dump(2) + "\n");
+  write_file_atomically(dir / "summary.json", summary_json(r).dump(2) + "\n");
+  write_file_atomically(dir / "cells.csv", cells_csv(r));
+  if (replicate_values) write_file_atomically(dir / "replicates.csv", replicates_csv(r));
+  ojson info = {{"meta", meta_block(r)},
+                {"started_utc", run.started_utc},
+                {"seconds", run.seconds},
+                {"host", run.host},
+                {"threads", run.threads},
+                {"compiler", run.compiler},
+                {"libraries", run.libraries}};
+  write_file_atomically(dir / "run.json", info.dump(2) + "\n");
+}
+
+std::string format_summary_table(const ResultSet& r) {
+  std::ostringstream out;
+  char line[256];
+  for (const auto& c : r.cells) {
+    out << "cell " << c.index << ":";
+    for (const auto& [k, v] : c.swept) out << "  " << k << " = " << v.dump();
+    if (r.sweep_keys.empty()) out << "  " << c.generator;
+    out << "  (n = " << c.sample_size << ", " << c.replicates << " replicates)\n";
+    std::snprintf(line, sizeof line, "  %-16s %-17s %10s %10s %10s %10s %10s\n", "estimator",
+                  "target", "truth", "mean", "bias", "sd", "rmse");
+    out << line;
+    for (const auto& e : c.estimators) {
+      auto num = [](const std::optional<double>& v) {
+        char b[32];
+        if (v)
+          std::snprintf(b, sizeof b, "%10.5f", *v);
+        else
+          std::snprintf(b, sizeof b, "%10s", "-");
+        return std::string(b);
+      };
+      std::snprintf(line, sizeof line, "  %-16s %-17s %s %10.5f %s %10.5f %s\n", e.label.c_str(),
+                    e.target.empty() ? "-" : e.target.c_str(), num(e.truth).c_str(), e.mean,
+                    num(e.bias).c_str(), e.sd, num(e.rmse).c_str());
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace calbench

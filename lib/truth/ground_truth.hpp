@@ -1,0 +1,28 @@
+#pragma once
+// Ground-truth values of the nine design quantities for one generator.
+#include <array>
+#include <string_view>
+
+#include "estimators/quantity.hpp"
+
+namespace calbench {
+
+enum class TruthMethod { closed_form, quadrature, monte_carlo };
+std::string_view to_string(TruthMethod method);
+
+struct TruthValue {
+  double value = 0.0;
+  TruthMethod method = TruthMethod::monte_carlo;
+  // closed_form: 0 (exact up to rounding); quadrature: the integrator's error estimate;
+  // monte_carlo: standard error, plus the bracket half-width where a conditional |.| is
+  // estimated on bins (docs/truth.md).
+  double error = 0.0;
+};
+
+struct GroundTruth {
+  std::array<TruthValue, all_quantities.size()> values{};
+  TruthValue& operator[](Quantity q) { return values[static_cast<std::size_t>(q)]; }
+  const TruthValue& operator[](Quantity q) const { return values[static_cast<std::size_t>(q)]; }
+};
+
+}  // namespace calbench

@@ -1,0 +1,49 @@
+#pragma once
+// The ground-truth engine: population values of the nine design quantities for a generator,
+// each with its method and error (docs/truth.md).
+//
+// Strategy, exact first:
+// - `identity`: closed forms, and E[max c] by one-dimensional quadrature.
+// - K = 2 with symmetric alpha and an injective, class-symmetric map: 1-D quadrature.
+// - otherwise Rao-Blackwellised Monte Carlo over c (never over sampled labels): unconditional
+//   expectations with control variates of known mean (sum c^2, sum c log c, max c);
+//   accuracy exact by quadrature where the map keeps the argmax; ece_top_l1 = |E[Z - c_top]|
+//   where the top gap has one sign; conditional expectations given a 1-D statistic (Z = max p,
+//   or p_k) on fine log-scale bins, with the noise bias of |.| bracketed by a cross-fitted
+//   estimate and the binning bias of the L2 norm estimated from a coarser partition.
+// Streams are keyed by the generator's canonical parameters, so truth is the same in every run.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "generators/dirichlet.hpp"
+#include "truth/ground_truth.hpp"
+#include "truth/truth_settings.hpp"
+
+namespace calbench {
+
+// Computes the truth; uses TBB for the Monte Carlo part. Deterministic for any thread count.
+GroundTruth compute_truth(const DirichletGenerator& generator, const TruthSettings& settings);
+
+// The Monte Carlo estimate of every quantity, ignoring exact shortcuts (for tests and for
+// cross-checks against quadrature).
+GroundTruth monte_carlo_truth(const DirichletGenerator& generator, const TruthSettings& settings);
+
+// r(p) = E[c | p] for the non-injective top_label map (gamma > 1, K >= 3): the posterior mean
+// over the preimages of p, one per class j that may have been the argmax of c, weighted by
+// Dir(c^(j); alpha) |det d c^(j) / d p| = Dir(c^(j)) ((1 - m_j)/(1 - p_j))^(K-2) / g'(m_j).
+void top_label_posterior_mean(std::span<const double> p, std::span<const double> log_p,
+                              std::span<const double> alpha, double gamma, std::span<double> r);
+
+// Thread-safe cache: one computation per distinct (generator, settings).
+class TruthCache {
+ public:
+  const GroundTruth& get(const DirichletGenerator& generator, const TruthSettings& settings);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<GroundTruth>> cache_;
+};
+
+}  // namespace calbench

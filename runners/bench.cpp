@@ -1,0 +1,121 @@
+#include "runners/bench.hpp"
+
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "config/experiment.hpp"
+#include "core/error.hpp"
+#include "estimators/binned_ece.hpp"
+#include "estimators/proper_scores.hpp"
+#include "scenarios/estimator_bias.hpp"
+#include "truth/truth_engine.hpp"
+
+namespace calbench {
+namespace {
+
+struct Workload {
+  std::string name;
+  std::size_t classes;
+  double alpha, temperature;
+  std::size_t n, replicates;
+};
+
+// The workloads of shared/bench/peer_numpy.py (K, alpha, T, n, replicates).
+const std::vector<Workload> workloads = {
+    {"W1", 10, 0.5, 0.7, 10'000, 1'000},
+    {"W2", 100, 0.1, 0.7, 10'000, 200},
+    {"W3", 2, 1.0, 0.7, 1'000, 10'000},
+};
+
+// The baseline's estimators that calbench has: ECE 15 equal-width and equal-mass bins, Brier,
+// NLL, accuracy (classwise ECE joins when the estimator library has it).
+std::vector<EstimatorConfig> bench_estimators() {
+  auto ece = [](Binning b, const char* label) {
+    return EstimatorConfig{"ece", label, {}, std::make_shared<BinnedEce>(BinnedEceSpec{15, b, Norm::l1})};
+  };
+  return {ece(Binning::equal_width, "ece_ew15"), ece(Binning::equal_mass, "ece_em15"),
+          {"brier", "brier", {}, std::make_shared<BrierEstimator>()},
+          {"nll", "nll", {}, std::make_shared<NllEstimator>()},
+          {"accuracy", "accuracy", {}, std::make_shared<AccuracyEstimator>()}};
+}
+
+template <class F>
+double median_seconds(std::size_t runs, F&& f) {
+  std::vector<double> t;
+  for (std::size_t r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+bool wanted(const BenchOptions& o, const std::string& name) {
+  return o.workloads.empty() ||
+         std::find(o.workloads.begin(), o.workloads.end(), name) != o.workloads.end();
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options, std::ostream& out) {
+  std::vector<std::size_t> thread_counts = options.threads;
+  if (thread_counts.empty()) {
+    thread_counts.push_back(1);
+    const auto all = static_cast<std::size_t>(tbb::info::default_concurrency());
+    if (all > 1) thread_counts.push_back(all);
+  }
+  for (const auto& name : options.workloads)
+    if (name != "truth" && std::none_of(workloads.begin(), workloads.end(),
+                                        [&](const Workload& w) { return w.name == name; }))
+      throw ConfigError({"bench: unknown workload \"" + name + "\"; valid: W1, W2, W3, truth"});
+  char line[256];
+  for (const Workload& w : workloads) {
+    if (!wanted(options, w.name)) continue;
+    ExperimentConfig config;
+    config.seed = 1;
+    CellConfig cell;
+    cell.sample_size = w.n;
+    cell.replicates = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::llround(static_cast<double>(w.replicates) * options.replicate_scale)));
+    cell.generator = DirichletSpec{w.classes, {w.alpha}, TemperatureMap{w.temperature}};
+    cell.estimators = bench_estimators();
+    config.cells.push_back(cell);
+    const double vectors = static_cast<double>(cell.sample_size * cell.replicates);
+    for (std::size_t threads : thread_counts) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      const double s = median_seconds(options.runs, [&] { simulate_estimates(config, {}); });
+      std::snprintf(line, sizeof line,
+                    "%s K=%zu alpha=%g T=%g n=%zu R=%zu threads=%zu: %.3f s, %.3g vectors/s\n",
+                    w.name.c_str(), w.classes, w.alpha, w.temperature, w.n, cell.replicates, threads,
+                    s, vectors / s);
+      out << line << std::flush;
+    }
+  }
+  if (wanted(options, "truth")) {
+    const std::vector<DirichletSpec> specs = {
+        {2, {0.5}, TemperatureMap{0.7}},    {3, {0.5}, TemperatureMap{0.7}},
+        {10, {0.5}, TemperatureMap{0.7}},   {100, {0.1}, TemperatureMap{0.7}},
+        {10, {0.5}, PowerMap{{0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4}}},
+        {10, {0.5}, TopLabelMap{2.0}}};
+    for (const auto& spec : specs) {
+      const DirichletGenerator gen(spec);
+      GroundTruth truth;
+      const double s = median_seconds(1, [&] { truth = compute_truth(gen, TruthSettings{}); });
+      double worst = 0.0;
+      for (Quantity q : all_quantities) worst = std::max(worst, truth[q].error);
+      std::snprintf(line, sizeof line, "truth %s: %.3f s, largest error %.2e\n",
+                    gen.canonical_text().substr(0, 70).c_str(), s, worst);
+      out << line << std::flush;
+    }
+  }
+  return 0;
+}
+
+}  // namespace calbench

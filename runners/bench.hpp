@@ -1,0 +1,20 @@
+#pragma once
+// `calbench bench`: throughput of the estimator_bias replicate loop on the benchmark workloads
+// of shared/bench (W1, W2, W3) and the time of the truth engine (docs/performance.md).
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace calbench {
+
+struct BenchOptions {
+  std::vector<std::string> workloads;  // empty: all
+  std::size_t runs = 3;
+  double replicate_scale = 1.0;
+  std::vector<std::size_t> threads;  // empty: 1 and all cores
+};
+
+int run_bench(const BenchOptions& options, std::ostream& out);
+
+}  // namespace calbench

@@ -1,0 +1,137 @@
+// The `calbench` command line: parses flags, loads a config, calls a scenario, writes results.
+// Exit status: 0 success, 2 bad input (config, data, usage), 1 anything else.
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+#include <tbb/version.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/version.hpp>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "config/experiment.hpp"
+#include "config/registry.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "report/results.hpp"
+#include "runners/bench.hpp"
+#include "runners/progress.hpp"
+#include "scenarios/registry.hpp"
+
+namespace calbench {
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
+}
+
+int run_command(const std::string& file, std::size_t threads, const std::string& out_dir,
+                bool quiet) {
+  ExperimentConfig config = load_experiment(file);
+  if (!out_dir.empty()) config.output.directory = out_dir;
+  const ScenarioFunction scenario = find_scenario(config.scenario);
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+
+  Progress progress(config.name, !quiet);
+  RunControl control;
+  control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  const auto start = std::chrono::steady_clock::now();
+  RunInfo info;
+  info.started_utc = utc_now();
+  const ResultSet results = scenario(config, control);
+  progress.finish();
+  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  info.host = host_name();
+  info.threads = threads;
+  info.compiler = std::string("g++ ") + __VERSION__;
+  info.libraries = "boost " + std::to_string(BOOST_VERSION / 100000) + "." +
+                   std::to_string(BOOST_VERSION / 100 % 1000) + ", oneTBB " +
+                   std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
+                   ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
+                   std::to_string(NLOHMANN_JSON_VERSION_MINOR);
+  write_results(results, config.resolved, info, config.output.replicate_values,
+                config.output.directory);
+  if (!quiet) {
+    std::cout << format_summary_table(results);
+    std::cout << "wrote " << config.output.directory.string() << " (" << results.cells.size()
+              << " cells, " << info.seconds << " s, " << threads << " threads)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace calbench
+
+int main(int argc, char** argv) {
+  using namespace calbench;
+  CLI::App app{"calbench: fake classifiers with known calibration, for benchmarking calibration "
+               "metrics, recalibration and decisions"};
+  app.set_version_flag("--version", std::string("calbench ") + version + " (" + git_revision + ")");
+  app.require_subcommand(1);
+
+  std::string config_file, out_dir, kind;
+  std::size_t threads = static_cast<std::size_t>(tbb::info::default_concurrency());
+  bool quiet = false;
+
+  auto* run = app.add_subcommand("run", "run an experiment config and write its results");
+  run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
+  run->add_option("--threads", threads, "worker threads (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--out", out_dir, "output directory (overrides output.directory)");
+  run->add_flag("--quiet", quiet, "no progress and no summary table");
+
+  auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
+  validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
+
+  auto* list = app.add_subcommand("list", "print the registry: estimators, maps, families, ...");
+  list->add_option("KIND", kind, "estimators | maps | families | scenarios | quantities");
+
+  BenchOptions bench_options;
+  auto* bench = app.add_subcommand("bench", "measure throughput (docs/performance.md)");
+  bench->add_option("--workload", bench_options.workloads, "W1, W2, W3, truth (default: all)");
+  bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported");
+  bench->add_option("--replicates", bench_options.replicate_scale,
+                    "fraction of each workload's replicates to run (default 1)");
+  bench->add_option("--threads", bench_options.threads, "thread counts to measure (default 1 and all)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (*run) return run_command(config_file, threads, out_dir, quiet);
+    if (*validate) {
+      const ExperimentConfig config = load_experiment(config_file);
+      std::cout << describe_cells(config);
+      return 0;
+    }
+    if (*list) {
+      std::cout << format_registry(kind);
+      return 0;
+    }
+    if (*bench) return run_bench(bench_options, std::cout);
+  } catch (const ConfigError& e) {
+    for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "calbench: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

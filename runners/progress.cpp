@@ -1,0 +1,54 @@
+#include "runners/progress.hpp"
+
+#include <cstdio>
+#include <unistd.h>
+
+namespace calbench {
+
+Progress::Progress(std::string what, bool enabled)
+    : what_(std::move(what)),
+      enabled_(enabled),
+      terminal_(::isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
+
+void Progress::update(std::size_t done, std::size_t total) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto interval = terminal_ ? std::chrono::milliseconds(200) : std::chrono::seconds(5);
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  last_done_ = std::max(last_done_, done);
+  last_total_ = total;
+  if (now - last_ < interval) return;
+  last_ = now;
+  draw(last_done_, total, false);
+}
+
+void Progress::finish() {
+  if (!enabled_) return;
+  std::lock_guard lock(mutex_);
+  if (drawn_ && terminal_) std::fputc('\n', stderr);
+}
+
+void Progress::draw(std::size_t done, std::size_t total, bool) {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
+  const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+  const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+  if (terminal_) {
+    constexpr int width = 30;
+    const int filled = static_cast<int>(frac * width);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu replicates  %.0f/s  ETA %.0fs ", what_.c_str(),
+                 filled, "##############################", width - filled, "", done, total, rate,
+                 eta);
+  } else {
+    std::fprintf(stderr, "%s: %zu/%zu replicates (%.0f%%), %.0f/s, ETA %.0fs\n", what_.c_str(),
+                 done, total, 100.0 * frac, rate, eta);
+  }
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+}  // namespace calbench

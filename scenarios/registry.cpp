@@ -1,0 +1,23 @@
+#include "scenarios/registry.hpp"
+
+#include "core/error.hpp"
+
+namespace calbench {
+
+const std::vector<ScenarioRunner>& scenario_table() {
+  static const std::vector<ScenarioRunner> table = {
+      {"estimator_bias", &run_estimator_bias},
+  };
+  return table;
+}
+
+ScenarioFunction find_scenario(std::string_view name) {
+  std::string valid;
+  for (const auto& e : scenario_table()) {
+    if (e.name == name) return e.run;
+    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+  }
+  throw ConfigError({"unknown scenario \"" + std::string(name) + "\"; valid: " + valid});
+}
+
+}  // namespace calbench
