@@ -15,7 +15,8 @@ ScenarioFunction find_scenario(std::string_view name) {
   std::string valid;
   for (const auto& e : scenario_table()) {
     if (e.name == name) return e.run;
-    valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+    if (!valid.empty()) valid.append(", ");
+    valid.append(e.name);
   }
   throw ConfigError({"unknown scenario \"" + std::string(name) + "\"; valid: " + valid});
 }

@@ -159,12 +159,14 @@ std::optional<TruthSettings> parse_truth(ObjectReader& top) {
   const Json* value = top.find("truth");
   ObjectReader t(value != nullptr ? *value : empty_object(), top.pointer_to("truth"),
                  top.problems());
-  t.allow_only({"samples"});
+  t.allow_only({"samples", "tolerance"});
   const auto samples = t.unsigned_integer("samples", 1000, TruthSettings{}.samples);
+  const auto tolerance = t.positive("tolerance", TruthSettings{}.tolerance);
   top.set_resolved("truth", t.take_resolved());
-  if (!samples) return std::nullopt;
+  if (!samples || !tolerance) return std::nullopt;
   TruthSettings settings;
   settings.samples = *samples;
+  settings.tolerance = *tolerance;
   return settings;
 }
 

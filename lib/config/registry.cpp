@@ -424,7 +424,8 @@ std::string format_maps() {
   std::string out =
       "MISCALIBRATION MAPS  (\"generator\": {\"miscalibration\": {\"map\": NAME, PARAMS...}})\n";
   for (const auto& m : map_registry()) {
-    out += "\n" + labelled("  ", m.name, m.summary);
+    out.append(1, '\n');
+    out += labelled("  ", m.name, m.summary);
     out += format_params(m.params);
   }
   return out;
@@ -433,7 +434,8 @@ std::string format_maps() {
 std::string format_families() {
   std::string out = "FAMILIES  (\"generator\": {\"family\": NAME, PARAMS...})\n";
   for (const auto& f : family_registry()) {
-    out += "\n" + labelled("  ", f.name, f.summary);
+    out.append(1, '\n');
+    out += labelled("  ", f.name, f.summary);
     out += format_params(f.params);
   }
   return out;

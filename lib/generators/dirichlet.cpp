@@ -44,8 +44,10 @@ DirichletGenerator::DirichletGenerator(DirichletSpec spec) : spec_(std::move(spe
 
 std::string DirichletGenerator::canonical_text() const {
   std::string out = "dirichlet:K=" + std::to_string(spec_.classes) + ":alpha=[";
-  for (std::size_t k = 0; k < spec_.classes; ++k)
-    out += (k ? "," : "") + format_double(spec_.alpha[k]);
+  for (std::size_t k = 0; k < spec_.classes; ++k) {
+    if (k > 0) out.append(1, ',');
+    out.append(format_double(spec_.alpha[k]));
+  }
   return out + "]:" + calbench::canonical_text(spec_.map);
 }
 

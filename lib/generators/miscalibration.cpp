@@ -125,7 +125,10 @@ std::string canonical_text(const MiscalibrationMap& map) {
   std::string out = map_name(map);
   auto list = [](const std::vector<double>& v) {
     std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + format_double(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i > 0) s.append(1, ',');
+      s.append(format_double(v[i]));
+    }
     return s + "]";
   };
   std::visit(
@@ -204,7 +207,7 @@ bool is_injective(const MiscalibrationMap& map, std::size_t classes) {
   }
 }
 
-bool has_sign_constant_top_gap(const MiscalibrationMap& map) {
+bool has_sign_constant_top_gap(const MiscalibrationMap& map, std::size_t classes) {
   switch (map.index()) {
     case 0:
     case 1:
@@ -214,7 +217,7 @@ bool has_sign_constant_top_gap(const MiscalibrationMap& map) {
       return std::all_of(t.begin(), t.end(), [&](double v) { return v == t.front(); });
     }
     case 3:
-      return std::get<TopLabelMap>(map).gamma <= 1.0;
+      return std::get<TopLabelMap>(map).gamma <= 1.0 || classes == 2;
     default:
       return false;
   }

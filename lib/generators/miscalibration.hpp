@@ -60,10 +60,11 @@ bool is_injective(const MiscalibrationMap& map, std::size_t classes);
 
 // True when P(y = argmax p | Z) - Z has one sign for every Z = max p, so that
 // ece_top_l1 = |E[Z] - accuracy| (temperature either side of 1, top_label with gamma <= 1,
-// identity). The proof for temperature: for T < 1, max_k c_k^(1/T)/sum_j c_j^(1/T)
+// identity; and top_label with any gamma when K = 2, where no runner-up can overtake). The
+// proof for temperature: for T < 1, max_k c_k^(1/T)/sum_j c_j^(1/T)
 // = 1/sum_j (c_j/m)^(1/T) >= 1/sum_j (c_j/m) = m, so Z >= max c pointwise and the argmax is
 // kept, hence E[max c | Z] <= Z; T > 1 reverses every inequality.
-bool has_sign_constant_top_gap(const MiscalibrationMap& map);
+bool has_sign_constant_top_gap(const MiscalibrationMap& map, std::size_t classes);
 
 // The top-label map's g and its derivative, exposed for the truth engine.
 double top_label_g(double m, double gamma, std::size_t classes);

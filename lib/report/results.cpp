@@ -29,6 +29,13 @@ std::string csv_value(const ojson& v) {
 
 std::string csv_optional(const std::optional<double>& v) { return v ? format_double(*v) : ""; }
 
+// sample_size and replicates always have their own columns in cells.csv; a swept one is not
+// repeated as a parameter column, since two columns of one name make a table that pandas reads
+// as "sample_size.1" and other readers reject.
+bool has_own_column(const std::string& key) {
+  return key == "sample_size" || key == "replicates";
+}
+
 ojson summary_json(const ResultSet& r) {
   ojson out;
   out["meta"] = meta_block(r);
@@ -70,13 +77,15 @@ ojson summary_json(const ResultSet& r) {
 std::string cells_csv(const ResultSet& r) {
   std::ostringstream out;
   out << "cell";
-  for (const auto& k : r.sweep_keys) out << ',' << csv_escape(k);
+  for (const auto& k : r.sweep_keys)
+    if (!has_own_column(k)) out << ',' << csv_escape(k);
   out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
          "bias,rmse,se_bias\n";
   for (const auto& c : r.cells) {
     for (const auto& e : c.estimators) {
       out << c.index;
-      for (const auto& [k, v] : c.swept) out << ',' << csv_value(v);
+      for (const auto& [k, v] : c.swept)
+        if (!has_own_column(k)) out << ',' << csv_value(v);
       std::string method, error;
       for (const auto& t : c.truth)
         if (t.quantity == e.target) {

@@ -210,61 +210,80 @@ bool classes_exchangeable(const DirichletGenerator& g) {
          (std::holds_alternative<PowerMap>(map) && preserves_argmax(map, g.classes()));
 }
 
-void run_group(const DirichletGenerator& gen, std::uint64_t key, std::size_t group,
-               std::size_t count, bool pooled, GroupResult& out) {
-  const std::size_t K = gen.classes();
-  const auto& spec = gen.spec();
-  const bool injective = is_injective(spec.map, K);
-  Engine engine = make_engine({key, group, 0, Purpose::truth});
-  DirichletScratch scratch;
-  scratch.reserve(K);
-  std::vector<double> c(K), log_c(K), p(K), log_p(K), tmp(K), r(K);
-  out.top.resize(fine_bins);
-  out.classwise.resize(fine_bins * (pooled ? 1 : K));
-  const double gamma =
-      std::holds_alternative<TopLabelMap>(spec.map) ? std::get<TopLabelMap>(spec.map).gamma : 1.0;
-  for (std::size_t i = 0; i < count; ++i) {
-    gen.draw_truth(engine, c, log_c, scratch);
-    apply(spec.map, c, log_c, p, log_p, tmp);
-    std::size_t top = 0;
-    for (std::size_t k = 1; k < K; ++k)
-      if (p[k] > p[top]) top = k;
-    const double Z = p[top];
-    const double gap = c[top] - Z;
-    double sum_sq_p = 0.0, cross = 0.0, nll = 0.0, sum_sq_c = 0.0, neg_ent = 0.0, max_c = 0.0;
-    for (std::size_t k = 0; k < K; ++k) {
-      sum_sq_p += p[k] * p[k];
-      cross += p[k] * c[k];
-      if (c[k] > 0.0) {
-        nll -= c[k] * log_p[k];
-        neg_ent += c[k] * log_c[k];
-      }
-      sum_sq_c += c[k] * c[k];
-      max_c = std::max(max_c, c[k]);
-    }
-    if (!injective) top_label_posterior_mean(p, log_p, spec.alpha, gamma, r);
-    const std::vector<double>& truth_p = injective ? c : r;
-    double l1 = 0.0, l2 = 0.0;
-    for (std::size_t k = 0; k < K; ++k) {
-      const double d = truth_p[k] - p[k];
-      l1 += std::abs(d);
-      l2 += d * d;
-    }
-    out.moments.add({c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
-                    {sum_sq_c, neg_ent, max_c});
-    out.top.add(fine_bin(Z), gap);
-    for (std::size_t k = 0; k < K; ++k)
-      out.classwise.add((pooled ? 0 : k * fine_bins) + fine_bin(p[k]), c[k] - p[k]);
+// One group's stream and accumulators; `draw` continues where the previous call stopped.
+class GroupSampler {
+ public:
+  GroupSampler(const DirichletGenerator& gen, std::uint64_t key, std::size_t group, bool pooled)
+      : gen_(gen),
+        engine_(make_engine({key, group, 0, Purpose::truth})),
+        pooled_(pooled),
+        injective_(is_injective(gen.spec().map, gen.classes())) {
+    const std::size_t K = gen.classes();
+    scratch_.reserve(K);
+    for (auto* v : {&c_, &log_c_, &p_, &log_p_, &tmp_, &r_}) v->resize(K);
+    result_.top.resize(fine_bins);
+    result_.classwise.resize(fine_bins * (pooled ? 1 : K));
+    const auto& map = gen.spec().map;
+    gamma_ = std::holds_alternative<TopLabelMap>(map) ? std::get<TopLabelMap>(map).gamma : 1.0;
   }
-}
 
-BinSums merge_bins(const std::vector<GroupResult>& results, BinSums GroupResult::*member,
+  void draw(std::size_t count) {
+    const std::size_t K = gen_.classes();
+    const auto& spec = gen_.spec();
+    for (std::size_t i = 0; i < count; ++i) {
+      gen_.draw_truth(engine_, c_, log_c_, scratch_);
+      apply(spec.map, c_, log_c_, p_, log_p_, tmp_);
+      std::size_t top = 0;
+      for (std::size_t k = 1; k < K; ++k)
+        if (p_[k] > p_[top]) top = k;
+      const double Z = p_[top];
+      const double gap = c_[top] - Z;
+      double sum_sq_p = 0.0, cross = 0.0, nll = 0.0, sum_sq_c = 0.0, neg_ent = 0.0, max_c = 0.0;
+      for (std::size_t k = 0; k < K; ++k) {
+        sum_sq_p += p_[k] * p_[k];
+        cross += p_[k] * c_[k];
+        if (c_[k] > 0.0) {
+          nll -= c_[k] * log_p_[k];
+          neg_ent += c_[k] * log_c_[k];
+        }
+        sum_sq_c += c_[k] * c_[k];
+        max_c = std::max(max_c, c_[k]);
+      }
+      if (!injective_) top_label_posterior_mean(p_, log_p_, spec.alpha, gamma_, r_);
+      const std::vector<double>& truth_p = injective_ ? c_ : r_;
+      double l1 = 0.0, l2 = 0.0;
+      for (std::size_t k = 0; k < K; ++k) {
+        const double d = truth_p[k] - p_[k];
+        l1 += std::abs(d);
+        l2 += d * d;
+      }
+      result_.moments.add({c_[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
+                          {sum_sq_c, neg_ent, max_c});
+      result_.top.add(fine_bin(Z), gap);
+      for (std::size_t k = 0; k < K; ++k)
+        result_.classwise.add((pooled_ ? 0 : k * fine_bins) + fine_bin(p_[k]), c_[k] - p_[k]);
+    }
+  }
+
+  const GroupResult& result() const { return result_; }
+
+ private:
+  const DirichletGenerator& gen_;
+  Engine engine_;
+  bool pooled_, injective_;
+  double gamma_ = 1.0;
+  DirichletScratch scratch_;
+  std::vector<double> c_, log_c_, p_, log_p_, tmp_, r_;
+  GroupResult result_;
+};
+
+BinSums merge_bins(const std::vector<GroupSampler>& groups_, BinSums GroupResult::*member,
                    int parity) {
   BinSums out;
-  out.resize((results[0].*member).n.size());
-  for (std::size_t g = 0; g < results.size(); ++g) {
+  out.resize((groups_[0].result().*member).n.size());
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
     if (parity >= 0 && static_cast<int>(g % 2) != parity) continue;
-    const BinSums& b = results[g].*member;
+    const BinSums& b = groups_[g].result().*member;
     for (std::size_t i = 0; i < b.n.size(); ++i) {
       out.n[i] += b.n[i];
       out.s[i] += b.s[i];
@@ -293,6 +312,9 @@ TruthValue abs_value(const BinSums& all, const BinSums& a, const BinSums& b, std
   // standard error plus half the bracket.
   return {0.5 * (plug + cross), TruthMethod::monte_carlo, se + 0.5 * std::abs(plug - cross)};
 }
+
+GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSampler>& samplers,
+                      const std::array<double, controls>& mu, bool pooled);
 
 }  // namespace
 
@@ -345,21 +367,38 @@ void top_label_posterior_mean(std::span<const double> p, std::span<const double>
 }
 
 GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
-  const std::size_t K = gen.classes();
   const auto& spec = gen.spec();
   const std::uint64_t key = hash64(gen.canonical_text());
   const bool pooled = classes_exchangeable(gen);
-  const std::size_t per_group = (settings.samples + groups - 1) / groups;
-  std::vector<GroupResult> results(groups);
-  tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t g) {
-    run_group(gen, key, g, per_group, pooled, results[g]);
-  });
-  Moments M;
-  for (const auto& r : results) M.merge(r.moments);  // fixed order
-  const double N = M.n;
   const std::array<double, controls> mu = {expected_sum_squares(spec.alpha),
                                            expected_neg_entropy(spec.alpha),
                                            expected_max(spec.alpha).value};
+  std::vector<GroupSampler> samplers;
+  for (std::size_t g = 0; g < groups; ++g) samplers.emplace_back(gen, key, g, pooled);
+  // Rounds of samples/8 vectors; stop once every error is within the tolerance.
+  constexpr std::size_t rounds = 8;
+  const std::size_t per_round = std::max<std::size_t>(
+      1, (settings.samples + groups * rounds - 1) / (groups * rounds));
+  GroundTruth t;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t g) { samplers[g].draw(per_round); });
+    t = summarise(gen, samplers, mu, pooled);
+    double worst = 0.0;
+    for (Quantity q : all_quantities) worst = std::max(worst, t[q].error);
+    if (worst <= settings.tolerance) break;
+  }
+  return t;
+}
+
+namespace {
+
+GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSampler>& samplers,
+                      const std::array<double, controls>& mu, bool pooled) {
+  const std::size_t K = gen.classes();
+  const auto& spec = gen.spec();
+  Moments M;
+  for (const auto& s : samplers) M.merge(s.result().moments);  // fixed order
+  const double N = M.n;
   GroundTruth t;
   t[Quantity::accuracy] = controlled_mean(M, t_acc, mu);
   TruthValue gap = controlled_mean(M, t_gap, mu);
@@ -373,13 +412,13 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
                                l2 > 0.0 ? l2sq.error / (2.0 * l2) : std::sqrt(l2sq.error)};
 
   // Top-label calibration error.
-  const BinSums top_all = merge_bins(results, &GroupResult::top, -1);
-  const BinSums top_a = merge_bins(results, &GroupResult::top, 0);
-  const BinSums top_b = merge_bins(results, &GroupResult::top, 1);
+  const BinSums top_all = merge_bins(samplers, &GroupResult::top, -1);
+  const BinSums top_a = merge_bins(samplers, &GroupResult::top, 0);
+  const BinSums top_b = merge_bins(samplers, &GroupResult::top, 1);
   const bool z_determines_gap =
       std::holds_alternative<IdentityMap>(spec.map) ||
-      (std::holds_alternative<TopLabelMap>(spec.map) && has_sign_constant_top_gap(spec.map));
-  if (has_sign_constant_top_gap(spec.map)) {
+      (std::holds_alternative<TopLabelMap>(spec.map) && has_sign_constant_top_gap(spec.map, spec.classes));
+  if (has_sign_constant_top_gap(spec.map, spec.classes)) {
     t[Quantity::ece_top_l1] = {std::abs(gap.value), TruthMethod::monte_carlo, gap.error};
   } else {
     t[Quantity::ece_top_l1] = abs_value(top_all, top_a, top_b, 1, N);
@@ -403,9 +442,9 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
                                v > 0.0 ? err_sq / (2.0 * v) : std::sqrt(err_sq)};
   }
 
-  const BinSums cw_all = merge_bins(results, &GroupResult::classwise, -1);
-  const BinSums cw_a = merge_bins(results, &GroupResult::classwise, 0);
-  const BinSums cw_b = merge_bins(results, &GroupResult::classwise, 1);
+  const BinSums cw_all = merge_bins(samplers, &GroupResult::classwise, -1);
+  const BinSums cw_a = merge_bins(samplers, &GroupResult::classwise, 0);
+  const BinSums cw_b = merge_bins(samplers, &GroupResult::classwise, 1);
   if (pooled) {
     // One channel holding all K classes: N K values, averaged = the mean over classes.
     TruthValue v = abs_value(cw_all, cw_a, cw_b, 1, N * static_cast<double>(K));
@@ -415,6 +454,8 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   }
   return t;
 }
+
+}  // namespace
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();

@@ -1,0 +1,55 @@
+#pragma once
+// Loads ../shared/reference datasets (CSV: label, then K probabilities; shortest round-trip
+// floats, so strtod gives the exact doubles) and reference.json.
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "generators/sample.hpp"
+
+namespace calbench::testing {
+
+inline std::string shared_dir() { return CALBENCH_SHARED_DIR; }
+
+inline Sample load_reference_dataset(const std::string& name) {
+  std::ifstream in(shared_dir() + "/reference/datasets/" + name + ".csv");
+  if (!in) throw std::runtime_error("cannot open reference dataset " + name);
+  std::vector<double> p;
+  std::vector<std::uint32_t> labels;
+  std::size_t classes = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::stringstream ss(line);
+    std::string field;
+    std::getline(ss, field, ',');
+    labels.push_back(static_cast<std::uint32_t>(std::stoul(field)));
+    std::size_t k = 0;
+    while (std::getline(ss, field, ',')) {
+      p.push_back(std::strtod(field.c_str(), nullptr));
+      ++k;
+    }
+    classes = k;
+  }
+  return make_sample(classes, std::move(p), std::move(labels));
+}
+
+inline const nlohmann::json& reference_values() {
+  static const nlohmann::json values = [] {
+    std::ifstream in(shared_dir() + "/reference/reference.json");
+    return nlohmann::json::parse(in);
+  }();
+  return values;
+}
+
+inline const nlohmann::json& manifest() {
+  static const nlohmann::json m = [] {
+    std::ifstream in(shared_dir() + "/reference/datasets/manifest.json");
+    return nlohmann::json::parse(in);
+  }();
+  return m;
+}
+
+}  // namespace calbench::testing

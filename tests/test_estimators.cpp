@@ -1,0 +1,201 @@
+// Estimators: reference values of independent implementations (../shared/reference), the
+// binning convention on edges, edge cases, and convergence to the ground truth.
+#include <catch2/catch.hpp>
+#include <cfloat>
+#include <cmath>
+
+#include "core/running_stats.hpp"
+#include "estimators/binned_ece.hpp"
+#include "estimators/proper_scores.hpp"
+#include "generators/dirichlet.hpp"
+#include "reference_data.hpp"
+#include "truth/truth_engine.hpp"
+
+using namespace calbench;
+using calbench::testing::load_reference_dataset;
+using calbench::testing::manifest;
+using calbench::testing::reference_values;
+
+namespace {
+
+double ece(const Sample& s, std::size_t bins, Binning binning, Norm norm) {
+  EstimatorWorkspace ws;
+  return BinnedEce({bins, binning, norm}).estimate(s, ws);
+}
+
+// The probability datasets (logits_* hold logits, not probabilities).
+std::vector<std::string> probability_datasets() {
+  std::vector<std::string> out;
+  for (const auto& [name, info] : manifest().items())
+    if (info.at("kind") == "probs") out.push_back(name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("equal-width bins are right-closed with exact decimal edges", "[unit][estimators]") {
+  CHECK(equal_width_bin(0.0, 10) == 0);
+  CHECK(equal_width_bin(0.1, 10) == 0);  // (0, 0.1]
+  CHECK(equal_width_bin(std::nextafter(0.1, 1.0), 10) == 1);
+  CHECK(equal_width_bin(0.3, 10) == 2);  // 0.3 * 10 rounds to 3, still (0.2, 0.3]
+  CHECK(equal_width_bin(0.7, 10) == 6);
+  CHECK(equal_width_bin(1.0, 10) == 9);
+  CHECK(equal_width_bin(0.5, 1) == 0);
+  for (int b = 1; b <= 15; ++b) {
+    const double edge = b / 15.0;
+    CHECK(equal_width_bin(edge, 15) == static_cast<std::size_t>(b - 1));
+    if (b < 15) CHECK(equal_width_bin(std::nextafter(edge, 1.0), 15) == static_cast<std::size_t>(b));
+  }
+}
+
+// Kumar et al.'s `calibration` package computes its edges by division and bins right-closed,
+// and splits equal-mass bins as array_split with midpoint edges: calbench's conventions. It
+// agrees with calbench to the last bits on every dataset, edge datasets included.
+TEST_CASE("ece matches the reference implementations", "[unit][estimators][reference]") {
+  const auto& ref = reference_values();
+  int compared = 0;
+  for (const auto& name : probability_datasets()) {
+    const Sample s = load_reference_dataset(name);
+    const auto& values = ref.at(name);
+    for (std::size_t B : {4u, 8u, 10u, 15u}) {
+      INFO(name << ", B = " << B);
+      const auto key = [&](const char* stem) { return std::string(stem) + std::to_string(B); };
+      if (values.contains(key("ece_top_ew_")) && values[key("ece_top_ew_")].contains("kumar")) {
+        CHECK(ece(s, B, Binning::equal_width, Norm::l1) ==
+              Approx(values[key("ece_top_ew_")]["kumar"].get<double>()).margin(1e-12));
+        ++compared;
+      }
+      if (values.contains(key("ce_l2_top_ew_")) && values[key("ce_l2_top_ew_")].contains("kumar")) {
+        CHECK(ece(s, B, Binning::equal_width, Norm::l2) ==
+              Approx(values[key("ce_l2_top_ew_")]["kumar"].get<double>()).margin(1e-12));
+        ++compared;
+      }
+      if (values.contains(key("ece_top_em_")) && values[key("ece_top_em_")].contains("kumar")) {
+        CHECK(ece(s, B, Binning::equal_mass, Norm::l1) ==
+              Approx(values[key("ece_top_em_")]["kumar"].get<double>()).margin(1e-12));
+        ++compared;
+      }
+      if (values.contains(key("ce_l2_top_em_")) && values[key("ce_l2_top_em_")].contains("kumar")) {
+        CHECK(ece(s, B, Binning::equal_mass, Norm::l2) ==
+              Approx(values[key("ce_l2_top_em_")]["kumar"].get<double>()).margin(1e-12));
+        ++compared;
+      }
+      // MCE: kyle and sklearn bin right-closed on linspace edges, which equal ours but on the
+      // edge datasets; compare on the random (dir_*) datasets.
+      if (name.rfind("dir_", 0) == 0 && values.contains(key("mce_top_ew_")) &&
+          values[key("mce_top_ew_")].contains("kyle")) {
+        CHECK(ece(s, B, Binning::equal_width, Norm::max) ==
+              Approx(values[key("mce_top_ew_")]["kyle"].get<double>()).margin(1e-12));
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 100);
+}
+
+TEST_CASE("brier, nll and accuracy match the reference implementations",
+          "[unit][estimators][reference]") {
+  const auto& ref = reference_values();
+  EstimatorWorkspace ws;
+  for (const auto& name : probability_datasets()) {
+    const Sample s = load_reference_dataset(name);
+    const auto& values = ref.at(name);
+    INFO(name);
+    if (values.contains("brier") && values["brier"].contains("own_direct"))
+      CHECK(BrierEstimator().estimate(s, ws) ==
+            Approx(values["brier"]["own_direct"].get<double>()).margin(1e-12));
+    if (values.contains("accuracy") && values["accuracy"].contains("kyle") &&
+        values["accuracy"]["kyle"].is_number())
+      CHECK(AccuracyEstimator().estimate(s, ws) ==
+            Approx(values["accuracy"]["kyle"].get<double>()).margin(1e-12));
+    if (values.contains("nll") && values["nll"].contains("own_direct")) {
+      const auto& v = values["nll"]["own_direct"];
+      if (v.is_number()) {
+        CHECK(NllEstimator().estimate(s, ws) == Approx(v.get<double>()).margin(1e-12));
+      } else {
+        // "inf": a zero probability on the true class; calbench clamps at DBL_MIN (documented).
+        CHECK(std::isfinite(NllEstimator().estimate(s, ws)));
+      }
+    }
+  }
+}
+
+TEST_CASE("equal-mass bins send ties across a split to the lower bin", "[unit][estimators]") {
+  // Scores 0.2, 0.5, 0.5, 0.5, 0.9 with 2 bins: parts of 3 and 2, the split falls inside the
+  // run of 0.5s, so all three go to the lower bin: {0.2, 0.5, 0.5, 0.5} and {0.9}.
+  const std::vector<double> scores = {0.5, 0.9, 0.2, 0.5, 0.5};
+  const std::vector<double> outcomes = {1, 1, 0, 0, 0};
+  EstimatorWorkspace ws;
+  // bin 1: mean score 0.425, mean outcome 0.25 -> gap 0.175, weight 4/5; bin 2: gap 0.1, 1/5.
+  CHECK(binned_calibration_error(scores, outcomes, Binning::equal_mass, 2, Norm::l1, ws) ==
+        Approx(0.8 * 0.175 + 0.2 * 0.1).margin(1e-15));
+  CHECK(binned_calibration_error(scores, outcomes, Binning::equal_mass, 2, Norm::max, ws) ==
+        Approx(0.175).margin(1e-15));
+  // More bins than samples: B := n, one sample per bin but for the tied run.
+  CHECK(binned_calibration_error(scores, outcomes, Binning::equal_mass, 50, Norm::l1, ws) ==
+        Approx((0.2 + 0.5 * 3 - 1 + 0.1) / 5.0).margin(1e-15));
+}
+
+TEST_CASE("estimators survive the edge cases", "[unit][estimators]") {
+  EstimatorWorkspace ws;
+  const std::vector<std::pair<std::size_t, std::vector<double>>> cases = {
+      {2, {1.0, 0.0}},                         // n = 1, confidence exactly 1
+      {3, {1.0, 0.0, 0.0, 0.0, 1.0, 0.0}},     // exact zeros and ones
+      {3, {0.4, 0.4, 0.2, 0.4, 0.4, 0.2}},     // ties in the maximum, identical rows
+      {2, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}},     // every prediction identical
+  };
+  for (const auto& [K, p] : cases) {
+    const std::size_t n = p.size() / K;
+    std::vector<std::uint32_t> labels(n, static_cast<std::uint32_t>(K - 1));  // often wrong
+    const Sample s = make_sample(K, p, labels);
+    for (Binning b : {Binning::equal_width, Binning::equal_mass})
+      for (Norm norm : {Norm::l1, Norm::l2, Norm::max})
+        for (std::size_t B : {1u, 15u}) {
+          const double v = ece(s, B, b, norm);
+          REQUIRE(std::isfinite(v));
+          REQUIRE(v >= 0.0);
+          REQUIRE(v <= 1.0);
+        }
+    REQUIRE(std::isfinite(BrierEstimator().estimate(s, ws)));
+    REQUIRE(std::isfinite(NllEstimator().estimate(s, ws)));
+  }
+  // A confidently wrong prediction: NLL is clamped at -log(DBL_MIN), not inf.
+  const Sample wrong = make_sample(2, {1.0, 0.0}, {1});
+  CHECK(NllEstimator().estimate(wrong, ws) == Approx(-std::log(DBL_MIN)));
+  CHECK(BrierEstimator().estimate(wrong, ws) == Approx(2.0));
+  // Ties in the maximum: the lowest index is the prediction.
+  const Sample tie = make_sample(3, {0.4, 0.4, 0.2}, {1});
+  CHECK(tie.predicted[0] == 0);
+  CHECK(AccuracyEstimator().estimate(tie, ws) == 0.0);
+}
+
+// For temperature maps the top-label gap has one sign, so the population value of the binned
+// L1 ECE equals ece_top_l1 exactly for any bins; at n = 200,000 the finite-sample bias is far
+// below the tolerance. Tolerance: 4.5 standard errors of the replicate mean plus the truth's
+// own error.
+TEST_CASE("ece, brier, nll and accuracy converge to their targets", "[stat][estimators]") {
+  DirichletGenerator gen({10, {0.5}, TemperatureMap{0.7}});
+  const GroundTruth truth = compute_truth(gen, TruthSettings{});
+  const std::vector<std::shared_ptr<Estimator>> estimators = {
+      std::make_shared<BinnedEce>(BinnedEceSpec{15, Binning::equal_width, Norm::l1}),
+      std::make_shared<BinnedEce>(BinnedEceSpec{15, Binning::equal_mass, Norm::l1}),
+      std::make_shared<BrierEstimator>(), std::make_shared<NllEstimator>(),
+      std::make_shared<AccuracyEstimator>()};
+  std::vector<RunningStats> stats(estimators.size());
+  Sample s;
+  DirichletScratch scratch;
+  EstimatorWorkspace ws;
+  for (std::size_t r = 0; r < 12; ++r) {
+    Engine engine = make_engine({99, 0, r, Purpose::sample});
+    gen.sample(engine, 200'000, s, scratch);
+    for (std::size_t e = 0; e < estimators.size(); ++e)
+      stats[e].add(estimators[e]->estimate(s, ws));
+  }
+  for (std::size_t e = 0; e < estimators.size(); ++e) {
+    const Quantity q = *estimators[e]->target();
+    INFO(to_string(q) << " estimator " << e << ": mean " << stats[e].mean() << ", truth "
+                      << truth[q].value);
+    CHECK(std::abs(stats[e].mean() - truth[q].value) <
+          4.5 * stats[e].standard_error() + truth[q].error);
+  }
+}

@@ -1,0 +1,164 @@
+// Generators: maps keep the simplex and (where the design says so) the argmax; sampled
+// moments match their formulas within stated standard errors.
+#include <boost/math/special_functions/digamma.hpp>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <numeric>
+
+#include "core/running_stats.hpp"
+#include "generators/dirichlet.hpp"
+
+using namespace calbench;
+
+namespace {
+
+// All tolerances below are z standard errors; with about 60 checks in this file, z = 4.5
+// keeps the family-wise false-alarm rate under 0.05% (Bonferroni: 60 * 6.8e-6).
+constexpr double z = 4.5;
+
+std::vector<MiscalibrationMap> maps_for(std::size_t K) {
+  std::vector<double> t(K), W(K * K, 0.0), b(K, 0.0);
+  for (std::size_t k = 0; k < K; ++k) {
+    t[k] = 0.5 + 0.25 * static_cast<double>(k);
+    W[k * K + k] = 1.3;
+    if (k + 1 < K) W[k * K + k + 1] = 0.2;
+    b[k] = 0.1 * static_cast<double>(k);
+  }
+  return {IdentityMap{},       TemperatureMap{0.5}, TemperatureMap{2.0}, PowerMap{t},
+          TopLabelMap{0.5},    TopLabelMap{2.0},    AffineLogitMap{W, b}};
+}
+
+}  // namespace
+
+TEST_CASE("every map keeps vectors on the simplex, argmax where promised", "[unit][generators]") {
+  for (std::size_t K : {2u, 3u, 10u}) {
+    for (const auto& map : maps_for(K)) {
+      for (double alpha : {0.01, 0.3, 2.0}) {
+        DirichletGenerator gen({K, {alpha}, map});
+        Engine engine = make_engine({11, K, 0, Purpose::sample});
+        DirichletScratch scratch;
+        scratch.reserve(K);
+        std::vector<double> c(K), log_c(K), p(K), log_p(K), tmp(K);
+        for (int i = 0; i < 2000; ++i) {
+          gen.draw_truth(engine, c, log_c, scratch);
+          apply(map, c, log_c, p, log_p, tmp);
+          double sum = 0.0;
+          for (std::size_t k = 0; k < K; ++k) {
+            REQUIRE(p[k] >= 0.0);
+            REQUIRE(std::isfinite(log_p[k]));
+            REQUIRE(std::isfinite(log_c[k]));
+            sum += p[k];
+          }
+          REQUIRE(sum == Approx(1.0).margin(1e-12));
+          if (preserves_argmax(map, K)) {
+            const auto ac = std::max_element(c.begin(), c.end()) - c.begin();
+            const auto ap = std::max_element(p.begin(), p.end()) - p.begin();
+            // Ties in c (underflowed zeros aside) have probability 0.
+            if (c[static_cast<std::size_t>(ac)] > 0.0) REQUIRE(ac == ap);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("temperature and top_label follow their definitions", "[unit][generators]") {
+  const std::vector<double> c = {0.40, 0.39, 0.21};
+  std::vector<double> log_c(3), p(3), log_p(3), tmp(3);
+  for (int k = 0; k < 3; ++k) log_c[k] = std::log(c[k]);
+  // The design's example: gamma = 2 lets the runner-up overtake.
+  apply(TopLabelMap{2.0}, c, log_c, p, log_p, tmp);
+  CHECK(p[0] == Approx(0.340).margin(1e-12));  // 1/3 + (2/3) 0.1^2
+  CHECK(p[1] == Approx(0.429).margin(1e-12));  // 0.39 * (1 - 0.34)/(1 - 0.40)
+  CHECK(p[2] == Approx(0.231).margin(1e-12));
+  CHECK(log_p[1] == Approx(std::log(0.429)).margin(1e-12));
+  // p_k ∝ c_k^(1/T), by hand for T = 0.5.
+  apply(TemperatureMap{0.5}, c, log_c, p, log_p, tmp);
+  const double s = 0.16 + 0.1521 + 0.0441;
+  CHECK(p[0] == Approx(0.16 / s).margin(1e-14));
+  CHECK(p[2] == Approx(0.0441 / s).margin(1e-14));
+  // top_label with gamma = 1 is the identity.
+  apply(TopLabelMap{1.0}, c, log_c, p, log_p, tmp);
+  for (int k = 0; k < 3; ++k) CHECK(p[k] == Approx(c[k]).margin(1e-14));
+}
+
+TEST_CASE("gamma sampler: mean, variance and E[log G] = digamma(alpha)", "[stat][generators]") {
+  for (double alpha : {0.01, 0.1, 0.5, 1.0, 2.5, 10.0}) {
+    GammaSampler sampler(alpha);
+    Engine engine = make_engine({3, 0, 0, Purpose::sample});
+    RunningStats value, log_value, sq_dev;
+    const int N = 400'000;
+    std::vector<double> xs(N);
+    for (int i = 0; i < N; ++i) {
+      const auto d = sampler.draw(engine);
+      REQUIRE(std::isfinite(d.log_value));
+      xs[static_cast<std::size_t>(i)] = d.value;
+      value.add(d.value);
+      log_value.add(d.log_value);
+    }
+    for (double x : xs) sq_dev.add((x - alpha) * (x - alpha));
+    INFO("alpha = " << alpha);
+    CHECK(std::abs(value.mean() - alpha) < z * value.standard_error());
+    CHECK(std::abs(sq_dev.mean() - alpha) < z * sq_dev.standard_error());  // Var G = alpha
+    CHECK(std::abs(log_value.mean() - boost::math::digamma(alpha)) <
+          z * log_value.standard_error());
+  }
+}
+
+TEST_CASE("Dirichlet draws and labels match the Dirichlet moments", "[stat][generators]") {
+  for (const std::vector<double>& alpha :
+       {std::vector<double>{0.5, 1.0, 2.0}, std::vector<double>{0.05, 0.05, 0.05, 0.05, 0.05},
+        std::vector<double>{0.01, 0.02, 0.5, 3.0}}) {
+    const std::size_t K = alpha.size();
+    DirichletGenerator gen({K, alpha, IdentityMap{}});
+    const double a0 = std::accumulate(alpha.begin(), alpha.end(), 0.0);
+    Engine engine = make_engine({5, K, 0, Purpose::sample});
+    DirichletScratch scratch;
+    scratch.reserve(K);
+    std::vector<double> c(K), log_c(K);
+    std::vector<RunningStats> mean(K), var(K), label(K);
+    const int N = 300'000;
+    for (int i = 0; i < N; ++i) {
+      gen.draw_truth(engine, c, log_c, scratch);
+      const auto y = gen.draw_label(engine, c);
+      for (std::size_t k = 0; k < K; ++k) {
+        const double m = alpha[k] / a0;
+        mean[k].add(c[k]);
+        var[k].add((c[k] - m) * (c[k] - m));
+        label[k].add(y == k ? 1.0 : 0.0);
+      }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      const double m = alpha[k] / a0;
+      const double v = alpha[k] * (a0 - alpha[k]) / (a0 * a0 * (a0 + 1.0));
+      INFO("K = " << K << ", k = " << k);
+      CHECK(std::abs(mean[k].mean() - m) < z * mean[k].standard_error());
+      CHECK(std::abs(var[k].mean() - v) < z * var[k].standard_error());
+      CHECK(std::abs(label[k].mean() - m) < z * label[k].standard_error());  // P(y = k) = E c_k
+    }
+  }
+}
+
+TEST_CASE("samples are deterministic under a fixed key", "[unit][generators]") {
+  DirichletGenerator gen({4, {0.3}, TemperatureMap{0.8}});
+  Sample a, b;
+  DirichletScratch s1, s2;
+  Engine e1 = make_engine({1, 2, 3, Purpose::sample}), e2 = make_engine({1, 2, 3, Purpose::sample});
+  gen.sample(e1, 500, a, s1);
+  gen.sample(e2, 500, b, s2);
+  CHECK(a.p == b.p);
+  CHECK(a.label == b.label);
+  for (std::size_t i = 0; i < a.size; ++i) REQUIRE(a.confidence[i] == a.p[i * 4 + a.predicted[i]]);
+}
+
+TEST_CASE("bad generator parameters are rejected with their name", "[unit][generators]") {
+  CHECK_THROWS_WITH(DirichletGenerator({1, {1.0}, IdentityMap{}}), Catch::Contains("classes"));
+  CHECK_THROWS_WITH(DirichletGenerator({3, {1.0, -0.5, 1.0}, IdentityMap{}}),
+                    Catch::Contains("alpha[1]"));
+  CHECK_THROWS_WITH(DirichletGenerator({3, {1.0, 1.0}, IdentityMap{}}), Catch::Contains("alpha"));
+  CHECK_THROWS_WITH(DirichletGenerator({3, {1.0}, TemperatureMap{0.0}}),
+                    Catch::Contains("temperature"));
+  CHECK_THROWS_WITH(DirichletGenerator({3, {1.0}, PowerMap{{1.0, 2.0}}}),
+                    Catch::Contains("exponents"));
+  CHECK_THROWS_WITH(DirichletGenerator({3, {1.0}, TopLabelMap{-1.0}}), Catch::Contains("gamma"));
+}

@@ -1,0 +1,174 @@
+// The truth engine: closed forms with cited sources, quadrature against Monte Carlo, the
+// non-injective top_label posterior, and determinism.
+#include <tbb/global_control.h>
+
+#include <boost/math/special_functions/digamma.hpp>
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "core/running_stats.hpp"
+#include "truth/dirichlet_integrals.hpp"
+#include "truth/truth_engine.hpp"
+
+using namespace calbench;
+
+namespace {
+// Monte Carlo against an exact value: z standard errors plus the exact method's own error.
+// Nine quantities times a handful of generators: z = 4.5 keeps the family-wise false-alarm
+// rate below 0.1%.
+constexpr double z = 4.5;
+
+void check_agree(const GroundTruth& exact, const GroundTruth& mc, Quantity q, double floor = 1e-12) {
+  INFO(to_string(q) << ": exact " << exact[q].value << " (" << exact[q].error << "), MC "
+                    << mc[q].value << " (" << mc[q].error << ")");
+  CHECK(std::abs(exact[q].value - mc[q].value) < z * mc[q].error + exact[q].error + floor);
+}
+}  // namespace
+
+TEST_CASE("E[max c] for K = 2 matches the closed form", "[unit][truth]") {
+  // For c ~ Dir(a, a): E max(c_1, c_2) = 1/2 + Gamma(2a) / (Gamma(a) Gamma(a+1) 2^(2a))
+  // (issue #2; follows from E|2 c_1 - 1| for c_1 ~ Beta(a, a)).
+  for (double a : {0.05, 0.1, 0.5, 1.0, 3.0, 20.0}) {
+    const double exact =
+        0.5 + std::tgamma(2 * a) / (std::tgamma(a) * std::tgamma(a + 1) * std::pow(2.0, 2 * a));
+    const std::vector<double> alpha = {a, a};
+    INFO("a = " << a);
+    CHECK(expected_max(alpha).value == Approx(exact).margin(1e-10));
+  }
+  // a = 1: c_1 uniform, E max = 3/4.
+  CHECK(expected_max(std::vector<double>{1.0, 1.0}).value == Approx(0.75).margin(1e-12));
+}
+
+TEST_CASE("E[max c] by quadrature agrees with Monte Carlo for asymmetric alpha", "[stat][truth]") {
+  const std::vector<double> alpha = {0.2, 0.7, 0.7, 1.5, 4.0};
+  const TruthValue exact = expected_max(alpha);
+  DirichletGenerator gen({5, alpha, IdentityMap{}});
+  Engine engine = make_engine({1, 0, 0, Purpose::truth});
+  DirichletScratch scratch;
+  scratch.reserve(5);
+  std::vector<double> c(5), log_c(5);
+  RunningStats m;
+  for (int i = 0; i < 400'000; ++i) {
+    gen.draw_truth(engine, c, log_c, scratch);
+    m.add(*std::max_element(c.begin(), c.end()));
+  }
+  CHECK(std::abs(m.mean() - exact.value) < z * m.standard_error());
+}
+
+TEST_CASE("identity: closed forms and zero calibration error", "[unit][truth]") {
+  // Brier = 1 - sum a_k (a_k + 1) / (a_0 (a_0 + 1)); NLL = -sum (a_k/a_0)(psi(a_k+1) - psi(a_0+1)).
+  // By hand for alpha = (1, 1): Brier = 1 - 4/6 = 1/3; NLL = -(psi(2) - psi(3)) = 1/2.
+  const GroundTruth t = identity_truth(std::vector<double>{1.0, 1.0});
+  CHECK(t[Quantity::brier].value == Approx(1.0 / 3.0).margin(1e-15));
+  CHECK(t[Quantity::nll].value == Approx(0.5).margin(1e-14));
+  CHECK(t[Quantity::accuracy].value == Approx(0.75).margin(1e-12));
+  for (Quantity q : {Quantity::ece_top_l1, Quantity::ece_top_l2, Quantity::classwise_ece_l1,
+                     Quantity::canonical_l1, Quantity::canonical_l2, Quantity::overconfidence})
+    CHECK(t[q].value == 0.0);
+  CHECK(t[Quantity::brier].method == TruthMethod::closed_form);
+  // The engine's Monte Carlo path agrees with the closed forms.
+  DirichletGenerator gen({6, {0.3, 0.3, 0.5, 1.0, 2.0, 0.1}, IdentityMap{}});
+  const GroundTruth exact = compute_truth(gen, TruthSettings{});
+  const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{400'000});
+  for (Quantity q : {Quantity::accuracy, Quantity::brier, Quantity::nll, Quantity::ece_top_l1,
+                     Quantity::overconfidence, Quantity::canonical_l1})
+    check_agree(exact, mc, q);
+}
+
+TEST_CASE("K = 2: quadrature agrees with Monte Carlo on all nine quantities", "[stat][truth]") {
+  for (const MiscalibrationMap& map :
+       {MiscalibrationMap{TemperatureMap{0.6}}, MiscalibrationMap{TemperatureMap{1.8}},
+        MiscalibrationMap{TopLabelMap{0.5}}, MiscalibrationMap{TopLabelMap{2.0}}}) {
+    for (double a : {0.3, 1.0}) {
+      DirichletGenerator gen({2, {a}, map});
+      GroundTruth quad;
+      REQUIRE(binary_truth_by_quadrature(gen, quad));
+      const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{600'000});
+      INFO(gen.canonical_text());
+      for (Quantity q : all_quantities) check_agree(quad, mc, q);
+    }
+  }
+}
+
+TEST_CASE("K = 3: quadrature agrees with Monte Carlo", "[stat][truth]") {
+  DirichletGenerator gen({3, {0.8, 1.0, 2.0}, TemperatureMap{0.7}});
+  GroundTruth quad;
+  std::array<bool, all_quantities.size()> filled{};
+  REQUIRE(ternary_truth_by_quadrature(gen, quad, filled) >= 6);
+  const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{600'000});
+  // The nested quadrature's error estimate covers the outer integral only; its inner
+  // integrals (capped refinement, tolerance 1e-9) add up to about 1e-8: a floor of 1e-7.
+  for (Quantity q : all_quantities)
+    if (filled[static_cast<std::size_t>(q)]) check_agree(quad, mc, q, 1e-7);
+}
+
+TEST_CASE("sign-constant gaps: ece_top_l1 = E[Z] - accuracy", "[stat][truth]") {
+  // For T < 1 the gap is negative everywhere, so the binned conditional estimate (used for maps
+  // without the property) must agree with |E[gap]|: checked through the power map with equal
+  // exponents, which the engine routes like a temperature, against a map it cannot shortcut.
+  DirichletGenerator temp({4, {0.5}, TemperatureMap{0.5}});
+  const GroundTruth t = compute_truth(temp, TruthSettings{});
+  CHECK(t[Quantity::ece_top_l1].value ==
+        Approx(t[Quantity::overconfidence].value).margin(1e-15));
+  CHECK(t[Quantity::overconfidence].value > 0.0);
+  // Panchenko et al. 2021: always-overconfident classifiers have ECE <= 1 - accuracy.
+  for (double T : {0.2, 0.5, 0.9})
+    for (double a : {0.1, 1.0}) {
+      const GroundTruth u = compute_truth(DirichletGenerator({10, {a}, TemperatureMap{T}}),
+                                          TruthSettings{200'000});
+      CHECK(u[Quantity::ece_top_l1].value <= 1.0 - u[Quantity::accuracy].value);
+    }
+}
+
+TEST_CASE("top_label with gamma > 1: the posterior r(p) = E[c | p] is consistent",
+          "[stat][truth]") {
+  // Tower property: E[(r(p) - c) f(p)] = 0 for every f; checked for f = 1 and f = p_k.
+  const std::vector<double> alpha = {0.7, 0.7, 0.7};
+  const double gamma = 2.5;
+  DirichletGenerator gen({3, alpha, TopLabelMap{gamma}});
+  Engine engine = make_engine({2, 0, 0, Purpose::truth});
+  DirichletScratch scratch;
+  scratch.reserve(3);
+  std::vector<double> c(3), log_c(3), p(3), log_p(3), tmp(3), r(3);
+  std::array<RunningStats, 6> moments;
+  int several = 0;
+  for (int i = 0; i < 300'000; ++i) {
+    gen.draw_truth(engine, c, log_c, scratch);
+    apply(gen.spec().map, c, log_c, p, log_p, tmp);
+    top_label_posterior_mean(p, log_p, alpha, gamma, r);
+    double sum = 0.0;
+    for (int k = 0; k < 3; ++k) {
+      sum += r[k];
+      moments[k].add(r[k] - c[k]);
+      moments[3 + k].add((r[k] - c[k]) * p[k]);
+    }
+    REQUIRE(sum == Approx(1.0).margin(1e-12));
+    if (std::abs(r[0] - c[0]) > 1e-9) ++several;
+  }
+  for (const auto& m : moments) CHECK(std::abs(m.mean()) < z * m.standard_error());
+  CHECK(several > 1000);  // the map really is many-to-one on this generator
+  // The design's example point has the preimage c = (0.40, 0.39, 0.21) among its candidates.
+  const std::vector<double> pe = {0.340, 0.429, 0.231};
+  std::vector<double> lpe(3), re(3);
+  for (int k = 0; k < 3; ++k) lpe[k] = std::log(pe[k]);
+  top_label_posterior_mean(pe, lpe, std::vector<double>{1.0, 1.0, 1.0}, 2.0, re);
+  CHECK(re[0] >= 0.0);
+  CHECK(re[0] + re[1] + re[2] == Approx(1.0).margin(1e-12));
+}
+
+TEST_CASE("truth is identical for any thread count", "[unit][truth]") {
+  DirichletGenerator gen({5, {0.4}, PowerMap{{0.6, 0.8, 1.0, 1.2, 1.4}}});
+  GroundTruth one, two;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    one = compute_truth(gen, TruthSettings{100'000});
+  }
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    two = compute_truth(gen, TruthSettings{100'000});
+  }
+  for (Quantity q : all_quantities) {
+    CHECK(one[q].value == two[q].value);
+    CHECK(one[q].error == two[q].error);
+  }
+}
