@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Bad inputs on the command line (DESIGN.md §3, §5): a config error exits with status 2, prints
+# one message per problem naming the file, the JSON pointer and the rule, and writes nothing.
+# Usage errors exit 2 as well; `list` and `--version` work.
+#
+# Usage: cli_bad_inputs.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
+set -u
+
+bin=${1:?usage: cli_bad_inputs.sh CALBENCH_BINARY SOURCE_DIR}
+src=${2:?usage: cli_bad_inputs.sh CALBENCH_BINARY SOURCE_DIR}
+[ -d "$src" ] || { echo "cli_bad_inputs: FAIL: no source directory $src" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_bad_inputs.XXXXXX") || exit 1
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+failures=0
+cases=0
+fail() {
+  echo "cli_bad_inputs: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# A small valid config with each section replaceable:
+#   config REPLICATES SAMPLE_SIZE GENERATOR ESTIMATORS [EXTRA_TOP_LEVEL_MEMBERS]
+gen_ok='{"family": "dirichlet", "classes": 3, "alpha": 0.5,
+         "miscalibration": {"map": "temperature", "temperature": 0.8}}'
+est_ok='[{"name": "ece"}, {"name": "brier"}]'
+config() {
+  printf '{\n  "scenario": "estimator_bias",\n  "replicates": %s,\n  "sample_size": %s,\n' "$1" "$2"
+  printf '  "generator": %s,\n  "estimators": %s%s\n}\n' "$3" "$4" "${5:+,
+  $5}"
+}
+gen_with_map() {
+  printf '{"family": "dirichlet", "classes": 3, "alpha": 0.5, "miscalibration": %s}' "$1"
+}
+
+# expect_bad NAME CONTENT EXPECTED...
+# Writes CONTENT to NAME.json and runs it. EXPECTED is one "POINTER|PHRASE" per problem: a line
+# of stderr must read "error: FILE: POINTER: ..." and contain PHRASE, and there must be exactly
+# as many error lines as EXPECTED entries. POINTER "-" means the message has no pointer
+# ("error: FILE: PHRASE...").
+expect_bad() {
+  local name=$1 content=$2
+  shift 2
+  local file="$work/$name.json"
+  printf '%s' "$content" >"$file"
+  expect_rejected "$name" "$file" "$@"
+}
+
+# expect_rejected NAME FILE EXPECTED...: as expect_bad, for a file that is already in place
+# (or missing).
+expect_rejected() {
+  local name=$1 file=$2
+  shift 2
+  cases=$((cases + 1))
+  local out="$work/out_$name"
+  "$bin" run "$file" --out "$out" --quiet >"$work/$name.stdout" 2>"$work/$name.stderr"
+  local status=$?
+  local stderr
+  stderr=$(cat "$work/$name.stderr")
+  if [ "$status" -ne 2 ]; then
+    fail "$name: exit status $status, expected 2; stderr:
+$stderr"
+    return
+  fi
+  [ -e "$out" ] && fail "$name: the output directory $out was created"
+  [ -s "$work/$name.stdout" ] && fail "$name: printed to stdout: $(cat "$work/$name.stdout")"
+  local lines
+  lines=$(grep -c '^error: ' "$work/$name.stderr")
+  [ "$lines" -eq "$#" ] || fail "$name: $lines error lines, expected $#; stderr:
+$stderr"
+  local expected pointer phrase head found line
+  for expected in "$@"; do
+    pointer=${expected%%|*}
+    phrase=${expected#*|}
+    if [ "$pointer" = "-" ]; then head="error: $file: "; else head="error: $file: $pointer: "; fi
+    found=0
+    while IFS= read -r line; do
+      case "$line" in
+        "$head"*) [[ "$line" == *"$phrase"* ]] && found=1 ;;
+      esac
+    done <"$work/$name.stderr"
+    [ "$found" -eq 1 ] || fail "$name: no line starting \"$head\" containing \"$phrase\"; stderr:
+$stderr"
+  done
+}
+
+# ---- files ----------------------------------------------------------------------------------
+expect_bad not_json '{"scenario": "estimator_bias", oops}' \
+  '-|not valid JSON: parse error at line 1, column 32: syntax error'
+expect_rejected missing_file "$work/no_such_config.json" \
+  '-|cannot open the file (No such file or directory)'
+
+# ---- keys and types -------------------------------------------------------------------------
+expect_bad unknown_top_key "$(config 5 50 "$gen_ok" "$est_ok" '"frobnicate": 1')" \
+  '/frobnicate|unknown key; valid keys: estimators, generator, name, output, replicates'
+expect_bad unknown_generator_key \
+  "$(config 5 50 '{"family": "dirichlet", "classes": 3, "colour": "red"}' "$est_ok")" \
+  '/generator/colour|unknown key; valid keys: alpha, classes, family, miscalibration'
+expect_bad replicates_string "$(config '"many"' 50 "$gen_ok" "$est_ok")" \
+  '/replicates|expected an integer >= 1, found a string ("many")'
+
+# ---- ranges ---------------------------------------------------------------------------------
+expect_bad classes_1 "$(config 5 50 '{"family": "dirichlet", "classes": 1}' "$est_ok")" \
+  '/generator/classes|expected an integer >= 2, found 1'
+expect_bad alpha_negative \
+  "$(config 5 50 '{"family": "dirichlet", "classes": 3, "alpha": -0.5}' "$est_ok")" \
+  '/generator/alpha|alpha = -0.5: must be > 0'
+expect_bad alpha_wrong_length \
+  "$(config 5 50 '{"family": "dirichlet", "classes": 3, "alpha": [1, 2]}' "$est_ok")" \
+  '/generator/alpha|expected an array of 3 numbers > 0 (one per class), found an array of 2'
+expect_bad temperature_0 \
+  "$(config 5 50 "$(gen_with_map '{"map": "temperature", "temperature": 0}')" "$est_ok")" \
+  '/generator/miscalibration/temperature|temperature = 0: must be > 0'
+expect_bad temperature_nan_string \
+  "$(config 5 50 "$(gen_with_map '{"map": "temperature", "temperature": "NaN"}')" "$est_ok")" \
+  '/generator/miscalibration/temperature|expected a finite number > 0, found a string ("NaN")'
+expect_bad exponents_wrong_length \
+  "$(config 5 50 "$(gen_with_map '{"map": "power", "exponents": [1, 2]}')" "$est_ok")" \
+  '/generator/miscalibration/exponents|expected an array of 3 numbers > 0 (one per class), found an array of 2'
+expect_bad gamma_negative \
+  "$(config 5 50 "$(gen_with_map '{"map": "top_label", "gamma": -1}')" "$est_ok")" \
+  '/generator/miscalibration/gamma|gamma = -1: must be > 0'
+expect_bad bins_0 "$(config 5 50 "$gen_ok" '[{"name": "ece", "bins": 0}]')" \
+  '/estimators/0/bins|expected an integer >= 1, found 0'
+expect_bad replicates_0 "$(config 0 50 "$gen_ok" "$est_ok")" \
+  '/replicates|expected an integer >= 1, found 0'
+expect_bad sample_size_0 "$(config 5 0 "$gen_ok" "$est_ok")" \
+  '/sample_size|expected an integer >= 1, found 0'
+
+# ---- sweep ----------------------------------------------------------------------------------
+expect_bad sweep_bad_path \
+  "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"generator.temperature": [0.5, 2]}')" \
+  '/sweep/generator.temperature|sweep path "generator.temperature" does not exist in the config'
+expect_bad sweep_empty_list "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"sample_size": []}')" \
+  '/sweep/sample_size|expected a non-empty array of values, found an empty array'
+
+# ---- names ----------------------------------------------------------------------------------
+expect_bad unknown_estimator "$(config 5 50 "$gen_ok" '[{"name": "ece"}, {"name": "foo"}]')" \
+  '/estimators/1/name|unknown estimator "foo"; valid: accuracy, brier, ece, nll'
+expect_bad unknown_map "$(config 5 50 "$(gen_with_map '{"map": "warp"}')" "$est_ok")" \
+  '/generator/miscalibration/map|unknown miscalibration map "warp"; valid: affine_logit, identity'
+expect_bad unknown_family "$(config 5 50 '{"family": "beta", "classes": 3}' "$est_ok")" \
+  '/generator/family|unknown family "beta"; valid: dirichlet'
+
+# ---- several problems are reported together -------------------------------------------------
+expect_bad two_problems \
+  "$(config 0 50 "$(gen_with_map '{"map": "temperature", "temperature": -1}')" "$est_ok")" \
+  '/replicates|expected an integer >= 1, found 0' \
+  '/generator/miscalibration/temperature|temperature = -1: must be > 0'
+
+# `validate` rejects what `run` rejects, with the same status.
+cases=$((cases + 1))
+"$bin" validate "$work/replicates_0.json" >/dev/null 2>"$work/validate.err"
+status=$?
+[ "$status" -eq 2 ] || fail "validate of a bad config: exit status $status, expected 2"
+grep -q "^error: $work/replicates_0.json: /replicates: " "$work/validate.err" ||
+  fail "validate of a bad config: $(cat "$work/validate.err")"
+
+# ---- usage ----------------------------------------------------------------------------------
+# expect_status STATUS PHRASE_IN_OUTPUT ARGS...: stdout and stderr together must contain PHRASE.
+expect_status() {
+  local want=$1 phrase=$2
+  shift 2
+  cases=$((cases + 1))
+  local output status
+  output=$("$bin" "$@" 2>&1)
+  status=$?
+  [ "$status" -eq "$want" ] || fail "calbench $*: exit status $status, expected $want; output:
+$output"
+  [[ "$output" == *"$phrase"* ]] || fail "calbench $*: output lacks \"$phrase\":
+$output"
+}
+
+expect_status 2 "CONFIG is required" run
+expect_status 2 "--threads" run "$src/tests/data/tiny.json" --threads 0 --out "$work/out_threads"
+[ -e "$work/out_threads" ] && fail "run --threads 0 wrote its output directory"
+expect_status 2 'unknown kind "bogus"; valid: estimators, maps, families' list bogus
+expect_status 0 "equal_mass" list
+expect_status 0 "ece" list
+expect_status 0 "bins     integer  default 15" list estimators
+expect_status 0 "calbench" --version
+expect_status 2 "" frobnicate
+expect_status 2 "" # no subcommand
+
+if [ "$failures" -ne 0 ]; then
+  echo "cli_bad_inputs: $failures failed checks in $cases cases" >&2
+  exit 1
+fi
+echo "cli_bad_inputs: ok ($cases cases)"
+exit 0

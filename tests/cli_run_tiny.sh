@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Smoke run of `calbench run` on tests/data/tiny.json (DESIGN.md §4, §5): the result files are
+# byte-identical on 1 and 2 threads, no temporary file is left behind, cells.csv and
+# replicates.csv have one row per (cell, estimator) and (cell, replicate, estimator), and
+# `calbench validate` lists the four cells.
+#
+# Usage: cli_run_tiny.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
+set -u
+
+bin=${1:?usage: cli_run_tiny.sh CALBENCH_BINARY SOURCE_DIR}
+src=${2:?usage: cli_run_tiny.sh CALBENCH_BINARY SOURCE_DIR}
+config="$src/tests/data/tiny.json"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_run_tiny.XXXXXX") || exit 1
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
+# Runs from the work directory, so that nothing can land in the source tree.
+cd "$work" || exit 1
+
+fail() {
+  echo "cli_run_tiny: FAIL: $*" >&2
+  exit 1
+}
+
+# tiny.json: 2 sample sizes x 2 temperatures, 5 estimators, 20 replicates.
+cells=4
+estimators=5
+replicates=20
+
+"$bin" run "$config" --threads 1 --out "$work/t1" --quiet >"$work/t1.out" 2>"$work/t1.err"
+status=$?
+[ "$status" -eq 0 ] || fail "run --threads 1 exited $status: $(cat "$work/t1.err")"
+[ -s "$work/t1.out" ] && fail "run --quiet printed to stdout: $(cat "$work/t1.out")"
+[ -s "$work/t1.err" ] && fail "run --quiet printed to stderr: $(cat "$work/t1.err")"
+
+"$bin" run "$config" --threads 2 --out "$work/t2" >"$work/t2.out" 2>"$work/t2.err"
+status=$?
+[ "$status" -eq 0 ] || fail "run --threads 2 exited $status: $(cat "$work/t2.err")"
+grep -q "^wrote $work/t2 ($cells cells" "$work/t2.out" ||
+  fail "run without --quiet did not report what it wrote: $(cat "$work/t2.out")"
+
+for file in config.resolved.json summary.json cells.csv replicates.csv; do
+  [ -f "$work/t1/$file" ] || fail "$file missing after run --threads 1"
+  [ -f "$work/t2/$file" ] || fail "$file missing after run --threads 2"
+  cmp "$work/t1/$file" "$work/t2/$file" ||
+    fail "$file differs between 1 and 2 threads"
+done
+for dir in t1 t2; do
+  [ -f "$work/$dir/run.json" ] || fail "run.json missing in $dir"
+done
+
+leftovers=$(find "$work" -name '*.tmp-*')
+[ -z "$leftovers" ] || fail "temporary files left behind: $leftovers"
+
+rows=$(wc -l <"$work/t1/cells.csv")
+[ "$rows" -eq $((1 + cells * estimators)) ] ||
+  fail "cells.csv has $rows lines, expected a header and $((cells * estimators)) rows"
+head -n 1 "$work/t1/cells.csv" | grep -q '^cell,' || fail "cells.csv has no header line"
+rows=$(wc -l <"$work/t1/replicates.csv")
+[ "$rows" -eq $((1 + cells * replicates * estimators)) ] ||
+  fail "replicates.csv has $rows lines, expected $((1 + cells * replicates * estimators))"
+
+"$bin" validate "$config" >"$work/validate.out" 2>"$work/validate.err"
+status=$?
+[ "$status" -eq 0 ] || fail "validate exited $status: $(cat "$work/validate.err")"
+grep -Eq '^cells: +4$' "$work/validate.out" ||
+  fail "validate did not report 4 cells: $(cat "$work/validate.out")"
+listed=$(grep -Ec '^  cell [0-9]+ ' "$work/validate.out")
+[ "$listed" -eq "$cells" ] || fail "validate listed $listed cells, expected $cells"
+[ -e "$work/results" ] && fail "validate wrote results"
+
+echo "cli_run_tiny: ok"
+exit 0
