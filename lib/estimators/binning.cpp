@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace calbench {
 
@@ -61,36 +60,33 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
     return combine(ws.bin_sum, ws.bin_count, nd, norm);
   }
 
-  // equal_mass: sort indices by score (ties by index, so the order is fully determined).
+  // equal_mass: sort (score, gap) pairs by score; contiguous pairs sort several times faster
+  // than indices compared through the scores. Equal scores may come in any order: they always
+  // share a bin, so the sums do not depend on it.
   const std::size_t B = std::min(bins, n);
-  ws.order.resize(n);
-  std::iota(ws.order.begin(), ws.order.end(), 0u);
-  std::sort(ws.order.begin(), ws.order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return scores[a] < scores[b] || (scores[a] == scores[b] && a < b);
-  });
-  ws.keys.resize(n);
-  for (std::size_t i = 0; i < n; ++i) ws.keys[i] = scores[ws.order[i]];
+  ws.sorted.resize(n);
+  for (std::size_t i = 0; i < n; ++i) ws.sorted[i] = {scores[i], scores[i] - outcomes[i]};
+  std::sort(ws.sorted.begin(), ws.sorted.end(),
+            [](const auto& a, const auto& b) { return a.score < b.score; });
   ws.bin_sum.assign(B, 0.0);
   ws.bin_count.assign(B, 0.0);
   const std::size_t base = n / B, extra = n % B;
-  std::size_t begin = 0;     // first sorted index of the current bin
-  std::size_t nominal = 0;   // nominal end of the current part
+  std::size_t begin = 0;    // first sorted index of the current bin
+  std::size_t nominal = 0;  // nominal end of the current part
   for (std::size_t b = 0; b < B; ++b) {
     nominal += base + (b < extra ? 1 : 0);
     std::size_t end = n;
     if (b + 1 < B) {
-      const double edge = (ws.keys[nominal - 1] + ws.keys[nominal]) / 2.0;
+      const double edge = (ws.sorted[nominal - 1].score + ws.sorted[nominal].score) / 2.0;
       // Right-closed: every score <= edge belongs to this bin or an earlier one.
       end = static_cast<std::size_t>(
-          std::upper_bound(ws.keys.begin() + static_cast<std::ptrdiff_t>(begin), ws.keys.end(),
-                           edge) -
-          ws.keys.begin());
+          std::upper_bound(ws.sorted.begin() + static_cast<std::ptrdiff_t>(begin),
+                           ws.sorted.end(), edge,
+                           [](double v, const auto& e) { return v < e.score; }) -
+          ws.sorted.begin());
     }
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::uint32_t j = ws.order[i];
-      ws.bin_sum[b] += scores[j] - outcomes[j];
-    }
-    ws.bin_count[b] = static_cast<double>(end - begin);
+    for (std::size_t i = begin; i < end; ++i) ws.bin_sum[b] += ws.sorted[i].gap;
+    ws.bin_count[b] = static_cast<double>(end > begin ? end - begin : 0);
     begin = std::max(begin, end);
   }
   return combine(ws.bin_sum, ws.bin_count, nd, norm);

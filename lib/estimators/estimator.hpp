@@ -14,6 +14,10 @@ namespace calbench {
 
 // Per-thread scratch space for estimators, reused across replicates (no allocation per row).
 struct EstimatorWorkspace {
+  struct ScoredGap {
+    double score, gap;
+  };
+  std::vector<ScoredGap> sorted;
   std::vector<double> keys;
   std::vector<double> values;
   std::vector<std::uint32_t> order;

@@ -1,7 +1,6 @@
 #include "generators/dirichlet.hpp"
 
 #include <algorithm>
-#include <boost/random/uniform_01.hpp>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -90,7 +89,7 @@ std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const dou
   // Scaling u by the computed sum keeps the draw inside the support despite rounding.
   double total = 0.0;
   for (double v : c) total += v;
-  const double u = boost::random::uniform_01<double>()(engine) * total;
+  const double u = uniform_open01(engine) * total;
   double acc = 0.0;
   const std::size_t K = c.size();
   for (std::size_t k = 0; k + 1 < K; ++k) {

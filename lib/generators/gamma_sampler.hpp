@@ -5,13 +5,12 @@
 //
 // Written here rather than taken from Boost.Random because boost::random::gamma_distribution
 // draws 12-52 M/s for alpha != 1 on our machines against 60-160 M/s for this sampler, and
-// sampling is most of a run's time (shared/bench/README.md). Normals and uniforms are
-// Boost.Random's (ziggurat normal, uniform_01), so every algorithm is fixed across platforms.
+// sampling is most of a run's time (shared/bench/README.md). Normals are Boost.Random's
+// ziggurat, uniforms uniform_open01 (core/rng.hpp): every algorithm is fixed across platforms.
 //
 // For alpha << 1, U^(1/alpha) underflows (alpha = 0.01: for U < 8e-4). The sampler therefore
 // also returns the variate's logarithm on request, exact where the variate itself is 0.
 #include <boost/random/normal_distribution.hpp>
-#include <boost/random/uniform_01.hpp>
 #include <cmath>
 
 #include "core/rng.hpp"
@@ -30,12 +29,10 @@ class GammaSampler {
     double log_value;
   };
 
-  template <class Eng>
-  Draw draw(Eng& engine) const {
+  Draw draw(Engine& engine) const {
     const double g = marsaglia_tsang(engine);  // Gamma(shape_), shape_ >= 1
     if (!boosted_) return {g, std::log(g)};
-    // u in (0, 1]: uniform_01 can return 0, whose log would be -inf.
-    const double u = 1.0 - boost::random::uniform_01<double>()(engine);
+    const double u = uniform_open01(engine);
     // U^(1/alpha): by repeated multiplication when 1/alpha is a small integer (alpha = 0.5,
     // 0.25, 0.1, ...), which is several times cheaper than exp(log(u)/alpha).
     double w;
@@ -57,12 +54,10 @@ class GammaSampler {
   }
 
  private:
-  template <class Eng>
-  double marsaglia_tsang(Eng& engine) const {
-    // Both distributions are stateless in Boost 1.74 (ziggurat normal), so local copies cost
-    // nothing and keep the sampler const and shareable between threads.
+  double marsaglia_tsang(Engine& engine) const {
+    // Boost's ziggurat normal is stateless in 1.74, so a local copy costs nothing and keeps
+    // the sampler const and shareable between threads.
     boost::random::normal_distribution<double> normal;
-    boost::random::uniform_01<double> uniform;
     for (;;) {
       double x, v;
       do {
@@ -70,7 +65,7 @@ class GammaSampler {
         v = 1.0 + c_ * x;
       } while (v <= 0.0);
       v = v * v * v;
-      const double u = uniform(engine);
+      const double u = uniform_open01(engine);
       const double x2 = x * x;
       if (u < 1.0 - 0.0331 * x2 * x2) return d_ * v;  // squeeze: accepts about 98%
       if (std::log(u) < 0.5 * x2 + d_ * (1.0 - v + std::log(v))) return d_ * v;

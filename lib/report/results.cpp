@@ -132,7 +132,13 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
   write_file_atomically(dir / "config.resolved.json", config.dump(2) + "\n");
   write_file_atomically(dir / "summary.json", summary_json(r).dump(2) + "\n");
   write_file_atomically(dir / "cells.csv", cells_csv(r));
-  if (replicate_values) write_file_atomically(dir / "replicates.csv", replicates_csv(r));
+  if (replicate_values) {
+    write_file_atomically(dir / "replicates.csv", replicates_csv(r));
+  } else {
+    // A replicates.csv left by an earlier run would not belong to these results.
+    std::error_code ignored;
+    std::filesystem::remove(dir / "replicates.csv", ignored);
+  }
   ojson info = {{"meta", meta_block(r)},
                 {"started_utc", run.started_utc},
                 {"seconds", run.seconds},
