@@ -459,7 +459,15 @@ GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSamp
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();
-  if (std::holds_alternative<IdentityMap>(spec.map)) return identity_truth(spec.alpha);
+  // Temperature 1, top_label gamma 1 and power with unit exponents are the identity map.
+  const auto& m = spec.map;
+  const bool identity =
+      std::holds_alternative<IdentityMap>(m) ||
+      (std::holds_alternative<TemperatureMap>(m) && std::get<TemperatureMap>(m).temperature == 1.0) ||
+      (std::holds_alternative<TopLabelMap>(m) && std::get<TopLabelMap>(m).gamma == 1.0) ||
+      (std::holds_alternative<PowerMap>(m) &&
+       std::ranges::all_of(std::get<PowerMap>(m).exponents, [](double t) { return t == 1.0; }));
+  if (identity) return identity_truth(spec.alpha);
   GroundTruth t;
   if (binary_truth_by_quadrature(gen, t)) return t;
   t = monte_carlo_truth(gen, settings);
