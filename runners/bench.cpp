@@ -37,9 +37,11 @@ const std::vector<Workload> workloads = {
 // NLL, accuracy (classwise ECE joins when the estimator library has it).
 std::vector<EstimatorConfig> bench_estimators() {
   auto ece = [](Binning b, const char* label) {
-    return EstimatorConfig{"ece", label, {}, std::make_shared<BinnedEce>(BinnedEceSpec{15, b, Norm::l1})};
+    return EstimatorConfig{
+        "ece", label, {}, std::make_shared<BinnedEce>(BinnedEceSpec{15, b, Norm::l1})};
   };
-  return {ece(Binning::equal_width, "ece_ew15"), ece(Binning::equal_mass, "ece_em15"),
+  return {ece(Binning::equal_width, "ece_ew15"),
+          ece(Binning::equal_mass, "ece_em15"),
           {"brier", "brier", {}, std::make_shared<BrierEstimator>()},
           {"nll", "nll", {}, std::make_shared<NllEstimator>()},
           {"accuracy", "accuracy", {}, std::make_shared<AccuracyEstimator>()}};
@@ -83,7 +85,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     CellConfig cell;
     cell.sample_size = w.n;
     cell.replicates = std::max<std::size_t>(
-        1, static_cast<std::size_t>(std::llround(static_cast<double>(w.replicates) * options.replicate_scale)));
+        1, static_cast<std::size_t>(
+               std::llround(static_cast<double>(w.replicates) * options.replicate_scale)));
     cell.generator = DirichletSpec{w.classes, {w.alpha}, TemperatureMap{w.temperature}};
     cell.estimators = bench_estimators();
     config.cells.push_back(cell);
@@ -93,15 +96,17 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       const double s = median_seconds(options.runs, [&] { simulate_estimates(config, {}); });
       std::snprintf(line, sizeof line,
                     "%s K=%zu alpha=%g T=%g n=%zu R=%zu threads=%zu: %.3f s, %.3g vectors/s\n",
-                    w.name.c_str(), w.classes, w.alpha, w.temperature, w.n, cell.replicates, threads,
-                    s, vectors / s);
+                    w.name.c_str(), w.classes, w.alpha, w.temperature, w.n, cell.replicates,
+                    threads, s, vectors / s);
       out << line << std::flush;
     }
   }
   if (wanted(options, "truth")) {
     const std::vector<DirichletSpec> specs = {
-        {2, {0.5}, TemperatureMap{0.7}},    {3, {0.5}, TemperatureMap{0.7}},
-        {10, {0.5}, TemperatureMap{0.7}},   {100, {0.1}, TemperatureMap{0.7}},
+        {2, {0.5}, TemperatureMap{0.7}},
+        {3, {0.5}, TemperatureMap{0.7}},
+        {10, {0.5}, TemperatureMap{0.7}},
+        {100, {0.1}, TemperatureMap{0.7}},
         {10, {0.5}, PowerMap{{0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4}}},
         {10, {0.5}, TopLabelMap{2.0}}};
     for (const auto& spec : specs) {

@@ -75,8 +75,9 @@ int run_command(const std::string& file, std::size_t threads, const std::string&
 
 int main(int argc, char** argv) {
   using namespace calbench;
-  CLI::App app{"calbench: fake classifiers with known calibration, for benchmarking calibration "
-               "metrics, recalibration and decisions"};
+  CLI::App app{
+      "calbench: fake classifiers with known calibration, for benchmarking calibration "
+      "metrics, recalibration and decisions"};
   app.set_version_flag("--version", std::string("calbench ") + version + " (" + git_revision + ")");
   app.require_subcommand(1);
 
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
   bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported");
   bench->add_option("--replicates", bench_options.replicate_scale,
                     "fraction of each workload's replicates to run (default 1)");
-  bench->add_option("--threads", bench_options.threads, "thread counts to measure (default 1 and all)");
+  bench->add_option("--threads", bench_options.threads,
+                    "thread counts to measure (default 1 and all)");
 
   try {
     app.parse(argc, argv);

@@ -1,7 +1,8 @@
 #include "runners/progress.hpp"
 
-#include <cstdio>
 #include <unistd.h>
+
+#include <cstdio>
 
 namespace calbench {
 

@@ -1,10 +1,11 @@
 #include "scenarios/estimator_bias.hpp"
 
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
 
 #include "core/format.hpp"
 #include "core/rng.hpp"
@@ -24,8 +25,8 @@ struct ThreadBuffers {
 std::vector<TruthRecord> truth_records(const GroundTruth& t) {
   std::vector<TruthRecord> out;
   for (Quantity q : all_quantities)
-    out.push_back({std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)),
-                   t[q].error});
+    out.push_back(
+        {std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)), t[q].error});
   return out;
 }
 

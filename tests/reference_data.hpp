@@ -11,7 +11,9 @@
 
 namespace calbench::testing {
 
-inline std::string shared_dir() { return CALBENCH_SHARED_DIR; }
+inline std::string shared_dir() {
+  return CALBENCH_SHARED_DIR;
+}
 
 inline Sample load_reference_dataset(const std::string& name) {
   std::ifstream in(shared_dir() + "/reference/datasets/" + name + ".csv");

@@ -1,7 +1,8 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "core/atomic_file.hpp"
 #include "core/format.hpp"
@@ -52,7 +53,8 @@ TEST_CASE("doubles are formatted in shortest round-trip form", "[unit][core]") {
 
 TEST_CASE("atomic writes leave the whole file and no temporary", "[unit][core]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("calbench_atomic_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("calbench_atomic_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   write_file_atomically(dir / "sub" / "a.txt", "first");
   write_file_atomically(dir / "sub" / "a.txt", "second");

@@ -44,7 +44,8 @@ TEST_CASE("equal-width bins are right-closed with exact decimal edges", "[unit][
   for (int b = 1; b <= 15; ++b) {
     const double edge = b / 15.0;
     CHECK(equal_width_bin(edge, 15) == static_cast<std::size_t>(b - 1));
-    if (b < 15) CHECK(equal_width_bin(std::nextafter(edge, 1.0), 15) == static_cast<std::size_t>(b));
+    if (b < 15)
+      CHECK(equal_width_bin(std::nextafter(edge, 1.0), 15) == static_cast<std::size_t>(b));
   }
 }
 
@@ -133,10 +134,10 @@ TEST_CASE("equal-mass bins send ties across a split to the lower bin", "[unit][e
 TEST_CASE("estimators survive the edge cases", "[unit][estimators]") {
   EstimatorWorkspace ws;
   const std::vector<std::pair<std::size_t, std::vector<double>>> cases = {
-      {2, {1.0, 0.0}},                         // n = 1, confidence exactly 1
-      {3, {1.0, 0.0, 0.0, 0.0, 1.0, 0.0}},     // exact zeros and ones
-      {3, {0.4, 0.4, 0.2, 0.4, 0.4, 0.2}},     // ties in the maximum, identical rows
-      {2, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}},     // every prediction identical
+      {2, {1.0, 0.0}},                      // n = 1, confidence exactly 1
+      {3, {1.0, 0.0, 0.0, 0.0, 1.0, 0.0}},  // exact zeros and ones
+      {3, {0.4, 0.4, 0.2, 0.4, 0.4, 0.2}},  // ties in the maximum, identical rows
+      {2, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}},  // every prediction identical
   };
   for (const auto& [K, p] : cases) {
     const std::size_t n = p.size() / K;

@@ -24,8 +24,8 @@ std::vector<MiscalibrationMap> maps_for(std::size_t K) {
     if (k + 1 < K) W[k * K + k + 1] = 0.2;
     b[k] = 0.1 * static_cast<double>(k);
   }
-  return {IdentityMap{},       TemperatureMap{0.5}, TemperatureMap{2.0}, PowerMap{t},
-          TopLabelMap{0.5},    TopLabelMap{2.0},    AffineLogitMap{W, b}};
+  return {IdentityMap{},    TemperatureMap{0.5}, TemperatureMap{2.0}, PowerMap{t},
+          TopLabelMap{0.5}, TopLabelMap{2.0},    AffineLogitMap{W, b}};
 }
 
 }  // namespace

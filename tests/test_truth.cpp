@@ -18,7 +18,8 @@ namespace {
 // rate below 0.1%.
 constexpr double z = 4.5;
 
-void check_agree(const GroundTruth& exact, const GroundTruth& mc, Quantity q, double floor = 1e-12) {
+void check_agree(const GroundTruth& exact, const GroundTruth& mc, Quantity q,
+                 double floor = 1e-12) {
   INFO(to_string(q) << ": exact " << exact[q].value << " (" << exact[q].error << "), MC "
                     << mc[q].value << " (" << mc[q].error << ")");
   CHECK(std::abs(exact[q].value - mc[q].value) < z * mc[q].error + exact[q].error + floor);
@@ -108,14 +109,13 @@ TEST_CASE("sign-constant gaps: ece_top_l1 = E[Z] - accuracy", "[stat][truth]") {
   // exponents, which the engine routes like a temperature, against a map it cannot shortcut.
   DirichletGenerator temp({4, {0.5}, TemperatureMap{0.5}});
   const GroundTruth t = compute_truth(temp, TruthSettings{});
-  CHECK(t[Quantity::ece_top_l1].value ==
-        Approx(t[Quantity::overconfidence].value).margin(1e-15));
+  CHECK(t[Quantity::ece_top_l1].value == Approx(t[Quantity::overconfidence].value).margin(1e-15));
   CHECK(t[Quantity::overconfidence].value > 0.0);
   // Panchenko et al. 2021: always-overconfident classifiers have ECE <= 1 - accuracy.
   for (double T : {0.2, 0.5, 0.9})
     for (double a : {0.1, 1.0}) {
-      const GroundTruth u = compute_truth(DirichletGenerator({10, {a}, TemperatureMap{T}}),
-                                          TruthSettings{200'000});
+      const GroundTruth u =
+          compute_truth(DirichletGenerator({10, {a}, TemperatureMap{T}}), TruthSettings{200'000});
       CHECK(u[Quantity::ece_top_l1].value <= 1.0 - u[Quantity::accuracy].value);
     }
 }

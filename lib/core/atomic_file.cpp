@@ -1,9 +1,10 @@
 #include "core/atomic_file.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
-#include <unistd.h>
 
 namespace calbench {
 

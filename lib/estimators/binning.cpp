@@ -80,9 +80,8 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
       const double edge = (ws.sorted[nominal - 1].score + ws.sorted[nominal].score) / 2.0;
       // Right-closed: every score <= edge belongs to this bin or an earlier one.
       end = static_cast<std::size_t>(
-          std::upper_bound(ws.sorted.begin() + static_cast<std::ptrdiff_t>(begin),
-                           ws.sorted.end(), edge,
-                           [](double v, const auto& e) { return v < e.score; }) -
+          std::upper_bound(ws.sorted.begin() + static_cast<std::ptrdiff_t>(begin), ws.sorted.end(),
+                           edge, [](double v, const auto& e) { return v < e.score; }) -
           ws.sorted.begin());
     }
     for (std::size_t i = begin; i < end; ++i) ws.bin_sum[b] += ws.sorted[i].gap;

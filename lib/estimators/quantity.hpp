@@ -20,9 +20,11 @@ enum class Quantity {
 };
 
 inline constexpr std::array<Quantity, 9> all_quantities = {
-    Quantity::accuracy,     Quantity::ece_top_l1,   Quantity::ece_top_l2,
-    Quantity::classwise_ece_l1, Quantity::canonical_l1, Quantity::canonical_l2,
-    Quantity::brier,        Quantity::nll,          Quantity::overconfidence};
+    Quantity::accuracy,      Quantity::ece_top_l1,
+    Quantity::ece_top_l2,    Quantity::classwise_ece_l1,
+    Quantity::canonical_l1,  Quantity::canonical_l2,
+    Quantity::brier,         Quantity::nll,
+    Quantity::overconfidence};
 
 std::string_view to_string(Quantity q);
 std::optional<Quantity> quantity_from_string(std::string_view name);

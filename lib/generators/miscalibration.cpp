@@ -44,7 +44,7 @@ void apply_top_label(double gamma, std::span<const double> c, std::span<const do
   double s = 0.0;
   for (std::size_t k = 0; k < K; ++k)
     if (k != top) s += c[k];
-  const double spread = 1.0 - 1.0 / Kd;            // 1 - 1/K
+  const double spread = 1.0 - 1.0 / Kd;              // 1 - 1/K
   const double u = std::max(0.0, 1.0 - s / spread);  // (m - 1/K)/(1 - 1/K)
   // 1 - g = (1 - 1/K)(1 - u^gamma), with 1 - u^gamma = -expm1(gamma log1p(-s/spread)).
   const double one_minus_ug =
@@ -93,7 +93,8 @@ void validate(const MiscalibrationMap& map, std::size_t classes) {
         } else if constexpr (std::is_same_v<M, PowerMap>) {
           if (m.exponents.size() != classes)
             throw DomainError("exponents has " + std::to_string(m.exponents.size()) +
-                              " entries: must have one per class (" + std::to_string(classes) + ")");
+                              " entries: must have one per class (" + std::to_string(classes) +
+                              ")");
           for (std::size_t k = 0; k < classes; ++k)
             require_positive_finite(m.exponents[k], "exponents[" + std::to_string(k) + "]");
         } else if constexpr (std::is_same_v<M, TopLabelMap>) {
@@ -105,7 +106,8 @@ void validate(const MiscalibrationMap& map, std::size_t classes) {
                               std::to_string(classes) + " matrix");
           if (m.bias.size() != classes)
             throw DomainError("bias has " + std::to_string(m.bias.size()) +
-                              " entries: must have one per class (" + std::to_string(classes) + ")");
+                              " entries: must have one per class (" + std::to_string(classes) +
+                              ")");
           for (double w : m.weights)
             if (!std::isfinite(w)) throw DomainError("weights: every entry must be finite");
           for (double b : m.bias)
@@ -134,7 +136,8 @@ std::string canonical_text(const MiscalibrationMap& map) {
   std::visit(
       [&](const auto& m) {
         using M = std::decay_t<decltype(m)>;
-        if constexpr (std::is_same_v<M, TemperatureMap>) out += ":T=" + format_double(m.temperature);
+        if constexpr (std::is_same_v<M, TemperatureMap>)
+          out += ":T=" + format_double(m.temperature);
         if constexpr (std::is_same_v<M, PowerMap>) out += ":t=" + list(m.exponents);
         if constexpr (std::is_same_v<M, TopLabelMap>) out += ":gamma=" + format_double(m.gamma);
         if constexpr (std::is_same_v<M, AffineLogitMap>)

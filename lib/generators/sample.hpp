@@ -11,9 +11,9 @@ namespace calbench {
 struct Sample {
   std::size_t classes = 0;
   std::size_t size = 0;
-  std::vector<double> p;              // size x classes, row-major
-  std::vector<std::uint32_t> label;   // y_i
-  std::vector<double> confidence;     // max_k p_ik
+  std::vector<double> p;                 // size x classes, row-major
+  std::vector<std::uint32_t> label;      // y_i
+  std::vector<double> confidence;        // max_k p_ik
   std::vector<std::uint32_t> predicted;  // argmax_k p_ik, the lowest index on ties
 
   void resize(std::size_t n, std::size_t k);

@@ -12,7 +12,9 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+ojson optional_number(const std::optional<double>& v) {
+  return v ? ojson(*v) : ojson(nullptr);
+}
 
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -27,7 +29,9 @@ std::string csv_value(const ojson& v) {
   return csv_escape(v.dump());
 }
 
-std::string csv_optional(const std::optional<double>& v) { return v ? format_double(*v) : ""; }
+std::string csv_optional(const std::optional<double>& v) {
+  return v ? format_double(*v) : "";
+}
 
 // sample_size and replicates always have their own columns in cells.csv; a swept one is not
 // repeated as a parameter column, since two columns of one name make a table that pandas reads
@@ -139,12 +143,9 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
     std::error_code ignored;
     std::filesystem::remove(dir / "replicates.csv", ignored);
   }
-  ojson info = {{"meta", meta_block(r)},
-                {"started_utc", run.started_utc},
-                {"seconds", run.seconds},
-                {"host", run.host},
-                {"threads", run.threads},
-                {"compiler", run.compiler},
+  ojson info = {{"meta", meta_block(r)},     {"started_utc", run.started_utc},
+                {"seconds", run.seconds},    {"host", run.host},
+                {"threads", run.threads},    {"compiler", run.compiler},
                 {"libraries", run.libraries}};
   write_file_atomically(dir / "run.json", info.dump(2) + "\n");
 }

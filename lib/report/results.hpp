@@ -62,7 +62,8 @@ struct RunInfo {
 // run.json into `directory`, each atomically. Every file but run.json is a pure function of
 // the config and the calbench version.
 void write_results(const ResultSet& results, const nlohmann::ordered_json& resolved_config,
-                   const RunInfo& run, bool replicate_values, const std::filesystem::path& directory);
+                   const RunInfo& run, bool replicate_values,
+                   const std::filesystem::path& directory);
 
 // The meta block every result file carries.
 nlohmann::ordered_json meta_block(const ResultSet& results);

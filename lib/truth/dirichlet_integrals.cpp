@@ -26,10 +26,10 @@ TruthValue integrate_unit(const F& f, std::size_t max_refinements = 15,
                           double tolerance = quad_tolerance) {
   tanh_sinh<double> integrator(max_refinements);
   double err_a = 0.0, err_b = 0.0;
-  const double a = integrator.integrate([&](double t) { return f(t, 1.0 - t); }, 0.0, 0.5,
-                                        tolerance, &err_a);
-  const double b = integrator.integrate([&](double s) { return f(1.0 - s, s); }, 0.0, 0.5,
-                                        tolerance, &err_b);
+  const double a =
+      integrator.integrate([&](double t) { return f(t, 1.0 - t); }, 0.0, 0.5, tolerance, &err_a);
+  const double b =
+      integrator.integrate([&](double s) { return f(1.0 - s, s); }, 0.0, 0.5, tolerance, &err_b);
   return {a + b, TruthMethod::quadrature, err_a + err_b};
 }
 
@@ -107,8 +107,8 @@ GroundTruth identity_truth(std::span<const double> alpha) {
 
 bool binary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth& out) {
   const auto& spec = generator.spec();
-  if (spec.classes != 2 || !generator.symmetric() || !has_sign_constant_top_gap(spec.map, spec.classes) ||
-      !is_injective(spec.map, 2))
+  if (spec.classes != 2 || !generator.symmetric() ||
+      !has_sign_constant_top_gap(spec.map, spec.classes) || !is_injective(spec.map, 2))
     return false;
   // On K = 2 every map accepted above is symmetric between the classes and keeps the argmax,
   // so with symmetric alpha the half x = c_1 >= 1/2 (t = 1 - x = c_2 <= 1/2) mirrors the other:
@@ -174,49 +174,50 @@ int ternary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth
   filled.fill(false);
   if (spec.classes != 3 || !is_injective(spec.map, 3)) return 0;
   const double a1 = spec.alpha[0], a2 = spec.alpha[1], a3 = spec.alpha[2];
-  const double log_norm = std::lgamma(a1) + std::lgamma(a2) + std::lgamma(a3) -
-                          std::lgamma(a1 + a2 + a3);
+  const double log_norm =
+      std::lgamma(a1) + std::lgamma(a2) + std::lgamma(a3) - std::lgamma(a1 + a2 + a3);
   // c = (x, (1-x) v, (1-x)(1-v)); the Dirichlet density times the Jacobian (1 - x) factorises:
   // x^(a1-1) (1-x)^(a2+a3-1) v^(a2-1) (1-v)^(a3-1) / B(alpha).
   enum Slot { acc, over, brier, nll, l1, l2sq, slots };
   auto integrand = [&](int slot) {
     return [&, slot](double x, double xc) {
-      return integrate_unit([&](double v, double vc) {
-               const double log_c[3] = {std::log(x), std::log(xc) + std::log(v),
-                                        std::log(xc) + std::log(vc)};
-               const double c[3] = {x, xc * v, xc * vc};
-               double p[3], log_p[3], scratch[3];
-               apply(spec.map, c, log_c, p, log_p, scratch);
-               const double density =
-                   std::exp((a1 - 1.0) * log_c[0] + (a2 + a3 - 1.0) * std::log(xc) +
-                            (a2 - 1.0) * std::log(v) + (a3 - 1.0) * std::log(vc) - log_norm);
-               if (density == 0.0) return 0.0;
-               const std::size_t top = static_cast<std::size_t>(std::max_element(p, p + 3) - p);
-               double g = 0.0;
-               switch (slot) {
-                 case acc:
-                   g = c[top];
-                   break;
-                 case over:
-                   g = p[top] - c[top];
-                   break;
-                 case brier:
-                   for (int k = 0; k < 3; ++k) g += p[k] * p[k] - 2.0 * p[k] * c[k];
-                   g += 1.0;
-                   break;
-                 case nll:
-                   for (int k = 0; k < 3; ++k) g -= c[k] * log_p[k];
-                   break;
-                 case l1:
-                   for (int k = 0; k < 3; ++k) g += std::abs(c[k] - p[k]);
-                   break;
-                 case l2sq:
-                   for (int k = 0; k < 3; ++k) g += (c[k] - p[k]) * (c[k] - p[k]);
-                   break;
-               }
-               return density * g;
-             },
-                            ternary_levels, ternary_tolerance)
+      return integrate_unit(
+                 [&](double v, double vc) {
+                   const double log_c[3] = {std::log(x), std::log(xc) + std::log(v),
+                                            std::log(xc) + std::log(vc)};
+                   const double c[3] = {x, xc * v, xc * vc};
+                   double p[3], log_p[3], scratch[3];
+                   apply(spec.map, c, log_c, p, log_p, scratch);
+                   const double density =
+                       std::exp((a1 - 1.0) * log_c[0] + (a2 + a3 - 1.0) * std::log(xc) +
+                                (a2 - 1.0) * std::log(v) + (a3 - 1.0) * std::log(vc) - log_norm);
+                   if (density == 0.0) return 0.0;
+                   const std::size_t top = static_cast<std::size_t>(std::max_element(p, p + 3) - p);
+                   double g = 0.0;
+                   switch (slot) {
+                     case acc:
+                       g = c[top];
+                       break;
+                     case over:
+                       g = p[top] - c[top];
+                       break;
+                     case brier:
+                       for (int k = 0; k < 3; ++k) g += p[k] * p[k] - 2.0 * p[k] * c[k];
+                       g += 1.0;
+                       break;
+                     case nll:
+                       for (int k = 0; k < 3; ++k) g -= c[k] * log_p[k];
+                       break;
+                     case l1:
+                       for (int k = 0; k < 3; ++k) g += std::abs(c[k] - p[k]);
+                       break;
+                     case l2sq:
+                       for (int k = 0; k < 3; ++k) g += (c[k] - p[k]) * (c[k] - p[k]);
+                       break;
+                   }
+                   return density * g;
+                 },
+                 ternary_levels, ternary_tolerance)
           .value;
     };
   };
@@ -236,8 +237,7 @@ int ternary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth
   set(Quantity::canonical_l2,
       {r, TruthMethod::quadrature, r > 0.0 ? v[l2sq].error / (2.0 * r) : 0.0});
   if (has_sign_constant_top_gap(spec.map, spec.classes))
-    set(Quantity::ece_top_l1,
-        {std::abs(v[over].value), TruthMethod::quadrature, v[over].error});
+    set(Quantity::ece_top_l1, {std::abs(v[over].value), TruthMethod::quadrature, v[over].error});
   int count = 0;
   for (bool f : filled) count += f ? 1 : 0;
   return count;

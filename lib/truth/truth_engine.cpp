@@ -1,11 +1,12 @@
 #include "truth/truth_engine.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <tbb/parallel_for.h>
 #include <vector>
 
 #include "core/format.hpp"
@@ -37,7 +38,8 @@ std::size_t fine_bin(double v) {
   if (x >= 0x1p-40) {
     const auto bits = std::bit_cast<std::uint64_t>(x);
     const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;  // -40 .. -1
-    const auto mantissa = static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
+    const auto mantissa =
+        static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
     index = 1 + (static_cast<std::size_t>(exponent + octaves) << sub_bits) + mantissa;
     if (index >= per_side) index = per_side - 1;  // x = 0.5 exactly
   }
@@ -377,8 +379,8 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   for (std::size_t g = 0; g < groups; ++g) samplers.emplace_back(gen, key, g, pooled);
   // Rounds of samples/8 vectors; stop once every error is within the tolerance.
   constexpr std::size_t rounds = 8;
-  const std::size_t per_round = std::max<std::size_t>(
-      1, (settings.samples + groups * rounds - 1) / (groups * rounds));
+  const std::size_t per_round =
+      std::max<std::size_t>(1, (settings.samples + groups * rounds - 1) / (groups * rounds));
   GroundTruth t;
   for (std::size_t round = 0; round < rounds; ++round) {
     tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t g) { samplers[g].draw(per_round); });
@@ -415,9 +417,9 @@ GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSamp
   const BinSums top_all = merge_bins(samplers, &GroupResult::top, -1);
   const BinSums top_a = merge_bins(samplers, &GroupResult::top, 0);
   const BinSums top_b = merge_bins(samplers, &GroupResult::top, 1);
-  const bool z_determines_gap =
-      std::holds_alternative<IdentityMap>(spec.map) ||
-      (std::holds_alternative<TopLabelMap>(spec.map) && has_sign_constant_top_gap(spec.map, spec.classes));
+  const bool z_determines_gap = std::holds_alternative<IdentityMap>(spec.map) ||
+                                (std::holds_alternative<TopLabelMap>(spec.map) &&
+                                 has_sign_constant_top_gap(spec.map, spec.classes));
   if (has_sign_constant_top_gap(spec.map, spec.classes)) {
     t[Quantity::ece_top_l1] = {std::abs(gap.value), TruthMethod::monte_carlo, gap.error};
   } else {
@@ -463,7 +465,8 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
   const auto& m = spec.map;
   const bool identity =
       std::holds_alternative<IdentityMap>(m) ||
-      (std::holds_alternative<TemperatureMap>(m) && std::get<TemperatureMap>(m).temperature == 1.0) ||
+      (std::holds_alternative<TemperatureMap>(m) &&
+       std::get<TemperatureMap>(m).temperature == 1.0) ||
       (std::holds_alternative<TopLabelMap>(m) && std::get<TopLabelMap>(m).gamma == 1.0) ||
       (std::holds_alternative<PowerMap>(m) &&
        std::ranges::all_of(std::get<PowerMap>(m).exponents, [](double t) { return t == 1.0; }));
@@ -480,11 +483,13 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
 
 const GroundTruth& TruthCache::get(const DirichletGenerator& generator,
                                    const TruthSettings& settings) {
-  const std::string key = generator.canonical_text() + "|samples=" + std::to_string(settings.samples);
+  const std::string key =
+      generator.canonical_text() + "|samples=" + std::to_string(settings.samples);
   std::lock_guard lock(mutex_);
   auto it = cache_.find(key);
   if (it == cache_.end())
-    it = cache_.emplace(key, std::make_unique<GroundTruth>(compute_truth(generator, settings))).first;
+    it = cache_.emplace(key, std::make_unique<GroundTruth>(compute_truth(generator, settings)))
+             .first;
   return *it->second;
 }
 
