@@ -23,7 +23,7 @@ void Progress::update(std::size_t done, std::size_t total) {
   last_total_ = total;
   if (now - last_ < interval) return;
   last_ = now;
-  draw(last_done_, total, false);
+  draw(last_done_, total);
 }
 
 void Progress::finish() {
@@ -32,7 +32,7 @@ void Progress::finish() {
   if (drawn_ && terminal_) std::fputc('\n', stderr);
 }
 
-void Progress::draw(std::size_t done, std::size_t total, bool) {
+void Progress::draw(std::size_t done, std::size_t total) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;

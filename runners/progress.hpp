@@ -16,7 +16,7 @@ class Progress {
   void finish();
 
  private:
-  void draw(std::size_t done, std::size_t total, bool final_line);
+  void draw(std::size_t done, std::size_t total);
   std::string what_;
   bool enabled_, terminal_;
   std::chrono::steady_clock::time_point start_, last_;

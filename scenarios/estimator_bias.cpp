@@ -36,17 +36,21 @@ nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
   return out;
 }
 
-}  // namespace
+using Generators = std::vector<std::unique_ptr<DirichletGenerator>>;
 
-std::vector<std::vector<double>> simulate_estimates(const ExperimentConfig& config,
-                                                    const RunControl& control) {
+Generators make_generators(const ExperimentConfig& config) {
+  Generators out;
+  for (const auto& cell : config.cells)
+    out.push_back(std::make_unique<DirichletGenerator>(cell.generator));
+  return out;
+}
+
+std::vector<std::vector<double>> simulate(const ExperimentConfig& config,
+                                          const Generators& generators, const RunControl& control) {
   const std::size_t cells = config.cells.size();
-  std::vector<std::unique_ptr<DirichletGenerator>> generators;
   std::vector<std::size_t> first_task(cells + 1, 0);
-  for (std::size_t c = 0; c < cells; ++c) {
-    generators.push_back(std::make_unique<DirichletGenerator>(config.cells[c].generator));
+  for (std::size_t c = 0; c < cells; ++c)
     first_task[c + 1] = first_task[c] + config.cells[c].replicates;
-  }
   // values[c][r * E + e]: pre-sized slots, so tasks never share a write.
   std::vector<std::vector<double>> values(cells);
   for (std::size_t c = 0; c < cells; ++c)
@@ -72,17 +76,22 @@ std::vector<std::vector<double>> simulate_estimates(const ExperimentConfig& conf
   return values;
 }
 
+}  // namespace
+
+std::vector<std::vector<double>> simulate_estimates(const ExperimentConfig& config,
+                                                    const RunControl& control) {
+  return simulate(config, make_generators(config), control);
+}
+
 ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& control) {
   const std::size_t cells = config.cells.size();
   // Ground truth first, once per distinct generator (each computation is itself parallel).
+  const Generators generators = make_generators(config);
   TruthCache cache;
-  std::vector<std::unique_ptr<DirichletGenerator>> generators;
   std::vector<const GroundTruth*> truths(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    generators.push_back(std::make_unique<DirichletGenerator>(config.cells[c].generator));
+  for (std::size_t c = 0; c < cells; ++c)
     truths[c] = &cache.get(*generators[c], config.cells[c].truth);
-  }
-  const std::vector<std::vector<double>> values = simulate_estimates(config, control);
+  const std::vector<std::vector<double>> values = simulate(config, generators, control);
 
   ResultSet out;
   out.name = config.name;

@@ -23,9 +23,8 @@ using Engine = boost::random::mt19937_64;
 
 // What a stream is used for; part of its key so that two uses never share draws.
 enum class Purpose : std::uint32_t {
-  sample = 1,       // a replicate's fake-classifier sample
-  truth = 2,        // the truth engine's Monte Carlo
-  truth_pilot = 3,  // the truth engine's pilot run
+  sample = 1,  // a replicate's fake-classifier sample
+  truth = 2,   // the truth engine's Monte Carlo
   bootstrap = 4,
   split = 5,
   labels = 6,

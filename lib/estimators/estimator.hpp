@@ -18,10 +18,8 @@ struct EstimatorWorkspace {
     double score, gap;
   };
   std::vector<ScoredGap> sorted;
-  std::vector<double> keys;
   std::vector<double> values;
-  std::vector<std::uint32_t> order;
-  std::vector<double> bin_sum, bin_score, bin_count;
+  std::vector<double> bin_sum, bin_count;
 };
 
 class Estimator {

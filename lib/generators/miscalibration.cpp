@@ -178,52 +178,54 @@ void apply(const MiscalibrationMap& map, std::span<const double> c, std::span<co
       map);
 }
 
-bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes) {
-  switch (map.index()) {
-    case 0:
-    case 1:
-      return true;
-    case 2: {  // equal exponents: a temperature
-      const auto& t = std::get<PowerMap>(map).exponents;
-      return std::all_of(t.begin(), t.end(), [&](double v) { return v == t.front(); });
-    }
-    case 3:
-      return std::get<TopLabelMap>(map).gamma <= 1.0 || classes == 2;
-    default:
-      return false;
+namespace {
+
+// identity, temperature and power with equal exponents: p_k ∝ c_k^(1/T) for one T.
+bool acts_as_temperature(const MiscalibrationMap& map) {
+  if (const auto* power = std::get_if<PowerMap>(&map)) {
+    const auto& t = power->exponents;
+    return std::all_of(t.begin(), t.end(), [&](double v) { return v == t.front(); });
   }
+  return std::holds_alternative<IdentityMap>(map) || std::holds_alternative<TemperatureMap>(map);
+}
+
+// top_label keeps the argmax for gamma <= 1, and on K = 2 for any gamma (no runner-up can
+// overtake a component that stays >= 1/2).
+bool is_argmax_keeping_top_label(const MiscalibrationMap& map, std::size_t classes) {
+  const auto* top = std::get_if<TopLabelMap>(&map);
+  return top != nullptr && (top->gamma <= 1.0 || classes == 2);
+}
+
+}  // namespace
+
+bool is_identity(const MiscalibrationMap& map) {
+  if (const auto* t = std::get_if<TemperatureMap>(&map)) return t->temperature == 1.0;
+  if (const auto* g = std::get_if<TopLabelMap>(&map)) return g->gamma == 1.0;
+  if (const auto* power = std::get_if<PowerMap>(&map))
+    return std::all_of(power->exponents.begin(), power->exponents.end(),
+                       [](double v) { return v == 1.0; });
+  return std::holds_alternative<IdentityMap>(map);
+}
+
+bool is_class_symmetric(const MiscalibrationMap& map) {
+  return acts_as_temperature(map) || std::holds_alternative<TopLabelMap>(map);
+}
+
+bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes) {
+  // affine_logit may or may not keep the argmax: answered conservatively.
+  return acts_as_temperature(map) || is_argmax_keeping_top_label(map, classes);
 }
 
 bool is_injective(const MiscalibrationMap& map, std::size_t classes) {
-  switch (map.index()) {
-    case 0:
-    case 1:
-    case 2:  // log p_k = t_k log c_k - const: invertible given the normalisation
-      return true;
-    case 3:
-      return std::get<TopLabelMap>(map).gamma <= 1.0 || classes == 2;
-    default:
-      // affine_logit: injective iff W is invertible on the sum-zero subspace; treated as
-      // injective (r(p) = c) and documented, since a singular W is a user choice with no
-      // preimage formula.
-      return true;
-  }
+  // power: log p_k = t_k log c_k - const is invertible given the normalisation. affine_logit
+  // is injective iff W is invertible on the sum-zero subspace; it is treated as injective
+  // (r(p) = c) and documented, since a singular W is a user choice with no preimage formula.
+  if (std::holds_alternative<TopLabelMap>(map)) return is_argmax_keeping_top_label(map, classes);
+  return true;
 }
 
 bool has_sign_constant_top_gap(const MiscalibrationMap& map, std::size_t classes) {
-  switch (map.index()) {
-    case 0:
-    case 1:
-      return true;
-    case 2: {
-      const auto& t = std::get<PowerMap>(map).exponents;
-      return std::all_of(t.begin(), t.end(), [&](double v) { return v == t.front(); });
-    }
-    case 3:
-      return std::get<TopLabelMap>(map).gamma <= 1.0 || classes == 2;
-    default:
-      return false;
-  }
+  return acts_as_temperature(map) || is_argmax_keeping_top_label(map, classes);
 }
 
 }  // namespace calbench

@@ -52,6 +52,13 @@ std::string canonical_text(const MiscalibrationMap& map);
 void apply(const MiscalibrationMap& map, std::span<const double> c, std::span<const double> log_c,
            std::span<double> p, std::span<double> log_p, std::span<double> scratch);
 
+// True when h is the identity whatever its type (temperature 1, gamma 1, unit exponents).
+bool is_identity(const MiscalibrationMap& map);
+
+// True when h treats the classes alike (permuting c permutes p), so that with symmetric alpha
+// the classes are exchangeable.
+bool is_class_symmetric(const MiscalibrationMap& map);
+
 // True when the map keeps the argmax (p's argmax is c's argmax for every c).
 bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes);
 

@@ -205,11 +205,7 @@ struct GroupResult {
 };
 
 bool classes_exchangeable(const DirichletGenerator& g) {
-  if (!g.symmetric()) return false;
-  const auto& map = g.spec().map;
-  return std::holds_alternative<IdentityMap>(map) || std::holds_alternative<TemperatureMap>(map) ||
-         std::holds_alternative<TopLabelMap>(map) ||
-         (std::holds_alternative<PowerMap>(map) && preserves_argmax(map, g.classes()));
+  return g.symmetric() && is_class_symmetric(g.spec().map);
 }
 
 // One group's stream and accumulators; `draw` continues where the previous call stopped.
@@ -461,16 +457,7 @@ GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSamp
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();
-  // Temperature 1, top_label gamma 1 and power with unit exponents are the identity map.
-  const auto& m = spec.map;
-  const bool identity =
-      std::holds_alternative<IdentityMap>(m) ||
-      (std::holds_alternative<TemperatureMap>(m) &&
-       std::get<TemperatureMap>(m).temperature == 1.0) ||
-      (std::holds_alternative<TopLabelMap>(m) && std::get<TopLabelMap>(m).gamma == 1.0) ||
-      (std::holds_alternative<PowerMap>(m) &&
-       std::ranges::all_of(std::get<PowerMap>(m).exponents, [](double t) { return t == 1.0; }));
-  if (identity) return identity_truth(spec.alpha);
+  if (is_identity(spec.map)) return identity_truth(spec.alpha);
   GroundTruth t;
   if (binary_truth_by_quadrature(gen, t)) return t;
   t = monte_carlo_truth(gen, settings);
