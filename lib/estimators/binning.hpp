@@ -16,6 +16,7 @@
 // - Empty bins contribute nothing (and are not counted by the max norm).
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "estimators/estimator.hpp"
 
@@ -24,7 +25,12 @@ namespace calbench {
 enum class Binning { equal_width, equal_mass };
 enum class Norm { l1, l2, max };
 
-// Bin index in [0, bins) of a score under the equal-width convention above.
+// The B + 1 equal-width edges i/B of the convention above.
+void equal_width_edges(std::size_t bins, std::vector<double>& edges);
+
+// Bin index in [0, B) of a score under the equal-width convention, from the edges above.
+std::size_t equal_width_bin(double score, std::span<const double> edges);
+// The same, building the edges (for one-off use).
 std::size_t equal_width_bin(double score, std::size_t bins);
 
 // The binned calibration error of scores s_i against outcomes o_i in {0, 1}:

@@ -14,11 +14,13 @@ namespace calbench {
 
 // Per-thread scratch space for estimators, reused across replicates (no allocation per row).
 struct EstimatorWorkspace {
+  std::vector<double> outcomes;  // 0/1 outcomes of a scope, filled by the estimator
   struct ScoredGap {
     double score, gap;
   };
-  std::vector<ScoredGap> sorted;
-  std::vector<double> values;
+  std::vector<ScoredGap> pairs;    // (score, score - outcome), reordered by binning
+  std::vector<std::size_t> split;  // equal-mass split ranks
+  std::vector<double> edges;       // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;
 };
 

@@ -53,14 +53,23 @@ std::string DirichletGenerator::canonical_text() const {
 void DirichletGenerator::draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c,
                                     DirichletScratch& scratch) const {
   const std::size_t K = spec_.classes;
+  // Variates first, logarithms after in one loop; log_c holds the exact logs of tiny
+  // variates until then.
+  bool any_tiny = false;
+  for (std::size_t k = 0; k < K; ++k) {
+    c[k] = samplers_[symmetric_ ? 0 : k].draw_value(engine, log_c[k]);
+    any_tiny |= !(c[k] > GammaSampler::kTiny);
+  }
   double sum = 0.0;
   double max_log = -INFINITY;
+  for (std::size_t k = 0; k < K; ++k) scratch.log_g[k] = std::log(c[k]);
+  if (any_tiny) {
+    for (std::size_t k = 0; k < K; ++k)
+      if (!(c[k] > GammaSampler::kTiny)) scratch.log_g[k] = log_c[k];
+  }
   for (std::size_t k = 0; k < K; ++k) {
-    const auto d = samplers_[symmetric_ ? 0 : k].draw(engine);
-    c[k] = d.value;
-    scratch.log_g[k] = d.log_value;
-    sum += d.value;
-    max_log = std::max(max_log, d.log_value);
+    sum += c[k];
+    max_log = std::max(max_log, scratch.log_g[k]);
   }
   if (max_log > -460.0) {  // the largest gamma exceeds 1e-200: normalise directly
     const double inv = 1.0 / sum;
