@@ -131,6 +131,69 @@ TEST_CASE("equal-mass bins send ties across a split to the lower bin", "[unit][e
         Approx((0.2 + 0.5 * 3 - 1 + 0.1) / 5.0).margin(1e-15));
 }
 
+namespace {
+
+// The equal-mass convention written the obvious way: sort, split with numpy.array_split's
+// sizes, edges at midpoints, each score to the first bin whose edge is not below it.
+double naive_equal_mass(std::vector<double> s, const std::vector<double>& o, std::size_t bins,
+                        Norm norm) {
+  const std::size_t n = s.size(), B = std::min(bins, n);
+  std::vector<double> sorted = s;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<double> edges;
+  std::size_t end = 0;
+  for (std::size_t b = 0; b + 1 < B; ++b) {
+    end += n / B + (b < n % B ? 1 : 0);
+    edges.push_back((sorted[end - 1] + sorted[end]) / 2.0);
+  }
+  std::vector<double> sum(B, 0.0), count(B, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<std::size_t>(std::lower_bound(edges.begin(), edges.end(), s[i]) -
+                                            edges.begin());
+    sum[b] += s[i] - o[i];
+    count[b] += 1.0;
+  }
+  double out = 0.0;
+  for (std::size_t b = 0; b < B; ++b) {
+    if (count[b] == 0.0) continue;
+    const double gap = std::abs(sum[b]) / count[b];
+    if (norm == Norm::l1) out += count[b] / static_cast<double>(n) * gap;
+    if (norm == Norm::l2) out += count[b] / static_cast<double>(n) * gap * gap;
+    if (norm == Norm::max) out = std::max(out, gap);
+  }
+  return norm == Norm::l2 ? std::sqrt(out) : out;
+}
+
+}  // namespace
+
+TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimators]") {
+  // Samples built to stress the bucketed selection: heavy ties, scores packed into one tiny
+  // interval (one bucket), exact 0 and 1, edges on bucket boundaries, n below and above B.
+  Engine engine = make_engine({17, 0, 0, Purpose::sample});
+  EstimatorWorkspace ws;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
+    const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
+    const int kind = trial % 4;
+    std::vector<double> s(n), o(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double u = uniform_open01(engine);
+      switch (kind) {
+        case 0: s[i] = u; break;
+        case 1: s[i] = std::round(u * 7.0) / 7.0; break;  // 8 tied values, 0 and 1 included
+        case 2: s[i] = 0.999 + 1e-12 * std::round(u * 50.0); break;  // packed, tied
+        default: s[i] = static_cast<double>(static_cast<int>(u * 64.0)) / 64.0; break;
+      }
+      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
+    }
+    for (Norm norm : {Norm::l1, Norm::l2, Norm::max}) {
+      INFO("trial " << trial << " n " << n << " bins " << bins);
+      CHECK(binned_calibration_error(s, o, Binning::equal_mass, bins, norm, ws) ==
+            Approx(naive_equal_mass(s, o, bins, norm)).margin(1e-12));
+    }
+  }
+}
+
 TEST_CASE("estimators survive the edge cases", "[unit][estimators]") {
   EstimatorWorkspace ws;
   const std::vector<std::pair<std::size_t, std::vector<double>>> cases = {

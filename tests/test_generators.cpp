@@ -36,11 +36,9 @@ TEST_CASE("every map keeps vectors on the simplex, argmax where promised", "[uni
       for (double alpha : {0.01, 0.3, 2.0}) {
         DirichletGenerator gen({K, {alpha}, map});
         Engine engine = make_engine({11, K, 0, Purpose::sample});
-        DirichletScratch scratch;
-        scratch.reserve(K);
         std::vector<double> c(K), log_c(K), p(K), log_p(K), tmp(K);
         for (int i = 0; i < 2000; ++i) {
-          gen.draw_truth(engine, c, log_c, scratch);
+          gen.draw_truth(engine, c, log_c);
           apply(map, c, log_c, p, log_p, tmp);
           double sum = 0.0;
           for (std::size_t k = 0; k < K; ++k) {
@@ -113,13 +111,11 @@ TEST_CASE("Dirichlet draws and labels match the Dirichlet moments", "[stat][gene
     DirichletGenerator gen({K, alpha, IdentityMap{}});
     const double a0 = std::accumulate(alpha.begin(), alpha.end(), 0.0);
     Engine engine = make_engine({5, K, 0, Purpose::sample});
-    DirichletScratch scratch;
-    scratch.reserve(K);
     std::vector<double> c(K), log_c(K);
     std::vector<RunningStats> mean(K), var(K), label(K);
     const int N = 300'000;
     for (int i = 0; i < N; ++i) {
-      gen.draw_truth(engine, c, log_c, scratch);
+      gen.draw_truth(engine, c, log_c);
       const auto y = gen.draw_label(engine, c);
       for (std::size_t k = 0; k < K; ++k) {
         const double m = alpha[k] / a0;

@@ -45,12 +45,10 @@ TEST_CASE("E[max c] by quadrature agrees with Monte Carlo for asymmetric alpha",
   const TruthValue exact = expected_max(alpha);
   DirichletGenerator gen({5, alpha, IdentityMap{}});
   Engine engine = make_engine({1, 0, 0, Purpose::truth});
-  DirichletScratch scratch;
-  scratch.reserve(5);
   std::vector<double> c(5), log_c(5);
   RunningStats m;
   for (int i = 0; i < 400'000; ++i) {
-    gen.draw_truth(engine, c, log_c, scratch);
+    gen.draw_truth(engine, c, log_c);
     m.add(*std::max_element(c.begin(), c.end()));
   }
   CHECK(std::abs(m.mean() - exact.value) < z * m.standard_error());
@@ -127,13 +125,11 @@ TEST_CASE("top_label with gamma > 1: the posterior r(p) = E[c | p] is consistent
   const double gamma = 2.5;
   DirichletGenerator gen({3, alpha, TopLabelMap{gamma}});
   Engine engine = make_engine({2, 0, 0, Purpose::truth});
-  DirichletScratch scratch;
-  scratch.reserve(3);
   std::vector<double> c(3), log_c(3), p(3), log_p(3), tmp(3), r(3);
   std::array<RunningStats, 6> moments;
   int several = 0;
   for (int i = 0; i < 300'000; ++i) {
-    gen.draw_truth(engine, c, log_c, scratch);
+    gen.draw_truth(engine, c, log_c);
     apply(gen.spec().map, c, log_c, p, log_p, tmp);
     top_label_posterior_mean(p, log_p, alpha, gamma, r);
     double sum = 0.0;

@@ -15,10 +15,9 @@ namespace calbench {
 // Per-thread scratch space for estimators, reused across replicates (no allocation per row).
 struct EstimatorWorkspace {
   std::vector<double> outcomes;  // 0/1 outcomes of a scope, filled by the estimator
-  struct ScoredGap {
-    double score, gap;
-  };
-  std::vector<ScoredGap> pairs;    // (score, score - outcome), reordered by binning
+  // equal-mass binning (estimators/binning.cpp)
+  std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin;
+  std::vector<double> values;
   std::vector<std::size_t> split;  // equal-mass split ranks
   std::vector<double> edges;       // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;

@@ -11,7 +11,6 @@ namespace calbench {
 void DirichletScratch::reserve(std::size_t classes) {
   c.resize(classes);
   log_c.resize(classes);
-  log_g.resize(classes);
   tmp.resize(classes);
 }
 
@@ -50,48 +49,47 @@ std::string DirichletGenerator::canonical_text() const {
   return out + "]:" + calbench::canonical_text(spec_.map);
 }
 
-void DirichletGenerator::draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c,
-                                    DirichletScratch& scratch) const {
+double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> c,
+                                              std::span<double> log_c_shifted) const {
   const std::size_t K = spec_.classes;
-  // Variates first, logarithms after in one loop; log_c holds the exact logs of tiny
+  // Variates first, logarithms after in one loop; log_c_shifted holds the exact logs of tiny
   // variates until then.
   bool any_tiny = false;
   for (std::size_t k = 0; k < K; ++k) {
-    c[k] = samplers_[symmetric_ ? 0 : k].draw_value(engine, log_c[k]);
+    c[k] = samplers_[symmetric_ ? 0 : k].draw_value(engine, log_c_shifted[k]);
     any_tiny |= !(c[k] > GammaSampler::kTiny);
+  }
+  for (std::size_t k = 0; k < K; ++k) {
+    const double exact = log_c_shifted[k];
+    log_c_shifted[k] = std::log(c[k]);
+    if (any_tiny && !(c[k] > GammaSampler::kTiny)) log_c_shifted[k] = exact;
   }
   double sum = 0.0;
   double max_log = -INFINITY;
-  for (std::size_t k = 0; k < K; ++k) scratch.log_g[k] = std::log(c[k]);
-  if (any_tiny) {
-    for (std::size_t k = 0; k < K; ++k)
-      if (!(c[k] > GammaSampler::kTiny)) scratch.log_g[k] = log_c[k];
-  }
   for (std::size_t k = 0; k < K; ++k) {
     sum += c[k];
-    max_log = std::max(max_log, scratch.log_g[k]);
+    max_log = std::max(max_log, log_c_shifted[k]);
   }
   if (max_log > -460.0) {  // the largest gamma exceeds 1e-200: normalise directly
     const double inv = 1.0 / sum;
-    const double log_sum = std::log(sum);
-    for (std::size_t k = 0; k < K; ++k) {
-      c[k] *= inv;
-      log_c[k] = scratch.log_g[k] - log_sum;
-    }
-    return;
+    for (std::size_t k = 0; k < K; ++k) c[k] *= inv;
+    return std::log(sum);
   }
   // Every gamma is tiny (alpha << 1 and few classes): normalise in logs.
   double s = 0.0;
   for (std::size_t k = 0; k < K; ++k) {
-    c[k] = std::exp(scratch.log_g[k] - max_log);
+    c[k] = std::exp(log_c_shifted[k] - max_log);
     s += c[k];
   }
   const double inv = 1.0 / s;
-  const double log_s = std::log(s);
-  for (std::size_t k = 0; k < K; ++k) {
-    c[k] *= inv;
-    log_c[k] = scratch.log_g[k] - max_log - log_s;
-  }
+  for (std::size_t k = 0; k < K; ++k) c[k] *= inv;
+  return max_log + std::log(s);
+}
+
+void DirichletGenerator::draw_truth(Engine& engine, std::span<double> c,
+                                    std::span<double> log_c) const {
+  const double shift = draw_truth_shifted(engine, c, log_c);
+  for (double& v : log_c) v -= shift;
 }
 
 std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const double> c) const {
@@ -111,14 +109,64 @@ std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const dou
   return static_cast<std::uint32_t>(k);
 }
 
+void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
+                                                   Sample& out) const {
+  // K = 2 needs one logarithm and one exponential per vector, not two of each: with
+  // r = log(G1/G0), p_1 = logistic(r / T), and the label is drawn from c = (G0, G1)/(G0 + G1)
+  // exactly as draw_label does.
+  const GammaSampler& s0 = samplers_.front();
+  const GammaSampler& s1 = samplers_[symmetric_ ? 0 : 1];
+  double c[2];
+  for (std::size_t i = 0; i < out.size; ++i) {
+    double l0 = 0.0, l1 = 0.0;
+    const double g0 = s0.draw_value(engine, l0);
+    const double g1 = s1.draw_value(engine, l1);
+    double r;
+    if (g0 > GammaSampler::kTiny && g1 > GammaSampler::kTiny) {
+      r = std::log(g1 / g0);  // in range: both are above 1e-280 and far below 1e28
+      const double inv = 1.0 / (g0 + g1);
+      c[0] = g0 * inv;
+      c[1] = g1 * inv;
+    } else {  // tiny alpha: the variates may have underflowed, their logs have not
+      if (g0 > GammaSampler::kTiny) l0 = std::log(g0);
+      if (g1 > GammaSampler::kTiny) l1 = std::log(g1);
+      r = l1 - l0;
+      const double e = std::exp(-std::abs(r));
+      c[r >= 0.0 ? 1 : 0] = 1.0 / (1.0 + e);
+      c[r >= 0.0 ? 0 : 1] = e / (1.0 + e);
+    }
+    out.label[i] = draw_label(engine, c);
+    // The larger of the two is 1/(1 + e), the other e/(1 + e), e = exp(-|r|/T): the same
+    // arithmetic as the softmax of apply().
+    const double e = std::exp(-std::abs(r) * inv_t);
+    const double inv = 1.0 / (1.0 + e);
+    double* p = out.p.data() + 2 * i;
+    p[r >= 0.0 ? 1 : 0] = inv;
+    p[r >= 0.0 ? 0 : 1] = e * inv;
+  }
+}
+
 void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
                                 DirichletScratch& scratch) const {
   const std::size_t K = spec_.classes;
   out.resize(n, K);
   scratch.reserve(K);
   const std::span<double> c(scratch.c), log_c(scratch.log_c), tmp(scratch.tmp);
+  if (K == 2) {
+    if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
+      sample_binary_temperature(engine, 1.0 / t->temperature, out);
+      out.summarise();
+      return;
+    }
+  }
+  // The temperature map is a softmax of log c / T, blind to a shift of log c: it takes the
+  // logarithms unnormalised, which saves a logarithm per vector.
+  const bool shift_invariant = std::holds_alternative<TemperatureMap>(spec_.map);
   for (std::size_t i = 0; i < n; ++i) {
-    draw_truth(engine, c, log_c, scratch);
+    if (shift_invariant)
+      draw_truth_shifted(engine, c, log_c);
+    else
+      draw_truth(engine, c, log_c);
     out.label[i] = draw_label(engine, c);
     apply(spec_.map, c, log_c, out.row(i), {}, tmp);
   }

@@ -21,7 +21,7 @@ struct DirichletSpec {
 
 // Per-thread working memory of the sampler, allocated once.
 struct DirichletScratch {
-  std::vector<double> c, log_c, log_g, tmp;
+  std::vector<double> c, log_c, tmp;
   void reserve(std::size_t classes);
 };
 
@@ -39,8 +39,12 @@ class DirichletGenerator {
   std::string canonical_text() const;
 
   // Draws one true distribution c (and log c, exact where c underflows).
-  void draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c,
-                  DirichletScratch& scratch) const;
+  void draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c) const;
+
+  // The same with log c shifted by a constant s, which it returns (log c = log_c_shifted - s):
+  // one logarithm fewer for callers blind to the shift.
+  double draw_truth_shifted(Engine& engine, std::span<double> c,
+                            std::span<double> log_c_shifted) const;
 
   // Draws y ~ Categorical(c) with one uniform.
   std::uint32_t draw_label(Engine& engine, std::span<const double> c) const;
@@ -49,6 +53,9 @@ class DirichletGenerator {
   void sample(Engine& engine, std::size_t n, Sample& out, DirichletScratch& scratch) const;
 
  private:
+  // sample() for K = 2 under a temperature map.
+  void sample_binary_temperature(Engine& engine, double inv_t, Sample& out) const;
+
   DirichletSpec spec_;
   std::vector<GammaSampler> samplers_;  // one, or one per class
   bool symmetric_;

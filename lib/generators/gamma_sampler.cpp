@@ -9,6 +9,7 @@ GammaSampler::GammaSampler(double alpha) : alpha_(alpha) {
   if (!(std::isfinite(alpha) && alpha > 0.0))
     throw DomainError("alpha = " + format_double(alpha) + ": must be a finite number > 0");
   half_ = alpha == 0.5;
+  exponential_ = alpha == 1.0;
   boosted_ = alpha < 1.0;
   shape_ = boosted_ ? alpha + 1.0 : alpha;
   d_ = shape_ - 1.0 / 3.0;

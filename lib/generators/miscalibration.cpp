@@ -17,10 +17,12 @@ void require_positive_finite(double value, const std::string& name) {
 
 // p = softmax(z) with z in scratch-free form; log p = z - logsumexp(z).
 void softmax_from_logits(std::span<const double> z, std::span<double> p, std::span<double> log_p) {
-  const double zmax = *std::max_element(z.begin(), z.end());
+  // The largest term is exp(0) = 1 exactly; skipping its exp saves one of K (half, for K = 2).
+  const auto top = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
+  const double zmax = z[top];
   double sum = 0.0;
   for (std::size_t k = 0; k < z.size(); ++k) {
-    p[k] = std::exp(z[k] - zmax);
+    p[k] = k == top ? 1.0 : std::exp(z[k] - zmax);
     sum += p[k];
   }
   const double inv = 1.0 / sum;

@@ -217,7 +217,6 @@ class GroupSampler {
         pooled_(pooled),
         injective_(is_injective(gen.spec().map, gen.classes())) {
     const std::size_t K = gen.classes();
-    scratch_.reserve(K);
     for (auto* v : {&c_, &log_c_, &p_, &log_p_, &tmp_, &r_}) v->resize(K);
     result_.top.resize(fine_bins);
     result_.classwise.resize(fine_bins * (pooled ? 1 : K));
@@ -229,7 +228,7 @@ class GroupSampler {
     const std::size_t K = gen_.classes();
     const auto& spec = gen_.spec();
     for (std::size_t i = 0; i < count; ++i) {
-      gen_.draw_truth(engine_, c_, log_c_, scratch_);
+      gen_.draw_truth(engine_, c_, log_c_);
       apply(spec.map, c_, log_c_, p_, log_p_, tmp_);
       std::size_t top = 0;
       for (std::size_t k = 1; k < K; ++k)
@@ -270,7 +269,6 @@ class GroupSampler {
   Engine engine_;
   bool pooled_, injective_;
   double gamma_ = 1.0;
-  DirichletScratch scratch_;
   std::vector<double> c_, log_c_, p_, log_p_, tmp_, r_;
   GroupResult result_;
 };
