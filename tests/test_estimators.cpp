@@ -179,10 +179,18 @@ TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimat
     for (std::size_t i = 0; i < n; ++i) {
       const double u = uniform_open01(engine);
       switch (kind) {
-        case 0: s[i] = u; break;
-        case 1: s[i] = std::round(u * 7.0) / 7.0; break;  // 8 tied values, 0 and 1 included
-        case 2: s[i] = 0.999 + 1e-12 * std::round(u * 50.0); break;  // packed, tied
-        default: s[i] = static_cast<double>(static_cast<int>(u * 64.0)) / 64.0; break;
+        case 0:
+          s[i] = u;
+          break;
+        case 1:
+          s[i] = std::round(u * 7.0) / 7.0;
+          break;  // 8 tied values, 0 and 1 included
+        case 2:
+          s[i] = 0.999 + 1e-12 * std::round(u * 50.0);
+          break;  // packed, tied
+        default:
+          s[i] = static_cast<double>(static_cast<int>(u * 64.0)) / 64.0;
+          break;
       }
       o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
     }

@@ -30,6 +30,12 @@ class Estimator {
   // The quantity this estimator is consistent for; empty when it has none among the nine
   // (then its bias is not reported until the truth engine computes its own population value).
   virtual std::optional<Quantity> target() const = 0;
+  // The truth engine computes an estimator's own population value (its limit as n grows; for
+  // a binned estimator the binned quantity itself, so that bias splits into binning and
+  // finite-sample parts) by evaluating an estimator on very large samples. That is this
+  // estimator unless it returns another with the same limit that is cheaper at that size
+  // (the quadratic SKCE returns its linear-time form). nullptr means this estimator.
+  virtual std::shared_ptr<const Estimator> population_estimator() const { return nullptr; }
 };
 
 }  // namespace calbench
