@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -76,6 +79,48 @@ std::vector<std::vector<double>> simulate(const ExperimentConfig& config,
   return values;
 }
 
+// populations[c][e]: the own population value of estimator e in cell c, where it is needed:
+// for an estimator without a target, or one that does not converge to its target. Computed
+// once per distinct (generator, estimator, sample count).
+using Populations = std::vector<std::vector<std::optional<PopulationValue>>>;
+
+bool needs_population(const Estimator& estimator) {
+  return !estimator.target() || !estimator.converges_to_target();
+}
+
+Populations compute_populations(const ExperimentConfig& config, const Generators& generators) {
+  std::map<std::string, PopulationValue> cache;
+  Populations out(config.cells.size());
+  for (std::size_t c = 0; c < config.cells.size(); ++c) {
+    const CellConfig& cc = config.cells[c];
+    const std::uint64_t samples = cc.truth.population_samples;
+    const std::string generator = generators[c]->canonical_text();
+    auto key = [&](const EstimatorConfig& ec) {
+      return generator + "|" + std::to_string(samples) + "|" + ec.name + "|" +
+             params_json(ec.params).dump();
+    };
+    std::vector<const Estimator*> missing;
+    std::vector<std::string> missing_keys;
+    for (const auto& ec : cc.estimators) {
+      const std::string k = key(ec);
+      if (needs_population(*ec.estimator) && !cache.contains(k) &&
+          std::find(missing_keys.begin(), missing_keys.end(), k) == missing_keys.end()) {
+        missing.push_back(ec.estimator.get());
+        missing_keys.push_back(k);
+      }
+    }
+    if (!missing.empty()) {
+      const auto values = population_values(*generators[c], missing, samples);
+      for (std::size_t i = 0; i < missing.size(); ++i) cache.emplace(missing_keys[i], values[i]);
+    }
+    for (const auto& ec : cc.estimators) {
+      const auto it = cache.find(key(ec));
+      out[c].push_back(needs_population(*ec.estimator) ? std::optional(it->second) : std::nullopt);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::vector<double>> simulate_estimates(const ExperimentConfig& config,
@@ -91,6 +136,7 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
   std::vector<const GroundTruth*> truths(cells);
   for (std::size_t c = 0; c < cells; ++c)
     truths[c] = &cache.get(*generators[c], config.cells[c].truth);
+  const Populations populations = compute_populations(config, generators);
   const std::vector<std::vector<double>> values = simulate(config, generators, control);
 
   ResultSet out;
@@ -120,18 +166,38 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
       er.mean = stats.mean();
       er.sd = stats.sd();
       er.replicates = R;
+      const std::optional<PopulationValue>& population = populations[c][e];
+      if (population) {
+        er.population = population->value;
+        er.population_error = population->error;
+        er.population_samples = population->samples;
+      }
+      // Bias against the target's truth, or against the estimator's own population value.
+      std::optional<double> reference;
+      double reference_error = 0.0;
       if (auto target = ec.estimator->target()) {
         er.target = std::string(to_string(*target));
-        const double truth = (*truths[c])[*target].value;
-        er.truth = truth;
-        er.bias = stats.mean() - truth;
+        reference = (*truths[c])[*target].value;
+        if (population) {
+          er.binning_bias = population->value - *reference;
+          er.finite_sample_bias = stats.mean() - population->value;
+        }
+      } else if (population) {
+        er.target = "own";
+        reference = population->value;
+        reference_error = population->error;
+      }
+      if (reference) {
+        er.truth = *reference;
+        er.bias = stats.mean() - *reference;
         double sq = 0.0;
         for (std::size_t r = 0; r < R; ++r) {
-          const double d = values[c][r * E + e] - truth;
+          const double d = values[c][r * E + e] - *reference;
           sq += d * d;
         }
         er.rmse = std::sqrt(sq / static_cast<double>(R));
-        er.se_bias = stats.standard_error();
+        const double se = stats.standard_error();
+        er.se_bias = std::sqrt(se * se + reference_error * reference_error);
       }
       rec.estimators.push_back(std::move(er));
     }

@@ -221,7 +221,7 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
   }
   SECTION("truth") {
     const auto p = problems_with([](OJ& d) { d["truth"] = {{"sample", 5000}}; });
-    CHECK_PROBLEM(p, "/truth/sample", "unknown key; valid keys: samples");
+    CHECK_PROBLEM(p, "/truth/sample", "unknown key; valid keys: population_samples, samples, tolerance");
   }
   SECTION("output") {
     const auto p = problems_with([](OJ& d) { d["output"] = {{"dir", "x"}}; });

@@ -204,29 +204,39 @@ TEST_CASE("the summary statistics are the ones DESIGN.md §4 defines", "[e2e]") 
       CHECK(est.mean == Approx(mean).epsilon(1e-12));
       CHECK(est.sd == Approx(std::sqrt(ss / static_cast<double>(R - 1))).epsilon(1e-10));
 
-      if (est.target.empty()) {
-        CHECK(!est.truth);
-        CHECK(!est.bias);
-        CHECK(!est.rmse);
-        CHECK(!est.se_bias);
-        continue;
-      }
       REQUIRE(est.truth);
       REQUIRE(est.bias);
       REQUIRE(est.rmse);
       REQUIRE(est.se_bias);
-      CHECK(*est.truth == truth_of(cell, est.target).value);
+      const double Rd = static_cast<double>(R);
+      if (est.target == "own") {
+        // No target quantity: bias against the estimator's own population value, whose
+        // error joins the standard error of the bias.
+        REQUIRE(est.population);
+        CHECK(*est.truth == *est.population);
+        CHECK(*est.se_bias ==
+              Approx(std::hypot(est.sd / std::sqrt(Rd), *est.population_error)).epsilon(1e-12));
+      } else {
+        CHECK(*est.truth == truth_of(cell, est.target).value);
+        CHECK(*est.se_bias == est.sd / std::sqrt(Rd));
+        if (est.population) {  // bias = binning bias + finite-sample bias
+          REQUIRE(est.binning_bias);
+          REQUIRE(est.finite_sample_bias);
+          CHECK(*est.binning_bias == *est.population - *est.truth);
+          CHECK(*est.finite_sample_bias == est.mean - *est.population);
+          CHECK(*est.binning_bias + *est.finite_sample_bias == Approx(*est.bias).margin(1e-15));
+        }
+      }
       CHECK(*est.bias == est.mean - *est.truth);
       // mean((x - t)^2) = (mean - t)^2 + ((R - 1)/R) sd^2, the bias-variance split of the MSE.
-      const double Rd = static_cast<double>(R);
       const double mse = *est.bias * *est.bias + est.sd * est.sd * (Rd - 1.0) / Rd;
       CHECK(*est.rmse * *est.rmse == Approx(mse).epsilon(1e-12));
-      CHECK(*est.se_bias == est.sd / std::sqrt(Rd));
     }
-    // ECE with norm max (MCE) has no target quantity, hence no bias.
-    const auto& mce = estimator_of(cell, "ece_ew15_max");
-    CHECK(mce.target.empty());
-    CHECK(!mce.bias);
+    // ECE with norm max (MCE) has no target quantity: its bias is against its own population
+    // value. The binned L1 ECE has a population value and a binning bias; Brier has neither.
+    CHECK(estimator_of(cell, "ece_ew15_max").target == "own");
+    CHECK(estimator_of(cell, "ece_ew15").binning_bias);
+    CHECK(!estimator_of(cell, "brier").population);
     CHECK(estimator_of(cell, "ece_ew15").target == "ece_top_l1");
     CHECK(estimator_of(cell, "ece_em10_l2").target == "ece_top_l2");
     CHECK(estimator_of(cell, "brier").target == "brier");
@@ -265,8 +275,12 @@ TEST_CASE("write_results writes every file, as a pure function of the results", 
     CHECK(truth[name]["error"].is_number());
   }
   const auto& ests = summary["cells"][0]["estimators"];
-  CHECK(ests["ece_ew15_max"]["bias"].is_null());
-  CHECK(ests["ece_ew15_max"]["target"].is_null());
+  // MCE: bias against its own population value, which the summary carries.
+  CHECK(ests["ece_ew15_max"]["target"] == "own");
+  CHECK(ests["ece_ew15_max"]["bias"].is_number());
+  CHECK(ests["ece_ew15_max"]["population"]["samples"] == 125000);
+  CHECK(ests["ece_ew15"]["binning_bias"].is_number());
+  CHECK(ests["brier"]["population"].is_null());
   CHECK(ests["brier"]["target"] == "brier");
   CHECK(summary["cells"][1]["parameters"]["generator.miscalibration.temperature"] == 1.3);
 

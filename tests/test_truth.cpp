@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "core/running_stats.hpp"
+#include "estimators/binned_ece.hpp"
 #include "truth/dirichlet_integrals.hpp"
+#include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
 using namespace calbench;
@@ -167,4 +169,30 @@ TEST_CASE("truth is identical for any thread count", "[unit][truth]") {
     CHECK(one[q].value == two[q].value);
     CHECK(one[q].error == two[q].error);
   }
+}
+
+TEST_CASE("own population values: exact zero when calibrated, the truth when gaps keep one sign",
+          "[statistical][truth]") {
+  using namespace calbench;
+  const BinnedEce ece_ew({15, Binning::equal_width, Norm::l1});
+  const BinnedEce ece_em({15, Binning::equal_mass, Norm::l1});
+  const BinnedEce mce({15, Binning::equal_width, Norm::max});
+  const std::vector<const Estimator*> estimators = {&ece_ew, &ece_em, &mce};
+  // Calibrated: with the true c in place of labels every bin's gap is 0 exactly.
+  const DirichletGenerator calibrated(DirichletSpec{10, {0.5}, IdentityMap{}});
+  for (const auto& v : population_values(calibrated, estimators, 80'000)) {
+    CHECK(v.value == Approx(0.0).margin(1e-12));
+    CHECK(v.samples == 10'000);
+  }
+  // Temperature: the top-label gap has one sign, so every binning gives |E[Z - c_top]|, the
+  // truth ece_top_l1, up to Monte Carlo error.
+  const DirichletGenerator hot(DirichletSpec{10, {0.5}, TemperatureMap{0.7}});
+  const auto truth = compute_truth(hot, TruthSettings{});
+  const auto values = population_values(hot, estimators, 400'000);
+  for (std::size_t e = 0; e < 2; ++e) {
+    INFO("estimator " << e << " value " << values[e].value << " se " << values[e].error);
+    CHECK(std::abs(values[e].value - truth[Quantity::ece_top_l1].value) <
+          4.5 * values[e].error + truth[Quantity::ece_top_l1].error);
+  }
+  CHECK(values[2].value > values[0].value);  // the largest bin gap exceeds the mean gap
 }

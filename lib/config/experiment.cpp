@@ -159,14 +159,17 @@ std::optional<TruthSettings> parse_truth(ObjectReader& top) {
   const Json* value = top.find("truth");
   ObjectReader t(value != nullptr ? *value : empty_object(), top.pointer_to("truth"),
                  top.problems());
-  t.allow_only({"samples", "tolerance"});
+  t.allow_only({"samples", "tolerance", "population_samples"});
   const auto samples = t.unsigned_integer("samples", 1000, TruthSettings{}.samples);
   const auto tolerance = t.positive("tolerance", TruthSettings{}.tolerance);
+  const auto population =
+      t.unsigned_integer("population_samples", 8000, TruthSettings{}.population_samples);
   top.set_resolved("truth", t.take_resolved());
-  if (!samples || !tolerance) return std::nullopt;
+  if (!samples || !tolerance || !population) return std::nullopt;
   TruthSettings settings;
   settings.samples = *samples;
   settings.tolerance = *tolerance;
+  settings.population_samples = *population;
   return settings;
 }
 

@@ -10,7 +10,7 @@ BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
 
 double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   ws.outcomes.resize(s.size);
-  for (std::size_t i = 0; i < s.size; ++i) ws.outcomes[i] = s.correct(i) ? 1.0 : 0.0;
+  for (std::size_t i = 0; i < s.size; ++i) ws.outcomes[i] = s.outcome(i, s.predicted[i]);
   return binned_calibration_error(s.confidence, ws.outcomes, spec_.binning, spec_.bins, spec_.norm,
                                   ws);
 }

@@ -18,6 +18,7 @@ class BinnedEce final : public Estimator {
  public:
   explicit BinnedEce(BinnedEceSpec spec);  // bins >= 1
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
+  bool converges_to_target() const override { return false; }
   std::optional<Quantity> target() const override;
   const BinnedEceSpec& spec() const { return spec_; }
 

@@ -165,8 +165,8 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
     std::size_t bin = ws.bucket_bin[ws.bucket[i]];
     // Right-closed bins (edge[b-1], edge[b]]: the bin is the number of edges below the score.
     if (bin == kNear)
-      bin = static_cast<std::size_t>(
-          std::lower_bound(ws.edges.begin(), ws.edges.end(), scores[i]) - ws.edges.begin());
+      bin = static_cast<std::size_t>(std::lower_bound(ws.edges.begin(), ws.edges.end(), scores[i]) -
+                                     ws.edges.begin());
     ws.bin_sum[bin] += scores[i] - outcomes[i];
     ws.bin_count[bin] += 1.0;
   }

@@ -36,6 +36,10 @@ class Estimator {
   // estimator unless it returns another with the same limit that is cheaper at that size
   // (the quadratic SKCE returns its linear-time form). nullptr means this estimator.
   virtual std::shared_ptr<const Estimator> population_estimator() const { return nullptr; }
+  // Whether the estimator converges to its target as n grows with every parameter fixed.
+  // Binned estimators with a fixed number of bins converge to the binned quantity instead:
+  // they say false, and the runner reports their binning and finite-sample bias apart.
+  virtual bool converges_to_target() const { return true; }
 };
 
 }  // namespace calbench

@@ -109,8 +109,8 @@ std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const dou
   return static_cast<std::uint32_t>(k);
 }
 
-void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
-                                                   Sample& out) const {
+void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t, Sample& out,
+                                                   bool keep_truth) const {
   // K = 2 needs one logarithm and one exponential per vector, not two of each: with
   // r = log(G1/G0), p_1 = logistic(r / T), and the label is drawn from c = (G0, G1)/(G0 + G1)
   // exactly as draw_label does.
@@ -136,6 +136,10 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
       c[r >= 0.0 ? 0 : 1] = e / (1.0 + e);
     }
     out.label[i] = draw_label(engine, c);
+    if (keep_truth) {
+      out.truth[2 * i] = c[0];
+      out.truth[2 * i + 1] = c[1];
+    }
     // The larger of the two is 1/(1 + e), the other e/(1 + e), e = exp(-|r|/T): the same
     // arithmetic as the softmax of apply().
     const double e = std::exp(-std::abs(r) * inv_t);
@@ -147,14 +151,15 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
 }
 
 void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
-                                DirichletScratch& scratch) const {
+                                DirichletScratch& scratch, bool keep_truth) const {
   const std::size_t K = spec_.classes;
   out.resize(n, K);
+  out.truth.resize(keep_truth ? n * K : 0);
   scratch.reserve(K);
   const std::span<double> c(scratch.c), log_c(scratch.log_c), tmp(scratch.tmp);
   if (K == 2) {
     if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
-      sample_binary_temperature(engine, 1.0 / t->temperature, out);
+      sample_binary_temperature(engine, 1.0 / t->temperature, out, keep_truth);
       out.summarise();
       return;
     }
@@ -168,6 +173,8 @@ void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
     else
       draw_truth(engine, c, log_c);
     out.label[i] = draw_label(engine, c);
+    if (keep_truth)
+      std::copy(c.begin(), c.end(), out.truth.begin() + static_cast<std::ptrdiff_t>(i * K));
     apply(spec_.map, c, log_c, out.row(i), {}, tmp);
   }
   out.summarise();

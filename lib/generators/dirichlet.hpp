@@ -49,12 +49,13 @@ class DirichletGenerator {
   // Draws y ~ Categorical(c) with one uniform.
   std::uint32_t draw_label(Engine& engine, std::span<const double> c) const;
 
-  // Fills `out` with n rows (p_i, y_i) and summarises it.
-  void sample(Engine& engine, std::size_t n, Sample& out, DirichletScratch& scratch) const;
+  // Fills `out` with n rows (p_i, y_i) and summarises it; with keep_truth also out.truth.
+  void sample(Engine& engine, std::size_t n, Sample& out, DirichletScratch& scratch,
+              bool keep_truth = false) const;
 
  private:
   // sample() for K = 2 under a temperature map.
-  void sample_binary_temperature(Engine& engine, double inv_t, Sample& out) const;
+  void sample_binary_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth) const;
 
   DirichletSpec spec_;
   std::vector<GammaSampler> samplers_;  // one, or one per class

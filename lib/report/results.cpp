@@ -69,6 +69,12 @@ ojson summary_json(const ResultSet& r) {
                        {"bias", optional_number(e.bias)},
                        {"rmse", optional_number(e.rmse)},
                        {"se_bias", optional_number(e.se_bias)},
+                       {"population", e.population ? ojson{{"value", *e.population},
+                                                           {"error", *e.population_error},
+                                                           {"samples", e.population_samples}}
+                                                   : ojson(nullptr)},
+                       {"binning_bias", optional_number(e.binning_bias)},
+                       {"finite_sample_bias", optional_number(e.finite_sample_bias)},
                        {"replicates", e.replicates}};
     }
     cell["estimators"] = ests;
@@ -84,7 +90,7 @@ std::string cells_csv(const ResultSet& r) {
   for (const auto& k : r.sweep_keys)
     if (!has_own_column(k)) out << ',' << csv_escape(k);
   out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
-         "bias,rmse,se_bias\n";
+         "bias,rmse,se_bias,population,population_error,binning_bias,finite_sample_bias\n";
   for (const auto& c : r.cells) {
     for (const auto& e : c.estimators) {
       out << c.index;
@@ -100,7 +106,8 @@ std::string cells_csv(const ResultSet& r) {
           << e.name << ',' << e.target << ',' << csv_optional(e.truth) << ',' << method << ','
           << error << ',' << format_double(e.mean) << ',' << format_double(e.sd) << ','
           << csv_optional(e.bias) << ',' << csv_optional(e.rmse) << ',' << csv_optional(e.se_bias)
-          << '\n';
+          << ',' << csv_optional(e.population) << ',' << csv_optional(e.population_error) << ','
+          << csv_optional(e.binning_bias) << ',' << csv_optional(e.finite_sample_bias) << '\n';
     }
   }
   return out.str();
@@ -158,8 +165,8 @@ std::string format_summary_table(const ResultSet& r) {
     for (const auto& [k, v] : c.swept) out << "  " << k << " = " << v.dump();
     if (r.sweep_keys.empty()) out << "  " << c.generator;
     out << "  (n = " << c.sample_size << ", " << c.replicates << " replicates)\n";
-    std::snprintf(line, sizeof line, "  %-16s %-17s %10s %10s %10s %10s %10s\n", "estimator",
-                  "target", "truth", "mean", "bias", "sd", "rmse");
+    std::snprintf(line, sizeof line, "  %-16s %-17s %10s %10s %10s %10s %10s %10s\n", "estimator",
+                  "target", "truth", "mean", "bias", "sd", "rmse", "binning");
     out << line;
     for (const auto& e : c.estimators) {
       auto num = [](const std::optional<double>& v) {
@@ -170,9 +177,9 @@ std::string format_summary_table(const ResultSet& r) {
           std::snprintf(b, sizeof b, "%10s", "-");
         return std::string(b);
       };
-      std::snprintf(line, sizeof line, "  %-16s %-17s %s %10.5f %s %10.5f %s\n", e.label.c_str(),
+      std::snprintf(line, sizeof line, "  %-16s %-17s %s %10.5f %s %10.5f %s %s\n", e.label.c_str(),
                     e.target.empty() ? "-" : e.target.c_str(), num(e.truth).c_str(), e.mean,
-                    num(e.bias).c_str(), e.sd, num(e.rmse).c_str());
+                    num(e.bias).c_str(), e.sd, num(e.rmse).c_str(), num(e.binning_bias).c_str());
       out << line;
     }
   }

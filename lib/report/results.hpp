@@ -27,6 +27,12 @@ struct EstimatorRecord {
   std::optional<double> truth;    // the target's population value
   double mean = 0.0, sd = 0.0;
   std::optional<double> bias, rmse, se_bias;
+  // The estimator's own population value (truth/population.hpp), when computed: for
+  // estimators without a target (then target is "own" and bias is against it) and for those
+  // that do not converge to their target (then bias = binning_bias + finite_sample_bias).
+  std::optional<double> population, population_error;
+  std::uint64_t population_samples = 0;
+  std::optional<double> binning_bias, finite_sample_bias;
   std::size_t replicates = 0;
 };
 

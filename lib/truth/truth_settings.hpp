@@ -12,6 +12,9 @@ struct TruthSettings {
   // of every quantity below 2e-4 with high probability (docs/truth.md). Stopping depends only
   // on the keyed streams, so it is deterministic; a tiny tolerance draws all `samples`.
   double tolerance = 7e-5;
+  // Vectors (over 8 groups) on which an estimator's own population value is computed
+  // (truth/population.hpp), for estimators without a target or with a binning bias.
+  std::uint64_t population_samples = 1'000'000;
 };
 
 }  // namespace calbench

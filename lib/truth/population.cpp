@@ -1,0 +1,54 @@
+#include "truth/population.hpp"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "core/rng.hpp"
+#include "core/running_stats.hpp"
+
+namespace calbench {
+namespace {
+
+struct Buffers {
+  Sample sample;
+  DirichletScratch scratch;
+  EstimatorWorkspace workspace;
+};
+
+}  // namespace
+
+std::vector<PopulationValue> population_values(const DirichletGenerator& generator,
+                                               std::span<const Estimator* const> estimators,
+                                               std::uint64_t samples) {
+  const std::size_t E = estimators.size(), G = population_groups;
+  const std::uint64_t per_group = std::max<std::uint64_t>(samples / G, 1);
+  const std::uint64_t key = hash64(generator.canonical_text() + "|population");
+  // The estimator evaluated: itself, or its cheaper form with the same limit (kept alive
+  // by `owned` through the parallel section).
+  std::vector<std::shared_ptr<const Estimator>> owned(E);
+  std::vector<const Estimator*> evaluated(E);
+  for (std::size_t e = 0; e < E; ++e) {
+    owned[e] = estimators[e]->population_estimator();
+    evaluated[e] = owned[e] ? owned[e].get() : estimators[e];
+  }
+
+  std::vector<double> value(G * E);  // value[g * E + e]
+  tbb::enumerable_thread_specific<Buffers> buffers;
+  tbb::parallel_for(std::size_t{0}, G, [&](std::size_t g) {
+    Buffers& buf = buffers.local();
+    Engine engine = make_engine({key, g, 0, Purpose::truth});
+    generator.sample(engine, per_group, buf.sample, buf.scratch, /*keep_truth=*/true);
+    for (std::size_t e = 0; e < E; ++e)
+      value[g * E + e] = evaluated[e]->estimate(buf.sample, buf.workspace);
+  });
+
+  std::vector<PopulationValue> out(E);
+  for (std::size_t e = 0; e < E; ++e) {
+    RunningStats stats;  // groups in order: the same bits for any thread count
+    for (std::size_t g = 0; g < G; ++g) stats.add(value[g * E + e]);
+    out[e] = {stats.mean(), stats.standard_error(), per_group};
+  }
+  return out;
+}
+
+}  // namespace calbench
