@@ -416,8 +416,9 @@ TEST_CASE("an integral float is an integer; the full seed range is accepted", "[
 TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   SECTION("estimator") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
-    CHECK_PROBLEM(p, "/estimators/2/name",
-                  "unknown estimator \"foo\"; valid: accuracy, brier, ece, nll");
+    CHECK_PROBLEM(
+        p, "/estimators/2/name",
+        "unknown estimator \"foo\"; valid: accuracy, brier, ece, kde_ece, nll, skce, smooth_ece");
   }
   SECTION("map") {
     const auto p = problems_with([](OJ& d) {

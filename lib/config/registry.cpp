@@ -1,13 +1,17 @@
 #include "config/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/kde_ece.hpp"
 #include "estimators/proper_scores.hpp"
+#include "estimators/skce.hpp"
+#include "estimators/smooth_ece.hpp"
 
 namespace calbench {
 namespace {
@@ -178,6 +182,71 @@ std::optional<EstimatorConfig> parse_ece(ObjectReader& entry) {
   return out;
 }
 
+// `bandwidth`: "fixed_point" (default) or a number in (0, 1].
+std::optional<EstimatorConfig> parse_smooth_ece(ObjectReader& entry) {
+  SmoothEceSpec spec;
+  ParamValue shown = std::string("fixed_point");
+  if (const Json* value = entry.find("bandwidth")) {
+    const bool fixed = value->is_string() && value->get<std::string>() == "fixed_point";
+    const bool number = value->is_number() && std::isfinite(value->get<double>()) &&
+                        value->get<double>() > 0.0 && value->get<double>() <= 1.0;
+    if (!fixed && !number) {
+      entry.problems().add(
+          entry.pointer_to("bandwidth"),
+          "expected \"fixed_point\" or a number in (0, 1], found " + describe(*value));
+      return std::nullopt;
+    }
+    if (number) {
+      spec.bandwidth = value->get<double>();
+      shown = *spec.bandwidth;
+    }
+  } else {
+    entry.add_default("bandwidth", "fixed_point");
+  }
+  EstimatorConfig out;
+  out.name = "smooth_ece";
+  out.label = "smooth_ece";
+  if (spec.bandwidth) out.label.append("_s").append(format_double(*spec.bandwidth));
+  out.params = {{"bandwidth", shown}};
+  out.estimator = std::make_shared<SmoothEce>(spec);
+  return out;
+}
+
+std::optional<EstimatorConfig> parse_kde_ece(ObjectReader&) {
+  return plain_estimator("kde_ece", std::make_shared<KdeEce>());
+}
+
+const std::vector<Choice<SkceKernel>>& skce_kernel_choices() {
+  static const std::vector<Choice<SkceKernel>> choices = {{"gaussian", SkceKernel::gaussian},
+                                                          {"laplacian", SkceKernel::laplacian}};
+  return choices;
+}
+
+const std::vector<Choice<SkceForm>>& skce_form_choices() {
+  static const std::vector<Choice<SkceForm>> choices = {{"linear", SkceForm::linear},
+                                                        {"quadratic", SkceForm::quadratic}};
+  return choices;
+}
+
+std::optional<EstimatorConfig> parse_skce(ObjectReader& entry) {
+  const SkceSpec defaults;
+  const auto kernel = entry.choice("kernel", "kernel", skce_kernel_choices(), defaults.kernel);
+  const auto bandwidth = entry.positive("bandwidth", defaults.bandwidth);
+  const auto form = entry.choice("estimator", "estimator", skce_form_choices(), defaults.form);
+  if (!kernel || !bandwidth || !form) return std::nullopt;
+  const SkceSpec spec{*kernel, *bandwidth, *form};
+  EstimatorConfig out;
+  out.name = "skce";
+  out.label = "skce_" + choice_name(skce_kernel_choices(), spec.kernel) + "_" +
+              format_double(spec.bandwidth) +
+              (spec.form == SkceForm::quadratic ? std::string("_uq") : std::string());
+  out.params = {{"kernel", choice_name(skce_kernel_choices(), spec.kernel)},
+                {"bandwidth", spec.bandwidth},
+                {"estimator", choice_name(skce_form_choices(), spec.form)}};
+  out.estimator = std::make_shared<Skce>(spec);
+  return out;
+}
+
 // Copied from lib/estimators/binning.hpp, which is the authority.
 constexpr const char* binning_conventions =
     "equal_width: B bins over [0, 1] with edges e_i = i/B computed by division (so 0.3 is the\n"
@@ -222,6 +291,16 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "ece_top_l1 (norm l1), ece_top_l2 (norm l2); none for norm max",
        binning_conventions,
        parse_ece},
+      {"kde_ece",
+       "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
+       {},
+       "ece_top_l1",
+       "Triweight kernel with sd h = std(confidences of correct rows) * (2n)^(-1/5); points below\n"
+       "1/2 reflected at 0, the others at 1; KDEs of correct and of all confidences on the grid\n"
+       "-0.6 + 2.2 j/(2^14-1) (linear binning, as KDEpy's FFTKDE); acc(x) = min(mean(o) f1/f, 1);\n"
+       "value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from all\n"
+       "confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h).",
+       parse_kde_ece},
       {"nll",
        "mean negative log-likelihood of the label",
        {},
@@ -230,6 +309,35 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf\n"
        "(sklearn clips harder, at 2.2e-16).",
        parse_nll},
+      {"skce",
+       "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') I_K",
+       {{"kernel", "string", "\"gaussian\"", "gaussian | laplacian",
+         "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"},
+        {"bandwidth", "number", "1", "> 0",
+         "l (CalibrationErrors.jl has no default; 1 is its "
+         "SqExponentialKernel's lengthscale)"},
+        {"estimator", "string", "\"linear\"", "linear | quadratic",
+         "linear: O(n) block estimator over pairs (2i, 2i+1); quadratic: O(n^2) U-statistic"}},
+       "none: its own population value (SKCE, a squared quantity; both estimators are unbiased "
+       "for\n"
+       "it, the quadratic one's population value is computed with the linear form)",
+       "h((p,y),(p',y')) = (e_y - p)^T k(p,p') (e_y' - p') = k(p,p')(1{y=y'} - p'_y - p_y' + "
+       "<p,p'>);\n"
+       "linear: mean of h over the disjoint pairs (X_2i, X_2i+1); quadratic: mean over all i < j.\n"
+       "Values can be negative. n < 2 gives 0.",
+       parse_skce},
+      {"smooth_ece",
+       "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
+       {{"bandwidth", "string|number", "\"fixed_point\"", "fixed_point | (0, 1]",
+         "sigma: the fixed point sigma = smECE_sigma (relplot's 10-step bisection), or fixed"}},
+       "none: its own population value",
+       "Top label: f = max p, o = 1{argmax p = y}, residual f - o. relplot 1.0.3 discretisation:\n"
+       "masses split linearly onto max(2000, round(20/sigma))//2+1 nodes, Gaussian kernel sampled\n"
+       "on linspace(0,1) - 1/2 (support |d| <= 1/2), reflection at 0 and 1 without repeating the\n"
+       "end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values\n"
+       "interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The fixed\n"
+       "point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001.",
+       parse_smooth_ece},
   };
 }
 
@@ -412,7 +520,8 @@ std::string format_estimators() {
   std::string out =
       "ESTIMATORS  (\"estimators\": [{\"name\": NAME, \"label\": LABEL, PARAMS...}])\n";
   for (const auto& e : estimator_registry()) {
-    out += "\n" + labelled("  ", e.name, e.summary);
+    out += '\n';
+    out += labelled("  ", e.name, e.summary);
     out += format_params(e.params);
     out += labelled("    ", "target:    ", e.target);
     out += labelled("    ", "convention:", e.convention);

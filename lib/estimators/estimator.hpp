@@ -21,6 +21,10 @@ struct EstimatorWorkspace {
   std::vector<std::size_t> split;  // equal-mass split ranks
   std::vector<double> edges;       // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;
+  // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
+  // masses, the sampled kernel, and the smoothed grids
+  std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;
+  std::size_t grid_points = 0;  // size the two mass grids were last filled for (0: stale)
 };
 
 class Estimator {
