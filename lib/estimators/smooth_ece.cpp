@@ -26,7 +26,7 @@ void fill_grids(const Sample& s, std::size_t m, EstimatorWorkspace& ws) {
   const double scale = static_cast<double>(m - 1);
   for (std::size_t i = 0; i < s.size; ++i) {
     const double f = s.confidence[i];
-    const double r = f - (s.correct(i) ? 1.0 : 0.0);
+    const double r = f - s.outcome(i, s.predicted[i]);  // c_top in population samples
     const double x = f * scale;
     const auto b = std::min<std::size_t>(static_cast<std::size_t>(std::max(x, 0.0)), m - 2);
     const double w = x - static_cast<double>(b);
