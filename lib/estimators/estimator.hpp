@@ -21,6 +21,10 @@ struct EstimatorWorkspace {
   std::vector<std::size_t> split;  // equal-mass split ranks
   std::vector<double> edges;       // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;
+  // the binned family (estimators/binning.cpp, binned_ece.cpp): one scope's scores, each
+  // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
+  std::vector<double> scores, sorted, bin_score, bin_hits;
+  std::vector<std::uint32_t> bin_of;
 };
 
 class Estimator {
