@@ -34,7 +34,7 @@ const std::vector<Workload> workloads = {
 };
 
 // The baseline's estimators that calbench has: ECE 15 equal-width and equal-mass bins, Brier,
-// NLL, accuracy (classwise ECE joins when the estimator library has it).
+// classwise ECE (15 equal-width bins), NLL, accuracy.
 std::vector<EstimatorConfig> bench_estimators() {
   auto ece = [](Binning b, const char* label) {
     return EstimatorConfig{
@@ -42,6 +42,11 @@ std::vector<EstimatorConfig> bench_estimators() {
   };
   return {ece(Binning::equal_width, "ece_ew15"),
           ece(Binning::equal_mass, "ece_em15"),
+          {"classwise_ece",
+           "cwece_ew15",
+           {},
+           std::make_shared<BinnedEce>(
+               BinnedEceSpec{15, Binning::equal_width, Norm::l1, Scope::classwise})},
           {"brier", "brier", {}, std::make_shared<BrierEstimator>()},
           {"nll", "nll", {}, std::make_shared<NllEstimator>()},
           {"accuracy", "accuracy", {}, std::make_shared<AccuracyEstimator>()}};

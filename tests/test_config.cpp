@@ -213,15 +213,18 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
   SECTION("estimator entry") {
     const auto p = problems_with([](OJ& d) { d["estimators"][0]["bin"] = 10; });
     CHECK_PROBLEM(p, "/estimators/0/bin",
-                  "unknown key; valid keys: binning, bins, label, name, norm");
+                  "unknown key; valid keys: binning, bins, convention, label, name, norm, scope");
   }
   SECTION("estimator without parameters") {
-    const auto p = problems_with([](OJ& d) { d["estimators"][1]["bins"] = 10; });
+    const auto p = problems_with([](OJ& d) {
+      d["estimators"][1] = OJ{{"name", "accuracy"}, {"bins", 10}};
+    });
     CHECK_PROBLEM(p, "/estimators/1/bins", "unknown key; valid keys: label, name");
   }
   SECTION("truth") {
     const auto p = problems_with([](OJ& d) { d["truth"] = {{"sample", 5000}}; });
-    CHECK_PROBLEM(p, "/truth/sample", "unknown key; valid keys: population_samples, samples, tolerance");
+    CHECK_PROBLEM(p, "/truth/sample",
+                  "unknown key; valid keys: population_samples, samples, tolerance");
   }
   SECTION("output") {
     const auto p = problems_with([](OJ& d) { d["output"] = {{"dir", "x"}}; });
@@ -416,9 +419,9 @@ TEST_CASE("an integral float is an integer; the full seed range is accepted", "[
 TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   SECTION("estimator") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
-    CHECK_PROBLEM(
-        p, "/estimators/2/name",
-        "unknown estimator \"foo\"; valid: accuracy, brier, ece, kde_ece, nll, skce, smooth_ece");
+    CHECK_PROBLEM(p, "/estimators/2/name",
+                  "unknown estimator \"foo\"; valid: accuracy, ace, brier, classwise_ece, ece, "
+                  "ece_debiased, ece_sweep, kde_ece, nll, skce, smooth_ece");
   }
   SECTION("map") {
     const auto p = problems_with([](OJ& d) {
@@ -443,7 +446,7 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
     });
     CHECK_PROBLEM(p, "/estimators/0/binning",
                   "unknown binning \"equal_size\"; valid: equal_mass, equal_width");
-    CHECK_PROBLEM(p, "/estimators/0/norm", "unknown norm \"l3\"; valid: l1, l2, max");
+    CHECK_PROBLEM(p, "/estimators/0/norm", "unknown norm \"l3\"; valid: average, l1, l2, max");
   }
 }
 
@@ -620,9 +623,11 @@ TEST_CASE("the resolved config has every default, file keys first", "[unit][conf
   CHECK(keys == std::vector<std::string>{"scenario", "replicates", "sample_size", "generator",
                                          "estimators", "name", "seed", "truth", "output"});
   CHECK(r["seed"] == 0);
-  CHECK(r["estimators"][0] == OJ::parse(R"({"name": "ece", "bins": 15, "binning": "equal_width",
-                                              "norm": "l1", "label": "ece_ew15"})"));
-  CHECK(r["estimators"][1] == OJ::parse(R"({"name": "brier", "label": "brier"})"));
+  CHECK(r["estimators"][0] == OJ::parse(R"({"name": "ece", "convention": "calbench", "bins": 15,
+                                              "binning": "equal_width", "norm": "l1",
+                                              "scope": "top", "label": "ece_ew15"})"));
+  CHECK(r["estimators"][1] ==
+        OJ::parse(R"({"name": "brier", "component": "total", "bins": 15, "label": "brier"})"));
   CHECK(r["generator"]["miscalibration"] == OJ::parse(R"({"map": "identity"})"));
   CHECK(r["generator"]["alpha"] == 0.5);  // a scalar alpha stays a scalar
   CHECK(r["truth"]["samples"] == calbench::TruthSettings{}.samples);
@@ -674,7 +679,7 @@ TEST_CASE("estimator labels and parameters are built from the parameters", "[uni
   CHECK(e[3].label == "accuracy");
   CHECK(e[4].label == "nll");
   CHECK(e[0].name == "ece");
-  REQUIRE(e[0].params.size() == 3);
+  REQUIRE(e[0].params.size() == 5);  // bins, binning, norm, scope, convention
   CHECK(e[0].params[0].key == "bins");
   CHECK(std::get<std::int64_t>(e[0].params[0].value) == 10);
   CHECK(std::get<std::string>(e[0].params[1].value) == "equal_mass");
@@ -719,7 +724,7 @@ TEST_CASE("the registry lists every kind and rejects an unknown one", "[unit][co
     CHECK(all.find(word) != std::string::npos);
   CHECK(all.find('\x1b') == std::string::npos);
   const std::string estimators = calbench::format_registry("estimators");
-  CHECK(estimators.find("bins     integer  default 15") != std::string::npos);
+  CHECK(estimators.find("bins        integer  default 15") != std::string::npos);
   CHECK(estimators.find("QUANTITIES") == std::string::npos);
   for (const auto& q : calbench::all_quantities)
     CHECK(calbench::format_registry("quantities").find(std::string(calbench::to_string(q))) !=

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/ece_sweep.hpp"
 #include "estimators/kde_ece.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/skce.hpp"
@@ -126,7 +128,27 @@ const std::vector<Choice<Binning>>& binning_choices() {
 
 const std::vector<Choice<Norm>>& norm_choices() {
   static const std::vector<Choice<Norm>> choices = {
-      {"l1", Norm::l1}, {"l2", Norm::l2}, {"max", Norm::max}};
+      {"l1", Norm::l1}, {"l2", Norm::l2}, {"max", Norm::max}, {"average", Norm::average}};
+  return choices;
+}
+
+const std::vector<Choice<Norm>>& l1_l2_choices() {
+  static const std::vector<Choice<Norm>> choices = {{"l1", Norm::l1}, {"l2", Norm::l2}};
+  return choices;
+}
+
+const std::vector<Choice<Scope>>& scope_choices() {
+  static const std::vector<Choice<Scope>> choices = {
+      {"top", Scope::top}, {"classwise", Scope::classwise}, {"binary", Scope::binary}};
+  return choices;
+}
+
+const std::vector<Choice<const Convention*>>& convention_choices() {
+  static const std::vector<Choice<const Convention*>> choices = [] {
+    std::vector<Choice<const Convention*>> out;
+    for (const auto& c : conventions()) out.push_back({c.name, &c});
+    return out;
+  }();
   return choices;
 }
 
@@ -149,35 +171,98 @@ std::optional<EstimatorConfig> parse_accuracy(ObjectReader&) {
   return plain_estimator("accuracy", std::make_shared<AccuracyEstimator>());
 }
 
-std::optional<EstimatorConfig> parse_brier(ObjectReader&) {
-  return plain_estimator("brier", std::make_shared<BrierEstimator>());
+const std::vector<Choice<BrierComponent>>& component_choices() {
+  static const std::vector<Choice<BrierComponent>> choices = {
+      {"total", BrierComponent::total},
+      {"reliability", BrierComponent::reliability},
+      {"resolution", BrierComponent::resolution},
+      {"uncertainty", BrierComponent::uncertainty}};
+  return choices;
+}
+
+std::optional<EstimatorConfig> parse_brier(ObjectReader& entry) {
+  const auto component =
+      entry.choice("component", "component", component_choices(), BrierComponent::total);
+  const auto bins = entry.integer("bins", 1, 15);
+  if (!component || !bins) return std::nullopt;
+  EstimatorConfig out = plain_estimator(
+      "brier", std::make_shared<BrierEstimator>(*component, static_cast<std::size_t>(*bins)));
+  if (*component != BrierComponent::total)
+    out.label = "brier_" + choice_name(component_choices(), *component);
+  out.params = {{"component", choice_name(component_choices(), *component)}, {"bins", *bins}};
+  return out;
 }
 
 std::optional<EstimatorConfig> parse_nll(ObjectReader&) {
   return plain_estimator("nll", std::make_shared<NllEstimator>());
 }
 
-// "ece_ew15", "ece_em10_max": binning and bins always, the norm when it is not l1.
-std::string ece_label(const BinnedEceSpec& spec) {
-  std::string label = spec.binning == Binning::equal_width ? "ece_ew" : "ece_em";
+// "ece_ew15", "classwise_ece_em10_l2", "ece_ew15_binary_sklearn": binning and bins always,
+// then whatever is not the default.
+std::string binned_label(std::string stem, const BinnedEceSpec& spec, Scope default_scope) {
+  std::string label = stem + (spec.binning == Binning::equal_width ? "_ew" : "_em");
   label += std::to_string(spec.bins);
-  if (spec.norm != Norm::l1) label += "_" + choice_name(norm_choices(), spec.norm);
+  if (!spec.debiased && spec.norm != Norm::l1)
+    label += "_" + choice_name(norm_choices(), spec.norm);
+  if (spec.scope != default_scope) label += "_" + choice_name(scope_choices(), spec.scope);
+  if (spec.threshold > 0.0) label += "_t" + Json(spec.threshold).dump();
+  if (spec.squared) label += "_sq";
+  if (spec.convention != nullptr && spec.convention != &calbench_convention())
+    label += "_" + std::string(spec.convention->name);
   return label;
 }
 
-std::optional<EstimatorConfig> parse_ece(ObjectReader& entry) {
-  const BinnedEceSpec defaults;
-  const auto bins = entry.integer("bins", 1, static_cast<std::int64_t>(defaults.bins));
-  const auto binning = entry.choice("binning", "binning", binning_choices(), defaults.binning);
-  const auto norm = entry.choice("norm", "norm", norm_choices(), defaults.norm);
-  if (!bins || !binning || !norm) return std::nullopt;
-  const BinnedEceSpec spec{static_cast<std::size_t>(*bins), *binning, *norm};
+// `threshold`: a number in [0, 1), 0 when absent.
+std::optional<double> read_threshold(ObjectReader& entry) {
+  const Json* value = entry.find("threshold");
+  if (value == nullptr) {
+    entry.add_default("threshold", 0.0);
+    return 0.0;
+  }
+  const auto x = read_number(*value, entry.pointer_to("threshold"), entry.problems());
+  if (!x) return std::nullopt;
+  if (!(*x >= 0.0 && *x < 1.0)) {
+    entry.problems().add(entry.pointer_to("threshold"),
+                         "threshold = " + value->dump() + ": must be in [0, 1)");
+    return std::nullopt;
+  }
+  return x;
+}
+
+// The parameters every binned estimator shares; the convention is read first because it
+// sets the default number of bins.
+struct BinnedKnobs {
+  const Convention* convention;
+  std::int64_t bins;
+  Binning binning;
+};
+
+std::optional<BinnedKnobs> read_binned(ObjectReader& entry, const Convention& default_convention,
+                                       Binning default_binning) {
+  const auto convention =
+      entry.choice("convention", "convention", convention_choices(), &default_convention);
+  if (!convention) return std::nullopt;
+  const auto bins =
+      entry.integer("bins", 1, static_cast<std::int64_t>((*convention)->default_bins));
+  const auto binning = entry.choice("binning", "binning", binning_choices(), default_binning);
+  if (!bins || !binning) return std::nullopt;
+  return BinnedKnobs{*convention, *bins, *binning};
+}
+
+std::optional<EstimatorConfig> binned_estimator(std::string name, std::string stem,
+                                                BinnedEceSpec spec, Scope default_scope) {
   EstimatorConfig out;
-  out.name = "ece";
-  out.label = ece_label(spec);
-  out.params = {{"bins", *bins},
-                {"binning", choice_name(binning_choices(), spec.binning)},
-                {"norm", choice_name(norm_choices(), spec.norm)}};
+  out.name = std::move(name);
+  out.label = binned_label(std::move(stem), spec, default_scope);
+  out.params = {{"bins", static_cast<std::int64_t>(spec.bins)},
+                {"binning", choice_name(binning_choices(), spec.binning)}};
+  if (!spec.debiased) out.params.push_back({"norm", choice_name(norm_choices(), spec.norm)});
+  if (spec.scope != Scope::classwise || spec.debiased)
+    out.params.push_back({"scope", choice_name(scope_choices(), spec.scope)});
+  if (spec.scope == Scope::classwise && !spec.debiased)
+    out.params.push_back({"threshold", spec.threshold});
+  out.params.push_back({"convention", std::string(spec.convention->name)});
+  if (spec.debiased) out.params.push_back({"squared", spec.squared});
   out.estimator = std::make_shared<BinnedEce>(spec);
   return out;
 }
@@ -247,6 +332,72 @@ std::optional<EstimatorConfig> parse_skce(ObjectReader& entry) {
   return out;
 }
 
+std::optional<EstimatorConfig> parse_ece(ObjectReader& entry) {
+  const auto knobs = read_binned(entry, calbench_convention(), Binning::equal_width);
+  const auto norm = entry.choice("norm", "norm", norm_choices(), Norm::l1);
+  const auto scope = entry.choice("scope", "scope", scope_choices(), Scope::top);
+  if (!knobs || !norm || !scope) return std::nullopt;
+  BinnedEceSpec spec{static_cast<std::size_t>(knobs->bins), knobs->binning, *norm, *scope};
+  spec.convention = knobs->convention;
+  return binned_estimator("ece", "ece", spec, Scope::top);
+}
+
+std::optional<EstimatorConfig> parse_classwise_ece(ObjectReader& entry) {
+  const auto knobs = read_binned(entry, calbench_convention(), Binning::equal_width);
+  const auto norm = entry.choice("norm", "norm", norm_choices(), Norm::l1);
+  const auto threshold = read_threshold(entry);
+  if (!knobs || !norm || !threshold) return std::nullopt;
+  BinnedEceSpec spec{static_cast<std::size_t>(knobs->bins), knobs->binning, *norm, Scope::classwise,
+                     *threshold};
+  spec.convention = knobs->convention;
+  return binned_estimator("classwise_ece", "cwece", spec, Scope::classwise);
+}
+
+std::optional<EstimatorConfig> parse_ace(ObjectReader& entry) {
+  const auto convention =
+      entry.choice("convention", "convention", convention_choices(), find_convention("nixon"));
+  const auto bins = entry.integer("bins", 1, 15);
+  const auto threshold = read_threshold(entry);
+  if (!convention || !bins || !threshold) return std::nullopt;
+  BinnedEceSpec spec{static_cast<std::size_t>(*bins), Binning::equal_mass, Norm::l1,
+                     Scope::classwise, *threshold};
+  spec.convention = *convention;
+  auto out = binned_estimator("ace", "ace", spec, Scope::classwise);
+  if (out) {
+    std::erase_if(out->params, [](const NamedParam& p) {
+      return p.key == "binning" || p.key == "scope" || p.key == "norm";
+    });
+    out->label = "ace" + out->label.substr(6);  // "ace_em15..." -> "ace15..."
+  }
+  return out;
+}
+
+std::optional<EstimatorConfig> parse_ece_debiased(ObjectReader& entry) {
+  const auto knobs = read_binned(entry, calbench_convention(), Binning::equal_mass);
+  const auto scope = entry.choice("scope", "scope", scope_choices(), Scope::top);
+  const auto squared = entry.boolean("squared", false);
+  if (!knobs || !scope || !squared) return std::nullopt;
+  BinnedEceSpec spec{static_cast<std::size_t>(knobs->bins), knobs->binning, Norm::l2, *scope};
+  spec.convention = knobs->convention;
+  spec.debiased = true;
+  spec.squared = *squared;
+  return binned_estimator("ece_debiased", "dece", spec, Scope::top);
+}
+
+std::optional<EstimatorConfig> parse_ece_sweep(ObjectReader& entry) {
+  const auto binning = entry.choice("binning", "binning", binning_choices(), Binning::equal_mass);
+  const auto norm = entry.choice("norm", "norm", l1_l2_choices(), Norm::l1);
+  if (!binning || !norm) return std::nullopt;
+  EstimatorConfig out;
+  out.name = "ece_sweep";
+  out.label = std::string("ece_sweep") + (*binning == Binning::equal_width ? "_ew" : "_em") +
+              (*norm == Norm::l2 ? "_l2" : "");
+  out.params = {{"binning", choice_name(binning_choices(), *binning)},
+                {"norm", choice_name(norm_choices(), *norm)}};
+  out.estimator = std::make_shared<EceSweep>(EceSweepSpec{*binning, *norm});
+  return out;
+}
+
 // Copied from lib/estimators/binning.hpp, which is the authority.
 constexpr const char* binning_conventions =
     "equal_width: B bins over [0, 1] with edges e_i = i/B computed by division (so 0.3 is the\n"
@@ -265,8 +416,34 @@ constexpr const char* binning_conventions =
     "mean_b(s))^2);\n"
     "max: max over non-empty b of |mean_b(o) - mean_b(s)|.";
 
+// Shared by the binned rows: the conventions (estimators/convention.hpp, docs/conventions.md).
+constexpr const char* convention_doc =
+    "convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,\n"
+    "kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),\n"
+    "torchmetrics_binary (float64), pycalib, relplot, caltrain (unverified: no reference\n"
+    "values). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);\n"
+    "torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:\n"
+    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib), whether scores\n"
+    ">= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule\n"
+    "(kumar split at midpoints; numpy.quantile: sklearn, kyle, netcal with 0 and 1 outer\n"
+    "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed), classwise zero dropping\n"
+    "(rm, nixon: p_k > threshold strictly), and the default bins (sklearn 5, kyle/netcal/\n"
+    "relplot 10, others 15). Every library averages classwise errors over classes.";
+
 std::vector<EstimatorEntry> make_estimator_rows() {
   const BinnedEceSpec ece_defaults;
+  const auto bins_param = [](std::string fallback) {
+    return ParamDoc{"bins", "integer", std::move(fallback), ">= 1", "number of bins B"};
+  };
+  const ParamDoc convention_param{"convention", "string", "\"calbench\"",
+                                  "calbench | kumar | sklearn | kyle | netcal | ...",
+                                  "whose binning conventions to follow (see convention)"};
+  const ParamDoc binning_param{"binning", "string", "\"equal_width\"", "equal_width | equal_mass",
+                               "how the scores are binned"};
+  const ParamDoc scope_param{"scope", "string", "\"top\"", "top | classwise | binary",
+                             "top label; every class; p_1 vs 1{y=1} (K = 2 only, else an error)"};
+  const ParamDoc threshold_param{"threshold", "number", "0", "[0, 1)",
+                                 "class k keeps rows with p_k > threshold (when > 0)"};
   return {
       {"accuracy",
        "fraction of rows whose predicted class (argmax p) is the label",
@@ -274,22 +451,65 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "accuracy",
        "The predicted class is argmax_k p_k, the lowest index on ties.",
        parse_accuracy},
+      {"ace",
+       "adaptive calibration error, exactly as Nixon et al. 2019 print it",
+       {bins_param("15"),
+        {"threshold", "number", "0", "[0, 1)", "keep p_k > threshold; 1e-3 gives their TACE"},
+        {"convention", "string", "\"nixon\"", "nixon | robustness_metrics | kumar | kyle | ...",
+         "nixon: the paper; robustness_metrics: weights n_kb/n_k; others: that library's\n"
+         "equal-mass classwise ECE"}},
+       "none (its own population value)",
+       "ACE = (1/(K R)) sum_k sum_r |acc(r, k) - conf(r, k)|, R = B ranges per class, built on\n"
+       "the scores p_k > threshold of class k (strictly, so exact zeros drop out even at 0):\n"
+       "range edges sort(p_k)[round_half_even(i n_k / B)], i < B, left-closed, scores >= 1 in\n"
+       "an extra range; empty ranges count 0 and stay in R. Unweighted, so it collapses when\n"
+       "ranges are empty (nixon_pathology: 0.094 where the weighted form gives 0.465).\n"
+       "A class with no kept rows contributes 0 and is still divided by K. Not netcal's or\n"
+       "kyle's \"ACE\" (average calibration error: ece with norm average).\n" +
+           std::string(convention_doc),
+       parse_ace},
       {"brier",
-       "mean Brier score, summed over classes",
-       {},
-       "brier",
+       "mean Brier score, summed over classes, or a component of its Murphy decomposition",
+       {{"component", "string", "\"total\"", "total | reliability | resolution | uncertainty",
+         "the score or one of Murphy's (1973) terms"},
+        {"bins", "integer", "15", ">= 1", "equal-width bins of p_k for the components"}},
+       "brier (component total); none for the components",
        "(1/n) sum_i sum_k (p_ik - 1{y_i = k})^2, in [0, 2]: the sum over classes, as Brier 1950\n"
-       "and sklearn's one-vs-rest sum (PyCalib divides by K).",
+       "and sklearn's one-vs-rest sum (PyCalib divides by K).\n"
+       "Components, per class k binned on p_k (calbench equal-width bins):\n"
+       "reliability = sum_k sum_b (n_kb/n)(pbar_kb - ybar_kb)^2; resolution = sum_k sum_b\n"
+       "(n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =\n"
+       "reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)\n"
+       "[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value.",
        parse_brier},
+      {"classwise_ece",
+       "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
+       {bins_param("15 (the convention's default)"),
+        binning_param,
+        {"norm", "string", "\"l1\"", "l1 | l2 | max | average", "per-class combination of bins"},
+        threshold_param,
+        convention_param},
+       "classwise_ece_l1 (norm l1, threshold 0, a convention that keeps zeros); none otherwise",
+       "(1/K) sum_k CE_k, CE_k the binned error of the scores p_k against 1{y = k} over the\n"
+       "n_k rows kept for class k (all n at threshold 0), weights n_kb / n_k; norm l2 reports\n"
+       "sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.\n" +
+           std::string(binning_conventions) + "\n" + convention_doc,
+       parse_classwise_ece},
       {"ece",
        "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
        {{"bins", "integer", std::to_string(ece_defaults.bins), ">= 1", "number of bins B"},
         {"binning", "string", quote(choice_name(binning_choices(), ece_defaults.binning)),
          "equal_width | equal_mass", "how the confidences are binned"},
         {"norm", "string", quote(choice_name(norm_choices(), ece_defaults.norm)), "l1 | l2 | max",
-         "how the per-bin gaps are combined"}},
-       "ece_top_l1 (norm l1), ece_top_l2 (norm l2); none for norm max",
-       binning_conventions,
+         "how the per-bin gaps are combined"},
+        scope_param,
+        convention_param},
+       "ece_top_l1 (norm l1), ece_top_l2 (norm l2), scope top, calbench-like convention; none\n"
+       "for max, average, scope binary and conventions that drop zeros",
+       std::string(binning_conventions) +
+           "\naverage: the unweighted mean of |gap_b| over non-empty bins (netcal/kyle \"ACE\").\n"
+           "scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.\n" +
+           convention_doc,
        parse_ece},
       {"kde_ece",
        "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
@@ -301,6 +521,38 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from all\n"
        "confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h).",
        parse_kde_ece},
+      {"ece_debiased",
+       "debiased plug-in estimate of the binned L2 calibration error (Kumar et al. 2019)",
+       {bins_param("15"),
+        {"binning", "string", "\"equal_mass\"", "equal_width | equal_mass",
+         "how the scores are binned"},
+        {"scope", "string", "\"top\"", "top | classwise | binary",
+         "top label; classwise (Kumar's marginal mode); binary (K = 2)"},
+        {"squared", "boolean", "false", "true | false",
+         "report the unbiased estimate of the square (may be < 0) instead of its root"},
+        convention_param},
+       "ece_top_l2 (scope top, squared false); none otherwise",
+       "S = sum_b (n_b/n) [(mean_b s - mean_b o)^2 - mean_b o (1 - mean_b o) / (n_b - 1)]\n"
+       "(Kumar et al. 2019, Verified Uncertainty Calibration, sec. 5). A bin with n_b < 2 has\n"
+       "no variance estimate: it contributes 0, its biased term included (Kumar's\n"
+       "`calibration`); convention torchmetrics keeps the biased term. squared false reports\n"
+       "sqrt(max(0, S)), biased for ece_top_l2 by the clipping and the root; squared true\n"
+       "reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k\n"
+       "max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).\n" +
+           std::string(binning_conventions),
+       parse_ece_debiased},
+      {"ece_sweep",
+       "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
+       {{"binning", "string", "\"equal_mass\"", "equal_mass | equal_width",
+         "equal_mass: rank parts of numpy.array_split sizes; equal_width: edges i/b"},
+        {"norm", "string", "\"l1\"", "l1 | l2", "how the per-bin gaps are combined"}},
+       "ece_top_l1 (l1), ece_top_l2 (l2)",
+       "Top-label confidences sorted once; b = 1, 2, ... scanned upward while the accuracies\n"
+       "of the non-empty bins are non-decreasing; b* = the last monotone b, capped at\n"
+       "min(n, ceil(sqrt(n log2(n + 1)))) so the search is O(n log n). Equal-mass parts are\n"
+       "contiguous in rank (ties are not merged); equal-width bins are right-closed (e_i-1, e_i]\n"
+       "with e_i = i/b, 0 in the first. Reports the l1 / l2 binned ECE at b*.",
+       parse_ece_sweep},
       {"nll",
        "mean negative log-likelihood of the label",
        {},
@@ -520,7 +772,7 @@ std::string format_estimators() {
   std::string out =
       "ESTIMATORS  (\"estimators\": [{\"name\": NAME, \"label\": LABEL, PARAMS...}])\n";
   for (const auto& e : estimator_registry()) {
-    out += '\n';
+    out += '\n';  // appended separately: GCC 12 reports a false -Wrestrict on "\n" + string
     out += labelled("  ", e.name, e.summary);
     out += format_params(e.params);
     out += labelled("    ", "target:    ", e.target);

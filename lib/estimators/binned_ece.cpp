@@ -1,29 +1,135 @@
 #include "estimators/binned_ece.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "core/error.hpp"
 
 namespace calbench {
 
 BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
   if (spec_.bins < 1) throw DomainError("bins = 0: must be >= 1");
+  if (!(spec_.threshold >= 0.0 && spec_.threshold < 1.0))
+    throw DomainError("threshold = " + std::to_string(spec_.threshold) + ": must be in [0, 1)");
+  if (spec_.convention == nullptr) spec_.convention = &calbench_convention();
+}
+
+double BinnedEce::scope_error(EstimatorWorkspace& ws) const {
+  const Convention& c = *spec_.convention;
+  const std::size_t n = ws.scores.size();
+  if (n == 0) return 0.0;
+  const std::size_t nb = assign_bins(ws.scores, spec_.binning, spec_.bins, c, ws);
+  bin_statistics(ws.scores, ws.outcomes, nb, ws);
+  const double nd = static_cast<double>(n);
+  double out = 0.0;
+  std::size_t nonempty = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const double m = ws.bin_count[b];
+    if (m == 0.0) continue;
+    ++nonempty;
+    const double gap = std::abs(ws.bin_score[b] - ws.bin_hits[b]) / m;
+    if (spec_.debiased) {
+      // Kumar et al. 2019: a singleton bin has no variance estimate; it drops out (their
+      // `calibration` package) or keeps its biased term (torchmetrics).
+      if (m < 2.0) {
+        if (c.debias_keep_singleton) out += m / nd * gap * gap;
+        continue;
+      }
+      const double ybar = ws.bin_hits[b] / m;
+      out += m / nd * (gap * gap - ybar * (1.0 - ybar) / (m - 1.0));
+      continue;
+    }
+    switch (spec_.norm) {
+      case Norm::l1:
+        out += c.unweighted_ranges ? gap : m / nd * gap;
+        break;
+      case Norm::l2:
+        out += m / nd * gap * gap;
+        break;
+      case Norm::max:
+        out = std::max(out, gap);
+        break;
+      case Norm::average:
+        out += gap;
+        break;
+    }
+  }
+  if (!spec_.debiased && spec_.norm == Norm::average)
+    return nonempty > 0 ? out / static_cast<double>(nonempty) : 0.0;
+  if (!spec_.debiased && spec_.norm == Norm::l1 && c.unweighted_ranges)
+    return out / static_cast<double>(spec_.bins);  // (1/R) sum_r |gap_r|, R = B ranges
+  return out;
 }
 
 double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
-  ws.outcomes.resize(s.size);
-  for (std::size_t i = 0; i < s.size; ++i) ws.outcomes[i] = s.outcome(i, s.predicted[i]);
-  return binned_calibration_error(s.confidence, ws.outcomes, spec_.binning, spec_.bins, spec_.norm,
-                                  ws);
+  const Convention& c = *spec_.convention;
+  // calbench's own top-label ECE keeps its single-pass path.
+  if (&c == &calbench_convention() && spec_.scope == Scope::top && !spec_.debiased &&
+      spec_.norm != Norm::average) {
+    ws.outcomes.resize(s.size);
+    for (std::size_t i = 0; i < s.size; ++i) ws.outcomes[i] = s.outcome(i, s.predicted[i]);
+    return binned_calibration_error(s.confidence, ws.outcomes, spec_.binning, spec_.bins,
+                                    spec_.norm, ws);
+  }
+  const auto to_score = [&](double v) {
+    return c.float32 ? static_cast<double>(static_cast<float>(v)) : v;
+  };
+  const auto finish = [&](double e) {
+    if (spec_.debiased) return spec_.squared ? e : std::sqrt(std::max(0.0, e));
+    return spec_.norm == Norm::l2 ? std::sqrt(e) : e;
+  };
+  if (spec_.scope == Scope::top || spec_.scope == Scope::binary) {
+    if (spec_.scope == Scope::binary && s.classes != 2)
+      throw DomainError("scope binary needs K = 2 classes, found K = " + std::to_string(s.classes));
+    ws.scores.resize(s.size);
+    ws.outcomes.resize(s.size);
+    for (std::size_t i = 0; i < s.size; ++i) {
+      const bool top = spec_.scope == Scope::top;
+      ws.scores[i] = to_score(top ? s.confidence[i] : s.p[2 * i + 1]);
+      ws.outcomes[i] = s.outcome(i, top ? s.predicted[i] : 1);
+    }
+    return finish(scope_error(ws));
+  }
+  // classwise: mean over classes of CE_k (of CE_k^2 for l2 and the debiased estimator, whose
+  // per-class estimate is clipped at 0 first, as Kumar et al.'s marginal mode).
+  const bool drop = spec_.threshold > 0.0 || c.drop_zero_scores;
+  double total = 0.0;
+  for (std::size_t k = 0; k < s.classes; ++k) {
+    ws.scores.clear();
+    ws.outcomes.clear();
+    for (std::size_t i = 0; i < s.size; ++i) {
+      const double v = to_score(s.p[i * s.classes + k]);
+      if (drop && !(v > spec_.threshold)) continue;
+      ws.scores.push_back(v);
+      ws.outcomes.push_back(s.outcome(i, k));
+    }
+    const double e = scope_error(ws);
+    total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
+  }
+  return finish(total / static_cast<double>(s.classes));
 }
 
 std::optional<Quantity> BinnedEce::target() const {
-  switch (spec_.norm) {
-    case Norm::l1:
-      return Quantity::ece_top_l1;
-    case Norm::l2:
-      return Quantity::ece_top_l2;
-    default:
+  const bool calbench_like = spec_.threshold == 0.0 && !spec_.convention->drop_zero_scores &&
+                             !spec_.convention->unweighted_ranges;
+  if (spec_.debiased) {
+    if (spec_.squared || spec_.scope != Scope::top) return std::nullopt;
+    return Quantity::ece_top_l2;
+  }
+  if (!calbench_like) return std::nullopt;
+  switch (spec_.scope) {
+    case Scope::top:
+      if (spec_.norm == Norm::l1) return Quantity::ece_top_l1;
+      if (spec_.norm == Norm::l2) return Quantity::ece_top_l2;
+      return std::nullopt;
+    case Scope::classwise:
+      if (spec_.norm == Norm::l1) return Quantity::classwise_ece_l1;
+      return std::nullopt;
+    case Scope::binary:
       return std::nullopt;
   }
+  return std::nullopt;
 }
 
 }  // namespace calbench

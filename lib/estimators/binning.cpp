@@ -38,6 +38,7 @@ namespace {
 double combine(std::span<const double> sum_gap, std::span<const double> count, double n,
                Norm norm) {
   double out = 0.0;
+  std::size_t nonempty = 0;
   for (std::size_t b = 0; b < count.size(); ++b) {
     if (count[b] == 0.0) continue;
     const double gap = std::abs(sum_gap[b]) / count[b];
@@ -51,34 +52,25 @@ double combine(std::span<const double> sum_gap, std::span<const double> count, d
       case Norm::max:
         out = std::max(out, gap);
         break;
+      case Norm::average:
+        out += gap;
+        ++nonempty;
+        break;
     }
   }
+  if (norm == Norm::average) return nonempty > 0 ? out / static_cast<double>(nonempty) : 0.0;
   return norm == Norm::l2 ? std::sqrt(out) : out;
 }
 
 constexpr std::uint32_t kNotGathered = std::numeric_limits<std::uint32_t>::max();
 
-}  // namespace
-
-double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
-                                Binning binning, std::size_t bins, Norm norm,
-                                EstimatorWorkspace& ws) {
+// Kumar's equal-mass partition (binning.hpp) of the n >= 1 scores; calls sink(i, bin) for
+// every row. Returns the number of bins, min(B, n).
+template <typename Sink>
+std::size_t equal_mass_partition(std::span<const double> scores, std::size_t bins,
+                                 EstimatorWorkspace& ws, Sink&& sink) {
   const std::size_t n = scores.size();
-  if (n == 0) return 0.0;
-  const double nd = static_cast<double>(n);
-  if (binning == Binning::equal_width) {
-    ws.bin_sum.assign(bins, 0.0);
-    ws.bin_count.assign(bins, 0.0);
-    equal_width_edges(bins, ws.edges);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t b = equal_width_bin(scores[i], ws.edges);
-      ws.bin_sum[b] += scores[i] - outcomes[i];
-      ws.bin_count[b] += 1.0;
-    }
-    return combine(ws.bin_sum, ws.bin_count, nd, norm);
-  }
-
-  // equal_mass. The partition needs only the order statistics at the B - 1 split ranks, not
+  // The partition needs only the order statistics at the B - 1 split ranks, not
   // a sorted sample. A counting pass over M fine buckets (floor(score M), monotone in the
   // score) locates every split rank in its bucket; only those few buckets are searched
   // exactly, by selection. Each score then takes the bin of its bucket, looked up, unless an
@@ -159,18 +151,175 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
         ws.bucket_bin[k] = kNear;
     }
   }
-  ws.bin_sum.assign(B, 0.0);
-  ws.bin_count.assign(B, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t bin = ws.bucket_bin[ws.bucket[i]];
     // Right-closed bins (edge[b-1], edge[b]]: the bin is the number of edges below the score.
     if (bin == kNear)
       bin = static_cast<std::size_t>(std::lower_bound(ws.edges.begin(), ws.edges.end(), scores[i]) -
                                      ws.edges.begin());
+    sink(i, bin);
+  }
+  return B;
+}
+
+}  // namespace
+
+double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
+                                Binning binning, std::size_t bins, Norm norm,
+                                EstimatorWorkspace& ws) {
+  const std::size_t n = scores.size();
+  if (n == 0) return 0.0;
+  const double nd = static_cast<double>(n);
+  if (binning == Binning::equal_width) {
+    ws.bin_sum.assign(bins, 0.0);
+    ws.bin_count.assign(bins, 0.0);
+    equal_width_edges(bins, ws.edges);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t b = equal_width_bin(scores[i], ws.edges);
+      ws.bin_sum[b] += scores[i] - outcomes[i];
+      ws.bin_count[b] += 1.0;
+    }
+    return combine(ws.bin_sum, ws.bin_count, nd, norm);
+  }
+
+  ws.bin_sum.assign(std::min(bins, n), 0.0);
+  ws.bin_count.assign(std::min(bins, n), 0.0);
+  equal_mass_partition(scores, bins, ws, [&](std::size_t i, std::size_t bin) {
     ws.bin_sum[bin] += scores[i] - outcomes[i];
     ws.bin_count[bin] += 1.0;
-  }
+  });
   return combine(ws.bin_sum, ws.bin_count, nd, norm);
+}
+
+namespace {
+
+// The B + 1 equal-width edges of a rule; for float32 conventions each is a float.
+void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<double>& edges) {
+  edges.resize(bins + 1);
+  const double B = static_cast<double>(bins);
+  switch (rule) {
+    case EdgeRule::division:
+    case EdgeRule::truncation:
+      for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) / B;
+      break;
+    case EdgeRule::linspace: {  // numpy: i * step, the last set to stop
+      const double step = 1.0 / B;
+      for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) * step;
+      edges[bins] = 1.0;
+      break;
+    }
+    case EdgeRule::stretched: {
+      const double step = (1.0 + 1e-8) / B;
+      for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) * step;
+      edges[bins] = 1.0 + 1e-8;
+      break;
+    }
+    case EdgeRule::torch_linspace: {
+      // ATen RangeFactoriesKernel: the first half from the start, the second from the end.
+      const std::size_t steps = bins + 1, halfway = steps / 2;
+      if (float32) {
+        const float step = 1.0f / static_cast<float>(bins);
+        for (std::size_t i = 0; i < steps; ++i)
+          edges[i] = i < halfway ? step * static_cast<float>(i)
+                                 : 1.0f - step * static_cast<float>(steps - i - 1);
+      } else {
+        const double step = 1.0 / B;
+        for (std::size_t i = 0; i < steps; ++i)
+          edges[i] = i < halfway ? step * static_cast<double>(i)
+                                 : 1.0 - step * static_cast<double>(steps - i - 1);
+      }
+      break;
+    }
+  }
+}
+
+// The bin of s among B bins with inner edges e_1..e_{B-1}: right-closed counts the inner
+// edges below s, left-closed those at or below it.
+std::uint32_t bin_by_edges(double s, std::span<const double> inner, Closed closed) {
+  const auto it = closed == Closed::right ? std::lower_bound(inner.begin(), inner.end(), s)
+                                          : std::upper_bound(inner.begin(), inner.end(), s);
+  return static_cast<std::uint32_t>(it - inner.begin());
+}
+
+// numpy.quantile(sorted, q), method 'linear' (numpy 1.24 _quantile and _lerp).
+double numpy_quantile(std::span<const double> sorted, double q) {
+  const double n = static_cast<double>(sorted.size());
+  const double h = n * q + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0;
+  const double lo = std::floor(h);
+  const auto below = static_cast<std::size_t>(std::clamp(lo, 0.0, n - 1.0));
+  const auto above = static_cast<std::size_t>(std::clamp(lo + 1.0, 0.0, n - 1.0));
+  const double t = h - lo, a = sorted[below], b = sorted[above], d = b - a;
+  return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
+}
+
+}  // namespace
+
+std::size_t assign_bins(std::span<const double> scores, Binning binning, std::size_t bins,
+                        const Convention& c, EstimatorWorkspace& ws) {
+  const std::size_t n = scores.size();
+  ws.bin_of.resize(n);
+  if (n == 0) return bins;
+  if (binning == Binning::equal_mass && c.mass == MassRule::split_midpoint)
+    return equal_mass_partition(scores, bins, ws, [&](std::size_t i, std::size_t bin) {
+      ws.bin_of[i] = static_cast<std::uint32_t>(bin);
+    });
+
+  const std::size_t out_bins = c.own_bin_for_one ? bins + 1 : bins;
+  Closed closed = c.closed;
+  if (binning == Binning::equal_width) {
+    if (c.edges == EdgeRule::truncation) {  // relplot: int(s / (1/B)), 1.0 in bin B
+      const double width = 1.0 / static_cast<double>(bins);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double q = scores[i] > 0.0 ? scores[i] / width : 0.0;
+        ws.bin_of[i] = static_cast<std::uint32_t>(std::min(q, static_cast<double>(bins)));
+        if (!c.own_bin_for_one && ws.bin_of[i] == bins) --ws.bin_of[i];
+      }
+      return out_bins;
+    }
+    library_edges(c.edges, bins, c.float32, ws.edges);
+  } else {
+    ws.sorted.assign(scores.begin(), scores.end());
+    std::sort(ws.sorted.begin(), ws.sorted.end());
+    closed = c.mass_closed;
+    ws.edges.resize(bins + 1);
+    if (c.mass == MassRule::quantile) {
+      const double step = 1.0 / static_cast<double>(bins);  // numpy.linspace(0, 1, B + 1)
+      for (std::size_t i = 0; i <= bins; ++i)
+        ws.edges[i] = numpy_quantile(ws.sorted, i == bins ? 1.0 : static_cast<double>(i) * step);
+    } else {  // nixon: sort(s)[round(linspace(0, n, B, endpoint=False))], then 1.0
+      const double step = static_cast<double>(n) / static_cast<double>(bins);
+      for (std::size_t i = 0; i < bins; ++i) {
+        const double r = std::nearbyint(static_cast<double>(i) * step);  // half to even
+        ws.edges[i] = ws.sorted[std::min(static_cast<std::size_t>(r), n - 1)];
+      }
+      ws.edges[bins] = 1.0;
+    }
+    if (c.mass_outer_edges_01) {
+      ws.edges.front() = 0.0;
+      ws.edges.back() = 1.0;
+    }
+  }
+  const std::span<const double> inner(ws.edges.data() + 1, bins - 1);
+  const double top = ws.edges.back();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double s = scores[i];
+    ws.bin_of[i] = c.own_bin_for_one && s >= top ? static_cast<std::uint32_t>(bins)
+                                                 : bin_by_edges(s, inner, closed);
+  }
+  return out_bins;
+}
+
+void bin_statistics(std::span<const double> scores, std::span<const double> outcomes,
+                    std::size_t bins, EstimatorWorkspace& ws) {
+  ws.bin_count.assign(bins, 0.0);
+  ws.bin_score.assign(bins, 0.0);
+  ws.bin_hits.assign(bins, 0.0);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const std::uint32_t b = ws.bin_of[i];
+    ws.bin_count[b] += 1.0;
+    ws.bin_score[b] += scores[i];
+    ws.bin_hits[b] += outcomes[i];
+  }
 }
 
 }  // namespace calbench

@@ -18,12 +18,15 @@
 #include <span>
 #include <vector>
 
+#include "estimators/convention.hpp"
 #include "estimators/estimator.hpp"
 
 namespace calbench {
 
 enum class Binning { equal_width, equal_mass };
-enum class Norm { l1, l2, max };
+// l1, l2, max: weighted by n_b/n as below. average: the unweighted mean of |gap_b| over
+// non-empty bins (netcal's and kyle's "ACE", average calibration error).
+enum class Norm { l1, l2, max, average };
 
 // The B + 1 equal-width edges i/B of the convention above.
 void equal_width_edges(std::size_t bins, std::vector<double>& edges);
@@ -41,5 +44,17 @@ std::size_t equal_width_bin(double score, std::size_t bins);
 double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
                                 Binning binning, std::size_t bins, Norm norm,
                                 EstimatorWorkspace& workspace);
+
+// The bin of every score under a library convention (estimators/convention.hpp), into
+// workspace.bin_of; returns the number of bins, which is B + 1 when the convention gives
+// scores >= 1 a bin of their own, and min(B, n) for the split_midpoint equal-mass rule.
+// Equal-width: O(n log B); equal-mass: calbench's counting pass (split_midpoint) or one sort.
+std::size_t assign_bins(std::span<const double> scores, Binning binning, std::size_t bins,
+                        const Convention& convention, EstimatorWorkspace& workspace);
+
+// Per-bin count, sum of scores and sum of outcomes of the bins in workspace.bin_of, into
+// workspace.bin_count, bin_score, bin_hits.
+void bin_statistics(std::span<const double> scores, std::span<const double> outcomes,
+                    std::size_t bins, EstimatorWorkspace& workspace);
 
 }  // namespace calbench

@@ -25,6 +25,10 @@ struct EstimatorWorkspace {
   // masses, the sampled kernel, and the smoothed grids
   std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;
   std::size_t grid_points = 0;  // size the two mass grids were last filled for (0: stale)
+  // the binned family (estimators/binning.cpp, binned_ece.cpp): one scope's scores, each
+  // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
+  std::vector<double> scores, sorted, bin_score, bin_hits;
+  std::vector<std::uint32_t> bin_of;
 };
 
 class Estimator {

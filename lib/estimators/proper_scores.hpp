@@ -15,10 +15,26 @@ class AccuracyEstimator final : public Estimator {
   std::optional<Quantity> target() const override { return Quantity::accuracy; }
 };
 
+// Murphy's (1973) decomposition of the Brier score, binned per class: for class k the rows
+// are binned on p_k (calbench equal-width bins, `bins`), ybar_k = mean 1{y = k},
+// and with n_kb rows, mean score pbar_kb and mean outcome ybar_kb in bin b:
+//   reliability = sum_k sum_b (n_kb/n) (pbar_kb - ybar_kb)^2
+//   resolution  = sum_k sum_b (n_kb/n) (ybar_kb - ybar_k)^2
+//   uncertainty = sum_k ybar_k (1 - ybar_k)
+// Then brier = reliability - resolution + uncertainty + W, where
+// W = sum_k sum_b (n_kb/n) [var_b(p_k) - 2 cov_b(p_k, 1{y = k})] is the within-bin term; W = 0
+// when every bin holds a single score value.
+enum class BrierComponent { total, reliability, resolution, uncertainty };
+
 class BrierEstimator final : public Estimator {
  public:
+  explicit BrierEstimator(BrierComponent component = BrierComponent::total, std::size_t bins = 15);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
-  std::optional<Quantity> target() const override { return Quantity::brier; }
+  std::optional<Quantity> target() const override;
+
+ private:
+  BrierComponent component_;
+  std::size_t bins_;
 };
 
 class NllEstimator final : public Estimator {

@@ -1,0 +1,58 @@
+#pragma once
+// Binning conventions of the common calibration libraries, as data: each library's ECE is
+// calbench's binned error with a different set of choices below, not a copy of its code.
+// Sources (file:line at the commits of ../shared/reference/peers.json) are in
+// docs/conventions.md and ../shared/reference/CONVENTIONS.md.
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace calbench {
+
+// How the B + 1 equal-width edges are computed (they differ in the last bit: 3/10 is
+// 0.3 by division but 0.30000000000000004 by numpy's linspace, 3 * (1/10)).
+enum class EdgeRule {
+  division,        // e_i = i / B (calbench, Kumar et al.'s `calibration`)
+  linspace,        // e_i = i * (1 / B), e_B = 1 (numpy.linspace: sklearn, kyle, netcal, rm)
+  torch_linspace,  // ATen's symmetric linspace: i < (B+1)/2 ? i*step : 1 - (B-i)*step
+  stretched,       // numpy.linspace(0, 1 + 1e-8, B + 1) (PyCalib classwise/binary ECE)
+  truncation,      // bin = int(s / (1/B)) (relplot binnedECE); no edge table
+};
+
+// Which side of a bin is closed, for scores on an edge.
+enum class Closed { right, left };
+
+// How equal-mass bins are built.
+enum class MassRule {
+  split_midpoint,  // numpy.array_split of the sorted scores, edges at midpoints (Kumar)
+  quantile,        // numpy.quantile(s, linspace(0, 1, B + 1)), linear interpolation
+  nixon,           // sort(s)[round_half_even(linspace(0, n, B, endpoint=False))] (Nixon/rm)
+};
+
+struct Convention {
+  std::string_view name;
+  std::size_t default_bins;    // the library's default number of bins
+  EdgeRule edges;              // equal-width edges
+  Closed closed;               // equal-width closed side
+  MassRule mass;               // equal-mass partition
+  Closed mass_closed;          // equal-mass closed side
+  bool mass_outer_edges_01;    // equal-mass first/last edge forced to 0 and 1 (netcal)
+  bool own_bin_for_one;        // scores >= 1 go to an extra bin B (torchmetrics, rm, relplot)
+  bool float32;                // scores and edges in float32 (torchmetrics multiclass)
+  bool drop_zero_scores;       // classwise: keep only p_k > threshold, strictly, even at 0 (rm)
+  bool unweighted_ranges;      // equal-mass classwise: (1/R) sum_r |gap_r| over R = B ranges,
+                               // empty ones 0 (Nixon et al.'s printed formula), not n_r / n
+  bool debias_keep_singleton;  // debiased: a singleton bin keeps its biased term (torchmetrics)
+  bool verified;               // reproduced against reference values in tests/test_binned.cpp
+};
+
+// calbench's own convention: division edges, right-closed (Guo et al. 2017), 0 in the first
+// bin, 1 in the last; equal-mass by Kumar's split; every row counts; singleton bins drop out
+// of the debiased estimator.
+const Convention& calbench_convention();
+
+// All conventions, calbench first; lookup by name (nullptr when unknown).
+const std::vector<Convention>& conventions();
+const Convention* find_convention(std::string_view name);
+
+}  // namespace calbench

@@ -1,0 +1,35 @@
+#pragma once
+// `ece_sweep`: Roelofs et al. 2022 ("Mitigating bias in calibration error estimation"), the
+// top-label binned ECE at the largest number of bins b* for which the bin accuracies are
+// monotone (non-decreasing in the confidence, empty bins skipped).
+// Search: the confidences are sorted once (O(n log n)) with prefix sums of confidence and
+// correctness, so the bins of any b cost O(b) (equal_mass: contiguous rank parts of
+// numpy.array_split sizes, ties not merged) or O(b log n) (equal_width: edges i/b, right-closed,
+// by binary search). b = 1, 2, ... is scanned upward, as in the paper, and stops at the
+// first b that is not monotone; b* = b - 1. The scan is capped at
+// b_max = min(n, ceil(sqrt(n log2(n + 1)))) so the whole search stays O(n log n); b_max is
+// far above the b* that noisy accuracies allow (b* = b_max is reported as is).
+// Targets: ece_top_l1 (norm l1), ece_top_l2 (norm l2).
+#include "estimators/binning.hpp"
+#include "estimators/estimator.hpp"
+
+namespace calbench {
+
+struct EceSweepSpec {
+  Binning binning = Binning::equal_mass;
+  Norm norm = Norm::l1;  // l1 or l2
+};
+
+class EceSweep final : public Estimator {
+ public:
+  explicit EceSweep(EceSweepSpec spec);
+  double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
+  std::optional<Quantity> target() const override;
+  // The b* of the last estimate() on this workspace's sample (tests, docs).
+  static std::size_t last_bins(const EstimatorWorkspace& workspace);
+
+ private:
+  EceSweepSpec spec_;
+};
+
+}  // namespace calbench
