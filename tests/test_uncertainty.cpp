@@ -159,7 +159,7 @@ TEST_CASE("intervals: bad values are config errors at their pointer", "[unit]") 
     CHECK(has("/intervals/resamples"));
     CHECK(has("/intervals/level"));
     CHECK(has("/intervals/test_level"));
-    CHECK(has("/intervals: "));
+    CHECK(has("/intervals/extra: unknown key"));
   }
 }
 
