@@ -73,19 +73,27 @@ printf '0,0.5,0.5\n1,0.2,0.8\n\n\n' >"$work/trailing.csv"
 "$bin" eval "$work/trailing.csv" --resamples 10 >/dev/null 2>&1 || fail "trailing empty lines"
 
 # 3. NPY: float64 probabilities and int64 labels, then a label out of range (row numbers).
-if python3 -c 'import numpy' 2>/dev/null; then
-  python3 - "$work" <<'PY'
-import numpy as np, sys
+# Written with struct (no numpy needed): NPY 1.0, header padded to a multiple of 64 bytes.
+python3 - "$work" <<'PY'
+import struct, sys
 w = sys.argv[1]
-p = np.array([[0.5, 0.5], [0.2, 0.8], [0.9, 0.1]])
-np.save(w + "/p.npy", p); np.save(w + "/y.npy", np.array([0, 1, 0]))
-np.save(w + "/p32.npy", p.astype(np.float32)); np.save(w + "/ybad.npy", np.array([0, 1, 5]))
+def save(name, descr, shape, fmt, values):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(w + "/" + name, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+p = [0.5, 0.5, 0.25, 0.75, 0.875, 0.125]
+save("p.npy", "<f8", "(3, 2)", "d", p)
+save("p32.npy", "<f4", "(3, 2)", "f", p)
+save("y.npy", "<i8", "(3,)", "q", [0, 1, 0])
+save("ybad.npy", "<i8", "(3,)", "q", [0, 1, 5])
 PY
-  "$bin" eval "$work/p.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY eval"
-  "$bin" eval "$work/p32.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY f4"
-  "$bin" eval "$work/p.npy" --labels "$work/ybad.npy" >/dev/null 2>"$work/npy.err"
-  [ $? -eq 2 ] && grep -q "ybad.npy: row 2: label 5" "$work/npy.err" || fail "NPY bad label"
-fi
+"$bin" eval "$work/p.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY eval"
+"$bin" eval "$work/p32.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY f4"
+"$bin" eval "$work/p.npy" --labels "$work/ybad.npy" >"$work/npy.out" 2>"$work/npy.err"
+[ $? -eq 2 ] && grep -q "ybad.npy: row 2: label 5" "$work/npy.err" || fail "NPY bad label: $(cat "$work/npy.err")"
+[ -s "$work/npy.out" ] && fail "NPY bad label printed to stdout"
 
 # 4. A run with intervals writes the new columns.
 "$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run" --quiet --threads 2 ||
