@@ -18,6 +18,7 @@
 #include "core/version.hpp"
 #include "report/results.hpp"
 #include "runners/bench.hpp"
+#include "runners/eval.hpp"
 #include "runners/progress.hpp"
 #include "scenarios/registry.hpp"
 
@@ -107,6 +108,26 @@ int main(int argc, char** argv) {
   bench->add_option("--threads", bench_options.threads,
                     "thread counts to measure (default 1 and all)");
 
+  EvalOptions eval_options;
+  std::size_t eval_threads = threads;
+  auto* eval = app.add_subcommand(
+      "eval", "metrics with bootstrap intervals and calibration p-values on a model's outputs");
+  eval->add_option("DATA", eval_options.data,
+                   "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
+      ->required();
+  eval->add_option("--labels", eval_options.labels, "NPY array of integer labels (NPY data)");
+  eval->add_flag("--logits", eval_options.logits, "the values are logits (softmax applied)");
+  eval->add_option("--estimators", eval_options.estimators,
+                   "JSON array like a config's estimators, inline or a file (default: all)");
+  eval->add_option("--resamples", eval_options.resamples,
+                   "bootstrap and consistency resamples (default 1000)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  eval->add_option("--level", eval_options.level, "interval level (default 0.95)");
+  eval->add_option("--seed", eval_options.seed, "seed of the resample streams (default 0)");
+  eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -125,6 +146,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*bench) return run_bench(bench_options, std::cout);
+    if (*eval) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, eval_threads);
+      return run_eval(eval_options, std::cout);
+    }
   } catch (const ConfigError& e) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;

@@ -8,10 +8,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "estimators/uncertainty.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -23,6 +26,21 @@ struct ThreadBuffers {
   Sample sample;
   DirichletScratch scratch;
   EstimatorWorkspace workspace;
+  ResampleWorkspace resample;  // bootstrap and consistency resamples (intervals)
+  std::vector<const Estimator*> estimators;
+  std::vector<double> observed;
+};
+
+// With intervals, per (replicate, estimator): the bootstrap interval and the consistency
+// test's p-value, in pre-sized slots like the values.
+struct IntervalSlots {
+  std::vector<std::vector<Interval>> interval;  // [cell][r * E + e]
+  std::vector<std::vector<double>> p_value;     // [cell][r * E + e]
+};
+
+struct Simulation {
+  std::vector<std::vector<double>> values;  // [cell][r * E + e]
+  IntervalSlots intervals;                  // empty without intervals
 };
 
 std::vector<TruthRecord> truth_records(const GroundTruth& t) {
@@ -48,8 +66,8 @@ Generators make_generators(const ExperimentConfig& config) {
   return out;
 }
 
-std::vector<std::vector<double>> simulate(const ExperimentConfig& config,
-                                          const Generators& generators, const RunControl& control) {
+Simulation simulate(const ExperimentConfig& config, const Generators& generators,
+                    const RunControl& control) {
   const std::size_t cells = config.cells.size();
   std::vector<std::size_t> first_task(cells + 1, 0);
   for (std::size_t c = 0; c < cells; ++c)
@@ -58,6 +76,15 @@ std::vector<std::vector<double>> simulate(const ExperimentConfig& config,
   std::vector<std::vector<double>> values(cells);
   for (std::size_t c = 0; c < cells; ++c)
     values[c].resize(config.cells[c].replicates * config.cells[c].estimators.size());
+  IntervalSlots slots;
+  if (config.intervals) {
+    slots.interval.resize(cells);
+    slots.p_value.resize(cells);
+    for (std::size_t c = 0; c < cells; ++c) {
+      slots.interval[c].resize(values[c].size());
+      slots.p_value[c].resize(values[c].size());
+    }
+  }
 
   const std::size_t total = first_task[cells];
   std::atomic<std::size_t> done{0};
@@ -73,10 +100,35 @@ std::vector<std::vector<double>> simulate(const ExperimentConfig& config,
     const std::size_t E = cc.estimators.size();
     for (std::size_t e = 0; e < E; ++e)
       values[cell][rep * E + e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+    if (config.intervals) {
+      // Serial inside the task: the (cell, replicate) tasks already fill the cores.
+      const IntervalSettings& is = *config.intervals;
+      buf.estimators.clear();
+      for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
+      const ResampleKey key{config.seed, cell, rep};
+      const auto boot = bootstrap_values(buf.sample, buf.estimators, key, is.resamples,
+                                         Execution::serial, buf.resample);
+      const auto ci = percentile_intervals(boot, E, is.level);
+      const auto null = consistency_values(buf.sample, buf.estimators, key, is.resamples,
+                                           Execution::serial, buf.resample);
+      buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
+                          values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
+      const auto p = consistency_p_values(null, buf.observed);
+      for (std::size_t e = 0; e < E; ++e) {
+        slots.interval[cell][rep * E + e] = ci[e];
+        slots.p_value[cell][rep * E + e] = p[e];
+      }
+    }
     const std::size_t now = done.fetch_add(1, std::memory_order_relaxed) + 1;
     if (control.progress) control.progress(now, total);
   });
-  return values;
+  return {std::move(values), std::move(slots)};
+}
+
+// A fraction of R replicates and its binomial standard error.
+std::pair<double, double> proportion(std::size_t hits, std::size_t R) {
+  const double f = static_cast<double>(hits) / static_cast<double>(R);
+  return {f, std::sqrt(f * (1.0 - f) / static_cast<double>(R))};
 }
 
 // populations[c][e]: the own population value of estimator e in cell c, where it is needed:
@@ -125,7 +177,7 @@ Populations compute_populations(const ExperimentConfig& config, const Generators
 
 std::vector<std::vector<double>> simulate_estimates(const ExperimentConfig& config,
                                                     const RunControl& control) {
-  return simulate(config, make_generators(config), control);
+  return simulate(config, make_generators(config), control).values;
 }
 
 ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& control) {
@@ -137,7 +189,8 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
   for (std::size_t c = 0; c < cells; ++c)
     truths[c] = &cache.get(*generators[c], config.cells[c].truth);
   const Populations populations = compute_populations(config, generators);
-  const std::vector<std::vector<double>> values = simulate(config, generators, control);
+  const Simulation simulation = simulate(config, generators, control);
+  const std::vector<std::vector<double>>& values = simulation.values;
 
   ResultSet out;
   out.name = config.name;
@@ -145,6 +198,9 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
   out.seed = config.seed;
   out.config_hash = format_hash(hash64(config.resolved.dump()));
   out.sweep_keys = config.sweep_keys;
+  if (config.intervals)
+    out.intervals = ResultSet::Intervals{config.intervals->resamples, config.intervals->level,
+                                         config.intervals->test_level};
   for (std::size_t c = 0; c < cells; ++c) {
     const CellConfig& cc = config.cells[c];
     CellRecord rec;
@@ -198,6 +254,20 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
         er.rmse = std::sqrt(sq / static_cast<double>(R));
         const double se = stats.standard_error();
         er.se_bias = std::sqrt(se * se + reference_error * reference_error);
+      }
+      if (config.intervals) {
+        const auto& ci = simulation.intervals.interval[c];
+        const auto& p = simulation.intervals.p_value[c];
+        std::size_t rejected = 0;
+        for (std::size_t r = 0; r < R; ++r)
+          if (p[r * E + e] <= config.intervals->test_level) ++rejected;
+        std::tie(er.rejection_rate, er.rejection_se) = proportion(rejected, R);
+        if (er.truth) {
+          std::size_t covered = 0;
+          for (std::size_t r = 0; r < R; ++r)
+            if (ci[r * E + e].lo <= *er.truth && *er.truth <= ci[r * E + e].hi) ++covered;
+          std::tie(er.coverage, er.coverage_se) = proportion(covered, R);
+        }
       }
       rec.estimators.push_back(std::move(er));
     }

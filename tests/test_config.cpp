@@ -196,9 +196,10 @@ TEST_CASE("a document that is not an object is one error at /", "[unit][config]"
 TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[unit][config]") {
   SECTION("top level") {
     const auto p = problems_with([](OJ& d) { d["frobnicate"] = 1; });
-    CHECK_PROBLEM(p, "/frobnicate",
-                  "unknown key; valid keys: estimators, generator, name, output, replicates, "
-                  "sample_size, scenario, seed, sweep, truth");
+    CHECK_PROBLEM(
+        p, "/frobnicate",
+        "unknown key; valid keys: estimators, generator, intervals, name, output, replicates, "
+        "sample_size, scenario, seed, sweep, truth");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });

@@ -9,6 +9,7 @@
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 // How a config file becomes an ExperimentConfig:
 // 1. The document is read section by section (one small function each); every problem is
@@ -26,11 +27,12 @@ namespace {
 constexpr std::size_t max_cells = 100'000;
 
 const std::vector<std::string> top_level_keys = {
-    "name",      "scenario",   "seed",  "replicates", "sample_size",
-    "generator", "estimators", "truth", "sweep",      "output"};
+    "name",       "scenario", "seed",  "replicates", "sample_size", "generator",
+    "estimators", "truth",    "sweep", "output",     "intervals"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
-const std::vector<std::string> unsweepable_keys = {"sweep", "name", "scenario", "seed", "output"};
+const std::vector<std::string> unsweepable_keys = {"sweep", "name",   "scenario",
+                                                   "seed",  "output", "intervals"};
 
 // An absent optional section reads as this empty object (static: readers keep a pointer).
 const Json& empty_object() {
@@ -94,6 +96,46 @@ void parse_output(ObjectReader& top, const std::string& name, OutputSettings& ou
   if (directory) out.directory = *directory;
   if (replicate_values) out.replicate_values = *replicate_values;
   top.set_resolved("output", o.take_resolved());
+}
+
+// Most resamples per replicate: more is a typo, and the streams' key holds 32 bits of index.
+constexpr std::int64_t max_resamples = 1'000'000;
+
+// A probability strictly between 0 and 1.
+std::optional<double> read_unit_open(ObjectReader& reader, std::string_view key, double fallback) {
+  const Json* value = reader.find(key);
+  if (value == nullptr) {
+    reader.add_default(key, fallback);
+    return fallback;
+  }
+  const auto x = read_number(*value, reader.pointer_to(key), reader.problems());
+  if (!x) return std::nullopt;
+  if (!(*x > 0.0 && *x < 1.0)) {
+    reader.problems().add(reader.pointer_to(key),
+                          std::string(key) + " = " + format_double(*x) + ": must be > 0 and < 1");
+    return std::nullopt;
+  }
+  return x;
+}
+
+// `intervals`: only when present (absent keeps every output as it was).
+void parse_intervals(ObjectReader& top, ExperimentConfig& out) {
+  const Json* value = top.find("intervals");
+  if (value == nullptr) return;
+  ObjectReader o(*value, top.pointer_to("intervals"), top.problems());
+  if (!o.is_object()) return;
+  o.allow_only({"resamples", "level", "test_level"});
+  const IntervalSettings defaults;
+  const auto resamples = o.integer("resamples", 1, static_cast<std::int64_t>(defaults.resamples));
+  if (resamples && *resamples > max_resamples)
+    top.problems().add(o.pointer_to("resamples"),
+                       "resamples = " + std::to_string(*resamples) +
+                           ": must be <= " + std::to_string(max_resamples));
+  const auto level = read_unit_open(o, "level", defaults.level);
+  const auto test_level = read_unit_open(o, "test_level", defaults.test_level);
+  top.set_resolved("intervals", o.take_resolved());
+  if (!resamples || *resamples > max_resamples || !level || !test_level) return;
+  out.intervals = IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level};
 }
 
 // ---- the cell sections: replicates, sample_size, generator, estimators, truth -------------
@@ -496,6 +538,7 @@ ExperimentConfig parse_document(const Json& document, const std::string& source,
   if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
   auto base_cell = parse_cell(top);
   parse_output(top, config.name.empty() ? "experiment" : config.name, config.output);
+  parse_intervals(top, config);
   const auto axes = parse_sweep(top);
   config.resolved = top.take_resolved();
   if (axes && !axes->empty() && top.is_object()) {

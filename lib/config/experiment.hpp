@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -48,14 +49,23 @@ struct OutputSettings {
   bool replicate_values = false;
 };
 
+// `intervals` (estimator_bias): per replicate, a bootstrap percentile interval of every
+// estimator and the consistency-resampling test of calibration (estimators/uncertainty.hpp).
+struct IntervalSettings {
+  std::size_t resamples = 200;  // bootstrap and consistency resamples, each
+  double level = 0.9;           // the intervals' nominal coverage
+  double test_level = 0.05;     // reject calibration when p <= test_level
+};
+
 struct ExperimentConfig {
   std::string source;  // the file as given on the command line
   std::string name;
   std::string scenario;  // "estimator_bias"
   std::uint64_t seed = 0;
   OutputSettings output;
-  std::vector<std::string> sweep_keys;  // dotted paths, in the order they appear
-  std::vector<CellConfig> cells;        // Cartesian product, last key varying fastest
+  std::optional<IntervalSettings> intervals;  // absent: no intervals, outputs as before
+  std::vector<std::string> sweep_keys;        // dotted paths, in the order they appear
+  std::vector<CellConfig> cells;              // Cartesian product, last key varying fastest
   // The config with every default filled in: the file's keys in the file's order, then the
   // defaults. ordered_json keeps that order (nlohmann::json would sort the keys).
   nlohmann::ordered_json resolved;

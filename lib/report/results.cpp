@@ -44,6 +44,10 @@ ojson summary_json(const ResultSet& r) {
   ojson out;
   out["meta"] = meta_block(r);
   out["sweep_keys"] = r.sweep_keys;
+  if (r.intervals)
+    out["intervals"] = {{"resamples", r.intervals->resamples},
+                        {"level", r.intervals->level},
+                        {"test_level", r.intervals->test_level}};
   ojson cells = ojson::array();
   for (const auto& c : r.cells) {
     ojson cell;
@@ -76,6 +80,12 @@ ojson summary_json(const ResultSet& r) {
                        {"binning_bias", optional_number(e.binning_bias)},
                        {"finite_sample_bias", optional_number(e.finite_sample_bias)},
                        {"replicates", e.replicates}};
+      if (r.intervals) {
+        ests[e.label]["coverage"] = optional_number(e.coverage);
+        ests[e.label]["coverage_se"] = optional_number(e.coverage_se);
+        ests[e.label]["rejection_rate"] = optional_number(e.rejection_rate);
+        ests[e.label]["rejection_se"] = optional_number(e.rejection_se);
+      }
     }
     cell["estimators"] = ests;
     cells.push_back(std::move(cell));
@@ -90,7 +100,9 @@ std::string cells_csv(const ResultSet& r) {
   for (const auto& k : r.sweep_keys)
     if (!has_own_column(k)) out << ',' << csv_escape(k);
   out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
-         "bias,rmse,se_bias,population,population_error,binning_bias,finite_sample_bias\n";
+         "bias,rmse,se_bias,population,population_error,binning_bias,finite_sample_bias";
+  if (r.intervals) out << ",coverage,coverage_se,rejection_rate,rejection_se";
+  out << '\n';
   for (const auto& c : r.cells) {
     for (const auto& e : c.estimators) {
       out << c.index;
@@ -107,7 +119,11 @@ std::string cells_csv(const ResultSet& r) {
           << error << ',' << format_double(e.mean) << ',' << format_double(e.sd) << ','
           << csv_optional(e.bias) << ',' << csv_optional(e.rmse) << ',' << csv_optional(e.se_bias)
           << ',' << csv_optional(e.population) << ',' << csv_optional(e.population_error) << ','
-          << csv_optional(e.binning_bias) << ',' << csv_optional(e.finite_sample_bias) << '\n';
+          << csv_optional(e.binning_bias) << ',' << csv_optional(e.finite_sample_bias);
+      if (r.intervals)
+        out << ',' << csv_optional(e.coverage) << ',' << csv_optional(e.coverage_se) << ','
+            << csv_optional(e.rejection_rate) << ',' << csv_optional(e.rejection_se);
+      out << '\n';
     }
   }
   return out.str();

@@ -34,6 +34,10 @@ struct EstimatorRecord {
   std::uint64_t population_samples = 0;
   std::optional<double> binning_bias, finite_sample_bias;
   std::size_t replicates = 0;
+  // With `intervals`: the fraction of replicates whose bootstrap interval holds the target's
+  // truth (estimators with a target) and the fraction whose consistency test rejected
+  // calibration, each with its binomial standard error sqrt(f (1 - f) / R).
+  std::optional<double> coverage, coverage_se, rejection_rate, rejection_se;
 };
 
 struct CellRecord {
@@ -53,6 +57,13 @@ struct ResultSet {
   std::string config_hash;  // of the resolved config
   std::vector<std::string> sweep_keys;
   std::vector<CellRecord> cells;
+  // Set when the experiment asked for intervals: then summary.json has an "intervals" block
+  // and cells.csv four more columns.
+  struct Intervals {
+    std::size_t resamples = 0;
+    double level = 0.0, test_level = 0.0;
+  };
+  std::optional<Intervals> intervals;
 };
 
 // Volatile facts of one run: only in run.json.

@@ -1,0 +1,174 @@
+#include "data/model_outputs.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "data/npy.hpp"
+
+namespace calbench {
+namespace {
+
+// Where a row came from, for messages: "FILE: line 7" (CSV) or "FILE: row 6" (NPY, 0-based).
+struct RowPlace {
+  const std::filesystem::path* file;
+  const char* unit;
+  std::size_t number;
+  std::string text() const { return file->string() + ": " + unit + " " + std::to_string(number); }
+};
+
+[[noreturn]] void fail(const RowPlace& at, const std::string& what) {
+  throw InputError(at.text() + ": " + what);
+}
+
+// Checks one row of K values, converting logits to probabilities first.
+void check_row(double* row, std::size_t K, ValueKind kind, const RowPlace& at) {
+  for (std::size_t k = 0; k < K; ++k)
+    if (!std::isfinite(row[k]))
+      fail(at,
+           "value " + std::to_string(k + 1) + " is " + format_double(row[k]) + ": must be finite");
+  if (kind == ValueKind::logits) {
+    softmax_in_place(row, K);
+    return;
+  }
+  double sum = 0.0;
+  for (std::size_t k = 0; k < K; ++k) {
+    if (row[k] < 0.0)
+      fail(at, "probability " + std::to_string(k + 1) + " is " + format_double(row[k]) +
+                   ": must be >= 0");
+    sum += row[k];
+  }
+  if (!(std::fabs(sum - 1.0) <= probability_sum_tolerance))
+    fail(at, "probabilities sum to " + format_double(sum) + ": must be 1 within " +
+                 format_double(probability_sum_tolerance) + " (logits? use --logits)");
+}
+
+std::uint32_t check_label(std::int64_t label, std::size_t K, const RowPlace& at) {
+  if (label < 0 || static_cast<std::uint64_t>(label) >= K)
+    fail(at, "label " + std::to_string(label) + " is out of range: must be 0 .. " +
+                 std::to_string(K - 1) + " for " + std::to_string(K) + " classes");
+  return static_cast<std::uint32_t>(label);
+}
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = line.find(',', start);
+    out.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+double parse_number(std::string_view field, std::size_t column, const RowPlace& at) {
+  const std::string text(field);
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size() ||
+      std::isspace(static_cast<unsigned char>(text[0])))
+    fail(at, "field " + std::to_string(column + 1) + " \"" + text + "\" is not a number");
+  return x;
+}
+
+std::int64_t parse_label(std::string_view field, const RowPlace& at) {
+  const std::string text(field);
+  const bool digits =
+      !text.empty() && std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
+                                   [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (!digits || text == "-") fail(at, "label \"" + text + "\" is not an integer class index");
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) fail(at, "label \"" + text + "\" is out of range");
+  return v;
+}
+
+}  // namespace
+
+void softmax_in_place(double* row, std::size_t classes) {
+  const double top = *std::max_element(row, row + classes);
+  double sum = 0.0;
+  for (std::size_t k = 0; k < classes; ++k) {
+    row[k] = std::exp(row[k] - top);
+    sum += row[k];
+  }
+  for (std::size_t k = 0; k < classes; ++k) row[k] /= sum;
+}
+
+Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw InputError(file.string() + ": cannot open the file (it is a directory)");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string() + ": cannot open the file (missing or unreadable)");
+  std::vector<double> p;
+  std::vector<std::uint32_t> labels;
+  std::size_t K = 0, line_number = 0, blank_since = 0;
+  std::string line;
+  std::vector<double> row;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const RowPlace at{&file, "line", line_number};
+    if (line.empty()) {
+      if (blank_since == 0) blank_since = line_number;
+      continue;
+    }
+    if (blank_since != 0) fail({&file, "line", blank_since}, "empty line inside the data");
+    const auto fields = split(line);
+    if (K == 0) {
+      if (fields.size() < 3)
+        fail(at, "expected a label and at least 2 values, found " + std::to_string(fields.size()) +
+                     " field(s)");
+      K = fields.size() - 1;
+    } else if (fields.size() != K + 1) {
+      fail(at, "expected " + std::to_string(K + 1) + " fields (a label and " + std::to_string(K) +
+                   " values, as on line 1), found " + std::to_string(fields.size()));
+    }
+    const std::uint32_t y = check_label(parse_label(fields[0], at), K, at);
+    row.resize(K);
+    for (std::size_t k = 0; k < K; ++k) row[k] = parse_number(fields[k + 1], k + 1, at);
+    check_row(row.data(), K, kind, at);
+    p.insert(p.end(), row.begin(), row.end());
+    labels.push_back(y);
+  }
+  if (in.bad()) throw InputError(file.string() + ": cannot read the file");
+  if (labels.empty()) throw InputError(file.string() + ": the file has no data rows");
+  return make_sample(K, std::move(p), std::move(labels));
+}
+
+Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
+                        ValueKind kind) {
+  NpyArray v = read_npy(values);
+  const NpyArray y = read_npy(labels);
+  if (!v.is_float() || v.shape.size() != 2)
+    throw InputError(values.string() + ": expected a 2-D float64 or float32 array (n, K), found " +
+                     v.descr + " with " + std::to_string(v.shape.size()) + " dimension(s)");
+  const std::size_t n = v.shape[0], K = v.shape[1];
+  if (n == 0) throw InputError(values.string() + ": the array has no rows");
+  if (K < 2) throw InputError(values.string() + ": K = " + std::to_string(K) + ": must be >= 2");
+  const bool column = y.shape.size() == 2 && y.shape[1] == 1;
+  if (y.is_float() || !(y.shape.size() == 1 || column))
+    throw InputError(labels.string() + ": expected a 1-D integer array of labels, found " +
+                     y.descr + " with " + std::to_string(y.shape.size()) + " dimension(s)");
+  if (y.shape[0] != n)
+    throw InputError(labels.string() + ": " + std::to_string(y.shape[0]) + " labels for " +
+                     std::to_string(n) + " rows in " + values.string());
+  std::vector<std::uint32_t> out_labels(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    check_row(v.floats.data() + i * K, K, kind, {&values, "row", i});
+    out_labels[i] = check_label(y.ints[i], K, {&labels, "row", i});
+  }
+  return make_sample(K, std::move(v.floats), std::move(out_labels));
+}
+
+}  // namespace calbench

@@ -1,0 +1,135 @@
+#include "data/npy.hpp"
+
+#include <bit>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "core/error.hpp"
+
+static_assert(std::endian::native == std::endian::little,
+              "the NPY reader copies little-endian floats as they are");
+
+namespace calbench {
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path& file, const std::string& what) {
+  throw InputError(file.string() + ": " + what);
+}
+
+// The value text of `'key':` in the header dict, up to the next top-level ',' or '}'.
+std::string dict_value(const std::string& header, const std::string& key,
+                       const std::filesystem::path& file) {
+  const std::string quoted = "'" + key + "'";
+  auto at = header.find(quoted);
+  if (at == std::string::npos) fail(file, "NPY header has no " + quoted + " key");
+  at = header.find(':', at + quoted.size());
+  if (at == std::string::npos) fail(file, "NPY header: no value for " + quoted);
+  ++at;
+  while (at < header.size() && header[at] == ' ') ++at;
+  std::size_t end = at;
+  int depth = 0;
+  for (; end < header.size(); ++end) {
+    const char ch = header[end];
+    if (ch == '(') ++depth;
+    if (ch == ')') --depth;
+    if (depth == 0 && (ch == ',' || ch == '}')) break;
+  }
+  return header.substr(at, end - at);
+}
+
+std::size_t item_size(const std::string& descr) {
+  return static_cast<std::size_t>(descr.back() - '0');
+}
+
+}  // namespace
+
+NpyArray read_npy(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(file, "cannot open the file");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) fail(file, "the file is empty");
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    fail(file, "not an NPY file (no \\x93NUMPY magic at the start)");
+  const auto major = static_cast<unsigned char>(bytes[6]);
+  std::size_t header_len = 0, header_start = 0;
+  const auto byte = [&](std::size_t i) {
+    return static_cast<std::size_t>(static_cast<unsigned char>(bytes[i]));
+  };
+  if (major == 1) {
+    header_len = byte(8) | (byte(9) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(file, "NPY header truncated");
+    header_len = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
+    header_start = 12;
+  } else {
+    fail(file, "NPY version " + std::to_string(major) + " is not supported (1, 2 or 3)");
+  }
+  if (header_start + header_len > bytes.size()) fail(file, "NPY header truncated");
+  const std::string header = bytes.substr(header_start, header_len);
+
+  NpyArray out;
+  std::string descr = dict_value(header, "descr", file);
+  if (descr.size() < 2 || (descr.front() != '\'' && descr.front() != '"'))
+    fail(file, "NPY descr " + descr + " is not a simple dtype");
+  descr = descr.substr(1, descr.size() - 2);
+  static const char* const supported[] = {"<f8", "<f4", "<i8", "<i4", "<i2", "|i1",
+                                          "<u8", "<u4", "<u2", "|u1", "<i1", "<u1"};
+  bool ok = false;
+  for (const char* s : supported) ok = ok || descr == s;
+  if (!ok)
+    fail(file, "dtype " + descr + " is not supported (little-endian float64, float32 or integers)");
+  out.descr = descr;
+  if (dict_value(header, "fortran_order", file) != "False")
+    fail(file, "Fortran-order arrays are not supported; save with np.ascontiguousarray");
+  const std::string shape = dict_value(header, "shape", file);
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
+    fail(file, "NPY shape " + shape + " is not a tuple");
+  std::size_t count = 1;
+  for (std::size_t i = 1; i + 1 < shape.size();) {
+    while (i + 1 < shape.size() && (shape[i] == ' ' || shape[i] == ',')) ++i;
+    if (i + 1 >= shape.size()) break;
+    std::size_t j = i;
+    while (j + 1 < shape.size() && shape[j] >= '0' && shape[j] <= '9') ++j;
+    if (j == i) fail(file, "NPY shape " + shape + " is not a tuple of integers");
+    out.shape.push_back(std::stoull(shape.substr(i, j - i)));
+    count *= out.shape.back();
+    i = j;
+  }
+  const std::size_t size = item_size(descr);
+  const std::size_t data_start = header_start + header_len;
+  if (bytes.size() - data_start != count * size)
+    fail(file, "NPY data has " + std::to_string(bytes.size() - data_start) + " bytes, the shape " +
+                   shape + " of " + descr + " needs " + std::to_string(count * size));
+  const char* data = bytes.data() + data_start;
+  if (out.is_float()) {
+    out.floats.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (size == 8) {
+        std::memcpy(&out.floats[i], data + 8 * i, 8);
+      } else {
+        float f;
+        std::memcpy(&f, data + 4 * i, 4);
+        out.floats[i] = static_cast<double>(f);
+      }
+    }
+  } else {
+    const bool is_signed = descr[1] == 'i';
+    out.ints.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::uint64_t u = 0;
+      for (std::size_t b = 0; b < size; ++b)
+        u |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[size * i + b])) << (8 * b);
+      if (is_signed && size < 8 && (u >> (8 * size - 1)) != 0) u |= ~std::uint64_t{0} << (8 * size);
+      if (!is_signed && size == 8 && u > static_cast<std::uint64_t>(INT64_MAX))
+        fail(file,
+             "label " + std::to_string(u) + " at row " + std::to_string(i) + " is out of range");
+      out.ints[i] = static_cast<std::int64_t>(u);
+    }
+  }
+  return out;
+}
+
+}  // namespace calbench

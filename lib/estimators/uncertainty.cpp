@@ -1,0 +1,149 @@
+#include "estimators/uncertainty.hpp"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace calbench {
+namespace {
+
+constexpr std::uint64_t two_32 = std::uint64_t{1} << 32;
+
+// Shapes the workspace's sample like `sample` (allocates only when it grows).
+void shape_like(const Sample& sample, Sample& out) {
+  out.resize(sample.size, sample.classes);
+}
+
+void bootstrap_resample(const Sample& sample, Engine& engine, Sample& out) {
+  shape_like(sample, out);
+  const std::size_t n = sample.size, K = sample.classes;
+  const double scale = static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = std::min(n - 1, static_cast<std::size_t>(uniform_open01(engine) * scale));
+    std::copy_n(sample.p.data() + j * K, K, out.p.data() + i * K);
+    out.label[i] = sample.label[j];
+    out.confidence[i] = sample.confidence[j];
+    out.predicted[i] = sample.predicted[j];
+  }
+}
+
+void relabel(const Sample& sample, Engine& engine, Sample& out) {
+  shape_like(sample, out);
+  std::copy(sample.p.begin(), sample.p.end(), out.p.begin());
+  std::copy(sample.confidence.begin(), sample.confidence.end(), out.confidence.begin());
+  std::copy(sample.predicted.begin(), sample.predicted.end(), out.predicted.begin());
+  const std::size_t K = sample.classes;
+  for (std::size_t i = 0; i < sample.size; ++i) {
+    const double* row = sample.p.data() + i * K;
+    const double u = uniform_open01(engine);
+    double cumulative = 0.0;
+    std::size_t y = K;
+    std::size_t last_positive = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      if (row[k] > 0.0) last_positive = k;
+      cumulative += row[k];
+      if (u < cumulative) {
+        y = k;
+        break;
+      }
+    }
+    out.label[i] = static_cast<std::uint32_t>(y < K ? y : last_positive);
+  }
+}
+
+using Resampler = void (*)(const Sample&, Engine&, Sample&);
+
+std::vector<double> resampled_values(const Sample& sample,
+                                     std::span<const Estimator* const> estimators,
+                                     const ResampleKey& key, std::size_t resamples,
+                                     Execution execution, ResampleWorkspace& workspace,
+                                     Purpose purpose, Resampler resample) {
+  if (resamples == 0) throw DomainError("resamples = 0: must be >= 1");
+  if (resamples >= two_32) throw DomainError("resamples must be < 2^32");
+  if (key.replicate >= two_32) throw DomainError("replicate index must be < 2^32");
+  const std::size_t E = estimators.size();
+  std::vector<double> values(resamples * E);
+  const auto one = [&](std::size_t b, ResampleWorkspace& ws) {
+    Engine engine = make_engine(resample_key(key, b, purpose));
+    resample(sample, engine, ws.sample);
+    for (std::size_t e = 0; e < E; ++e)
+      values[b * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
+  };
+  if (execution == Execution::serial) {
+    for (std::size_t b = 0; b < resamples; ++b) one(b, workspace);
+  } else {
+    tbb::enumerable_thread_specific<ResampleWorkspace> workspaces;
+    tbb::parallel_for(std::size_t{0}, resamples,
+                      [&](std::size_t b) { one(b, workspaces.local()); });
+  }
+  return values;
+}
+
+}  // namespace
+
+StreamKey resample_key(const ResampleKey& key, std::size_t resample, Purpose purpose) {
+  if (key.replicate >= two_32 || resample >= two_32)
+    throw DomainError("replicate " + std::to_string(key.replicate) + ", resample " +
+                      std::to_string(resample) + ": both must be < 2^32");
+  return {key.seed, key.cell, key.replicate * two_32 + resample, purpose};
+}
+
+std::vector<double> bootstrap_values(const Sample& sample,
+                                     std::span<const Estimator* const> estimators,
+                                     const ResampleKey& key, std::size_t resamples,
+                                     Execution execution, ResampleWorkspace& workspace) {
+  return resampled_values(sample, estimators, key, resamples, execution, workspace,
+                          Purpose::bootstrap, bootstrap_resample);
+}
+
+std::vector<double> consistency_values(const Sample& sample,
+                                       std::span<const Estimator* const> estimators,
+                                       const ResampleKey& key, std::size_t resamples,
+                                       Execution execution, ResampleWorkspace& workspace) {
+  return resampled_values(sample, estimators, key, resamples, execution, workspace, Purpose::labels,
+                          relabel);
+}
+
+double quantile_type7(std::vector<double>& values, double a) {
+  if (values.empty()) throw DomainError("quantile of no values");
+  std::sort(values.begin(), values.end());
+  const double h = a * static_cast<double>(values.size() - 1);
+  const auto j = static_cast<std::size_t>(std::floor(h));
+  if (j + 1 >= values.size()) return values.back();
+  return values[j] + (h - static_cast<double>(j)) * (values[j + 1] - values[j]);
+}
+
+std::vector<Interval> percentile_intervals(const std::vector<double>& values,
+                                           std::size_t estimators, double level) {
+  if (!(level > 0.0 && level < 1.0)) throw DomainError("level must be in (0, 1)");
+  const std::size_t R = estimators == 0 ? 0 : values.size() / estimators;
+  std::vector<Interval> out(estimators);
+  std::vector<double> column(R);
+  for (std::size_t e = 0; e < estimators; ++e) {
+    for (std::size_t b = 0; b < R; ++b) column[b] = values[b * estimators + e];
+    out[e].lo = quantile_type7(column, (1.0 - level) / 2.0);
+    out[e].hi = quantile_type7(column, (1.0 + level) / 2.0);
+  }
+  return out;
+}
+
+std::vector<double> consistency_p_values(const std::vector<double>& values,
+                                         std::span<const double> observed) {
+  const std::size_t E = observed.size();
+  const std::size_t R = E == 0 ? 0 : values.size() / E;
+  std::vector<double> out(E);
+  for (std::size_t e = 0; e < E; ++e) {
+    std::size_t exceed = 0;
+    for (std::size_t b = 0; b < R; ++b)
+      if (values[b * E + e] >= observed[e]) ++exceed;
+    out[e] = static_cast<double>(1 + exceed) / static_cast<double>(1 + R);
+  }
+  return out;
+}
+
+}  // namespace calbench

@@ -1,0 +1,89 @@
+#pragma once
+// Uncertainty of estimates on one sample: bootstrap percentile intervals (Efron & Tibshirani
+// 1993, ch. 13) and the consistency-resampling test of Bröcker & Smith 2007 ("Increasing the
+// reliability of reliability diagrams", Weather and Forecasting 22(3)).
+//
+// Both evaluate a set of estimators on R resamples of the sample. Resample b draws from the
+// stream resample_key(key, b, purpose): keyed by the resample index, never by thread, so the
+// values, and hence the intervals and p-values, are the same bits for any thread count and for
+// serial or parallel evaluation.
+//
+// - Bootstrap: rows (p_i, y_i) drawn uniformly with replacement, n of them. Row index
+//   floor(u n) for u = uniform_open01 (bias below n 2^-53, far below any Monte Carlo error).
+//   The interval is the percentile interval [q((1 - level)/2), q((1 + level)/2)] of the R
+//   resampled values, q the linear-interpolation quantile (Hyndman & Fan 1996 type 7, numpy's
+//   default): q(a) = v_(j) + (h - j)(v_(j+1) - v_(j)), h = a (R - 1), j = floor(h), v sorted.
+// - Consistency test: under the null of perfect calibration the labels are y*_i ~
+//   Categorical(p_i) with the p_i kept fixed (inverse-CDF draw over the classes, a row whose
+//   running sum ends below u takes its last class with p > 0). The statistic is the
+//   estimator's value, large meaning miscalibrated (one-sided), and
+//       p = (1 + #{b : T*_b >= T_obs}) / (1 + R),
+//   ties counted as exceedances, so the test is exact (size <= alpha at every n, Davison &
+//   Hinkley 1997 eq. 4.11) also for discrete statistics. It is meaningful for error-type
+//   statistics (ece, brier, nll); for accuracy large is not worse, and its p is reported as
+//   computed, the upper-tail probability of the observed accuracy under calibration.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "estimators/estimator.hpp"
+#include "generators/sample.hpp"
+
+namespace calbench {
+
+struct BootstrapSettings {
+  std::size_t resamples = 1000;  // R >= 1
+  double level = 0.95;           // in (0, 1)
+};
+
+struct Interval {
+  double lo = 0.0, hi = 0.0;
+};
+
+// Where the resample streams of one sample come from: the sample's (seed, cell, replicate).
+struct ResampleKey {
+  std::uint64_t seed = 0, cell = 0, replicate = 0;
+};
+
+// The stream of resample b: {seed, cell, replicate * 2^32 + b, purpose}. Requires replicate
+// and b below 2^32 (throws DomainError otherwise).
+StreamKey resample_key(const ResampleKey& key, std::size_t resample, Purpose purpose);
+
+// Scratch space of one thread: the resampled sample and the estimators' workspace, sized on
+// first use and reused (no allocation per row or per resample after the first).
+struct ResampleWorkspace {
+  Sample sample;
+  EstimatorWorkspace estimator;
+};
+
+// Whether the R resamples run on TBB (eval) or serially in the calling task (estimator_bias,
+// whose replicates are already parallel).
+enum class Execution { serial, parallel };
+
+// values[b * E + e]: estimator e on bootstrap resample b (Purpose::bootstrap).
+// `workspace` is used by the serial execution only.
+std::vector<double> bootstrap_values(const Sample& sample,
+                                     std::span<const Estimator* const> estimators,
+                                     const ResampleKey& key, std::size_t resamples,
+                                     Execution execution, ResampleWorkspace& workspace);
+
+// values[b * E + e]: estimator e on the sample with labels redrawn from p (Purpose::labels).
+std::vector<double> consistency_values(const Sample& sample,
+                                       std::span<const Estimator* const> estimators,
+                                       const ResampleKey& key, std::size_t resamples,
+                                       Execution execution, ResampleWorkspace& workspace);
+
+// The type-7 quantile of `values` at probability a in [0, 1]; sorts `values` in place.
+double quantile_type7(std::vector<double>& values, double a);
+
+// Percentile intervals of each of the E estimators from values[b * E + e].
+std::vector<Interval> percentile_intervals(const std::vector<double>& values,
+                                           std::size_t estimators, double level);
+
+// (1 + #{T*_b >= observed[e]}) / (1 + R) for each estimator, from values[b * E + e].
+std::vector<double> consistency_p_values(const std::vector<double>& values,
+                                         std::span<const double> observed);
+
+}  // namespace calbench

@@ -1,0 +1,176 @@
+#include "runners/eval.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "config/json_support.hpp"
+#include "config/registry.hpp"
+#include "core/error.hpp"
+#include "data/model_outputs.hpp"
+#include "estimators/uncertainty.hpp"
+
+namespace calbench {
+namespace {
+
+struct Skipped {
+  std::string name, reason;
+};
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Sample load_data(const EvalOptions& o) {
+  const ValueKind kind = o.logits ? ValueKind::logits : ValueKind::probabilities;
+  if (!o.labels.empty()) return read_npy_outputs(o.data, o.labels, kind);
+  if (ends_with(o.data, ".npy"))
+    throw InputError(o.data + ": NPY data needs its labels: --labels LABELS.npy");
+  return read_csv_outputs(o.data, kind);
+}
+
+// The --estimators value: a JSON array inline (it starts with '[') or the name of a file.
+std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
+  const auto first = value.find_first_not_of(" \t\r\n");
+  const bool inline_json = first != std::string::npos && value[first] == '[';
+  const std::string source = inline_json ? std::string("--estimators") : value;
+  std::string text = value;
+  if (!inline_json) {
+    std::ifstream in(value, std::ios::binary);
+    if (!in) throw ConfigError({value + ": cannot open the --estimators file"});
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  Problems problems;
+  Json document;
+  try {
+    document = parse_json_text(text, problems);
+  } catch (const Json::exception& error) {
+    throw ConfigError({source + ": not valid JSON: " + error.what()});
+  }
+  if (!document.is_array() || document.empty())
+    problems.add("",
+                 "expected a non-empty array of estimators like a config's \"estimators\", "
+                 "found " +
+                     describe(document));
+  std::vector<EstimatorConfig> out;
+  std::map<std::string, std::size_t> seen;
+  if (document.is_array())
+    for (std::size_t i = 0; i < document.size(); ++i) {
+      Json resolved;
+      const std::string pointer = pointer_join("", i);
+      auto config = parse_estimator(document[i], pointer, problems, resolved);
+      if (!config) continue;
+      if (const auto [it, fresh] = seen.emplace(config->label, i); !fresh)
+        problems.add(pointer, "duplicate label " + quote(config->label) + ", also the label of " +
+                                  pointer_join("", it->second) +
+                                  "; give one of them a distinct \"label\"");
+      out.push_back(std::move(*config));
+    }
+  if (!problems.empty()) throw ConfigError(problems.render(source));
+  return out;
+}
+
+// Every registry row with its defaults; rows whose defaults do not apply are skipped.
+std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) {
+  std::vector<EstimatorConfig> out;
+  for (const auto& row : estimator_registry()) {
+    Problems problems;
+    Json resolved;
+    auto config = parse_estimator(Json{{"name", row.name}}, "", problems, resolved);
+    if (config)
+      out.push_back(std::move(*config));
+    else
+      skipped.push_back({row.name, problems.items().empty() ? "cannot be built with defaults"
+                                                            : problems.items().front().message});
+  }
+  return out;
+}
+
+Json params_json(const std::vector<NamedParam>& params) {
+  Json out = Json::object();
+  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
+  return out;
+}
+
+std::string fixed(double x, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
+  return buffer;
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o, std::ostream& out) {
+  if (!(o.level > 0.0 && o.level < 1.0))
+    throw InputError("--level " + std::to_string(o.level) + ": must be > 0 and < 1");
+  if (o.resamples < 1) throw InputError("--resamples must be >= 1");
+  const Sample sample = load_data(o);
+  std::vector<Skipped> skipped;
+  const bool by_default = o.estimators.empty();
+  std::vector<EstimatorConfig> candidates =
+      by_default ? registry_estimators(skipped) : requested_estimators(o.estimators);
+
+  // The observed values; an estimator that does not apply to this K throws DomainError.
+  std::vector<EstimatorConfig> used;
+  std::vector<double> observed;
+  EstimatorWorkspace workspace;
+  for (auto& c : candidates) {
+    try {
+      observed.push_back(c.estimator->estimate(sample, workspace));
+      used.push_back(std::move(c));
+    } catch (const DomainError& error) {
+      if (!by_default)
+        throw InputError(o.data + ": estimator " + quote(c.label) + ": " + error.what());
+      skipped.push_back({c.label, error.what()});
+    }
+  }
+  if (used.empty()) throw InputError(o.data + ": no estimator applies to this data");
+
+  std::vector<const Estimator*> estimators;
+  for (const auto& c : used) estimators.push_back(c.estimator.get());
+  const std::size_t E = used.size();
+  const ResampleKey key{o.seed, 0, 0};
+  ResampleWorkspace unused;
+  const auto boot =
+      bootstrap_values(sample, estimators, key, o.resamples, Execution::parallel, unused);
+  const auto intervals = percentile_intervals(boot, E, o.level);
+  const auto null =
+      consistency_values(sample, estimators, key, o.resamples, Execution::parallel, unused);
+  const auto p = consistency_p_values(null, observed);
+
+  std::ostringstream text;
+  if (o.json) {
+    Json doc = {{"n", sample.size}, {"classes", sample.classes}};
+    Json entries = Json::object();
+    for (std::size_t e = 0; e < E; ++e)
+      entries[used[e].label] = {{"name", used[e].name},
+                                {"params", params_json(used[e].params)},
+                                {"value", observed[e]},
+                                {"ci", {intervals[e].lo, intervals[e].hi}},
+                                {"p_calibrated", p[e]}};
+    doc["estimators"] = std::move(entries);
+    text << doc.dump(2) << '\n';
+  } else {
+    text << o.data << ": n = " << sample.size << ", K = " << sample.classes << "; " << o.resamples
+         << " resamples, seed " << o.seed << "\n\n";
+    const std::string ci_head = fixed(100.0 * o.level, 0) + "% CI (bootstrap percentile)";
+    std::vector<std::vector<std::string>> rows = {{"label", "value", ci_head, "p_calibrated"}};
+    for (std::size_t e = 0; e < E; ++e)
+      rows.push_back({used[e].label, fixed(observed[e], 6),
+                      "[" + fixed(intervals[e].lo, 6) + ", " + fixed(intervals[e].hi, 6) + "]",
+                      fixed(p[e], 4)});
+    text << aligned_columns(rows, "  ");
+    text << "\np_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
+            "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "
+            "calibration allows\n";
+    for (const auto& s : skipped) text << "skipped " << s.name << ": " << s.reason << '\n';
+  }
+  out << text.str();
+  return 0;
+}
+
+}  // namespace calbench

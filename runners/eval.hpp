@@ -1,0 +1,26 @@
+#pragma once
+// `calbench eval DATA`: every estimator (or those asked for) on a real model's outputs, with a
+// bootstrap percentile interval and the consistency-resampling p-value of perfect calibration
+// (docs/eval.md).
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace calbench {
+
+struct EvalOptions {
+  std::string data;        // CSV, or NPY with `labels`
+  std::string labels;      // NPY labels (required for NPY data)
+  bool logits = false;     // the values are logits
+  std::string estimators;  // JSON array, inline or a file; empty: the whole registry
+  std::size_t resamples = 1000;
+  double level = 0.95;
+  std::uint64_t seed = 0;
+  bool json = false;
+};
+
+// Computes everything, then writes the table (or JSON) to `out`: on an error (InputError,
+// ConfigError) nothing has been written.
+int run_eval(const EvalOptions& options, std::ostream& out);
+
+}  // namespace calbench

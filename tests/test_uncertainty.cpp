@@ -1,0 +1,166 @@
+// Bootstrap percentile intervals and the consistency-resampling test (estimators/uncertainty):
+// the formulas on hand-worked examples, the nominal coverage and size in a seeded simulation
+// against the known truth, power against strong miscalibration, and the same bits for any
+// thread count.
+#include <tbb/global_control.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "core/error.hpp"
+#include "estimators/binned_ece.hpp"
+#include "estimators/proper_scores.hpp"
+#include "estimators/uncertainty.hpp"
+#include "scenarios/estimator_bias.hpp"
+
+namespace {
+
+using namespace calbench;
+using OJ = nlohmann::ordered_json;
+
+Sample small_sample() {
+  // K = 3, 6 rows, mixed correct and wrong.
+  return make_sample(3,
+                     {0.7, 0.2, 0.1, 0.1, 0.8, 0.1, 0.3, 0.3, 0.4, 0.5, 0.25, 0.25, 0.2, 0.2, 0.6,
+                      0.9, 0.05, 0.05},
+                     {0, 1, 0, 2, 2, 0});
+}
+
+TEST_CASE("type-7 quantile and the consistency p-value by hand", "[unit]") {
+  std::vector<double> v = {4.0, 1.0, 3.0, 2.0};
+  // h = 0.25 * 3 = 0.75: 1 + 0.75 (2 - 1).
+  CHECK(quantile_type7(v, 0.25) == Approx(1.75).epsilon(1e-15));
+  CHECK(quantile_type7(v, 0.0) == 1.0);
+  CHECK(quantile_type7(v, 1.0) == 4.0);
+  // Two estimators, R = 3: values[b * 2 + e]. Estimator 0 observed 0.3: T* = 0.1, 0.5, 0.3,
+  // two at or above (ties count), p = (1 + 2) / (1 + 3).
+  const std::vector<double> values = {0.1, 9.0, 0.5, 9.0, 0.3, 9.0};
+  const std::vector<double> observed = {0.3, 10.0};
+  const auto p = consistency_p_values(values, observed);
+  CHECK(p[0] == 0.75);
+  CHECK(p[1] == 0.25);
+  // Percentile interval of R = 5 values at level 0.5: type-7 quantiles at 0.25 and 0.75.
+  const std::vector<double> five = {5.0, 1.0, 4.0, 2.0, 3.0};
+  const auto ci = percentile_intervals(five, 1, 0.5);
+  CHECK(ci[0].lo == 2.0);
+  CHECK(ci[0].hi == 4.0);
+}
+
+TEST_CASE("consistency resampling draws labels from p", "[unit]") {
+  // One-hot rows: every redrawn label is the row's class, so accuracy is exactly 1.
+  const Sample s = make_sample(3, {1, 0, 0, 0, 0, 1, 0, 1, 0}, {1, 1, 1});
+  const AccuracyEstimator accuracy;
+  const std::vector<const Estimator*> estimators = {&accuracy};
+  ResampleWorkspace ws;
+  const auto values = consistency_values(s, estimators, {1, 2, 3}, 20, Execution::serial, ws);
+  for (double v : values) CHECK(v == 1.0);
+}
+
+TEST_CASE("bootstrap and consistency values are the same bits serially and on 1 or 2 threads",
+          "[unit]") {
+  const Sample s = small_sample();
+  const BinnedEce ece(BinnedEceSpec{});
+  const AccuracyEstimator accuracy;
+  const std::vector<const Estimator*> estimators = {&ece, &accuracy};
+  ResampleWorkspace ws;
+  const ResampleKey key{42, 0, 7};
+  const auto serial_b = bootstrap_values(s, estimators, key, 300, Execution::serial, ws);
+  const auto serial_c = consistency_values(s, estimators, key, 300, Execution::serial, ws);
+  for (std::size_t threads : {1, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    CHECK(bootstrap_values(s, estimators, key, 300, Execution::parallel, ws) == serial_b);
+    CHECK(consistency_values(s, estimators, key, 300, Execution::parallel, ws) == serial_c);
+  }
+  // Another replicate key gives other resamples.
+  CHECK(bootstrap_values(s, estimators, {42, 0, 8}, 300, Execution::serial, ws) != serial_b);
+}
+
+// Two cells: calibrated (temperature 1) and strongly overconfident (temperature 0.4).
+OJ interval_experiment() {
+  return OJ::parse(R"({
+    "name": "intervals",
+    "scenario": "estimator_bias",
+    "seed": 2024,
+    "replicates": 400,
+    "sample_size": 200,
+    "generator": {"family": "dirichlet", "classes": 3, "alpha": 1.0,
+                  "miscalibration": {"map": "temperature", "temperature": 1.0}},
+    "estimators": [{"name": "accuracy"}, {"name": "ece", "bins": 10}],
+    "truth": {"samples": 20000},
+    "intervals": {"resamples": 200, "level": 0.9, "test_level": 0.05},
+    "sweep": {"generator.miscalibration.temperature": [1.0, 0.4]}
+  })");
+}
+
+TEST_CASE("bootstrap coverage is nominal and the consistency test has its size and power",
+          "[stat]") {
+  const ExperimentConfig config = parse_experiment(interval_experiment(), "intervals.json");
+  REQUIRE(config.intervals);
+  const ResultSet r = run_estimator_bias(config, {});
+  REQUIRE(r.cells.size() == 2);
+  const auto& calibrated = r.cells[0];
+  const auto& overconfident = r.cells[1];
+  const double R = 400.0;
+  // The accuracy is a mean of 0/1 outcomes; its percentile interval at n = 200 covers the true
+  // accuracy at close to 0.90. Tolerance: 3 binomial SE at the nominal rate.
+  const auto& acc = calibrated.estimators[0];
+  REQUIRE(acc.coverage);
+  const double se_cov = std::sqrt(0.9 * 0.1 / R);
+  INFO("coverage " << *acc.coverage << " +- " << *acc.coverage_se);
+  CHECK(std::fabs(*acc.coverage - 0.9) < 3 * se_cov);
+  // Under calibration the consistency p-value of the ECE is uniform (up to the 1/(R+1) grid):
+  // rejection at 0.05 within 4 SE of 0.05.
+  const auto& ece = calibrated.estimators[1];
+  REQUIRE(ece.rejection_rate);
+  INFO("size " << *ece.rejection_rate);
+  CHECK(std::fabs(*ece.rejection_rate - 0.05) < 4 * std::sqrt(0.05 * 0.95 / R));
+  // Temperature 0.4 is strongly overconfident: the test rejects almost always.
+  INFO("power " << *overconfident.estimators[1].rejection_rate);
+  CHECK(*overconfident.estimators[1].rejection_rate > 0.95);
+}
+
+TEST_CASE("intervals: same bits on 1 and 2 threads", "[e2e]") {
+  OJ doc = interval_experiment();
+  doc["replicates"] = 20;
+  doc["intervals"]["resamples"] = 50;
+  const ExperimentConfig config = parse_experiment(doc, "intervals.json");
+  std::vector<double> first;
+  for (std::size_t threads : {1, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const ResultSet r = run_estimator_bias(config, {});
+    std::vector<double> flat;
+    for (const auto& c : r.cells)
+      for (const auto& e : c.estimators) {
+        flat.push_back(e.rejection_rate.value_or(-1.0));
+        flat.push_back(e.coverage.value_or(-1.0));
+      }
+    if (first.empty())
+      first = flat;
+    else
+      CHECK(flat == first);
+  }
+}
+
+TEST_CASE("intervals: bad values are config errors at their pointer", "[unit]") {
+  OJ doc = interval_experiment();
+  doc["intervals"] = OJ::parse(R"({"resamples": 0, "level": 1.5, "test_level": "x", "extra": 1})");
+  try {
+    (void)parse_experiment(doc, "bad.json");
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& error) {
+    const auto& p = error.problems();
+    const auto has = [&](const std::string& text) {
+      for (const auto& line : p)
+        if (line.find(text) != std::string::npos) return true;
+      return false;
+    };
+    CHECK(has("/intervals/resamples"));
+    CHECK(has("/intervals/level"));
+    CHECK(has("/intervals/test_level"));
+    CHECK(has("/intervals/extra: unknown key"));
+  }
+}
+
+}  // namespace
