@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "generators/sample.hpp"
 
@@ -52,6 +53,14 @@ inline const nlohmann::json& manifest() {
     return nlohmann::json::parse(in);
   }();
   return m;
+}
+
+// The reference datasets that hold probabilities (the logits_* sets hold logits).
+inline std::vector<std::string> probability_datasets() {
+  std::vector<std::string> out;
+  for (const auto& [name, info] : manifest().items())
+    if (info.at("kind") == "probs") out.push_back(name);
+  return out;
 }
 
 }  // namespace calbench::testing

@@ -23,6 +23,7 @@
 using namespace calbench;
 using calbench::testing::load_reference_dataset;
 using calbench::testing::manifest;
+using calbench::testing::probability_datasets;
 using calbench::testing::reference_values;
 
 namespace {
@@ -136,13 +137,6 @@ const std::map<std::string, std::string>& known_disagreements() {
        "every other kyle equal-mass value agrees"},
   };
   return known;
-}
-
-std::vector<std::string> probability_datasets() {
-  std::vector<std::string> out;
-  for (const auto& [name, info] : manifest().items())
-    if (name.rfind("logits_", 0) != 0) out.push_back(name);
-  return out;
 }
 
 }  // namespace

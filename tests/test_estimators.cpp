@@ -14,6 +14,7 @@
 using namespace calbench;
 using calbench::testing::load_reference_dataset;
 using calbench::testing::manifest;
+using calbench::testing::probability_datasets;
 using calbench::testing::reference_values;
 
 namespace {
@@ -21,14 +22,6 @@ namespace {
 double ece(const Sample& s, std::size_t bins, Binning binning, Norm norm) {
   EstimatorWorkspace ws;
   return BinnedEce({bins, binning, norm}).estimate(s, ws);
-}
-
-// The probability datasets (logits_* hold logits, not probabilities).
-std::vector<std::string> probability_datasets() {
-  std::vector<std::string> out;
-  for (const auto& [name, info] : manifest().items())
-    if (info.at("kind") == "probs") out.push_back(name);
-  return out;
 }
 
 }  // namespace

@@ -14,18 +14,8 @@
 using namespace calbench;
 using calbench::testing::load_reference_dataset;
 using calbench::testing::manifest;
+using calbench::testing::probability_datasets;
 using calbench::testing::reference_values;
-
-namespace {
-
-std::vector<std::string> probability_datasets() {
-  std::vector<std::string> out;
-  for (const auto& [name, info] : manifest().items())
-    if (info.at("kind") == "probs") out.push_back(name);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("smooth_ece matches relplot", "[unit][estimators][reference]") {
   EstimatorWorkspace ws;

@@ -89,20 +89,11 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
         ws.bin_count[b] += 1.0;
       }
     }
-    const double n = static_cast<double>(s.size);
+    const std::span<const double> sums(ws.bin_sum), counts(ws.bin_count);
     double total = 0.0;
-    for (std::size_t k = 0; k < K; ++k) {
-      double e = 0.0;
-      for (std::size_t b = k * B; b < (k + 1) * B; ++b) {
-        if (ws.bin_count[b] == 0.0) continue;
-        const double gap = std::abs(ws.bin_sum[b]) / ws.bin_count[b];
-        if (spec_.norm == Norm::max)
-          e = std::max(e, gap);
-        else
-          e += ws.bin_count[b] / n * (spec_.norm == Norm::l2 ? gap * gap : gap);
-      }
-      total += e;
-    }
+    for (std::size_t k = 0; k < K; ++k)
+      total += combine_bins_unrooted(sums.subspan(k * B, B), counts.subspan(k * B, B),
+                                     static_cast<double>(s.size), spec_.norm);
     const double mean = total / static_cast<double>(K);
     return spec_.norm == Norm::l2 ? std::sqrt(mean) : mean;
   }

@@ -33,10 +33,8 @@ std::size_t equal_width_bin(double score, std::size_t bins) {
   return equal_width_bin(score, edges);
 }
 
-namespace {
-
-double combine(std::span<const double> sum_gap, std::span<const double> count, double n,
-               Norm norm) {
+double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const double> count,
+                             double n, Norm norm) {
   double out = 0.0;
   std::size_t nonempty = 0;
   for (std::size_t b = 0; b < count.size(); ++b) {
@@ -59,6 +57,14 @@ double combine(std::span<const double> sum_gap, std::span<const double> count, d
     }
   }
   if (norm == Norm::average) return nonempty > 0 ? out / static_cast<double>(nonempty) : 0.0;
+  return out;
+}
+
+namespace {
+
+double combine(std::span<const double> sum_gap, std::span<const double> count, double n,
+               Norm norm) {
+  const double out = combine_bins_unrooted(sum_gap, count, n, norm);
   return norm == Norm::l2 ? std::sqrt(out) : out;
 }
 

@@ -41,6 +41,13 @@ std::size_t equal_width_bin(double score, std::size_t bins);
 // l2:  sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2)
 // max: max over non-empty b of |mean_b(o) - mean_b(s)|
 // Returns 0 for an empty sample. Reorders nothing in the inputs; uses the workspace.
+// The per-bin sums of score - outcome and the bin counts of n rows combined by a norm: l1
+// sum_b (n_b/n)|gap_b|, l2 the same of gap_b^2 *without* the square root (callers averaging
+// squared errors over classes take it last), max, average (mean over non-empty bins).
+// Empty bins contribute nothing.
+double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const double> count,
+                             double n, Norm norm);
+
 double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
                                 Binning binning, std::size_t bins, Norm norm,
                                 EstimatorWorkspace& workspace);
