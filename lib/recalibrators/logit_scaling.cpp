@@ -1,0 +1,255 @@
+#include "recalibrators/logit_scaling.hpp"
+
+#include <LBFGS.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace calbench {
+namespace {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+// The penalised mean NLL and its gradient over the packed parameters: matrix form W (K x K,
+// column-major as Eigen stores it) then b; vector form a then b. Remembers the best point
+// seen, which is the answer when a line search gives up close to the optimum.
+class Objective {
+ public:
+  Objective(const Sample& sample, const LogitScalingSpec& spec)
+      : spec_(spec),
+        K_(static_cast<Index>(sample.classes)),
+        n_(static_cast<Index>(sample.size)),
+        z_(K_, n_),
+        labels_(sample.label) {
+    for (Index i = 0; i < n_; ++i)
+      for (Index k = 0; k < K_; ++k)
+        z_(k, i) = safe_log(sample.p[static_cast<std::size_t>(i * K_ + k)]);
+  }
+
+  Index dimension() const { return spec_.form == LogitScalingForm::matrix ? K_ * K_ + K_ : 2 * K_; }
+
+  VectorXd identity() const {
+    VectorXd x = VectorXd::Zero(dimension());
+    if (spec_.form == LogitScalingForm::matrix) {
+      for (Index k = 0; k < K_; ++k) x(k * K_ + k) = 1.0;
+    } else {
+      x.head(K_).setOnes();
+    }
+    return x;
+  }
+
+  double operator()(const VectorXd& x, VectorXd& grad) {
+    const bool matrix = spec_.form == LogitScalingForm::matrix;
+    const auto b = x.tail(K_);
+    // Logits of the calibrated model, one column per row of the sample.
+    MatrixXd logits;
+    if (matrix) {
+      const Eigen::Map<const MatrixXd> W(x.data(), K_, K_);
+      logits.noalias() = W * z_;
+    } else {
+      logits = x.head(K_).asDiagonal() * z_;
+    }
+    logits.colwise() += b;
+    double nll = 0.0;
+    for (Index i = 0; i < n_; ++i) {
+      auto col = logits.col(i);
+      const double top = col.maxCoeff();
+      col.array() = (col.array() - top).exp();
+      const double sum = col.sum();
+      col /= sum;
+      const auto y = static_cast<Index>(labels_[static_cast<std::size_t>(i)]);
+      // -log q_y = -(l_y - top - log sum); col(y) holds exp(l_y - top)/sum.
+      nll -= std::log(std::max(col(y), std::numeric_limits<double>::min()));
+      col(y) -= 1.0;  // now Q - Y
+    }
+    const double inv_n = 1.0 / static_cast<double>(n_);
+    nll *= inv_n;
+    logits *= inv_n;  // G = (Q - Y)/n, K x n
+    grad.resize(dimension());
+    if (matrix) {
+      Eigen::Map<MatrixXd> gW(grad.data(), K_, K_);
+      gW.noalias() = logits * z_.transpose();
+    } else {
+      grad.head(K_) = (logits.array() * z_.array()).rowwise().sum();
+    }
+    grad.tail(K_) = logits.rowwise().sum();
+    double penalty = 0.0;
+    const double Kd = static_cast<double>(K_);
+    if (matrix && spec_.lambda > 0.0) {
+      const double c = spec_.lambda / (Kd * (Kd - 1.0));
+      for (Index j = 0; j < K_; ++j)
+        for (Index i = 0; i < K_; ++i) {
+          if (i == j) continue;
+          const double w = x(j * K_ + i);
+          penalty += c * w * w;
+          grad(j * K_ + i) += 2.0 * c * w;
+        }
+    }
+    if (spec_.mu > 0.0) {
+      const double c = spec_.mu / Kd;
+      penalty += c * b.squaredNorm();
+      grad.tail(K_) += 2.0 * c * b;
+    }
+    const double f = nll + penalty;
+    if (std::isfinite(f) && f < best_) {
+      best_ = f;
+      best_x_ = x;
+    }
+    return f;
+  }
+
+  double best() const { return best_; }
+  const VectorXd& best_x() const { return best_x_; }
+
+ private:
+  const LogitScalingSpec& spec_;
+  Index K_, n_;
+  MatrixXd z_;  // K x n logits
+  const std::vector<std::uint32_t>& labels_;
+  double best_ = std::numeric_limits<double>::infinity();
+  VectorXd best_x_;
+};
+
+// Whether p -> softmax(W log p + b) is injective on the open simplex. q = q' means
+// W (log p - log p') is a multiple of 1; the differences d = log p - log p' with W d ∝ 1 form
+// the kernel of P W (P = I - 11^T/K). When that kernel is one line spanned by v, d = s v is
+// a difference of two normalised log-vectors only if sum_k p'_k (e^{s v_k} - 1) = 0 has a
+// solution with p' > 0, which needs components of v of both signs. So: injective iff rank
+// P W = K - 1 and no two components of the kernel vector have opposite signs.
+bool affine_injective(const LogitScalingParameters& fitted) {
+  const auto K = static_cast<Index>(fitted.classes);
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> W(
+      fitted.weights.data(), K, K);
+  const MatrixXd P =
+      MatrixXd::Identity(K, K) - MatrixXd::Constant(K, K, 1.0 / static_cast<double>(K));
+  const MatrixXd PW = P * W;
+  Eigen::JacobiSVD<MatrixXd> svd(PW, Eigen::ComputeFullV);
+  const VectorXd& s = svd.singularValues();  // decreasing
+  if (s(0) <= 0.0 || s(K - 2) <= 1e-10 * s(0)) return false;
+  const VectorXd v = svd.matrixV().col(K - 1);
+  const double scale = v.cwiseAbs().maxCoeff();
+  bool positive = false, negative = false;
+  for (Index k = 0; k < K; ++k) {
+    if (v(k) > 1e-12 * scale) positive = true;
+    if (v(k) < -1e-12 * scale) negative = true;
+  }
+  return !(positive && negative);
+}
+
+}  // namespace
+
+LogitScaling::LogitScaling(std::string name, LogitScalingSpec spec)
+    : name_(std::move(name)), spec_(spec) {
+  if (!(spec_.lambda >= 0.0) || !std::isfinite(spec_.lambda))
+    throw DomainError(name_ + ": lambda = " + format_double(spec_.lambda) + ": must be >= 0");
+  if (!(spec_.mu >= 0.0) || !std::isfinite(spec_.mu))
+    throw DomainError(name_ + ": mu = " + format_double(spec_.mu) + ": must be >= 0");
+  if (spec_.max_iterations == 0) throw DomainError(name_ + ": max_iterations must be >= 1");
+}
+
+std::size_t LogitScaling::free_parameters(std::size_t K) const {
+  if (spec_.form == LogitScalingForm::vector) return spec_.mu > 0.0 ? K : 2 * K;
+  const std::size_t weights = spec_.lambda > 0.0 ? K : K * K;
+  return weights + (spec_.mu > 0.0 ? 0 : K);
+}
+
+LogitScalingParameters LogitScaling::fit_parameters(const Sample& sample) const {
+  const std::size_t K = sample.classes;
+  const std::string what = spec_.form == LogitScalingForm::vector ? "a, b"
+                           : spec_.lambda > 0.0                   ? "the diagonal of W"
+                                                                  : "W";
+  check_fit_sample(sample, name_, free_parameters(K),
+                   what + (spec_.mu > 0.0 ? std::string() : std::string(" and b")));
+  Objective objective(sample, spec_);
+  LBFGSpp::LBFGSParam<double> param;
+  param.epsilon = spec_.tolerance;
+  param.epsilon_rel = spec_.tolerance;
+  param.max_iterations = static_cast<int>(spec_.max_iterations);
+  param.max_linesearch = 60;
+  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  LBFGSpp::LBFGSSolver<double> solver(param);
+  VectorXd x = objective.identity();
+  double fx = 0.0;
+  int iterations = 0;
+  try {
+    iterations = solver.minimize(objective, x, fx);
+  } catch (const std::exception&) {
+    // A line search that cannot improve any further: keep the best point evaluated.
+    iterations = -1;
+  }
+  if (!(objective.best() < std::numeric_limits<double>::infinity()))
+    throw DomainError(name_ + ": the objective is not finite at the identity map");
+  x = objective.best_x();
+  LogitScalingParameters out;
+  out.classes = K;
+  out.weights.assign(K * K, 0.0);
+  const auto Ki = static_cast<Index>(K);
+  for (Index r = 0; r < Ki; ++r)
+    for (Index c = 0; c < Ki; ++c) {
+      double w = 0.0;
+      if (spec_.form == LogitScalingForm::matrix)
+        w = x(c * Ki + r);
+      else if (r == c)
+        w = x(r);
+      out.weights[static_cast<std::size_t>(r * Ki + c)] = w;
+    }
+  out.bias.assign(x.data() + x.size() - Ki, x.data() + x.size());
+  out.objective = objective.best();
+  out.iterations = iterations;
+  return out;
+}
+
+std::unique_ptr<const CalibrationModel> LogitScaling::fit(const Sample& sample) const {
+  return std::make_unique<LogitScalingModel>(fit_parameters(sample));
+}
+
+LogitScalingModel::LogitScalingModel(LogitScalingParameters parameters)
+    : parameters_(std::move(parameters)), injective_(affine_injective(parameters_)) {}
+
+void LogitScalingModel::apply(std::span<const double> p, std::size_t classes,
+                              std::span<double> q) const {
+  const auto K = static_cast<Index>(classes);
+  const auto rows = static_cast<Index>(p.size() / classes);
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> W(
+      parameters_.weights.data(), K, K);
+  const Eigen::Map<const VectorXd> b(parameters_.bias.data(), K);
+  // Rows of p and q as the columns of K x rows column-major matrices.
+  MatrixXd z(K, rows);
+  for (Index i = 0; i < rows; ++i)
+    for (Index k = 0; k < K; ++k) z(k, i) = safe_log(p[static_cast<std::size_t>(i * K + k)]);
+  Eigen::Map<MatrixXd> out(q.data(), K, rows);
+  out.noalias() = W * z;
+  out.colwise() += b;
+  for (Index i = 0; i < rows; ++i)
+    softmax_in_place(q.subspan(static_cast<std::size_t>(i * K), classes));
+}
+
+std::vector<FittedValue> LogitScalingModel::parameters() const {
+  // Scalars that summarise W and b: the mean diagonal weight, the mean |off-diagonal| weight
+  // and the mean |intercept|.
+  const std::size_t K = parameters_.classes;
+  double diagonal = 0.0, off = 0.0, bias = 0.0;
+  for (std::size_t r = 0; r < K; ++r) {
+    for (std::size_t c = 0; c < K; ++c) {
+      if (r == c)
+        diagonal += parameters_.weights[r * K + c];
+      else
+        off += std::abs(parameters_.weights[r * K + c]);
+    }
+    bias += std::abs(parameters_.bias[r]);
+  }
+  const double Kd = static_cast<double>(K);
+  return {{"diagonal_mean", diagonal / Kd},
+          {"off_diagonal_abs_mean", off / (Kd * (Kd - 1.0))},
+          {"intercept_abs_mean", bias / Kd}};
+}
+
+}  // namespace calbench

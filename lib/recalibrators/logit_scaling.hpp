@@ -1,0 +1,72 @@
+#pragma once
+// Affine maps of the logits z = log p, fitted by minimising the mean negative log-likelihood
+// (plus a penalty) with L-BFGS and analytic gradients (LBFGSpp over Eigen):
+//   vector     q = softmax(a ⊙ z + b)           (Guo et al. 2017)            2K parameters
+//   matrix     q = softmax(W z + b)             (Guo et al. 2017)            K^2 + K
+//   dirichlet  q = softmax(W log p + b) with the ODIR penalty (Kull et al. 2019)
+//                λ/(K(K-1)) Σ_{i≠j} W_ij^2 + μ/K Σ_j b_j^2  added to the mean NLL.
+// With logits defined as log p, matrix scaling and Dirichlet calibration have the same model;
+// they differ only in the penalty (matrix: none, so it needs n >= K^2 + K). The gradient of
+// the mean NLL is G^T [Z 1] with G = (Q - Y)/n; the penalty adds 2λ/(K(K-1)) W_ij off the
+// diagonal and 2μ/K b_j. All fits start from the identity map (W = I, b = 0).
+//
+// Degenerate fits: fewer rows than unpenalised parameters (vector 2K, matrix K^2 + K,
+// dirichlet K when λ, μ > 0, K^2 when only μ = 0 ... see free_parameters) throw DomainError.
+#include <cstddef>
+#include <vector>
+
+#include "recalibrators/recalibrator.hpp"
+
+namespace calbench {
+
+enum class LogitScalingForm { vector, matrix };
+
+struct LogitScalingSpec {
+  LogitScalingForm form = LogitScalingForm::matrix;
+  double lambda = 0.0;  // off-diagonal penalty (matrix form only)
+  double mu = 0.0;      // intercept penalty
+  std::size_t max_iterations = 1000;
+  double tolerance = 1e-8;  // on the gradient norm, relative to max(1, |parameters|)
+};
+
+// The fitted map: W (K x K row-major; diagonal for the vector form) and b.
+struct LogitScalingParameters {
+  std::size_t classes = 0;
+  std::vector<double> weights;  // K x K row-major
+  std::vector<double> bias;     // K
+  double objective = 0.0;       // the penalised mean NLL at the optimum
+  int iterations = 0;
+};
+
+class LogitScaling : public Recalibrator {
+ public:
+  // `name` is the registry name ("vector", "matrix", "dirichlet"); checks λ, μ >= 0.
+  LogitScaling(std::string name, LogitScalingSpec spec);
+  std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
+  std::string name() const override { return name_; }
+  // The fit itself, for tests and the benchmark.
+  LogitScalingParameters fit_parameters(const Sample& sample) const;
+  // Rows needed: the parameters no penalty pins down.
+  std::size_t free_parameters(std::size_t classes) const;
+
+ private:
+  std::string name_;
+  LogitScalingSpec spec_;
+};
+
+class LogitScalingModel : public CalibrationModel {
+ public:
+  explicit LogitScalingModel(LogitScalingParameters parameters);
+  void apply(std::span<const double> p, std::size_t classes, std::span<double> q) const override;
+  std::vector<FittedValue> parameters() const override;
+  // Injective when W restricted to the sum-zero directions, modulo constants, is invertible
+  // (the projected matrix P W P has rank K - 1, P = I - 11^T/K), checked once at fit time.
+  bool injective() const override { return injective_; }
+  const LogitScalingParameters& fitted() const { return parameters_; }
+
+ private:
+  LogitScalingParameters parameters_;
+  bool injective_ = false;
+};
+
+}  // namespace calbench

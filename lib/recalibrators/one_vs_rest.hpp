@@ -1,0 +1,42 @@
+#pragma once
+// Multiclass methods composed from a binary calibrator (recalibrators/binary_calibrator.hpp).
+//
+// OneVsRest: one binary map g_k per class, fitted on (p_k, 1{y = k}); q_k = g_k(p_k) / sum_j
+// g_j(p_j), a zero row becoming uniform (scikit-learn's CalibratedClassifierCV convention).
+// A class that never occurs in the fit sample is fitted like any other (its outcomes are all
+// 0; isotonic and binning then map it to 0, logistic fits reject it as separable).
+//
+// TopLabel: one binary map g fitted on (max p, 1{y = argmax p}); q_top = g(max p) and the
+// other components are scaled by (1 - q_top)/(1 - max p) (rescale_to_top). The argmax can
+// change when g(max p) falls below a rescaled runner-up.
+#include <memory>
+
+#include "recalibrators/binary_calibrator.hpp"
+#include "recalibrators/recalibrator.hpp"
+
+namespace calbench {
+
+class OneVsRest : public Recalibrator {
+ public:
+  // `name` is the registry name ("isotonic").
+  OneVsRest(std::string name, std::shared_ptr<const BinaryCalibrator> binary);
+  std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const BinaryCalibrator> binary_;
+};
+
+class TopLabel : public Recalibrator {
+ public:
+  TopLabel(std::string name, std::shared_ptr<const BinaryCalibrator> binary);
+  std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const BinaryCalibrator> binary_;
+};
+
+}  // namespace calbench

@@ -1,0 +1,111 @@
+#include "recalibrators/temperature_scaling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace calbench {
+namespace {
+
+struct Derivatives {
+  double nll = 0.0, first = 0.0, second = 0.0;  // in beta
+};
+
+// One pass over the shifted logits d (row maximum 0) at inverse temperature beta.
+Derivatives evaluate(const std::vector<double>& d, const std::vector<double>& d_label,
+                     std::size_t classes, double beta) {
+  const std::size_t n = d_label.size();
+  Derivatives out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* row = d.data() + i * classes;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+    for (std::size_t k = 0; k < classes; ++k) {
+      const double w = std::exp(beta * row[k]);
+      s0 += w;
+      s1 += w * row[k];
+      s2 += w * row[k] * row[k];
+    }
+    const double mean = s1 / s0;
+    out.nll += std::log(s0) - beta * d_label[i];
+    out.first += mean - d_label[i];
+    out.second += std::max(0.0, s2 / s0 - mean * mean);
+  }
+  const double nd = static_cast<double>(n);
+  out.nll /= nd;
+  out.first /= nd;
+  out.second /= nd;
+  return out;
+}
+
+}  // namespace
+
+TemperatureFit fit_temperature(std::span<const double> logits,
+                               std::span<const std::uint32_t> labels, std::size_t classes) {
+  const std::size_t n = labels.size();
+  if (n == 0) throw DomainError("temperature: the fit sample is empty");
+  if (std::all_of(labels.begin(), labels.end(), [&](auto y) { return y == labels.front(); }))
+    throw DomainError("temperature: only class " + std::to_string(labels.front()) +
+                      " occurs in the fit sample; at least two classes must occur");
+  std::vector<double> d(n * classes), d_label(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto row = logits.subspan(i * classes, classes);
+    const double top = *std::max_element(row.begin(), row.end());
+    for (std::size_t k = 0; k < classes; ++k) d[i * classes + k] = row[k] - top;
+    d_label[i] = row[labels[i]] - top;
+  }
+  // Newton on u = log beta: g(u) = NLL'(beta), g'(u) = beta NLL''(beta), g increasing.
+  double lo = std::log(1.0 / max_temperature), hi = std::log(1.0 / min_temperature);
+  double u = 0.0;
+  TemperatureFit fit;
+  Derivatives at{};
+  for (int iteration = 1; iteration <= 200; ++iteration) {
+    const double beta = std::exp(u);
+    at = evaluate(d, d_label, classes, beta);
+    fit.iterations = iteration;
+    const double g = at.first, gp = beta * at.second;
+    if (g > 0.0)
+      hi = u;
+    else if (g < 0.0)
+      lo = u;
+    else
+      break;
+    const bool newton = gp > 0.0;
+    if (newton && std::abs(g / gp) < 1e-13) break;  // converged at u
+    if (hi - lo < 1e-13) break;                     // at a bound of T
+    double next = newton ? u - g / gp : 0.5 * (lo + hi);
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);  // bisection safeguard
+    u = next;
+  }
+  // A fit that ran into a bound of T returns the bound itself.
+  if (std::abs(u - std::log(1.0 / min_temperature)) < 1e-9)
+    fit.temperature = min_temperature;
+  else if (std::abs(u - std::log(1.0 / max_temperature)) < 1e-9)
+    fit.temperature = max_temperature;
+  else
+    fit.temperature = 1.0 / std::exp(u);
+  fit.nll = at.nll;
+  return fit;
+}
+
+std::unique_ptr<const CalibrationModel> TemperatureScaling::fit(const Sample& sample) const {
+  check_fit_sample(sample, "temperature", 1, "T");
+  std::vector<double> logits(sample.p.size());
+  for (std::size_t j = 0; j < logits.size(); ++j) logits[j] = safe_log(sample.p[j]);
+  return std::make_unique<TemperatureModel>(
+      fit_temperature(logits, sample.label, sample.classes).temperature);
+}
+
+void TemperatureModel::apply(std::span<const double> p, std::size_t classes,
+                             std::span<double> q) const {
+  const double beta = 1.0 / temperature_;
+  const std::size_t rows = p.size() / classes;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto out = q.subspan(i * classes, classes);
+    for (std::size_t k = 0; k < classes; ++k) out[k] = beta * safe_log(p[i * classes + k]);
+    softmax_in_place(out);
+  }
+}
+
+}  // namespace calbench
