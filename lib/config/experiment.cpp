@@ -30,6 +30,24 @@ const std::vector<std::string> top_level_keys = {
     "name",       "scenario", "seed",  "replicates", "sample_size", "generator",
     "estimators", "truth",    "sweep", "output",     "intervals"};
 
+// The keys of scenario `recalibration`: no sample_size or intervals, its own sections instead.
+std::vector<std::string> recalibration_top_level_keys() {
+  std::vector<std::string> keys = {"name",       "scenario", "seed",  "replicates", "generator",
+                                   "estimators", "truth",    "sweep", "output"};
+  for (const auto& k : recalibration_keys()) keys.push_back(k);
+  return keys;
+}
+
+// The keys a document may have; with an unknown scenario, any scenario's keys.
+std::vector<std::string> allowed_top_level_keys(const std::string& scenario) {
+  if (scenario == "estimator_bias") return top_level_keys;
+  if (scenario == "recalibration") return recalibration_top_level_keys();
+  std::vector<std::string> all = top_level_keys;
+  for (const auto& k : recalibration_top_level_keys())
+    if (std::find(all.begin(), all.end(), k) == all.end()) all.push_back(k);
+  return all;
+}
+
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
 const std::vector<std::string> unsweepable_keys = {"sweep", "name",   "scenario",
                                                    "seed",  "output", "intervals"};
@@ -86,15 +104,23 @@ void parse_scenario(ObjectReader& top, ExperimentConfig& out) {
   out.scenario = *name;
 }
 
-void parse_output(ObjectReader& top, const std::string& name, OutputSettings& out) {
+void parse_output(ObjectReader& top, const std::string& name, const std::string& scenario,
+                  OutputSettings& out) {
   const Json* value = top.find("output");
   ObjectReader o(value != nullptr ? *value : empty_object(), top.pointer_to("output"),
                  top.problems());
-  o.allow_only({"directory", "replicate_values"});
+  const bool recalibration = scenario == "recalibration";
+  if (recalibration)
+    o.allow_only({"directory", "timings"});
+  else
+    o.allow_only({"directory", "replicate_values"});
   const auto directory = o.string("directory", "results/" + name);
-  const auto replicate_values = o.boolean("replicate_values", false);
   if (directory) out.directory = *directory;
-  if (replicate_values) out.replicate_values = *replicate_values;
+  if (recalibration) {
+    if (const auto timings = o.boolean("timings", false)) out.timings = *timings;
+  } else if (const auto replicate_values = o.boolean("replicate_values", false)) {
+    out.replicate_values = *replicate_values;
+  }
   top.set_resolved("output", o.take_resolved());
 }
 
@@ -217,14 +243,20 @@ std::optional<TruthSettings> parse_truth(ObjectReader& top) {
 
 // Everything a sweep may vary. Reads each section even after a failure so that every problem
 // is found.
-std::optional<CellConfig> parse_cell(ObjectReader& top) {
+std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scenario) {
   CellConfig cell;
+  const bool recalibration = scenario == "recalibration";
   const auto replicates = parse_count(top, "replicates");
-  const auto sample_size = parse_count(top, "sample_size");
+  const auto sample_size =
+      recalibration ? std::optional<std::size_t>(0) : parse_count(top, "sample_size");
   auto generator = parse_generator_section(top);
   auto estimators = parse_estimators(top);
   const auto truth = parse_truth(top);
+  std::optional<RecalibrationSettings> settings;
+  if (recalibration) settings = parse_recalibration_section(top);
   if (!replicates || !sample_size || !generator || !estimators || !truth) return std::nullopt;
+  if (recalibration && !settings) return std::nullopt;
+  cell.recalibration = std::move(settings);
   cell.replicates = *replicates;
   cell.sample_size = *sample_size;
   cell.generator = std::move(*generator);
@@ -453,7 +485,8 @@ void route_cell_problem(Problem problem, std::size_t index, const std::vector<st
 // Reads every cell: the document with each swept path set to the cell's value, read by the
 // same functions as the base document.
 std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
-                                     const std::vector<SweepAxis>& axes, Problems& problems) {
+                                     const std::vector<SweepAxis>& axes,
+                                     const std::string& scenario, Problems& problems) {
   std::size_t count = 1;
   for (const auto& axis : axes) count *= axis.values.size();
   std::vector<CellConfig> cells;
@@ -466,7 +499,7 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
       substitute(cell_document, resolved, axes[a].path, axes[a].values[digits[a]]);
     Problems found;
     ObjectReader top(cell_document, "", found);
-    auto cell = parse_cell(top);
+    auto cell = parse_cell(top, scenario);
     for (const auto& problem : found.items())
       route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
     if (!cell) continue;
@@ -532,18 +565,19 @@ ExperimentConfig parse_document(const Json& document, const std::string& source,
   config.source = source;
   Problems problems;
   ObjectReader top(document, "", problems);
-  top.allow_only(top_level_keys);
   parse_name(top, fallback_name, config);
   parse_scenario(top, config);
+  top.allow_only(allowed_top_level_keys(config.scenario));
   if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
-  auto base_cell = parse_cell(top);
-  parse_output(top, config.name.empty() ? "experiment" : config.name, config.output);
-  parse_intervals(top, config);
+  auto base_cell = parse_cell(top, config.scenario);
+  parse_output(top, config.name.empty() ? "experiment" : config.name, config.scenario,
+               config.output);
+  if (config.scenario != "recalibration") parse_intervals(top, config);
   const auto axes = parse_sweep(top);
   config.resolved = top.take_resolved();
   if (axes && !axes->empty() && top.is_object()) {
     problems = without_swept(problems, *axes);
-    config.cells = expand_cells(document, config.resolved, *axes, problems);
+    config.cells = expand_cells(document, config.resolved, *axes, config.scenario, problems);
     for (const auto& axis : *axes) config.sweep_keys.push_back(axis.key);
   } else if (base_cell) {
     config.cells.push_back(std::move(*base_cell));
@@ -592,6 +626,11 @@ std::string describe_cells(const ExperimentConfig& config) {
   const auto labels_of = [](const CellConfig& cell) {
     std::vector<std::string> labels;
     for (const auto& e : cell.estimators) labels.push_back(e.label);
+    if (cell.recalibration) {
+      std::vector<std::string> methods;
+      for (const auto& m : cell.recalibration->methods) methods.push_back(m.label);
+      return join(labels, ", ") + "; methods: " + join(methods, ", ");
+    }
     return join(labels, ", ");
   };
   const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
@@ -604,11 +643,17 @@ std::string describe_cells(const ExperimentConfig& config) {
                                     "");
   std::vector<std::vector<std::string>> rows;
   for (const auto& cell : config.cells) {
-    std::vector<std::string> row = {"cell " + std::to_string(cell.index),
-                                    "sample_size=" + std::to_string(cell.sample_size),
-                                    "replicates=" + std::to_string(cell.replicates)};
+    std::vector<std::string> row = {"cell " + std::to_string(cell.index)};
+    if (cell.recalibration) {
+      row.push_back("fit_size=" + std::to_string(cell.recalibration->fit_size));
+      row.push_back("test_size=" + std::to_string(cell.recalibration->test_size));
+    } else {
+      row.push_back("sample_size=" + std::to_string(cell.sample_size));
+    }
+    row.push_back("replicates=" + std::to_string(cell.replicates));
     for (const auto& [key, value] : cell.swept)
-      if (key != "sample_size" && key != "replicates") row.push_back(key + "=" + value.dump());
+      if (key != "sample_size" && key != "replicates" && key != "fit_size" && key != "test_size")
+        row.push_back(key + "=" + value.dump());
     if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
     rows.push_back(std::move(row));
   }

@@ -11,18 +11,13 @@
 #include <variant>
 #include <vector>
 
+#include "config/param_value.hpp"
+#include "config/recalibration_config.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/dirichlet.hpp"
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
-
-// A parameter value as shown in results (estimator parameters, swept values).
-using ParamValue = std::variant<std::int64_t, double, std::string, bool>;
-struct NamedParam {
-  std::string key;
-  ParamValue value;
-};
 
 struct EstimatorConfig {
   std::string name;                // registry name, e.g. "ece"
@@ -42,11 +37,16 @@ struct CellConfig {
   DirichletSpec generator;  // validated: DirichletGenerator(generator) does not throw
   std::vector<EstimatorConfig> estimators;
   TruthSettings truth;
+  // Scenario `recalibration` only (then sample_size is 0): fit_size, test_size, methods.
+  std::optional<RecalibrationSettings> recalibration;
 };
 
 struct OutputSettings {
   std::filesystem::path directory;  // default: results/<name>
   bool replicate_values = false;
+  // Scenario `recalibration`: also write each method's fit time into summary.json (it is
+  // always in run.json). Off by default: timings would break the byte-identical contract.
+  bool timings = false;
 };
 
 // `intervals` (estimator_bias): per replicate, a bootstrap percentile interval of every
@@ -60,7 +60,7 @@ struct IntervalSettings {
 struct ExperimentConfig {
   std::string source;  // the file as given on the command line
   std::string name;
-  std::string scenario;  // "estimator_bias"
+  std::string scenario;  // "estimator_bias", "recalibration"
   std::uint64_t seed = 0;
   OutputSettings output;
   std::optional<IntervalSettings> intervals;  // absent: no intervals, outputs as before

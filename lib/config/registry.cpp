@@ -837,6 +837,9 @@ const std::vector<ScenarioEntry>& scenario_registry() {
       {"estimator_bias",
        "bias, spread and error of each estimator against the exact value of its target, per "
        "cell"},
+      {"recalibration",
+       "recalibration methods fitted on fit_size rows, judged by the truth of the composed "
+       "model and by estimators on test_size rows"},
   };
   return rows;
 }
@@ -916,11 +919,9 @@ std::optional<DirichletSpec> parse_generator(const Json& generator, const std::s
 std::string format_registry(std::string_view kind) {
   using Formatter = std::string (*)();
   const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators},
-      {"maps", format_maps},
-      {"families", format_families},
-      {"scenarios", format_scenarios},
-      {"quantities", format_quantities}};
+      {"estimators", format_estimators}, {"maps", format_maps},
+      {"families", format_families},     {"scenarios", format_scenarios},
+      {"quantities", format_quantities}, {"recalibrators", format_recalibrators}};
   std::string out;
   for (const auto& [name, format] : sections) {
     if (kind.empty()) {

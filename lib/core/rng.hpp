@@ -66,6 +66,8 @@ enum class Purpose : std::uint32_t {
   bootstrap = 4,
   split = 5,
   labels = 6,
+  fit = 7,   // a recalibration replicate's fit sample
+  test = 8,  // a recalibration replicate's test sample
 };
 
 struct StreamKey {

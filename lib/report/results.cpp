@@ -1,5 +1,6 @@
 #include "report/results.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -37,7 +38,87 @@ std::string csv_optional(const std::optional<double>& v) {
 // repeated as a parameter column, since two columns of one name make a table that pandas reads
 // as "sample_size.1" and other readers reject.
 bool has_own_column(const std::string& key) {
-  return key == "sample_size" || key == "replicates";
+  return key == "sample_size" || key == "replicates" || key == "fit_size" || key == "test_size";
+}
+
+bool has_methods(const ResultSet& r) {
+  return std::any_of(r.cells.begin(), r.cells.end(),
+                     [](const CellRecord& c) { return !c.methods.empty(); });
+}
+
+ojson stat_json(const MethodStat& s) {
+  ojson out = {{"mean", s.mean}, {"sd", s.sd}};
+  if (!s.target.empty()) out["target"] = s.target;
+  if (s.error) out["error"] = *s.error;
+  out["improvement"] = optional_number(s.improvement);
+  if (s.rank_disagreement) out["rank_disagreement"] = *s.rank_disagreement;
+  return out;
+}
+
+ojson methods_json(const CellRecord& c, bool timings) {
+  ojson methods = ojson::object();
+  for (const auto& m : c.methods) {
+    ojson entry;
+    entry["name"] = m.name;
+    entry["params"] = m.params;
+    ojson truth = ojson::object(), estimates = ojson::object(), parameters = ojson::object();
+    for (const auto& t : m.truth) truth[t.key] = stat_json(t);
+    for (const auto& e : m.estimates) estimates[e.key] = stat_json(e);
+    for (const auto& p : m.parameters) parameters[p.key] = p.mean;
+    entry["truth"] = std::move(truth);
+    entry["estimates"] = std::move(estimates);
+    entry["parameters"] = std::move(parameters);
+    entry["fits"] = m.fits;
+    entry["failed_fits"] = m.failed_fits;
+    entry["failure"] = m.failure.empty() ? ojson(nullptr) : ojson(m.failure);
+    if (timings) entry["fit_seconds"] = optional_number(m.fit_seconds);
+    methods[m.label] = std::move(entry);
+  }
+  return methods;
+}
+
+ojson rankings_json(const CellRecord& c) {
+  ojson out = ojson::object();
+  for (const auto& r : c.rankings)
+    out[r.estimator] = {{"target", r.target},
+                        {"disagreement", r.disagreement},
+                        {"best_disagreement", r.best_disagreement},
+                        {"replicates", r.replicates}};
+  return out;
+}
+
+// cells.csv for results with methods: one row per (cell, method, quantity), quantity being a
+// truth quantity, an estimate or a fitted parameter (column `kind`).
+std::string methods_csv(const ResultSet& r) {
+  std::ostringstream out;
+  out << "cell";
+  for (const auto& k : r.sweep_keys)
+    if (!has_own_column(k)) out << ',' << csv_escape(k);
+  std::vector<std::string> size_keys;
+  if (!r.cells.empty())
+    for (const auto& [k, v] : r.cells.front().sizes) size_keys.push_back(k);
+  for (const auto& k : size_keys) out << ',' << k;
+  out << ",replicates,method,name,kind,quantity,target,mean,sd,truth_error,improvement,"
+         "rank_disagreement,fits,failed_fits\n";
+  for (const auto& c : r.cells) {
+    for (const auto& m : c.methods) {
+      auto row = [&](const char* kind, const MethodStat& s) {
+        out << c.index;
+        for (const auto& [k, v] : c.swept)
+          if (!has_own_column(k)) out << ',' << csv_value(v);
+        for (const auto& [k, v] : c.sizes) out << ',' << v;
+        out << ',' << c.replicates << ',' << csv_escape(m.label) << ',' << m.name << ',' << kind
+            << ',' << csv_escape(s.key) << ',' << s.target << ',' << format_double(s.mean) << ','
+            << format_double(s.sd) << ',' << csv_optional(s.error) << ','
+            << csv_optional(s.improvement) << ',' << csv_optional(s.rank_disagreement) << ','
+            << m.fits << ',' << m.failed_fits << '\n';
+      };
+      for (const auto& s : m.truth) row("truth", s);
+      for (const auto& s : m.estimates) row("estimate", s);
+      for (const auto& s : m.parameters) row("parameter", s);
+    }
+  }
+  return out.str();
 }
 
 ojson summary_json(const ResultSet& r) {
@@ -55,7 +136,8 @@ ojson summary_json(const ResultSet& r) {
     ojson swept = ojson::object();
     for (const auto& [k, v] : c.swept) swept[k] = v;
     cell["parameters"] = swept;
-    cell["sample_size"] = c.sample_size;
+    if (c.sizes.empty()) cell["sample_size"] = c.sample_size;
+    for (const auto& [k, v] : c.sizes) cell[k] = v;
     cell["replicates"] = c.replicates;
     cell["generator"] = c.generator;
     ojson truth = ojson::object();
@@ -87,7 +169,12 @@ ojson summary_json(const ResultSet& r) {
         ests[e.label]["rejection_se"] = optional_number(e.rejection_se);
       }
     }
-    cell["estimators"] = ests;
+    if (c.methods.empty()) {
+      cell["estimators"] = ests;
+    } else {
+      cell["methods"] = methods_json(c, r.timings_in_summary);
+      cell["rankings"] = rankings_json(c);
+    }
     cells.push_back(std::move(cell));
   }
   out["cells"] = std::move(cells);
@@ -95,6 +182,7 @@ ojson summary_json(const ResultSet& r) {
 }
 
 std::string cells_csv(const ResultSet& r) {
+  if (has_methods(r)) return methods_csv(r);
   std::ostringstream out;
   out << "cell";
   for (const auto& k : r.sweep_keys)
@@ -170,13 +258,64 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
                 {"seconds", run.seconds},    {"host", run.host},
                 {"threads", run.threads},    {"compiler", run.compiler},
                 {"libraries", run.libraries}};
+  if (has_methods(r)) {
+    // Fit times are volatile: here always, in summary.json only on request.
+    ojson times = ojson::object();
+    for (const auto& c : r.cells) {
+      ojson cell = ojson::object();
+      for (const auto& m : c.methods) cell[m.label] = optional_number(m.fit_seconds);
+      times[std::to_string(c.index)] = std::move(cell);
+    }
+    info["fit_seconds"] = std::move(times);
+  }
   write_file_atomically(dir / "run.json", info.dump(2) + "\n");
+}
+
+// The methods' mean truth per quantity, one row per method.
+std::string format_methods_table(const CellRecord& c) {
+  std::ostringstream out;
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "  %-30s", "method");
+  out << cell;
+  for (const auto& t : c.methods.front().truth) {
+    std::snprintf(cell, sizeof cell, " %16s", t.key.c_str());
+    out << cell;
+  }
+  out << "  failed\n";
+  for (const auto& m : c.methods) {
+    std::snprintf(cell, sizeof cell, "  %-30s", m.label.substr(0, 30).c_str());
+    out << cell;
+    for (const auto& key : c.methods.front().truth) {
+      const auto it = std::find_if(m.truth.begin(), m.truth.end(),
+                                   [&](const MethodStat& s) { return s.key == key.key; });
+      if (it == m.truth.end())
+        std::snprintf(cell, sizeof cell, " %16s", "-");
+      else
+        std::snprintf(cell, sizeof cell, " %16.5f", it->mean);
+      out << cell;
+    }
+    out << "  " << m.failed_fits << "\n";
+  }
+  return out.str();
 }
 
 std::string format_summary_table(const ResultSet& r) {
   std::ostringstream out;
   char line[256];
   for (const auto& c : r.cells) {
+    if (!c.methods.empty()) {
+      out << "cell " << c.index << ":";
+      for (const auto& [k, v] : c.swept) out << "  " << k << " = " << v.dump();
+      out << "  (";
+      for (const auto& [k, v] : c.sizes) {
+        const bool swept = std::any_of(c.swept.begin(), c.swept.end(),
+                                       [&](const auto& s) { return s.first == k; });
+        if (!swept) out << k << " = " << v << ", ";
+      }
+      out << c.replicates << " replicates; true values, mean over replicates)\n";
+      out << format_methods_table(c);
+      continue;
+    }
     out << "cell " << c.index << ":";
     for (const auto& [k, v] : c.swept) out << "  " << k << " = " << v.dump();
     if (r.sweep_keys.empty()) out << "  " << c.generator;

@@ -40,6 +40,35 @@ struct EstimatorRecord {
   std::optional<double> coverage, coverage_se, rejection_rate, rejection_se;
 };
 
+// One statistic of a method over replicates: a truth quantity, an estimate or a fitted scalar.
+struct MethodStat {
+  std::string key;  // quantity name, estimator label or parameter name
+  double mean = 0.0, sd = 0.0;
+  std::optional<double> error;              // truth: the Monte Carlo error of one replicate's value
+  std::optional<double> improvement;        // over the reference model (positive: better)
+  std::string target;                       // estimates: the estimator's target quantity, if any
+  std::optional<double> rank_disagreement;  // estimates: see MethodRecord
+};
+
+// A recalibration method in a cell (or the uncalibrated model).
+struct MethodRecord {
+  std::string label, name;
+  nlohmann::ordered_json params;
+  std::vector<MethodStat> truth, estimates, parameters;
+  std::size_t fits = 0, failed_fits = 0;  // replicates whose fit succeeded / threw
+  std::string failure;                    // the first failure's message
+  std::optional<double> fit_seconds;      // mean per fit; volatile (run.json, or on request)
+};
+
+// How often the ranking of the methods by an estimator on the test sample disagrees with the
+// ranking by the truth of its target, over the replicates in which every method was fitted.
+struct RankingRecord {
+  std::string estimator, target;
+  double disagreement = 0.0;       // the orders differ anywhere
+  double best_disagreement = 0.0;  // the best method differs
+  std::size_t replicates = 0;
+};
+
 struct CellRecord {
   std::size_t index = 0;
   std::vector<std::pair<std::string, nlohmann::ordered_json>> swept;
@@ -49,6 +78,11 @@ struct CellRecord {
   std::vector<EstimatorRecord> estimators;
   // replicate_values[r][e]: estimator e on replicate r (written only on request).
   std::vector<std::vector<double>> replicate_values;
+  // Scenarios with methods (recalibration): their sizes (written instead of sample_size),
+  // the methods and the ranking agreement.
+  std::vector<std::pair<std::string, std::size_t>> sizes;
+  std::vector<MethodRecord> methods;
+  std::vector<RankingRecord> rankings;
 };
 
 struct ResultSet {
@@ -64,6 +98,8 @@ struct ResultSet {
     double level = 0.0, test_level = 0.0;
   };
   std::optional<Intervals> intervals;
+  // Write the methods' fit_seconds into summary.json too (then it is not reproducible).
+  bool timings_in_summary = false;
 };
 
 // Volatile facts of one run: only in run.json.

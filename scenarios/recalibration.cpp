@@ -1,0 +1,377 @@
+#include "scenarios/recalibration.hpp"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/rng.hpp"
+#include "core/running_stats.hpp"
+#include "truth/composed_truth.hpp"
+#include "truth/truth_engine.hpp"
+
+namespace calbench {
+namespace {
+
+// What one (cell, replicate, method) task produced, in a pre-sized slot.
+struct MethodOutcome {
+  bool fitted = false;
+  std::string failure;
+  double seconds = 0.0;
+  std::vector<FittedValue> parameters;
+  std::vector<double> estimates;  // one per estimator
+  ComposedTruth truth;
+};
+
+struct ReplicateOutcome {
+  std::vector<double> uncalibrated;    // estimates of the uncalibrated model
+  std::vector<MethodOutcome> methods;  // one per method
+};
+
+struct Buffers {
+  Sample fit, test, calibrated;
+  DirichletScratch scratch;
+  EstimatorWorkspace workspace;
+};
+
+using Generators = std::vector<std::unique_ptr<DirichletGenerator>>;
+
+bool higher_is_better(Quantity q) {
+  return q == Quantity::accuracy;
+}
+
+nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
+  return out;
+}
+
+void run_task(const ExperimentConfig& config, const Generators& generators, std::size_t cell,
+              std::size_t rep, Buffers& buf, ReplicateOutcome& out) {
+  const CellConfig& cc = config.cells[cell];
+  const RecalibrationSettings& rs = *cc.recalibration;
+  const DirichletGenerator& gen = *generators[cell];
+  Engine fit_engine = make_engine({config.seed, cell, rep, Purpose::fit});
+  gen.sample(fit_engine, rs.fit_size, buf.fit, buf.scratch);
+  Engine test_engine = make_engine({config.seed, cell, rep, Purpose::test});
+  gen.sample(test_engine, rs.test_size, buf.test, buf.scratch);
+  const std::size_t E = cc.estimators.size(), M = rs.methods.size();
+  out.uncalibrated.resize(E);
+  for (std::size_t e = 0; e < E; ++e)
+    out.uncalibrated[e] = cc.estimators[e].estimator->estimate(buf.test, buf.workspace);
+  out.methods.assign(M, {});
+  std::vector<std::unique_ptr<const CalibrationModel>> models(M);
+  for (std::size_t m = 0; m < M; ++m) {
+    MethodOutcome& mo = out.methods[m];
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      models[m] = fit(*rs.methods[m].method, buf.fit);
+    } catch (const DomainError& error) {
+      mo.failure = error.what();
+      continue;
+    }
+    mo.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    mo.fitted = true;
+    mo.parameters = models[m]->parameters();
+    apply_to_sample(*models[m], buf.test, buf.calibrated);
+    mo.estimates.resize(E);
+    for (std::size_t e = 0; e < E; ++e)
+      mo.estimates[e] = cc.estimators[e].estimator->estimate(buf.calibrated, buf.workspace);
+  }
+  std::vector<const CalibrationModel*> fitted;
+  std::vector<std::size_t> index;
+  for (std::size_t m = 0; m < M; ++m)
+    if (models[m]) {
+      fitted.push_back(models[m].get());
+      index.push_back(m);
+    }
+  if (fitted.empty()) return;
+  auto truths = composed_truth(gen, fitted, rs.truth_samples);
+  for (std::size_t j = 0; j < index.size(); ++j) out.methods[index[j]].truth = std::move(truths[j]);
+}
+
+// Ranks of values (0 = best), ties broken by position.
+std::vector<std::size_t> ranks(const std::vector<double>& values, bool higher_better) {
+  std::vector<std::size_t> order(values.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return higher_better ? values[a] > values[b] : values[a] < values[b];
+  });
+  std::vector<std::size_t> rank(values.size());
+  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
+  return rank;
+}
+
+std::optional<std::size_t> quantity_index(Quantity q) {
+  for (std::size_t j = 0; j < composed_quantities.size(); ++j)
+    if (composed_quantities[j] == q) return j;
+  return std::nullopt;
+}
+
+std::vector<TruthRecord> truth_records(const GroundTruth& t) {
+  std::vector<TruthRecord> out;
+  for (Quantity q : all_quantities)
+    out.push_back(
+        {std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)), t[q].error});
+  return out;
+}
+
+CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
+                          const std::string& generator, const GroundTruth& generator_truth,
+                          const ComposedTruth& uncal_truth,
+                          const std::vector<ReplicateOutcome>& reps) {
+  const CellConfig& cc = config.cells[c];
+  const RecalibrationSettings& rs = *cc.recalibration;
+  const std::size_t R = cc.replicates, E = cc.estimators.size(), M = rs.methods.size();
+  CellRecord rec;
+  rec.index = cc.index;
+  for (const auto& [k, v] : cc.swept) rec.swept.emplace_back(k, v);
+  rec.replicates = R;
+  rec.sizes = {{"fit_size", rs.fit_size}, {"test_size", rs.test_size}};
+  rec.generator = generator;
+  rec.truth = truth_records(generator_truth);
+
+  // Directions of the estimators: by their target; no target: lower is better.
+  std::vector<bool> est_higher(E, false);
+  for (std::size_t e = 0; e < E; ++e)
+    if (auto t = cc.estimators[e].estimator->target()) est_higher[e] = higher_is_better(*t);
+
+  // The uncalibrated model.
+  MethodRecord un;
+  un.label = uncalibrated_label;
+  un.name = uncalibrated_label;
+  un.params = nlohmann::ordered_json::object();
+  un.fits = R;
+  for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
+    if (!uncal_truth.values[j]) continue;
+    MethodStat s;
+    s.key = std::string(to_string(composed_quantities[j]));
+    s.mean = uncal_truth.values[j]->value;
+    s.error = uncal_truth.values[j]->error;
+    un.truth.push_back(s);
+  }
+  for (std::size_t e = 0; e < E; ++e) {
+    RunningStats stats;
+    for (std::size_t r = 0; r < R; ++r) stats.add(reps[r].uncalibrated[e]);
+    MethodStat s;
+    s.key = cc.estimators[e].label;
+    s.mean = stats.mean();
+    s.sd = stats.sd();
+    if (auto t = cc.estimators[e].estimator->target()) s.target = std::string(to_string(*t));
+    un.estimates.push_back(s);
+  }
+
+  // Replicates in which every method was fitted: the rankings use only those.
+  std::vector<std::size_t> complete;
+  for (std::size_t r = 0; r < R; ++r)
+    if (std::all_of(reps[r].methods.begin(), reps[r].methods.end(),
+                    [](const MethodOutcome& m) { return m.fitted; }))
+      complete.push_back(r);
+
+  // Per estimator with a target among the composed quantities: ranks of the M + 1 models
+  // (uncalibrated first) by the estimate and by the truth, per complete replicate.
+  std::vector<std::vector<std::size_t>> rank_mismatch(E, std::vector<std::size_t>(M + 1, 0));
+  for (std::size_t e = 0; e < E; ++e) {
+    const auto target = cc.estimators[e].estimator->target();
+    const auto qi = target ? quantity_index(*target) : std::nullopt;
+    if (!qi || !uncal_truth.values[*qi] || complete.empty()) continue;
+    RankingRecord rr;
+    rr.estimator = cc.estimators[e].label;
+    rr.target = std::string(to_string(*target));
+    std::size_t differ = 0, best_differ = 0;
+    bool usable = true;
+    for (std::size_t r : complete) {
+      std::vector<double> est = {reps[r].uncalibrated[e]}, tru = {uncal_truth.values[*qi]->value};
+      for (const auto& mo : reps[r].methods) {
+        est.push_back(mo.estimates[e]);
+        if (!mo.truth.values[*qi]) {
+          usable = false;
+          break;
+        }
+        tru.push_back(mo.truth.values[*qi]->value);
+      }
+      if (!usable) break;
+      const auto re = ranks(est, est_higher[e]), rt = ranks(tru, higher_is_better(*target));
+      if (re != rt) ++differ;
+      const auto best_e = std::find(re.begin(), re.end(), 0) - re.begin();
+      const auto best_t = std::find(rt.begin(), rt.end(), 0) - rt.begin();
+      if (best_e != best_t) ++best_differ;
+      for (std::size_t m = 0; m <= M; ++m)
+        if (re[m] != rt[m]) ++rank_mismatch[e][m];
+    }
+    if (!usable) continue;
+    const double n = static_cast<double>(complete.size());
+    rr.disagreement = static_cast<double>(differ) / n;
+    rr.best_disagreement = static_cast<double>(best_differ) / n;
+    rr.replicates = complete.size();
+    rec.rankings.push_back(rr);
+    un.estimates[e].rank_disagreement = static_cast<double>(rank_mismatch[e][0]) / n;
+  }
+  rec.methods.push_back(un);
+
+  for (std::size_t m = 0; m < M; ++m) {
+    const MethodConfig& mc = rs.methods[m];
+    MethodRecord mr;
+    mr.label = mc.label;
+    mr.name = mc.name;
+    mr.params = params_json(mc.params);
+    std::vector<std::size_t> ok;
+    for (std::size_t r = 0; r < R; ++r) {
+      const MethodOutcome& mo = reps[r].methods[m];
+      if (mo.fitted) {
+        ok.push_back(r);
+      } else {
+        ++mr.failed_fits;
+        if (mr.failure.empty()) mr.failure = mo.failure;
+      }
+    }
+    mr.fits = ok.size();
+    if (!ok.empty()) {
+      for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
+        const bool everywhere = std::all_of(ok.begin(), ok.end(), [&](std::size_t r) {
+          return reps[r].methods[m].truth.values[j].has_value();
+        });
+        if (!everywhere) continue;
+        RunningStats stats;
+        double err_sq = 0.0;
+        for (std::size_t r : ok) {
+          const TruthValue& v = *reps[r].methods[m].truth.values[j];
+          stats.add(v.value);
+          err_sq += v.error * v.error;
+        }
+        MethodStat s;
+        s.key = std::string(to_string(composed_quantities[j]));
+        s.mean = stats.mean();
+        s.sd = stats.sd();
+        s.error = std::sqrt(err_sq / static_cast<double>(ok.size()));
+        if (uncal_truth.values[j]) {
+          const double d = s.mean - uncal_truth.values[j]->value;
+          s.improvement = higher_is_better(composed_quantities[j]) ? d : -d;
+        }
+        mr.truth.push_back(s);
+      }
+      for (std::size_t e = 0; e < E; ++e) {
+        RunningStats stats, gain;
+        for (std::size_t r : ok) {
+          const double v = reps[r].methods[m].estimates[e];
+          stats.add(v);
+          const double d = v - reps[r].uncalibrated[e];
+          gain.add(est_higher[e] ? d : -d);
+        }
+        MethodStat s;
+        s.key = cc.estimators[e].label;
+        s.mean = stats.mean();
+        s.sd = stats.sd();
+        s.improvement = gain.mean();
+        s.target = un.estimates[e].target;
+        for (const auto& rr : rec.rankings)
+          if (rr.estimator == s.key)
+            s.rank_disagreement =
+                static_cast<double>(rank_mismatch[e][m + 1]) / static_cast<double>(rr.replicates);
+        mr.estimates.push_back(s);
+      }
+      // Fitted scalars, by name, where every successful replicate has them in the same order.
+      const auto& first = reps[ok.front()].methods[m].parameters;
+      for (std::size_t p = 0; p < first.size(); ++p) {
+        RunningStats stats;
+        bool same = true;
+        for (std::size_t r : ok) {
+          const auto& ps = reps[r].methods[m].parameters;
+          if (ps.size() != first.size() || ps[p].name != first[p].name) {
+            same = false;
+            break;
+          }
+          stats.add(ps[p].value);
+        }
+        if (!same) continue;
+        MethodStat s;
+        s.key = first[p].name;
+        s.mean = stats.mean();
+        s.sd = stats.sd();
+        mr.parameters.push_back(s);
+      }
+      double seconds = 0.0;
+      for (std::size_t r : ok) seconds += reps[r].methods[m].seconds;
+      mr.fit_seconds = seconds / static_cast<double>(ok.size());
+    }
+    rec.methods.push_back(std::move(mr));
+  }
+  return rec;
+}
+
+}  // namespace
+
+ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& control) {
+  const std::size_t cells = config.cells.size();
+  Generators generators;
+  for (const auto& cell : config.cells) {
+    if (!cell.recalibration)
+      throw ConfigError({config.source + ": scenario recalibration needs fit_size, test_size "
+                                         "and methods"});
+    generators.push_back(std::make_unique<DirichletGenerator>(cell.generator));
+  }
+  // The generator's own truth and the uncalibrated model's composed truth, once per distinct
+  // generator (and truth sample count).
+  TruthCache cache;
+  std::vector<const GroundTruth*> truths(cells);
+  std::map<std::string, ComposedTruth> uncal_cache;
+  std::vector<const ComposedTruth*> uncal(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    truths[c] = &cache.get(*generators[c], config.cells[c].truth);
+    const std::string key = generators[c]->canonical_text() + "|" +
+                            std::to_string(config.cells[c].recalibration->truth_samples);
+    auto it = uncal_cache.find(key);
+    if (it == uncal_cache.end()) {
+      const std::vector<const CalibrationModel*> none = {nullptr};
+      it = uncal_cache
+               .emplace(key, std::move(composed_truth(*generators[c], none,
+                                                      config.cells[c].recalibration->truth_samples)
+                                           .front()))
+               .first;
+    }
+    uncal[c] = &it->second;
+  }
+
+  std::vector<std::size_t> first_task(cells + 1, 0);
+  for (std::size_t c = 0; c < cells; ++c)
+    first_task[c + 1] = first_task[c] + config.cells[c].replicates;
+  const std::size_t total = first_task[cells];
+  std::vector<std::vector<ReplicateOutcome>> outcomes(cells);
+  for (std::size_t c = 0; c < cells; ++c) outcomes[c].resize(config.cells[c].replicates);
+  std::atomic<std::size_t> done{0};
+  tbb::enumerable_thread_specific<Buffers> buffers;
+  // One task per (cell, replicate); grain 1, since a task is heavy.
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, total, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t task = r.begin(); task != r.end(); ++task) {
+          const auto cell = static_cast<std::size_t>(
+              std::upper_bound(first_task.begin(), first_task.end(), task) - first_task.begin() -
+              1);
+          const std::size_t rep = task - first_task[cell];
+          run_task(config, generators, cell, rep, buffers.local(), outcomes[cell][rep]);
+          const std::size_t now = done.fetch_add(1, std::memory_order_relaxed) + 1;
+          if (control.progress) control.progress(now, total);
+        }
+      });
+
+  ResultSet out;
+  out.name = config.name;
+  out.scenario = config.scenario;
+  out.seed = config.seed;
+  out.config_hash = format_hash(hash64(config.resolved.dump()));
+  out.sweep_keys = config.sweep_keys;
+  out.timings_in_summary = config.output.timings;
+  for (std::size_t c = 0; c < cells; ++c)
+    out.cells.push_back(summarise_cell(config, c, generators[c]->canonical_text(), *truths[c],
+                                       *uncal[c], outcomes[c]));
+  return out;
+}
+
+}  // namespace calbench
