@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/proper_scores.hpp"
+#include "recalibrators/logit_scaling.hpp"
+#include "recalibrators/temperature_scaling.hpp"
 #include "scenarios/estimator_bias.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -79,9 +81,11 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     if (all > 1) thread_counts.push_back(all);
   }
   for (const auto& name : options.workloads)
-    if (name != "truth" && std::none_of(workloads.begin(), workloads.end(),
-                                        [&](const Workload& w) { return w.name == name; }))
-      throw ConfigError({"bench: unknown workload \"" + name + "\"; valid: W1, W2, W3, truth"});
+    if (name != "truth" && name != "recalibration" &&
+        std::none_of(workloads.begin(), workloads.end(),
+                     [&](const Workload& w) { return w.name == name; }))
+      throw ConfigError(
+          {"bench: unknown workload \"" + name + "\"; valid: W1, W2, W3, truth, recalibration"});
   char line[256];
   for (const Workload& w : workloads) {
     if (!wanted(options, w.name)) continue;
@@ -122,6 +126,34 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       for (Quantity q : all_quantities) worst = std::max(worst, truth[q].error);
       std::snprintf(line, sizeof line, "truth %s: %.3f s, largest error %.2e\n",
                     gen.canonical_text().substr(0, 70).c_str(), s, worst);
+      out << line << std::flush;
+    }
+  }
+  if (wanted(options, "recalibration")) {
+    // Fit times of the recalibrators on n = 10,000, K = 100 (alpha 0.1, temperature 0.7):
+    // single-threaded fits, as the recalibration scenario runs them inside its tasks.
+    const DirichletGenerator gen({100, {0.1}, TemperatureMap{0.7}});
+    Engine engine = make_engine({1, 0, 0, Purpose::fit});
+    Sample sample;
+    DirichletScratch scratch;
+    gen.sample(engine, 10'000, sample, scratch);
+    struct Case {
+      std::string label;
+      std::shared_ptr<const Recalibrator> method;
+    };
+    const std::vector<Case> cases = {
+        {"temperature", std::make_shared<TemperatureScaling>()},
+        {"vector",
+         std::make_shared<LogitScaling>("vector", LogitScalingSpec{LogitScalingForm::vector})},
+        {"dirichlet (ODIR lambda = mu = 0.01)",
+         std::make_shared<LogitScaling>("dirichlet",
+                                        LogitScalingSpec{LogitScalingForm::matrix, 0.01, 0.01})}};
+    for (const auto& c : cases) {
+      std::vector<FittedValue> parameters;
+      const double s =
+          median_seconds(options.runs, [&] { parameters = fit(*c.method, sample)->parameters(); });
+      std::snprintf(line, sizeof line, "recalibration fit %s n=10000 K=100: %.4f s (%s = %.4g)\n",
+                    c.label.c_str(), s, parameters.front().name.c_str(), parameters.front().value);
       out << line << std::flush;
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 // `calbench bench`: throughput of the estimator_bias replicate loop on the benchmark workloads
-// of shared/bench (W1, W2, W3) and the time of the truth engine (docs/performance.md).
+// of shared/bench (W1, W2, W3), the time of the truth engine and the fit times of the
+// recalibrators (docs/performance.md).
 #include <cstddef>
 #include <ostream>
 #include <string>

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
 
   BenchOptions bench_options;
   auto* bench = app.add_subcommand("bench", "measure throughput (docs/performance.md)");
-  bench->add_option("--workload", bench_options.workloads, "W1, W2, W3, truth (default: all)");
+  bench->add_option("--workload", bench_options.workloads, "W1, W2, W3, truth, recalibration (default: all)");
   bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported");
   bench->add_option("--replicates", bench_options.replicate_scale,
                     "fraction of each workload's replicates to run (default 1)");

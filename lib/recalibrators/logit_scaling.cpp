@@ -18,9 +18,14 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
-// The penalised mean NLL and its gradient over the packed parameters: matrix form W (K x K,
-// column-major as Eigen stores it) then b; vector form a then b. Remembers the best point
-// seen, which is the answer when a line search gives up close to the optimum.
+// The penalised mean NLL and its gradient. The optimiser works on standardised logits
+// z'_k = (z_k - m_k)/s_k (m_k, s_k the mean and sd of logit k over the fit rows), a linear
+// reparametrisation of the same model: W z + b = W' z' + b' with W = W' diag(1/s) and
+// b = b' - W m. With alpha << 1 the logits spread over tens of units and the problem in the
+// original coordinates is so ill-conditioned that L-BFGS needs thousands of iterations; the
+// penalty is always taken on the original W and b. Packed parameters: W' (K x K,
+// column-major) then b' for the matrix form; a' then b' for the vector form. Remembers the
+// best point seen, which is the answer when a line search gives up close to the optimum.
 class Objective {
  public:
   Objective(const Sample& sample, const LogitScalingSpec& spec)
@@ -28,30 +33,49 @@ class Objective {
         K_(static_cast<Index>(sample.classes)),
         n_(static_cast<Index>(sample.size)),
         z_(K_, n_),
+        mean_(VectorXd::Zero(K_)),
+        scale_(VectorXd::Ones(K_)),
         labels_(sample.label) {
     for (Index i = 0; i < n_; ++i)
       for (Index k = 0; k < K_; ++k)
         z_(k, i) = safe_log(sample.p[static_cast<std::size_t>(i * K_ + k)]);
+    mean_ = z_.rowwise().mean();
+    for (Index k = 0; k < K_; ++k) {
+      const double var = (z_.row(k).array() - mean_(k)).square().mean();
+      scale_(k) = var > 1e-24 ? std::sqrt(var) : 1.0;
+    }
+    for (Index i = 0; i < n_; ++i) z_.col(i) = (z_.col(i) - mean_).cwiseQuotient(scale_);
   }
 
-  Index dimension() const { return spec_.form == LogitScalingForm::matrix ? K_ * K_ + K_ : 2 * K_; }
+  bool matrix() const { return spec_.form == LogitScalingForm::matrix; }
+  Index dimension() const { return matrix() ? K_ * K_ + K_ : 2 * K_; }
 
+  // The original (W, b) of packed standardised parameters; W full K x K.
+  void to_original(const VectorXd& x, MatrixXd& W, VectorXd& b) const {
+    if (matrix())
+      W = Eigen::Map<const MatrixXd>(x.data(), K_, K_) * scale_.cwiseInverse().asDiagonal();
+    else
+      W = x.head(K_).cwiseQuotient(scale_).asDiagonal();
+    b = x.tail(K_) - W * mean_;
+  }
+
+  // Packed standardised parameters of the identity map W = I, b = 0.
   VectorXd identity() const {
     VectorXd x = VectorXd::Zero(dimension());
-    if (spec_.form == LogitScalingForm::matrix) {
-      for (Index k = 0; k < K_; ++k) x(k * K_ + k) = 1.0;
+    if (matrix()) {
+      for (Index k = 0; k < K_; ++k) x(k * K_ + k) = scale_(k);
     } else {
-      x.head(K_).setOnes();
+      x.head(K_) = scale_;
     }
+    x.tail(K_) = mean_;  // b' = b + W m = m
     return x;
   }
 
   double operator()(const VectorXd& x, VectorXd& grad) {
-    const bool matrix = spec_.form == LogitScalingForm::matrix;
     const auto b = x.tail(K_);
     // Logits of the calibrated model, one column per row of the sample.
     MatrixXd logits;
-    if (matrix) {
+    if (matrix()) {
       const Eigen::Map<const MatrixXd> W(x.data(), K_, K_);
       logits.noalias() = W * z_;
     } else {
@@ -66,7 +90,6 @@ class Objective {
       const double sum = col.sum();
       col /= sum;
       const auto y = static_cast<Index>(labels_[static_cast<std::size_t>(i)]);
-      // -log q_y = -(l_y - top - log sum); col(y) holds exp(l_y - top)/sum.
       nll -= std::log(std::max(col(y), std::numeric_limits<double>::min()));
       col(y) -= 1.0;  // now Q - Y
     }
@@ -74,29 +97,45 @@ class Objective {
     nll *= inv_n;
     logits *= inv_n;  // G = (Q - Y)/n, K x n
     grad.resize(dimension());
-    if (matrix) {
+    if (matrix()) {
       Eigen::Map<MatrixXd> gW(grad.data(), K_, K_);
       gW.noalias() = logits * z_.transpose();
     } else {
       grad.head(K_) = (logits.array() * z_.array()).rowwise().sum();
     }
     grad.tail(K_) = logits.rowwise().sum();
+    // The penalty on the original parameters, its gradient carried back by the chain rule:
+    // dW'_ij = gW_ij / s_j - gb_i m_j / s_j, db' = gb.
     double penalty = 0.0;
     const double Kd = static_cast<double>(K_);
-    if (matrix && spec_.lambda > 0.0) {
-      const double c = spec_.lambda / (Kd * (Kd - 1.0));
-      for (Index j = 0; j < K_; ++j)
-        for (Index i = 0; i < K_; ++i) {
-          if (i == j) continue;
-          const double w = x(j * K_ + i);
-          penalty += c * w * w;
-          grad(j * K_ + i) += 2.0 * c * w;
-        }
-    }
-    if (spec_.mu > 0.0) {
-      const double c = spec_.mu / Kd;
-      penalty += c * b.squaredNorm();
-      grad.tail(K_) += 2.0 * c * b;
+    const bool off_diagonal = matrix() && spec_.lambda > 0.0;
+    if (off_diagonal || spec_.mu > 0.0) {
+      MatrixXd W;
+      VectorXd bo;
+      to_original(x, W, bo);
+      MatrixXd gW = MatrixXd::Zero(K_, K_);
+      VectorXd gb = VectorXd::Zero(K_);
+      if (off_diagonal) {
+        const double c = spec_.lambda / (Kd * (Kd - 1.0));
+        MatrixXd off = W;
+        off.diagonal().setZero();
+        penalty += c * off.squaredNorm();
+        gW = 2.0 * c * off;
+      }
+      if (spec_.mu > 0.0) {
+        const double c = spec_.mu / Kd;
+        penalty += c * bo.squaredNorm();
+        gb = 2.0 * c * bo;
+      }
+      const VectorXd ratio = mean_.cwiseQuotient(scale_);
+      if (matrix()) {
+        Eigen::Map<MatrixXd> g(grad.data(), K_, K_);
+        g += gW * scale_.cwiseInverse().asDiagonal();
+        g -= gb * ratio.transpose();
+      } else {
+        grad.head(K_) -= gb.cwiseProduct(ratio);
+      }
+      grad.tail(K_) += gb;
     }
     const double f = nll + penalty;
     if (std::isfinite(f) && f < best_) {
@@ -112,7 +151,8 @@ class Objective {
  private:
   const LogitScalingSpec& spec_;
   Index K_, n_;
-  MatrixXd z_;  // K x n logits
+  MatrixXd z_;  // K x n standardised logits
+  VectorXd mean_, scale_;
   const std::vector<std::uint32_t>& labels_;
   double best_ = std::numeric_limits<double>::infinity();
   VectorXd best_x_;
@@ -171,8 +211,10 @@ LogitScalingParameters LogitScaling::fit_parameters(const Sample& sample) const 
   Objective objective(sample, spec_);
   LBFGSpp::LBFGSParam<double> param;
   param.epsilon = spec_.tolerance;
-  param.epsilon_rel = spec_.tolerance;
+  param.epsilon_rel = 0.0;  // |x| in standardised coordinates is not a meaningful scale
   param.max_iterations = static_cast<int>(spec_.max_iterations);
+  param.past = 10;
+  param.delta = spec_.objective_tolerance;
   param.max_linesearch = 60;
   param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
   LBFGSpp::LBFGSSolver<double> solver(param);
@@ -188,20 +230,16 @@ LogitScalingParameters LogitScaling::fit_parameters(const Sample& sample) const 
   if (!(objective.best() < std::numeric_limits<double>::infinity()))
     throw DomainError(name_ + ": the objective is not finite at the identity map");
   x = objective.best_x();
+  MatrixXd W;
+  VectorXd b;
+  objective.to_original(x, W, b);
   LogitScalingParameters out;
   out.classes = K;
   out.weights.assign(K * K, 0.0);
   const auto Ki = static_cast<Index>(K);
   for (Index r = 0; r < Ki; ++r)
-    for (Index c = 0; c < Ki; ++c) {
-      double w = 0.0;
-      if (spec_.form == LogitScalingForm::matrix)
-        w = x(c * Ki + r);
-      else if (r == c)
-        w = x(r);
-      out.weights[static_cast<std::size_t>(r * Ki + c)] = w;
-    }
-  out.bias.assign(x.data() + x.size() - Ki, x.data() + x.size());
+    for (Index c = 0; c < Ki; ++c) out.weights[static_cast<std::size_t>(r * Ki + c)] = W(r, c);
+  out.bias.assign(b.data(), b.data() + b.size());
   out.objective = objective.best();
   out.iterations = iterations;
   return out;

@@ -26,7 +26,11 @@ struct LogitScalingSpec {
   double lambda = 0.0;  // off-diagonal penalty (matrix form only)
   double mu = 0.0;      // intercept penalty
   std::size_t max_iterations = 1000;
-  double tolerance = 1e-8;  // on the gradient norm, relative to max(1, |parameters|)
+  double tolerance = 1e-6;  // on the gradient norm (standardised coordinates)
+  // Also stop when the objective fell by less than this (relative) over the last 10
+  // iterations: with K = 100 the intercepts of rare classes creep on long after the
+  // objective has settled to 10 digits.
+  double objective_tolerance = 1e-10;
 };
 
 // The fitted map: W (K x K row-major; diagonal for the vector form) and b.

@@ -6,8 +6,10 @@
 // log sum_k exp(beta d_ik)] is convex in beta: NLL' = (1/n) sum_i (E_w[d_i] - d_iy_i) and
 // NLL'' = (1/n) sum_i Var_w[d_i] >= 0 under the weights w_k ∝ exp(beta d_ik). The fit is
 // Newton's method on u = log beta, safeguarded by bisection on a bracket that NLL' has one
-// sign on either side of (NLL' is increasing in u), stopped when the step is below 1e-13 in
-// u; each step is one pass over the n K logits computing both derivatives. T is confined to
+// sign on either side of (NLL' is increasing in u), stopped when the Newton step is below
+// 1e-9 in u (taken) or the bracket below 1e-13; each step is one pass over the n K logits
+// computing both derivatives, parallel over fixed blocks of rows summed in block order (the
+// same bits for any thread count). T is confined to
 // [1e-3, 1e3]: where NLL keeps decreasing towards a bound (data separable by the argmax
 // gives T -> 0) the fit returns the bound.
 #include <cstddef>
