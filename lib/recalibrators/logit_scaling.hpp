@@ -30,7 +30,7 @@ struct LogitScalingSpec {
   // Also stop when the objective fell by less than this (relative) over the last 10
   // iterations: with K = 100 the intercepts of rare classes creep on long after the
   // objective has settled to 10 digits.
-  double objective_tolerance = 1e-10;
+  double objective_tolerance = 1e-9;
 };
 
 // The fitted map: W (K x K row-major; diagonal for the vector form) and b.

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Smoke run of `calbench run` on tests/data/tiny_recalibration.json: the result files other
+# than run.json are byte-identical on 1 and 2 threads, cells.csv has one row per (cell,
+# method, quantity), run.json carries the fit times, output.timings puts them into
+# summary.json, `calbench list recalibrators` lists the methods and `calbench validate` the
+# cells.
+#
+# Usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
+set -u
+
+bin=${1:?usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR}
+src=${2:?usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR}
+config="$src/tests/data/tiny_recalibration.json"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_recalibration.XXXXXX") || exit 1
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fail() {
+  echo "cli_recalibration: FAIL: $*" >&2
+  exit 1
+}
+
+# tiny_recalibration.json: 2 cells (fit_size 100, 300), 4 methods + uncalibrated.
+cells=2
+
+for threads in 1 2; do
+  "$bin" run "$config" --threads "$threads" --out "$work/t$threads" --quiet \
+    >"$work/t$threads.out" 2>"$work/t$threads.err"
+  status=$?
+  [ "$status" -eq 0 ] || fail "run --threads $threads exited $status: $(cat "$work/t$threads.err")"
+done
+for file in config.resolved.json summary.json cells.csv; do
+  cmp "$work/t1/$file" "$work/t2/$file" || fail "$file differs between 1 and 2 threads"
+done
+grep -q '"fit_seconds"' "$work/t1/run.json" || fail "run.json has no fit_seconds"
+grep -q '"fit_seconds"' "$work/t1/summary.json" && fail "summary.json has fit_seconds by default"
+head -n 1 "$work/t1/cells.csv" | grep -q '^cell,fit_size,test_size,replicates,method,' ||
+  fail "cells.csv header: $(head -n 1 "$work/t1/cells.csv")"
+for method in uncalibrated temperature isotonic histogram_binning_em5 'classwise(temperature)'; do
+  rows=$(grep -cF ",$method," "$work/t1/cells.csv")
+  [ "$rows" -gt "$cells" ] || fail "cells.csv has $rows rows for $method"
+done
+[ -e "$work/t1/replicates.csv" ] && fail "replicates.csv written for a recalibration run"
+
+# output.timings: the fit times go into summary.json as well.
+sed 's/"output": {/"output": {"timings": true, /' "$config" >"$work/timed.json"
+"$bin" run "$work/timed.json" --out "$work/timed" --quiet 2>"$work/timed.err" ||
+  fail "run with output.timings failed: $(cat "$work/timed.err")"
+grep -q '"fit_seconds"' "$work/timed/summary.json" || fail "output.timings did not add fit_seconds"
+
+"$bin" list recalibrators >"$work/list.out" 2>&1 || fail "list recalibrators failed"
+for name in temperature vector matrix dirichlet platt logistic beta isotonic histogram_binning \
+  bbq ensemble_temperature scaling_binning classwise top_label_reduced; do
+  grep -q "^  $name  " "$work/list.out" || fail "list recalibrators does not list $name"
+done
+
+"$bin" validate "$config" >"$work/validate.out" 2>&1 || fail "validate failed"
+grep -Eq '^cells: +2$' "$work/validate.out" || fail "validate: $(cat "$work/validate.out")"
+grep -q 'fit_size=100' "$work/validate.out" || fail "validate does not show fit_size"
+
+# A key of another scenario is a config error (exit 2).
+sed 's/"test_size": 500,/"test_size": 500, "sample_size": 10,/' "$config" >"$work/bad.json"
+"$bin" validate "$work/bad.json" >/dev/null 2>"$work/bad.err"
+[ $? -eq 2 ] || fail "sample_size in a recalibration config did not exit 2"
+grep -q '/sample_size: unknown key' "$work/bad.err" || fail "bad.err: $(cat "$work/bad.err")"
+
+echo "cli_recalibration: ok"
+exit 0

@@ -1,0 +1,344 @@
+// Scenario `recalibration` end to end, the truth of composed maps, and its config: what the
+// issue's checks ask — recovery and convergence of the true error, the identity left alone,
+// the power map that temperature cannot repair, determinism across thread counts.
+#include <tbb/global_control.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/experiment.hpp"
+#include "core/error.hpp"
+#include "recalibrators/logit_scaling.hpp"
+#include "recalibrators/temperature_scaling.hpp"
+#include "report/results.hpp"
+#include "scenarios/recalibration.hpp"
+#include "truth/composed_truth.hpp"
+#include "truth/truth_engine.hpp"
+
+using namespace calbench;
+using OJ = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A recalibration experiment on K = 4 with the given map and methods; small and fast.
+OJ experiment(const OJ& map, const OJ& methods, const OJ& sweep = OJ::object()) {
+  OJ doc = {{"name", "recal"},
+            {"scenario", "recalibration"},
+            {"seed", 99},
+            {"replicates", 6},
+            {"fit_size", 2000},
+            {"test_size", 1000},
+            {"truth_samples", 60000},
+            {"generator",
+             {{"family", "dirichlet"}, {"classes", 4}, {"alpha", 0.6}, {"miscalibration", map}}},
+            {"methods", methods},
+            {"estimators", OJ::array({{{"name", "ece"}},
+                                      {{"name", "classwise_ece"}},
+                                      {{"name", "nll"}},
+                                      {{"name", "brier"}}})},
+            {"truth", {{"samples", 20000}}}};
+  if (!sweep.empty()) doc["sweep"] = sweep;
+  return doc;
+}
+
+ResultSet run(const OJ& doc, std::size_t threads = 2) {
+  const ExperimentConfig config = parse_experiment(doc, "recal.json");
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  return run_recalibration(config, {});
+}
+
+const MethodRecord& method(const CellRecord& cell, const std::string& label) {
+  for (const auto& m : cell.methods)
+    if (m.label == label) return m;
+  FAIL("no method " << label);
+  return cell.methods.front();
+}
+
+double truth_of(const MethodRecord& m, const std::string& quantity) {
+  for (const auto& s : m.truth)
+    if (s.key == quantity) return s.mean;
+  FAIL("no truth " << quantity << " for " << m.label);
+  return 0.0;
+}
+
+std::vector<std::string> problems_of(const OJ& doc) {
+  try {
+    parse_experiment(doc, "recal.json");
+  } catch (const ConfigError& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+bool has_problem(const std::vector<std::string>& problems, const std::string& text) {
+  return std::any_of(problems.begin(), problems.end(),
+                     [&](const std::string& p) { return p.find(text) != std::string::npos; });
+}
+
+std::string read(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("the composed truth of the uncalibrated model agrees with the truth engine",
+          "[stat][recalibration]") {
+  for (const DirichletSpec& spec : {DirichletSpec{3, {0.5}, TemperatureMap{0.6}},
+                                    DirichletSpec{4, {0.8}, PowerMap{{0.6, 1.0, 1.4, 1.8}}}}) {
+    const DirichletGenerator gen(spec);
+    INFO(gen.canonical_text());
+    const auto engine = compute_truth(gen, TruthSettings{});
+    const TemperatureModel exact(std::holds_alternative<TemperatureMap>(spec.map)
+                                     ? 1.0 / std::get<TemperatureMap>(spec.map).temperature
+                                     : 1.0);
+    const std::vector<const CalibrationModel*> models = {nullptr, &exact};
+    const auto truth = composed_truth(gen, models, 200'000);
+    for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
+      const Quantity q = composed_quantities[j];
+      INFO(to_string(q));
+      REQUIRE(truth[0].values[j]);
+      const auto& v = *truth[0].values[j];
+      // Within 4 combined standard errors (plus the engine's own error).
+      CHECK(std::abs(v.value - engine[q].value) <= 4.0 * (v.error + engine[q].error) + 1e-4);
+    }
+    if (std::holds_alternative<TemperatureMap>(spec.map)) {
+      // The exact inverse makes q = c: every calibration error is 0.
+      CHECK(truth[1][Quantity::ece_top_l1]->value < 1e-9);
+      CHECK(truth[1][Quantity::classwise_ece_l1]->value < 1e-9);
+      CHECK(truth[1][Quantity::canonical_l1]->value < 1e-9);
+    }
+  }
+}
+
+TEST_CASE("temperature scaling's true error goes to 0 as the fit sample grows",
+          "[stat][recalibration]") {
+  OJ doc = experiment({{"map", "temperature"}, {"temperature", 0.5}},
+                      OJ::array({{{"name", "temperature"}}}), {{"fit_size", {250, 4000}}});
+  doc["replicates"] = 12;
+  const ResultSet r = run(doc);
+  REQUIRE(r.cells.size() == 2);
+  const auto& small = method(r.cells[0], "temperature");
+  const auto& large = method(r.cells[1], "temperature");
+  // The fitted temperature converges to 1/T = 2.
+  double t_small = 0, t_large = 0;
+  for (const auto& p : small.parameters)
+    if (p.key == "temperature") t_small = p.mean;
+  for (const auto& p : large.parameters)
+    if (p.key == "temperature") t_large = p.mean;
+  CHECK(std::abs(t_large - 2.0) < 0.05);
+  CHECK(std::abs(t_small - 2.0) < 0.2);
+  // The error of a sqrt(n)-consistent parameter, smooth in it: E|error| ∝ n^-1/2, so 16 times
+  // the rows leave about a quarter. Asked: less than half.
+  for (const char* q : {"ece_top_l1", "classwise_ece_l1", "canonical_l1"}) {
+    INFO(q);
+    CHECK(truth_of(large, q) < 0.5 * truth_of(small, q));
+    CHECK(truth_of(large, q) < 0.02);
+  }
+  const auto& un = method(r.cells[0], "uncalibrated");
+  CHECK(truth_of(large, "ece_top_l1") < 0.1 * truth_of(un, "ece_top_l1"));
+  CHECK(truth_of(large, "nll") < truth_of(un, "nll"));
+}
+
+TEST_CASE("on calibrated data every method leaves the truth nearly unchanged at large fit_size",
+          "[stat][recalibration]") {
+  const OJ methods = OJ::array({{{"name", "temperature"}},
+                                {{"name", "vector"}},
+                                {{"name", "dirichlet"}},
+                                {{"name", "platt"}},
+                                {{"name", "beta"}},
+                                {{"name", "isotonic"}},
+                                {{"name", "histogram_binning"}},
+                                {{"name", "scaling_binning"}},
+                                {{"name", "ensemble_temperature"}}});
+  OJ doc = experiment({{"map", "identity"}}, methods, {{"fit_size", {200, 20000}}});
+  doc["replicates"] = 4;
+  const ResultSet r = run(doc);
+  const auto& un = method(r.cells[1], "uncalibrated");
+  CHECK(truth_of(un, "ece_top_l1") < 2e-3);  // 0 up to the Monte Carlo bracket
+  for (const auto& m : r.cells[1].methods) {
+    INFO(m.label);
+    CHECK(m.failed_fits == 0);
+    CHECK(truth_of(m, "ece_top_l1") < 0.012);
+    CHECK(truth_of(m, "classwise_ece_l1") < 0.012);
+    CHECK(std::abs(truth_of(m, "brier") - truth_of(un, "brier")) < 0.01);
+    CHECK(std::abs(truth_of(m, "accuracy") - truth_of(un, "accuracy")) < 0.01);
+  }
+  // Binning costs more at small fit_size than the parametric maps do.
+  const auto& small = r.cells[0];
+  CHECK(truth_of(method(small, "isotonic"), "classwise_ece_l1") >
+        2.0 * truth_of(method(small, "temperature"), "classwise_ece_l1"));
+  CHECK(truth_of(method(small, "histogram_binning_em10"), "classwise_ece_l1") >
+        2.0 * truth_of(method(small, "temperature"), "classwise_ece_l1"));
+  CHECK(truth_of(method(small, "isotonic"), "classwise_ece_l1") >
+        truth_of(method(r.cells[1], "isotonic"), "classwise_ece_l1"));
+}
+
+TEST_CASE("temperature cannot repair a power map; vector, matrix and dirichlet repair more",
+          "[stat][recalibration]") {
+  const OJ methods = OJ::array({{{"name", "temperature"}},
+                                {{"name", "vector"}},
+                                {{"name", "matrix"}},
+                                {{"name", "dirichlet"}}});
+  OJ doc = experiment({{"map", "power"}, {"exponents", {0.5, 1.0, 1.5, 2.5}}}, methods);
+  doc["fit_size"] = 8000;
+  doc["replicates"] = 4;
+  const ResultSet r = run(doc);
+  const auto& cell = r.cells[0];
+  const auto& un = method(cell, "uncalibrated");
+  const auto& ts = method(cell, "temperature");
+  // Temperature removes little of the classwise error (one scalar cannot undo four exponents).
+  CHECK(truth_of(ts, "classwise_ece_l1") > 0.6 * truth_of(un, "classwise_ece_l1"));
+  for (const char* label : {"vector", "matrix", "dirichlet_l0.01_m0.01"}) {
+    INFO(label);
+    const auto& m = method(cell, label);
+    CHECK(truth_of(m, "classwise_ece_l1") < 0.5 * truth_of(ts, "classwise_ece_l1"));
+    CHECK(truth_of(m, "nll") < truth_of(ts, "nll"));
+    CHECK(truth_of(m, "brier") < truth_of(ts, "brier"));
+    // No affine map of log p inverts a power map with unequal exponents exactly (the
+    // per-sample normaliser enters with a different weight in each class): an error remains.
+    CHECK(truth_of(m, "classwise_ece_l1") > 1e-3);
+  }
+}
+
+TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][recalibration]") {
+  const OJ methods = OJ::array({{{"name", "temperature"}},
+                                {{"name", "isotonic"}},
+                                {{"name", "bbq"}},
+                                {{"name", "classwise"}, {"method", {{"name", "temperature"}}}},
+                                {{"name", "top_label_reduced"}, {"method", {{"name", "platt"}}}}});
+  OJ doc = experiment({{"map", "temperature"}, {"temperature", 0.7}}, methods,
+                      {{"fit_size", {300, 600}}});
+  doc["truth_samples"] = 5000;
+  doc["replicates"] = 3;
+  const ExperimentConfig config = parse_experiment(doc, "recal.json");
+  const fs::path dir = fs::temp_directory_path() / "calbench_test_recalibration";
+  fs::remove_all(dir);
+  for (std::size_t threads : {1, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const ResultSet r = run_recalibration(config, {});
+    write_results(r, config.resolved, RunInfo{}, false, dir / std::to_string(threads));
+  }
+  for (const char* file : {"summary.json", "cells.csv", "config.resolved.json"})
+    CHECK(read(dir / "1" / file) == read(dir / "2" / file));
+  // The summary has the shape.
+  const auto summary = nlohmann::json::parse(read(dir / "1" / "summary.json"));
+  const auto& cell = summary.at("cells").at(0);
+  CHECK(cell.at("fit_size") == 300);
+  const auto& temperature = cell.at("methods").at("temperature");
+  CHECK(temperature.at("truth").at("ece_top_l1").contains("mean"));
+  CHECK(temperature.at("truth").at("ece_top_l1").contains("sd"));
+  CHECK(temperature.at("estimates").at("ece_ew15").contains("mean"));
+  CHECK(temperature.at("parameters").contains("temperature"));
+  CHECK_FALSE(temperature.contains("fit_seconds"));  // volatile: run.json only by default
+  CHECK(cell.at("methods").contains("uncalibrated"));
+  CHECK(cell.at("methods").contains("classwise(temperature)"));
+  CHECK(cell.at("methods").contains("top_label_reduced(platt)"));
+  CHECK(cell.at("rankings").at("ece_ew15").contains("disagreement"));
+  const auto run_info = nlohmann::json::parse(read(dir / "1" / "run.json"));
+  CHECK(run_info.at("fit_seconds").at("0").at("temperature").is_number());
+  // cells.csv: one row per (cell, method, quantity).
+  std::istringstream csv(read(dir / "1" / "cells.csv"));
+  std::string line;
+  std::size_t rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  CHECK(rows > 1 + 2 * 6 * 6);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("recalibration config: keys of other scenarios and bad methods are errors",
+          "[unit][config][recalibration]") {
+  const OJ methods = OJ::array({{{"name", "temperature"}}});
+  const OJ good = experiment({{"map", "identity"}}, methods);
+  CHECK(problems_of(good).empty());
+  {
+    OJ doc = good;
+    doc["sample_size"] = 100;
+    doc["intervals"] = OJ::object();
+    const auto p = problems_of(doc);
+    CHECK(has_problem(p, "/sample_size: unknown key"));
+    CHECK(has_problem(p, "/intervals: unknown key"));
+  }
+  {
+    OJ doc = good;
+    doc["output"] = {{"replicate_values", true}};
+    CHECK(has_problem(problems_of(doc), "/output/replicate_values: unknown key"));
+  }
+  {
+    OJ doc = good;
+    doc.erase("fit_size");
+    CHECK(has_problem(problems_of(doc), "/fit_size: required key is missing"));
+  }
+  {
+    // estimator_bias rejects recalibration's keys.
+    OJ doc = good;
+    doc["scenario"] = "estimator_bias";
+    doc["sample_size"] = 100;
+    const auto p = problems_of(doc);
+    CHECK(has_problem(p, "/fit_size: unknown key"));
+    CHECK(has_problem(p, "/methods: unknown key"));
+  }
+  {
+    OJ doc = good;
+    doc["methods"] = OJ::array({{{"name", "temprature"}},
+                                {{"name", "temperature"}, {"label", "uncalibrated"}},
+                                {{"name", "isotonic"}, {"label", "x"}},
+                                {{"name", "platt"}, {"label", "x"}},
+                                {{"name", "classwise"}},
+                                {{"name", "dirichlet"}, {"lambda", -1}},
+                                {{"name", "histogram_binning"}, {"bins", 0}, {"widht", 1}}});
+    const auto p = problems_of(doc);
+    CHECK(has_problem(p, "/methods/0/name: unknown recalibration method \"temprature\""));
+    CHECK(has_problem(p, "reserved for the uncalibrated model"));
+    CHECK(has_problem(p, "/methods/3: duplicate label \"x\""));
+    CHECK(has_problem(p, "/methods/4/method: required key is missing"));
+    CHECK(has_problem(p, "/methods/5/lambda: lambda = -1: must be >= 0"));
+    CHECK(has_problem(p, "/methods/6/bins"));
+    CHECK(has_problem(p, "/methods/6/widht: unknown key"));
+  }
+  {
+    // A method parameter can be swept; defaults are filled into the resolved config.
+    OJ doc = experiment({{"map", "identity"}},
+                        OJ::array({{{"name", "histogram_binning"}},
+                                   {{"name", "classwise"}, {"method", {{"name", "dirichlet"}}}}}),
+                        {{"methods.0.bins", {5, 20}}});
+    doc.erase("truth_samples");
+    const ExperimentConfig config = parse_experiment(doc, "recal.json");
+    REQUIRE(config.cells.size() == 2);
+    CHECK(config.cells[1].recalibration->methods[0].label == "histogram_binning_em20");
+    CHECK(config.cells[0].recalibration->methods[1].label == "classwise(dirichlet_l0.01_m0.01)");
+    CHECK(config.resolved.at("methods").at(1).at("method").at("lambda") == 0.01);
+    CHECK(config.resolved.at("truth_samples") == 200000);
+  }
+}
+
+TEST_CASE("every recalibrator registry row builds from its name and fits",
+          "[unit][recalibration]") {
+  const std::vector<std::string> names = recalibrator_names();
+  CHECK(names.size() == 14);
+  OJ methods = OJ::array();
+  for (const auto& name : names) {
+    OJ m = {{"name", name}};
+    if (name == "classwise" || name == "top_label_reduced") m["method"] = {{"name", "platt"}};
+    methods.push_back(m);
+  }
+  OJ doc = experiment({{"map", "temperature"}, {"temperature", 0.8}}, methods);
+  doc["replicates"] = 2;
+  doc["fit_size"] = 400;
+  doc["truth_samples"] = 4000;
+  const ResultSet r = run(doc);
+  for (const auto& m : r.cells[0].methods) {
+    INFO(m.label);
+    CHECK(m.failed_fits == 0);
+    for (const auto& t : m.truth) CHECK(std::isfinite(t.mean));
+  }
+  // The listing documents every row.
+  const std::string listing = format_recalibrators();
+  for (const auto& name : names) CHECK_THAT(listing, Catch::Contains("  " + name + "  "));
+}
