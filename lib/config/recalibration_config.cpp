@@ -201,13 +201,15 @@ std::vector<RecalibratorEntry> make_rows() {
       {"temperature",
        "temperature scaling (Guo et al. 2017): q = softmax(log p / T), T by NLL",
        {},
-       "Newton on log(1/T) with a bisection safeguard, to 1e-13; T in [1e-3, 1e3] (separable\n"
+       "Newton on log(1/T) with a bisection safeguard, to a step below 1e-9; T in [1e-3, "
+       "1e3]\n(separable "
        "data gives the bound). Logits are log p, p clamped at 2.2e-308. Needs 2 classes present.",
        parse_temperature},
       {"vector",
        "vector scaling (Guo et al. 2017): q = softmax(a * log p + b), by NLL",
        {},
-       "L-BFGS (LBFGSpp) with analytic gradients from a = 1, b = 0. Needs n >= 2K.",
+       "L-BFGS (LBFGSpp) with analytic gradients on standardised logits, from a = 1, b = 0;\n"
+       "stops at gradient norm 1e-6 or a 1e-9 relative objective change over 10 steps. n >= 2K.",
        parse_vector},
       {"matrix",
        "matrix scaling (Guo et al. 2017): q = softmax(W log p + b), by NLL, no penalty",

@@ -10,8 +10,9 @@
 // the mean NLL is G^T [Z 1] with G = (Q - Y)/n; the penalty adds 2λ/(K(K-1)) W_ij off the
 // diagonal and 2μ/K b_j. All fits start from the identity map (W = I, b = 0).
 //
-// Degenerate fits: fewer rows than unpenalised parameters (vector 2K, matrix K^2 + K,
-// dirichlet K when λ, μ > 0, K^2 when only μ = 0 ... see free_parameters) throw DomainError.
+// Degenerate fits: fewer rows than the parameters no penalty pins down (free_parameters:
+// vector 2K, or K with mu > 0; matrix K^2 + K; with lambda > 0 the K diagonal weights, plus K
+// intercepts unless mu > 0) throw DomainError.
 #include <cstddef>
 #include <vector>
 
