@@ -74,10 +74,13 @@ TemperatureFit fit_temperature(std::span<const double> logits,
     d_label[i] = row[labels[i]] - top;
   });
   // Newton on u = log beta: g(u) = NLL'(beta), g'(u) = beta NLL''(beta), g increasing.
-  double lo = std::log(1.0 / max_temperature), hi = std::log(1.0 / min_temperature);
+  const double u_min = std::log(1.0 / max_temperature), u_max = std::log(1.0 / min_temperature);
+  double lo = u_min, hi = u_max;
+  bool tried_min = false, tried_max = false;
   double u = 0.0;
   TemperatureFit fit;
   Derivatives at{};
+  double step_gain = 0.0;  // the NLL decrease of a final step taken without a pass
   for (int iteration = 1; iteration <= 200; ++iteration) {
     const double beta = std::exp(u);
     at = evaluate(d, d_label, classes, beta);
@@ -90,15 +93,37 @@ TemperatureFit fit_temperature(std::span<const double> logits,
     else
       break;
     const bool newton = gp > 0.0;
-    // Quadratic convergence: a Newton step below 1e-9 leaves an error near 1e-18 after it,
-    // so it is taken without another pass (the NLL moves by about g * step, below 1e-16).
-    if (newton && std::abs(g / gp) < 1e-9) {
+    // Quadratic convergence: after a Newton step of size s the error in u is about
+    // |g''/(2 g')| s^2, which is below 1e-10 here for s < 1e-5 (the curvature ratio is O(1) in
+    // u), so such a step is taken without another pass. The NLL there is that of this pass
+    // minus g^2 / (2 NLL''(beta)) (the second-order change along the step; the next term is
+    // O(g^3)).
+    if (newton && std::abs(g / gp) < 1e-5) {
       u -= g / gp;
+      step_gain = 0.5 * g * g / at.second;
       break;
     }
     if (hi - lo < 1e-13) break;  // at a bound of T
     double next = newton ? u - g / gp : 0.5 * (lo + hi);
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);  // bisection safeguard
+    // Newton creeps when the optimum is at a bound (separable data: NLL' ~ e^{-c beta}); an
+    // ordinary fit has converged within 6 passes, so after 8 the bound itself is tried once.
+    if (iteration >= 8) {
+      if (g < 0.0 && hi == u_max && !tried_max) next = u_max + 1.0;
+      if (g > 0.0 && lo == u_min && !tried_min) next = u_min - 1.0;
+    }
+    if (!(next > lo && next < hi)) {
+      // A step beyond a bound of T tries the bound itself once (separable data: NLL' < 0
+      // there too, and the bracket closes at once); otherwise bisection.
+      if (next >= hi && hi == u_max && !tried_max) {
+        next = u_max;
+        tried_max = true;
+      } else if (next <= lo && lo == u_min && !tried_min) {
+        next = u_min;
+        tried_min = true;
+      } else {
+        next = 0.5 * (lo + hi);
+      }
+    }
     u = next;
   }
   // A fit that ran into a bound of T returns the bound itself.
@@ -107,8 +132,8 @@ TemperatureFit fit_temperature(std::span<const double> logits,
   else if (std::abs(u - std::log(1.0 / max_temperature)) < 1e-9)
     fit.temperature = max_temperature;
   else
-    fit.temperature = 1.0 / std::exp(u);
-  fit.nll = at.nll;
+    fit.temperature = std::clamp(1.0 / std::exp(u), min_temperature, max_temperature);
+  fit.nll = at.nll - step_gain;
   return fit;
 }
 
