@@ -334,3 +334,53 @@ TEST_CASE("small formulas by hand", "[unit][recalibrators]") {
   CHECK((*iso)(0.5) == Approx(0.75));
   CHECK((*iso)(0.9) == Approx(1.0));
 }
+
+TEST_CASE("dirichlet's objective is the mean NLL plus the ODIR penalty, minimised",
+          "[unit][recalibrators]") {
+  // The penalty of logit_scaling.hpp evaluated by hand: J(W, b) = mean_i -log q_iy +
+  // lambda/(K(K-1)) sum_{i != j} W_ij^2 + mu/K sum_j b_j^2, q_i = softmax(W log p_i + b).
+  const Sample s = draw({3, {0.7}, PowerMap{{0.7, 1.0, 1.6}}}, 3000, 17);
+  const double lambda = 0.5, mu = 0.2;
+  const LogitScaling method("dirichlet", {LogitScalingForm::matrix, lambda, mu});
+  const auto fitted = method.fit_parameters(s);
+  const std::size_t K = 3;
+  auto objective = [&](const std::vector<double>& W, const std::vector<double>& b) {
+    double nll = 0.0;
+    for (std::size_t i = 0; i < s.size; ++i) {
+      std::vector<double> z(K);
+      for (std::size_t r = 0; r < K; ++r) {
+        z[r] = b[r];
+        for (std::size_t c = 0; c < K; ++c) z[r] += W[r * K + c] * safe_log(s.p[i * K + c]);
+      }
+      const double top = *std::max_element(z.begin(), z.end());
+      double sum = 0.0;
+      for (double v : z) sum += std::exp(v - top);
+      nll += std::log(sum) + top - z[s.label[i]];
+    }
+    double off = 0.0, bias = 0.0;
+    for (std::size_t r = 0; r < K; ++r) {
+      for (std::size_t c = 0; c < K; ++c)
+        if (r != c) off += W[r * K + c] * W[r * K + c];
+      bias += b[r] * b[r];
+    }
+    return nll / static_cast<double>(s.size) + lambda / (K * (K - 1.0)) * off + mu / K * bias;
+  };
+  const double at = objective(fitted.weights, fitted.bias);
+  CHECK(std::abs(at - fitted.objective) < 1e-12);
+  // A minimum: central differences of J vanish and no coordinate step lowers it.
+  const double h = 1e-4;
+  for (std::size_t j = 0; j < K * K + K; ++j) {
+    INFO("parameter " << j);
+    auto W = fitted.weights;
+    auto b = fitted.bias;
+    double& x = j < K * K ? W[j] : b[j - K * K];
+    const double x0 = x;
+    x = x0 + h;
+    const double up = objective(W, b);
+    x = x0 - h;
+    const double down = objective(W, b);
+    CHECK(std::abs(up - down) / (2 * h) < 1e-5);
+    CHECK(up >= at - 1e-12);
+    CHECK(down >= at - 1e-12);
+  }
+}
