@@ -1,12 +1,14 @@
 #include "scenarios/registry.hpp"
 
 #include "core/error.hpp"
+#include "scenarios/decision.hpp"
 
 namespace calbench {
 
 const std::vector<ScenarioRunner>& scenario_table() {
   static const std::vector<ScenarioRunner> table = {
       {"estimator_bias", &run_estimator_bias},
+      {"decision", &run_decision},
   };
   return table;
 }

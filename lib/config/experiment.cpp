@@ -28,11 +28,12 @@ constexpr std::size_t max_cells = 100'000;
 
 const std::vector<std::string> top_level_keys = {
     "name",       "scenario", "seed",  "replicates", "sample_size", "generator",
-    "estimators", "truth",    "sweep", "output",     "intervals"};
+    "estimators", "truth",    "sweep", "output",     "intervals",   "decision",
+    "requirement"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
-const std::vector<std::string> unsweepable_keys = {"sweep", "name",   "scenario",
-                                                   "seed",  "output", "intervals"};
+const std::vector<std::string> unsweepable_keys = {"sweep",  "name",      "scenario",   "seed",
+                                                   "output", "intervals", "requirement"};
 
 // An absent optional section reads as this empty object (static: readers keep a pointer).
 const Json& empty_object() {
@@ -216,13 +217,20 @@ std::optional<TruthSettings> parse_truth(ObjectReader& top) {
 }
 
 // Everything a sweep may vary. Reads each section even after a failure so that every problem
-// is found.
-std::optional<CellConfig> parse_cell(ObjectReader& top) {
+// is found. Scenario decision has a `decision` where the others have `estimators`.
+std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scenario) {
   CellConfig cell;
   const auto replicates = parse_count(top, "replicates");
   const auto sample_size = parse_count(top, "sample_size");
   auto generator = parse_generator_section(top);
-  auto estimators = parse_estimators(top);
+  std::optional<std::vector<EstimatorConfig>> estimators;
+  if (scenario == "decision") {
+    cell.decision = parse_decision_section(
+        top, generator ? std::optional<std::size_t>(generator->classes) : std::nullopt);
+    if (cell.decision) estimators.emplace();
+  } else {
+    estimators = parse_estimators(top);
+  }
   const auto truth = parse_truth(top);
   if (!replicates || !sample_size || !generator || !estimators || !truth) return std::nullopt;
   cell.replicates = *replicates;
@@ -453,7 +461,8 @@ void route_cell_problem(Problem problem, std::size_t index, const std::vector<st
 // Reads every cell: the document with each swept path set to the cell's value, read by the
 // same functions as the base document.
 std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
-                                     const std::vector<SweepAxis>& axes, Problems& problems) {
+                                     const std::vector<SweepAxis>& axes,
+                                     const std::string& scenario, Problems& problems) {
   std::size_t count = 1;
   for (const auto& axis : axes) count *= axis.values.size();
   std::vector<CellConfig> cells;
@@ -466,7 +475,7 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
       substitute(cell_document, resolved, axes[a].path, axes[a].values[digits[a]]);
     Problems found;
     ObjectReader top(cell_document, "", found);
-    auto cell = parse_cell(top);
+    auto cell = parse_cell(top, scenario);
     for (const auto& problem : found.items())
       route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
     if (!cell) continue;
@@ -525,6 +534,36 @@ std::string without_exception_id(const std::string& what) {
   return what;
 }
 
+// `requirement` (scenario decision): its metric may be one of the task's figures, known from
+// the base document's task when that reads cleanly.
+void parse_requirement(ObjectReader& top, const std::optional<std::vector<SweepAxis>>& axes,
+                       const std::optional<CellConfig>& base_cell, ExperimentConfig& config) {
+  std::vector<std::string> keys;
+  if (axes)
+    for (const auto& axis : *axes) keys.push_back(axis.key);
+  std::vector<std::string> figures;
+  if (base_cell && base_cell->decision) figures = base_cell->decision->figures;
+  config.requirement = parse_requirement_section(top, keys, figures);
+}
+
+// A requirement on a task figure needs that figure in every cell (the task may be swept).
+void check_requirement_metric(const RequirementConfig& requirement,
+                              const std::vector<CellConfig>& cells, Problems& problems) {
+  const std::string& metric = requirement.requirement.metric;
+  const auto& common = common_decision_metrics();
+  if (std::find(common.begin(), common.end(), metric) != common.end()) return;
+  for (const auto& cell : cells) {
+    if (!cell.decision) continue;
+    const auto& f = cell.decision->figures;
+    if (std::find(f.begin(), f.end(), metric) == f.end()) {
+      problems.add("/requirement/metric", "metric " + quote(metric) + " is not a figure of task " +
+                                              quote(cell.decision->task) + " (sweep cell " +
+                                              std::to_string(cell.index) + ")");
+      return;
+    }
+  }
+}
+
 // The whole document; `fallback_name` is the name when the document gives none.
 ExperimentConfig parse_document(const Json& document, const std::string& source,
                                 const std::string& fallback_name) {
@@ -536,18 +575,21 @@ ExperimentConfig parse_document(const Json& document, const std::string& source,
   parse_name(top, fallback_name, config);
   parse_scenario(top, config);
   if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
-  auto base_cell = parse_cell(top);
+  if (!config.scenario.empty()) reject_foreign_sections(top, config.scenario);
+  auto base_cell = parse_cell(top, config.scenario);
   parse_output(top, config.name.empty() ? "experiment" : config.name, config.output);
-  parse_intervals(top, config);
+  if (config.scenario != "decision") parse_intervals(top, config);
   const auto axes = parse_sweep(top);
+  if (config.scenario == "decision") parse_requirement(top, axes, base_cell, config);
   config.resolved = top.take_resolved();
   if (axes && !axes->empty() && top.is_object()) {
     problems = without_swept(problems, *axes);
-    config.cells = expand_cells(document, config.resolved, *axes, problems);
+    config.cells = expand_cells(document, config.resolved, *axes, config.scenario, problems);
     for (const auto& axis : *axes) config.sweep_keys.push_back(axis.key);
   } else if (base_cell) {
     config.cells.push_back(std::move(*base_cell));
   }
+  if (config.requirement) check_requirement_metric(*config.requirement, config.cells, problems);
   if (!problems.empty()) throw ConfigError(problems.render(source));
   return config;
 }
@@ -590,6 +632,7 @@ ExperimentConfig parse_experiment(const nlohmann::json& document, const std::str
 std::string describe_cells(const ExperimentConfig& config) {
   // Labels built from swept parameters differ between cells; those are shown per cell.
   const auto labels_of = [](const CellConfig& cell) {
+    if (cell.decision) return cell.decision->task + " " + cell.decision->params.dump();
     std::vector<std::string> labels;
     for (const auto& e : cell.estimators) labels.push_back(e.label);
     return join(labels, ", ");
@@ -599,7 +642,8 @@ std::string describe_cells(const ExperimentConfig& config) {
                                      {"scenario:", config.scenario},
                                      {"seed:", std::to_string(config.seed)},
                                      {"cells:", std::to_string(config.cells.size())},
-                                     {"estimators:", labels},
+                                     {config.scenario == "decision" ? "decision:" : "estimators:",
+                                      labels},
                                      {"output:", config.output.directory.string()}},
                                     "");
   std::vector<std::vector<std::string>> rows;
@@ -609,7 +653,8 @@ std::string describe_cells(const ExperimentConfig& config) {
                                     "replicates=" + std::to_string(cell.replicates)};
     for (const auto& [key, value] : cell.swept)
       if (key != "sample_size" && key != "replicates") row.push_back(key + "=" + value.dump());
-    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
+    if (labels_of(cell) != labels)
+      row.push_back((cell.decision ? "decision: " : "estimators: ") + labels_of(cell));
     rows.push_back(std::move(row));
   }
   return out + "\n" + aligned_columns(rows, "  ");

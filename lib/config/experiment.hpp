@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "config/decision_config.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/dirichlet.hpp"
 #include "truth/truth_settings.hpp"
@@ -40,7 +41,8 @@ struct CellConfig {
   std::size_t sample_size = 0;
   std::size_t replicates = 0;
   DirichletSpec generator;  // validated: DirichletGenerator(generator) does not throw
-  std::vector<EstimatorConfig> estimators;
+  std::vector<EstimatorConfig> estimators;  // empty in scenario decision
+  std::optional<DecisionConfig> decision;    // scenario decision only
   TruthSettings truth;
 };
 
@@ -64,6 +66,7 @@ struct ExperimentConfig {
   std::uint64_t seed = 0;
   OutputSettings output;
   std::optional<IntervalSettings> intervals;  // absent: no intervals, outputs as before
+  std::optional<RequirementConfig> requirement;  // scenario decision, when given
   std::vector<std::string> sweep_keys;        // dotted paths, in the order they appear
   std::vector<CellConfig> cells;              // Cartesian product, last key varying fastest
   // The config with every default filled in: the file's keys in the file's order, then the

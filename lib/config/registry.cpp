@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "config/decision_registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "estimators/binned_ece.hpp"
@@ -837,6 +838,9 @@ const std::vector<ScenarioEntry>& scenario_registry() {
       {"estimator_bias",
        "bias, spread and error of each estimator against the exact value of its target, per "
        "cell"},
+      {"decision",
+       "exact expected utility of a decision task acting on p and on the true r(p), the cost of "
+       "miscalibration, and the minimal accuracy meeting a requirement"},
   };
   return rows;
 }
@@ -920,7 +924,8 @@ std::string format_registry(std::string_view kind) {
       {"maps", format_maps},
       {"families", format_families},
       {"scenarios", format_scenarios},
-      {"quantities", format_quantities}};
+      {"quantities", format_quantities},
+      {"decisions", format_decisions}};
   std::string out;
   for (const auto& [name, format] : sections) {
     if (kind.empty()) {

@@ -95,7 +95,7 @@ std::optional<DirichletSpec> parse_generator(const Json& generator, const std::s
                                              Problems& problems, Json& resolved);
 
 // The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
-// "maps", "families", "scenarios" or "quantities"; another KIND throws ConfigError listing
+// "maps", "families", "scenarios", "quantities" or "decisions"; another KIND throws ConfigError listing
 // the valid ones.
 std::string format_registry(std::string_view kind);
 

@@ -66,6 +66,7 @@ enum class Purpose : std::uint32_t {
   bootstrap = 4,
   split = 5,
   labels = 6,
+  decision = 12,  // the exact expected utility of a decision task (decisions/decision_value.hpp)
 };
 
 struct StreamKey {

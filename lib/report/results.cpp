@@ -6,6 +6,7 @@
 #include "core/atomic_file.hpp"
 #include "core/format.hpp"
 #include "core/version.hpp"
+#include "report/decision_results.hpp"
 
 namespace calbench {
 namespace {
@@ -62,6 +63,11 @@ ojson summary_json(const ResultSet& r) {
     for (const auto& t : c.truth)
       truth[t.quantity] = {{"value", t.value}, {"method", t.method}, {"error", t.error}};
     cell["truth"] = truth;
+    if (c.decision) {
+      cell["decision"] = decision_json(*c.decision);
+      cells.push_back(std::move(cell));
+      continue;
+    }
     ojson ests = ojson::object();
     for (const auto& e : c.estimators) {
       ests[e.label] = {{"name", e.name},
@@ -91,10 +97,12 @@ ojson summary_json(const ResultSet& r) {
     cells.push_back(std::move(cell));
   }
   out["cells"] = std::move(cells);
+  if (r.requirements) out["requirements"] = requirements_json(*r.requirements);
   return out;
 }
 
 std::string cells_csv(const ResultSet& r) {
+  if (!r.cells.empty() && r.cells.front().decision) return decision_cells_csv(r);
   std::ostringstream out;
   out << "cell";
   for (const auto& k : r.sweep_keys)
@@ -166,6 +174,12 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
     std::error_code ignored;
     std::filesystem::remove(dir / "replicates.csv", ignored);
   }
+  if (r.requirements) {
+    write_file_atomically(dir / "requirements.csv", requirements_csv(r));
+  } else {
+    std::error_code ignored;
+    std::filesystem::remove(dir / "requirements.csv", ignored);
+  }
   ojson info = {{"meta", meta_block(r)},     {"started_utc", run.started_utc},
                 {"seconds", run.seconds},    {"host", run.host},
                 {"threads", run.threads},    {"compiler", run.compiler},
@@ -174,6 +188,7 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
 }
 
 std::string format_summary_table(const ResultSet& r) {
+  if (!r.cells.empty() && r.cells.front().decision) return format_decision_table(r);
   std::ostringstream out;
   char line[256];
   for (const auto& c : r.cells) {
