@@ -198,8 +198,8 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     const auto p = problems_with([](OJ& d) { d["frobnicate"] = 1; });
     CHECK_PROBLEM(
         p, "/frobnicate",
-        "unknown key; valid keys: estimators, generator, intervals, name, output, replicates, "
-        "sample_size, scenario, seed, sweep, truth");
+        "unknown key; valid keys: decision, estimators, generator, intervals, name, output, "
+        "replicates, requirement, sample_size, scenario, seed, sweep, truth");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });
@@ -438,7 +438,7 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   }
   SECTION("scenario") {
     const auto p = problems_with([](OJ& d) { d["scenario"] = "bias"; });
-    CHECK_PROBLEM(p, "/scenario", "unknown scenario \"bias\"; valid: estimator_bias");
+    CHECK_PROBLEM(p, "/scenario", "unknown scenario \"bias\"; valid: decision, estimator_bias");
   }
   SECTION("binning and norm") {
     const auto p = problems_with([](OJ& d) {
