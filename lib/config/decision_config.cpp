@@ -41,7 +41,7 @@ std::optional<std::vector<double>> number_array(const Json& value, const std::st
                                                 std::string_view rule, Problems& problems) {
   const std::string expected = "expected an array of " +
                                (length ? std::to_string(*length) + " " : std::string()) +
-                               "numbers " + std::string(rule) + " (one per class)";
+                               "numbers, each " + std::string(rule) + " (one per class)";
   if (!value.is_array()) {
     problems.add(pointer, expected + ", found " + describe(value));
     return std::nullopt;
