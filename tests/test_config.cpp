@@ -422,7 +422,7 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
     CHECK_PROBLEM(p, "/estimators/2/name",
                   "unknown estimator \"foo\"; valid: accuracy, ace, brier, classwise_ece, ece, "
-                  "ece_debiased, ece_sweep, kde_ece, nll, skce, smooth_ece");
+                  "ece_debiased, ece_sweep, kde_canonical, kde_ece, nll, skce, smooth_ece");
   }
   SECTION("map") {
     const auto p = problems_with([](OJ& d) {

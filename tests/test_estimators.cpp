@@ -268,8 +268,8 @@ TEST_CASE("ece, brier, nll and accuracy converge to their targets", "[stat][esti
 TEST_CASE("ece_debiased is unbiased for the squared binned L2 error where the plug-in is not",
           "[stat][estimators]") {
   DirichletGenerator gen({10, {0.5}, TemperatureMap{0.7}});
-  const BinnedEce debiased({15, Binning::equal_mass, Norm::l2, Scope::top, 0.0, nullptr, true,
-                            true});
+  const BinnedEce debiased(
+      {15, Binning::equal_mass, Norm::l2, Scope::top, 0.0, nullptr, true, true});
   const BinnedEce plugin({15, Binning::equal_mass, Norm::l2});
   const Estimator* population[] = {&plugin};
   const PopulationValue binned = population_values(gen, population, 400'000)[0];
@@ -285,9 +285,9 @@ TEST_CASE("ece_debiased is unbiased for the squared binned L2 error where the pl
     const double root = plugin.estimate(s, ws);
     p.add(root * root);
   }
-  INFO("binned L2^2 " << target << " (se of root " << binned.error << "), debiased "
-                      << d.mean() << " +- " << d.standard_error() << ", plug-in " << p.mean()
-                      << " +- " << p.standard_error());
+  INFO("binned L2^2 " << target << " (se of root " << binned.error << "), debiased " << d.mean()
+                      << " +- " << d.standard_error() << ", plug-in " << p.mean() << " +- "
+                      << p.standard_error());
   const double target_se = 2.0 * binned.value * binned.error;
   CHECK(std::abs(d.mean() - target) < 4.5 * std::hypot(d.standard_error(), target_se));
   CHECK(p.mean() - target > 4.5 * std::hypot(p.standard_error(), target_se));
@@ -296,9 +296,9 @@ TEST_CASE("ece_debiased is unbiased for the squared binned L2 error where the pl
 // ece_sweep (Roelofs et al. 2022) lets the number of bins grow with n, so unlike a fixed
 // 15-bin ECE it converges to ece_top_l1 itself, also where the top-label gap changes sign
 // (here p_1 = softmax(0.5 log c + (1.5, 0))_1 is overconfident for Z < 0.95 and underconfident
-// above, so the truth engine conditions on Z instead of using |E[Z] - accuracy|). At n = 100,000 its mean is within 4.5
-// standard errors, the truth's error and a 0.004 allowance for the remaining O(sqrt(b*/n))
-// noise bias of |.| of the truth.
+// above, so the truth engine conditions on Z instead of using |E[Z] - accuracy|). At n = 100,000
+// its mean is within 4.5 standard errors, the truth's error and a 0.004 allowance for the remaining
+// O(sqrt(b*/n)) noise bias of |.| of the truth.
 TEST_CASE("ece_sweep converges to ece_top_l1 where the gap changes sign", "[stat][estimators]") {
   DirichletGenerator gen({2, {1.0}, AffineLogitMap{{0.5, 0.0, 0.0, 0.5}, {1.5, 0.0}}});
   const GroundTruth truth = compute_truth(gen, TruthSettings{});
@@ -314,7 +314,7 @@ TEST_CASE("ece_sweep converges to ece_top_l1 where the gap changes sign", "[stat
     stats.add(sweep.estimate(s, ws));
     bins.add(static_cast<double>(EceSweep::last_bins(ws)));
   }
-  INFO("ece_sweep " << stats.mean() << " +- " << stats.standard_error() << ", truth " << t.value << " +- " << t.error
-                    << ", mean b* " << bins.mean());
+  INFO("ece_sweep " << stats.mean() << " +- " << stats.standard_error() << ", truth " << t.value
+                    << " +- " << t.error << ", mean b* " << bins.mean());
   CHECK(std::abs(stats.mean() - t.value) < 4.5 * stats.standard_error() + t.error + 0.004);
 }

@@ -139,8 +139,7 @@ TEST_CASE("kde_canonical matches an independent evaluation of the formulas",
     INFO(row.dataset << " b = " << row.b);
     const Sample s = load_reference_dataset(row.dataset);
     CHECK(KdeCanonical({1, row.b, false}).estimate(s, ws) == Approx(row.l1).margin(1e-10));
-    CHECK(KdeCanonical({2, row.b, true}).estimate(s, ws) ==
-          Approx(row.l2_squared).margin(1e-10));
+    CHECK(KdeCanonical({2, row.b, true}).estimate(s, ws) == Approx(row.l2_squared).margin(1e-10));
     CHECK(KdeCanonical({2, row.b, false}).estimate(s, ws) ==
           Approx(std::sqrt(row.l2_squared)).margin(1e-10));
   }
@@ -168,7 +167,8 @@ TEST_CASE("kde_canonical matches an independent evaluation of the formulas",
 TEST_CASE("kernel estimators survive the edge cases", "[unit][estimators]") {
   const std::vector<std::shared_ptr<Estimator>> estimators = {
       std::make_shared<SmoothEce>(SmoothEceSpec{}),
-      std::make_shared<SmoothEce>(SmoothEceSpec{0.05}), std::make_shared<KdeEce>(),
+      std::make_shared<SmoothEce>(SmoothEceSpec{0.05}),
+      std::make_shared<KdeEce>(),
       std::make_shared<Skce>(SkceSpec{}),
       std::make_shared<Skce>(SkceSpec{SkceKernel::laplacian, 0.5, SkceForm::quadratic}),
       std::make_shared<KdeCanonical>(KdeCanonicalSpec{}),

@@ -462,13 +462,14 @@ constexpr const char* binning_conventions =
 constexpr const char* convention_doc =
     "convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,\n"
     "kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),\n"
-    "torchmetrics_binary (float64), pycalib, relplot, caltrain (unverified: no reference\n"
-    "values). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);\n"
+    "torchmetrics_binary (float64), pycalib, relplot, caltrain (checked against a numpy\n"
+    "evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);\n"
     "torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:\n"
-    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib), whether scores\n"
+    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether scores\n"
     ">= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule\n"
     "(kumar split at midpoints; numpy.quantile: sklearn, kyle, netcal with 0 and 1 outer\n"
-    "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed), classwise zero dropping\n"
+    "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed; caltrain: rank r in bin\n"
+    "floor(r B / n)), classwise zero dropping\n"
     "(rm, nixon: p_k > threshold strictly), and the default bins (sklearn 5, kyle/netcal/\n"
     "relplot 10, others 15). Every library averages classwise errors over classes.";
 
@@ -601,14 +602,15 @@ std::vector<EstimatorEntry> make_estimator_rows() {
       {"ece_sweep",
        "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
        {{"binning", "string", "\"equal_mass\"", "equal_mass | equal_width",
-         "equal_mass: rank parts of numpy.array_split sizes; equal_width: edges i/b"},
+         "equal_mass: row of rank r in bin floor((r/n) b); equal_width: floor(s b)"},
         {"norm", "string", "\"l1\"", "l1 | l2", "how the per-bin gaps are combined"}},
        "ece_top_l1 (l1), ece_top_l2 (l2)",
-       "Top-label confidences sorted once; b = 1, 2, ... scanned upward while the accuracies\n"
-       "of the non-empty bins are non-decreasing; b* = the last monotone b, capped at\n"
-       "min(n, ceil(sqrt(n log2(n + 1)))) so the search is O(n log n). Equal-mass parts are\n"
-       "contiguous in rank (ties are not merged); equal-width bins are right-closed (e_i-1, e_i]\n"
-       "with e_i = i/b, 0 in the first. Reports the l1 / l2 binned ECE at b*.",
+       "Bins of the authors' code (google-research/caltrain): confidences sorted stably; the\n"
+       "row of rank r in equal-mass bin min(b-1, floor((r/n) b)) (ties may split), or in\n"
+       "equal-width bin min(b-1, floor(s b)) ([j/b, (j+1)/b), 1.0 in the last). b = 2, 3, ...\n"
+       "scanned upward while the accuracies of the non-empty bins are non-decreasing; b* = the\n"
+       "last monotone b (1 if b = 2 fails), capped at min(n-1, ceil(sqrt(n log2(n+1)))) so the\n"
+       "search is O(n log n) (caltrain scans to n-1). Reports the l1 / l2 binned ECE at b*.",
        parse_ece_sweep},
       {"nll",
        "mean negative log-likelihood of the label",

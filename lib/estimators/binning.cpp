@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 namespace calbench {
 
@@ -270,6 +271,17 @@ std::size_t assign_bins(std::span<const double> scores, Binning binning, std::si
       ws.bin_of[i] = static_cast<std::uint32_t>(bin);
     });
 
+  if (binning == Binning::equal_mass && c.mass == MassRule::rank_floor) {
+    ws.gathered.resize(n);  // row indices in stable score order
+    std::iota(ws.gathered.begin(), ws.gathered.end(), 0u);
+    std::stable_sort(ws.gathered.begin(), ws.gathered.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return scores[a] < scores[b]; });
+    const double nd = static_cast<double>(n), bd = static_cast<double>(bins);
+    for (std::size_t r = 0; r < n; ++r)
+      ws.bin_of[ws.gathered[r]] = static_cast<std::uint32_t>(
+          std::min(bd - 1.0, std::floor(static_cast<double>(r) / nd * bd)));
+    return bins;
+  }
   const std::size_t out_bins = c.own_bin_for_one ? bins + 1 : bins;
   Closed closed = c.closed;
   if (binning == Binning::equal_width) {

@@ -68,7 +68,7 @@ PassResult kernel_pass(const Sample& s, const std::vector<double>& bandwidths, i
   for (std::size_t i = 0; i < n * K; ++i) w.values[i] = std::log(std::max(s.p[i], DBL_MIN));
   w.sorted.resize(n * nb);  // log normaliser of row j under bandwidth t, at t * n + j
   for (std::size_t t = 0; t < nb; ++t) log_normalisers(s, bandwidths[t], &w.sorted[t * n]);
-  w.scores.resize(n);  // g_j for the current row
+  w.scores.resize(n);     // g_j for the current row
   w.bin_score.resize(n);  // log kernel weights of the current row and bandwidth
   w.bin_hits.resize(K);   // per-class kernel sums of the current row
   PassResult out{std::vector<double>(nb, 0.0), std::vector<double>(nb, 0.0)};
