@@ -34,6 +34,10 @@ struct ParamDoc {
 // Returns nullopt after reporting problems.
 using EstimatorParse = std::optional<EstimatorConfig> (*)(ObjectReader& entry);
 
+// How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
+// ones only when asked for, since it evaluates every estimator on hundreds of resamples.
+enum class Cost { n_log_n, quadratic };
+
 struct EstimatorEntry {
   std::string name;
   std::string summary;
@@ -41,6 +45,7 @@ struct EstimatorEntry {
   std::string target;      // the quantity it estimates, and when
   std::string convention;  // conventions a reader needs to reproduce its value
   EstimatorParse parse;
+  Cost cost;
 };
 
 // Reads a miscalibration map's parameters; `classes` is the family's K when it is known
