@@ -240,23 +240,58 @@ void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<do
   }
 }
 
-// The bin of s among B bins with inner edges e_1..e_{B-1}: right-closed counts the inner
-// edges below s, left-closed those at or below it.
+// The bin of s among B bins with inner edges e_1..e_{B-1} (non-decreasing): right-closed
+// counts the inner edges below s, left-closed those at or below it. For the usual few edges a
+// branch-free count beats a binary search, whose branches the data cannot predict.
 std::uint32_t bin_by_edges(double s, std::span<const double> inner, Closed closed) {
+  if (inner.size() <= 32) {
+    std::uint32_t count = 0;
+    if (closed == Closed::right)
+      for (double e : inner) count += e < s ? 1u : 0u;
+    else
+      for (double e : inner) count += e <= s ? 1u : 0u;
+    return count;
+  }
   const auto it = closed == Closed::right ? std::lower_bound(inner.begin(), inner.end(), s)
                                           : std::upper_bound(inner.begin(), inner.end(), s);
   return static_cast<std::uint32_t>(it - inner.begin());
 }
 
-// numpy.quantile(sorted, q), method 'linear' (numpy 1.24 _quantile and _lerp).
-double numpy_quantile(std::span<const double> sorted, double q) {
-  const double n = static_cast<double>(sorted.size());
+// numpy.quantile(sorted, q), method 'linear' (numpy 1.24 _quantile and _lerp): the two ranks
+// it reads and its interpolation weight.
+struct QuantileRanks {
+  std::size_t below, above;
+  double t;
+};
+QuantileRanks numpy_quantile_ranks(std::size_t size, double q) {
+  const double n = static_cast<double>(size);
   const double h = n * q + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0;
   const double lo = std::floor(h);
-  const auto below = static_cast<std::size_t>(std::clamp(lo, 0.0, n - 1.0));
-  const auto above = static_cast<std::size_t>(std::clamp(lo + 1.0, 0.0, n - 1.0));
-  const double t = h - lo, a = sorted[below], b = sorted[above], d = b - a;
-  return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
+  return {static_cast<std::size_t>(std::clamp(lo, 0.0, n - 1.0)),
+          static_cast<std::size_t>(std::clamp(lo + 1.0, 0.0, n - 1.0)), h - lo};
+}
+double numpy_quantile(std::span<const double> sorted, QuantileRanks r) {
+  const double a = sorted[r.below], b = sorted[r.above], d = b - a;
+  return r.t >= 0.5 ? b - d * (1.0 - r.t) : a + d * r.t;
+}
+
+// Puts the order statistics of the given ranks (ascending) in place: afterwards values[r]
+// is what a full sort would put there, for every r in ranks. Selecting the middle rank first
+// and recursing into both sides costs O(n log B) for B ranks, where a sort costs O(n log n).
+void select_ranks(std::span<double> values, std::size_t offset,
+                  std::span<const std::size_t> ranks) {
+  if (ranks.empty() || values.empty()) return;
+  const std::size_t mid = ranks.size() / 2;
+  const std::size_t r = ranks[mid] - offset;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(r), values.end());
+  select_ranks(values.first(r), offset, ranks.first(mid));
+  // ranks above the middle one; a repeated middle rank is already in place
+  std::size_t next = mid + 1;
+  while (next < ranks.size() && ranks[next] == ranks[mid]) ++next;
+  select_ranks(values.subspan(r + 1), offset + r + 1, ranks.subspan(next));
+}
+void select_ranks(std::vector<double>& values, std::span<const std::size_t> ranks) {
+  select_ranks(std::span<double>(values), 0, ranks);
 }
 
 }  // namespace
@@ -296,20 +331,31 @@ std::size_t assign_bins(std::span<const double> scores, Binning binning, std::si
     }
     library_edges(c.edges, bins, c.float32, ws.edges);
   } else {
-    ws.sorted.assign(scores.begin(), scores.end());
-    std::sort(ws.sorted.begin(), ws.sorted.end());
+    ws.sorted.assign(scores.begin(), scores.end());  // partly ordered: see select_ranks
     closed = c.mass_closed;
     ws.edges.resize(bins + 1);
+    ws.split.clear();
     if (c.mass == MassRule::quantile) {
       const double step = 1.0 / static_cast<double>(bins);  // numpy.linspace(0, 1, B + 1)
+      const auto q = [&](std::size_t i) { return i == bins ? 1.0 : static_cast<double>(i) * step; };
+      for (std::size_t i = 0; i <= bins; ++i) {
+        const QuantileRanks r = numpy_quantile_ranks(n, q(i));
+        ws.split.push_back(r.below);
+        ws.split.push_back(r.above);
+      }
+      std::sort(ws.split.begin(), ws.split.end());
+      select_ranks(ws.sorted, ws.split);
       for (std::size_t i = 0; i <= bins; ++i)
-        ws.edges[i] = numpy_quantile(ws.sorted, i == bins ? 1.0 : static_cast<double>(i) * step);
+        ws.edges[i] = numpy_quantile(ws.sorted, numpy_quantile_ranks(n, q(i)));
     } else {  // nixon: sort(s)[round(linspace(0, n, B, endpoint=False))], then 1.0
       const double step = static_cast<double>(n) / static_cast<double>(bins);
-      for (std::size_t i = 0; i < bins; ++i) {
+      const auto rank = [&](std::size_t i) {
         const double r = std::nearbyint(static_cast<double>(i) * step);  // half to even
-        ws.edges[i] = ws.sorted[std::min(static_cast<std::size_t>(r), n - 1)];
-      }
+        return std::min(static_cast<std::size_t>(r), n - 1);
+      };
+      for (std::size_t i = 0; i < bins; ++i) ws.split.push_back(rank(i));
+      select_ranks(ws.sorted, ws.split);  // ranks already ascending
+      for (std::size_t i = 0; i < bins; ++i) ws.edges[i] = ws.sorted[rank(i)];
       ws.edges[bins] = 1.0;
     }
     if (c.mass_outer_edges_01) {
