@@ -124,6 +124,8 @@ assert d["intervals"] == {"resamples": 50, "level": 0.9, "test_level": 0.05}
 e = d["cells"][0]["estimators"]
 assert 0 <= e["ece_ew15"]["coverage"] <= 1 and 0 <= e["ece_ew15"]["rejection_rate"] <= 1
 PY
+"$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run2" --threads 1 2>/dev/null |
+  grep -Eq '^  estimator .* coverage +rejected$' || fail "the summary table lacks coverage columns"
 "$bin" run "$src/tests/data/tiny.json" --out "$work/plain" --quiet --threads 1 || fail "plain run"
 head -1 "$work/plain/cells.csv" | grep -q 'coverage' && fail "plain run has interval columns"
 

@@ -175,30 +175,44 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
 
 std::string format_summary_table(const ResultSet& r) {
   std::ostringstream out;
-  char line[256];
+  char line[320];
+  const bool intervals = r.intervals.has_value();
+  const auto num = [](const std::optional<double>& v) {
+    char b[32];
+    if (v)
+      std::snprintf(b, sizeof b, "%10.5f", *v);
+    else
+      std::snprintf(b, sizeof b, "%10s", "-");
+    return std::string(b);
+  };
   for (const auto& c : r.cells) {
     out << "cell " << c.index << ":";
     for (const auto& [k, v] : c.swept) out << "  " << k << " = " << v.dump();
     if (r.sweep_keys.empty()) out << "  " << c.generator;
     out << "  (n = " << c.sample_size << ", " << c.replicates << " replicates)\n";
-    std::snprintf(line, sizeof line, "  %-16s %-17s %10s %10s %10s %10s %10s %10s\n", "estimator",
-                  "target", "truth", "mean", "bias", "sd", "rmse", "binning");
+    int label_width = 16;
+    for (const auto& e : c.estimators)
+      label_width = std::max(label_width, static_cast<int>(e.label.size()));
+    std::snprintf(line, sizeof line, "  %-*s %-17s %10s %10s %10s %10s %10s %10s", label_width,
+                  "estimator", "target", "truth", "mean", "bias", "sd", "rmse", "binning");
     out << line;
+    if (intervals) out << "   coverage   rejected";
+    out << '\n';
     for (const auto& e : c.estimators) {
-      auto num = [](const std::optional<double>& v) {
-        char b[32];
-        if (v)
-          std::snprintf(b, sizeof b, "%10.5f", *v);
-        else
-          std::snprintf(b, sizeof b, "%10s", "-");
-        return std::string(b);
-      };
-      std::snprintf(line, sizeof line, "  %-16s %-17s %s %10.5f %s %10.5f %s %s\n", e.label.c_str(),
-                    e.target.empty() ? "-" : e.target.c_str(), num(e.truth).c_str(), e.mean,
-                    num(e.bias).c_str(), e.sd, num(e.rmse).c_str(), num(e.binning_bias).c_str());
+      std::snprintf(line, sizeof line, "  %-*s %-17s %s %10.5f %s %10.5f %s %s", label_width,
+                    e.label.c_str(), e.target.empty() ? "-" : e.target.c_str(),
+                    num(e.truth).c_str(), e.mean, num(e.bias).c_str(), e.sd, num(e.rmse).c_str(),
+                    num(e.binning_bias).c_str());
       out << line;
+      if (intervals) out << ' ' << num(e.coverage) << ' ' << num(e.rejection_rate);
+      out << '\n';
     }
   }
+  if (intervals)
+    out << "coverage: fraction of replicates whose " << 100.0 * r.intervals->level
+        << "% bootstrap interval holds the target's truth; rejected: fraction where the\n"
+           "consistency test rejected calibration at level "
+        << r.intervals->test_level << " (its size when calibrated, its power otherwise)\n";
   return out.str();
 }
 
