@@ -14,20 +14,6 @@ void equal_width_edges(std::size_t bins, std::vector<double>& edges) {
   for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) / B;
 }
 
-std::size_t equal_width_bin(double score, std::span<const double> edges) {
-  const std::size_t bins = edges.size() - 1;
-  if (!(score > 0.0)) return 0;  // 0, negatives (and NaN) go to the first bin
-  if (score >= 1.0) return bins - 1;
-  // Candidate from the product, then corrected against the exact edges i/B, so a value on an
-  // edge lands in the bin below it whatever the rounding of score * B. The edges come from a
-  // table: two divisions per score would cost more than the rest of the binning.
-  // (A truncating cast, not ceil: without SSE4.1 ceil is a library call.)
-  auto b = std::min(static_cast<std::size_t>(score * static_cast<double>(bins)), bins - 1);
-  while (b + 1 < bins && score > edges[b + 1]) ++b;
-  while (b > 0 && score <= edges[b]) --b;
-  return b;
-}
-
 std::size_t equal_width_bin(double score, std::size_t bins) {
   std::vector<double> edges;
   equal_width_edges(bins, edges);
