@@ -142,7 +142,7 @@ expect_bad unknown_estimator "$(config 5 50 "$gen_ok" '[{"name": "ece"}, {"name"
 expect_bad unknown_map "$(config 5 50 "$(gen_with_map '{"map": "warp"}')" "$est_ok")" \
   '/generator/miscalibration/map|unknown miscalibration map "warp"; valid: affine_logit, identity'
 expect_bad unknown_family "$(config 5 50 '{"family": "beta", "classes": 3}' "$est_ok")" \
-  '/generator/family|unknown family "beta"; valid: dirichlet'
+  '/generator/family|unknown family "beta"; valid: beta_binary, class_conditional, dirichlet, label_noise'
 
 # ---- several problems are reported together -------------------------------------------------
 expect_bad two_problems \
