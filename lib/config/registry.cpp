@@ -666,10 +666,9 @@ std::vector<FamilyEntry> make_family_rows() {
          "concentration: small alpha, confident and accurate"},
         {"miscalibration", "object", "{\"map\": \"identity\"}", "see `calbench list maps`",
          "the miscalibration map h"},
-        {"target", "object", "none", "{accuracy, ece_top_l1, direction}, instead of alpha",
-         "solve a symmetric alpha and the map's parameter (map temperature or top_label,\n"
-         "given without its parameter) for accuracy in (1/K, 1) and ece_top_l1 >= 0;\n"
-         "direction overconfident (default) or underconfident (docs/generators.md)"}},
+        {"target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
+         "solved: symmetric alpha and the temperature or top_label parameter "
+         "(docs/generators.md)"}},
        parse_dirichlet},
       {"class_conditional",
        "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
