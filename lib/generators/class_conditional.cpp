@@ -84,12 +84,18 @@ std::string ClassConditionalGenerator::canonical_text() const {
 void ClassConditionalGenerator::posterior(std::span<const double> log_p,
                                           std::span<double> r) const {
   const std::size_t K = spec_.classes;
-  // log pi_k + log Dir(p; alpha^(k)) = log pi_k - log B(alpha^(k)) + sum_j (alpha_kj - 1) log p_j
+  // log pi_k + log Dir(p; alpha^(k)) = log pi_k - log B(alpha^(k)) + sum_j (alpha_kj - 1) log p_j;
+  // in the symmetric form every term but (b - a) log p_k is common to all k: O(K), not O(K^2).
   double best = -INFINITY;
   for (std::size_t k = 0; k < K; ++k) {
-    const auto row = alpha_row(k);
-    double w = log_prior_[k] - log_norm_[k];
-    for (std::size_t j = 0; j < K; ++j) w += (row[j] - 1.0) * log_p[j];
+    double w;
+    if (symmetric_) {
+      w = exponent_ * log_p[k];
+    } else {
+      const auto row = alpha_row(k);
+      w = log_prior_[k] - log_norm_[k];
+      for (std::size_t j = 0; j < K; ++j) w += (row[j] - 1.0) * log_p[j];
+    }
     r[k] = w;
     best = std::max(best, w);
   }

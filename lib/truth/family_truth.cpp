@@ -383,13 +383,20 @@ GroundTruth class_conditional_truth(const ClassConditionalGenerator& gen,
   }
   GroundTruth t;
   double acc = 0.0, acc_err = 0.0, mean_z = 0.0, z_err = 0.0, brier = 1.0, nll = 0.0;
+  // The symmetric form's rows are permutations of one another: one row stands for all.
+  const bool same_rows = gen.symmetric();
+  TruthValue P_first, M_first;
   for (std::size_t k = 0; k < K; ++k) {
     const auto row = gen.alpha_row(k);
     double a0 = 0.0;
     for (double a : row) a0 += a;
     // P(y = argmax p) = sum_k pi_k P_{alpha^(k)}(argmax p = k); E[Z] = sum_k pi_k E_k[max p].
-    const TruthValue P = argmax_probability(row, k);
-    const TruthValue M = expected_max(row);
+    if (k == 0 || !same_rows) {
+      P_first = argmax_probability(row, k);
+      M_first = expected_max(row);
+    }
+    const TruthValue& P = P_first;
+    const TruthValue& M = M_first;
     acc += pi[k] * P.value;
     acc_err += pi[k] * P.error;
     mean_z += pi[k] * M.value;
@@ -406,7 +413,7 @@ GroundTruth class_conditional_truth(const ClassConditionalGenerator& gen,
   // alpha_jk), and P(y = k | p_k = v) m_k(v) = pi_k Beta(v; alpha_kk, alpha_k0 - alpha_kk), so
   // E|P(y = k | p_k) - p_k| = int |pi_k f_kk(v) - v m_k(v)| dv.
   double cw = 0.0, cw_err = 0.0;
-  for (std::size_t k = 0; k < K; ++k) {
+  for (std::size_t k = 0; k < (same_rows ? 1 : K); ++k) {
     std::vector<double> a(K), b(K), lb(K);
     for (std::size_t j = 0; j < K; ++j) {
       const auto row = gen.alpha_row(j);
@@ -428,8 +435,9 @@ GroundTruth class_conditional_truth(const ClassConditionalGenerator& gen,
     };
     const TruthValue lower = half_abs_integral(g);
     const TruthValue upper = half_abs_integral([&](double s, double sc) { return g(sc, s); });
-    cw += lower.value + upper.value;
-    cw_err += lower.error + upper.error;
+    const double copies = same_rows ? static_cast<double>(K) : 1.0;  // equal for every k
+    cw += copies * (lower.value + upper.value);
+    cw_err += copies * (lower.error + upper.error);
   }
   const double Kd = static_cast<double>(K);
   t[Quantity::classwise_ece_l1] = {cw / Kd, TruthMethod::quadrature, cw_err / Kd};
