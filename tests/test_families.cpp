@@ -464,3 +464,44 @@ TEST_CASE("estimator_bias runs on each new family with the same bytes on 1 and 2
     CHECK(summary[0].find("\"bias\": null") == std::string::npos);
   }
 }
+
+TEST_CASE("family configs: defaults filled into the resolved config", "[unit][config]") {
+  auto resolved_generator = [](const char* generator) {
+    OJ doc = OJ::parse(R"({"scenario": "estimator_bias", "replicates": 2, "sample_size": 10,
+                           "estimators": [{"name": "ece"}]})");
+    doc["generator"] = OJ::parse(generator);
+    const ExperimentConfig config = parse_experiment(doc, "f.json");
+    REQUIRE(config.cells.size() == 1);
+    return std::pair{config.resolved["generator"], config.cells[0].generator};
+  };
+  {
+    const auto [r, spec] = resolved_generator(
+        R"({"family": "class_conditional", "classes": 4, "concentration": 0.5, "correct_class": 2})");
+    CHECK(r["prior"] == OJ::parse("[0.25, 0.25, 0.25, 0.25]"));
+    const auto& cc = std::get<ClassConditionalSpec>(spec);
+    CHECK(cc.alpha == class_conditional_alpha(4, 0.5, 2.0));
+  }
+  {
+    const auto [r, spec] =
+        resolved_generator(R"({"family": "label_noise", "classes": 3, "weight": 0.2})");
+    CHECK(r["alpha"] == 1.0);
+    CHECK(r["beta"] == 0);
+    CHECK(std::get<LabelNoiseSpec>(spec).beta == std::vector<double>{1, 0, 0});
+  }
+  {
+    const auto [r, spec] = resolved_generator(R"({"family": "beta_binary", "a": 2, "b": 1})");
+    CHECK(r["classes"] == 2);
+    CHECK(r["point_mass"] == 0.0);
+    CHECK(r["calibration"] == OJ::parse(R"({"curve": "identity"})"));
+    CHECK(std::holds_alternative<IdentityCurve>(std::get<BetaBinarySpec>(spec).curve));
+  }
+  {
+    const auto [r, spec] = resolved_generator(
+        R"({"family": "dirichlet", "classes": 2, "target": {"accuracy": 0.8, "ece_top_l1": 0.05},
+            "miscalibration": {"map": "top_label"}})");
+    CHECK(r["target"]["direction"] == "overconfident");
+    CHECK(!r.contains("alpha"));
+    const auto& d = std::get<DirichletSpec>(spec);
+    CHECK(std::get<TopLabelMap>(d.map).gamma < 1.0);
+  }
+}
