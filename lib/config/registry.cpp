@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "config/generator_config.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "estimators/binned_ece.hpp"
@@ -18,10 +19,6 @@
 
 namespace calbench {
 namespace {
-
-// Beyond this K the per-row vectors stop fitting a sensible memory budget; catching it here
-// turns an allocation failure deep in a run into a config error.
-constexpr std::int64_t max_classes = 1'000'000;
 
 std::vector<std::string> allowed_keys(std::vector<std::string> fixed,
                                       const std::vector<ParamDoc>& params) {
@@ -51,43 +48,6 @@ const Row* lookup(const ObjectReader& object, std::string_view key, std::string_
 }
 
 // ---- value shapes shared by several rows --------------------------------------------------
-
-std::string count_text(std::optional<std::size_t> length) {
-  return length ? std::to_string(*length) + " " : std::string();
-}
-
-// An array of `length` (when known) numbers; positive ones when `positive`. Elements are
-// named "NAME[i]" in messages and have pointer POINTER/i.
-std::optional<std::vector<double>> read_vector(const Json& value, const std::string& pointer,
-                                               std::string_view name, bool positive,
-                                               std::optional<std::size_t> length,
-                                               Problems& problems) {
-  const std::string expected = "expected an array of " + count_text(length) + "numbers" +
-                               (positive ? " > 0" : "") + " (one per class)";
-  if (!value.is_array()) {
-    problems.add(pointer, expected + ", found " + describe(value));
-    return std::nullopt;
-  }
-  bool ok = true;
-  if (length && value.size() != *length) {
-    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
-    ok = false;
-  }
-  std::vector<double> out;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const std::string at = pointer_join(pointer, i);
-    const auto x = positive
-                       ? read_positive(value[i], at,
-                                       std::string(name) + "[" + std::to_string(i) + "]", problems)
-                       : read_number(value[i], at, problems);
-    if (x)
-      out.push_back(*x);
-    else
-      ok = false;
-  }
-  if (!ok) return std::nullopt;
-  return out;
-}
 
 // A K x K matrix as an array of K rows, returned row-major.
 std::optional<std::vector<double>> read_matrix(const Json& value, const std::string& pointer,
@@ -743,39 +703,9 @@ std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
 
 // ---- families -----------------------------------------------------------------------------
 
-// alpha: a number (symmetric; kept a number in the resolved config) or one per class.
-std::optional<std::vector<double>> parse_alpha(ObjectReader& g,
-                                               std::optional<std::size_t> classes) {
-  const Json* value = g.find("alpha");
-  if (value == nullptr) {
-    g.add_default("alpha", 1.0);
-    return std::vector<double>{1.0};
-  }
-  const std::string pointer = g.pointer_to("alpha");
-  if (value->is_array()) return read_vector(*value, pointer, "alpha", true, classes, g.problems());
-  if (!value->is_number()) {
-    g.problems().add(pointer, "expected a number > 0 or an array of " + count_text(classes) +
-                                  "numbers > 0 (one per class), found " + describe(*value));
-    return std::nullopt;
-  }
-  const auto a = read_positive(*value, pointer, "alpha", g.problems());
-  if (!a) return std::nullopt;
-  return std::vector<double>{*a};
-}
-
-std::optional<std::size_t> parse_classes(ObjectReader& g) {
-  const auto classes = g.integer("classes", 2);
-  if (!classes) return std::nullopt;
-  if (*classes > max_classes) {
-    g.problems().add(g.pointer_to("classes"), "classes = " + std::to_string(*classes) +
-                                                  ": must be <= " + std::to_string(max_classes));
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(*classes);
-}
-
-std::optional<DirichletSpec> parse_dirichlet(ObjectReader& g) {
+std::optional<ParsedGenerator> parse_dirichlet(ObjectReader& g) {
   const auto classes = parse_classes(g);
+  if (g.find("target") != nullptr) return parse_dirichlet_target(g, classes);
   const auto alpha = parse_alpha(g, classes);
   const auto map = parse_miscalibration(g, classes);
   if (!classes || !alpha || !map) return std::nullopt;
@@ -783,7 +713,7 @@ std::optional<DirichletSpec> parse_dirichlet(ObjectReader& g) {
   spec.classes = *classes;
   spec.alpha = alpha->size() == 1 ? std::vector<double>(*classes, alpha->front()) : *alpha;
   spec.map = *map;
-  return spec;
+  return ParsedGenerator{std::move(spec), {}};
 }
 
 std::vector<FamilyEntry> make_family_rows() {
@@ -794,8 +724,43 @@ std::vector<FamilyEntry> make_family_rows() {
         {"alpha", "number or array", "1", "> 0, or one per class",
          "concentration: small alpha, confident and accurate"},
         {"miscalibration", "object", "{\"map\": \"identity\"}", "see `calbench list maps`",
-         "the miscalibration map h"}},
+         "the miscalibration map h"},
+        {"target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
+         "solved: symmetric alpha and the temperature or top_label parameter "
+         "(docs/generators.md)"}},
        parse_dirichlet},
+      {"class_conditional",
+       "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
+       {{"classes", "integer", "required", ">= 2", "the number of classes K"},
+        {"prior", "array of numbers", "uniform", "K numbers > 0 summing to 1", "pi"},
+        {"concentration", "number", "none", "> 0, with correct_class",
+         "a: alpha^(k) = a 1 + (b - a) e_k"},
+        {"correct_class", "number", "none", "> 0, with concentration",
+         "b: the concentration on the true class"},
+        {"alpha", "array of arrays", "none", "K x K, > 0, instead of the pair",
+         "row k is alpha^(k)"}},
+       parse_class_conditional},
+      {"label_noise",
+       "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
+       {{"classes", "integer", "required", ">= 2", "the number of classes K"},
+        {"alpha", "number or array", "1", "> 0, or one per class", "the Dirichlet of p"},
+        {"weight", "number", "required", ">= 0 and < 1", "w"},
+        {"beta", "integer or array", "0",
+         "a class index j (beta = e_j), or K numbers >= 0 "
+         "summing to 1",
+         "the noise distribution"}},
+       parse_label_noise},
+      {"beta_binary",
+       "K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et al. "
+       "2022)",
+       {{"classes", "integer", "2", "2", "always 2"},
+        {"a", "number", "required", "> 0", "Beta(a, b) of the score f"},
+        {"b", "number", "required", "> 0", ""},
+        {"point_mass", "number", "0", ">= 0 and < 1, needs phi(1) = 1", "P(f = 1)"},
+        {"calibration", "object", "{\"curve\": \"identity\"}",
+         "curve: identity | polynomial {d > 0} | logistic {a, b} | logit_logit {a, b}",
+         "phi(f) = f, f^d, 1/(1 + exp(-(a + b f))), or logit phi = a + b logit f"}},
+       parse_beta_binary},
   };
 }
 
@@ -953,27 +918,27 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
   return config;
 }
 
-std::optional<DirichletSpec> parse_generator(const Json& generator, const std::string& pointer,
-                                             Problems& problems, Json& resolved) {
+std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
+                                               Problems& problems, Json& resolved) {
   ObjectReader g(generator, pointer, problems);
-  std::optional<DirichletSpec> spec;
+  std::optional<ParsedGenerator> parsed;
   const std::size_t before = problems.size();
   if (g.is_object()) {
     if (const FamilyEntry* row = lookup(g, "family", "family", family_registry())) {
       g.allow_only(allowed_keys({"family"}, row->params));
-      spec = row->parse(g);
+      parsed = row->parse(g);
     }
   }
   resolved = g.take_resolved();
   if (problems.size() != before) return std::nullopt;
   // The generator's own checks are the authority; ours above only give precise pointers.
   try {
-    DirichletGenerator check(*spec);
+    Generator check(parsed->spec);
   } catch (const DomainError& error) {
     problems.add(pointer, error.what());
     return std::nullopt;
   }
-  return spec;
+  return parsed;
 }
 
 std::string format_registry(std::string_view kind) {

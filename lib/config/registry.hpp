@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/experiment.hpp"
+#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "estimators/quantity.hpp"
 #include "generators/dirichlet.hpp"
@@ -60,8 +61,8 @@ struct MapEntry {
   MapParse parse;
 };
 
-// Reads a generator family's parameters (including its `miscalibration` object).
-using FamilyParse = std::optional<DirichletSpec> (*)(ObjectReader& object);
+// Reads a generator family's parameters (including its `miscalibration` object or `target`).
+using FamilyParse = std::optional<ParsedGenerator> (*)(ObjectReader& object);
 
 struct FamilyEntry {
   std::string name;
@@ -96,8 +97,10 @@ std::vector<std::string> scenario_names();
 //   generator: {"family": ..., params..., "miscalibration": {"map": ..., params...}}
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved);
-std::optional<DirichletSpec> parse_generator(const Json& generator, const std::string& pointer,
-                                             Problems& problems, Json& resolved);
+// A generator given by `target` comes back unsolved (ParsedGenerator::target set, the spec
+// a placeholder); config/experiment.cpp solves it per cell.
+std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
+                                               Problems& problems, Json& resolved);
 
 // The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
 // "maps", "families", "scenarios" or "quantities"; another KIND throws ConfigError listing

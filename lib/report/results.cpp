@@ -1,5 +1,6 @@
 #include "report/results.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -58,6 +59,7 @@ ojson summary_json(const ResultSet& r) {
     cell["sample_size"] = c.sample_size;
     cell["replicates"] = c.replicates;
     cell["generator"] = c.generator;
+    if (!c.target.is_null()) cell["target"] = c.target;
     ojson truth = ojson::object();
     for (const auto& t : c.truth)
       truth[t.quantity] = {{"value", t.value}, {"method", t.method}, {"error", t.error}};
@@ -94,11 +96,22 @@ ojson summary_json(const ResultSet& r) {
   return out;
 }
 
+// A solved target's parameter, by key, as a CSV field ("" when absent).
+std::string solved_value(const CellRecord& c, const char* key) {
+  if (c.target.is_null() || !c.target["solved"].contains(key)) return "";
+  return format_double(c.target["solved"][key].get<double>());
+}
+
 std::string cells_csv(const ResultSet& r) {
   std::ostringstream out;
+  // Solved targets get their parameters as columns (only when some cell has one, so that
+  // other results keep their shape).
+  const bool targets = std::any_of(r.cells.begin(), r.cells.end(),
+                                   [](const CellRecord& c) { return !c.target.is_null(); });
   out << "cell";
   for (const auto& k : r.sweep_keys)
     if (!has_own_column(k)) out << ',' << csv_escape(k);
+  if (targets) out << ",solved_alpha,solved_temperature,solved_gamma";
   out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
          "bias,rmse,se_bias,population,population_error,binning_bias,finite_sample_bias";
   if (r.intervals) out << ",coverage,coverage_se,rejection_rate,rejection_se";
@@ -108,6 +121,9 @@ std::string cells_csv(const ResultSet& r) {
       out << c.index;
       for (const auto& [k, v] : c.swept)
         if (!has_own_column(k)) out << ',' << csv_value(v);
+      if (targets)
+        out << ',' << solved_value(c, "alpha") << ',' << solved_value(c, "temperature") << ','
+            << solved_value(c, "gamma");
       std::string method, error;
       for (const auto& t : c.truth)
         if (t.quantity == e.target) {
