@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "config/generator_config.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -152,7 +153,8 @@ RequirementsRecord requirement_frontier(const ExperimentConfig& config,
       if (k != rc.accuracy_key) group.emplace_back(k, v);
     auto it = std::find_if(rows.begin(), rows.end(),
                            [&](const RequirementRow& r) { return r.group == group; });
-    const bool identity = is_identity(config.cells[c].generator.map);
+    const auto* dirichlet = std::get_if<DirichletSpec>(&config.cells[c].generator);
+    const bool identity = dirichlet != nullptr && is_identity(dirichlet->map);
     if (it == rows.end()) {
       rows.push_back(RequirementRow{group, {}, "", {}, {}, {}, {}, {}, {}, {}, {}, true});
       calibrated.push_back(identity);
@@ -207,17 +209,21 @@ RequirementsRecord requirement_frontier(const ExperimentConfig& config,
 
 ResultSet run_decision(const ExperimentConfig& config, const RunControl& control) {
   const std::size_t cells = config.cells.size();
-  std::vector<std::unique_ptr<DirichletGenerator>> generators;
+  std::vector<std::unique_ptr<Generator>> generators;
   std::vector<std::unique_ptr<DecisionTask>> tasks;
   for (const auto& cell : config.cells) {
-    generators.push_back(std::make_unique<DirichletGenerator>(cell.generator));
+    generators.push_back(std::make_unique<Generator>(cell.generator));
     tasks.push_back(make_task(cell.decision->spec));
   }
-  // Ground truth of each generator, once per distinct one.
+  // Ground truth of each generator, once per distinct one; a solved target's truth was
+  // computed by the solver under the same settings.
   TruthCache cache;
   std::vector<const GroundTruth*> truths(cells);
-  for (std::size_t c = 0; c < cells; ++c)
-    truths[c] = &cache.get(*generators[c], config.cells[c].truth);
+  for (std::size_t c = 0; c < cells; ++c) {
+    const auto& solution = config.cells[c].solution;
+    truths[c] = solution && solution->truth ? solution->truth.get()
+                                            : &cache.get(*generators[c], config.cells[c].truth);
+  }
 
   // Exact decision values, once per distinct (generator, task, samples); the distinct ones in
   // parallel, each into its own slot.
@@ -271,6 +277,7 @@ ResultSet run_decision(const ExperimentConfig& config, const RunControl& control
     rec.sample_size = cc.sample_size;
     rec.replicates = cc.replicates;
     rec.generator = generators[c]->canonical_text();
+    if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
     rec.truth = truth_records(*truths[c]);
     DecisionRecord d;
     d.task = cc.decision->task;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
@@ -147,7 +148,7 @@ std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key) 
   return static_cast<std::size_t>(*n);
 }
 
-std::optional<DirichletSpec> parse_generator_section(ObjectReader& top) {
+std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top) {
   const Json* value = top.require("generator", "an object {\"family\": ..., ...}");
   if (value == nullptr) return std::nullopt;
   Json resolved;
@@ -226,7 +227,7 @@ std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scena
   std::optional<std::vector<EstimatorConfig>> estimators;
   if (scenario == "decision") {
     cell.decision = parse_decision_section(
-        top, generator ? std::optional<std::size_t>(generator->classes) : std::nullopt);
+        top, generator ? std::optional<std::size_t>(spec_classes(generator->spec)) : std::nullopt);
     if (cell.decision) estimators.emplace();
   } else {
     estimators = parse_estimators(top);
@@ -235,10 +236,26 @@ std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scena
   if (!replicates || !sample_size || !generator || !estimators || !truth) return std::nullopt;
   cell.replicates = *replicates;
   cell.sample_size = *sample_size;
-  cell.generator = std::move(*generator);
+  cell.generator = std::move(generator->spec);
+  cell.target = generator->target;
   cell.estimators = std::move(*estimators);
   cell.truth = *truth;
   return cell;
+}
+
+// Solves the cell's target (if any) into its generator. A target that cannot be reached is a
+// problem at the target key at fault (/generator/target/accuracy, .../ece_top_l1, ...).
+bool solve_target(CellConfig& cell, TargetSolver& solver, Problems& problems) {
+  if (!cell.target) return true;
+  try {
+    TargetSolution solution = solver.solve(*cell.target, cell.truth);
+    cell.generator = solution.spec;
+    cell.solution = std::move(solution);
+    return true;
+  } catch (const TargetError& error) {
+    problems.add(pointer_join("/generator/target", error.field()), error.what());
+    return false;
+  }
 }
 
 // ---- the sweep ----------------------------------------------------------------------------
@@ -461,7 +478,7 @@ void route_cell_problem(Problem problem, std::size_t index, const std::vector<st
 // Reads every cell: the document with each swept path set to the cell's value, read by the
 // same functions as the base document.
 std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
-                                     const std::vector<SweepAxis>& axes,
+                                     const std::vector<SweepAxis>& axes, TargetSolver& solver,
                                      const std::string& scenario, Problems& problems) {
   std::size_t count = 1;
   for (const auto& axis : axes) count *= axis.values.size();
@@ -476,9 +493,10 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
     Problems found;
     ObjectReader top(cell_document, "", found);
     auto cell = parse_cell(top, scenario);
+    const bool solved = cell && solve_target(*cell, solver, found);
     for (const auto& problem : found.items())
       route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
-    if (!cell) continue;
+    if (!cell || !solved) continue;
     cell->index = index;
     // A swept number as the cell read it (1e4 -> 10000); objects and arrays as written, not
     // with the defaults the cell filled into them.
@@ -582,14 +600,25 @@ ExperimentConfig parse_document(const Json& document, const std::string& source,
   const auto axes = parse_sweep(top);
   if (config.scenario == "decision") parse_requirement(top, axes, base_cell, config);
   config.resolved = top.take_resolved();
+  TargetSolver solver;
   if (axes && !axes->empty() && top.is_object()) {
     problems = without_swept(problems, *axes);
-    config.cells = expand_cells(document, config.resolved, *axes, config.scenario, problems);
+    config.cells =
+        expand_cells(document, config.resolved, *axes, solver, config.scenario, problems);
     for (const auto& axis : *axes) config.sweep_keys.push_back(axis.key);
-  } else if (base_cell) {
+  } else if (base_cell && solve_target(*base_cell, solver, problems)) {
     config.cells.push_back(std::move(*base_cell));
   }
   if (config.requirement) check_requirement_metric(*config.requirement, config.cells, problems);
+  // Solved targets, one entry per cell that has one (after the config's own keys).
+  Json targets = Json::array();
+  for (const auto& cell : config.cells)
+    if (cell.target && cell.solution) {
+      Json entry = {{"cell", cell.index}};
+      entry.update(target_json(*cell.target, *cell.solution));
+      targets.push_back(std::move(entry));
+    }
+  if (!targets.empty()) config.resolved["solved_targets"] = std::move(targets);
   if (!problems.empty()) throw ConfigError(problems.render(source));
   return config;
 }
@@ -655,6 +684,13 @@ std::string describe_cells(const ExperimentConfig& config) {
       if (key != "sample_size" && key != "replicates") row.push_back(key + "=" + value.dump());
     if (labels_of(cell) != labels)
       row.push_back((cell.decision ? "decision: " : "estimators: ") + labels_of(cell));
+    if (cell.target && cell.solution) {
+      const auto& t = *cell.solution;
+      row.push_back("solved: alpha=" + format_double(t.alpha) +
+                    (cell.target->map == TargetMap::temperature ? " temperature=" : " gamma=") +
+                    format_double(t.parameter) + " (accuracy " + format_double(t.accuracy.value) +
+                    ", ece_top_l1 " + format_double(t.ece_top_l1.value) + ")");
+    }
     rows.push_back(std::move(row));
   }
   return out + "\n" + aligned_columns(rows, "  ");

@@ -14,6 +14,8 @@
 #include "config/decision_config.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
+#include "truth/target_solver.hpp"
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
@@ -40,9 +42,16 @@ struct CellConfig {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> swept;
   std::size_t sample_size = 0;
   std::size_t replicates = 0;
-  DirichletSpec generator;  // validated: DirichletGenerator(generator) does not throw
+  // Validated: Generator(generator) does not throw. Holds a DirichletSpec, ClassConditionalSpec,
+  // LabelNoiseSpec or BetaBinarySpec (generators/generator.hpp); code written for the dirichlet
+  // family reads std::get<DirichletSpec>(cell.generator) or makes a Generator.
+  GeneratorSpec generator;
+  // When the generator was given by a `target`: the request and its solution (the solved
+  // parameters are in `generator`; summary.json reports target_json(*target, *solution)).
+  std::optional<DirichletTarget> target;
+  std::optional<TargetSolution> solution;
   std::vector<EstimatorConfig> estimators;  // empty in scenario decision
-  std::optional<DecisionConfig> decision;    // scenario decision only
+  std::optional<DecisionConfig> decision;   // scenario decision only
   TruthSettings truth;
 };
 

@@ -47,7 +47,8 @@ Decision BettingTask::decide(std::span<const double> q, std::span<const double> 
       double s = 0.0;
       for (std::size_t j = 0; j < K; ++j)
         if (j != k) s += std::exp(log_q[j] - top);
-      log_rest = top + std::log(s);
+      // Every other outcome has probability exactly 0 (a point mass): log(1 - q_k) = -inf.
+      log_rest = top == -INFINITY ? -INFINITY : top + std::log(s);
     } else {
       double s = 0.0;
       for (std::size_t j = 0; j < K; ++j)

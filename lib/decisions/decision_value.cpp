@@ -155,6 +155,74 @@ std::vector<double> figures_from(const DecisionTask& task, const std::vector<dou
   return out;
 }
 
+// One Monte Carlo case: the true c, the reported p, and r(p) = E[c | p] (with logarithms).
+struct Draw {
+  std::vector<double> c, log_c, p, log_p, r, log_r, tmp;
+  explicit Draw(std::size_t K) : c(K), log_c(K), p(K), log_p(K), r(K), log_r(K), tmp(K) {}
+};
+
+// E over draws of the policy's and the oracle's utilities and tallies, weighted by r(p); the
+// streams are keyed by `canonical` (the generator's text) and the batch.
+template <typename DrawCase>
+DecisionValue monte_carlo_core(const std::string& canonical, std::size_t K,
+                               const DecisionTask& task, std::uint64_t samples,
+                               DrawCase&& draw_case) {
+  if (task.classes() != K)
+    throw DomainError("the task is for " + std::to_string(task.classes()) +
+                      " classes, the generator has " + std::to_string(K));
+  const std::size_t T = task.tally_count();
+  const std::uint64_t per_batch =
+      std::max<std::uint64_t>(1, (samples + mc_batches - 1) / mc_batches);
+  const std::uint64_t key = hash64(canonical);
+
+  std::vector<BatchStats> batches(mc_batches);
+  tbb::parallel_for(std::size_t{0}, mc_batches, [&](std::size_t b) {
+    BatchStats& s = batches[b];
+    s.tallies.resize(T);
+    s.oracle_tallies.resize(T);
+    Engine engine = make_engine({key, b, 0, Purpose::decision});
+    Draw d(K);
+    GeneratorScratch scratch;
+    scratch.reserve(K);
+    std::vector<double> v(T);
+    for (std::uint64_t i = 0; i < per_batch; ++i) {
+      draw_case(engine, d, scratch);
+      const Decision dp = task.decide(d.p, d.log_p);
+      const Decision dor = task.decide(d.r, d.log_r);
+      const double up = expected_utility(task, dp, d.r);
+      const double uo = dp == dor ? up : expected_utility(task, dor, d.r);
+      s.policy.add(up);
+      s.oracle.add(uo);
+      s.cost.add(uo - up);
+      if (T > 0) {
+        task.tally(dp, d.r, v);
+        for (std::size_t j = 0; j < T; ++j) s.tallies[j].add(v[j]);
+        task.tally(dor, d.r, v);
+        for (std::size_t j = 0; j < T; ++j) s.oracle_tallies[j].add(v[j]);
+      }
+    }
+  });
+  BatchStats total = std::move(batches.front());
+  for (std::size_t b = 1; b < mc_batches; ++b) total.merge(batches[b]);
+
+  DecisionValue out;
+  const auto mc = [](const RunningStats& s) {
+    return TruthValue{s.mean(), TruthMethod::monte_carlo, s.standard_error()};
+  };
+  out.policy = mc(total.policy);
+  out.oracle = mc(total.oracle);
+  out.cost = mc(total.cost);
+  std::vector<double> means(T), oracle_means(T);
+  for (std::size_t j = 0; j < T; ++j) {
+    means[j] = total.tallies[j].mean();
+    oracle_means[j] = total.oracle_tallies[j].mean();
+  }
+  out.figures = figures_from(task, means);
+  out.oracle_figures = figures_from(task, oracle_means);
+  out.samples = per_batch * mc_batches;
+  return out;
+}
+
 }  // namespace
 
 bool decision_quadrature_applies(const DirichletGenerator& generator) {
@@ -233,79 +301,64 @@ DecisionValue quadrature_decision_value(const DirichletGenerator& generator,
 DecisionValue monte_carlo_decision_value(const DirichletGenerator& generator,
                                          const DecisionTask& task, std::uint64_t samples) {
   const std::size_t K = generator.classes();
-  if (task.classes() != K)
-    throw DomainError("the task is for " + std::to_string(task.classes()) +
-                      " classes, the generator has " + std::to_string(K));
   const MiscalibrationMap& map = generator.spec().map;
   const bool injective = is_injective(map, K);
   const auto* top_label = std::get_if<TopLabelMap>(&map);
   if (!injective && top_label == nullptr)
     throw DomainError("no posterior mean r(p) for the non-injective map " + map_name(map));
-  const std::size_t T = task.tally_count();
-  const std::uint64_t per_batch =
-      std::max<std::uint64_t>(1, (samples + mc_batches - 1) / mc_batches);
-  const std::uint64_t key = hash64(generator.canonical_text());
-
-  std::vector<BatchStats> batches(mc_batches);
-  tbb::parallel_for(std::size_t{0}, mc_batches, [&](std::size_t b) {
-    BatchStats& s = batches[b];
-    s.tallies.resize(T);
-    s.oracle_tallies.resize(T);
-    Engine engine = make_engine({key, b, 0, Purpose::decision});
-    std::vector<double> c(K), log_c(K), p(K), log_p(K), r(K), log_r(K), tmp(K), v(T);
-    for (std::uint64_t i = 0; i < per_batch; ++i) {
-      generator.draw_truth(engine, c, log_c);
-      report(map, c, log_c, p, log_p, tmp);
-      // The weights are r(p) = E[c | p]: for an injective map c itself; otherwise the
-      // posterior mean, which has the same expectation against any function of p and less
-      // variance.
-      if (injective) {
-        std::copy(c.begin(), c.end(), r.begin());
-        std::copy(log_c.begin(), log_c.end(), log_r.begin());
-      } else {
-        top_label_posterior_mean(p, log_p, generator.spec().alpha, top_label->gamma, r);
-        for (std::size_t k = 0; k < K; ++k) log_r[k] = std::log(r[k]);
-      }
-      const Decision dp = task.decide(p, log_p);
-      const Decision dor = task.decide(r, log_r);
-      const double up = expected_utility(task, dp, r);
-      const double uo = dp == dor ? up : expected_utility(task, dor, r);
-      s.policy.add(up);
-      s.oracle.add(uo);
-      s.cost.add(uo - up);
-      if (T > 0) {
-        task.tally(dp, r, v);
-        for (std::size_t j = 0; j < T; ++j) s.tallies[j].add(v[j]);
-        task.tally(dor, r, v);
-        for (std::size_t j = 0; j < T; ++j) s.oracle_tallies[j].add(v[j]);
-      }
-    }
-  });
-  BatchStats total = std::move(batches.front());
-  for (std::size_t b = 1; b < mc_batches; ++b) total.merge(batches[b]);
-
-  DecisionValue out;
-  const auto mc = [](const RunningStats& s) {
-    return TruthValue{s.mean(), TruthMethod::monte_carlo, s.standard_error()};
-  };
-  out.policy = mc(total.policy);
-  out.oracle = mc(total.oracle);
-  out.cost = mc(total.cost);
-  std::vector<double> means(T), oracle_means(T);
-  for (std::size_t j = 0; j < T; ++j) {
-    means[j] = total.tallies[j].mean();
-    oracle_means[j] = total.oracle_tallies[j].mean();
-  }
-  out.figures = figures_from(task, means);
-  out.oracle_figures = figures_from(task, oracle_means);
-  out.samples = per_batch * mc_batches;
-  return out;
+  return monte_carlo_core(generator.canonical_text(), K, task, samples,
+                          [&](Engine& engine, Draw& d, GeneratorScratch&) {
+                            generator.draw_truth(engine, d.c, d.log_c);
+                            report(map, d.c, d.log_c, d.p, d.log_p, d.tmp);
+                            // The weights are r(p) = E[c | p]: for an injective map c itself;
+                            // otherwise the posterior mean, which has the same expectation against
+                            // any function of p and less variance.
+                            if (injective) {
+                              std::copy(d.c.begin(), d.c.end(), d.r.begin());
+                              std::copy(d.log_c.begin(), d.log_c.end(), d.log_r.begin());
+                            } else {
+                              top_label_posterior_mean(d.p, d.log_p, generator.spec().alpha,
+                                                       top_label->gamma, d.r);
+                              for (std::size_t k = 0; k < K; ++k) d.log_r[k] = std::log(d.r[k]);
+                            }
+                          });
 }
 
 DecisionValue exact_decision_value(const DirichletGenerator& generator, const DecisionTask& task,
                                    std::uint64_t samples) {
   if (decision_quadrature_applies(generator)) return quadrature_decision_value(generator, task);
   return monte_carlo_decision_value(generator, task, samples);
+}
+
+DecisionValue exact_decision_value(const Generator& generator, const DecisionTask& task,
+                                   std::uint64_t samples) {
+  if (const DirichletGenerator* d = generator.dirichlet())
+    return exact_decision_value(*d, task, samples);
+  // Every other family draws c as a function of p (class_conditional: c = r(p); label_noise:
+  // (1 - w) p + w beta; beta_binary: the calibration curve at p), so r(p) = c.
+  return monte_carlo_core(generator.canonical_text(), generator.classes(), task, samples,
+                          [&](Engine& engine, Draw& d, GeneratorScratch& scratch) {
+                            generator.draw(engine, d.c, d.p, d.log_p, scratch);
+                            std::copy(d.c.begin(), d.c.end(), d.r.begin());
+                            for (std::size_t k = 0; k < d.c.size(); ++k)
+                              d.log_r[k] = std::log(d.c[k]);
+                          });
+}
+
+double realised_utility(const Generator& generator, const DecisionTask& task, std::size_t n,
+                        Engine& engine) {
+  if (const DirichletGenerator* d = generator.dirichlet())
+    return realised_utility(*d, task, n, engine);
+  const std::size_t K = generator.classes();
+  std::vector<double> c(K), p(K), log_p(K);
+  GeneratorScratch scratch;
+  scratch.reserve(K);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t y = generator.draw(engine, c, p, log_p, scratch);
+    sum += task.utility(task.decide(p, log_p), y);
+  }
+  return sum / static_cast<double>(n);
 }
 
 double realised_utility(const DirichletGenerator& generator, const DecisionTask& task,

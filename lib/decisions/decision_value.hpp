@@ -22,13 +22,14 @@
 //   Gauss-Kronrod (61 points, adaptive) between change points, exp-sinh on the two tails.
 //   A decision region narrower than the grid spacing (5e-4 near t = 0, 5e-3 |t| far out) would
 //   be missed; the tasks here have at most K + 1 regions and none that narrow in practice.
-// - otherwise: Monte Carlo over c in 64 batches, streams keyed by the generator's canonical
+// - otherwise, and for the other families: Monte Carlo over c in 64 batches, streams keyed by the generator's canonical
 //   text (purpose `decision`), so the value is the same in every run; error = standard error.
 #include <cstdint>
 #include <vector>
 
 #include "decisions/decision_task.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
 #include "truth/ground_truth.hpp"
 
 namespace calbench {
@@ -43,6 +44,10 @@ struct DecisionValue {
 // Quadrature where it applies (K = 2, injective map), Monte Carlo otherwise with `samples`
 // draws. Deterministic for any thread count (parallel over fixed batches, merged in order).
 DecisionValue exact_decision_value(const DirichletGenerator& generator, const DecisionTask& task,
+                                   std::uint64_t samples);
+// Any family: `dirichlet` as above; the others (class_conditional, label_noise, beta_binary)
+// by Monte Carlo over their draws (c, p), where c is a function of p, so r(p) = c.
+DecisionValue exact_decision_value(const Generator& generator, const DecisionTask& task,
                                    std::uint64_t samples);
 
 // The two methods on their own, for tests. quadrature_decision_value throws DomainError when it
@@ -59,5 +64,8 @@ bool decision_quadrature_applies(const DirichletGenerator& generator);
 // `engine`: what an evaluation on real data of that size would measure.
 double realised_utility(const DirichletGenerator& generator, const DecisionTask& task,
                         std::size_t n, Engine& engine);
+// Any family (for `dirichlet` the same draws as above).
+double realised_utility(const Generator& generator, const DecisionTask& task, std::size_t n,
+                        Engine& engine);
 
 }  // namespace calbench

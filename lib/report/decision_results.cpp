@@ -117,12 +117,22 @@ ojson requirements_json(const RequirementsRecord& r) {
           {"verdict", r.verdict}};
 }
 
+// A solved target's parameter, by key, as a CSV field ("" when absent).
+std::string solved_value(const CellRecord& c, const char* key) {
+  if (c.target.is_null() || !c.target["solved"].contains(key)) return "";
+  return format_double(c.target["solved"][key].get<double>());
+}
+
 std::string decision_cells_csv(const ResultSet& r) {
   const auto figures = figure_columns(r);
+  // Solved targets get their parameters as columns, as in estimator_bias.
+  const bool targets = std::any_of(r.cells.begin(), r.cells.end(),
+                                   [](const CellRecord& c) { return !c.target.is_null(); });
   std::ostringstream out;
   out << "cell";
   for (const auto& k : r.sweep_keys)
     if (!has_own_column(k)) out << ',' << csv_escape(k);
+  if (targets) out << ",solved_alpha,solved_temperature,solved_gamma";
   out << ",sample_size,replicates,task,method,samples,accuracy,ece_top_l1,expected_utility,"
          "expected_utility_error,oracle_expected_utility,oracle_expected_utility_error,"
          "miscalibration_cost,miscalibration_cost_error,realised_mean,realised_sd";
@@ -135,6 +145,9 @@ std::string decision_cells_csv(const ResultSet& r) {
     out << c.index;
     for (const auto& [k, v] : c.swept)
       if (!has_own_column(k)) out << ',' << csv_value(v);
+    if (targets)
+      out << ',' << solved_value(c, "alpha") << ',' << solved_value(c, "temperature") << ','
+          << solved_value(c, "gamma");
     out << ',' << c.sample_size << ',' << c.replicates << ',' << d.task << ',' << d.method << ','
         << d.samples << ',' << format_double(truth_of(c, "accuracy")) << ','
         << format_double(truth_of(c, "ece_top_l1")) << ',' << format_double(d.expected_utility)

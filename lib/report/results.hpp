@@ -83,6 +83,9 @@ struct CellRecord {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> swept;
   std::size_t sample_size = 0, replicates = 0;
   std::string generator;  // canonical parameter text
+  // When the generator was given by a target: the request, the solved parameters and the
+  // achieved truth (config/generator_config.hpp target_json); null otherwise.
+  nlohmann::ordered_json target;
   std::vector<TruthRecord> truth;
   std::vector<EstimatorRecord> estimators;
   // replicate_values[r][e]: estimator e on replicate r (written only on request).
