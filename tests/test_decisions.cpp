@@ -10,6 +10,7 @@
 
 #include "config/experiment.hpp"
 #include "core/error.hpp"
+#include "core/running_stats.hpp"
 #include "decisions/decision_spec.hpp"
 #include "decisions/decision_value.hpp"
 #include "decisions/requirement.hpp"
@@ -372,4 +373,58 @@ TEST_CASE("the frontier moves to higher accuracy with miscalibration either way"
   CHECK(std::abs(r.cells[9].decision->miscalibration_cost - 1.0 / 90.0) < 1e-9);
   CHECK(r.cells[10].decision->miscalibration_cost == 0.0);
   CHECK(r.requirements->verdict.find("Verdict:") == 0);
+}
+
+TEST_CASE("other families: label_noise without noise costs exactly 0, with noise more",
+          "[stat][decisions]") {
+  // label_noise reports p ~ Dirichlet(alpha) and has c = (1 - w) p + w beta: with w = 0, c = p
+  // bit for bit, so policy and oracle agree everywhere. With w = 0.3 and uniform beta the
+  // oracle treats when c_2 = 0.7 p_2 + 0.1 > t* = 0.2, i.e. p_2 > 1/7, the policy when
+  // p_2 > 0.2: it misses patients and loses (cost > 0). (At t* = 1/K the two would agree.)
+  const TriageTask task({3, 2, 1.0, 0.25});
+  const Generator calibrated(LabelNoiseSpec{3, {0.5}, 0.0, {1.0 / 3, 1.0 / 3, 1.0 / 3}});
+  const DecisionValue v0 = exact_decision_value(calibrated, task, 20'000);
+  CHECK(v0.policy.method == TruthMethod::monte_carlo);
+  CHECK(v0.cost.value == 0.0);
+  const Generator noisy(LabelNoiseSpec{3, {0.5}, 0.3, {1.0 / 3, 1.0 / 3, 1.0 / 3}});
+  const DecisionValue v1 = exact_decision_value(noisy, task, 50'000);
+  CHECK(v1.cost.value > z * v1.cost.error);
+  // The realised utility on test sets agrees with the exact value.
+  RunningStats realised;
+  for (std::uint64_t r = 0; r < 40; ++r) {
+    Engine engine = make_engine({77, 0, r, Purpose::sample});
+    realised.add(realised_utility(noisy, task, 500, engine));
+  }
+  CHECK(std::abs(realised.mean() - v1.policy.value) < z * realised.standard_error());
+}
+
+TEST_CASE("target sweep: the frontier rises with the target ECE", "[e2e][decisions]") {
+  // generator.target.accuracy is the accuracy key by default; each ECE level is a group.
+  const auto document = nlohmann::ordered_json::parse(R"({
+    "name": "targets",
+    "scenario": "decision",
+    "replicates": 4,
+    "sample_size": 50,
+    "generator": {"family": "dirichlet", "classes": 2,
+                  "target": {"accuracy": 0.85, "ece_top_l1": 0.03},
+                  "miscalibration": {"map": "temperature"}},
+    "decision": {"task": "triage", "benefit": 1, "harm": 0.25},
+    "requirement": {"at_least": 0.44},
+    "sweep": {"generator.target.accuracy": [0.8, 0.85, 0.88, 0.91],
+              "generator.target.ece_top_l1": [0.0, 0.03, 0.06]}
+  })");
+  const ExperimentConfig config = parse_experiment(document, "targets.json");
+  REQUIRE(config.requirement);
+  CHECK(config.requirement->accuracy_key == "generator.target.accuracy");
+  const ResultSet r = run_decision(config, {});
+  REQUIRE(r.requirements);
+  const auto& rows = r.requirements->rows;
+  REQUIRE(rows.size() == 3);
+  for (const auto& row : rows) REQUIRE(row.status == "reached");
+  CHECK(*rows[0].minimal_accuracy < *rows[1].minimal_accuracy);
+  CHECK(*rows[1].minimal_accuracy < *rows[2].minimal_accuracy);
+  // The interpolated ECE at the frontier is the group's target.
+  CHECK(*rows[2].ece_top_l1 == Approx(0.06).margin(1e-3));
+  CHECK(!r.cells.front().target.is_null());
+  CHECK(r.cells.front().decision->miscalibration_cost == 0.0);  // ECE 0: temperature 1
 }
