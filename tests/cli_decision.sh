@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Scenario `decision` on the command line (docs/decisions.md): a small run gives byte-identical
 # result files on 1 and 2 threads (requirements.csv included), prints its frontier and verdict;
+# the worked examples configs/requirements_*.json run in under a minute each;
 # every bad `decision` / `requirement` config exits 2 with one message per problem at its JSON
 # pointer, and writes nothing.
 #
@@ -61,6 +62,20 @@ grep -v '"requirement"' "$work/small.json" >"$work/noreq.json"
 "$bin" run "$work/noreq.json" --out "$work/t1" --quiet 2>"$work/noreq.err" ||
   fail "run without requirement failed: $(cat "$work/noreq.err")"
 [ -e "$work/t1/requirements.csv" ] && fail "requirements.csv left from the earlier run"
+
+# ---- the worked examples (README): each runs in under a minute and prints its frontier ----
+for example in "$src"/configs/requirements_*.json; do
+  name=$(basename "$example" .json)
+  start=$SECONDS
+  "$bin" run "$example" --threads 2 --out "$work/$name" >"$work/$name.out" 2>"$work/$name.err" ||
+    fail "$name: run failed: $(cat "$work/$name.err")"
+  elapsed=$((SECONDS - start))
+  [ "$elapsed" -lt 60 ] || fail "$name took $elapsed s (the README promises under a minute)"
+  grep -q '^requirement frontier' "$work/$name.out" || fail "$name printed no frontier"
+  grep -q '^Verdict: ' "$work/$name.out" || fail "$name printed no verdict"
+  [ -s "$work/$name/requirements.csv" ] || fail "$name wrote no requirements.csv"
+  grep -q ',unreachable,' "$work/$name/requirements.csv" && fail "$name: a level is unreachable"
+done
 
 # ---- bad configs -------------------------------------------------------------------------
 cases=0

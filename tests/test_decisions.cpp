@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 
+#include "config/decision_registry.hpp"
 #include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/running_stats.hpp"
@@ -427,4 +428,28 @@ TEST_CASE("target sweep: the frontier rises with the target ECE", "[e2e][decisio
   CHECK(*rows[2].ece_top_l1 == Approx(0.06).margin(1e-3));
   CHECK(!r.cells.front().target.is_null());
   CHECK(r.cells.front().decision->miscalibration_cost == 0.0);  // ECE 0: temperature 1
+}
+
+TEST_CASE("every decision registry row: its example parses, runs, and costs 0 when calibrated",
+          "[unit][decisions]") {
+  for (const auto& row : decision_registry()) {
+    INFO(row.name << ": " << row.example);
+    auto document = nlohmann::ordered_json::parse(R"({
+      "scenario": "decision", "replicates": 3, "sample_size": 20,
+      "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.7}
+    })");
+    document["decision"] = nlohmann::ordered_json::parse(row.example);
+    const ExperimentConfig config = parse_experiment(document, "example.json");
+    REQUIRE(config.cells.size() == 1);
+    const DecisionConfig& d = *config.cells.front().decision;
+    CHECK(d.task == row.name);
+    // Every documented parameter with a default is in the resolved parameters.
+    for (const auto& p : row.params)
+      if (p.fallback != "required" && p.fallback != "none") CHECK(d.params.contains(p.key));
+    // Every figure the task reports is named in the row's documentation.
+    for (const auto& f : d.figures) CHECK(row.figures.find(f) != std::string::npos);
+    const ResultSet r = run_decision(config, {});
+    CHECK(r.cells.front().decision->miscalibration_cost == 0.0);
+    CHECK(r.cells.front().decision->method == "quadrature");
+  }
 }

@@ -192,6 +192,7 @@ std::vector<DecisionEntry> make_rows() {
         {"abstain", "object", "none", "{\"utility\": number or one per class}",
          "an extra action with its own utility"}},
        "abstention_rate (with abstain)",
+       R"({"task": "cost_matrix", "utility": [[1, -2], [-1, 3]], "abstain": {"utility": -0.2}})",
        parse_cost_matrix},
       {"selective",
        "predict argmax p when max p >= threshold, else defer at `cost`; a wrong prediction\n"
@@ -200,6 +201,7 @@ std::vector<DecisionEntry> make_rows() {
         {"threshold", "number", "1 - cost", "in [0, 1]",
          "confidence needed to predict (the default is Chow's optimal rule)"}},
        "coverage, selective_accuracy, expected_cost",
+       R"({"task": "selective", "cost": 0.1})",
        parse_selective},
       {"triage",
        "treat when P(disease) > t* = harm / (benefit + harm); treating a diseased patient is\n"
@@ -209,6 +211,7 @@ std::vector<DecisionEntry> make_rows() {
         {"disease", "integer", "1 (K = 2)", "a class index; required when K > 2",
          "the disease class"}},
        "treated, helped, harmed, missed (fractions of patients)",
+       R"({"task": "triage", "benefit": 1, "harm": 0.25})",
        parse_triage},
       {"betting",
        "Kelly betting against decimal odds: stake fraction * the Kelly fraction\n"
@@ -217,6 +220,7 @@ std::vector<DecisionEntry> make_rows() {
        {{"odds", "array of numbers", "required", "one per class, each > 1", "decimal odds o_k"},
         {"fraction", "number", "1", "in (0, 1]", "fractional Kelly multiplier (1: full Kelly)"}},
        "bet_rate, mean_stake, win_rate",
+       R"({"task": "betting", "odds": [1.9, 1.9], "fraction": 0.5})",
        parse_betting},
   };
 }
@@ -258,6 +262,7 @@ std::string format_decisions() {
                       p.rule, p.doc});
     out += "    parameters:\n" + aligned_columns(rows, "      ");
     out += "    figures:  " + row.figures + "\n";
+    out += "    example:  " + row.example + "\n";
   }
   out +=
       "\n  every task also reports expected_utility, oracle_expected_utility and\n"

@@ -20,6 +20,7 @@ struct DecisionEntry {
   std::string summary;
   std::vector<ParamDoc> params;
   std::string figures;  // the task's own figures, documented
+  std::string example;  // a valid `decision` object for K = 2 (shown, and tested)
   DecisionParse parse;
 };
 
