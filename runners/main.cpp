@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
   validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
 
   auto* list = app.add_subcommand("list", "print the registry: estimators, maps, families, ...");
-  list->add_option("KIND", kind, "estimators | maps | families | scenarios | quantities | decisions");
+  list->add_option("KIND", kind,
+                   "estimators | maps | families | scenarios | quantities | decisions");
 
   BenchOptions bench_options;
   auto* bench = app.add_subcommand("bench", "measure throughput (docs/performance.md)");

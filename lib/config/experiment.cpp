@@ -28,9 +28,8 @@ namespace {
 constexpr std::size_t max_cells = 100'000;
 
 const std::vector<std::string> top_level_keys = {
-    "name",       "scenario", "seed",  "replicates", "sample_size", "generator",
-    "estimators", "truth",    "sweep", "output",     "intervals",   "decision",
-    "requirement"};
+    "name",  "scenario", "seed",   "replicates", "sample_size", "generator",  "estimators",
+    "truth", "sweep",    "output", "intervals",  "decision",    "requirement"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
 const std::vector<std::string> unsweepable_keys = {"sweep",  "name",      "scenario",   "seed",
@@ -667,14 +666,14 @@ std::string describe_cells(const ExperimentConfig& config) {
     return join(labels, ", ");
   };
   const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
-  std::string out = aligned_columns({{"experiment:", config.name},
-                                     {"scenario:", config.scenario},
-                                     {"seed:", std::to_string(config.seed)},
-                                     {"cells:", std::to_string(config.cells.size())},
-                                     {config.scenario == "decision" ? "decision:" : "estimators:",
-                                      labels},
-                                     {"output:", config.output.directory.string()}},
-                                    "");
+  std::string out =
+      aligned_columns({{"experiment:", config.name},
+                       {"scenario:", config.scenario},
+                       {"seed:", std::to_string(config.seed)},
+                       {"cells:", std::to_string(config.cells.size())},
+                       {config.scenario == "decision" ? "decision:" : "estimators:", labels},
+                       {"output:", config.output.directory.string()}},
+                      "");
   std::vector<std::vector<std::string>> rows;
   for (const auto& cell : config.cells) {
     std::vector<std::string> row = {"cell " + std::to_string(cell.index),

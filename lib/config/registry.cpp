@@ -948,12 +948,9 @@ std::optional<ParsedGenerator> parse_generator(const Json& generator, const std:
 std::string format_registry(std::string_view kind) {
   using Formatter = std::string (*)();
   const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators},
-      {"maps", format_maps},
-      {"families", format_families},
-      {"scenarios", format_scenarios},
-      {"quantities", format_quantities},
-      {"decisions", format_decisions}};
+      {"estimators", format_estimators}, {"maps", format_maps},
+      {"families", format_families},     {"scenarios", format_scenarios},
+      {"quantities", format_quantities}, {"decisions", format_decisions}};
   std::string out;
   for (const auto& [name, format] : sections) {
     if (kind.empty()) {

@@ -103,8 +103,8 @@ std::optional<ParsedGenerator> parse_generator(const Json& generator, const std:
                                                Problems& problems, Json& resolved);
 
 // The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
-// "maps", "families", "scenarios", "quantities" or "decisions"; another KIND throws ConfigError listing
-// the valid ones.
+// "maps", "families", "scenarios", "quantities" or "decisions"; another KIND throws ConfigError
+// listing the valid ones.
 std::string format_registry(std::string_view kind);
 
 }  // namespace calbench

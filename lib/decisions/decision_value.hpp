@@ -19,11 +19,13 @@
 //   is sigma(t)^a1 sigma(-t)^a0 / B(a1, a0) (c_1 ~ Beta(a1, a0)). The decisions are piecewise
 //   constant in t; their change points are located on a fine grid (t = sinh(u), 40001 points
 //   over |t| <= 5000) and refined by bisection to a few ulps, and the integral is split there:
-//   Gauss-Kronrod (61 points, adaptive) between change points, exp-sinh on the two tails.
+//   Gauss-Kronrod (61 points, adaptive, depth <= 10) between change points, exp-sinh on the
+//   two tails.
 //   A decision region narrower than the grid spacing (5e-4 near t = 0, 5e-3 |t| far out) would
 //   be missed; the tasks here have at most K + 1 regions and none that narrow in practice.
-// - otherwise, and for the other families: Monte Carlo over c in 64 batches, streams keyed by the generator's canonical
-//   text (purpose `decision`), so the value is the same in every run; error = standard error.
+// - otherwise, and for the other families: Monte Carlo over c in 64 batches, streams keyed by
+//   the generator's canonical text (purpose `decision`), so the value is the same in every run;
+//   error = standard error.
 #include <cstdint>
 #include <vector>
 

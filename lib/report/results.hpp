@@ -120,8 +120,8 @@ struct RunInfo {
 };
 
 // Writes config.resolved.json, summary.json, cells.csv, replicates.csv (if requested),
-// requirements.csv (with requirements) and run.json into `directory`, each atomically. Every file but run.json is a pure function of
-// the config and the calbench version.
+// requirements.csv (with requirements) and run.json into `directory`, each atomically. Every file
+// but run.json is a pure function of the config and the calbench version.
 void write_results(const ResultSet& results, const nlohmann::ordered_json& resolved_config,
                    const RunInfo& run, bool replicate_values,
                    const std::filesystem::path& directory);
