@@ -12,6 +12,8 @@
 #include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/convention.hpp"
+#include "estimators/ece_sweep.hpp"
 #include "estimators/proper_scores.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
@@ -35,23 +37,36 @@ const std::vector<Workload> workloads = {
     {"W3", 2, 1.0, 0.7, 1'000, 10'000},
 };
 
-// The baseline's estimators that calbench has: ECE 15 equal-width and equal-mass bins, Brier,
-// classwise ECE (15 equal-width bins), NLL, accuracy.
-std::vector<EstimatorConfig> bench_estimators() {
-  auto ece = [](Binning b, const char* label) {
-    return EstimatorConfig{
-        "ece", label, {}, std::make_shared<BinnedEce>(BinnedEceSpec{15, b, Norm::l1})};
+// The estimator sets of BenchOptions::estimators. "baseline" is the numpy baseline's set:
+// ECE 15 equal-width and equal-mass bins, classwise ECE (15 equal-width), Brier, NLL, accuracy.
+std::vector<EstimatorConfig> bench_estimators(const std::string& set) {
+  const auto binned = [](const char* name, const char* label, BinnedEceSpec spec) {
+    return EstimatorConfig{name, label, {}, std::make_shared<BinnedEce>(spec)};
   };
-  return {ece(Binning::equal_width, "ece_ew15"),
-          ece(Binning::equal_mass, "ece_em15"),
-          {"classwise_ece",
-           "cwece_ew15",
-           {},
-           std::make_shared<BinnedEce>(
-               BinnedEceSpec{15, Binning::equal_width, Norm::l1, Scope::classwise})},
-          {"brier", "brier", {}, std::make_shared<BrierEstimator>()},
-          {"nll", "nll", {}, std::make_shared<NllEstimator>()},
-          {"accuracy", "accuracy", {}, std::make_shared<AccuracyEstimator>()}};
+  std::vector<EstimatorConfig> out = {
+      binned("ece", "ece_ew15", {15, Binning::equal_width, Norm::l1}),
+      binned("ece", "ece_em15", {15, Binning::equal_mass, Norm::l1}),
+      {"brier", "brier", {}, std::make_shared<BrierEstimator>()},
+      {"nll", "nll", {}, std::make_shared<NllEstimator>()},
+      {"accuracy", "accuracy", {}, std::make_shared<AccuracyEstimator>()}};
+  if (set == "first") return out;
+  out.push_back(binned("classwise_ece", "cwece_ew15",
+                       {15, Binning::equal_width, Norm::l1, Scope::classwise}));
+  if (set == "baseline") return out;
+  if (set != "binned")
+    throw InputError("bench --estimators " + set + ": expected first, baseline or binned");
+  BinnedEceSpec tace{15, Binning::equal_mass, Norm::l1, Scope::classwise, 0.001};
+  BinnedEceSpec ace{15,  Binning::equal_mass,     Norm::l1, Scope::classwise,
+                    0.0, find_convention("nixon")};
+  BinnedEceSpec debiased{15, Binning::equal_mass, Norm::l2};
+  debiased.debiased = true;
+  out.push_back(binned("ece", "ece_ew15_l2", {15, Binning::equal_width, Norm::l2}));
+  out.push_back(binned("ece", "mce_ew15", {15, Binning::equal_width, Norm::max}));
+  out.push_back(binned("classwise_ece", "tace_em15", tace));
+  out.push_back(binned("ace", "ace_em15", ace));
+  out.push_back(binned("ece_debiased", "ece_debiased_em15", debiased));
+  out.push_back({"ece_sweep", "ece_sweep_em", {}, std::make_shared<EceSweep>(EceSweepSpec{})});
+  return out;
 }
 
 template <class F>
@@ -97,16 +112,17 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
         1, static_cast<std::size_t>(
                std::llround(static_cast<double>(w.replicates) * options.replicate_scale)));
     cell.generator = DirichletSpec{w.classes, {w.alpha}, TemperatureMap{w.temperature}};
-    cell.estimators = bench_estimators();
+    cell.estimators = bench_estimators(options.estimators);
     config.cells.push_back(cell);
     const double vectors = static_cast<double>(cell.sample_size * cell.replicates);
     for (std::size_t threads : thread_counts) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       const double s = median_seconds(options.runs, [&] { simulate_estimates(config, {}); });
       std::snprintf(line, sizeof line,
-                    "%s K=%zu alpha=%g T=%g n=%zu R=%zu threads=%zu: %.3f s, %.3g vectors/s\n",
+                    "%s K=%zu alpha=%g T=%g n=%zu R=%zu threads=%zu estimators=%s (%zu): %.3f s, "
+                    "%.3g vectors/s\n",
                     w.name.c_str(), w.classes, w.alpha, w.temperature, w.n, cell.replicates,
-                    threads, s, vectors / s);
+                    threads, options.estimators.c_str(), cell.estimators.size(), s, vectors / s);
       out << line << std::flush;
     }
   }

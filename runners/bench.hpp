@@ -14,6 +14,10 @@ struct BenchOptions {
   std::size_t runs = 3;
   double replicate_scale = 1.0;
   std::vector<std::size_t> threads;  // empty: 1 and all cores
+  // Which estimators the replicate loop evaluates: "first" (issue #2's set), "baseline" (the
+  // numpy baseline's set: first + classwise ECE), "binned" (baseline + every binned row of
+  // the registry at its defaults and the l2 / max norms).
+  std::string estimators = "baseline";
 };
 
 int run_bench(const BenchOptions& options, std::ostream& out);

@@ -74,10 +74,15 @@ std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
   return out;
 }
 
-// Every registry row with its defaults; rows whose defaults do not apply are skipped.
+// Every registry row with its defaults; rows whose defaults do not apply are skipped, and so
+// are quadratic ones: each estimator runs on 2 x resamples resampled data sets.
 std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) {
   std::vector<EstimatorConfig> out;
   for (const auto& row : estimator_registry()) {
+    if (row.cost == Cost::quadratic) {
+      skipped.push_back({row.name, "O(n^2): give it with --estimators to run it"});
+      continue;
+    }
     Problems problems;
     Json resolved;
     auto config = parse_estimator(Json{{"name", row.name}}, "", problems, resolved);

@@ -97,16 +97,21 @@ int main(int argc, char** argv) {
   validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
 
   auto* list = app.add_subcommand("list", "print the registry: estimators, maps, families, ...");
-  list->add_option("KIND", kind, "estimators | maps | families | scenarios | quantities | recalibrators");
+  list->add_option("KIND", kind,
+                   "estimators | maps | families | scenarios | quantities | decisions | "
+                   "recalibrators");
 
   BenchOptions bench_options;
   auto* bench = app.add_subcommand("bench", "measure throughput (docs/performance.md)");
-  bench->add_option("--workload", bench_options.workloads, "W1, W2, W3, truth, recalibration (default: all)");
+  bench->add_option("--workload", bench_options.workloads,
+                    "W1, W2, W3, truth, recalibration (default: all)");
   bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported");
   bench->add_option("--replicates", bench_options.replicate_scale,
                     "fraction of each workload's replicates to run (default 1)");
   bench->add_option("--threads", bench_options.threads,
                     "thread counts to measure (default 1 and all)");
+  bench->add_option("--estimators", bench_options.estimators,
+                    "first | baseline (default: the numpy baseline's set) | binned");
 
   EvalOptions eval_options;
   std::size_t eval_threads = threads;

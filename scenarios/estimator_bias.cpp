@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "config/generator_config.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -24,7 +25,7 @@ namespace {
 // Per-thread buffers, allocated once and reused by every task the thread runs.
 struct ThreadBuffers {
   Sample sample;
-  DirichletScratch scratch;
+  GeneratorScratch scratch;
   EstimatorWorkspace workspace;
   ResampleWorkspace resample;  // bootstrap and consistency resamples (intervals)
   std::vector<const Estimator*> estimators;
@@ -57,12 +58,11 @@ nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
   return out;
 }
 
-using Generators = std::vector<std::unique_ptr<DirichletGenerator>>;
+using Generators = std::vector<std::unique_ptr<Generator>>;
 
 Generators make_generators(const ExperimentConfig& config) {
   Generators out;
-  for (const auto& cell : config.cells)
-    out.push_back(std::make_unique<DirichletGenerator>(cell.generator));
+  for (const auto& cell : config.cells) out.push_back(std::make_unique<Generator>(cell.generator));
   return out;
 }
 
@@ -186,8 +186,12 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
   const Generators generators = make_generators(config);
   TruthCache cache;
   std::vector<const GroundTruth*> truths(cells);
-  for (std::size_t c = 0; c < cells; ++c)
-    truths[c] = &cache.get(*generators[c], config.cells[c].truth);
+  for (std::size_t c = 0; c < cells; ++c) {
+    // A solved target's truth was computed by the solver under the same settings.
+    const auto& solution = config.cells[c].solution;
+    truths[c] = solution && solution->truth ? solution->truth.get()
+                                            : &cache.get(*generators[c], config.cells[c].truth);
+  }
   const Populations populations = compute_populations(config, generators);
   const Simulation simulation = simulate(config, generators, control);
   const std::vector<std::vector<double>>& values = simulation.values;
@@ -209,6 +213,7 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
     rec.sample_size = cc.sample_size;
     rec.replicates = cc.replicates;
     rec.generator = generators[c]->canonical_text();
+    if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
     rec.truth = truth_records(*truths[c]);
     const std::size_t E = cc.estimators.size(), R = cc.replicates;
     for (std::size_t e = 0; e < E; ++e) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <numeric>
 
+#include "config/generator_config.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
@@ -37,11 +38,11 @@ struct ReplicateOutcome {
 
 struct Buffers {
   Sample fit, test, calibrated;
-  DirichletScratch scratch;
+  GeneratorScratch scratch;
   EstimatorWorkspace workspace;
 };
 
-using Generators = std::vector<std::unique_ptr<DirichletGenerator>>;
+using Generators = std::vector<std::unique_ptr<Generator>>;
 
 bool higher_is_better(Quantity q) {
   return q == Quantity::accuracy;
@@ -57,7 +58,7 @@ void run_task(const ExperimentConfig& config, const Generators& generators, std:
               std::size_t rep, Buffers& buf, ReplicateOutcome& out) {
   const CellConfig& cc = config.cells[cell];
   const RecalibrationSettings& rs = *cc.recalibration;
-  const DirichletGenerator& gen = *generators[cell];
+  const Generator& gen = *generators[cell];
   Engine fit_engine = make_engine({config.seed, cell, rep, Purpose::fit});
   gen.sample(fit_engine, rs.fit_size, buf.fit, buf.scratch);
   Engine test_engine = make_engine({config.seed, cell, rep, Purpose::test});
@@ -136,6 +137,7 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
   rec.replicates = R;
   rec.sizes = {{"fit_size", rs.fit_size}, {"test_size", rs.test_size}};
   rec.generator = generator;
+  if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
   rec.truth = truth_records(generator_truth);
 
   // Directions of the estimators: by their target; no target: lower is better.
@@ -315,7 +317,7 @@ ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& co
     if (!cell.recalibration)
       throw ConfigError({config.source + ": scenario recalibration needs fit_size, test_size "
                                          "and methods"});
-    generators.push_back(std::make_unique<DirichletGenerator>(cell.generator));
+    generators.push_back(std::make_unique<Generator>(cell.generator));
   }
   // The generator's own truth and the uncalibrated model's composed truth, once per distinct
   // generator (and truth sample count).
@@ -324,7 +326,10 @@ ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& co
   std::map<std::string, ComposedTruth> uncal_cache;
   std::vector<const ComposedTruth*> uncal(cells);
   for (std::size_t c = 0; c < cells; ++c) {
-    truths[c] = &cache.get(*generators[c], config.cells[c].truth);
+    // A solved target's truth was computed by the solver under the same settings.
+    const auto& solution = config.cells[c].solution;
+    truths[c] = solution && solution->truth ? solution->truth.get()
+                                            : &cache.get(*generators[c], config.cells[c].truth);
     const std::string key = generators[c]->canonical_text() + "|" +
                             std::to_string(config.cells[c].recalibration->truth_samples);
     auto it = uncal_cache.find(key);

@@ -1,6 +1,7 @@
 #include "scenarios/registry.hpp"
 
 #include "core/error.hpp"
+#include "scenarios/decision.hpp"
 #include "scenarios/recalibration.hpp"
 
 namespace calbench {
@@ -9,6 +10,7 @@ const std::vector<ScenarioRunner>& scenario_table() {
   static const std::vector<ScenarioRunner> table = {
       {"estimator_bias", &run_estimator_bias},
       {"recalibration", &run_recalibration},
+      {"decision", &run_decision},
   };
   return table;
 }

@@ -94,7 +94,7 @@ expect_rejected missing_file "$work/no_such_config.json" \
 
 # ---- keys and types -------------------------------------------------------------------------
 expect_bad unknown_top_key "$(config 5 50 "$gen_ok" "$est_ok" '"frobnicate": 1')" \
-  '/frobnicate|unknown key; valid keys: estimators, generator, intervals, name, output, replicates'
+  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, name, output, replicates'
 expect_bad unknown_generator_key \
   "$(config 5 50 '{"family": "dirichlet", "classes": 3, "colour": "red"}' "$est_ok")" \
   '/generator/colour|unknown key; valid keys: alpha, classes, family, miscalibration'
@@ -138,11 +138,58 @@ expect_bad sweep_empty_list "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"sampl
 
 # ---- names ----------------------------------------------------------------------------------
 expect_bad unknown_estimator "$(config 5 50 "$gen_ok" '[{"name": "ece"}, {"name": "foo"}]')" \
-  '/estimators/1/name|unknown estimator "foo"; valid: accuracy, ace, brier, classwise_ece, ece, ece_debiased, ece_sweep, kde_ece, nll, skce, smooth_ece'
+  '/estimators/1/name|unknown estimator "foo"; valid: accuracy, ace, brier, classwise_ece, ece, ece_debiased, ece_sweep, kde_canonical, kde_ece, nll, skce, smooth_ece'
 expect_bad unknown_map "$(config 5 50 "$(gen_with_map '{"map": "warp"}')" "$est_ok")" \
   '/generator/miscalibration/map|unknown miscalibration map "warp"; valid: affine_logit, identity'
 expect_bad unknown_family "$(config 5 50 '{"family": "beta", "classes": 3}' "$est_ok")" \
-  '/generator/family|unknown family "beta"; valid: dirichlet'
+  '/generator/family|unknown family "beta"; valid: beta_binary, class_conditional, dirichlet, label_noise'
+
+# ---- generator families and targets (issue #5) ------------------------------------------------
+target_gen() {  # target_gen ACCURACY ECE [DIRECTION] [MAP]
+  printf '{"family": "dirichlet", "classes": 5, "target": {"accuracy": %s, "ece_top_l1": %s%s},
+           "miscalibration": {"map": "%s"}}' "$1" "$2" "${3:+, \"direction\": \"$3\"}" "${4:-temperature}"
+}
+expect_bad target_above_bound "$(config 5 50 "$(target_gen 0.8 0.25)" "$est_ok")" \
+  '/generator/target/ece_top_l1|unreachable at accuracy 0.8: an always-overconfident map gives ECE < 1 - accuracy'
+expect_bad target_under_bound "$(config 5 50 "$(target_gen 0.5 0.35 underconfident)" "$est_ok")" \
+  '/generator/target/ece_top_l1|an underconfident map gives ECE < accuracy - 1/K'
+expect_bad target_chance "$(config 5 50 "$(target_gen 0.15 0.05)" "$est_ok")" \
+  '/generator/target/accuracy|accuracy = 0.15: must be > 1/K = 0.2'
+expect_bad target_top_label_under "$(config 5 50 "$(target_gen 0.8 0.05 underconfident top_label)" "$est_ok")" \
+  '/generator/target/direction|underconfident top_label targets need gamma > 1'
+expect_bad target_with_alpha \
+  "$(config 5 50 '{"family": "dirichlet", "classes": 3, "alpha": 0.5, "target": {"accuracy": 0.8, "ece_top_l1": 0.1}, "miscalibration": {"map": "temperature", "temperature": 0.5}}' "$est_ok")" \
+  '/generator/alpha|alpha is solved from "target"' \
+  '/generator/miscalibration/temperature|the map'"'"'s parameter is solved from "target"'
+expect_bad target_power_map \
+  "$(config 5 50 '{"family": "dirichlet", "classes": 3, "target": {"accuracy": 0.8, "ece_top_l1": 0.1, "direction": "sideways"}, "miscalibration": {"map": "power"}}' "$est_ok")" \
+  '/generator/target/direction|unknown direction "sideways"; valid: overconfident, underconfident' \
+  '/generator/miscalibration/map|unknown target map "power"; valid: temperature, top_label'
+sweep_target='"sweep": {"generator.target.ece_top_l1": [0.05, 0.3]}'
+expect_bad target_swept "$(config 5 50 "$(target_gen 0.8 0.1)" "$est_ok" "$sweep_target")" \
+  '/sweep/generator.target.ece_top_l1/1|ece_top_l1 = 0.3 is unreachable at accuracy 0.8'
+expect_bad label_noise_bad \
+  "$(config 5 50 '{"family": "label_noise", "classes": 3, "weight": 1.5, "beta": [0.5, 0.6, 0]}' "$est_ok")" \
+  '/generator/weight|weight = 1.5: must be >= 0 and < 1' \
+  '/generator/beta|beta sums to 1.1: must sum to 1'
+expect_bad label_noise_index \
+  "$(config 5 50 '{"family": "label_noise", "classes": 3, "weight": 0.2, "beta": 3}' "$est_ok")" \
+  '/generator/beta|beta = 3: a class index must be < classes = 3'
+expect_bad class_conditional_both \
+  "$(config 5 50 '{"family": "class_conditional", "classes": 2, "concentration": 1, "alpha": [[1, 2], [2, 1]]}' "$est_ok")" \
+  '/generator|give either "alpha" (a K x K matrix) or "concentration"'
+expect_bad class_conditional_matrix \
+  "$(config 5 50 '{"family": "class_conditional", "classes": 2, "prior": [0.5, 0.5, 0], "alpha": [[1, 2], [2, -1]]}' "$est_ok")" \
+  '/generator/prior|expected an array of 2 numbers (one per class), found an array of 3' \
+  '/generator/alpha/1/1|alpha[1][1] = -1: must be > 0'
+expect_bad beta_binary_bad \
+  "$(config 5 50 '{"family": "beta_binary", "classes": 3, "a": 0, "b": 1, "calibration": {"curve": "polynomial"}}' "$est_ok")" \
+  '/generator/classes|beta_binary has K = 2' \
+  '/generator/a|a = 0: must be > 0' \
+  '/generator/calibration/d|required key is missing'
+expect_bad beta_binary_point_mass \
+  "$(config 5 50 '{"family": "beta_binary", "a": 2, "b": 1, "point_mass": 0.1, "calibration": {"curve": "logistic", "a": 0, "b": 2}}' "$est_ok")" \
+  '/generator|point_mass = 0.1 with the logistic curve'
 
 # ---- several problems are reported together -------------------------------------------------
 expect_bad two_problems \

@@ -23,6 +23,23 @@ if [ -f "$data/dir_k3_n2000.csv" ]; then
   "$bin" eval "$data/dir_k3_n2000.csv" --resamples 100 >"$work/table.txt" 2>"$work/table.err" ||
     fail "eval on dir_k3_n2000 exited $?: $(cat "$work/table.err")"
   grep -Eq '^  ece_ew15 +0\.084810 ' "$work/table.txt" || fail "ece_ew15 is not 0.084810: $(cat "$work/table.txt")"
+  # The default set skips what does not apply or costs O(n^2), and says why.
+  grep -q '^skipped kde_canonical: O(n^2): give it with --estimators' "$work/table.txt" ||
+    fail "kde_canonical is not reported as skipped: $(cat "$work/table.txt")"
+  grep -Eq '^  (kde_canonical|skce_gaussian_1_uq) ' "$work/table.txt" &&
+    fail "a quadratic estimator ran by default: $(cat "$work/table.txt")"
+  # Asked for by name, it runs: the leave-one-out estimate of tests/test_kernel.cpp, 0.280500.
+  "$bin" eval "$data/dir_k3_n2000.csv" --resamples 4 \
+    --estimators '[{"name": "kde_canonical"}]' >"$work/kde.txt" 2>&1 ||
+    fail "eval kde_canonical exited $?: $(cat "$work/kde.txt")"
+  grep -Eq '^  kde_canonical +0\.280500 ' "$work/kde.txt" || fail "kde_canonical: $(cat "$work/kde.txt")"
+  # An estimator that does not apply, asked for by name, is an input error (exit 2).
+  "$bin" eval "$data/dir_k3_n2000.csv" --resamples 4 \
+    --estimators '[{"name": "ece", "scope": "binary"}]' >"$work/binary.out" 2>"$work/binary.err"
+  status=$?
+  [ "$status" -eq 2 ] || fail "scope binary on K = 3: exit status $status, expected 2"
+  grep -q 'estimator "ece_ew15_binary": scope binary needs K = 2 classes, found K = 3' \
+    "$work/binary.err" || fail "scope binary on K = 3: message $(cat "$work/binary.err")"
   "$bin" eval "$data/dir_k3_n2000.csv" --resamples 100 --json \
     --estimators '[{"name": "ece", "bins": 15}]' >"$work/out.json" || fail "--json exited $?"
   python3 - "$work/out.json" <<'PY' || fail "--json output is not the documented shape"
@@ -107,6 +124,8 @@ assert d["intervals"] == {"resamples": 50, "level": 0.9, "test_level": 0.05}
 e = d["cells"][0]["estimators"]
 assert 0 <= e["ece_ew15"]["coverage"] <= 1 and 0 <= e["ece_ew15"]["rejection_rate"] <= 1
 PY
+"$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run2" --threads 1 2>/dev/null |
+  grep -Eq '^  estimator .* coverage +rejected$' || fail "the summary table lacks coverage columns"
 "$bin" run "$src/tests/data/tiny.json" --out "$work/plain" --quiet --threads 1 || fail "plain run"
 head -1 "$work/plain/cells.csv" | grep -q 'coverage' && fail "plain run has interval columns"
 

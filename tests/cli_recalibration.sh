@@ -63,7 +63,7 @@ grep -q 'fit_size=100' "$work/validate.out" || fail "validate does not show fit_
 sed 's/"test_size": 500,/"test_size": 500, "sample_size": 10,/' "$config" >"$work/bad.json"
 "$bin" validate "$work/bad.json" >/dev/null 2>"$work/bad.err"
 [ $? -eq 2 ] || fail "sample_size in a recalibration config did not exit 2"
-grep -q '/sample_size: unknown key' "$work/bad.err" || fail "bad.err: $(cat "$work/bad.err")"
+grep -q '/sample_size: key "sample_size" is not used by scenario "recalibration"' "$work/bad.err" || fail "bad.err: $(cat "$work/bad.err")"
 
 echo "cli_recalibration: ok"
 exit 0

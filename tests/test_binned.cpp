@@ -292,3 +292,82 @@ TEST_CASE("classwise_ece converges to classwise_ece_l1", "[stat][estimators][bin
   INFO("mean " << stats.mean() << " se " << stats.standard_error() << " truth " << t.value);
   CHECK(std::abs(stats.mean() - t.value) < 4.5 * stats.standard_error() + t.error + 2e-3);
 }
+
+// caltrain (Roelofs et al. 2022) has no values in ../shared/reference; these come from
+// tests/reference/caltrain_ref.py, a numpy evaluation of caltrain's binning rules (numpy 1.24),
+// on tie-free datasets (caltrain's unstable argsort leaves the split of ties unspecified).
+TEST_CASE("convention caltrain and ece_sweep follow caltrain's rules",
+          "[unit][binned][reference]") {
+  struct Row {
+    const char* dataset;
+    const char* metric;
+    double value;
+  };
+  const std::vector<Row> rows = {
+      {"dir_k2_n1000", "ew_ece_bin_l1", 0.12573214077917053},
+      {"dir_k2_n1000", "ew_marginal_l1", 0.12515798609108972},
+      {"dir_k2_n1000", "ew_ece_sweep_l1", 0.11989680640626679},
+      {"dir_k2_n1000", "ew_ece_bin_l2", 0.13810652720830582},
+      {"dir_k2_n1000", "ew_marginal_l2", 0.14359326236239212},
+      {"dir_k2_n1000", "ew_ece_sweep_l2", 0.12010846340246159},
+      {"dir_k2_n1000", "em_ece_bin_l1", 0.11989680640626676},
+      {"dir_k2_n1000", "em_marginal_l1", 0.1249814383164669},
+      {"dir_k2_n1000", "em_ece_sweep_l1", 0.11989680640626676},
+      {"dir_k2_n1000", "em_ece_bin_l2", 0.13913351429862852},
+      {"dir_k2_n1000", "em_marginal_l2", 0.14165745712356417},
+      {"dir_k2_n1000", "em_ece_sweep_l2", 0.1331569527585919},
+      {"dir_k3_n2000", "ew_ece_bin_l1", 0.0848102735667515},
+      {"dir_k3_n2000", "ew_marginal_l1", 0.05812113050746647},
+      {"dir_k3_n2000", "ew_ece_sweep_l1", 0.08112422036355989},
+      {"dir_k3_n2000", "ew_ece_bin_l2", 0.09317715001282102},
+      {"dir_k3_n2000", "ew_marginal_l2", 0.06949054568900166},
+      {"dir_k3_n2000", "ew_ece_sweep_l2", 0.08676607378182968},
+      {"dir_k3_n2000", "em_ece_bin_l1", 0.08900594700526075},
+      {"dir_k3_n2000", "em_marginal_l1", 0.061009525094364705},
+      {"dir_k3_n2000", "em_ece_sweep_l1", 0.08061012605263551},
+      {"dir_k3_n2000", "em_ece_bin_l2", 0.10238833032738587},
+      {"dir_k3_n2000", "em_marginal_l2", 0.07210089335699962},
+      {"dir_k3_n2000", "em_ece_sweep_l2", 0.09046723450233166},
+      {"dir_k3_n5000_under", "ew_ece_bin_l1", 0.09164098292488562},
+      {"dir_k3_n5000_under", "ew_marginal_l1", 0.06220855210371728},
+      {"dir_k3_n5000_under", "ew_ece_sweep_l1", 0.09164098292488564},
+      {"dir_k3_n5000_under", "ew_ece_bin_l2", 0.09989360155663403},
+      {"dir_k3_n5000_under", "ew_marginal_l2", 0.07213875728781284},
+      {"dir_k3_n5000_under", "ew_ece_sweep_l2", 0.09884306229315774},
+      {"dir_k3_n5000_under", "em_ece_bin_l1", 0.09164098292488562},
+      {"dir_k3_n5000_under", "em_marginal_l1", 0.06390039207838699},
+      {"dir_k3_n5000_under", "em_ece_sweep_l1", 0.09164098292488562},
+      {"dir_k3_n5000_under", "em_ece_bin_l2", 0.10142376725022523},
+      {"dir_k3_n5000_under", "em_marginal_l2", 0.07539918276516376},
+      {"dir_k3_n5000_under", "em_ece_sweep_l2", 0.10068805325584744},
+      {"k3_n25", "ew_ece_bin_l1", 0.22161770512660756},
+      {"k3_n25", "ew_marginal_l1", 0.22328055222228244},
+      {"k3_n25", "ew_ece_sweep_l1", 0.12371246964961197},
+      {"k3_n25", "ew_ece_bin_l2", 0.26475887080207583},
+      {"k3_n25", "ew_marginal_l2", 0.28519636612337096},
+      {"k3_n25", "ew_ece_sweep_l2", 0.16036766885882325},
+      {"k3_n25", "em_ece_bin_l1", 0.2808424700683426},
+      {"k3_n25", "em_marginal_l1", 0.2266327686267319},
+      {"k3_n25", "em_ece_sweep_l1", 0.11957787195109677},
+      {"k3_n25", "em_ece_bin_l2", 0.3491370510790707},
+      {"k3_n25", "em_marginal_l2", 0.29124546527618844},
+      {"k3_n25", "em_ece_sweep_l2", 0.15537271966610713},
+  };
+  const Convention& caltrain = *find_convention("caltrain");
+  EstimatorWorkspace ws;
+  for (const auto& row : rows) {
+    const std::string metric = row.metric;
+    const Binning binning = metric.rfind("ew", 0) == 0 ? Binning::equal_width : Binning::equal_mass;
+    const Norm norm = metric.back() == '2' ? Norm::l2 : Norm::l1;
+    std::unique_ptr<Estimator> e;
+    if (metric.find("sweep") != std::string::npos)
+      e = std::make_unique<EceSweep>(EceSweepSpec{binning, norm});
+    else
+      e = std::make_unique<BinnedEce>(BinnedEceSpec{
+          15, binning, norm,
+          metric.find("marginal") != std::string::npos ? Scope::classwise : Scope::top, 0.0,
+          &caltrain});
+    INFO(row.dataset << " " << metric);
+    CHECK(e->estimate(load_reference_dataset(row.dataset), ws) == Approx(row.value).margin(1e-12));
+  }
+}

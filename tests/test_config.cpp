@@ -157,9 +157,10 @@ TEST_CASE("a key given twice in one object is an error at its pointer", "[unit][
                                      ": /generator/classes: duplicate key; each "
                                      "key may appear once in an object");
     // The rest of the file is still checked (the parser kept the last value, 3).
-    CHECK(error.problems()[1] == file.path.string() +
-                                     ": /generator/family: required key is "
-                                     "missing; expected one of: dirichlet");
+    CHECK(error.problems()[1] ==
+          file.path.string() +
+              ": /generator/family: required key is "
+              "missing; expected one of: dirichlet, class_conditional, label_noise, beta_binary");
   }
 }
 
@@ -198,8 +199,9 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     const auto p = problems_with([](OJ& d) { d["frobnicate"] = 1; });
     CHECK_PROBLEM(
         p, "/frobnicate",
-        "unknown key; valid keys: estimators, generator, intervals, name, output, replicates, "
-        "sample_size, scenario, seed, sweep, truth");
+        "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, "
+        "name, output, replicates, requirement, sample_size, scenario, seed, sweep, test_size, "
+        "truth, truth_samples");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });
@@ -422,7 +424,7 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
     CHECK_PROBLEM(p, "/estimators/2/name",
                   "unknown estimator \"foo\"; valid: accuracy, ace, brier, classwise_ece, ece, "
-                  "ece_debiased, ece_sweep, kde_ece, nll, skce, smooth_ece");
+                  "ece_debiased, ece_sweep, kde_canonical, kde_ece, nll, skce, smooth_ece");
   }
   SECTION("map") {
     const auto p = problems_with([](OJ& d) {
@@ -434,11 +436,13 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   }
   SECTION("family") {
     const auto p = problems_with([](OJ& d) { d["generator"]["family"] = "beta"; });
-    CHECK_PROBLEM(p, "/generator/family", "unknown family \"beta\"; valid: dirichlet");
+    CHECK_PROBLEM(
+        p, "/generator/family",
+        "unknown family \"beta\"; valid: beta_binary, class_conditional, dirichlet, label_noise");
   }
   SECTION("scenario") {
     const auto p = problems_with([](OJ& d) { d["scenario"] = "bias"; });
-    CHECK_PROBLEM(p, "/scenario", "unknown scenario \"bias\"; valid: estimator_bias");
+    CHECK_PROBLEM(p, "/scenario", "unknown scenario \"bias\"; valid: decision, estimator_bias");
   }
   SECTION("binning and norm") {
     const auto p = problems_with([](OJ& d) {
@@ -580,7 +584,8 @@ TEST_CASE("cells are the Cartesian product, the last key varying fastest", "[uni
     CHECK(cell.swept[0].first == "sample_size");
     CHECK(cell.swept[0].second == expected[i].first);
     CHECK(cell.swept[1].first == "generator.miscalibration.temperature");
-    const auto* map = std::get_if<calbench::TemperatureMap>(&cell.generator.map);
+    const auto* map = std::get_if<calbench::TemperatureMap>(
+        &std::get<calbench::DirichletSpec>(cell.generator).map);
     REQUIRE(map != nullptr);
     CHECK(map->temperature == expected[i].second);
     CHECK(cell.replicates == 10);
@@ -635,7 +640,8 @@ TEST_CASE("the resolved config has every default, file keys first", "[unit][conf
   CHECK(r["output"] == OJ::parse(R"({"directory": "results/demo", "replicate_values": false})"));
   CHECK(config.output.directory == "results/demo");
   CHECK(!config.output.replicate_values);
-  CHECK(std::holds_alternative<calbench::IdentityMap>(config.cells[0].generator.map));
+  CHECK(std::holds_alternative<calbench::IdentityMap>(
+      std::get<calbench::DirichletSpec>(config.cells[0].generator).map));
 }
 
 TEST_CASE("a default alpha and affine bias are filled in", "[unit][config]") {
@@ -646,7 +652,7 @@ TEST_CASE("a default alpha and affine bias are filled in", "[unit][config]") {
   const auto config = parse_experiment(d, source);
   CHECK(config.resolved["generator"]["alpha"] == 1.0);
   CHECK(config.resolved["generator"]["miscalibration"]["bias"] == OJ::parse("[0.0, 0.0, 0.0]"));
-  const auto& spec = config.cells[0].generator;
+  const auto& spec = std::get<calbench::DirichletSpec>(config.cells[0].generator);
   CHECK(spec.alpha == std::vector<double>{1.0, 1.0, 1.0});
   const auto& map = std::get<calbench::AffineLogitMap>(spec.map);
   CHECK(map.weights == std::vector<double>{2, 0, 0, 0, 2, 0, 0, 0, 2});
@@ -657,9 +663,11 @@ TEST_CASE("a scalar alpha is expanded to one per class in the spec", "[unit][con
   const auto config = parse_experiment(base(), source);
   REQUIRE(config.cells.size() == 1);
   const auto& cell = config.cells[0];
-  CHECK(cell.generator.classes == 3);
-  CHECK(cell.generator.alpha == std::vector<double>{0.5, 0.5, 0.5});
-  CHECK(std::get<calbench::TemperatureMap>(cell.generator.map).temperature == 0.7);
+  CHECK(std::get<calbench::DirichletSpec>(cell.generator).classes == 3);
+  CHECK(std::get<calbench::DirichletSpec>(cell.generator).alpha ==
+        std::vector<double>{0.5, 0.5, 0.5});
+  CHECK(std::get<calbench::TemperatureMap>(std::get<calbench::DirichletSpec>(cell.generator).map)
+            .temperature == 0.7);
   CHECK(config.scenario == "estimator_bias");
   CHECK(config.name == "x");  // the stem of configs/x.json
 }
@@ -699,9 +707,10 @@ TEST_CASE("the quickstart example of DESIGN.md parses into 12 cells", "[unit][co
   CHECK(config.output.directory == "results/quickstart");
   const auto& last = config.cells.back();
   CHECK(last.sample_size == 10000);
-  CHECK(std::get<calbench::TemperatureMap>(last.generator.map).temperature == 1.5);
+  CHECK(std::get<calbench::TemperatureMap>(std::get<calbench::DirichletSpec>(last.generator).map)
+            .temperature == 1.5);
   CHECK(last.truth.samples == 4000000);
-  CHECK(last.generator.alpha.size() == 10);
+  CHECK(std::get<calbench::DirichletSpec>(last.generator).alpha.size() == 10);
   std::vector<std::string> labels;
   for (const auto& e : last.estimators) labels.push_back(e.label);
   CHECK(labels == std::vector<std::string>{"ece_ew15", "ece_em15", "brier", "nll", "accuracy"});

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/running_stats.hpp"
+#include "estimators/kde_canonical.hpp"
 #include "estimators/kde_ece.hpp"
 #include "estimators/skce.hpp"
 #include "estimators/smooth_ece.hpp"
@@ -109,12 +110,69 @@ TEST_CASE("kde_ece converges to ece_top_l1", "[stat][estimators]") {
   CHECK(std::abs(stats.mean() - t.value) < 4.5 * stats.standard_error() + t.error + 0.005);
 }
 
+// The values are an independent numpy evaluation of the published formulas of Popordanoska et
+// al. 2022 (tests/reference/kde_canonical_ref.py, run with numpy 1.24 on the reference
+// datasets): S = mean_i ||r_i - p_i||_q^q at a fixed bandwidth b, and the grid bandwidth that
+// maximises the leave-one-out log-likelihood with S at it.
+TEST_CASE("kde_canonical matches an independent evaluation of the formulas",
+          "[unit][estimators][reference]") {
+  struct Fixed {
+    const char* dataset;
+    double b, l1, l2_squared;
+  };
+  const std::vector<Fixed> fixed = {
+      {"k3_n25", 0.01, 0.7721394469357654, 0.41748968744948134},
+      {"k3_n25", 0.2, 0.3877008486217602, 0.1468345009967406},
+      {"k3_n25", 1.0, 0.5201938773457502, 0.14622466130038164},
+      {"dir_k3_n2000", 0.01, 0.20117597319352135, 0.023702816521710395},
+      {"dir_k3_n2000", 0.2, 0.1663932748976881, 0.012637783091153185},
+      {"dir_k3_n2000", 1.0, 0.4645974634920523, 0.09498436289390753},
+      {"k3_exact01_mixed", 0.01, 0.5333333333333333, 0.22592592592592597},
+      {"k3_exact01_mixed", 0.2, 0.41754274303532257, 0.14248326683913254},
+      {"k3_exact01_mixed", 1.0, 0.3404695741842254, 0.10845657922191583},
+      {"k4_never_occurring", 0.01, 0.830025945815102, 0.31694699153125766},
+      {"k4_never_occurring", 0.2, 0.5373277396053955, 0.14349244075764803},
+      {"k4_never_occurring", 1.0, 0.6977702689466508, 0.1857864173374855},
+  };
+  EstimatorWorkspace ws;
+  for (const auto& row : fixed) {
+    INFO(row.dataset << " b = " << row.b);
+    const Sample s = load_reference_dataset(row.dataset);
+    CHECK(KdeCanonical({1, row.b, false}).estimate(s, ws) == Approx(row.l1).margin(1e-10));
+    CHECK(KdeCanonical({2, row.b, true}).estimate(s, ws) == Approx(row.l2_squared).margin(1e-10));
+    CHECK(KdeCanonical({2, row.b, false}).estimate(s, ws) ==
+          Approx(std::sqrt(row.l2_squared)).margin(1e-10));
+  }
+  struct Loo {
+    const char* dataset;
+    double b, l1, l2_squared;
+  };
+  const std::vector<Loo> loo = {
+      {"k3_n25", 0.2, 0.3877008486217602, 0.1468345009967406},
+      {"dir_k3_n2000", 0.003727593720314938, 0.2805000914160987, 0.04848373983299828},
+      {"k3_exact01_mixed", 1e-5, 0.5333333333333333, 0.22592592592592597},
+      {"k4_never_occurring", 1.0, 0.6977702689466508, 0.1857864173374855},
+  };
+  for (const auto& row : loo) {
+    INFO(row.dataset << " (leave-one-out bandwidth)");
+    const Sample s = load_reference_dataset(row.dataset);
+    const KdeCanonical l1({1, std::nullopt, false});
+    CHECK(l1.bandwidth(s, ws) == Approx(row.b).epsilon(1e-12));
+    CHECK(l1.estimate(s, ws) == Approx(row.l1).margin(1e-10));
+    CHECK(KdeCanonical({2, std::nullopt, true}).estimate(s, ws) ==
+          Approx(row.l2_squared).margin(1e-10));
+  }
+}
+
 TEST_CASE("kernel estimators survive the edge cases", "[unit][estimators]") {
   const std::vector<std::shared_ptr<Estimator>> estimators = {
       std::make_shared<SmoothEce>(SmoothEceSpec{}),
-      std::make_shared<SmoothEce>(SmoothEceSpec{0.05}), std::make_shared<KdeEce>(),
+      std::make_shared<SmoothEce>(SmoothEceSpec{0.05}),
+      std::make_shared<KdeEce>(),
       std::make_shared<Skce>(SkceSpec{}),
-      std::make_shared<Skce>(SkceSpec{SkceKernel::laplacian, 0.5, SkceForm::quadratic})};
+      std::make_shared<Skce>(SkceSpec{SkceKernel::laplacian, 0.5, SkceForm::quadratic}),
+      std::make_shared<KdeCanonical>(KdeCanonicalSpec{}),
+      std::make_shared<KdeCanonical>(KdeCanonicalSpec{2, 0.1, false})};
   const std::vector<Sample> samples = {
       make_sample(3, {0.2, 0.5, 0.3}, {1}),                                    // n = 1
       make_sample(2, {0.7, 0.3, 0.7, 0.3, 0.7, 0.3, 0.7, 0.3}, {0, 1, 0, 0}),  // identical

@@ -92,7 +92,7 @@ TEST_CASE("the composed truth of the uncalibrated model agrees with the truth en
           "[stat][recalibration]") {
   for (const DirichletSpec& spec : {DirichletSpec{3, {0.5}, TemperatureMap{0.6}},
                                     DirichletSpec{4, {0.8}, PowerMap{{0.6, 1.0, 1.4, 1.8}}}}) {
-    const DirichletGenerator gen(spec);
+    const Generator gen(spec);
     INFO(gen.canonical_text());
     const auto engine = compute_truth(gen, TruthSettings{});
     const TemperatureModel exact(std::holds_alternative<TemperatureMap>(spec.map)
@@ -262,8 +262,10 @@ TEST_CASE("recalibration config: keys of other scenarios and bad methods are err
     doc["sample_size"] = 100;
     doc["intervals"] = OJ::object();
     const auto p = problems_of(doc);
-    CHECK(has_problem(p, "/sample_size: unknown key"));
-    CHECK(has_problem(p, "/intervals: unknown key"));
+    CHECK(has_problem(
+        p, "/sample_size: key \"sample_size\" is not used by scenario \"recalibration\""));
+    CHECK(
+        has_problem(p, "/intervals: key \"intervals\" is not used by scenario \"recalibration\""));
   }
   {
     OJ doc = good;
@@ -281,8 +283,10 @@ TEST_CASE("recalibration config: keys of other scenarios and bad methods are err
     doc["scenario"] = "estimator_bias";
     doc["sample_size"] = 100;
     const auto p = problems_of(doc);
-    CHECK(has_problem(p, "/fit_size: unknown key"));
-    CHECK(has_problem(p, "/methods: unknown key"));
+    CHECK(has_problem(p,
+                      "/fit_size: key \"fit_size\" belongs to scenario \"recalibration\", not "
+                      "\"estimator_bias\""));
+    CHECK(has_problem(p, "/methods: key \"methods\" belongs to scenario \"recalibration\""));
   }
   {
     OJ doc = good;

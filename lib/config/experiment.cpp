@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
@@ -26,31 +27,16 @@ namespace {
 // More cells than this is surely a typo in a sweep, and would take forever to run.
 constexpr std::size_t max_cells = 100'000;
 
+// Every scenario's keys; a key of another scenario than the config's is reported by
+// reject_foreign_sections (decision) and reject_foreign_recalibration_keys (recalibration).
 const std::vector<std::string> top_level_keys = {
-    "name",       "scenario", "seed",  "replicates", "sample_size", "generator",
-    "estimators", "truth",    "sweep", "output",     "intervals"};
-
-// The keys of scenario `recalibration`: no sample_size or intervals, its own sections instead.
-std::vector<std::string> recalibration_top_level_keys() {
-  std::vector<std::string> keys = {"name",       "scenario", "seed",  "replicates", "generator",
-                                   "estimators", "truth",    "sweep", "output"};
-  for (const auto& k : recalibration_keys()) keys.push_back(k);
-  return keys;
-}
-
-// The keys a document may have; with an unknown scenario, any scenario's keys.
-std::vector<std::string> allowed_top_level_keys(const std::string& scenario) {
-  if (scenario == "estimator_bias") return top_level_keys;
-  if (scenario == "recalibration") return recalibration_top_level_keys();
-  std::vector<std::string> all = top_level_keys;
-  for (const auto& k : recalibration_top_level_keys())
-    if (std::find(all.begin(), all.end(), k) == all.end()) all.push_back(k);
-  return all;
-}
+    "name",        "scenario", "seed",      "replicates",    "sample_size", "generator",
+    "estimators",  "truth",    "sweep",     "output",        "intervals",   "decision",
+    "requirement", "fit_size", "test_size", "truth_samples", "methods"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
-const std::vector<std::string> unsweepable_keys = {"sweep", "name",   "scenario",
-                                                   "seed",  "output", "intervals"};
+const std::vector<std::string> unsweepable_keys = {"sweep",  "name",      "scenario",   "seed",
+                                                   "output", "intervals", "requirement"};
 
 // An absent optional section reads as this empty object (static: readers keep a pointer).
 const Json& empty_object() {
@@ -172,7 +158,7 @@ std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key) 
   return static_cast<std::size_t>(*n);
 }
 
-std::optional<DirichletSpec> parse_generator_section(ObjectReader& top) {
+std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top) {
   const Json* value = top.require("generator", "an object {\"family\": ..., ...}");
   if (value == nullptr) return std::nullopt;
   Json resolved;
@@ -242,7 +228,7 @@ std::optional<TruthSettings> parse_truth(ObjectReader& top) {
 }
 
 // Everything a sweep may vary. Reads each section even after a failure so that every problem
-// is found.
+// is found. Scenario decision has a `decision` where the others have `estimators`.
 std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scenario) {
   CellConfig cell;
   const bool recalibration = scenario == "recalibration";
@@ -250,7 +236,14 @@ std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scena
   const auto sample_size =
       recalibration ? std::optional<std::size_t>(0) : parse_count(top, "sample_size");
   auto generator = parse_generator_section(top);
-  auto estimators = parse_estimators(top);
+  std::optional<std::vector<EstimatorConfig>> estimators;
+  if (scenario == "decision") {
+    cell.decision = parse_decision_section(
+        top, generator ? std::optional<std::size_t>(spec_classes(generator->spec)) : std::nullopt);
+    if (cell.decision) estimators.emplace();
+  } else {
+    estimators = parse_estimators(top);
+  }
   const auto truth = parse_truth(top);
   std::optional<RecalibrationSettings> settings;
   if (recalibration) settings = parse_recalibration_section(top);
@@ -259,10 +252,26 @@ std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scena
   cell.recalibration = std::move(settings);
   cell.replicates = *replicates;
   cell.sample_size = *sample_size;
-  cell.generator = std::move(*generator);
+  cell.generator = std::move(generator->spec);
+  cell.target = generator->target;
   cell.estimators = std::move(*estimators);
   cell.truth = *truth;
   return cell;
+}
+
+// Solves the cell's target (if any) into its generator. A target that cannot be reached is a
+// problem at the target key at fault (/generator/target/accuracy, .../ece_top_l1, ...).
+bool solve_target(CellConfig& cell, TargetSolver& solver, Problems& problems) {
+  if (!cell.target) return true;
+  try {
+    TargetSolution solution = solver.solve(*cell.target, cell.truth);
+    cell.generator = solution.spec;
+    cell.solution = std::move(solution);
+    return true;
+  } catch (const TargetError& error) {
+    problems.add(pointer_join("/generator/target", error.field()), error.what());
+    return false;
+  }
 }
 
 // ---- the sweep ----------------------------------------------------------------------------
@@ -485,7 +494,7 @@ void route_cell_problem(Problem problem, std::size_t index, const std::vector<st
 // Reads every cell: the document with each swept path set to the cell's value, read by the
 // same functions as the base document.
 std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
-                                     const std::vector<SweepAxis>& axes,
+                                     const std::vector<SweepAxis>& axes, TargetSolver& solver,
                                      const std::string& scenario, Problems& problems) {
   std::size_t count = 1;
   for (const auto& axis : axes) count *= axis.values.size();
@@ -500,9 +509,10 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
     Problems found;
     ObjectReader top(cell_document, "", found);
     auto cell = parse_cell(top, scenario);
+    const bool solved = cell && solve_target(*cell, solver, found);
     for (const auto& problem : found.items())
       route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
-    if (!cell) continue;
+    if (!cell || !solved) continue;
     cell->index = index;
     // A swept number as the cell read it (1e4 -> 10000); objects and arrays as written, not
     // with the defaults the cell filled into them.
@@ -558,6 +568,36 @@ std::string without_exception_id(const std::string& what) {
   return what;
 }
 
+// `requirement` (scenario decision): its metric may be one of the task's figures, known from
+// the base document's task when that reads cleanly.
+void parse_requirement(ObjectReader& top, const std::optional<std::vector<SweepAxis>>& axes,
+                       const std::optional<CellConfig>& base_cell, ExperimentConfig& config) {
+  std::vector<std::string> keys;
+  if (axes)
+    for (const auto& axis : *axes) keys.push_back(axis.key);
+  std::vector<std::string> figures;
+  if (base_cell && base_cell->decision) figures = base_cell->decision->figures;
+  config.requirement = parse_requirement_section(top, keys, figures);
+}
+
+// A requirement on a task figure needs that figure in every cell (the task may be swept).
+void check_requirement_metric(const RequirementConfig& requirement,
+                              const std::vector<CellConfig>& cells, Problems& problems) {
+  const std::string& metric = requirement.requirement.metric;
+  const auto& common = common_decision_metrics();
+  if (std::find(common.begin(), common.end(), metric) != common.end()) return;
+  for (const auto& cell : cells) {
+    if (!cell.decision) continue;
+    const auto& f = cell.decision->figures;
+    if (std::find(f.begin(), f.end(), metric) == f.end()) {
+      problems.add("/requirement/metric", "metric " + quote(metric) + " is not a figure of task " +
+                                              quote(cell.decision->task) + " (sweep cell " +
+                                              std::to_string(cell.index) + ")");
+      return;
+    }
+  }
+}
+
 // The whole document; `fallback_name` is the name when the document gives none.
 ExperimentConfig parse_document(const Json& document, const std::string& source,
                                 const std::string& fallback_name) {
@@ -565,23 +605,41 @@ ExperimentConfig parse_document(const Json& document, const std::string& source,
   config.source = source;
   Problems problems;
   ObjectReader top(document, "", problems);
+  top.allow_only(top_level_keys);
   parse_name(top, fallback_name, config);
   parse_scenario(top, config);
-  top.allow_only(allowed_top_level_keys(config.scenario));
   if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
+  if (!config.scenario.empty()) {
+    reject_foreign_sections(top, config.scenario);
+    reject_foreign_recalibration_keys(top, config.scenario);
+  }
   auto base_cell = parse_cell(top, config.scenario);
   parse_output(top, config.name.empty() ? "experiment" : config.name, config.scenario,
                config.output);
-  if (config.scenario != "recalibration") parse_intervals(top, config);
+  if (config.scenario != "decision" && config.scenario != "recalibration")
+    parse_intervals(top, config);
   const auto axes = parse_sweep(top);
+  if (config.scenario == "decision") parse_requirement(top, axes, base_cell, config);
   config.resolved = top.take_resolved();
+  TargetSolver solver;
   if (axes && !axes->empty() && top.is_object()) {
     problems = without_swept(problems, *axes);
-    config.cells = expand_cells(document, config.resolved, *axes, config.scenario, problems);
+    config.cells =
+        expand_cells(document, config.resolved, *axes, solver, config.scenario, problems);
     for (const auto& axis : *axes) config.sweep_keys.push_back(axis.key);
-  } else if (base_cell) {
+  } else if (base_cell && solve_target(*base_cell, solver, problems)) {
     config.cells.push_back(std::move(*base_cell));
   }
+  if (config.requirement) check_requirement_metric(*config.requirement, config.cells, problems);
+  // Solved targets, one entry per cell that has one (after the config's own keys).
+  Json targets = Json::array();
+  for (const auto& cell : config.cells)
+    if (cell.target && cell.solution) {
+      Json entry = {{"cell", cell.index}};
+      entry.update(target_json(*cell.target, *cell.solution));
+      targets.push_back(std::move(entry));
+    }
+  if (!targets.empty()) config.resolved["solved_targets"] = std::move(targets);
   if (!problems.empty()) throw ConfigError(problems.render(source));
   return config;
 }
@@ -624,6 +682,7 @@ ExperimentConfig parse_experiment(const nlohmann::json& document, const std::str
 std::string describe_cells(const ExperimentConfig& config) {
   // Labels built from swept parameters differ between cells; those are shown per cell.
   const auto labels_of = [](const CellConfig& cell) {
+    if (cell.decision) return cell.decision->task + " " + cell.decision->params.dump();
     std::vector<std::string> labels;
     for (const auto& e : cell.estimators) labels.push_back(e.label);
     if (cell.recalibration) {
@@ -634,13 +693,14 @@ std::string describe_cells(const ExperimentConfig& config) {
     return join(labels, ", ");
   };
   const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
-  std::string out = aligned_columns({{"experiment:", config.name},
-                                     {"scenario:", config.scenario},
-                                     {"seed:", std::to_string(config.seed)},
-                                     {"cells:", std::to_string(config.cells.size())},
-                                     {"estimators:", labels},
-                                     {"output:", config.output.directory.string()}},
-                                    "");
+  std::string out =
+      aligned_columns({{"experiment:", config.name},
+                       {"scenario:", config.scenario},
+                       {"seed:", std::to_string(config.seed)},
+                       {"cells:", std::to_string(config.cells.size())},
+                       {config.scenario == "decision" ? "decision:" : "estimators:", labels},
+                       {"output:", config.output.directory.string()}},
+                      "");
   std::vector<std::vector<std::string>> rows;
   for (const auto& cell : config.cells) {
     std::vector<std::string> row = {"cell " + std::to_string(cell.index)};
@@ -654,7 +714,15 @@ std::string describe_cells(const ExperimentConfig& config) {
     for (const auto& [key, value] : cell.swept)
       if (key != "sample_size" && key != "replicates" && key != "fit_size" && key != "test_size")
         row.push_back(key + "=" + value.dump());
-    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
+    if (labels_of(cell) != labels)
+      row.push_back((cell.decision ? "decision: " : "estimators: ") + labels_of(cell));
+    if (cell.target && cell.solution) {
+      const auto& t = *cell.solution;
+      row.push_back("solved: alpha=" + format_double(t.alpha) +
+                    (cell.target->map == TargetMap::temperature ? " temperature=" : " gamma=") +
+                    format_double(t.parameter) + " (accuracy " + format_double(t.accuracy.value) +
+                    ", ece_top_l1 " + format_double(t.ece_top_l1.value) + ")");
+    }
     rows.push_back(std::move(row));
   }
   return out + "\n" + aligned_columns(rows, "  ");

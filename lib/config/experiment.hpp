@@ -11,10 +11,13 @@
 #include <variant>
 #include <vector>
 
+#include "config/decision_config.hpp"
 #include "config/param_value.hpp"
 #include "config/recalibration_config.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
+#include "truth/target_solver.hpp"
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
@@ -34,8 +37,16 @@ struct CellConfig {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> swept;
   std::size_t sample_size = 0;
   std::size_t replicates = 0;
-  DirichletSpec generator;  // validated: DirichletGenerator(generator) does not throw
-  std::vector<EstimatorConfig> estimators;
+  // Validated: Generator(generator) does not throw. Holds a DirichletSpec, ClassConditionalSpec,
+  // LabelNoiseSpec or BetaBinarySpec (generators/generator.hpp); code written for the dirichlet
+  // family reads std::get<DirichletSpec>(cell.generator) or makes a Generator.
+  GeneratorSpec generator;
+  // When the generator was given by a `target`: the request and its solution (the solved
+  // parameters are in `generator`; summary.json reports target_json(*target, *solution)).
+  std::optional<DirichletTarget> target;
+  std::optional<TargetSolution> solution;
+  std::vector<EstimatorConfig> estimators;  // empty in scenario decision
+  std::optional<DecisionConfig> decision;   // scenario decision only
   TruthSettings truth;
   // Scenario `recalibration` only (then sample_size is 0): fit_size, test_size, methods.
   std::optional<RecalibrationSettings> recalibration;
@@ -63,9 +74,10 @@ struct ExperimentConfig {
   std::string scenario;  // "estimator_bias", "recalibration"
   std::uint64_t seed = 0;
   OutputSettings output;
-  std::optional<IntervalSettings> intervals;  // absent: no intervals, outputs as before
-  std::vector<std::string> sweep_keys;        // dotted paths, in the order they appear
-  std::vector<CellConfig> cells;              // Cartesian product, last key varying fastest
+  std::optional<IntervalSettings> intervals;     // absent: no intervals, outputs as before
+  std::optional<RequirementConfig> requirement;  // scenario decision, when given
+  std::vector<std::string> sweep_keys;           // dotted paths, in the order they appear
+  std::vector<CellConfig> cells;                 // Cartesian product, last key varying fastest
   // The config with every default filled in: the file's keys in the file's order, then the
   // defaults. ordered_json keeps that order (nlohmann::json would sort the keys).
   nlohmann::ordered_json resolved;

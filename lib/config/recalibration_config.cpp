@@ -385,6 +385,20 @@ const std::vector<std::string>& recalibration_keys() {
   return keys;
 }
 
+void reject_foreign_recalibration_keys(const ObjectReader& top, const std::string& scenario) {
+  const bool own = scenario == "recalibration";
+  const std::vector<std::string> others = {"sample_size", "intervals"};
+  for (const auto& key : own ? others : recalibration_keys())
+    if (top.find(key) != nullptr)
+      top.problems().add(top.pointer_to(key),
+                         own ? "key " + quote(key) +
+                                   " is not used by scenario \"recalibration\" (it draws "
+                                   "fit_size and test_size rows)"
+                             : "key " + quote(key) +
+                                   " belongs to scenario \"recalibration\", not " +
+                                   quote(scenario));
+}
+
 std::optional<RecalibrationSettings> parse_recalibration_section(ObjectReader& top) {
   RecalibrationSettings settings;
   const auto fit_size = top.integer("fit_size", 2);

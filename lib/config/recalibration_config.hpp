@@ -43,6 +43,10 @@ std::optional<RecalibrationSettings> parse_recalibration_section(ObjectReader& t
 // The top-level keys scenario `recalibration` adds.
 const std::vector<std::string>& recalibration_keys();
 
+// Reports each top-level key that belongs to scenario `recalibration` in another scenario,
+// and sample_size and intervals (estimator_bias's) in scenario recalibration.
+void reject_foreign_recalibration_keys(const ObjectReader& top, const std::string& scenario);
+
 // `calbench list recalibrators`.
 std::string format_recalibrators();
 std::vector<std::string> recalibrator_names();

@@ -6,10 +6,14 @@
 #include <memory>
 #include <string>
 
+#include "config/decision_registry.hpp"
+#include "config/generator_config.hpp"
+#include "config/recalibration_config.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/ece_sweep.hpp"
+#include "estimators/kde_canonical.hpp"
 #include "estimators/kde_ece.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/skce.hpp"
@@ -17,10 +21,6 @@
 
 namespace calbench {
 namespace {
-
-// Beyond this K the per-row vectors stop fitting a sensible memory budget; catching it here
-// turns an allocation failure deep in a run into a config error.
-constexpr std::int64_t max_classes = 1'000'000;
 
 std::vector<std::string> allowed_keys(std::vector<std::string> fixed,
                                       const std::vector<ParamDoc>& params) {
@@ -50,43 +50,6 @@ const Row* lookup(const ObjectReader& object, std::string_view key, std::string_
 }
 
 // ---- value shapes shared by several rows --------------------------------------------------
-
-std::string count_text(std::optional<std::size_t> length) {
-  return length ? std::to_string(*length) + " " : std::string();
-}
-
-// An array of `length` (when known) numbers; positive ones when `positive`. Elements are
-// named "NAME[i]" in messages and have pointer POINTER/i.
-std::optional<std::vector<double>> read_vector(const Json& value, const std::string& pointer,
-                                               std::string_view name, bool positive,
-                                               std::optional<std::size_t> length,
-                                               Problems& problems) {
-  const std::string expected = "expected an array of " + count_text(length) + "numbers" +
-                               (positive ? " > 0" : "") + " (one per class)";
-  if (!value.is_array()) {
-    problems.add(pointer, expected + ", found " + describe(value));
-    return std::nullopt;
-  }
-  bool ok = true;
-  if (length && value.size() != *length) {
-    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
-    ok = false;
-  }
-  std::vector<double> out;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const std::string at = pointer_join(pointer, i);
-    const auto x = positive
-                       ? read_positive(value[i], at,
-                                       std::string(name) + "[" + std::to_string(i) + "]", problems)
-                       : read_number(value[i], at, problems);
-    if (x)
-      out.push_back(*x);
-    else
-      ok = false;
-  }
-  if (!ok) return std::nullopt;
-  return out;
-}
 
 // A K x K matrix as an array of K rows, returned row-major.
 std::optional<std::vector<double>> read_matrix(const Json& value, const std::string& pointer,
@@ -301,6 +264,47 @@ std::optional<EstimatorConfig> parse_kde_ece(ObjectReader&) {
   return plain_estimator("kde_ece", std::make_shared<KdeEce>());
 }
 
+// `bandwidth`: "loo" (default) or a number > 0.
+std::optional<EstimatorConfig> parse_kde_canonical(ObjectReader& entry) {
+  KdeCanonicalSpec spec;
+  ParamValue shown = std::string("loo");
+  if (const Json* value = entry.find("bandwidth")) {
+    const bool loo = value->is_string() && value->get<std::string>() == "loo";
+    const bool number =
+        value->is_number() && std::isfinite(value->get<double>()) && value->get<double>() > 0.0;
+    if (!loo && !number) {
+      entry.problems().add(entry.pointer_to("bandwidth"),
+                           "expected \"loo\" or a number > 0, found " + describe(*value));
+      return std::nullopt;
+    }
+    if (number) {
+      spec.bandwidth = value->get<double>();
+      shown = *spec.bandwidth;
+    }
+  } else {
+    entry.add_default("bandwidth", "loo");
+  }
+  const auto norm = entry.choice("norm", "norm", l1_l2_choices(), Norm::l1);
+  const auto squared = entry.boolean("squared", false);
+  if (!norm || !squared) return std::nullopt;
+  if (*squared && *norm == Norm::l1) {
+    entry.problems().add(entry.pointer_to("squared"), "applies to norm \"l2\" only");
+    return std::nullopt;
+  }
+  spec.power = *norm == Norm::l1 ? 1 : 2;
+  spec.squared = *squared;
+  EstimatorConfig out;
+  out.name = "kde_canonical";
+  out.label = "kde_canonical";
+  if (spec.power == 2) out.label.append(spec.squared ? "_l2sq" : "_l2");
+  if (spec.bandwidth) out.label.append("_b").append(format_double(*spec.bandwidth));
+  out.params = {{"bandwidth", shown},
+                {"norm", choice_name(norm_choices(), *norm)},
+                {"squared", spec.squared}};
+  out.estimator = std::make_shared<KdeCanonical>(spec);
+  return out;
+}
+
 const std::vector<Choice<SkceKernel>>& skce_kernel_choices() {
   static const std::vector<Choice<SkceKernel>> choices = {{"gaussian", SkceKernel::gaussian},
                                                           {"laplacian", SkceKernel::laplacian}};
@@ -420,13 +424,14 @@ constexpr const char* binning_conventions =
 constexpr const char* convention_doc =
     "convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,\n"
     "kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),\n"
-    "torchmetrics_binary (float64), pycalib, relplot, caltrain (unverified: no reference\n"
-    "values). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);\n"
+    "torchmetrics_binary (float64), pycalib, relplot, caltrain (checked against a numpy\n"
+    "evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);\n"
     "torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:\n"
-    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib), whether scores\n"
+    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether scores\n"
     ">= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule\n"
     "(kumar split at midpoints; numpy.quantile: sklearn, kyle, netcal with 0 and 1 outer\n"
-    "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed), classwise zero dropping\n"
+    "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed; caltrain: rank r in bin\n"
+    "floor(r B / n)), classwise zero dropping\n"
     "(rm, nixon: p_k > threshold strictly), and the default bins (sklearn 5, kyle/netcal/\n"
     "relplot 10, others 15). Every library averages classwise errors over classes.";
 
@@ -450,7 +455,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        {},
        "accuracy",
        "The predicted class is argmax_k p_k, the lowest index on ties.",
-       parse_accuracy},
+       parse_accuracy, Cost::n_log_n},
       {"ace",
        "adaptive calibration error, exactly as Nixon et al. 2019 print it",
        {bins_param("15"),
@@ -467,7 +472,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "A class with no kept rows contributes 0 and is still divided by K. Not netcal's or\n"
        "kyle's \"ACE\" (average calibration error: ece with norm average).\n" +
            std::string(convention_doc),
-       parse_ace},
+       parse_ace, Cost::n_log_n},
       {"brier",
        "mean Brier score, summed over classes, or a component of its Murphy decomposition",
        {{"component", "string", "\"total\"", "total | reliability | resolution | uncertainty",
@@ -481,7 +486,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "(n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =\n"
        "reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)\n"
        "[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value.",
-       parse_brier},
+       parse_brier, Cost::n_log_n},
       {"classwise_ece",
        "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
        {bins_param("15 (the convention's default)"),
@@ -494,7 +499,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "n_k rows kept for class k (all n at threshold 0), weights n_kb / n_k; norm l2 reports\n"
        "sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.\n" +
            std::string(binning_conventions) + "\n" + convention_doc,
-       parse_classwise_ece},
+       parse_classwise_ece, Cost::n_log_n},
       {"ece",
        "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
        {{"bins", "integer", std::to_string(ece_defaults.bins), ">= 1", "number of bins B"},
@@ -510,7 +515,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
            "\naverage: the unweighted mean of |gap_b| over non-empty bins (netcal/kyle \"ACE\").\n"
            "scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.\n" +
            convention_doc,
-       parse_ece},
+       parse_ece, Cost::n_log_n},
       {"kde_ece",
        "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
        {},
@@ -520,7 +525,22 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "-0.6 + 2.2 j/(2^14-1) (linear binning, as KDEpy's FFTKDE); acc(x) = min(mean(o) f1/f, 1);\n"
        "value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from all\n"
        "confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h).",
-       parse_kde_ece},
+       parse_kde_ece, Cost::n_log_n},
+      {"kde_canonical",
+       "Dirichlet-kernel estimate of the canonical Lp error (Popordanoska et al. 2022)",
+       {{"bandwidth", "string|number", "\"loo\"", "loo | > 0",
+         "b: leave-one-out maximum likelihood over the authors' 20-point grid, or fixed"},
+        {"norm", "string", "\"l1\"", "l1 | l2", "q = 1 or 2 in E ||r(p) - p||_q^q"},
+        {"squared", "boolean", "false", "true | false",
+         "norm l2: report the estimate of the square instead of its root"}},
+       "canonical_l1 (l1), canonical_l2 (l2); none for l2 squared",
+       "Kernel at p_j evaluated at p_i: Dir(p_i; p_j/b + 1). Leave-one-out Nadaraya-Watson\n"
+       "r_i = sum_{j!=i} k(p_i;p_j) e_yj / sum_{j!=i} k(p_i;p_j), all in log space; S = (1/n)\n"
+       "sum_i ||r_i - p_i||_q^q; l2 reports sqrt(S). log p floored at log(DBL_MIN). Bandwidth\n"
+       "grid logspace(-5,-1,15) + linspace(0.2,1,5), maximising sum_i log mean_{j!=i} k (the\n"
+       "authors also subtract log b). n < 2 gives 0. Cost O(n^2 K + 20 n^2), O(n) memory:\n"
+       "quadratic, only when asked for.",
+       parse_kde_canonical, Cost::quadratic},
       {"ece_debiased",
        "debiased plug-in estimate of the binned L2 calibration error (Kumar et al. 2019)",
        {bins_param("15"),
@@ -540,19 +560,20 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k\n"
        "max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).\n" +
            std::string(binning_conventions),
-       parse_ece_debiased},
+       parse_ece_debiased, Cost::n_log_n},
       {"ece_sweep",
        "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
        {{"binning", "string", "\"equal_mass\"", "equal_mass | equal_width",
-         "equal_mass: rank parts of numpy.array_split sizes; equal_width: edges i/b"},
+         "equal_mass: row of rank r in bin floor((r/n) b); equal_width: floor(s b)"},
         {"norm", "string", "\"l1\"", "l1 | l2", "how the per-bin gaps are combined"}},
        "ece_top_l1 (l1), ece_top_l2 (l2)",
-       "Top-label confidences sorted once; b = 1, 2, ... scanned upward while the accuracies\n"
-       "of the non-empty bins are non-decreasing; b* = the last monotone b, capped at\n"
-       "min(n, ceil(sqrt(n log2(n + 1)))) so the search is O(n log n). Equal-mass parts are\n"
-       "contiguous in rank (ties are not merged); equal-width bins are right-closed (e_i-1, e_i]\n"
-       "with e_i = i/b, 0 in the first. Reports the l1 / l2 binned ECE at b*.",
-       parse_ece_sweep},
+       "Bins of the authors' code (google-research/caltrain): confidences sorted stably; the\n"
+       "row of rank r in equal-mass bin min(b-1, floor((r/n) b)) (ties may split), or in\n"
+       "equal-width bin min(b-1, floor(s b)) ([j/b, (j+1)/b), 1.0 in the last). b = 2, 3, ...\n"
+       "scanned upward while the accuracies of the non-empty bins are non-decreasing; b* = the\n"
+       "last monotone b (1 if b = 2 fails), capped at min(n-1, ceil(sqrt(n log2(n+1)))) so the\n"
+       "search is O(n log n) (caltrain scans to n-1). Reports the l1 / l2 binned ECE at b*.",
+       parse_ece_sweep, Cost::n_log_n},
       {"nll",
        "mean negative log-likelihood of the label",
        {},
@@ -560,7 +581,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "(1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class\n"
        "scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf\n"
        "(sklearn clips harder, at 2.2e-16).",
-       parse_nll},
+       parse_nll, Cost::n_log_n},
       {"skce",
        "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') I_K",
        {{"kernel", "string", "\"gaussian\"", "gaussian | laplacian",
@@ -577,7 +598,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "<p,p'>);\n"
        "linear: mean of h over the disjoint pairs (X_2i, X_2i+1); quadratic: mean over all i < j.\n"
        "Values can be negative. n < 2 gives 0.",
-       parse_skce},
+       parse_skce, Cost::n_log_n},
       {"smooth_ece",
        "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
        {{"bandwidth", "string|number", "\"fixed_point\"", "fixed_point | (0, 1]",
@@ -589,7 +610,7 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values\n"
        "interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The fixed\n"
        "point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001.",
-       parse_smooth_ece},
+       parse_smooth_ece, Cost::n_log_n},
   };
 }
 
@@ -684,39 +705,9 @@ std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
 
 // ---- families -----------------------------------------------------------------------------
 
-// alpha: a number (symmetric; kept a number in the resolved config) or one per class.
-std::optional<std::vector<double>> parse_alpha(ObjectReader& g,
-                                               std::optional<std::size_t> classes) {
-  const Json* value = g.find("alpha");
-  if (value == nullptr) {
-    g.add_default("alpha", 1.0);
-    return std::vector<double>{1.0};
-  }
-  const std::string pointer = g.pointer_to("alpha");
-  if (value->is_array()) return read_vector(*value, pointer, "alpha", true, classes, g.problems());
-  if (!value->is_number()) {
-    g.problems().add(pointer, "expected a number > 0 or an array of " + count_text(classes) +
-                                  "numbers > 0 (one per class), found " + describe(*value));
-    return std::nullopt;
-  }
-  const auto a = read_positive(*value, pointer, "alpha", g.problems());
-  if (!a) return std::nullopt;
-  return std::vector<double>{*a};
-}
-
-std::optional<std::size_t> parse_classes(ObjectReader& g) {
-  const auto classes = g.integer("classes", 2);
-  if (!classes) return std::nullopt;
-  if (*classes > max_classes) {
-    g.problems().add(g.pointer_to("classes"), "classes = " + std::to_string(*classes) +
-                                                  ": must be <= " + std::to_string(max_classes));
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(*classes);
-}
-
-std::optional<DirichletSpec> parse_dirichlet(ObjectReader& g) {
+std::optional<ParsedGenerator> parse_dirichlet(ObjectReader& g) {
   const auto classes = parse_classes(g);
+  if (g.find("target") != nullptr) return parse_dirichlet_target(g, classes);
   const auto alpha = parse_alpha(g, classes);
   const auto map = parse_miscalibration(g, classes);
   if (!classes || !alpha || !map) return std::nullopt;
@@ -724,7 +715,7 @@ std::optional<DirichletSpec> parse_dirichlet(ObjectReader& g) {
   spec.classes = *classes;
   spec.alpha = alpha->size() == 1 ? std::vector<double>(*classes, alpha->front()) : *alpha;
   spec.map = *map;
-  return spec;
+  return ParsedGenerator{std::move(spec), {}};
 }
 
 std::vector<FamilyEntry> make_family_rows() {
@@ -735,8 +726,43 @@ std::vector<FamilyEntry> make_family_rows() {
         {"alpha", "number or array", "1", "> 0, or one per class",
          "concentration: small alpha, confident and accurate"},
         {"miscalibration", "object", "{\"map\": \"identity\"}", "see `calbench list maps`",
-         "the miscalibration map h"}},
+         "the miscalibration map h"},
+        {"target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
+         "solved: symmetric alpha and the temperature or top_label parameter "
+         "(docs/generators.md)"}},
        parse_dirichlet},
+      {"class_conditional",
+       "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
+       {{"classes", "integer", "required", ">= 2", "the number of classes K"},
+        {"prior", "array of numbers", "uniform", "K numbers > 0 summing to 1", "pi"},
+        {"concentration", "number", "none", "> 0, with correct_class",
+         "a: alpha^(k) = a 1 + (b - a) e_k"},
+        {"correct_class", "number", "none", "> 0, with concentration",
+         "b: the concentration on the true class"},
+        {"alpha", "array of arrays", "none", "K x K, > 0, instead of the pair",
+         "row k is alpha^(k)"}},
+       parse_class_conditional},
+      {"label_noise",
+       "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
+       {{"classes", "integer", "required", ">= 2", "the number of classes K"},
+        {"alpha", "number or array", "1", "> 0, or one per class", "the Dirichlet of p"},
+        {"weight", "number", "required", ">= 0 and < 1", "w"},
+        {"beta", "integer or array", "0",
+         "a class index j (beta = e_j), or K numbers >= 0 "
+         "summing to 1",
+         "the noise distribution"}},
+       parse_label_noise},
+      {"beta_binary",
+       "K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et al. "
+       "2022)",
+       {{"classes", "integer", "2", "2", "always 2"},
+        {"a", "number", "required", "> 0", "Beta(a, b) of the score f"},
+        {"b", "number", "required", "> 0", ""},
+        {"point_mass", "number", "0", ">= 0 and < 1, needs phi(1) = 1", "P(f = 1)"},
+        {"calibration", "object", "{\"curve\": \"identity\"}",
+         "curve: identity | polynomial {d > 0} | logistic {a, b} | logit_logit {a, b}",
+         "phi(f) = f, f^d, 1/(1 + exp(-(a + b f))), or logit phi = a + b logit f"}},
+       parse_beta_binary},
   };
 }
 
@@ -777,6 +803,10 @@ std::string format_estimators() {
     out += format_params(e.params);
     out += labelled("    ", "target:    ", e.target);
     out += labelled("    ", "convention:", e.convention);
+    out += labelled("    ", "cost:      ",
+                    e.cost == Cost::quadratic
+                        ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
+                        : "O(n log n) per evaluation at its defaults");
   }
   return out;
 }
@@ -837,6 +867,9 @@ const std::vector<ScenarioEntry>& scenario_registry() {
       {"estimator_bias",
        "bias, spread and error of each estimator against the exact value of its target, per "
        "cell"},
+      {"decision",
+       "exact expected utility of a decision task acting on p and on the true r(p), the cost of "
+       "miscalibration, and the minimal accuracy meeting a requirement"},
       {"recalibration",
        "recalibration methods fitted on fit_size rows, judged by the truth of the composed "
        "model and by estimators on test_size rows"},
@@ -893,27 +926,27 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
   return config;
 }
 
-std::optional<DirichletSpec> parse_generator(const Json& generator, const std::string& pointer,
-                                             Problems& problems, Json& resolved) {
+std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
+                                               Problems& problems, Json& resolved) {
   ObjectReader g(generator, pointer, problems);
-  std::optional<DirichletSpec> spec;
+  std::optional<ParsedGenerator> parsed;
   const std::size_t before = problems.size();
   if (g.is_object()) {
     if (const FamilyEntry* row = lookup(g, "family", "family", family_registry())) {
       g.allow_only(allowed_keys({"family"}, row->params));
-      spec = row->parse(g);
+      parsed = row->parse(g);
     }
   }
   resolved = g.take_resolved();
   if (problems.size() != before) return std::nullopt;
   // The generator's own checks are the authority; ours above only give precise pointers.
   try {
-    DirichletGenerator check(*spec);
+    Generator check(parsed->spec);
   } catch (const DomainError& error) {
     problems.add(pointer, error.what());
     return std::nullopt;
   }
-  return spec;
+  return parsed;
 }
 
 std::string format_registry(std::string_view kind) {
@@ -921,7 +954,8 @@ std::string format_registry(std::string_view kind) {
   const std::vector<std::pair<std::string, Formatter>> sections = {
       {"estimators", format_estimators}, {"maps", format_maps},
       {"families", format_families},     {"scenarios", format_scenarios},
-      {"quantities", format_quantities}, {"recalibrators", format_recalibrators}};
+      {"quantities", format_quantities}, {"decisions", format_decisions},
+      {"recalibrators", format_recalibrators}};
   std::string out;
   for (const auto& [name, format] : sections) {
     if (kind.empty()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/experiment.hpp"
+#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "estimators/quantity.hpp"
 #include "generators/dirichlet.hpp"
@@ -34,6 +35,10 @@ struct ParamDoc {
 // Returns nullopt after reporting problems.
 using EstimatorParse = std::optional<EstimatorConfig> (*)(ObjectReader& entry);
 
+// How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
+// ones only when asked for, since it evaluates every estimator on hundreds of resamples.
+enum class Cost { n_log_n, quadratic };
+
 struct EstimatorEntry {
   std::string name;
   std::string summary;
@@ -41,6 +46,7 @@ struct EstimatorEntry {
   std::string target;      // the quantity it estimates, and when
   std::string convention;  // conventions a reader needs to reproduce its value
   EstimatorParse parse;
+  Cost cost;
 };
 
 // Reads a miscalibration map's parameters; `classes` is the family's K when it is known
@@ -55,8 +61,8 @@ struct MapEntry {
   MapParse parse;
 };
 
-// Reads a generator family's parameters (including its `miscalibration` object).
-using FamilyParse = std::optional<DirichletSpec> (*)(ObjectReader& object);
+// Reads a generator family's parameters (including its `miscalibration` object or `target`).
+using FamilyParse = std::optional<ParsedGenerator> (*)(ObjectReader& object);
 
 struct FamilyEntry {
   std::string name;
@@ -91,12 +97,14 @@ std::vector<std::string> scenario_names();
 //   generator: {"family": ..., params..., "miscalibration": {"map": ..., params...}}
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved);
-std::optional<DirichletSpec> parse_generator(const Json& generator, const std::string& pointer,
-                                             Problems& problems, Json& resolved);
+// A generator given by `target` comes back unsolved (ParsedGenerator::target set, the spec
+// a placeholder); config/experiment.cpp solves it per cell.
+std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
+                                               Problems& problems, Json& resolved);
 
 // The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
-// "maps", "families", "scenarios" or "quantities"; another KIND throws ConfigError listing
-// the valid ones.
+// "maps", "families", "scenarios", "quantities" or "decisions"; another KIND throws ConfigError
+// listing the valid ones.
 std::string format_registry(std::string_view kind);
 
 }  // namespace calbench

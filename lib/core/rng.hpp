@@ -66,8 +66,9 @@ enum class Purpose : std::uint32_t {
   bootstrap = 4,
   split = 5,
   labels = 6,
-  fit = 7,   // a recalibration replicate's fit sample
-  test = 8,  // a recalibration replicate's test sample
+  fit = 7,        // a recalibration replicate's fit sample
+  test = 8,       // a recalibration replicate's test sample
+  decision = 12,  // the exact expected utility of a decision task (decisions/decision_value.hpp)
 };
 
 struct StreamKey {

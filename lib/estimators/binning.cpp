@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 namespace calbench {
 
@@ -11,20 +12,6 @@ void equal_width_edges(std::size_t bins, std::vector<double>& edges) {
   edges.resize(bins + 1);
   const double B = static_cast<double>(bins);
   for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) / B;
-}
-
-std::size_t equal_width_bin(double score, std::span<const double> edges) {
-  const std::size_t bins = edges.size() - 1;
-  if (!(score > 0.0)) return 0;  // 0, negatives (and NaN) go to the first bin
-  if (score >= 1.0) return bins - 1;
-  // Candidate from the product, then corrected against the exact edges i/B, so a value on an
-  // edge lands in the bin below it whatever the rounding of score * B. The edges come from a
-  // table: two divisions per score would cost more than the rest of the binning.
-  // (A truncating cast, not ceil: without SSE4.1 ceil is a library call.)
-  auto b = std::min(static_cast<std::size_t>(score * static_cast<double>(bins)), bins - 1);
-  while (b + 1 < bins && score > edges[b + 1]) ++b;
-  while (b > 0 && score <= edges[b]) --b;
-  return b;
 }
 
 std::size_t equal_width_bin(double score, std::size_t bins) {
@@ -70,75 +57,94 @@ double combine(std::span<const double> sum_gap, std::span<const double> count, d
 
 constexpr std::uint32_t kNotGathered = std::numeric_limits<std::uint32_t>::max();
 
-// Kumar's equal-mass partition (binning.hpp) of the n >= 1 scores; calls sink(i, bin) for
-// every row. Returns the number of bins, min(B, n).
-template <typename Sink>
-std::size_t equal_mass_partition(std::span<const double> scores, std::size_t bins,
-                                 EstimatorWorkspace& ws, Sink&& sink) {
+// Order statistics without a sort. A counting pass over M fine buckets (floor(score M),
+// monotone in the score) tells which bucket holds each wanted rank; only those buckets are
+// gathered and searched exactly, by selection. O(n + M) with well-predicted branches, against
+// O(n log n) for a sort, and exact: the value of rank r is the sorted sample's.
+// count_buckets fills ws.bucket (each score's bucket) and ws.bucket_start (prefix counts) and
+// returns M; bucket_order_statistics then writes the scores of the given ranks into `out`.
+std::size_t count_buckets(std::span<const double> scores, EstimatorWorkspace& ws) {
   const std::size_t n = scores.size();
-  // The partition needs only the order statistics at the B - 1 split ranks, not
-  // a sorted sample. A counting pass over M fine buckets (floor(score M), monotone in the
-  // score) locates every split rank in its bucket; only those few buckets are searched
-  // exactly, by selection. Each score then takes the bin of its bucket, looked up, unless an
-  // edge lies near the bucket. O(n + M) with well-predicted branches, against O(n log n) for
-  // a sort; the partition is exactly the sort's.
-  const std::size_t B = std::min(bins, n);
   const std::size_t M = std::clamp<std::size_t>(n, 64, std::size_t{1} << 20);
   const double Md = static_cast<double>(M);
-  const auto bucket_of = [&](double s) -> std::uint32_t {
-    if (!(s > 0.0)) return 0;
-    return static_cast<std::uint32_t>(std::min(static_cast<std::size_t>(s * Md), M - 1));
-  };
   ws.bucket.resize(n);
   ws.bucket_start.assign(M + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    ws.bucket[i] = bucket_of(scores[i]);
+    const double v = scores[i];
+    ws.bucket[i] = v > 0.0 ? static_cast<std::uint32_t>(
+                                 std::min(static_cast<std::size_t>(std::min(v, 1.0) * Md), M - 1))
+                           : 0u;
     ++ws.bucket_start[ws.bucket[i] + 1];
   }
   for (std::size_t j = 0; j < M; ++j) ws.bucket_start[j + 1] += ws.bucket_start[j];
+  return M;
+}
 
-  // Split rank r_b (first rank of part b + 1) and the rank r_b - 1 before it: the buckets
-  // holding them are gathered (slot per bucket) and searched.
-  ws.split.clear();
-  const std::size_t base = n / B, extra = n % B;
-  std::size_t nominal = 0;
-  for (std::size_t b = 0; b + 1 < B; ++b) {
-    nominal += base + (b < extra ? 1 : 0);
-    ws.split.push_back(nominal);
-  }
-  const auto bucket_of_rank = [&](std::size_t r) {
-    return static_cast<std::uint32_t>(
-        std::upper_bound(ws.bucket_start.begin(), ws.bucket_start.end(), r) -
-        ws.bucket_start.begin() - 1);
-  };
+std::uint32_t bucket_of_rank(const EstimatorWorkspace& ws, std::size_t r) {
+  return static_cast<std::uint32_t>(
+      std::upper_bound(ws.bucket_start.begin(), ws.bucket_start.end(), r) -
+      ws.bucket_start.begin() - 1);
+}
+
+void bucket_order_statistics(std::span<const double> scores, std::size_t M,
+                             std::span<const std::size_t> ranks, EstimatorWorkspace& ws,
+                             std::span<double> out) {
   ws.gathered.assign(M, kNotGathered);
   std::size_t gathered_size = 0;
-  for (std::size_t r : ws.split) {
-    for (std::uint32_t j : {bucket_of_rank(r - 1), bucket_of_rank(r)}) {
-      if (ws.gathered[j] != kNotGathered) continue;
-      ws.gathered[j] = static_cast<std::uint32_t>(gathered_size);  // offset of its slot
-      gathered_size += ws.bucket_start[j + 1] - ws.bucket_start[j];
-    }
+  for (std::size_t r : ranks) {
+    const std::uint32_t j = bucket_of_rank(ws, r);
+    if (ws.gathered[j] != kNotGathered) continue;
+    ws.gathered[j] = static_cast<std::uint32_t>(gathered_size);  // offset of its slot
+    gathered_size += ws.bucket_start[j + 1] - ws.bucket_start[j];
   }
   ws.values.resize(gathered_size);
   ws.fill.assign(ws.gathered.begin(), ws.gathered.end());
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < scores.size(); ++i) {
     const std::uint32_t j = ws.bucket[i];
     if (ws.gathered[j] != kNotGathered) ws.values[ws.fill[j]++] = scores[i];
   }
-  // The score of global rank r, r in bucket j: the (r - start_j)-th smallest of the slot.
-  const auto order_statistic = [&](std::size_t r) {
-    const std::uint32_t j = bucket_of_rank(r);
+  // The score of rank r in bucket j: the (r - start_j)-th smallest of the slot.
+  for (std::size_t q = 0; q < ranks.size(); ++q) {
+    const std::size_t r = ranks[q];
+    const std::uint32_t j = bucket_of_rank(ws, r);
     const auto slot = ws.values.begin() + static_cast<std::ptrdiff_t>(ws.gathered[j]);
     const auto size = static_cast<std::ptrdiff_t>(ws.bucket_start[j + 1] - ws.bucket_start[j]);
     const auto nth = slot + static_cast<std::ptrdiff_t>(r - ws.bucket_start[j]);
     std::nth_element(slot, nth, slot + size);
-    return *nth;
-  };
+    out[q] = *nth;
+  }
+}
+
+// Kumar's equal-mass partition (binning.hpp) of the n >= 1 scores; calls sink(i, bin) for
+// every row. Returns the number of bins, min(B, n). The split ranks' order statistics come
+// from the buckets above; each score then takes the bin of its bucket, looked up, unless an
+// edge lies near the bucket.
+template <typename Sink>
+std::size_t equal_mass_partition(std::span<const double> scores, std::size_t bins,
+                                 EstimatorWorkspace& ws, Sink&& sink) {
+  const std::size_t n = scores.size();
+  const std::size_t B = std::min(bins, n);
+  const std::size_t M = count_buckets(scores, ws);
+  const double Md = static_cast<double>(M);
+
+  // Split rank r_b (first rank of part b + 1) and the rank r_b - 1 before it.
+  ws.split.clear();
+  const std::size_t base = n / B, extra = n % B;
+  std::size_t nominal = 0;
+  std::vector<std::size_t>& ranks = ws.rank_scratch;
+  ranks.clear();
+  for (std::size_t b = 0; b + 1 < B; ++b) {
+    nominal += base + (b < extra ? 1 : 0);
+    ws.split.push_back(nominal);
+    ranks.push_back(nominal - 1);
+    ranks.push_back(nominal);
+  }
+  ws.rank_values.resize(ranks.size());
+  bucket_order_statistics(scores, M, ranks, ws, ws.rank_values);
   // edge b = midpoint of the largest score of part b and the smallest of part b + 1.
   ws.edges.resize(ws.split.size());
   for (std::size_t b = 0; b < ws.split.size(); ++b)
-    ws.edges[b] = (order_statistic(ws.split[b] - 1) + order_statistic(ws.split[b])) / 2.0;
+    ws.edges[b] = (ws.rank_values[2 * b] + ws.rank_values[2 * b + 1]) / 2.0;
 
   // A bucket's bin is the number of edges below it, unless an edge lies within a bucket of it
   // (the margin absorbs the rounding of score * M): then each score is placed exactly.
@@ -239,22 +245,39 @@ void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<do
   }
 }
 
-// The bin of s among B bins with inner edges e_1..e_{B-1}: right-closed counts the inner
-// edges below s, left-closed those at or below it.
+// The bin of s among B bins with inner edges e_1..e_{B-1} (non-decreasing): right-closed
+// counts the inner edges below s, left-closed those at or below it. For the usual few edges a
+// branch-free count beats a binary search, whose branches the data cannot predict.
 std::uint32_t bin_by_edges(double s, std::span<const double> inner, Closed closed) {
+  if (inner.size() <= 32) {
+    std::uint32_t count = 0;
+    if (closed == Closed::right)
+      for (double e : inner) count += e < s ? 1u : 0u;
+    else
+      for (double e : inner) count += e <= s ? 1u : 0u;
+    return count;
+  }
   const auto it = closed == Closed::right ? std::lower_bound(inner.begin(), inner.end(), s)
                                           : std::upper_bound(inner.begin(), inner.end(), s);
   return static_cast<std::uint32_t>(it - inner.begin());
 }
 
-// numpy.quantile(sorted, q), method 'linear' (numpy 1.24 _quantile and _lerp).
-double numpy_quantile(std::span<const double> sorted, double q) {
-  const double n = static_cast<double>(sorted.size());
+// numpy.quantile(sorted, q), method 'linear' (numpy 1.24 _quantile and _lerp): the two ranks
+// it reads and its interpolation weight.
+struct QuantileRanks {
+  std::size_t below, above;
+  double t;
+};
+QuantileRanks numpy_quantile_ranks(std::size_t size, double q) {
+  const double n = static_cast<double>(size);
   const double h = n * q + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0;
   const double lo = std::floor(h);
-  const auto below = static_cast<std::size_t>(std::clamp(lo, 0.0, n - 1.0));
-  const auto above = static_cast<std::size_t>(std::clamp(lo + 1.0, 0.0, n - 1.0));
-  const double t = h - lo, a = sorted[below], b = sorted[above], d = b - a;
+  return {static_cast<std::size_t>(std::clamp(lo, 0.0, n - 1.0)),
+          static_cast<std::size_t>(std::clamp(lo + 1.0, 0.0, n - 1.0)), h - lo};
+}
+// numpy's _lerp of the two order statistics a <= b with weight t.
+double numpy_quantile(double a, double b, double t) {
+  const double d = b - a;
   return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
 }
 
@@ -270,6 +293,17 @@ std::size_t assign_bins(std::span<const double> scores, Binning binning, std::si
       ws.bin_of[i] = static_cast<std::uint32_t>(bin);
     });
 
+  if (binning == Binning::equal_mass && c.mass == MassRule::rank_floor) {
+    ws.gathered.resize(n);  // row indices in stable score order
+    std::iota(ws.gathered.begin(), ws.gathered.end(), 0u);
+    std::stable_sort(ws.gathered.begin(), ws.gathered.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return scores[a] < scores[b]; });
+    const double nd = static_cast<double>(n), bd = static_cast<double>(bins);
+    for (std::size_t r = 0; r < n; ++r)
+      ws.bin_of[ws.gathered[r]] = static_cast<std::uint32_t>(
+          std::min(bd - 1.0, std::floor(static_cast<double>(r) / nd * bd)));
+    return bins;
+  }
   const std::size_t out_bins = c.own_bin_for_one ? bins + 1 : bins;
   Closed closed = c.closed;
   if (binning == Binning::equal_width) {
@@ -284,20 +318,33 @@ std::size_t assign_bins(std::span<const double> scores, Binning binning, std::si
     }
     library_edges(c.edges, bins, c.float32, ws.edges);
   } else {
-    ws.sorted.assign(scores.begin(), scores.end());
-    std::sort(ws.sorted.begin(), ws.sorted.end());
     closed = c.mass_closed;
     ws.edges.resize(bins + 1);
+    const std::size_t M = count_buckets(scores, ws);
+    std::vector<std::size_t>& ranks = ws.rank_scratch;
+    ranks.clear();
     if (c.mass == MassRule::quantile) {
       const double step = 1.0 / static_cast<double>(bins);  // numpy.linspace(0, 1, B + 1)
+      const auto q = [&](std::size_t i) { return i == bins ? 1.0 : static_cast<double>(i) * step; };
+      for (std::size_t i = 0; i <= bins; ++i) {
+        const QuantileRanks r = numpy_quantile_ranks(n, q(i));
+        ranks.push_back(r.below);
+        ranks.push_back(r.above);
+      }
+      ws.rank_values.resize(ranks.size());
+      bucket_order_statistics(scores, M, ranks, ws, ws.rank_values);
       for (std::size_t i = 0; i <= bins; ++i)
-        ws.edges[i] = numpy_quantile(ws.sorted, i == bins ? 1.0 : static_cast<double>(i) * step);
+        ws.edges[i] = numpy_quantile(ws.rank_values[2 * i], ws.rank_values[2 * i + 1],
+                                     numpy_quantile_ranks(n, q(i)).t);
     } else {  // nixon: sort(s)[round(linspace(0, n, B, endpoint=False))], then 1.0
       const double step = static_cast<double>(n) / static_cast<double>(bins);
       for (std::size_t i = 0; i < bins; ++i) {
         const double r = std::nearbyint(static_cast<double>(i) * step);  // half to even
-        ws.edges[i] = ws.sorted[std::min(static_cast<std::size_t>(r), n - 1)];
+        ranks.push_back(std::min(static_cast<std::size_t>(r), n - 1));
       }
+      ws.rank_values.resize(ranks.size());
+      bucket_order_statistics(scores, M, ranks, ws, ws.rank_values);
+      for (std::size_t i = 0; i < bins; ++i) ws.edges[i] = ws.rank_values[i];
       ws.edges[bins] = 1.0;
     }
     if (c.mass_outer_edges_01) {

@@ -14,7 +14,9 @@
 //   lower bin, which may leave a bin empty. This is the partition of Kumar et al. 2019's
 //   `calibration` package.
 // - Empty bins contribute nothing (and are not counted by the max norm).
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -32,7 +34,22 @@ enum class Norm { l1, l2, max, average };
 void equal_width_edges(std::size_t bins, std::vector<double>& edges);
 
 // Bin index in [0, B) of a score under the equal-width convention, from the edges above.
-std::size_t equal_width_bin(double score, std::span<const double> edges);
+// Inline: the classwise estimators call it K times per row.
+inline std::size_t equal_width_bin(double score, std::span<const double> edges) {
+  const std::size_t bins = edges.size() - 1;
+  if (!(score > 0.0)) return 0;  // 0, negatives (and NaN) go to the first bin
+  if (score >= 1.0) return bins - 1;
+  // Candidate from the product, then corrected against the exact edges i/B, so a value on an
+  // edge lands in the bin below it whatever the rounding of score * B. The edges come from a
+  // table: two divisions per score would cost more than the rest of the binning. A signed
+  // truncating cast: the unsigned one and ceil (without SSE4.1) are slower sequences.
+  auto b = std::min(
+      static_cast<std::size_t>(static_cast<std::int64_t>(score * static_cast<double>(bins))),
+      bins - 1);
+  while (b + 1 < bins && score > edges[b + 1]) ++b;
+  while (b > 0 && score <= edges[b]) --b;
+  return b;
+}
 // The same, building the edges (for one-off use).
 std::size_t equal_width_bin(double score, std::size_t bins);
 

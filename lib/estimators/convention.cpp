@@ -32,10 +32,13 @@ const std::vector<Convention>& conventions() {
        false, false, false, true},
       {"relplot", 10, E::truncation, C::left, M::split_midpoint, C::right, false, true, false,
        false, false, false, true},
-      // caltrain (Roelofs et al. 2022, google-research/caltrain) has no values in the
-      // reference set: its choices here are sklearn's and are not verified.
-      {"caltrain", 15, E::linspace, C::right, M::split_midpoint, C::right, false, false, false,
-       false, false, false, false},
+      // caltrain (Roelofs et al. 2022, google-research/caltrain bin_methods.py): equal width
+      // by np.digitize(s, linspace(0, 1, B + 1), right=False), i.e. [e_i, e_i+1), with 1.0 in
+      // the last bin; equal mass by rank, floor((r / n) * B). The reference set has no caltrain
+      // values: tests/test_binned.cpp checks it against tests/reference/caltrain_ref.py, a
+      // numpy evaluation of those rules.
+      {"caltrain", 15, E::linspace, C::left, M::rank_floor, C::right, false, false, false, false,
+       false, false, true},
   };
   return table;
 }

@@ -27,6 +27,8 @@ enum class MassRule {
   split_midpoint,  // numpy.array_split of the sorted scores, edges at midpoints (Kumar)
   quantile,        // numpy.quantile(s, linspace(0, 1, B + 1)), linear interpolation
   nixon,           // sort(s)[round_half_even(linspace(0, n, B, endpoint=False))] (Nixon/rm)
+  rank_floor,      // the row of rank r (stable sort) in bin min(B - 1, floor((r / n) * B)):
+                   // caltrain's BinEqualExamples; ties may split across bins
 };
 
 struct Convention {

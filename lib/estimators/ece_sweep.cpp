@@ -24,8 +24,9 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   // Sort once: row order by confidence, then prefix sums (ws.bin_score / bin_hits, n + 1).
   ws.bin_of.resize(n);
   std::iota(ws.bin_of.begin(), ws.bin_of.end(), 0u);
-  std::sort(ws.bin_of.begin(), ws.bin_of.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return s.confidence[a] < s.confidence[b]; });
+  std::stable_sort(ws.bin_of.begin(), ws.bin_of.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return s.confidence[a] < s.confidence[b];
+  });
   ws.sorted.resize(n);
   ws.bin_score.assign(n + 1, 0.0);
   ws.bin_hits.assign(n + 1, 0.0);
@@ -35,22 +36,35 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     ws.bin_score[r + 1] = ws.bin_score[r] + s.confidence[i];
     ws.bin_hits[r + 1] = ws.bin_hits[r] + (s.correct(i) ? 1.0 : 0.0);
   }
-  // Boundaries of b bins as ranks, into ws.edges (b + 1 values).
+  // Boundaries of b bins as ranks, into ws.edges (b + 1 values): edges[j] is the first rank
+  // in bin j under caltrain's rules (ece_sweep.hpp), found in O(log n) or O(1) per boundary
+  // instead of binning all n rows per b.
+  const double nd = static_cast<double>(n);
   const auto bounds = [&](std::size_t b) {
     ws.edges.resize(b + 1);
-    if (spec_.binning == Binning::equal_mass) {
-      const std::size_t base = n / b, extra = n % b;
-      for (std::size_t j = 0; j <= b; ++j)
-        ws.edges[j] = static_cast<double>(j * base + std::min(j, extra));
-    } else {
-      ws.edges[0] = 0.0;
-      for (std::size_t j = 1; j < b; ++j) {
-        const double e = static_cast<double>(j) / static_cast<double>(b);  // (e_j-1, e_j]
-        ws.edges[j] = static_cast<double>(std::upper_bound(ws.sorted.begin(), ws.sorted.end(), e) -
-                                          ws.sorted.begin());
+    const double bd = static_cast<double>(b);
+    ws.edges[0] = 0.0;
+    for (std::size_t j = 1; j < b; ++j) {
+      const double jd = static_cast<double>(j);
+      std::size_t first;
+      if (spec_.binning == Binning::equal_mass) {
+        // The first r with floor((r / n) * b) >= j is ceil(j n / b) in exact arithmetic; the
+        // floating-point expression can differ by one rank, so step to where it switches.
+        const auto in_bin = [&](std::size_t r) {
+          return std::floor(static_cast<double>(r) / nd * bd) >= jd;
+        };
+        first = (j * n + b - 1) / b;
+        while (first > 0 && in_bin(first - 1)) --first;
+        while (first < n && !in_bin(first)) ++first;
+      } else {  // bin = min(b - 1, floor(s * b)): [j / b, (j + 1) / b) in floating point
+        first = static_cast<std::size_t>(
+            std::partition_point(ws.sorted.begin(), ws.sorted.end(),
+                                 [&](double v) { return std::floor(v * bd) < jd; }) -
+            ws.sorted.begin());
       }
-      ws.edges[b] = static_cast<double>(n);
+      ws.edges[j] = static_cast<double>(first);
     }
+    ws.edges[b] = nd;
   };
   const auto monotone = [&](std::size_t b) {
     bounds(b);
@@ -65,9 +79,8 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     }
     return true;
   };
-  const double nd = static_cast<double>(n);
   const auto cap = static_cast<std::size_t>(std::ceil(std::sqrt(nd * std::log2(nd + 1.0))));
-  const std::size_t b_max = std::max<std::size_t>(1, std::min(n, cap));
+  const std::size_t b_max = std::max<std::size_t>(1, std::min(n - 1, cap));
   std::size_t best = 1;
   for (std::size_t b = 2; b <= b_max && monotone(b); ++b) best = b;
   ws.split.assign(1, best);

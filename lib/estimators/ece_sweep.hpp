@@ -2,13 +2,17 @@
 // `ece_sweep`: Roelofs et al. 2022 ("Mitigating bias in calibration error estimation"), the
 // top-label binned ECE at the largest number of bins b* for which the bin accuracies are
 // monotone (non-decreasing in the confidence, empty bins skipped).
-// Search: the confidences are sorted once (O(n log n)) with prefix sums of confidence and
-// correctness, so the bins of any b cost O(b) (equal_mass: contiguous rank parts of
-// numpy.array_split sizes, ties not merged) or O(b log n) (equal_width: edges i/b, right-closed,
-// by binary search). b = 1, 2, ... is scanned upward, as in the paper, and stops at the
-// first b that is not monotone; b* = b - 1. The scan is capped at
-// b_max = min(n, ceil(sqrt(n log2(n + 1)))) so the whole search stays O(n log n); b_max is
-// far above the b* that noisy accuracies allow (b* = b_max is reported as is).
+// Bins as in the authors' code (google-research/caltrain, calibration_metrics.py and
+// bin_methods.py): the confidences sorted stably, the row of rank r in equal_mass bin
+// min(b - 1, floor((r / n) * b)) (ties may split across bins), or in equal_width bin
+// min(b - 1, floor(s * b)), i.e. [j/b, (j+1)/b) with 1.0 in the last.
+// Search: one sort (O(n log n)) with prefix sums of confidence and correctness, so the bins of
+// any b cost O(b) (equal_mass) or O(b log n) (equal_width, binary search). b = 2, 3, ... is
+// scanned upward, as in the paper, and stops at the first b that is not monotone; b* = b - 1
+// (1 when b = 2 already fails). caltrain scans up to b = n - 1; ours stops at
+// b_max = min(n - 1, ceil(sqrt(n log2(n + 1)))) so the whole search stays O(n log n) — b_max
+// is far above the b* that noisy accuracies allow and binds only on separable data (every row
+// correct, say), where b* = b_max is reported as is.
 // Targets: ece_top_l1 (norm l1), ece_top_l2 (norm l2).
 #include "estimators/binning.hpp"
 #include "estimators/estimator.hpp"

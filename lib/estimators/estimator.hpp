@@ -18,8 +18,10 @@ struct EstimatorWorkspace {
   // equal-mass binning (estimators/binning.cpp)
   std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin;
   std::vector<double> values;
-  std::vector<std::size_t> split;  // equal-mass split ranks
-  std::vector<double> edges;       // equal-mass bin edges
+  std::vector<std::size_t> split;         // equal-mass split ranks
+  std::vector<std::size_t> rank_scratch;  // ranks whose order statistics are wanted
+  std::vector<double> rank_values;        // and their values
+  std::vector<double> edges;              // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;
   // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
   // masses, the sampled kernel, and the smoothed grids

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "generators/categorical.hpp"
 
 namespace calbench {
 
@@ -93,20 +94,7 @@ void DirichletGenerator::draw_truth(Engine& engine, std::span<double> c,
 }
 
 std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const double> c) const {
-  // Scaling u by the computed sum keeps the draw inside the support despite rounding.
-  double total = 0.0;
-  for (double v : c) total += v;
-  const double u = uniform_open01(engine) * total;
-  double acc = 0.0;
-  const std::size_t K = c.size();
-  for (std::size_t k = 0; k + 1 < K; ++k) {
-    acc += c[k];
-    if (u < acc) return static_cast<std::uint32_t>(k);
-  }
-  // The last class with positive mass (u == total can only land on such a class).
-  std::size_t k = K - 1;
-  while (k > 0 && c[k] == 0.0) --k;
-  return static_cast<std::uint32_t>(k);
+  return draw_categorical(engine, c);
 }
 
 void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t, Sample& out,

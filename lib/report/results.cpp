@@ -7,6 +7,7 @@
 #include "core/atomic_file.hpp"
 #include "core/format.hpp"
 #include "core/version.hpp"
+#include "report/decision_results.hpp"
 
 namespace calbench {
 namespace {
@@ -140,10 +141,16 @@ ojson summary_json(const ResultSet& r) {
     for (const auto& [k, v] : c.sizes) cell[k] = v;
     cell["replicates"] = c.replicates;
     cell["generator"] = c.generator;
+    if (!c.target.is_null()) cell["target"] = c.target;
     ojson truth = ojson::object();
     for (const auto& t : c.truth)
       truth[t.quantity] = {{"value", t.value}, {"method", t.method}, {"error", t.error}};
     cell["truth"] = truth;
+    if (c.decision) {
+      cell["decision"] = decision_json(*c.decision);
+      cells.push_back(std::move(cell));
+      continue;
+    }
     ojson ests = ojson::object();
     for (const auto& e : c.estimators) {
       ests[e.label] = {{"name", e.name},
@@ -178,15 +185,28 @@ ojson summary_json(const ResultSet& r) {
     cells.push_back(std::move(cell));
   }
   out["cells"] = std::move(cells);
+  if (r.requirements) out["requirements"] = requirements_json(*r.requirements);
   return out;
+}
+
+// A solved target's parameter, by key, as a CSV field ("" when absent).
+std::string solved_value(const CellRecord& c, const char* key) {
+  if (c.target.is_null() || !c.target["solved"].contains(key)) return "";
+  return format_double(c.target["solved"][key].get<double>());
 }
 
 std::string cells_csv(const ResultSet& r) {
   if (has_methods(r)) return methods_csv(r);
+  if (!r.cells.empty() && r.cells.front().decision) return decision_cells_csv(r);
   std::ostringstream out;
+  // Solved targets get their parameters as columns (only when some cell has one, so that
+  // other results keep their shape).
+  const bool targets = std::any_of(r.cells.begin(), r.cells.end(),
+                                   [](const CellRecord& c) { return !c.target.is_null(); });
   out << "cell";
   for (const auto& k : r.sweep_keys)
     if (!has_own_column(k)) out << ',' << csv_escape(k);
+  if (targets) out << ",solved_alpha,solved_temperature,solved_gamma";
   out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
          "bias,rmse,se_bias,population,population_error,binning_bias,finite_sample_bias";
   if (r.intervals) out << ",coverage,coverage_se,rejection_rate,rejection_se";
@@ -196,6 +216,9 @@ std::string cells_csv(const ResultSet& r) {
       out << c.index;
       for (const auto& [k, v] : c.swept)
         if (!has_own_column(k)) out << ',' << csv_value(v);
+      if (targets)
+        out << ',' << solved_value(c, "alpha") << ',' << solved_value(c, "temperature") << ','
+            << solved_value(c, "gamma");
       std::string method, error;
       for (const auto& t : c.truth)
         if (t.quantity == e.target) {
@@ -254,6 +277,12 @@ void write_results(const ResultSet& r, const ojson& resolved, const RunInfo& run
     std::error_code ignored;
     std::filesystem::remove(dir / "replicates.csv", ignored);
   }
+  if (r.requirements) {
+    write_file_atomically(dir / "requirements.csv", requirements_csv(r));
+  } else {
+    std::error_code ignored;
+    std::filesystem::remove(dir / "requirements.csv", ignored);
+  }
   ojson info = {{"meta", meta_block(r)},     {"started_utc", run.started_utc},
                 {"seconds", run.seconds},    {"host", run.host},
                 {"threads", run.threads},    {"compiler", run.compiler},
@@ -300,8 +329,18 @@ std::string format_methods_table(const CellRecord& c) {
 }
 
 std::string format_summary_table(const ResultSet& r) {
+  if (!r.cells.empty() && r.cells.front().decision) return format_decision_table(r);
   std::ostringstream out;
-  char line[256];
+  char line[320];
+  const bool intervals = r.intervals.has_value();
+  const auto num = [](const std::optional<double>& v) {
+    char b[32];
+    if (v)
+      std::snprintf(b, sizeof b, "%10.5f", *v);
+    else
+      std::snprintf(b, sizeof b, "%10s", "-");
+    return std::string(b);
+  };
   for (const auto& c : r.cells) {
     if (!c.methods.empty()) {
       out << "cell " << c.index << ":";
@@ -320,24 +359,29 @@ std::string format_summary_table(const ResultSet& r) {
     for (const auto& [k, v] : c.swept) out << "  " << k << " = " << v.dump();
     if (r.sweep_keys.empty()) out << "  " << c.generator;
     out << "  (n = " << c.sample_size << ", " << c.replicates << " replicates)\n";
-    std::snprintf(line, sizeof line, "  %-16s %-17s %10s %10s %10s %10s %10s %10s\n", "estimator",
-                  "target", "truth", "mean", "bias", "sd", "rmse", "binning");
+    int label_width = 16;
+    for (const auto& e : c.estimators)
+      label_width = std::max(label_width, static_cast<int>(e.label.size()));
+    std::snprintf(line, sizeof line, "  %-*s %-17s %10s %10s %10s %10s %10s %10s", label_width,
+                  "estimator", "target", "truth", "mean", "bias", "sd", "rmse", "binning");
     out << line;
+    if (intervals) out << "   coverage   rejected";
+    out << '\n';
     for (const auto& e : c.estimators) {
-      auto num = [](const std::optional<double>& v) {
-        char b[32];
-        if (v)
-          std::snprintf(b, sizeof b, "%10.5f", *v);
-        else
-          std::snprintf(b, sizeof b, "%10s", "-");
-        return std::string(b);
-      };
-      std::snprintf(line, sizeof line, "  %-16s %-17s %s %10.5f %s %10.5f %s %s\n", e.label.c_str(),
-                    e.target.empty() ? "-" : e.target.c_str(), num(e.truth).c_str(), e.mean,
-                    num(e.bias).c_str(), e.sd, num(e.rmse).c_str(), num(e.binning_bias).c_str());
+      std::snprintf(line, sizeof line, "  %-*s %-17s %s %10.5f %s %10.5f %s %s", label_width,
+                    e.label.c_str(), e.target.empty() ? "-" : e.target.c_str(),
+                    num(e.truth).c_str(), e.mean, num(e.bias).c_str(), e.sd, num(e.rmse).c_str(),
+                    num(e.binning_bias).c_str());
       out << line;
+      if (intervals) out << ' ' << num(e.coverage) << ' ' << num(e.rejection_rate);
+      out << '\n';
     }
   }
+  if (intervals)
+    out << "coverage: fraction of replicates whose " << 100.0 * r.intervals->level
+        << "% bootstrap interval holds the target's truth; rejected: fraction where the\n"
+           "consistency test rejected calibration at level "
+        << r.intervals->test_level << " (its size when calibrated, its power otherwise)\n";
   return out.str();
 }
 

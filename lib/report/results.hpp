@@ -69,11 +69,52 @@ struct RankingRecord {
   std::size_t replicates = 0;
 };
 
+// Scenario decision, per cell (docs/decisions.md): exact expected utilities with their errors
+// (quadrature error estimate or Monte Carlo standard error), the task's figures, and the spread
+// of the realised utility over test sets of sample_size.
+struct DecisionRecord {
+  std::string task;
+  nlohmann::ordered_json params;  // the task's parameters, defaults filled
+  std::string method;             // quadrature | monte_carlo
+  std::uint64_t samples = 0;      // Monte Carlo draws (0 for quadrature)
+  double expected_utility = 0.0, expected_utility_error = 0.0;
+  double oracle_expected_utility = 0.0, oracle_expected_utility_error = 0.0;
+  double miscalibration_cost = 0.0, miscalibration_cost_error = 0.0;  // oracle - policy
+  double realised_mean = 0.0, realised_sd = 0.0;
+  std::vector<std::pair<std::string, double>> figures, oracle_figures;
+};
+
+// One group of requirements.csv: the cells that share every swept value but the accuracy key.
+struct RequirementRow {
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> group;
+  std::vector<std::size_t> cells;
+  std::string status;  // reached | met_everywhere | unreachable
+  std::optional<double> minimal_accuracy;
+  // reached: the bracketing cells (last failing, next); unreachable: the closest cell in lower.
+  std::optional<std::size_t> lower_cell, upper_cell;
+  std::optional<double> lower_accuracy, upper_accuracy, lower_value, upper_value;
+  // ece_top_l1 of the generator at the frontier, interpolated like the accuracy.
+  std::optional<double> ece_top_l1;
+  bool monotone = true;
+};
+
+struct RequirementsRecord {
+  std::string metric, bound;  // bound: at_least | at_most | regret
+  double value = 0.0;
+  std::string accuracy_key;  // empty when none is swept
+  std::vector<std::string> group_keys;
+  std::vector<RequirementRow> rows;
+  std::string verdict;  // one paragraph
+};
+
 struct CellRecord {
   std::size_t index = 0;
   std::vector<std::pair<std::string, nlohmann::ordered_json>> swept;
   std::size_t sample_size = 0, replicates = 0;
   std::string generator;  // canonical parameter text
+  // When the generator was given by a target: the request, the solved parameters and the
+  // achieved truth (config/generator_config.hpp target_json); null otherwise.
+  nlohmann::ordered_json target;
   std::vector<TruthRecord> truth;
   std::vector<EstimatorRecord> estimators;
   // replicate_values[r][e]: estimator e on replicate r (written only on request).
@@ -83,6 +124,7 @@ struct CellRecord {
   std::vector<std::pair<std::string, std::size_t>> sizes;
   std::vector<MethodRecord> methods;
   std::vector<RankingRecord> rankings;
+  std::optional<DecisionRecord> decision;  // scenario decision (then estimators is empty)
 };
 
 struct ResultSet {
@@ -100,6 +142,8 @@ struct ResultSet {
   std::optional<Intervals> intervals;
   // Write the methods' fit_seconds into summary.json too (then it is not reproducible).
   bool timings_in_summary = false;
+  // Scenario decision with a requirement: requirements.csv and a "requirements" block.
+  std::optional<RequirementsRecord> requirements;
 };
 
 // Volatile facts of one run: only in run.json.
@@ -111,9 +155,9 @@ struct RunInfo {
   std::string compiler, libraries;
 };
 
-// Writes config.resolved.json, summary.json, cells.csv, replicates.csv (if requested) and
-// run.json into `directory`, each atomically. Every file but run.json is a pure function of
-// the config and the calbench version.
+// Writes config.resolved.json, summary.json, cells.csv, replicates.csv (if requested),
+// requirements.csv (with requirements) and run.json into `directory`, each atomically. Every file
+// but run.json is a pure function of the config and the calbench version.
 void write_results(const ResultSet& results, const nlohmann::ordered_json& resolved_config,
                    const RunInfo& run, bool replicate_values,
                    const std::filesystem::path& directory);

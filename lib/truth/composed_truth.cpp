@@ -104,11 +104,14 @@ const std::optional<TruthValue>& ComposedTruth::operator[](Quantity q) const {
   return none;
 }
 
-std::vector<ComposedTruth> composed_truth(const DirichletGenerator& generator,
+std::vector<ComposedTruth> composed_truth(const Generator& generator,
                                           std::span<const CalibrationModel* const> models,
                                           std::uint64_t samples) {
   const std::size_t K = generator.classes(), M = models.size();
-  const bool h_injective = is_injective(generator.spec().map, K);
+  // c is r(p) when p determines c: an injective dirichlet map, or class_conditional (c := r(p)).
+  const DirichletGenerator* dirichlet = generator.dirichlet();
+  const bool h_injective = dirichlet != nullptr ? is_injective(dirichlet->spec().map, K)
+                                                : generator.family() == "class_conditional";
   std::vector<Accumulator> acc(M);
   for (std::size_t m = 0; m < M; ++m) {
     acc[m].top.resize(TopBins::count);
@@ -118,7 +121,7 @@ std::vector<ComposedTruth> composed_truth(const DirichletGenerator& generator,
   Engine engine =
       make_engine({hash64(generator.canonical_text() + "|recalibration"), 0, 0, Purpose::truth});
   Sample rows;
-  DirichletScratch scratch;
+  GeneratorScratch scratch;
   std::vector<double> q;
   std::uint64_t done = 0;
   while (done < samples) {

@@ -11,7 +11,8 @@
 //   brier      E[sum q_k^2 - 2 sum q_k c_k + 1]
 //   nll        E[-sum c_k log q_k], log q clamped at log(2.2e-308) (a method that outputs an
 //              exact 0 where c_k > 0 gets a huge but finite NLL)
-//   canonical_l1  E||c - q||_1, only when c -> q is injective (then r(q) = E[c | q] = c)
+//   canonical_l1  E||c - q||_1, only when r(q) = E[c | q] = c: g injective and either a
+//              dirichlet map h that is injective or class_conditional (where c = r(p))
 //   ece_top_l1       E_Z |E[c_t - Z | Z]|
 //   classwise_ece_l1 (1/K) sum_k E |E[c_k - q_k | q_k]|
 // The plain expectations are sample means with standard error sd/sqrt(N). The two
@@ -29,7 +30,7 @@
 #include <vector>
 
 #include "estimators/quantity.hpp"
-#include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
 #include "recalibrators/recalibrator.hpp"
 #include "truth/ground_truth.hpp"
 
@@ -48,7 +49,7 @@ struct ComposedTruth {
 };
 
 // The truth of each model (nullptr: the uncalibrated model q = p) on `samples` rows.
-std::vector<ComposedTruth> composed_truth(const DirichletGenerator& generator,
+std::vector<ComposedTruth> composed_truth(const Generator& generator,
                                           std::span<const CalibrationModel* const> models,
                                           std::uint64_t samples);
 

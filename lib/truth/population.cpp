@@ -11,13 +11,13 @@ namespace {
 
 struct Buffers {
   Sample sample;
-  DirichletScratch scratch;
+  GeneratorScratch scratch;
   EstimatorWorkspace workspace;
 };
 
 }  // namespace
 
-std::vector<PopulationValue> population_values(const DirichletGenerator& generator,
+std::vector<PopulationValue> population_values(const Generator& generator,
                                                std::span<const Estimator* const> estimators,
                                                std::uint64_t samples) {
   const std::size_t E = estimators.size(), G = population_groups;
@@ -49,6 +49,12 @@ std::vector<PopulationValue> population_values(const DirichletGenerator& generat
     out[e] = {stats.mean(), stats.standard_error(), per_group};
   }
   return out;
+}
+
+std::vector<PopulationValue> population_values(const DirichletGenerator& generator,
+                                               std::span<const Estimator* const> estimators,
+                                               std::uint64_t samples) {
+  return population_values(Generator(generator.spec()), estimators, samples);
 }
 
 }  // namespace calbench

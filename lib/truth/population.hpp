@@ -23,6 +23,7 @@
 
 #include "estimators/estimator.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
 
 namespace calbench {
 
@@ -35,6 +36,9 @@ struct PopulationValue {
 inline constexpr std::size_t population_groups = 8;
 
 // Deterministic for any thread count (parallel over groups, results in group order).
+std::vector<PopulationValue> population_values(const Generator& generator,
+                                               std::span<const Estimator* const> estimators,
+                                               std::uint64_t samples);
 std::vector<PopulationValue> population_values(const DirichletGenerator& generator,
                                                std::span<const Estimator* const> estimators,
                                                std::uint64_t samples);

@@ -12,197 +12,13 @@
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "truth/dirichlet_integrals.hpp"
+#include "truth/family_truth.hpp"
+#include "truth/monte_carlo_core.hpp"
 
 namespace calbench {
 namespace {
 
-// Independent groups of the Monte Carlo sample: each has its own stream and accumulators, so
-// the result does not depend on the thread count; even and odd groups form the two halves of
-// the cross-fitted |.| estimate.
-constexpr std::size_t groups = 8;
-
-// ---------------------------------------------------------------------------------------------
-// Fine bins on [0, 1] for conditional expectations given a score v: log-scale towards 0 and
-// towards 1, read straight off the bits of min(v, 1 - v): 32 bins per octave (relative width
-// 1/32) over 40 octaves, and one bin each for the last 2^-40 at either end, where
-// |E[c | v] - v| contributes at most about 2^-40. The index is monotone in v.
-constexpr int octaves = 40;
-constexpr int sub_bits = 5;
-constexpr std::size_t per_side = 1 + (std::size_t{octaves} << sub_bits);
-constexpr std::size_t fine_bins = 2 * per_side;
-
-std::size_t fine_bin(double v) {
-  const bool upper = v > 0.5;
-  const double x = upper ? 1.0 - v : v;  // exact for v > 0.5 (Sterbenz)
-  std::size_t index = 0;
-  if (x >= 0x1p-40) {
-    const auto bits = std::bit_cast<std::uint64_t>(x);
-    const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;  // -40 .. -1
-    const auto mantissa =
-        static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
-    index = 1 + (static_cast<std::size_t>(exponent + octaves) << sub_bits) + mantissa;
-    if (index >= per_side) index = per_side - 1;  // x = 0.5 exactly
-  }
-  return upper ? fine_bins - 1 - index : index;
-}
-
-// Running sums of a residual per bin, for several "channels" (classes, or the top label).
-struct BinSums {
-  std::vector<double> n, s, ss;
-  void resize(std::size_t size) {
-    n.assign(size, 0.0);
-    s.assign(size, 0.0);
-    ss.assign(size, 0.0);
-  }
-  void add(std::size_t i, double d) {
-    n[i] += 1.0;
-    s[i] += d;
-    ss[i] += d * d;
-  }
-};
-
-// E|E[D | V]| from bin sums of one channel (all groups pooled, and the two halves).
-struct AbsConditional {
-  double plug_in = 0.0, cross_fit = 0.0, variance_if = 0.0;
-};
-
-AbsConditional abs_conditional(const BinSums& all, const BinSums& a, const BinSums& b,
-                               std::size_t begin, std::size_t end, double N) {
-  AbsConditional out;
-  double resid = 0.0, mean_sq = 0.0;
-  auto sgn = [](double v) { return (v > 0.0) - (v < 0.0); };
-  for (std::size_t i = begin; i < end; ++i) {
-    if (all.n[i] == 0.0) continue;
-    out.plug_in += std::abs(all.s[i]);
-    out.cross_fit += sgn(a.s[i]) * b.s[i] + sgn(b.s[i]) * a.s[i];
-    resid += all.ss[i] - all.s[i] * all.s[i] / all.n[i];
-    mean_sq += all.s[i] * all.s[i] / all.n[i];
-  }
-  out.plug_in /= N;
-  out.cross_fit /= N;
-  // Influence function of E|mu(V)|: sign(mu)(D - mu) + |mu| - T; its variance is
-  // E(D - mu)^2 + E mu^2 - T^2 (signs taken as known away from the crossings).
-  out.variance_if = std::max(0.0, resid / N + mean_sq / N - out.plug_in * out.plug_in);
-  return out;
-}
-
-// sqrt(E (E[D | V])^2) with each bin's mean square debiased by its variance over n_b.
-struct SquaredConditional {
-  double value = 0.0, variance_if = 0.0;
-};
-
-SquaredConditional squared_conditional(const BinSums& all, std::size_t merge, double N) {
-  SquaredConditional out;
-  double var_term = 0.0, fourth = 0.0;
-  for (std::size_t i = 0; i < all.n.size(); i += merge) {
-    double n = 0.0, s = 0.0, ss = 0.0;
-    for (std::size_t j = i; j < std::min(i + merge, all.n.size()); ++j) {
-      n += all.n[j];
-      s += all.s[j];
-      ss += all.ss[j];
-    }
-    if (n < 2.0) continue;
-    const double m = s / n;
-    const double within = (ss - s * s / n) / (n - 1.0);  // sample variance in the bin
-    out.value += n / N * (m * m - within / n);
-    var_term += 4.0 * m * m * (ss - s * s / n) / N;
-    fourth += n / N * m * m * m * m;
-  }
-  out.variance_if = std::max(0.0, var_term + fourth - out.value * out.value);
-  return out;
-}
-
-// The unconditional expectations and their control variates.
-enum Target { t_acc, t_gap, t_gap_sq, t_brier, t_nll, t_can_l1, t_can_l2sq, targets };
-enum Control { c_sum_sq, c_neg_entropy, c_max, controls };
-
-struct Moments {
-  std::array<double, targets> x{}, xx{};
-  std::array<double, controls> y{};
-  std::array<std::array<double, controls>, targets> xy{};
-  std::array<std::array<double, controls>, controls> yy{};
-  double n = 0.0;
-  void add(const std::array<double, targets>& xs, const std::array<double, controls>& ys) {
-    n += 1.0;
-    for (int i = 0; i < targets; ++i) {
-      x[i] += xs[i];
-      xx[i] += xs[i] * xs[i];
-      for (int j = 0; j < controls; ++j) xy[i][j] += xs[i] * ys[j];
-    }
-    for (int j = 0; j < controls; ++j) {
-      y[j] += ys[j];
-      for (int l = 0; l < controls; ++l) yy[j][l] += ys[j] * ys[l];
-    }
-  }
-  void merge(const Moments& o) {
-    n += o.n;
-    for (int i = 0; i < targets; ++i) {
-      x[i] += o.x[i];
-      xx[i] += o.xx[i];
-      for (int j = 0; j < controls; ++j) xy[i][j] += o.xy[i][j];
-    }
-    for (int j = 0; j < controls; ++j) {
-      y[j] += o.y[j];
-      for (int l = 0; l < controls; ++l) yy[j][l] += o.yy[j][l];
-    }
-  }
-};
-
-// Solves the 3 x 3 system A b = r by Gaussian elimination with partial pivoting; a dependency
-// on a linear-algebra library is not worth one fixed-size solve. A singular system (a control
-// that is constant) gives b = 0 for the affected coefficient.
-std::array<double, controls> solve(std::array<std::array<double, controls>, controls> A,
-                                   std::array<double, controls> r) {
-  constexpr int m = controls;
-  std::array<int, m> order{0, 1, 2};
-  for (int col = 0; col < m; ++col) {
-    int pivot = col;
-    for (int row = col + 1; row < m; ++row)
-      if (std::abs(A[order[row]][col]) > std::abs(A[order[pivot]][col])) pivot = row;
-    std::swap(order[col], order[pivot]);
-    const double d = A[order[col]][col];
-    if (std::abs(d) < 1e-300) continue;
-    for (int row = col + 1; row < m; ++row) {
-      const double f = A[order[row]][col] / d;
-      for (int k = col; k < m; ++k) A[order[row]][k] -= f * A[order[col]][k];
-      r[order[row]] -= f * r[order[col]];
-    }
-  }
-  std::array<double, m> b{};
-  for (int col = m - 1; col >= 0; --col) {
-    const double d = A[order[col]][col];
-    double v = r[order[col]];
-    for (int k = col + 1; k < m; ++k) v -= A[order[col]][k] * b[k];
-    b[col] = std::abs(d) < 1e-300 ? 0.0 : v / d;
-  }
-  return b;
-}
-
-// Control-variate estimate of E[X_i] and its standard error (Glasserman 2004, §4.1), with the
-// regression coefficients estimated from the whole sample (bias O(1/N)).
-TruthValue controlled_mean(const Moments& M, int i, const std::array<double, controls>& mu) {
-  const double N = M.n;
-  std::array<std::array<double, controls>, controls> cov_yy{};
-  std::array<double, controls> cov_xy{};
-  for (int j = 0; j < controls; ++j) {
-    cov_xy[j] = M.xy[i][j] / N - M.x[i] / N * M.y[j] / N;
-    for (int l = 0; l < controls; ++l) cov_yy[j][l] = M.yy[j][l] / N - M.y[j] / N * M.y[l] / N;
-  }
-  const auto beta = solve(cov_yy, cov_xy);
-  double value = M.x[i] / N;
-  double var = M.xx[i] / N - value * value;
-  for (int j = 0; j < controls; ++j) {
-    value -= beta[j] * (M.y[j] / N - mu[j]);
-    var -= 2.0 * beta[j] * cov_xy[j];
-    for (int l = 0; l < controls; ++l) var += beta[j] * beta[l] * cov_yy[j][l];
-  }
-  return {value, TruthMethod::monte_carlo, std::sqrt(std::max(var, 0.0) / N)};
-}
-
-struct GroupResult {
-  Moments moments;
-  BinSums top, classwise;
-};
+using namespace mc;
 
 bool classes_exchangeable(const DirichletGenerator& g) {
   return g.symmetric() && is_class_symmetric(g.spec().map);
@@ -273,44 +89,24 @@ class GroupSampler {
   GroupResult result_;
 };
 
-BinSums merge_bins(const std::vector<GroupSampler>& groups_, BinSums GroupResult::*member,
-                   int parity) {
-  BinSums out;
-  out.resize((groups_[0].result().*member).n.size());
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    if (parity >= 0 && static_cast<int>(g % 2) != parity) continue;
-    const BinSums& b = groups_[g].result().*member;
-    for (std::size_t i = 0; i < b.n.size(); ++i) {
-      out.n[i] += b.n[i];
-      out.s[i] += b.s[i];
-      out.ss[i] += b.ss[i];
-    }
-  }
+// The groups' results, in group order.
+std::vector<const GroupResult*> results_of(const std::vector<GroupSampler>& samplers) {
+  std::vector<const GroupResult*> out;
+  for (const auto& s : samplers) out.push_back(&s.result());
   return out;
 }
 
-// Combines a cross-fitted |.| estimate over channels into a TruthValue; the channels are
-// averaged (classwise) and their influence variances added as if independent.
-TruthValue abs_value(const BinSums& all, const BinSums& a, const BinSums& b, std::size_t channels,
-                     double N_per_channel) {
-  double plug = 0.0, cross = 0.0, var = 0.0;
-  for (std::size_t ch = 0; ch < channels; ++ch) {
-    const auto r = abs_conditional(all, a, b, ch * fine_bins, (ch + 1) * fine_bins, N_per_channel);
-    plug += r.plug_in;
-    cross += r.cross_fit;
-    var += r.variance_if;
-  }
-  const double C = static_cast<double>(channels);
-  plug /= C;
-  cross /= C;
-  const double se = std::sqrt(var / N_per_channel) / C;
-  // The plug-in is biased up and the cross-fit down: report the midpoint, and as error the
-  // standard error plus half the bracket.
-  return {0.5 * (plug + cross), TruthMethod::monte_carlo, se + 0.5 * std::abs(plug - cross)};
+mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
+  const auto& spec = gen.spec();
+  mc::SummaryShape shape;
+  shape.classes = gen.classes();
+  shape.pooled = pooled;
+  shape.sign_constant_top = has_sign_constant_top_gap(spec.map, spec.classes);
+  shape.z_determines_gap = std::holds_alternative<IdentityMap>(spec.map) ||
+                           (std::holds_alternative<TopLabelMap>(spec.map) &&
+                            has_sign_constant_top_gap(spec.map, spec.classes));
+  return shape;
 }
-
-GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSampler>& samplers,
-                      const std::array<double, controls>& mu, bool pooled);
 
 }  // namespace
 
@@ -378,80 +174,13 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   GroundTruth t;
   for (std::size_t round = 0; round < rounds; ++round) {
     tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t g) { samplers[g].draw(per_round); });
-    t = summarise(gen, samplers, mu, pooled);
+    t = mc::summarise(results_of(samplers), mu, shape_of(gen, pooled));
     double worst = 0.0;
     for (Quantity q : all_quantities) worst = std::max(worst, t[q].error);
     if (worst <= settings.tolerance) break;
   }
   return t;
 }
-
-namespace {
-
-GroundTruth summarise(const DirichletGenerator& gen, const std::vector<GroupSampler>& samplers,
-                      const std::array<double, controls>& mu, bool pooled) {
-  const std::size_t K = gen.classes();
-  const auto& spec = gen.spec();
-  Moments M;
-  for (const auto& s : samplers) M.merge(s.result().moments);  // fixed order
-  const double N = M.n;
-  GroundTruth t;
-  t[Quantity::accuracy] = controlled_mean(M, t_acc, mu);
-  TruthValue gap = controlled_mean(M, t_gap, mu);
-  t[Quantity::overconfidence] = {-gap.value, TruthMethod::monte_carlo, gap.error};
-  t[Quantity::brier] = controlled_mean(M, t_brier, mu);
-  t[Quantity::nll] = controlled_mean(M, t_nll, mu);
-  t[Quantity::canonical_l1] = controlled_mean(M, t_can_l1, mu);
-  TruthValue l2sq = controlled_mean(M, t_can_l2sq, mu);
-  const double l2 = std::sqrt(std::max(l2sq.value, 0.0));
-  t[Quantity::canonical_l2] = {l2, TruthMethod::monte_carlo,
-                               l2 > 0.0 ? l2sq.error / (2.0 * l2) : std::sqrt(l2sq.error)};
-
-  // Top-label calibration error.
-  const BinSums top_all = merge_bins(samplers, &GroupResult::top, -1);
-  const BinSums top_a = merge_bins(samplers, &GroupResult::top, 0);
-  const BinSums top_b = merge_bins(samplers, &GroupResult::top, 1);
-  const bool z_determines_gap = std::holds_alternative<IdentityMap>(spec.map) ||
-                                (std::holds_alternative<TopLabelMap>(spec.map) &&
-                                 has_sign_constant_top_gap(spec.map, spec.classes));
-  if (has_sign_constant_top_gap(spec.map, spec.classes)) {
-    t[Quantity::ece_top_l1] = {std::abs(gap.value), TruthMethod::monte_carlo, gap.error};
-  } else {
-    t[Quantity::ece_top_l1] = abs_value(top_all, top_a, top_b, 1, N);
-  }
-  if (z_determines_gap) {
-    // Z = g(max c) and c_top = max c: the gap is a function of Z, E[gap | Z] = gap.
-    TruthValue sq = controlled_mean(M, t_gap_sq, mu);
-    const double v = std::sqrt(std::max(sq.value, 0.0));
-    t[Quantity::ece_top_l2] = {v, TruthMethod::monte_carlo,
-                               v > 0.0 ? sq.error / (2.0 * v) : std::sqrt(sq.error)};
-  } else {
-    const auto fine = squared_conditional(top_all, 1, N);
-    const auto coarse = squared_conditional(top_all, 2, N);
-    const double v = std::sqrt(std::max(fine.value, 0.0));
-    const double se = std::sqrt(fine.variance_if / N);
-    // Binning bias shrinks with the square of the bin width: the fine partition's is about a
-    // third of the difference to the partition with bins twice as wide.
-    const double binning = std::abs(fine.value - coarse.value) / 3.0;
-    const double err_sq = se + binning;
-    t[Quantity::ece_top_l2] = {v, TruthMethod::monte_carlo,
-                               v > 0.0 ? err_sq / (2.0 * v) : std::sqrt(err_sq)};
-  }
-
-  const BinSums cw_all = merge_bins(samplers, &GroupResult::classwise, -1);
-  const BinSums cw_a = merge_bins(samplers, &GroupResult::classwise, 0);
-  const BinSums cw_b = merge_bins(samplers, &GroupResult::classwise, 1);
-  if (pooled) {
-    // One channel holding all K classes: N K values, averaged = the mean over classes.
-    TruthValue v = abs_value(cw_all, cw_a, cw_b, 1, N * static_cast<double>(K));
-    t[Quantity::classwise_ece_l1] = v;
-  } else {
-    t[Quantity::classwise_ece_l1] = abs_value(cw_all, cw_a, cw_b, K, N);
-  }
-  return t;
-}
-
-}  // namespace
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();
@@ -466,8 +195,23 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
   return t;
 }
 
-const GroundTruth& TruthCache::get(const DirichletGenerator& generator,
-                                   const TruthSettings& settings) {
+GroundTruth compute_truth(const Generator& generator, const TruthSettings& settings) {
+  return std::visit(
+      [&](const auto& g) -> GroundTruth {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, DirichletGenerator>)
+          return compute_truth(g, settings);
+        else if constexpr (std::is_same_v<G, LabelNoiseGenerator>)
+          return label_noise_truth(g, settings);
+        else if constexpr (std::is_same_v<G, ClassConditionalGenerator>)
+          return class_conditional_truth(g, settings);
+        else
+          return beta_binary_truth(g);
+      },
+      generator.family_generator());
+}
+
+const GroundTruth& TruthCache::get(const Generator& generator, const TruthSettings& settings) {
   const std::string key =
       generator.canonical_text() + "|samples=" + std::to_string(settings.samples);
   std::lock_guard lock(mutex_);
@@ -476,6 +220,11 @@ const GroundTruth& TruthCache::get(const DirichletGenerator& generator,
     it = cache_.emplace(key, std::make_unique<GroundTruth>(compute_truth(generator, settings)))
              .first;
   return *it->second;
+}
+
+const GroundTruth& TruthCache::get(const DirichletGenerator& generator,
+                                   const TruthSettings& settings) {
+  return get(Generator(generator.spec()), settings);
 }
 
 }  // namespace calbench

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
 #include "truth/ground_truth.hpp"
 #include "truth/truth_settings.hpp"
 
@@ -25,6 +26,8 @@ namespace calbench {
 
 // Computes the truth; uses TBB for the Monte Carlo part. Deterministic for any thread count.
 GroundTruth compute_truth(const DirichletGenerator& generator, const TruthSettings& settings);
+// The same for any family: `dirichlet` as above, the others by truth/family_truth.hpp.
+GroundTruth compute_truth(const Generator& generator, const TruthSettings& settings);
 
 // The Monte Carlo estimate of every quantity, ignoring exact shortcuts (for tests and for
 // cross-checks against quadrature).
@@ -39,6 +42,7 @@ void top_label_posterior_mean(std::span<const double> p, std::span<const double>
 // Thread-safe cache: one computation per distinct (generator, settings).
 class TruthCache {
  public:
+  const GroundTruth& get(const Generator& generator, const TruthSettings& settings);
   const GroundTruth& get(const DirichletGenerator& generator, const TruthSettings& settings);
 
  private:

@@ -1,0 +1,254 @@
+#pragma once
+// The Monte Carlo core of the truth engine, shared by every generator family: fine bins for
+// conditional expectations given a 1-D statistic, moments with control variates, and the
+// summary of independent groups into the nine quantities (docs/truth.md).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "truth/ground_truth.hpp"
+
+namespace calbench::mc {
+
+// Independent groups of the Monte Carlo sample: each has its own stream and accumulators, so
+// the result does not depend on the thread count; even and odd groups form the two halves of
+// the cross-fitted |.| estimate.
+constexpr std::size_t groups = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Fine bins on [0, 1] for conditional expectations given a score v: log-scale towards 0 and
+// towards 1, read straight off the bits of min(v, 1 - v): 32 bins per octave (relative width
+// 1/32) over 40 octaves, and one bin each for the last 2^-40 at either end, where
+// |E[c | v] - v| contributes at most about 2^-40. The index is monotone in v.
+constexpr int octaves = 40;
+constexpr int sub_bits = 5;
+constexpr std::size_t per_side = 1 + (std::size_t{octaves} << sub_bits);
+constexpr std::size_t fine_bins = 2 * per_side;
+
+inline std::size_t fine_bin(double v) {
+  const bool upper = v > 0.5;
+  const double x = upper ? 1.0 - v : v;  // exact for v > 0.5 (Sterbenz)
+  std::size_t index = 0;
+  if (x >= 0x1p-40) {
+    const auto bits = std::bit_cast<std::uint64_t>(x);
+    const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;  // -40 .. -1
+    const auto mantissa =
+        static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
+    index = 1 + (static_cast<std::size_t>(exponent + octaves) << sub_bits) + mantissa;
+    if (index >= per_side) index = per_side - 1;  // x = 0.5 exactly
+  }
+  return upper ? fine_bins - 1 - index : index;
+}
+
+// Running sums of a residual per bin, for several "channels" (classes, or the top label).
+struct BinSums {
+  std::vector<double> n, s, ss;
+  void resize(std::size_t size) {
+    n.assign(size, 0.0);
+    s.assign(size, 0.0);
+    ss.assign(size, 0.0);
+  }
+  void add(std::size_t i, double d) {
+    n[i] += 1.0;
+    s[i] += d;
+    ss[i] += d * d;
+  }
+};
+
+// E|E[D | V]| from bin sums of one channel (all groups pooled, and the two halves).
+struct AbsConditional {
+  double plug_in = 0.0, cross_fit = 0.0, variance_if = 0.0;
+};
+
+inline AbsConditional abs_conditional(const BinSums& all, const BinSums& a, const BinSums& b,
+                                      std::size_t begin, std::size_t end, double N) {
+  AbsConditional out;
+  double resid = 0.0, mean_sq = 0.0;
+  auto sgn = [](double v) { return (v > 0.0) - (v < 0.0); };
+  for (std::size_t i = begin; i < end; ++i) {
+    if (all.n[i] == 0.0) continue;
+    out.plug_in += std::abs(all.s[i]);
+    out.cross_fit += sgn(a.s[i]) * b.s[i] + sgn(b.s[i]) * a.s[i];
+    resid += all.ss[i] - all.s[i] * all.s[i] / all.n[i];
+    mean_sq += all.s[i] * all.s[i] / all.n[i];
+  }
+  out.plug_in /= N;
+  out.cross_fit /= N;
+  // Influence function of E|mu(V)|: sign(mu)(D - mu) + |mu| - T; its variance is
+  // E(D - mu)^2 + E mu^2 - T^2 (signs taken as known away from the crossings).
+  out.variance_if = std::max(0.0, resid / N + mean_sq / N - out.plug_in * out.plug_in);
+  return out;
+}
+
+// sqrt(E (E[D | V])^2) with each bin's mean square debiased by its variance over n_b.
+struct SquaredConditional {
+  double value = 0.0, variance_if = 0.0;
+};
+
+inline SquaredConditional squared_conditional(const BinSums& all, std::size_t merge, double N) {
+  SquaredConditional out;
+  double var_term = 0.0, fourth = 0.0;
+  for (std::size_t i = 0; i < all.n.size(); i += merge) {
+    double n = 0.0, s = 0.0, ss = 0.0;
+    for (std::size_t j = i; j < std::min(i + merge, all.n.size()); ++j) {
+      n += all.n[j];
+      s += all.s[j];
+      ss += all.ss[j];
+    }
+    if (n < 2.0) continue;
+    const double m = s / n;
+    const double within = (ss - s * s / n) / (n - 1.0);  // sample variance in the bin
+    out.value += n / N * (m * m - within / n);
+    var_term += 4.0 * m * m * (ss - s * s / n) / N;
+    fourth += n / N * m * m * m * m;
+  }
+  out.variance_if = std::max(0.0, var_term + fourth - out.value * out.value);
+  return out;
+}
+
+// The unconditional expectations and their control variates.
+enum Target { t_acc, t_gap, t_gap_sq, t_brier, t_nll, t_can_l1, t_can_l2sq, targets };
+enum Control { c_sum_sq, c_neg_entropy, c_max, controls };
+
+struct Moments {
+  std::array<double, targets> x{}, xx{};
+  std::array<double, controls> y{};
+  std::array<std::array<double, controls>, targets> xy{};
+  std::array<std::array<double, controls>, controls> yy{};
+  double n = 0.0;
+  void add(const std::array<double, targets>& xs, const std::array<double, controls>& ys) {
+    n += 1.0;
+    for (int i = 0; i < targets; ++i) {
+      x[i] += xs[i];
+      xx[i] += xs[i] * xs[i];
+      for (int j = 0; j < controls; ++j) xy[i][j] += xs[i] * ys[j];
+    }
+    for (int j = 0; j < controls; ++j) {
+      y[j] += ys[j];
+      for (int l = 0; l < controls; ++l) yy[j][l] += ys[j] * ys[l];
+    }
+  }
+  void merge(const Moments& o) {
+    n += o.n;
+    for (int i = 0; i < targets; ++i) {
+      x[i] += o.x[i];
+      xx[i] += o.xx[i];
+      for (int j = 0; j < controls; ++j) xy[i][j] += o.xy[i][j];
+    }
+    for (int j = 0; j < controls; ++j) {
+      y[j] += o.y[j];
+      for (int l = 0; l < controls; ++l) yy[j][l] += o.yy[j][l];
+    }
+  }
+};
+
+// Solves the 3 x 3 system A b = r by Gaussian elimination with partial pivoting; a dependency
+// on a linear-algebra library is not worth one fixed-size solve. A singular system (a control
+// that is constant) gives b = 0 for the affected coefficient.
+inline std::array<double, controls> solve(std::array<std::array<double, controls>, controls> A,
+                                          std::array<double, controls> r) {
+  constexpr int m = controls;
+  std::array<int, m> order{0, 1, 2};
+  for (int col = 0; col < m; ++col) {
+    int pivot = col;
+    for (int row = col + 1; row < m; ++row)
+      if (std::abs(A[order[row]][col]) > std::abs(A[order[pivot]][col])) pivot = row;
+    std::swap(order[col], order[pivot]);
+    const double d = A[order[col]][col];
+    if (std::abs(d) < 1e-300) continue;
+    for (int row = col + 1; row < m; ++row) {
+      const double f = A[order[row]][col] / d;
+      for (int k = col; k < m; ++k) A[order[row]][k] -= f * A[order[col]][k];
+      r[order[row]] -= f * r[order[col]];
+    }
+  }
+  std::array<double, m> b{};
+  for (int col = m - 1; col >= 0; --col) {
+    const double d = A[order[col]][col];
+    double v = r[order[col]];
+    for (int k = col + 1; k < m; ++k) v -= A[order[col]][k] * b[k];
+    b[col] = std::abs(d) < 1e-300 ? 0.0 : v / d;
+  }
+  return b;
+}
+
+// Control-variate estimate of E[X_i] and its standard error (Glasserman 2004, §4.1), with the
+// regression coefficients estimated from the whole sample (bias O(1/N)).
+inline TruthValue controlled_mean(const Moments& M, int i, const std::array<double, controls>& mu) {
+  const double N = M.n;
+  std::array<std::array<double, controls>, controls> cov_yy{};
+  std::array<double, controls> cov_xy{};
+  for (int j = 0; j < controls; ++j) {
+    cov_xy[j] = M.xy[i][j] / N - M.x[i] / N * M.y[j] / N;
+    for (int l = 0; l < controls; ++l) cov_yy[j][l] = M.yy[j][l] / N - M.y[j] / N * M.y[l] / N;
+  }
+  const auto beta = solve(cov_yy, cov_xy);
+  double value = M.x[i] / N;
+  double var = M.xx[i] / N - value * value;
+  for (int j = 0; j < controls; ++j) {
+    value -= beta[j] * (M.y[j] / N - mu[j]);
+    var -= 2.0 * beta[j] * cov_xy[j];
+    for (int l = 0; l < controls; ++l) var += beta[j] * beta[l] * cov_yy[j][l];
+  }
+  return {value, TruthMethod::monte_carlo, std::sqrt(std::max(var, 0.0) / N)};
+}
+
+struct GroupResult {
+  Moments moments;
+  BinSums top, classwise;
+};
+
+inline BinSums merge_bins(const std::vector<const GroupResult*>& groups_,
+                          BinSums GroupResult::*member, int parity) {
+  BinSums out;
+  out.resize((groups_[0]->*member).n.size());
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (parity >= 0 && static_cast<int>(g % 2) != parity) continue;
+    const BinSums& b = groups_[g]->*member;
+    for (std::size_t i = 0; i < b.n.size(); ++i) {
+      out.n[i] += b.n[i];
+      out.s[i] += b.s[i];
+      out.ss[i] += b.ss[i];
+    }
+  }
+  return out;
+}
+
+// Combines a cross-fitted |.| estimate over channels into a TruthValue; the channels are
+// averaged (classwise) and their influence variances added as if independent.
+inline TruthValue abs_value(const BinSums& all, const BinSums& a, const BinSums& b,
+                            std::size_t channels, double N_per_channel) {
+  double plug = 0.0, cross = 0.0, var = 0.0;
+  for (std::size_t ch = 0; ch < channels; ++ch) {
+    const auto r = abs_conditional(all, a, b, ch * fine_bins, (ch + 1) * fine_bins, N_per_channel);
+    plug += r.plug_in;
+    cross += r.cross_fit;
+    var += r.variance_if;
+  }
+  const double C = static_cast<double>(channels);
+  plug /= C;
+  cross /= C;
+  const double se = std::sqrt(var / N_per_channel) / C;
+  // The plug-in is biased up and the cross-fit down: report the midpoint, and as error the
+  // standard error plus half the bracket.
+  return {0.5 * (plug + cross), TruthMethod::monte_carlo, se + 0.5 * std::abs(plug - cross)};
+}
+
+// What the summary needs to know of the generator.
+struct SummaryShape {
+  std::size_t classes = 2;
+  bool pooled = false;             // classes exchangeable: one set of classwise bins
+  bool sign_constant_top = false;  // ece_top_l1 = |E[Z - c_top]|, no binning
+  bool z_determines_gap = false;   // c_top - Z is a function of Z: ece_top_l2 unconditional
+};
+
+// The nine quantities from the groups' accumulators (merged in the given order) and the
+// controls' exact means.
+GroundTruth summarise(const std::vector<const GroupResult*>& samplers,
+                      const std::array<double, controls>& mu, const SummaryShape& shape);
+
+}  // namespace calbench::mc

@@ -1,0 +1,309 @@
+#include "scenarios/decision.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "config/generator_config.hpp"
+#include "core/format.hpp"
+#include "core/rng.hpp"
+#include "core/running_stats.hpp"
+#include "decisions/decision_value.hpp"
+#include "truth/truth_engine.hpp"
+
+namespace calbench {
+namespace {
+
+std::vector<TruthRecord> truth_records(const GroundTruth& t) {
+  std::vector<TruthRecord> out;
+  for (Quantity q : all_quantities)
+    out.push_back(
+        {std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)), t[q].error});
+  return out;
+}
+
+double truth_value(const CellRecord& c, std::string_view quantity) {
+  for (const auto& t : c.truth)
+    if (t.quantity == quantity) return t.value;
+  return 0.0;
+}
+
+double metric_value(const DecisionRecord& d, const std::string& metric) {
+  if (metric == "expected_utility") return d.expected_utility;
+  if (metric == "oracle_expected_utility") return d.oracle_expected_utility;
+  if (metric == "miscalibration_cost") return d.miscalibration_cost;
+  for (const auto& [name, value] : d.figures)
+    if (name == metric) return value;
+  return NAN;
+}
+
+std::string short_key(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+std::string fixed(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string group_text(const RequirementRow& row) {
+  std::string out;
+  for (const auto& [k, v] : row.group)
+    out += (out.empty() ? "" : ", ") + short_key(k) + " " + v.dump();
+  return out.empty() ? std::string("all cells") : out;
+}
+
+std::string verdict(const ExperimentConfig& config, const std::vector<CellRecord>& cells,
+                    const RequirementsRecord& q, const std::vector<bool>& calibrated_group) {
+  const Requirement& req = config.requirement->requirement;
+  std::string out =
+      "Verdict: the requirement " + q.metric + (req.bound == Bound::at_least ? " >= " : " <= ") +
+      format_double(q.value) + (req.regret ? " (a regret bound)" : "") + " for task " +
+      cells.front().decision->task + " " + cells.front().decision->params.dump() + " ";
+  std::vector<std::string> parts;
+  std::optional<double> calibrated;
+  bool calibrated_bound = false;  // the calibrated model met it everywhere: a* <= the value
+  double worst_shift = 0.0;
+  for (std::size_t g = 0; g < q.rows.size(); ++g) {
+    const RequirementRow& row = q.rows[g];
+    std::string part = group_text(row) + ": ";
+    if (row.status == "reached") {
+      part += "accuracy " + fixed(*row.minimal_accuracy, 3) + " (cells " +
+              std::to_string(*row.lower_cell) + "-" + std::to_string(*row.upper_cell) + ")";
+      if (calibrated_group[g]) calibrated = row.minimal_accuracy;
+    } else if (row.status == "met_everywhere") {
+      part += "met at every swept accuracy (from " + fixed(*row.minimal_accuracy, 3) + ")";
+      if (calibrated_group[g]) {
+        calibrated = row.minimal_accuracy;
+        calibrated_bound = true;
+      }
+    } else {
+      part += "unreachable (best " + q.metric + " " + fixed(row.lower_value.value_or(NAN), 4) +
+              " at accuracy " + fixed(row.lower_accuracy.value_or(NAN), 3) + ")";
+    }
+    parts.push_back(part);
+  }
+  if (q.accuracy_key.empty())
+    out += "is checked cell by cell (no accuracy key is swept): ";
+  else
+    out += "needs, by level of miscalibration, at least: ";
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  out += ".";
+  std::size_t reached = 0, unreachable = 0;
+  for (std::size_t g = 0; g < q.rows.size(); ++g) {
+    if (q.rows[g].status == "unreachable") ++unreachable;
+    if (q.rows[g].status == "reached") {
+      ++reached;
+      if (calibrated)
+        worst_shift = std::max(worst_shift, *q.rows[g].minimal_accuracy - *calibrated);
+    }
+  }
+  if (calibrated && reached > 0)
+    out += " Against the calibrated model, miscalibration raises the accuracy needed by " +
+           std::string(calibrated_bound ? "at least " : "up to ") + fixed(worst_shift, 3) +
+           (calibrated_bound ? " (the calibrated model meets it at every swept accuracy)" : "") +
+           ".";
+  if (unreachable > 0)
+    out.append(1, ' ')
+        .append(std::to_string(unreachable))
+        .append(" of ")
+        .append(std::to_string(q.rows.size()))
+        .append(" miscalibration levels cannot meet it at any swept accuracy.");
+  std::size_t worst = 0;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (cells[c].decision->miscalibration_cost > cells[worst].decision->miscalibration_cost)
+      worst = c;
+  double sd = 0.0;
+  for (const auto& c : cells) sd += c.decision->realised_sd;
+  sd /= static_cast<double>(cells.size());
+  out += " The cost of miscalibration is at most " +
+         fixed(cells[worst].decision->miscalibration_cost, 4) + " utility per decision (cell " +
+         std::to_string(cells[worst].index) + "); a test set of " +
+         std::to_string(cells.front().sample_size) +
+         " cases measures the utility with a spread (sd) of about " + fixed(sd, 4) +
+         ", so differences much below " + fixed(2.0 * sd, 4) + " will not be visible on such data.";
+  return out;
+}
+
+}  // namespace
+
+RequirementsRecord requirement_frontier(const ExperimentConfig& config,
+                                        const std::vector<CellRecord>& cells) {
+  const RequirementConfig& rc = *config.requirement;
+  RequirementsRecord q;
+  q.metric = rc.requirement.metric;
+  q.bound = rc.requirement.regret ? "regret" : std::string(to_string(rc.requirement.bound));
+  q.value = rc.requirement.value;
+  q.accuracy_key = rc.accuracy_key;
+  for (const auto& k : config.sweep_keys)
+    if (k != rc.accuracy_key) q.group_keys.push_back(k);
+  // Groups in order of first appearance.
+  std::vector<RequirementRow> rows;
+  std::vector<bool> calibrated;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> group;
+    for (const auto& [k, v] : cells[c].swept)
+      if (k != rc.accuracy_key) group.emplace_back(k, v);
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const RequirementRow& r) { return r.group == group; });
+    const auto* dirichlet = std::get_if<DirichletSpec>(&config.cells[c].generator);
+    const bool identity = dirichlet != nullptr && is_identity(dirichlet->map);
+    if (it == rows.end()) {
+      rows.push_back(RequirementRow{group, {}, "", {}, {}, {}, {}, {}, {}, {}, {}, true});
+      calibrated.push_back(identity);
+      it = rows.end() - 1;
+    }
+    it->cells.push_back(c);
+    calibrated[static_cast<std::size_t>(it - rows.begin())] =
+        calibrated[static_cast<std::size_t>(it - rows.begin())] && identity;
+  }
+  for (auto& row : rows) {
+    std::vector<FrontierPoint> points;
+    for (std::size_t c : row.cells)
+      points.push_back({c, truth_value(cells[c], "accuracy"),
+                        metric_value(*cells[c].decision, rc.requirement.metric)});
+    const Frontier f = minimal_accuracy(points, rc.requirement);
+    row.status = std::string(to_string(f.status));
+    row.minimal_accuracy = f.minimal_accuracy;
+    row.monotone = f.monotone;
+    for (auto& c : row.cells) c = cells[c].index;
+    if (f.below && f.above) {
+      row.lower_cell = cells[f.below->cell].index;
+      row.upper_cell = cells[f.above->cell].index;
+      row.lower_accuracy = f.below->accuracy;
+      row.upper_accuracy = f.above->accuracy;
+      row.lower_value = f.below->value;
+      row.upper_value = f.above->value;
+      const double span = f.above->accuracy - f.below->accuracy;
+      const double frac = span > 0.0 ? (*f.minimal_accuracy - f.below->accuracy) / span : 0.0;
+      const double e_lo = truth_value(cells[f.below->cell], "ece_top_l1");
+      const double e_hi = truth_value(cells[f.above->cell], "ece_top_l1");
+      row.ece_top_l1 = e_lo + (e_hi - e_lo) * frac;
+    } else if (f.closest) {
+      row.lower_cell = cells[f.closest->cell].index;
+      row.lower_accuracy = f.closest->accuracy;
+      row.lower_value = f.closest->value;
+    } else if (f.status == FrontierStatus::met_everywhere) {
+      // The lowest-accuracy cell of the group.
+      const auto lowest = std::min_element(
+          points.begin(), points.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
+            return a.accuracy != b.accuracy ? a.accuracy < b.accuracy : a.cell < b.cell;
+          });
+      row.upper_cell = cells[lowest->cell].index;
+      row.upper_accuracy = lowest->accuracy;
+      row.upper_value = lowest->value;
+      row.ece_top_l1 = truth_value(cells[lowest->cell], "ece_top_l1");
+    }
+  }
+  q.rows = std::move(rows);
+  q.verdict = verdict(config, cells, q, calibrated);
+  return q;
+}
+
+ResultSet run_decision(const ExperimentConfig& config, const RunControl& control) {
+  const std::size_t cells = config.cells.size();
+  std::vector<std::unique_ptr<Generator>> generators;
+  std::vector<std::unique_ptr<DecisionTask>> tasks;
+  for (const auto& cell : config.cells) {
+    generators.push_back(std::make_unique<Generator>(cell.generator));
+    tasks.push_back(make_task(cell.decision->spec));
+  }
+  // Ground truth of each generator, once per distinct one; a solved target's truth was
+  // computed by the solver under the same settings.
+  TruthCache cache;
+  std::vector<const GroundTruth*> truths(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    const auto& solution = config.cells[c].solution;
+    truths[c] = solution && solution->truth ? solution->truth.get()
+                                            : &cache.get(*generators[c], config.cells[c].truth);
+  }
+
+  // Exact decision values, once per distinct (generator, task, samples); the distinct ones in
+  // parallel, each into its own slot.
+  std::vector<std::string> keys(cells);
+  std::map<std::string, std::size_t> slot_of;
+  std::vector<std::size_t> first_cell;
+  for (std::size_t c = 0; c < cells; ++c) {
+    const CellConfig& cc = config.cells[c];
+    keys[c] = generators[c]->canonical_text() + "|" + cc.decision->task + "|" +
+              cc.decision->params.dump() + "|" + std::to_string(cc.truth.samples);
+    if (slot_of.emplace(keys[c], first_cell.size()).second) first_cell.push_back(c);
+  }
+  std::vector<DecisionValue> values(first_cell.size());
+  tbb::parallel_for(std::size_t{0}, first_cell.size(), [&](std::size_t s) {
+    const std::size_t c = first_cell[s];
+    values[s] = exact_decision_value(*generators[c], *tasks[c], config.cells[c].truth.samples);
+  });
+
+  // Realised utility on test sets: tasks (cell, replicate), each from the stream
+  // (seed, cell, replicate, sample), into pre-sized slots.
+  std::vector<std::size_t> first_task(cells + 1, 0);
+  for (std::size_t c = 0; c < cells; ++c)
+    first_task[c + 1] = first_task[c] + config.cells[c].replicates;
+  std::vector<std::vector<double>> realised(cells);
+  for (std::size_t c = 0; c < cells; ++c) realised[c].resize(config.cells[c].replicates);
+  const std::size_t total = first_task[cells];
+  std::atomic<std::size_t> done{0};
+  tbb::parallel_for(std::size_t{0}, total, [&](std::size_t task) {
+    const auto cell = static_cast<std::size_t>(
+        std::upper_bound(first_task.begin(), first_task.end(), task) - first_task.begin() - 1);
+    const std::size_t rep = task - first_task[cell];
+    Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+    realised[cell][rep] =
+        realised_utility(*generators[cell], *tasks[cell], config.cells[cell].sample_size, engine);
+    const std::size_t now = done.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (control.progress) control.progress(now, total);
+  });
+
+  ResultSet out;
+  out.name = config.name;
+  out.scenario = config.scenario;
+  out.seed = config.seed;
+  out.config_hash = format_hash(hash64(config.resolved.dump()));
+  out.sweep_keys = config.sweep_keys;
+  for (std::size_t c = 0; c < cells; ++c) {
+    const CellConfig& cc = config.cells[c];
+    const DecisionValue& v = values[slot_of.at(keys[c])];
+    CellRecord rec;
+    rec.index = cc.index;
+    for (const auto& [k, val] : cc.swept) rec.swept.emplace_back(k, val);
+    rec.sample_size = cc.sample_size;
+    rec.replicates = cc.replicates;
+    rec.generator = generators[c]->canonical_text();
+    if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
+    rec.truth = truth_records(*truths[c]);
+    DecisionRecord d;
+    d.task = cc.decision->task;
+    d.params = cc.decision->params;
+    d.method = std::string(to_string(v.policy.method));
+    d.samples = v.samples;
+    d.expected_utility = v.policy.value;
+    d.expected_utility_error = v.policy.error;
+    d.oracle_expected_utility = v.oracle.value;
+    d.oracle_expected_utility_error = v.oracle.error;
+    d.miscalibration_cost = v.cost.value;
+    d.miscalibration_cost_error = v.cost.error;
+    RunningStats stats;  // replicates in order: the same bits for any thread count
+    for (double u : realised[c]) stats.add(u);
+    d.realised_mean = stats.mean();
+    d.realised_sd = stats.sd();
+    const auto names = tasks[c]->figure_names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      d.figures.emplace_back(names[i], v.figures[i]);
+      d.oracle_figures.emplace_back(names[i], v.oracle_figures[i]);
+    }
+    rec.decision = std::move(d);
+    out.cells.push_back(std::move(rec));
+  }
+  if (config.requirement) out.requirements = requirement_frontier(config, out.cells);
+  return out;
+}
+
+}  // namespace calbench
