@@ -168,45 +168,8 @@ std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top) {
 }
 
 // Labels name result rows, so two estimators may not share one.
-void check_unique_labels(const std::vector<std::optional<EstimatorConfig>>& estimators,
-                         const std::string& pointer, Problems& problems) {
-  std::map<std::string, std::size_t> first;
-  for (std::size_t i = 0; i < estimators.size(); ++i) {
-    if (!estimators[i]) continue;
-    const auto [it, inserted] = first.emplace(estimators[i]->label, i);
-    if (!inserted)
-      problems.add(pointer_join(pointer, i), "duplicate label " + quote(estimators[i]->label) +
-                                                 ", also the label of " +
-                                                 pointer_join(pointer, it->second) +
-                                                 "; give one of them a distinct \"label\"");
-  }
-}
-
 std::optional<std::vector<EstimatorConfig>> parse_estimators(ObjectReader& top) {
-  const Json* value = top.require("estimators", "a non-empty array of estimators");
-  if (value == nullptr) return std::nullopt;
-  const std::string pointer = top.pointer_to("estimators");
-  if (!value->is_array() || value->empty()) {
-    top.problems().add(pointer,
-                       "expected a non-empty array of estimators, found " +
-                           (value->is_array() ? std::string("an empty array") : describe(*value)));
-    return std::nullopt;
-  }
-  std::vector<std::optional<EstimatorConfig>> parsed;
-  Json resolved = Json::array();
-  for (std::size_t i = 0; i < value->size(); ++i) {
-    Json entry;
-    parsed.push_back(parse_estimator((*value)[i], pointer_join(pointer, i), top.problems(), entry));
-    resolved.push_back(std::move(entry));
-  }
-  top.set_resolved("estimators", std::move(resolved));
-  check_unique_labels(parsed, pointer, top.problems());
-  std::vector<EstimatorConfig> out;
-  for (auto& e : parsed) {
-    if (!e) return std::nullopt;
-    out.push_back(std::move(*e));
-  }
-  return out;
+  return parse_labelled_array<EstimatorConfig>(top, "estimators", "estimators", parse_estimator);
 }
 
 std::optional<TruthSettings> parse_truth(ObjectReader& top) {

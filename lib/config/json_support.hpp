@@ -4,6 +4,7 @@
 // The readers are strict: a wrong type, an unknown key, a non-finite number, a fractional
 // integer or a value out of range is a problem, never a silent conversion.
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -149,5 +150,60 @@ class ObjectReader {
   Problems* problems_;
   Json resolved_;
 };
+
+// A required, non-empty array of labelled entries (`estimators`, `methods`): each entry is
+// parsed by parse_one(entry, pointer, problems, resolved) -> std::optional<T>, the resolved
+// array is set on `top`, and labels must be unique and not `reserved`, a label kept for
+// `reserved_for` (each problem names its entry). T has a `label`. Empty when any entry failed.
+template <typename T, typename ParseOne>
+std::optional<std::vector<T>> parse_labelled_array(ObjectReader& top, const std::string& key,
+                                                   const std::string& what, ParseOne&& parse_one,
+                                                   const std::string& reserved = {},
+                                                   const std::string& reserved_for = {}) {
+  const Json* value = top.require(key, "a non-empty array of " + what);
+  if (value == nullptr) return std::nullopt;
+  const std::string pointer = top.pointer_to(key);
+  if (!value->is_array() || value->empty()) {
+    top.problems().add(pointer,
+                       "expected a non-empty array of " + what + ", found " +
+                           (value->is_array() ? std::string("an empty array") : describe(*value)));
+    return std::nullopt;
+  }
+  std::vector<std::optional<T>> parsed;
+  Json resolved = Json::array();
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    Json entry;
+    parsed.push_back(parse_one((*value)[i], pointer_join(pointer, i), top.problems(), entry));
+    resolved.push_back(std::move(entry));
+  }
+  top.set_resolved(key, std::move(resolved));
+  std::map<std::string, std::size_t> first;
+  bool ok = true;
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    if (!parsed[i]) {
+      ok = false;
+      continue;
+    }
+    const std::string& label = parsed[i]->label;
+    if (!reserved.empty() && label == reserved) {
+      top.problems().add(pointer_join(pointer, i),
+                         "label " + quote(label) + " is reserved for " + reserved_for);
+      ok = false;
+      continue;
+    }
+    const auto [it, inserted] = first.emplace(label, i);
+    if (!inserted) {
+      top.problems().add(pointer_join(pointer, i), "duplicate label " + quote(label) +
+                                                       ", also the label of " +
+                                                       pointer_join(pointer, it->second) +
+                                                       "; give one of them a distinct \"label\"");
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  std::vector<T> out;
+  for (auto& p : parsed) out.push_back(std::move(*p));
+  return out;
+}
 
 }  // namespace calbench

@@ -331,50 +331,12 @@ std::optional<MethodConfig> parse_method(const Json& entry, const std::string& p
 }
 
 std::optional<std::vector<MethodConfig>> parse_methods(ObjectReader& top) {
-  const Json* value = top.require("methods", "a non-empty array of methods");
-  if (value == nullptr) return std::nullopt;
-  const std::string pointer = top.pointer_to("methods");
-  if (!value->is_array() || value->empty()) {
-    top.problems().add(pointer,
-                       "expected a non-empty array of methods, found " +
-                           (value->is_array() ? std::string("an empty array") : describe(*value)));
-    return std::nullopt;
-  }
-  std::vector<std::optional<MethodConfig>> parsed;
-  Json resolved = Json::array();
-  for (std::size_t i = 0; i < value->size(); ++i) {
-    Json entry;
-    parsed.push_back(parse_method((*value)[i], pointer_join(pointer, i), top.problems(), entry, 0));
-    resolved.push_back(std::move(entry));
-  }
-  top.set_resolved("methods", std::move(resolved));
-  std::map<std::string, std::size_t> first;
-  bool ok = true;
-  for (std::size_t i = 0; i < parsed.size(); ++i) {
-    if (!parsed[i]) {
-      ok = false;
-      continue;
-    }
-    const std::string& label = parsed[i]->label;
-    if (label == uncalibrated_label) {
-      top.problems().add(pointer_join(pointer, i),
-                         "label \"uncalibrated\" is reserved for the uncalibrated model");
-      ok = false;
-      continue;
-    }
-    const auto [it, inserted] = first.emplace(label, i);
-    if (!inserted) {
-      top.problems().add(pointer_join(pointer, i), "duplicate label " + quote(label) +
-                                                       ", also the label of " +
-                                                       pointer_join(pointer, it->second) +
-                                                       "; give one of them a distinct \"label\"");
-      ok = false;
-    }
-  }
-  if (!ok) return std::nullopt;
-  std::vector<MethodConfig> out;
-  for (auto& m : parsed) out.push_back(std::move(*m));
-  return out;
+  return parse_labelled_array<MethodConfig>(
+      top, "methods", "methods",
+      [](const Json& entry, const std::string& pointer, Problems& problems, Json& resolved) {
+        return parse_method(entry, pointer, problems, resolved, 0);
+      },
+      uncalibrated_label, "the uncalibrated model");
 }
 
 }  // namespace
