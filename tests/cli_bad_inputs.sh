@@ -94,7 +94,7 @@ expect_rejected missing_file "$work/no_such_config.json" \
 
 # ---- keys and types -------------------------------------------------------------------------
 expect_bad unknown_top_key "$(config 5 50 "$gen_ok" "$est_ok" '"frobnicate": 1')" \
-  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, name, output, replicates'
+  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, name, output, recalibrator, replicates'
 expect_bad unknown_generator_key \
   "$(config 5 50 '{"family": "dirichlet", "classes": 3, "colour": "red"}' "$est_ok")" \
   '/generator/colour|unknown key; valid keys: alpha, classes, family, miscalibration'

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Scenario `decision` on the command line (docs/decisions.md): a small run gives byte-identical
-# result files on 1 and 2 threads (requirements.csv included), prints its frontier and verdict;
+# Scenario `decision` on the command line (docs/decisions.md): a small run with a recalibrator
+# gives byte-identical result files on 1 and 2 threads (requirements.csv included), prints its
+# frontier and verdict;
 # the worked examples configs/requirements_*.json run in under a minute each;
-# every bad `decision` / `requirement` config exits 2 with one message per problem at its JSON
+# every bad `decision` / `requirement` / `recalibrator` config exits 2 with one message per problem at its JSON
 # pointer, and writes nothing.
 #
 # Usage: cli_decision.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
@@ -35,6 +36,7 @@ cat >"$work/small.json" <<'JSON'
   "decision": {"task": "cost_matrix", "utility": [[1, -1, -1], [-1, 1, -1], [-1, -1, 2]],
                "abstain": {"utility": -0.3}},
   "requirement": {"metric": "expected_utility", "at_least": 0.5},
+  "recalibrator": {"method": {"name": "temperature"}, "fit_size": 300, "samples": 20000},
   "truth": {"samples": 20000},
   "sweep": {"generator.alpha": [0.2, 0.5, 1.0],
             "generator.miscalibration.temperature": [0.6, 1.0]}
@@ -57,6 +59,11 @@ grep -q '^requirement frontier' "$work/t2.out" || fail "no frontier printed: $(c
 grep -q '^Verdict: ' "$work/t2.out" || fail "no verdict printed"
 grep -q '"miscalibration_cost"' "$work/t1/summary.json" || fail "summary.json has no decision block"
 grep -q '"abstention_rate"' "$work/t1/summary.json" || fail "summary.json has no task figures"
+grep -q '"recalibrated"' "$work/t1/summary.json" || fail "summary.json has no recalibrated block"
+head -n 1 "$work/t1/cells.csv" | grep -q ',recalibrator,recalibrator_fit_size,' ||
+  fail "cells.csv has no recalibrated columns: $(head -n 1 "$work/t1/cells.csv")"
+grep -q 'After recalibration by temperature fitted on 300 cases' "$work/t2.out" ||
+  fail "the verdict does not mention the recalibrator: $(cat "$work/t2.out")"
 # Without a requirement: no requirements.csv, and a stale one is removed.
 grep -v '"requirement"' "$work/small.json" >"$work/noreq.json"
 "$bin" run "$work/noreq.json" --out "$work/t1" --quiet 2>"$work/noreq.err" ||
@@ -149,6 +156,18 @@ expect_bad accuracy_key "$(config "$gen2" "$triage" '"requirement": {"at_least":
   '/requirement/accuracy_key|is not a sweep key'
 expect_bad sweep_requirement "$(config "$gen2" "$triage" '"requirement": {"at_least": 0.1}, "sweep": {"requirement.at_least": [0.1, 0.2]}')" \
   '/sweep/requirement.at_least|cannot sweep "requirement"'
+expect_bad recalibrator_method "$(config "$gen2" "$triage" '"recalibrator": {"method": {"name": "warp"}, "fit_size": 100}')" \
+  '/recalibrator/method/name|unknown recalibration method "warp"'
+expect_bad recalibrator_fit_size "$(config "$gen2" "$triage" '"recalibrator": {"method": {"name": "temperature"}, "fit_size": 1}')" \
+  '/recalibrator/fit_size|'
+expect_bad recalibrator_missing "$(config "$gen2" "$triage" '"recalibrator": {"fit_size": 100, "sample": 5}')" \
+  '/recalibrator/method|required key' '/recalibrator/sample|unknown key'
+expect_bad recalibrator_param "$(config "$gen2" "$triage" '"recalibrator": {"method": {"name": "histogram_binning", "bins": 0}, "fit_size": 100}')" \
+  '/recalibrator/method/bins|'
+expect_bad recalibrator_in_bias '{"scenario": "estimator_bias", "replicates": 5, "sample_size": 50, "generator": {"family": "dirichlet", "classes": 2}, "estimators": [{"name": "ece"}], "recalibrator": {"method": {"name": "temperature"}, "fit_size": 100}}' \
+  '/recalibrator|belongs to scenario "decision"'
+expect_bad recalibration_fit_size "$(config "$gen2" "$triage" '"fit_size": 100')" \
+  '/fit_size|belongs to scenario "recalibration"'
 expect_bad swept_bad_harm "$(config "$gen2" "$triage" '"sweep": {"decision.harm": [1, -1]}')" \
   '/sweep/decision.harm/1|harm = -1: must be > 0'
 

@@ -200,7 +200,8 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     CHECK_PROBLEM(
         p, "/frobnicate",
         "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, "
-        "name, output, replicates, requirement, sample_size, scenario, seed, sweep, test_size, "
+        "name, output, recalibrator, replicates, requirement, sample_size, scenario, seed, sweep, "
+        "test_size, "
         "truth, truth_samples");
   }
   SECTION("generator") {

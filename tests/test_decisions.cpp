@@ -3,6 +3,7 @@
 // its standard error), the requirement frontier's interpolation, and the scenario end to end.
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <boost/math/special_functions/beta.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -452,4 +453,167 @@ TEST_CASE("every decision registry row: its example parses, runs, and costs 0 wh
     CHECK(r.cells.front().decision->miscalibration_cost == 0.0);
     CHECK(r.cells.front().decision->method == "quadrature");
   }
+}
+
+// ---- after a recalibrator -------------------------------------------------------------------
+
+namespace {
+
+// g(p) = p: the recalibrated policy is the uncalibrated one.
+class IdentityModel : public CalibrationModel {
+ public:
+  void apply(std::span<const double> p, std::size_t, std::span<double> q) const override {
+    std::copy(p.begin(), p.end(), q.begin());
+  }
+};
+
+// A decision config with a `recalibrator`; K = 2 triage (quadrature for the uncalibrated values).
+ExperimentConfig recalibrated_config(double temperature, std::size_t fit_size,
+                                     std::size_t replicates) {
+  auto document = nlohmann::ordered_json::parse(R"({
+    "scenario": "decision", "seed": 5, "sample_size": 20,
+    "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5,
+                  "miscalibration": {"map": "temperature", "temperature": 1}},
+    "decision": {"task": "triage", "benefit": 1, "harm": 0.25},
+    "recalibrator": {"method": {"name": "temperature"}, "samples": 200000}
+  })");
+  document["replicates"] = replicates;
+  document["generator"]["miscalibration"]["temperature"] = temperature;
+  document["recalibrator"]["fit_size"] = fit_size;
+  return parse_experiment(document, "recalibrated.json");
+}
+
+}  // namespace
+
+TEST_CASE("recalibrated values: g = identity reproduces the uncalibrated cost on the same draws",
+          "[stat][decisions]") {
+  const IdentityModel identity;
+  const std::vector<const CalibrationModel*> models = {&identity, &identity};
+  for (double temperature : {1.0, 0.5}) {
+    INFO("temperature " << temperature);
+    const Generator gen(DirichletSpec{2, {0.5, 0.5}, TemperatureMap{temperature}});
+    for (const auto& task : every_task(2)) {
+      INFO(task->name());
+      const DecisionValue exact = exact_decision_value(gen, *task, 0);
+      const auto values = recalibrated_decision_values(gen, *task, models, 100'000);
+      REQUIRE(values.size() == 2);
+      // Both models are valued on the same draws: the same bits.
+      CHECK(values[0].cost.value == values[1].cost.value);
+      // Against the quadrature of the uncalibrated policy.
+      CHECK(std::abs(values[0].cost.value - exact.cost.value) <= z * values[0].cost.error + 1e-12);
+      CHECK(std::abs(values[0].policy.value - exact.policy.value) <=
+            z * values[0].policy.error + 1e-12);
+      // Where p = c bit for bit, the thresholded tasks decide alike on every draw.
+      if (temperature == 1.0 && task->name() != "betting") CHECK(values[0].cost.value == 0.0);
+    }
+  }
+  // K = 3 (Monte Carlo): the draws are those of exact_decision_value, so with the same number
+  // of draws the cost is the same up to summation order.
+  const Generator gen3(DirichletSpec{3, {0.5, 0.5, 0.5}, TemperatureMap{0.7}});
+  const TriageTask task({3, 2, 1.0, 0.5});
+  const DecisionValue mc = exact_decision_value(gen3, task, 64'000);
+  const auto v3 = recalibrated_decision_values(gen3, task, models, 64'000);
+  CHECK(v3[0].cost.value == Approx(mc.cost.value).epsilon(1e-12).margin(1e-15));
+  std::vector<RecalibratedValue> one, two;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    one = recalibrated_decision_values(gen3, task, models, 20'000);
+  }
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    two = recalibrated_decision_values(gen3, task, models, 20'000);
+  }
+  CHECK(one[0].cost.value == two[0].cost.value);
+  CHECK(one[0].policy.error == two[0].policy.error);
+}
+
+TEST_CASE("recalibrated: temperature scaling on a calibrated generator costs ~0",
+          "[stat][decisions]") {
+  const std::size_t R = 8;
+  const ExperimentConfig config = recalibrated_config(1.0, 20'000, R);
+  const ResultSet r = run_decision(config, {});
+  const DecisionRecord& d = *r.cells.front().decision;
+  CHECK(d.miscalibration_cost == 0.0);
+  REQUIRE(d.recalibrated);
+  const RecalibratedRecord& q = *d.recalibrated;
+  CHECK(q.label == "temperature");
+  CHECK(q.fits == R);
+  CHECK(q.failed_fits == 0);
+  // Zero within the spread of the fits and the Monte Carlo error; never below 0 beyond it
+  // (the oracle is Bayes-optimal for triage).
+  const double se = q.cost_sd / std::sqrt(static_cast<double>(R)) + q.cost_error;
+  INFO("recalibrated cost " << q.cost_mean << " sd " << q.cost_sd << " error " << q.cost_error);
+  CHECK(std::abs(q.cost_mean) <= z * se);
+  CHECK(q.cost_mean < 1e-4);
+  CHECK(q.utility_mean == Approx(d.oracle_expected_utility - q.cost_mean).margin(1e-12));
+}
+
+TEST_CASE("recalibrated: temperature scaling recovers most of a temperature miscalibration",
+          "[stat][decisions]") {
+  const std::size_t R = 8;
+  for (double temperature : {0.5, 2.0}) {
+    INFO("generator temperature " << temperature);
+    const ResultSet r = run_decision(recalibrated_config(temperature, 20'000, R), {});
+    const DecisionRecord& d = *r.cells.front().decision;
+    REQUIRE(d.recalibrated);
+    const RecalibratedRecord& q = *d.recalibrated;
+    INFO("uncalibrated cost " << d.miscalibration_cost << ", recalibrated " << q.cost_mean << " sd "
+                              << q.cost_sd << " error " << q.cost_error);
+    CHECK(q.fits == R);
+    CHECK(d.miscalibration_cost > 1e-3);
+    CHECK(q.cost_mean < 0.05 * d.miscalibration_cost);
+    CHECK(q.cost_mean >= -z * q.cost_error);
+    CHECK(q.utility_mean > d.expected_utility);
+  }
+}
+
+TEST_CASE("recalibrator config: parsed as a methods item, validated, rejected elsewhere",
+          "[unit][decisions]") {
+  const auto base = nlohmann::ordered_json::parse(R"({
+    "scenario": "decision", "replicates": 3, "sample_size": 20,
+    "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5},
+    "decision": {"task": "triage"}
+  })");
+  const auto problems_of = [&](const char* recalibrator) {
+    auto document = base;
+    document["recalibrator"] = nlohmann::ordered_json::parse(recalibrator);
+    try {
+      parse_experiment(document, "r.json");
+    } catch (const ConfigError& error) {
+      return error.problems();
+    }
+    return std::vector<std::string>{};
+  };
+  const auto has = [](const std::vector<std::string>& problems, const std::string& text) {
+    return std::any_of(problems.begin(), problems.end(),
+                       [&](const std::string& p) { return p.find(text) != std::string::npos; });
+  };
+  CHECK(problems_of(R"({"method": {"name": "histogram_binning", "bins": 5}, "fit_size": 500})")
+            .empty());
+  auto p = problems_of(R"({"method": {"name": "warp"}, "fit_size": 500})");
+  CHECK(has(p, "r.json: /recalibrator/method/name: unknown recalibration method \"warp\""));
+  p = problems_of(R"({"method": {"name": "temperature"}})");
+  CHECK(has(p, "r.json: /recalibrator/fit_size: required key"));
+  p = problems_of(R"({"method": {"name": "bbq", "prior_strength": -1}, "fit_size": 1})");
+  CHECK(has(p, "/recalibrator/method/prior_strength"));
+  CHECK(has(p, "/recalibrator/fit_size"));
+  p = problems_of(R"({"method": {"name": "temperature"}, "fit_size": 50, "fit": 1})");
+  CHECK(has(p, "/recalibrator/fit: unknown key"));
+  p = problems_of(
+      R"({"method": {"name": "temperature", "label": "uncalibrated"}, "fit_size": 50})");
+  CHECK(has(p, "/recalibrator/method: label \"uncalibrated\" is reserved"));
+  p = problems_of(R"([1])");
+  CHECK(has(p, "/recalibrator: expected an object"));
+  // Defaults are filled into the resolved config; the method is built.
+  auto document = base;
+  document["recalibrator"] = {{"method", {{"name", "temperature"}}}, {"fit_size", 300}};
+  const ExperimentConfig config = parse_experiment(document, "r.json");
+  REQUIRE(config.cells.front().recalibrator);
+  CHECK(config.cells.front().recalibrator->fit_size == 300);
+  CHECK(config.resolved["recalibrator"]["samples"] == 200000);
+  // A sweep over the fit size makes one cell per size.
+  document["sweep"] = {{"recalibrator.fit_size", {100, 1000}}};
+  const ExperimentConfig swept = parse_experiment(document, "r.json");
+  REQUIRE(swept.cells.size() == 2);
+  CHECK(swept.cells[1].recalibrator->fit_size == 1000);
 }

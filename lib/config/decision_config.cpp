@@ -322,6 +322,41 @@ std::optional<DecisionConfig> parse_decision_section(ObjectReader& top,
   return out;
 }
 
+std::optional<DecisionRecalibratorConfig> parse_recalibrator_section(ObjectReader& top, bool& ok) {
+  ok = true;
+  const Json* value = top.find("recalibrator");
+  if (value == nullptr) return std::nullopt;
+  const std::size_t before = top.problems().size();
+  ObjectReader r(*value, top.pointer_to("recalibrator"), top.problems());
+  std::optional<MethodConfig> method;
+  std::optional<std::int64_t> fit_size;
+  std::optional<std::uint64_t> samples;
+  if (r.is_object()) {
+    r.allow_only({"method", "fit_size", "samples"});
+    if (const Json* m = r.require("method",
+                                  "a method object {\"name\": ..., ...} as in a "
+                                  "recalibration config's \"methods\"")) {
+      Json resolved;
+      method = parse_recalibration_method(*m, r.pointer_to("method"), top.problems(), resolved);
+      r.set_resolved("method", std::move(resolved));
+      if (method && method->label == uncalibrated_label) {
+        top.problems().add(r.pointer_to("method"),
+                           "label \"uncalibrated\" is reserved for the uncalibrated model");
+        method.reset();
+      }
+    }
+    fit_size = r.integer("fit_size", 2);
+    samples = r.unsigned_integer("samples", 1000, DecisionRecalibratorConfig{}.samples);
+  }
+  top.set_resolved("recalibrator", r.take_resolved());
+  if (top.problems().size() != before || !method || !fit_size || !samples) {
+    ok = false;
+    return std::nullopt;
+  }
+  return DecisionRecalibratorConfig{std::move(*method), static_cast<std::size_t>(*fit_size),
+                                    *samples};
+}
+
 std::optional<RequirementConfig> parse_requirement_section(
     ObjectReader& top, const std::vector<std::string>& sweep_keys,
     const std::vector<std::string>& figures) {
@@ -392,7 +427,7 @@ std::optional<RequirementConfig> parse_requirement_section(
 
 void reject_foreign_sections(const ObjectReader& top, const std::string& scenario) {
   const bool decision = scenario == "decision";
-  const std::vector<std::string> own = {"decision", "requirement"};
+  const std::vector<std::string> own = {"decision", "requirement", "recalibrator"};
   const std::vector<std::string> others = {"estimators", "intervals"};
   for (const auto& key : decision ? others : own)
     if (top.find(key) != nullptr)

@@ -32,7 +32,7 @@ constexpr std::size_t max_cells = 100'000;
 const std::vector<std::string> top_level_keys = {
     "name",        "scenario", "seed",      "replicates",    "sample_size", "generator",
     "estimators",  "truth",    "sweep",     "output",        "intervals",   "decision",
-    "requirement", "fit_size", "test_size", "truth_samples", "methods"};
+    "requirement", "fit_size", "test_size", "truth_samples", "methods",     "recalibrator"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
 const std::vector<std::string> unsweepable_keys = {"sweep",  "name",      "scenario",   "seed",
@@ -200,10 +200,12 @@ std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scena
       recalibration ? std::optional<std::size_t>(0) : parse_count(top, "sample_size");
   auto generator = parse_generator_section(top);
   std::optional<std::vector<EstimatorConfig>> estimators;
+  bool recalibrator_ok = true;
   if (scenario == "decision") {
     cell.decision = parse_decision_section(
         top, generator ? std::optional<std::size_t>(spec_classes(generator->spec)) : std::nullopt);
     if (cell.decision) estimators.emplace();
+    cell.recalibrator = parse_recalibrator_section(top, recalibrator_ok);
   } else {
     estimators = parse_estimators(top);
   }
@@ -211,7 +213,7 @@ std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scena
   std::optional<RecalibrationSettings> settings;
   if (recalibration) settings = parse_recalibration_section(top);
   if (!replicates || !sample_size || !generator || !estimators || !truth) return std::nullopt;
-  if (recalibration && !settings) return std::nullopt;
+  if ((recalibration && !settings) || !recalibrator_ok) return std::nullopt;
   cell.recalibration = std::move(settings);
   cell.replicates = *replicates;
   cell.sample_size = *sample_size;
@@ -645,7 +647,11 @@ ExperimentConfig parse_experiment(const nlohmann::json& document, const std::str
 std::string describe_cells(const ExperimentConfig& config) {
   // Labels built from swept parameters differ between cells; those are shown per cell.
   const auto labels_of = [](const CellConfig& cell) {
-    if (cell.decision) return cell.decision->task + " " + cell.decision->params.dump();
+    if (cell.decision)
+      return cell.decision->task + " " + cell.decision->params.dump() +
+             (cell.recalibrator ? "; recalibrator: " + cell.recalibrator->method.label +
+                                      " fit_size=" + std::to_string(cell.recalibrator->fit_size)
+                                : std::string());
     std::vector<std::string> labels;
     for (const auto& e : cell.estimators) labels.push_back(e.label);
     if (cell.recalibration) {

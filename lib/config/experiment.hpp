@@ -47,6 +47,8 @@ struct CellConfig {
   std::optional<TargetSolution> solution;
   std::vector<EstimatorConfig> estimators;  // empty in scenario decision
   std::optional<DecisionConfig> decision;   // scenario decision only
+  // Scenario decision, when `recalibrator` is given: the method valued after recalibration.
+  std::optional<DecisionRecalibratorConfig> recalibrator;
   TruthSettings truth;
   // Scenario `recalibration` only (then sample_size is 0): fit_size, test_size, methods.
   std::optional<RecalibrationSettings> recalibration;

@@ -341,6 +341,12 @@ std::optional<std::vector<MethodConfig>> parse_methods(ObjectReader& top) {
 
 }  // namespace
 
+std::optional<MethodConfig> parse_recalibration_method(const Json& entry,
+                                                       const std::string& pointer,
+                                                       Problems& problems, Json& resolved) {
+  return parse_method(entry, pointer, problems, resolved, 0);
+}
+
 const std::vector<std::string>& recalibration_keys() {
   static const std::vector<std::string> keys = {"fit_size", "test_size", "truth_samples",
                                                 "methods"};

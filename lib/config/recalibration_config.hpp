@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/json_support.hpp"
 #include "config/param_value.hpp"
 #include "recalibrators/recalibrator.hpp"
 
@@ -39,6 +40,13 @@ inline constexpr const char* uncalibrated_label = "uncalibrated";
 // Reads fit_size, test_size, truth_samples and methods from the top-level object; reports
 // every problem and fills the defaults into the reader's resolved copy.
 std::optional<RecalibrationSettings> parse_recalibration_section(ObjectReader& top);
+
+// One method object {"name": ..., "label": ..., PARAMS...} at `pointer`, exactly as an item of
+// `methods` (wrappers included): reports every problem, leaves the object with its defaults
+// filled in `resolved`. Scenario decision's `recalibrator.method` uses it too.
+std::optional<MethodConfig> parse_recalibration_method(const Json& entry,
+                                                       const std::string& pointer,
+                                                       Problems& problems, Json& resolved);
 
 // The top-level keys scenario `recalibration` adds.
 const std::vector<std::string>& recalibration_keys();

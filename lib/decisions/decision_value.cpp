@@ -225,6 +225,103 @@ DecisionValue monte_carlo_core(const std::string& canonical, std::size_t K,
   return out;
 }
 
+// The cases of a dirichlet generator: c, p = h(c), and the weights r(p) = E[c | p] — for an
+// injective map c itself; otherwise the posterior mean, which has the same expectation against
+// any function of p and less variance.
+auto dirichlet_cases(const DirichletGenerator& generator) {
+  const std::size_t K = generator.classes();
+  const MiscalibrationMap& map = generator.spec().map;
+  const bool injective = is_injective(map, K);
+  const auto* top_label = std::get_if<TopLabelMap>(&map);  // points into the generator
+  if (!injective && top_label == nullptr)
+    throw DomainError("no posterior mean r(p) for the non-injective map " + map_name(map));
+  return [&generator, injective, top_label](Engine& engine, Draw& d, GeneratorScratch&) {
+    generator.draw_truth(engine, d.c, d.log_c);
+    report(generator.spec().map, d.c, d.log_c, d.p, d.log_p, d.tmp);
+    if (injective) {
+      std::copy(d.c.begin(), d.c.end(), d.r.begin());
+      std::copy(d.log_c.begin(), d.log_c.end(), d.log_r.begin());
+    } else {
+      top_label_posterior_mean(d.p, d.log_p, generator.spec().alpha, top_label->gamma, d.r);
+      for (std::size_t k = 0; k < d.r.size(); ++k) d.log_r[k] = std::log(d.r[k]);
+    }
+  };
+}
+
+// Every other family draws c as a function of p (class_conditional: c = r(p); label_noise:
+// (1 - w) p + w beta; beta_binary: the calibration curve at p), so r(p) = c.
+auto family_cases(const Generator& generator) {
+  return [&generator](Engine& engine, Draw& d, GeneratorScratch& scratch) {
+    generator.draw(engine, d.c, d.p, d.log_p, scratch);
+    std::copy(d.c.begin(), d.c.end(), d.r.begin());
+    for (std::size_t k = 0; k < d.c.size(); ++k) d.log_r[k] = std::log(d.c[k]);
+  };
+}
+
+// Rows per batched apply of a calibration map.
+constexpr std::size_t recalibration_chunk = 1024;
+
+// The draws of monte_carlo_core (same key, batches and per-batch streams), each valued by the
+// oracle once and by every model's policy.
+template <typename DrawCase>
+std::vector<RecalibratedValue> recalibrated_core(const std::string& canonical, std::size_t K,
+                                                 const DecisionTask& task,
+                                                 std::span<const CalibrationModel* const> models,
+                                                 std::uint64_t samples, DrawCase&& draw_case) {
+  if (task.classes() != K)
+    throw DomainError("the task is for " + std::to_string(task.classes()) +
+                      " classes, the generator has " + std::to_string(K));
+  const std::size_t M = models.size();
+  const std::uint64_t per_batch =
+      std::max<std::uint64_t>(1, (samples + mc_batches - 1) / mc_batches);
+  const std::uint64_t key = hash64(canonical);
+  // [batch][model]: policy and cost.
+  std::vector<std::vector<RunningStats>> policy(mc_batches, std::vector<RunningStats>(M)),
+      cost(mc_batches, std::vector<RunningStats>(M));
+  tbb::parallel_for(std::size_t{0}, mc_batches, [&](std::size_t b) {
+    Engine engine = make_engine({key, b, 0, Purpose::decision});
+    Draw d(K);
+    GeneratorScratch scratch;
+    scratch.reserve(K);
+    const std::size_t chunk = recalibration_chunk;
+    std::vector<double> p(chunk * K), r(chunk * K), q(chunk * K), oracle(chunk);
+    std::vector<Decision> oracle_decision(chunk);
+    for (std::uint64_t done = 0; done < per_batch;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, per_batch - done));
+      for (std::size_t i = 0; i < n; ++i) {
+        draw_case(engine, d, scratch);
+        std::copy(d.p.begin(), d.p.end(), p.begin() + static_cast<std::ptrdiff_t>(i * K));
+        std::copy(d.r.begin(), d.r.end(), r.begin() + static_cast<std::ptrdiff_t>(i * K));
+        oracle_decision[i] = task.decide(d.r, d.log_r);
+        oracle[i] = expected_utility(task, oracle_decision[i], d.r);
+      }
+      for (std::size_t m = 0; m < M; ++m) {
+        models[m]->apply(std::span<const double>(p.data(), n * K), K,
+                         std::span<double>(q.data(), n * K));
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::span<const double> qi(q.data() + i * K, K), ri(r.data() + i * K, K);
+          const Decision dq = task.decide(qi, {});
+          const double u = dq == oracle_decision[i] ? oracle[i] : expected_utility(task, dq, ri);
+          policy[b][m].add(u);
+          cost[b][m].add(oracle[i] - u);
+        }
+      }
+      done += n;
+    }
+  });
+  std::vector<RecalibratedValue> out(M);
+  for (std::size_t m = 0; m < M; ++m) {
+    RunningStats pol = policy[0][m], cst = cost[0][m];
+    for (std::size_t b = 1; b < mc_batches; ++b) {
+      pol.merge(policy[b][m]);
+      cst.merge(cost[b][m]);
+    }
+    out[m].policy = TruthValue{pol.mean(), TruthMethod::monte_carlo, pol.standard_error()};
+    out[m].cost = TruthValue{cst.mean(), TruthMethod::monte_carlo, cst.standard_error()};
+  }
+  return out;
+}
+
 }  // namespace
 
 bool decision_quadrature_applies(const DirichletGenerator& generator) {
@@ -302,28 +399,8 @@ DecisionValue quadrature_decision_value(const DirichletGenerator& generator,
 
 DecisionValue monte_carlo_decision_value(const DirichletGenerator& generator,
                                          const DecisionTask& task, std::uint64_t samples) {
-  const std::size_t K = generator.classes();
-  const MiscalibrationMap& map = generator.spec().map;
-  const bool injective = is_injective(map, K);
-  const auto* top_label = std::get_if<TopLabelMap>(&map);
-  if (!injective && top_label == nullptr)
-    throw DomainError("no posterior mean r(p) for the non-injective map " + map_name(map));
-  return monte_carlo_core(generator.canonical_text(), K, task, samples,
-                          [&](Engine& engine, Draw& d, GeneratorScratch&) {
-                            generator.draw_truth(engine, d.c, d.log_c);
-                            report(map, d.c, d.log_c, d.p, d.log_p, d.tmp);
-                            // The weights are r(p) = E[c | p]: for an injective map c itself;
-                            // otherwise the posterior mean, which has the same expectation against
-                            // any function of p and less variance.
-                            if (injective) {
-                              std::copy(d.c.begin(), d.c.end(), d.r.begin());
-                              std::copy(d.log_c.begin(), d.log_c.end(), d.log_r.begin());
-                            } else {
-                              top_label_posterior_mean(d.p, d.log_p, generator.spec().alpha,
-                                                       top_label->gamma, d.r);
-                              for (std::size_t k = 0; k < K; ++k) d.log_r[k] = std::log(d.r[k]);
-                            }
-                          });
+  return monte_carlo_core(generator.canonical_text(), generator.classes(), task, samples,
+                          dirichlet_cases(generator));
 }
 
 DecisionValue exact_decision_value(const DirichletGenerator& generator, const DecisionTask& task,
@@ -336,15 +413,18 @@ DecisionValue exact_decision_value(const Generator& generator, const DecisionTas
                                    std::uint64_t samples) {
   if (const DirichletGenerator* d = generator.dirichlet())
     return exact_decision_value(*d, task, samples);
-  // Every other family draws c as a function of p (class_conditional: c = r(p); label_noise:
-  // (1 - w) p + w beta; beta_binary: the calibration curve at p), so r(p) = c.
   return monte_carlo_core(generator.canonical_text(), generator.classes(), task, samples,
-                          [&](Engine& engine, Draw& d, GeneratorScratch& scratch) {
-                            generator.draw(engine, d.c, d.p, d.log_p, scratch);
-                            std::copy(d.c.begin(), d.c.end(), d.r.begin());
-                            for (std::size_t k = 0; k < d.c.size(); ++k)
-                              d.log_r[k] = std::log(d.c[k]);
-                          });
+                          family_cases(generator));
+}
+
+std::vector<RecalibratedValue> recalibrated_decision_values(
+    const Generator& generator, const DecisionTask& task,
+    std::span<const CalibrationModel* const> models, std::uint64_t samples) {
+  if (const DirichletGenerator* d = generator.dirichlet())
+    return recalibrated_core(generator.canonical_text(), generator.classes(), task, models, samples,
+                             dirichlet_cases(*d));
+  return recalibrated_core(generator.canonical_text(), generator.classes(), task, models, samples,
+                           family_cases(generator));
 }
 
 double realised_utility(const Generator& generator, const DecisionTask& task, std::size_t n,

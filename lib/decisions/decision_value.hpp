@@ -27,11 +27,13 @@
 //   the generator's canonical text (purpose `decision`), so the value is the same in every run;
 //   error = standard error.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "decisions/decision_task.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/generator.hpp"
+#include "recalibrators/recalibrator.hpp"
 #include "truth/ground_truth.hpp"
 
 namespace calbench {
@@ -61,6 +63,21 @@ DecisionValue monte_carlo_decision_value(const DirichletGenerator& generator,
 
 // True when quadrature_decision_value applies.
 bool decision_quadrature_applies(const DirichletGenerator& generator);
+
+// The policy acting on q = g(p) for a fitted calibration map g, against the oracle, by Monte
+// Carlo over the same draws (c, p, r(p)) as monte_carlo_decision_value / exact_decision_value's
+// Monte Carlo with `samples` draws (the first samples/64 of each of its 64 keyed batch streams):
+//   policy = E[sum_k r_k U(d(g(p)), k)]
+//   cost   = E[sum_k r_k (U(d(r(p)), k) - U(d(g(p)), k))]  (oracle - recalibrated)
+// The cost is the mean of the per-draw difference (common random numbers), exactly 0 on every
+// draw where the two decide alike; errors are standard errors. Every model is evaluated on the
+// same draws, in one pass (g applied in batches). Deterministic for any thread count.
+struct RecalibratedValue {
+  TruthValue policy, cost;
+};
+std::vector<RecalibratedValue> recalibrated_decision_values(
+    const Generator& generator, const DecisionTask& task,
+    std::span<const CalibrationModel* const> models, std::uint64_t samples);
 
 // The realised mean utility (1/n) sum_i U(d(p_i), y_i) of one test set of n cases drawn from
 // `engine`: what an evaluation on real data of that size would measure.

@@ -87,6 +87,24 @@ ojson decision_json(const DecisionRecord& d) {
   for (const auto& [name, value] : d.figures) out[name] = value;
   out["figures"] = figures;
   out["oracle_figures"] = oracle;
+  if (d.recalibrated) {
+    const RecalibratedRecord& r = *d.recalibrated;
+    const auto stat = [&](double mean, double sd, double error) -> ojson {
+      if (r.fits == 0) return nullptr;
+      return {{"mean", mean}, {"sd", sd}, {"error", error}};
+    };
+    out["recalibrated"] = {
+        {"method", r.label},
+        {"name", r.name},
+        {"params", r.params},
+        {"fit_size", r.fit_size},
+        {"samples", r.samples},
+        {"fits", r.fits},
+        {"failed_fits", r.failed_fits},
+        {"failure", r.failure.empty() ? ojson(nullptr) : ojson(r.failure)},
+        {"expected_utility", stat(r.utility_mean, r.utility_sd, r.utility_error)},
+        {"miscalibration_cost", stat(r.cost_mean, r.cost_sd, r.cost_error)}};
+  }
   return out;
 }
 
@@ -138,6 +156,14 @@ std::string decision_cells_csv(const ResultSet& r) {
          "miscalibration_cost,miscalibration_cost_error,realised_mean,realised_sd";
   for (const auto& f : figures) out << ',' << f;
   for (const auto& f : figures) out << ",oracle_" << f;
+  // Recalibrated columns only when some cell has a recalibrator, so other runs keep their bytes.
+  const bool recalibrated = std::any_of(r.cells.begin(), r.cells.end(), [](const CellRecord& c) {
+    return c.decision && c.decision->recalibrated;
+  });
+  if (recalibrated)
+    out << ",recalibrator,recalibrator_fit_size,recalibrated_fits,recalibrated_failed_fits,"
+           "recalibrated_expected_utility_mean,recalibrated_expected_utility_sd,"
+           "recalibrated_cost_mean,recalibrated_cost_sd,recalibrated_cost_error";
   out << '\n';
   for (const auto& c : r.cells) {
     if (!c.decision) continue;
@@ -158,6 +184,17 @@ std::string decision_cells_csv(const ResultSet& r) {
         << ',' << format_double(d.realised_mean) << ',' << format_double(d.realised_sd);
     for (const auto& f : figures) out << ',' << csv_optional(figure_of(d.figures, f));
     for (const auto& f : figures) out << ',' << csv_optional(figure_of(d.oracle_figures, f));
+    if (recalibrated) {
+      if (d.recalibrated) {
+        const RecalibratedRecord& q = *d.recalibrated;
+        const auto num = [&](double x) { return q.fits > 0 ? format_double(x) : std::string(); };
+        out << ',' << csv_escape(q.label) << ',' << q.fit_size << ',' << q.fits << ','
+            << q.failed_fits << ',' << num(q.utility_mean) << ',' << num(q.utility_sd) << ','
+            << num(q.cost_mean) << ',' << num(q.cost_sd) << ',' << num(q.cost_error);
+      } else {
+        out << ",,,,,,,,,";
+      }
+    }
     out << '\n';
   }
   return out.str();
@@ -195,6 +232,10 @@ std::string format_decision_table(const ResultSet& r) {
                 "parameters", "accuracy", "ece_top", "utility", "oracle", "cost", "realised", "sd");
   out << line;
   for (const auto& f : figures) out << ' ' << f;
+  const bool recalibrated = std::any_of(r.cells.begin(), r.cells.end(), [](const CellRecord& c) {
+    return c.decision && c.decision->recalibrated;
+  });
+  if (recalibrated) out << " recalibrated_cost(sd)";
   out << '\n';
   for (const auto& c : r.cells) {
     if (!c.decision) continue;
@@ -215,6 +256,13 @@ std::string format_decision_table(const ResultSet& r) {
       const auto v = figure_of(d.figures, f);
       std::snprintf(line, sizeof line, " %*.5f", static_cast<int>(f.size()), v ? *v : 0.0);
       out << line;
+    }
+    if (d.recalibrated && d.recalibrated->fits > 0) {
+      std::snprintf(line, sizeof line, " %.3e (%.1e)", d.recalibrated->cost_mean,
+                    d.recalibrated->cost_sd);
+      out << line;
+    } else if (d.recalibrated) {
+      out << " no fit";
     }
     out << '\n';
   }

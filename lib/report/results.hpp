@@ -72,6 +72,20 @@ struct RankingRecord {
 // Scenario decision, per cell (docs/decisions.md): exact expected utilities with their errors
 // (quadrature error estimate or Monte Carlo standard error), the task's figures, and the spread
 // of the realised utility over test sets of sample_size.
+// The policy after a recalibrator (scenario decision's `recalibrator`): over the replicates
+// whose fit succeeded, the mean and sd of its exact expected utility and of its cost relative
+// to the oracle; `error` is the mean Monte Carlo standard error of one replicate's value.
+struct RecalibratedRecord {
+  std::string label, name;
+  nlohmann::ordered_json params;  // the method's parameters, defaults filled
+  std::size_t fit_size = 0;
+  std::uint64_t samples = 0;
+  std::size_t fits = 0, failed_fits = 0;
+  std::string failure;  // the first failed fit's message
+  double utility_mean = 0.0, utility_sd = 0.0, utility_error = 0.0;
+  double cost_mean = 0.0, cost_sd = 0.0, cost_error = 0.0;
+};
+
 struct DecisionRecord {
   std::string task;
   nlohmann::ordered_json params;  // the task's parameters, defaults filled
@@ -82,6 +96,7 @@ struct DecisionRecord {
   double miscalibration_cost = 0.0, miscalibration_cost_error = 0.0;  // oracle - policy
   double realised_mean = 0.0, realised_sd = 0.0;
   std::vector<std::pair<std::string, double>> figures, oracle_figures;
+  std::optional<RecalibratedRecord> recalibrated;
 };
 
 // One group of requirements.csv: the cells that share every swept value but the accuracy key.
