@@ -11,19 +11,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
-
-std::string csv_value(const ojson& v) {
-  if (v.is_string()) return csv_escape(v.get<std::string>());
-  if (v.is_number_float()) return format_double(v.get<double>());
-  return csv_escape(v.dump());
-}
-
 template <typename T>
 std::string csv_optional(const std::optional<T>& v) {
   if (!v) return "";

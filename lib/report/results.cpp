@@ -10,13 +10,6 @@
 #include "report/decision_results.hpp"
 
 namespace calbench {
-namespace {
-
-using ojson = nlohmann::ordered_json;
-
-ojson optional_number(const std::optional<double>& v) {
-  return v ? ojson(*v) : ojson(nullptr);
-}
 
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -25,10 +18,18 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
-std::string csv_value(const ojson& v) {
+std::string csv_value(const nlohmann::ordered_json& v) {
   if (v.is_string()) return csv_escape(v.get<std::string>());
   if (v.is_number_float()) return format_double(v.get<double>());
   return csv_escape(v.dump());
+}
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson optional_number(const std::optional<double>& v) {
+  return v ? ojson(*v) : ojson(nullptr);
 }
 
 std::string csv_optional(const std::optional<double>& v) {

@@ -180,6 +180,11 @@ void write_results(const ResultSet& results, const nlohmann::ordered_json& resol
 // The meta block every result file carries.
 nlohmann::ordered_json meta_block(const ResultSet& results);
 
+// A CSV field: quoted (with doubled quotes) when it holds a comma, quote or newline.
+std::string csv_escape(const std::string& s);
+// A JSON value as a CSV field: strings escaped, doubles in shortest round-trip form.
+std::string csv_value(const nlohmann::ordered_json& v);
+
 // A readable table of the results for the terminal.
 std::string format_summary_table(const ResultSet& results);
 
