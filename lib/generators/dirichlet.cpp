@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/fast_math.hpp"
 #include "core/format.hpp"
 #include "generators/categorical.hpp"
 
@@ -60,10 +61,12 @@ double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> 
     c[k] = samplers_[symmetric_ ? 0 : k].draw_value(engine, log_c_shifted[k]);
     any_tiny |= !(c[k] > GammaSampler::kTiny);
   }
-  for (std::size_t k = 0; k < K; ++k) {
-    const double exact = log_c_shifted[k];
-    log_c_shifted[k] = std::log(c[k]);
-    if (any_tiny && !(c[k] > GammaSampler::kTiny)) log_c_shifted[k] = exact;
+  if (any_tiny) {
+    for (std::size_t k = 0; k < K; ++k)
+      if (c[k] > GammaSampler::kTiny) log_c_shifted[k] = fast::log(c[k]);
+  } else {
+    // The usual case: one vectorised pass (core/fast_math.hpp), the same bits as fast::log.
+    fast::log_bulk(c.data(), log_c_shifted.data(), K);
   }
   double sum = 0.0;
   double max_log = -INFINITY;
@@ -111,15 +114,15 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
     const double g1 = s1.draw_value(engine, l1);
     double r;
     if (g0 > GammaSampler::kTiny && g1 > GammaSampler::kTiny) {
-      r = std::log(g1 / g0);  // in range: both are above 1e-280 and far below 1e28
+      r = fast::log(g1 / g0);  // in range: both are above 1e-280 and far below 1e28
       const double inv = 1.0 / (g0 + g1);
       c[0] = g0 * inv;
       c[1] = g1 * inv;
     } else {  // tiny alpha: the variates may have underflowed, their logs have not
-      if (g0 > GammaSampler::kTiny) l0 = std::log(g0);
-      if (g1 > GammaSampler::kTiny) l1 = std::log(g1);
+      if (g0 > GammaSampler::kTiny) l0 = fast::log(g0);
+      if (g1 > GammaSampler::kTiny) l1 = fast::log(g1);
       r = l1 - l0;
-      const double e = std::exp(-std::abs(r));
+      const double e = fast::exp(-std::abs(r));
       c[r >= 0.0 ? 1 : 0] = 1.0 / (1.0 + e);
       c[r >= 0.0 ? 0 : 1] = e / (1.0 + e);
     }
@@ -130,7 +133,7 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
     }
     // The larger of the two is 1/(1 + e), the other e/(1 + e), e = exp(-|r|/T): the same
     // arithmetic as the softmax of apply().
-    const double e = std::exp(-std::abs(r) * inv_t);
+    const double e = fast::exp(-std::abs(r) * inv_t);
     const double inv = 1.0 / (1.0 + e);
     double* p = out.p.data() + 2 * i;
     p[r >= 0.0 ? 1 : 0] = inv;
