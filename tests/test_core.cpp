@@ -1,10 +1,16 @@
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "core/atomic_file.hpp"
+#include "core/fast_math.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -65,4 +71,97 @@ TEST_CASE("atomic writes leave the whole file and no temporary", "[unit][core]")
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / "sub")) ++files;
   CHECK(files == 1);
   fs::remove_all(dir);
+}
+
+namespace {
+
+// |a - ref| in units of the last place of ref (ref finite and non-zero).
+double ulp_error(double a, double ref) {
+  if (a == ref) return 0.0;
+  const double ulp = std::nextafter(std::fabs(ref), INFINITY) - std::fabs(ref);
+  return std::fabs(a - ref) / ulp;
+}
+
+// Checks fast::log_bulk / exp_bulk against glibc on xs, and bit for bit against the scalar
+// fast::log / exp (the bulk functions may run an AVX2 clone). Returns the largest ulp error.
+template <class Bulk, class Scalar, class Ref>
+double check_fast(const std::vector<double>& xs, Bulk bulk, Scalar scalar, Ref ref) {
+  std::vector<double> out(xs.size());
+  bulk(xs.data(), out.data(), xs.size());
+  // In place (the softmax does this) must give the same bits, here and on a short block with
+  // one element that needs the fallback.
+  std::vector<double> in_place(xs);
+  bulk(in_place.data(), in_place.data(), in_place.size());
+  REQUIRE(std::memcmp(in_place.data(), out.data(), out.size() * sizeof(double)) == 0);
+  for (std::size_t start = 0; start + 7 < xs.size(); start += xs.size() / 3) {
+    std::vector<double> block(xs.begin() + static_cast<std::ptrdiff_t>(start),
+                              xs.begin() + static_cast<std::ptrdiff_t>(start + 7));
+    block[3] = xs.back();  // the last of the special cases, handled by the fallback
+    const std::vector<double> block_in(block);
+    bulk(block.data(), block.data(), block.size());
+    for (std::size_t i = 0; i < block.size(); ++i)
+      REQUIRE(std::bit_cast<std::uint64_t>(block[i]) ==
+              std::bit_cast<std::uint64_t>(scalar(block_in[i])));
+  }
+  double worst = 0.0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double expected = ref(xs[i]);
+    const double scalar_value = scalar(xs[i]);
+    INFO("x = " << xs[i]);
+    if (std::isnan(expected)) {
+      REQUIRE(std::isnan(out[i]));
+      continue;
+    }
+    REQUIRE(std::bit_cast<std::uint64_t>(out[i]) == std::bit_cast<std::uint64_t>(scalar_value));
+    if (std::isinf(expected) || expected == 0.0) {
+      REQUIRE(out[i] == expected);
+      continue;
+    }
+    worst = std::max(worst, ulp_error(out[i], expected));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("fast::log is within 1 ulp of std::log", "[unit][core]") {
+  std::vector<double> xs;
+  // Dense near 1, where log x ~ x - 1 and cancellation would show, and across the reduction
+  // boundaries sqrt(2)/2 and sqrt(2).
+  for (int i = 0; i <= 200000; ++i) xs.push_back(0.5 + 1.5 * i / 200000.0);
+  for (int i = -2000; i <= 2000; ++i) xs.push_back(1.0 + i * 0x1p-40);
+  // Random points over the whole normal range, and the special cases the fallback handles.
+  Engine engine = make_engine({7, 0, 0, Purpose::sample});
+  for (int i = 0; i < 1000000; ++i) {
+    const double e = std::floor(uniform_open01(engine) * 2046.0) - 1022.0;
+    xs.push_back(std::ldexp(1.0 + uniform_open01(engine), static_cast<int>(e)));
+  }
+  for (double x :
+       std::initializer_list<double>{0x1p-1022, 0x1p-1074, 1e-310, 0.0, -0.0, -1.0, 1.0, 2.0, 0.5,
+                                     INFINITY, NAN, 0x1.fffffffffffffp1023, 1e-320})
+    xs.push_back(x);
+  const double worst = check_fast(
+      xs, fast::log_bulk, [](double x) { return fast::log(x); },
+      [](double x) { return std::log(x); });
+  CHECK(worst <= 1.0);
+  CHECK(fast::log(1.0) == 0.0);
+}
+
+TEST_CASE("fast::exp is within 1 ulp of std::exp", "[unit][core]") {
+  std::vector<double> xs;
+  for (int i = 0; i <= 200000; ++i) xs.push_back(-1.0 + 2.0 * i / 200000.0);
+  // Around the reduction boundaries x = (k + 1/2) ln 2.
+  for (int k = -20; k <= 20; ++k)
+    for (int i = -50; i <= 50; ++i) xs.push_back((k + 0.5) * 0.6931471805599453 + i * 1e-15);
+  Engine engine = make_engine({8, 0, 0, Purpose::sample});
+  for (int i = 0; i < 1000000; ++i) xs.push_back(-708.0 + 1417.0 * uniform_open01(engine));
+  for (int i = 0; i < 1000; ++i) xs.push_back(-760.0 + 60.0 * uniform_open01(engine));  // fallback
+  for (double x : std::initializer_list<double>{0.0, -0.0, -708.0, 709.0, 709.5, 710.0, -745.5,
+                                                -800.0, INFINITY, -INFINITY, NAN, 1e-300, -800.0})
+    xs.push_back(x);
+  const double worst = check_fast(
+      xs, fast::exp_bulk, [](double x) { return fast::exp(x); },
+      [](double x) { return std::exp(x); });
+  CHECK(worst <= 1.0);
+  CHECK(fast::exp(0.0) == 1.0);
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/fast_math.hpp"
 #include "core/format.hpp"
 #include "generators/categorical.hpp"
 
@@ -60,10 +61,12 @@ double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> 
     c[k] = samplers_[symmetric_ ? 0 : k].draw_value(engine, log_c_shifted[k]);
     any_tiny |= !(c[k] > GammaSampler::kTiny);
   }
-  for (std::size_t k = 0; k < K; ++k) {
-    const double exact = log_c_shifted[k];
-    log_c_shifted[k] = std::log(c[k]);
-    if (any_tiny && !(c[k] > GammaSampler::kTiny)) log_c_shifted[k] = exact;
+  if (any_tiny) {
+    for (std::size_t k = 0; k < K; ++k)
+      if (c[k] > GammaSampler::kTiny) log_c_shifted[k] = fast::log(c[k]);
+  } else {
+    // The usual case: one vectorised pass (core/fast_math.hpp), the same bits as fast::log.
+    fast::log_bulk(c.data(), log_c_shifted.data(), K);
   }
   double sum = 0.0;
   double max_log = -INFINITY;
@@ -98,30 +101,58 @@ std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const dou
 }
 
 void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t, Sample& out,
-                                                   bool keep_truth) const {
+                                                   bool keep_truth,
+                                                   std::vector<double>& tmp) const {
   // K = 2 needs one logarithm and one exponential per vector, not two of each: with
   // r = log(G1/G0), p_1 = logistic(r / T), and the label is drawn from c = (G0, G1)/(G0 + G1)
   // exactly as draw_label does.
+  //
+  // In passes over the whole sample so that the logarithms and exponentials run in the
+  // vectorised bulk functions (core/fast_math.hpp; 1-2 ns each instead of 3-4): first all
+  // gamma pairs, then the n logarithms, the n exponentials, and last the labels in order.
+  // The engine's draws are consumed in that fixed order, so the sample is still a function of
+  // the stream alone. Storage: the rows of out.p hold (G0, G1) until the last pass,
+  // out.confidence holds G1/G0 and then r (summarise() overwrites it), tmp the exponentials.
+  const std::size_t n = out.size;
   const GammaSampler& s0 = samplers_.front();
   const GammaSampler& s1 = samplers_[symmetric_ ? 0 : 1];
-  double c[2];
-  for (std::size_t i = 0; i < out.size; ++i) {
+  double* g = out.p.data();
+  double* r = out.confidence.data();
+  tmp.resize(n);
+  bool any_tiny = false;
+  for (std::size_t i = 0; i < n; ++i) {
     double l0 = 0.0, l1 = 0.0;
     const double g0 = s0.draw_value(engine, l0);
     const double g1 = s1.draw_value(engine, l1);
-    double r;
     if (g0 > GammaSampler::kTiny && g1 > GammaSampler::kTiny) {
-      r = std::log(g1 / g0);  // in range: both are above 1e-280 and far below 1e28
-      const double inv = 1.0 / (g0 + g1);
-      c[0] = g0 * inv;
-      c[1] = g1 * inv;
-    } else {  // tiny alpha: the variates may have underflowed, their logs have not
-      if (g0 > GammaSampler::kTiny) l0 = std::log(g0);
-      if (g1 > GammaSampler::kTiny) l1 = std::log(g1);
-      r = l1 - l0;
-      const double e = std::exp(-std::abs(r));
-      c[r >= 0.0 ? 1 : 0] = 1.0 / (1.0 + e);
-      c[r >= 0.0 ? 0 : 1] = e / (1.0 + e);
+      g[2 * i] = g0;
+      g[2 * i + 1] = g1;
+      r[i] = g1 / g0;  // in range: both are above 1e-280 and far below 1e28
+    } else {           // tiny alpha: the variates may have underflowed, their logs have not
+      if (g0 > GammaSampler::kTiny) l0 = fast::log(g0);
+      if (g1 > GammaSampler::kTiny) l1 = fast::log(g1);
+      g[2 * i] = 0.0;  // marks the row: r comes from the logs, kept in g[2i + 1]
+      g[2 * i + 1] = l1 - l0;
+      r[i] = 1.0;
+      any_tiny = true;
+    }
+  }
+  fast::log_bulk(r, r, n);
+  if (any_tiny)
+    for (std::size_t i = 0; i < n; ++i)
+      if (g[2 * i] == 0.0) r[i] = g[2 * i + 1];
+  for (std::size_t i = 0; i < n; ++i) tmp[i] = -std::abs(r[i]) * inv_t;
+  fast::exp_bulk(tmp.data(), tmp.data(), n);
+  double c[2];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (g[2 * i] != 0.0) {
+      const double inv = 1.0 / (g[2 * i] + g[2 * i + 1]);
+      c[0] = g[2 * i] * inv;
+      c[1] = g[2 * i + 1] * inv;
+    } else {
+      const double e = fast::exp(-std::abs(r[i]));
+      c[r[i] >= 0.0 ? 1 : 0] = 1.0 / (1.0 + e);
+      c[r[i] >= 0.0 ? 0 : 1] = e / (1.0 + e);
     }
     out.label[i] = draw_label(engine, c);
     if (keep_truth) {
@@ -130,11 +161,11 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
     }
     // The larger of the two is 1/(1 + e), the other e/(1 + e), e = exp(-|r|/T): the same
     // arithmetic as the softmax of apply().
-    const double e = std::exp(-std::abs(r) * inv_t);
+    const double e = tmp[i];
     const double inv = 1.0 / (1.0 + e);
-    double* p = out.p.data() + 2 * i;
-    p[r >= 0.0 ? 1 : 0] = inv;
-    p[r >= 0.0 ? 0 : 1] = e * inv;
+    double* p = g + 2 * i;
+    p[r[i] >= 0.0 ? 1 : 0] = inv;
+    p[r[i] >= 0.0 ? 0 : 1] = e * inv;
   }
 }
 
@@ -147,7 +178,7 @@ void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
   const std::span<double> c(scratch.c), log_c(scratch.log_c), tmp(scratch.tmp);
   if (K == 2) {
     if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
-      sample_binary_temperature(engine, 1.0 / t->temperature, out, keep_truth);
+      sample_binary_temperature(engine, 1.0 / t->temperature, out, keep_truth, scratch.tmp);
       out.summarise();
       return;
     }

@@ -55,7 +55,8 @@ class DirichletGenerator {
 
  private:
   // sample() for K = 2 under a temperature map.
-  void sample_binary_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth) const;
+  void sample_binary_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth,
+                                 std::vector<double>& tmp) const;
 
   DirichletSpec spec_;
   std::vector<GammaSampler> samplers_;  // one, or one per class

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/fast_math.hpp"
 #include "core/format.hpp"
 
 namespace calbench {
@@ -17,14 +18,14 @@ void require_positive_finite(double value, const std::string& name) {
 
 // p = softmax(z) with z in scratch-free form; log p = z - logsumexp(z).
 void softmax_from_logits(std::span<const double> z, std::span<double> p, std::span<double> log_p) {
-  // The largest term is exp(0) = 1 exactly; skipping its exp saves one of K (half, for K = 2).
-  const auto top = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
-  const double zmax = z[top];
+  // One vectorised pass of exponentials (core/fast_math.hpp); the largest term is
+  // exp(0) = 1 exactly.
+  const std::size_t K = z.size();
+  const double zmax = *std::max_element(z.begin(), z.end());
+  for (std::size_t k = 0; k < K; ++k) p[k] = z[k] - zmax;
+  fast::exp_bulk(p.data(), p.data(), K);
   double sum = 0.0;
-  for (std::size_t k = 0; k < z.size(); ++k) {
-    p[k] = k == top ? 1.0 : std::exp(z[k] - zmax);
-    sum += p[k];
-  }
+  for (std::size_t k = 0; k < K; ++k) sum += p[k];
   const double inv = 1.0 / sum;
   for (double& v : p) v *= inv;
   if (!log_p.empty()) {
