@@ -9,24 +9,16 @@
 #include <map>
 #include <memory>
 
-#include "config/generator_config.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "decisions/decision_value.hpp"
+#include "scenarios/cell_record.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
 namespace {
-
-std::vector<TruthRecord> truth_records(const GroundTruth& t) {
-  std::vector<TruthRecord> out;
-  for (Quantity q : all_quantities)
-    out.push_back(
-        {std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)), t[q].error});
-  return out;
-}
 
 double truth_value(const CellRecord& c, std::string_view quantity) {
   for (const auto& t : c.truth)
@@ -390,14 +382,8 @@ ResultSet run_decision(const ExperimentConfig& config, const RunControl& control
   for (std::size_t c = 0; c < cells; ++c) {
     const CellConfig& cc = config.cells[c];
     const DecisionValue& v = values[slot_of.at(keys[c])];
-    CellRecord rec;
-    rec.index = cc.index;
-    for (const auto& [k, val] : cc.swept) rec.swept.emplace_back(k, val);
+    CellRecord rec = cell_record(cc, generators[c]->canonical_text(), *truths[c]);
     rec.sample_size = cc.sample_size;
-    rec.replicates = cc.replicates;
-    rec.generator = generators[c]->canonical_text();
-    if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
-    rec.truth = truth_records(*truths[c]);
     DecisionRecord d;
     d.task = cc.decision->task;
     d.params = cc.decision->params;

@@ -11,11 +11,11 @@
 #include <tuple>
 #include <utility>
 
-#include "config/generator_config.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "estimators/uncertainty.hpp"
+#include "scenarios/cell_record.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -43,14 +43,6 @@ struct Simulation {
   std::vector<std::vector<double>> values;  // [cell][r * E + e]
   IntervalSlots intervals;                  // empty without intervals
 };
-
-std::vector<TruthRecord> truth_records(const GroundTruth& t) {
-  std::vector<TruthRecord> out;
-  for (Quantity q : all_quantities)
-    out.push_back(
-        {std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)), t[q].error});
-  return out;
-}
 
 nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
@@ -207,14 +199,8 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
                                          config.intervals->test_level};
   for (std::size_t c = 0; c < cells; ++c) {
     const CellConfig& cc = config.cells[c];
-    CellRecord rec;
-    rec.index = cc.index;
-    for (const auto& [k, v] : cc.swept) rec.swept.emplace_back(k, v);
+    CellRecord rec = cell_record(cc, generators[c]->canonical_text(), *truths[c]);
     rec.sample_size = cc.sample_size;
-    rec.replicates = cc.replicates;
-    rec.generator = generators[c]->canonical_text();
-    if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
-    rec.truth = truth_records(*truths[c]);
     const std::size_t E = cc.estimators.size(), R = cc.replicates;
     for (std::size_t e = 0; e < E; ++e) {
       const EstimatorConfig& ec = cc.estimators[e];

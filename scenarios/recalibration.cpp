@@ -10,11 +10,11 @@
 #include <memory>
 #include <numeric>
 
-#include "config/generator_config.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "scenarios/cell_record.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -116,14 +116,6 @@ std::optional<std::size_t> quantity_index(Quantity q) {
   return std::nullopt;
 }
 
-std::vector<TruthRecord> truth_records(const GroundTruth& t) {
-  std::vector<TruthRecord> out;
-  for (Quantity q : all_quantities)
-    out.push_back(
-        {std::string(to_string(q)), t[q].value, std::string(to_string(t[q].method)), t[q].error});
-  return out;
-}
-
 CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
                           const std::string& generator, const GroundTruth& generator_truth,
                           const ComposedTruth& uncal_truth,
@@ -131,14 +123,8 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
   const CellConfig& cc = config.cells[c];
   const RecalibrationSettings& rs = *cc.recalibration;
   const std::size_t R = cc.replicates, E = cc.estimators.size(), M = rs.methods.size();
-  CellRecord rec;
-  rec.index = cc.index;
-  for (const auto& [k, v] : cc.swept) rec.swept.emplace_back(k, v);
-  rec.replicates = R;
+  CellRecord rec = cell_record(cc, generator, generator_truth);
   rec.sizes = {{"fit_size", rs.fit_size}, {"test_size", rs.test_size}};
-  rec.generator = generator;
-  if (cc.target && cc.solution) rec.target = target_json(*cc.target, *cc.solution);
-  rec.truth = truth_records(generator_truth);
 
   // Directions of the estimators: by their target; no target: lower is better.
   std::vector<bool> est_higher(E, false);
