@@ -86,7 +86,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
         const double* row = s.p.data() + i * K;
         const std::size_t y = s.label[i];
         for (std::size_t k = 0; k < K; ++k) {
-          const std::size_t b = k * B + equal_width_bin(row[k], ws.edges);
+          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
           ws.bin_sum[b] += row[k] - static_cast<double>(k == y);
           ws.bin_count[b] += 1.0;
         }
@@ -95,7 +95,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       for (std::size_t i = 0; i < s.size; ++i) {
         const double* row = s.p.data() + i * K;
         for (std::size_t k = 0; k < K; ++k) {
-          const std::size_t b = k * B + equal_width_bin(row[k], ws.edges);
+          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
           ws.bin_sum[b] += row[k] - s.outcome(i, k);
           ws.bin_count[b] += 1.0;
         }

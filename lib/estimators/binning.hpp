@@ -34,20 +34,30 @@ enum class Norm { l1, l2, max, average };
 void equal_width_edges(std::size_t bins, std::vector<double>& edges);
 
 // Bin index in [0, B) of a score under the equal-width convention, from the edges above.
-// Inline: the classwise estimators call it K times per row.
+// Inline: the binned estimators call it once per score (K times per row for classwise).
+// The candidate floor(score B) comes from the product, which is within an ulp of the exact
+// b + fraction, so it is off by at most one bin; the exact edges i/B then correct it, so a
+// value on an edge lands in the bin below it whatever the rounding of score * B. The edges
+// come from a table: two divisions per score would cost more than the rest of the binning. A
+// signed truncating cast: the unsigned one and ceil (without SSE4.1) are slower sequences.
+// `Branchless` picks how the correction is made, with the same result: branches are faster
+// where the data predict them (top-label scores, whose consecutive rows share bins and so
+// chain through the bin sums), arithmetic where they do not (classwise scores).
+template <bool Branchless = false>
 inline std::size_t equal_width_bin(double score, std::span<const double> edges) {
   const std::size_t bins = edges.size() - 1;
   if (!(score > 0.0)) return 0;  // 0, negatives (and NaN) go to the first bin
   if (score >= 1.0) return bins - 1;
-  // Candidate from the product, then corrected against the exact edges i/B, so a value on an
-  // edge lands in the bin below it whatever the rounding of score * B. The edges come from a
-  // table: two divisions per score would cost more than the rest of the binning. A signed
-  // truncating cast: the unsigned one and ceil (without SSE4.1) are slower sequences.
   auto b = std::min(
       static_cast<std::size_t>(static_cast<std::int64_t>(score * static_cast<double>(bins))),
       bins - 1);
-  while (b + 1 < bins && score > edges[b + 1]) ++b;
-  while (b > 0 && score <= edges[b]) --b;
+  if constexpr (Branchless) {
+    b -= static_cast<std::size_t>(b > 0) & static_cast<std::size_t>(score <= edges[b]);
+    b += static_cast<std::size_t>(b + 1 < bins) & static_cast<std::size_t>(score > edges[b + 1]);
+  } else {
+    while (b + 1 < bins && score > edges[b + 1]) ++b;
+    while (b > 0 && score <= edges[b]) --b;
+  }
   return b;
 }
 // The same, building the edges (for one-off use).
