@@ -425,9 +425,11 @@ constexpr const char* convention_doc =
     "convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,\n"
     "kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),\n"
     "torchmetrics_binary (float64), pycalib, relplot, caltrain (checked against a numpy\n"
-    "evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);\n"
+    "evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic "
+    "(division i/B; numpy linspace i*(1/B);\n"
     "torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:\n"
-    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether scores\n"
+    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether "
+    "scores\n"
     ">= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule\n"
     "(kumar split at midpoints; numpy.quantile: sklearn, kyle, netcal with 0 and 1 outer\n"
     "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed; caltrain: rank r in bin\n"
@@ -455,7 +457,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        {},
        "accuracy",
        "The predicted class is argmax_k p_k, the lowest index on ties.",
-       parse_accuracy, Cost::n_log_n},
+       parse_accuracy,
+       Cost::n_log_n},
       {"ace",
        "adaptive calibration error, exactly as Nixon et al. 2019 print it",
        {bins_param("15"),
@@ -472,7 +475,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "A class with no kept rows contributes 0 and is still divided by K. Not netcal's or\n"
        "kyle's \"ACE\" (average calibration error: ece with norm average).\n" +
            std::string(convention_doc),
-       parse_ace, Cost::n_log_n},
+       parse_ace,
+       Cost::n_log_n},
       {"brier",
        "mean Brier score, summed over classes, or a component of its Murphy decomposition",
        {{"component", "string", "\"total\"", "total | reliability | resolution | uncertainty",
@@ -486,7 +490,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "(n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =\n"
        "reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)\n"
        "[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value.",
-       parse_brier, Cost::n_log_n},
+       parse_brier,
+       Cost::n_log_n},
       {"classwise_ece",
        "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
        {bins_param("15 (the convention's default)"),
@@ -499,7 +504,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "n_k rows kept for class k (all n at threshold 0), weights n_kb / n_k; norm l2 reports\n"
        "sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.\n" +
            std::string(binning_conventions) + "\n" + convention_doc,
-       parse_classwise_ece, Cost::n_log_n},
+       parse_classwise_ece,
+       Cost::n_log_n},
       {"ece",
        "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
        {{"bins", "integer", std::to_string(ece_defaults.bins), ">= 1", "number of bins B"},
@@ -515,7 +521,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
            "\naverage: the unweighted mean of |gap_b| over non-empty bins (netcal/kyle \"ACE\").\n"
            "scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.\n" +
            convention_doc,
-       parse_ece, Cost::n_log_n},
+       parse_ece,
+       Cost::n_log_n},
       {"kde_ece",
        "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
        {},
@@ -525,7 +532,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "-0.6 + 2.2 j/(2^14-1) (linear binning, as KDEpy's FFTKDE); acc(x) = min(mean(o) f1/f, 1);\n"
        "value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from all\n"
        "confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h).",
-       parse_kde_ece, Cost::n_log_n},
+       parse_kde_ece,
+       Cost::n_log_n},
       {"kde_canonical",
        "Dirichlet-kernel estimate of the canonical Lp error (Popordanoska et al. 2022)",
        {{"bandwidth", "string|number", "\"loo\"", "loo | > 0",
@@ -540,7 +548,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "grid logspace(-5,-1,15) + linspace(0.2,1,5), maximising sum_i log mean_{j!=i} k (the\n"
        "authors also subtract log b). n < 2 gives 0. Cost O(n^2 K + 20 n^2), O(n) memory:\n"
        "quadratic, only when asked for.",
-       parse_kde_canonical, Cost::quadratic},
+       parse_kde_canonical,
+       Cost::quadratic},
       {"ece_debiased",
        "debiased plug-in estimate of the binned L2 calibration error (Kumar et al. 2019)",
        {bins_param("15"),
@@ -560,7 +569,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k\n"
        "max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).\n" +
            std::string(binning_conventions),
-       parse_ece_debiased, Cost::n_log_n},
+       parse_ece_debiased,
+       Cost::n_log_n},
       {"ece_sweep",
        "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
        {{"binning", "string", "\"equal_mass\"", "equal_mass | equal_width",
@@ -573,7 +583,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "scanned upward while the accuracies of the non-empty bins are non-decreasing; b* = the\n"
        "last monotone b (1 if b = 2 fails), capped at min(n-1, ceil(sqrt(n log2(n+1)))) so the\n"
        "search is O(n log n) (caltrain scans to n-1). Reports the l1 / l2 binned ECE at b*.",
-       parse_ece_sweep, Cost::n_log_n},
+       parse_ece_sweep,
+       Cost::n_log_n},
       {"nll",
        "mean negative log-likelihood of the label",
        {},
@@ -581,7 +592,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "(1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class\n"
        "scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf\n"
        "(sklearn clips harder, at 2.2e-16).",
-       parse_nll, Cost::n_log_n},
+       parse_nll,
+       Cost::n_log_n},
       {"skce",
        "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') I_K",
        {{"kernel", "string", "\"gaussian\"", "gaussian | laplacian",
@@ -598,7 +610,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "<p,p'>);\n"
        "linear: mean of h over the disjoint pairs (X_2i, X_2i+1); quadratic: mean over all i < j.\n"
        "Values can be negative. n < 2 gives 0.",
-       parse_skce, Cost::n_log_n},
+       parse_skce,
+       Cost::n_log_n},
       {"smooth_ece",
        "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
        {{"bandwidth", "string|number", "\"fixed_point\"", "fixed_point | (0, 1]",
@@ -610,7 +623,8 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values\n"
        "interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The fixed\n"
        "point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001.",
-       parse_smooth_ece, Cost::n_log_n},
+       parse_smooth_ece,
+       Cost::n_log_n},
   };
 }
 
@@ -952,9 +966,9 @@ std::optional<ParsedGenerator> parse_generator(const Json& generator, const std:
 std::string format_registry(std::string_view kind) {
   using Formatter = std::string (*)();
   const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators}, {"maps", format_maps},
-      {"families", format_families},     {"scenarios", format_scenarios},
-      {"quantities", format_quantities}, {"decisions", format_decisions},
+      {"estimators", format_estimators},      {"maps", format_maps},
+      {"families", format_families},          {"scenarios", format_scenarios},
+      {"quantities", format_quantities},      {"decisions", format_decisions},
       {"recalibrators", format_recalibrators}};
   std::string out;
   for (const auto& [name, format] : sections) {
