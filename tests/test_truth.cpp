@@ -8,6 +8,7 @@
 
 #include "core/running_stats.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/skce.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
@@ -195,4 +196,30 @@ TEST_CASE("own population values: exact zero when calibrated, the truth when gap
           4.5 * values[e].error + truth[Quantity::ece_top_l1].error);
   }
   CHECK(values[2].value > values[0].value);  // the largest bin gap exceeds the mean gap
+}
+
+// SKCE's population value uses E[h | c, c'] = k(p, p') (c - p).(c' - p'): 0 for a calibrated
+// generator, and on a miscalibrated one the mean of the label-based estimator.
+TEST_CASE("skce population values are Rao-Blackwellised", "[statistical][truth]") {
+  using namespace calbench;
+  const Skce skce(SkceSpec{});
+  const std::vector<const Estimator*> estimators = {&skce};
+  const DirichletGenerator calibrated(DirichletSpec{10, {0.5}, IdentityMap{}});
+  CHECK(population_values(calibrated, estimators, 80'000)[0].value == Approx(0.0).margin(1e-12));
+  const DirichletGenerator hot(DirichletSpec{10, {0.5}, TemperatureMap{0.7}});
+  const PopulationValue rb = population_values(hot, estimators, 400'000)[0];
+  RunningStats labels;
+  Sample s;
+  DirichletScratch scratch;
+  EstimatorWorkspace ws;
+  for (std::size_t r = 0; r < 20; ++r) {
+    Engine engine = make_engine({5, 0, r, Purpose::sample});
+    hot.sample(engine, 50'000, s, scratch);
+    labels.add(skce.estimate(s, ws));
+  }
+  INFO("Rao-Blackwellised " << rb.value << " +- " << rb.error << ", with labels " << labels.mean()
+                            << " +- " << labels.standard_error());
+  CHECK(rb.value > 0.0);
+  CHECK(std::abs(rb.value - labels.mean()) < 4.5 * std::hypot(rb.error, labels.standard_error()));
+  CHECK(rb.error < labels.standard_error());
 }

@@ -24,6 +24,16 @@ double Skce::h(const Sample& s, std::size_t i, std::size_t j) const {
   const double l = spec_.bandwidth;
   const double kern = spec_.kernel == SkceKernel::gaussian ? std::exp(-dist2 / (2.0 * l * l))
                                                            : std::exp(-std::sqrt(dist2) / l);
+  if (!s.truth.empty()) {
+    // Rao-Blackwellised (population samples keep c): with y ~ c and y' ~ c' independent,
+    // E[h | c, c'] = k(p, p') (c - p).(c' - p'), the same mean with less noise, and exactly 0
+    // for a calibrated generator (c = p).
+    const double* c = s.truth.data() + i * s.classes;
+    const double* cq = s.truth.data() + j * s.classes;
+    double inner = 0.0;
+    for (std::size_t k = 0; k < s.classes; ++k) inner += (c[k] - p[k]) * (cq[k] - q[k]);
+    return kern * inner;
+  }
   const std::uint32_t y = s.label[i], yq = s.label[j];
   return kern * ((y == yq ? 1.0 : 0.0) - q[y] - p[yq] + dot);
 }

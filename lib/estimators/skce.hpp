@@ -16,6 +16,9 @@
 //   quadratic (U-statistic, SKCE_uq): 2/(n(n-1)) sum_{i<j} h(X_i, X_j) — O(n^2 K), only when
 //     asked; its population_estimator() is the linear form with the same kernel.
 // n < 2 gives 0. Target: its own population value (the SKCE of the model, a squared quantity).
+// On population samples, which keep the true c (truth/population.hpp), h is replaced by its
+// conditional mean given c and c', k(p, p') (c - p).(c' - p'): the same population value with
+// less noise, exactly 0 for a calibrated generator.
 #include "estimators/estimator.hpp"
 
 namespace calbench {
