@@ -14,7 +14,7 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "decisions/decision_value.hpp"
-#include "scenarios/cell_record.hpp"
+#include "scenarios/common.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -317,21 +317,11 @@ RequirementsRecord requirement_frontier(const ExperimentConfig& config,
 
 ResultSet run_decision(const ExperimentConfig& config, const RunControl& control) {
   const std::size_t cells = config.cells.size();
-  std::vector<std::unique_ptr<Generator>> generators;
+  const Generators generators = make_generators(config);
   std::vector<std::unique_ptr<DecisionTask>> tasks;
-  for (const auto& cell : config.cells) {
-    generators.push_back(std::make_unique<Generator>(cell.generator));
-    tasks.push_back(make_task(cell.decision->spec));
-  }
-  // Ground truth of each generator, once per distinct one; a solved target's truth was
-  // computed by the solver under the same settings.
+  for (const auto& cell : config.cells) tasks.push_back(make_task(cell.decision->spec));
   TruthCache cache;
-  std::vector<const GroundTruth*> truths(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    const auto& solution = config.cells[c].solution;
-    truths[c] = solution && solution->truth ? solution->truth.get()
-                                            : &cache.get(*generators[c], config.cells[c].truth);
-  }
+  const std::vector<const GroundTruth*> truths = cell_truths(config, generators, cache);
 
   // Exact decision values, once per distinct (generator, task, samples); the distinct ones in
   // parallel, each into its own slot.
@@ -373,12 +363,7 @@ ResultSet run_decision(const ExperimentConfig& config, const RunControl& control
   std::vector<std::vector<FitOutcome>> fits(cells);
   const auto recalibrated = recalibrate(config, generators, tasks, fits);
 
-  ResultSet out;
-  out.name = config.name;
-  out.scenario = config.scenario;
-  out.seed = config.seed;
-  out.config_hash = format_hash(hash64(config.resolved.dump()));
-  out.sweep_keys = config.sweep_keys;
+  ResultSet out = result_set_header(config);
   for (std::size_t c = 0; c < cells; ++c) {
     const CellConfig& cc = config.cells[c];
     const DecisionValue& v = values[slot_of.at(keys[c])];

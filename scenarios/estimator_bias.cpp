@@ -15,7 +15,7 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "estimators/uncertainty.hpp"
-#include "scenarios/cell_record.hpp"
+#include "scenarios/common.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -47,14 +47,6 @@ struct Simulation {
 nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
-  return out;
-}
-
-using Generators = std::vector<std::unique_ptr<Generator>>;
-
-Generators make_generators(const ExperimentConfig& config) {
-  Generators out;
-  for (const auto& cell : config.cells) out.push_back(std::make_unique<Generator>(cell.generator));
   return out;
 }
 
@@ -177,23 +169,12 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
   // Ground truth first, once per distinct generator (each computation is itself parallel).
   const Generators generators = make_generators(config);
   TruthCache cache;
-  std::vector<const GroundTruth*> truths(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    // A solved target's truth was computed by the solver under the same settings.
-    const auto& solution = config.cells[c].solution;
-    truths[c] = solution && solution->truth ? solution->truth.get()
-                                            : &cache.get(*generators[c], config.cells[c].truth);
-  }
+  const std::vector<const GroundTruth*> truths = cell_truths(config, generators, cache);
   const Populations populations = compute_populations(config, generators);
   const Simulation simulation = simulate(config, generators, control);
   const std::vector<std::vector<double>>& values = simulation.values;
 
-  ResultSet out;
-  out.name = config.name;
-  out.scenario = config.scenario;
-  out.seed = config.seed;
-  out.config_hash = format_hash(hash64(config.resolved.dump()));
-  out.sweep_keys = config.sweep_keys;
+  ResultSet out = result_set_header(config);
   if (config.intervals)
     out.intervals = ResultSet::Intervals{config.intervals->resamples, config.intervals->level,
                                          config.intervals->test_level};

@@ -14,7 +14,7 @@
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
-#include "scenarios/cell_record.hpp"
+#include "scenarios/common.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -41,8 +41,6 @@ struct Buffers {
   GeneratorScratch scratch;
   EstimatorWorkspace workspace;
 };
-
-using Generators = std::vector<std::unique_ptr<Generator>>;
 
 bool higher_is_better(Quantity q) {
   return q == Quantity::accuracy;
@@ -298,24 +296,18 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
 
 ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& control) {
   const std::size_t cells = config.cells.size();
-  Generators generators;
-  for (const auto& cell : config.cells) {
+  for (const auto& cell : config.cells)
     if (!cell.recalibration)
       throw ConfigError({config.source + ": scenario recalibration needs fit_size, test_size "
                                          "and methods"});
-    generators.push_back(std::make_unique<Generator>(cell.generator));
-  }
+  const Generators generators = make_generators(config);
   // The generator's own truth and the uncalibrated model's composed truth, once per distinct
   // generator (and truth sample count).
   TruthCache cache;
-  std::vector<const GroundTruth*> truths(cells);
+  const std::vector<const GroundTruth*> truths = cell_truths(config, generators, cache);
   std::map<std::string, ComposedTruth> uncal_cache;
   std::vector<const ComposedTruth*> uncal(cells);
   for (std::size_t c = 0; c < cells; ++c) {
-    // A solved target's truth was computed by the solver under the same settings.
-    const auto& solution = config.cells[c].solution;
-    truths[c] = solution && solution->truth ? solution->truth.get()
-                                            : &cache.get(*generators[c], config.cells[c].truth);
     const std::string key = generators[c]->canonical_text() + "|" +
                             std::to_string(config.cells[c].recalibration->truth_samples);
     auto it = uncal_cache.find(key);
@@ -352,12 +344,7 @@ ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& co
         }
       });
 
-  ResultSet out;
-  out.name = config.name;
-  out.scenario = config.scenario;
-  out.seed = config.seed;
-  out.config_hash = format_hash(hash64(config.resolved.dump()));
-  out.sweep_keys = config.sweep_keys;
+  ResultSet out = result_set_header(config);
   out.timings_in_summary = config.output.timings;
   for (std::size_t c = 0; c < cells; ++c)
     out.cells.push_back(summarise_cell(config, c, generators[c]->canonical_text(), *truths[c],
