@@ -110,25 +110,11 @@ void parse_output(ObjectReader& top, const std::string& name, const std::string&
   top.set_resolved("output", o.take_resolved());
 }
 
+// A probability strictly between 0 and 1.
+constexpr auto unit_open = [](double x) { return x > 0.0 && x < 1.0; };
+
 // Most resamples per replicate: more is a typo, and the streams' key holds 32 bits of index.
 constexpr std::int64_t max_resamples = 1'000'000;
-
-// A probability strictly between 0 and 1.
-std::optional<double> read_unit_open(ObjectReader& reader, std::string_view key, double fallback) {
-  const Json* value = reader.find(key);
-  if (value == nullptr) {
-    reader.add_default(key, fallback);
-    return fallback;
-  }
-  const auto x = read_number(*value, reader.pointer_to(key), reader.problems());
-  if (!x) return std::nullopt;
-  if (!(*x > 0.0 && *x < 1.0)) {
-    reader.problems().add(reader.pointer_to(key),
-                          std::string(key) + " = " + format_double(*x) + ": must be > 0 and < 1");
-    return std::nullopt;
-  }
-  return x;
-}
 
 // `intervals`: only when present (absent keeps every output as it was).
 void parse_intervals(ObjectReader& top, ExperimentConfig& out) {
@@ -143,8 +129,8 @@ void parse_intervals(ObjectReader& top, ExperimentConfig& out) {
     top.problems().add(o.pointer_to("resamples"),
                        "resamples = " + std::to_string(*resamples) +
                            ": must be <= " + std::to_string(max_resamples));
-  const auto level = read_unit_open(o, "level", defaults.level);
-  const auto test_level = read_unit_open(o, "test_level", defaults.test_level);
+  const auto level = o.number("level", defaults.level, unit_open, "> 0 and < 1");
+  const auto test_level = o.number("test_level", defaults.test_level, unit_open, "> 0 and < 1");
   top.set_resolved("intervals", o.take_resolved());
   if (!resamples || *resamples > max_resamples || !level || !test_level) return;
   out.intervals = IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level};

@@ -84,27 +84,7 @@ std::optional<std::size_t> parse_classes(ObjectReader& g) {
 namespace {
 
 // A number in [0, 1): weights and masses.
-std::optional<double> read_unit_half_open(ObjectReader& g, std::string_view key,
-                                          std::optional<double> fallback) {
-  const Json* value = g.find(key);
-  if (value == nullptr) {
-    if (!fallback) {
-      g.problems().add(g.pointer_to(key),
-                       "required key is missing; expected a number >= 0 and < 1");
-      return std::nullopt;
-    }
-    g.add_default(key, *fallback);
-    return fallback;
-  }
-  const auto x = read_number(*value, g.pointer_to(key), g.problems());
-  if (!x) return std::nullopt;
-  if (!(*x >= 0.0 && *x < 1.0)) {
-    g.problems().add(g.pointer_to(key),
-                     std::string(key) + " = " + format_double(*x) + ": must be >= 0 and < 1");
-    return std::nullopt;
-  }
-  return x;
-}
+constexpr auto unit_half_open = [](double x) { return x >= 0.0 && x < 1.0; };
 
 // A finite number, required.
 std::optional<double> read_finite(ObjectReader& g, std::string_view key) {
@@ -297,7 +277,7 @@ std::optional<ParsedGenerator> parse_class_conditional(ObjectReader& g) {
 std::optional<ParsedGenerator> parse_label_noise(ObjectReader& g) {
   const auto classes = parse_classes(g);
   const auto alpha = parse_alpha(g, classes);
-  const auto weight = read_unit_half_open(g, "weight", std::nullopt);
+  const auto weight = g.number("weight", std::nullopt, unit_half_open, ">= 0 and < 1");
   std::optional<std::vector<double>> beta;
   const Json* value = g.find("beta");
   if (value == nullptr) {
@@ -342,7 +322,7 @@ std::optional<ParsedGenerator> parse_beta_binary(ObjectReader& g) {
   }
   const auto a = g.positive("a");
   const auto b = g.positive("b");
-  const auto mass = read_unit_half_open(g, "point_mass", 0.0);
+  const auto mass = g.number("point_mass", 0.0, unit_half_open, ">= 0 and < 1");
   static const Json identity = {{"curve", "identity"}};
   const Json* value = g.find("calibration");
   ObjectReader c(value != nullptr ? *value : identity, g.pointer_to("calibration"), g.problems());

@@ -363,6 +363,23 @@ std::optional<double> ObjectReader::positive(std::string_view key, std::optional
   return read_positive(*value, pointer_to(key), key, *problems_);
 }
 
+std::optional<double> ObjectReader::number(std::string_view key, std::optional<double> fallback,
+                                           bool (*in_range)(double), std::string_view rule) {
+  const Json* value = fallback ? find(key) : require(key, "a number " + std::string(rule));
+  if (value == nullptr) {
+    if (fallback) add_default(key, *fallback);
+    return fallback;
+  }
+  const auto x = read_number(*value, pointer_to(key), *problems_);
+  if (!x) return std::nullopt;
+  if (!in_range(*x)) {
+    problems_->add(pointer_to(key),
+                   std::string(key) + " = " + format_double(*x) + ": must be " + std::string(rule));
+    return std::nullopt;
+  }
+  return x;
+}
+
 std::optional<std::string> ObjectReader::string(std::string_view key,
                                                 std::optional<std::string> fallback) {
   const Json* value = fallback ? find(key) : require(key, "a non-empty string");

@@ -123,6 +123,10 @@ class ObjectReader {
                                                 std::optional<std::uint64_t> fallback);
   std::optional<double> positive(std::string_view key,
                                  std::optional<double> fallback = std::nullopt);
+  // A number with `in_range(x)` true, else "KEY = X: must be RULE" (a missing required key:
+  // "expected a number RULE").
+  std::optional<double> number(std::string_view key, std::optional<double> fallback,
+                               bool (*in_range)(double), std::string_view rule);
   std::optional<std::string> string(std::string_view key,
                                     std::optional<std::string> fallback = std::nullopt);
   std::optional<bool> boolean(std::string_view key, std::optional<bool> fallback);

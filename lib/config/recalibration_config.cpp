@@ -52,27 +52,12 @@ MethodConfig plain(std::string name, std::shared_ptr<const Recalibrator> method)
   return out;
 }
 
+// Penalties: a number >= 0.
+constexpr auto non_negative = [](double x) { return x >= 0.0; };
+
 std::shared_ptr<const Recalibrator> one_vs_rest(const char* name,
                                                 std::shared_ptr<const BinaryCalibrator> binary) {
   return std::make_shared<OneVsRest>(name, std::move(binary));
-}
-
-// A number >= 0 (penalties), with a default.
-std::optional<double> read_non_negative(ObjectReader& reader, std::string_view key,
-                                        double fallback) {
-  const Json* value = reader.find(key);
-  if (value == nullptr) {
-    reader.add_default(key, fallback);
-    return fallback;
-  }
-  const auto x = read_number(*value, reader.pointer_to(key), reader.problems());
-  if (!x) return std::nullopt;
-  if (*x < 0.0) {
-    reader.problems().add(reader.pointer_to(key),
-                          std::string(key) + " = " + format_double(*x) + ": must be >= 0");
-    return std::nullopt;
-  }
-  return x;
 }
 
 const std::vector<Choice<ScoreBinning>>& binning_choices() {
@@ -93,8 +78,8 @@ std::optional<MethodConfig> parse_matrix(ObjectReader&, int) {
                              "matrix", LogitScalingSpec{LogitScalingForm::matrix}));
 }
 std::optional<MethodConfig> parse_dirichlet(ObjectReader& entry, int) {
-  const auto lambda = read_non_negative(entry, "lambda", 0.01);
-  const auto mu = read_non_negative(entry, "mu", 0.01);
+  const auto lambda = entry.number("lambda", 0.01, non_negative, ">= 0");
+  const auto mu = entry.number("mu", 0.01, non_negative, ">= 0");
   if (!lambda || !mu) return std::nullopt;
   MethodConfig out = plain(
       "dirichlet", std::make_shared<LogitScaling>(

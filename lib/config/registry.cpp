@@ -176,21 +176,7 @@ std::string binned_label(std::string stem, const BinnedEceSpec& spec, Scope defa
 }
 
 // `threshold`: a number in [0, 1), 0 when absent.
-std::optional<double> read_threshold(ObjectReader& entry) {
-  const Json* value = entry.find("threshold");
-  if (value == nullptr) {
-    entry.add_default("threshold", 0.0);
-    return 0.0;
-  }
-  const auto x = read_number(*value, entry.pointer_to("threshold"), entry.problems());
-  if (!x) return std::nullopt;
-  if (!(*x >= 0.0 && *x < 1.0)) {
-    entry.problems().add(entry.pointer_to("threshold"),
-                         "threshold = " + value->dump() + ": must be in [0, 1)");
-    return std::nullopt;
-  }
-  return x;
-}
+constexpr auto unit_half_open = [](double x) { return x >= 0.0 && x < 1.0; };
 
 // The parameters every binned estimator shares; the convention is read first because it
 // sets the default number of bins.
@@ -349,7 +335,7 @@ std::optional<EstimatorConfig> parse_ece(ObjectReader& entry) {
 std::optional<EstimatorConfig> parse_classwise_ece(ObjectReader& entry) {
   const auto knobs = read_binned(entry, calbench_convention(), Binning::equal_width);
   const auto norm = entry.choice("norm", "norm", norm_choices(), Norm::l1);
-  const auto threshold = read_threshold(entry);
+  const auto threshold = entry.number("threshold", 0.0, unit_half_open, "in [0, 1)");
   if (!knobs || !norm || !threshold) return std::nullopt;
   BinnedEceSpec spec{static_cast<std::size_t>(knobs->bins), knobs->binning, *norm, Scope::classwise,
                      *threshold};
@@ -361,7 +347,7 @@ std::optional<EstimatorConfig> parse_ace(ObjectReader& entry) {
   const auto convention =
       entry.choice("convention", "convention", convention_choices(), find_convention("nixon"));
   const auto bins = entry.integer("bins", 1, 15);
-  const auto threshold = read_threshold(entry);
+  const auto threshold = entry.number("threshold", 0.0, unit_half_open, "in [0, 1)");
   if (!convention || !bins || !threshold) return std::nullopt;
   BinnedEceSpec spec{static_cast<std::size_t>(*bins), Binning::equal_mass, Norm::l1,
                      Scope::classwise, *threshold};
