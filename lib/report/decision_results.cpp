@@ -27,10 +27,6 @@ ojson optional_json(const std::optional<std::size_t>& v) {
   return v ? ojson(*v) : ojson(nullptr);
 }
 
-bool has_own_column(const std::string& key) {
-  return key == "sample_size" || key == "replicates";
-}
-
 double truth_of(const CellRecord& c, const std::string& quantity) {
   for (const auto& t : c.truth)
     if (t.quantity == quantity) return t.value;
@@ -122,22 +118,11 @@ ojson requirements_json(const RequirementsRecord& r) {
           {"verdict", r.verdict}};
 }
 
-// A solved target's parameter, by key, as a CSV field ("" when absent).
-std::string solved_value(const CellRecord& c, const char* key) {
-  if (c.target.is_null() || !c.target["solved"].contains(key)) return "";
-  return format_double(c.target["solved"][key].get<double>());
-}
-
 std::string decision_cells_csv(const ResultSet& r) {
   const auto figures = figure_columns(r);
-  // Solved targets get their parameters as columns, as in estimator_bias.
-  const bool targets = std::any_of(r.cells.begin(), r.cells.end(),
-                                   [](const CellRecord& c) { return !c.target.is_null(); });
+  const bool targets = has_solved_targets(r);
   std::ostringstream out;
-  out << "cell";
-  for (const auto& k : r.sweep_keys)
-    if (!has_own_column(k)) out << ',' << csv_escape(k);
-  if (targets) out << ",solved_alpha,solved_temperature,solved_gamma";
+  out << key_columns_header(r, targets);
   out << ",sample_size,replicates,task,method,samples,accuracy,ece_top_l1,expected_utility,"
          "expected_utility_error,oracle_expected_utility,oracle_expected_utility_error,"
          "miscalibration_cost,miscalibration_cost_error,realised_mean,realised_sd";
@@ -155,12 +140,7 @@ std::string decision_cells_csv(const ResultSet& r) {
   for (const auto& c : r.cells) {
     if (!c.decision) continue;
     const DecisionRecord& d = *c.decision;
-    out << c.index;
-    for (const auto& [k, v] : c.swept)
-      if (!has_own_column(k)) out << ',' << csv_value(v);
-    if (targets)
-      out << ',' << solved_value(c, "alpha") << ',' << solved_value(c, "temperature") << ','
-          << solved_value(c, "gamma");
+    out << key_columns(c, targets);
     out << ',' << c.sample_size << ',' << c.replicates << ',' << d.task << ',' << d.method << ','
         << d.samples << ',' << format_double(truth_of(c, "accuracy")) << ','
         << format_double(truth_of(c, "ece_top_l1")) << ',' << format_double(d.expected_utility)

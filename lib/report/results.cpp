@@ -26,6 +26,46 @@ std::string csv_value(const nlohmann::ordered_json& v) {
 
 namespace {
 
+// sample_size and replicates always have their own columns in cells.csv; a swept one is not
+// repeated as a parameter column, since two columns of one name make a table that pandas reads
+// as "sample_size.1" and other readers reject.
+bool has_own_column(const std::string& key) {
+  return key == "sample_size" || key == "replicates" || key == "fit_size" || key == "test_size";
+}
+
+// A solved target's parameter, by key, as a CSV field ("" when absent).
+std::string solved_value(const CellRecord& c, const char* key) {
+  if (c.target.is_null() || !c.target["solved"].contains(key)) return "";
+  return format_double(c.target["solved"][key].get<double>());
+}
+
+}  // namespace
+
+bool has_solved_targets(const ResultSet& r) {
+  return std::any_of(r.cells.begin(), r.cells.end(),
+                     [](const CellRecord& c) { return !c.target.is_null(); });
+}
+
+std::string key_columns_header(const ResultSet& r, bool targets) {
+  std::string out = "cell";
+  for (const auto& k : r.sweep_keys)
+    if (!has_own_column(k)) out += ',' + csv_escape(k);
+  if (targets) out += ",solved_alpha,solved_temperature,solved_gamma";
+  return out;
+}
+
+std::string key_columns(const CellRecord& c, bool targets) {
+  std::string out = std::to_string(c.index);
+  for (const auto& [k, v] : c.swept)
+    if (!has_own_column(k)) out += ',' + csv_value(v);
+  if (targets)
+    out += ',' + solved_value(c, "alpha") + ',' + solved_value(c, "temperature") + ',' +
+           solved_value(c, "gamma");
+  return out;
+}
+
+namespace {
+
 using ojson = nlohmann::ordered_json;
 
 ojson optional_number(const std::optional<double>& v) {
@@ -34,13 +74,6 @@ ojson optional_number(const std::optional<double>& v) {
 
 std::string csv_optional(const std::optional<double>& v) {
   return v ? format_double(*v) : "";
-}
-
-// sample_size and replicates always have their own columns in cells.csv; a swept one is not
-// repeated as a parameter column, since two columns of one name make a table that pandas reads
-// as "sample_size.1" and other readers reject.
-bool has_own_column(const std::string& key) {
-  return key == "sample_size" || key == "replicates" || key == "fit_size" || key == "test_size";
 }
 
 bool has_methods(const ResultSet& r) {
@@ -93,9 +126,7 @@ ojson rankings_json(const CellRecord& c) {
 // truth quantity, an estimate or a fitted parameter (column `kind`).
 std::string methods_csv(const ResultSet& r) {
   std::ostringstream out;
-  out << "cell";
-  for (const auto& k : r.sweep_keys)
-    if (!has_own_column(k)) out << ',' << csv_escape(k);
+  out << key_columns_header(r, false);
   std::vector<std::string> size_keys;
   if (!r.cells.empty())
     for (const auto& [k, v] : r.cells.front().sizes) size_keys.push_back(k);
@@ -105,9 +136,7 @@ std::string methods_csv(const ResultSet& r) {
   for (const auto& c : r.cells) {
     for (const auto& m : c.methods) {
       auto row = [&](const char* kind, const MethodStat& s) {
-        out << c.index;
-        for (const auto& [k, v] : c.swept)
-          if (!has_own_column(k)) out << ',' << csv_value(v);
+        out << key_columns(c, false);
         for (const auto& [k, v] : c.sizes) out << ',' << v;
         out << ',' << c.replicates << ',' << csv_escape(m.label) << ',' << m.name << ',' << kind
             << ',' << csv_escape(s.key) << ',' << s.target << ',' << format_double(s.mean) << ','
@@ -190,36 +219,19 @@ ojson summary_json(const ResultSet& r) {
   return out;
 }
 
-// A solved target's parameter, by key, as a CSV field ("" when absent).
-std::string solved_value(const CellRecord& c, const char* key) {
-  if (c.target.is_null() || !c.target["solved"].contains(key)) return "";
-  return format_double(c.target["solved"][key].get<double>());
-}
-
 std::string cells_csv(const ResultSet& r) {
   if (has_methods(r)) return methods_csv(r);
   if (!r.cells.empty() && r.cells.front().decision) return decision_cells_csv(r);
   std::ostringstream out;
-  // Solved targets get their parameters as columns (only when some cell has one, so that
-  // other results keep their shape).
-  const bool targets = std::any_of(r.cells.begin(), r.cells.end(),
-                                   [](const CellRecord& c) { return !c.target.is_null(); });
-  out << "cell";
-  for (const auto& k : r.sweep_keys)
-    if (!has_own_column(k)) out << ',' << csv_escape(k);
-  if (targets) out << ",solved_alpha,solved_temperature,solved_gamma";
+  const bool targets = has_solved_targets(r);
+  out << key_columns_header(r, targets);
   out << ",sample_size,replicates,estimator,name,target,truth,truth_method,truth_error,mean,sd,"
          "bias,rmse,se_bias,population,population_error,binning_bias,finite_sample_bias";
   if (r.intervals) out << ",coverage,coverage_se,rejection_rate,rejection_se";
   out << '\n';
   for (const auto& c : r.cells) {
     for (const auto& e : c.estimators) {
-      out << c.index;
-      for (const auto& [k, v] : c.swept)
-        if (!has_own_column(k)) out << ',' << csv_value(v);
-      if (targets)
-        out << ',' << solved_value(c, "alpha") << ',' << solved_value(c, "temperature") << ','
-            << solved_value(c, "gamma");
+      out << key_columns(c, targets);
       std::string method, error;
       for (const auto& t : c.truth)
         if (t.quantity == e.target) {

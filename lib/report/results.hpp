@@ -185,6 +185,14 @@ std::string csv_escape(const std::string& s);
 // A JSON value as a CSV field: strings escaped, doubles in shortest round-trip form.
 std::string csv_value(const nlohmann::ordered_json& v);
 
+// The leading columns of every cells.csv: `cell`, the swept parameters that have no column of
+// their own (sample_size, replicates, fit_size, test_size), and with `targets` the solved
+// parameters solved_alpha, solved_temperature, solved_gamma. `targets` is meant to be
+// has_solved_targets(r), so that results without targets keep their shape.
+bool has_solved_targets(const ResultSet& r);
+std::string key_columns_header(const ResultSet& r, bool targets);
+std::string key_columns(const CellRecord& c, bool targets);
+
 // A readable table of the results for the terminal.
 std::string format_summary_table(const ResultSet& results);
 
