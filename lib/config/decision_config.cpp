@@ -225,11 +225,6 @@ std::vector<DecisionEntry> make_rows() {
   };
 }
 
-std::vector<std::string> allowed(std::vector<std::string> fixed, const std::vector<ParamDoc>& p) {
-  for (const auto& d : p) fixed.push_back(d.key);
-  return fixed;
-}
-
 }  // namespace
 
 const std::vector<DecisionEntry>& decision_registry() {
@@ -238,9 +233,7 @@ const std::vector<DecisionEntry>& decision_registry() {
 }
 
 std::vector<std::string> decision_names() {
-  std::vector<std::string> out;
-  for (const auto& row : decision_registry()) out.push_back(row.name);
-  return out;
+  return names_of(decision_registry());
 }
 
 std::string format_decisions() {
@@ -285,18 +278,8 @@ std::optional<DecisionConfig> parse_decision_section(ObjectReader& top,
   std::optional<DecisionConfig> out;
   const std::size_t before = top.problems().size();
   if (d.is_object()) {
-    const DecisionEntry* row = nullptr;
-    if (const Json* task = d.require("task", "one of: " + join(decision_names(), ", "))) {
-      if (const auto name = read_string(*task, d.pointer_to("task"), d.problems())) {
-        for (const auto& r : decision_registry())
-          if (r.name == *name) row = &r;
-        if (row == nullptr)
-          d.problems().add(d.pointer_to("task"),
-                           unknown_name("decision task", *name, decision_names()));
-      }
-    }
-    if (row != nullptr) {
-      d.allow_only(allowed({"task"}, row->params));
+    if (const DecisionEntry* row = lookup(d, "task", "decision task", decision_registry())) {
+      d.allow_only(allowed_keys({"task"}, row->params));
       auto spec = row->parse(d, classes);
       if (spec && top.problems().size() == before) {
         try {

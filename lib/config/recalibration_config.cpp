@@ -283,21 +283,9 @@ std::optional<MethodConfig> parse_method(const Json& entry, const std::string& p
   std::optional<MethodConfig> config;
   const std::size_t before = problems.size();
   if (e.is_object()) {
-    const Json* name_value = e.require("name", "one of: " + join(recalibrator_names(), ", "));
-    const RecalibratorEntry* row = nullptr;
-    if (name_value != nullptr) {
-      if (const auto name = read_string(*name_value, e.pointer_to("name"), problems)) {
-        for (const auto& r : recalibrator_registry())
-          if (r.name == *name) row = &r;
-        if (row == nullptr)
-          problems.add(e.pointer_to("name"),
-                       unknown_name("recalibration method", *name, recalibrator_names()));
-      }
-    }
-    if (row != nullptr) {
-      std::vector<std::string> allowed = {"name", "label"};
-      for (const auto& p : row->params) allowed.push_back(p.key);
-      e.allow_only(allowed);
+    if (const RecalibratorEntry* row =
+            lookup(e, "name", "recalibration method", recalibrator_registry())) {
+      e.allow_only(allowed_keys({"name", "label"}, row->params));
       try {
         config = row->parse(e, depth);
       } catch (const DomainError& error) {
@@ -367,9 +355,7 @@ std::optional<RecalibrationSettings> parse_recalibration_section(ObjectReader& t
 }
 
 std::vector<std::string> recalibrator_names() {
-  std::vector<std::string> out;
-  for (const auto& row : recalibrator_registry()) out.push_back(row.name);
-  return out;
+  return names_of(recalibrator_registry());
 }
 
 std::string format_recalibrators() {

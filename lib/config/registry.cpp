@@ -20,7 +20,6 @@
 #include "estimators/smooth_ece.hpp"
 
 namespace calbench {
-namespace {
 
 std::vector<std::string> allowed_keys(std::vector<std::string> fixed,
                                       const std::vector<ParamDoc>& params) {
@@ -28,26 +27,7 @@ std::vector<std::string> allowed_keys(std::vector<std::string> fixed,
   return fixed;
 }
 
-template <typename Row>
-std::vector<std::string> names_of(const std::vector<Row>& rows) {
-  std::vector<std::string> out;
-  for (const auto& row : rows) out.push_back(row.name);
-  return out;
-}
-
-// Reads the required name key (`name`, `map`, `family`) of an object and finds its row.
-template <typename Row>
-const Row* lookup(const ObjectReader& object, std::string_view key, std::string_view what,
-                  const std::vector<Row>& rows) {
-  const Json* value = object.require(key, "one of: " + join(names_of(rows), ", "));
-  if (value == nullptr) return nullptr;
-  const auto name = read_string(*value, object.pointer_to(key), object.problems());
-  if (!name) return nullptr;
-  for (const auto& row : rows)
-    if (row.name == *name) return &row;
-  object.problems().add(object.pointer_to(key), unknown_name(what, *name, names_of(rows)));
-  return nullptr;
-}
+namespace {
 
 // ---- value shapes shared by several rows --------------------------------------------------
 

@@ -30,6 +30,33 @@ struct ParamDoc {
   std::string doc;
 };
 
+// `fixed` followed by the keys of `params`: the keys an entry of a registry row may have.
+std::vector<std::string> allowed_keys(std::vector<std::string> fixed,
+                                      const std::vector<ParamDoc>& params);
+
+// The names of a registry's rows, in table order.
+template <typename Row>
+std::vector<std::string> names_of(const std::vector<Row>& rows) {
+  std::vector<std::string> out;
+  for (const auto& row : rows) out.push_back(row.name);
+  return out;
+}
+
+// Reads the required name key (`name`, `map`, `family`, `task`) of an object and finds its
+// row; reports a missing key or an unknown name (listing the valid ones) and returns null.
+template <typename Row>
+const Row* lookup(const ObjectReader& object, std::string_view key, std::string_view what,
+                  const std::vector<Row>& rows) {
+  const Json* value = object.require(key, "one of: " + join(names_of(rows), ", "));
+  if (value == nullptr) return nullptr;
+  const auto name = read_string(*value, object.pointer_to(key), object.problems());
+  if (!name) return nullptr;
+  for (const auto& row : rows)
+    if (row.name == *name) return &row;
+  object.problems().add(object.pointer_to(key), unknown_name(what, *name, names_of(rows)));
+  return nullptr;
+}
+
 // Reads the parameters of one estimator entry (the reader has checked the keys), fills their
 // defaults into the reader's resolved copy, builds the estimator and its default label.
 // Returns nullopt after reporting problems.
