@@ -155,6 +155,17 @@ class ObjectReader {
   Json resolved_;
 };
 
+// The optional `label` of a labelled entry: the parsed config's default label unless one is
+// given. Without a parsed config there is no default, but a given label is still checked.
+template <typename T>
+void read_label(ObjectReader& entry, std::optional<T>& config) {
+  if (config) {
+    if (const auto label = entry.string("label", config->label)) config->label = *label;
+  } else if (const Json* label = entry.find("label")) {
+    (void)read_string(*label, entry.pointer_to("label"), entry.problems());
+  }
+}
+
 // A required, non-empty array of labelled entries (`estimators`, `methods`): each entry is
 // parsed by parse_one(entry, pointer, problems, resolved) -> std::optional<T>, the resolved
 // array is set on `top`, and labels must be unique and not `reserved`, a label kept for

@@ -292,11 +292,7 @@ std::optional<MethodConfig> parse_method(const Json& entry, const std::string& p
         problems.add(pointer, error.what());
       }
     }
-    if (config) {
-      if (const auto label = e.string("label", config->label)) config->label = *label;
-    } else if (const Json* label = e.find("label")) {
-      (void)read_string(*label, e.pointer_to("label"), problems);
-    }
+    read_label(e, config);
   }
   resolved = e.take_resolved();
   if (problems.size() != before) return std::nullopt;

@@ -894,12 +894,7 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
         problems.add(pointer, error.what());
       }
     }
-    // Without a parsed estimator there is no default label; a given one is still checked.
-    if (config) {
-      if (const auto label = e.string("label", config->label)) config->label = *label;
-    } else if (const Json* label = e.find("label")) {
-      (void)read_string(*label, e.pointer_to("label"), problems);
-    }
+    read_label(e, config);
   }
   resolved = e.take_resolved();
   if (problems.size() != before) return std::nullopt;
