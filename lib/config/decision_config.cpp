@@ -10,29 +10,6 @@
 namespace calbench {
 namespace {
 
-// A number key with a fallback (nullopt: required) that must satisfy `ok`, described by `rule`.
-template <typename Ok>
-std::optional<double> number_key(ObjectReader& r, std::string_view key,
-                                 std::optional<double> fallback, Ok ok, std::string_view rule) {
-  const Json* value = r.find(key);
-  if (value == nullptr) {
-    if (!fallback) {
-      r.require(key, std::string("a number ") + std::string(rule));
-      return std::nullopt;
-    }
-    r.add_default(key, *fallback);
-    return fallback;
-  }
-  const auto x = read_number(*value, r.pointer_to(key), r.problems());
-  if (!x) return std::nullopt;
-  if (!ok(*x)) {
-    r.problems().add(r.pointer_to(key), std::string(key) + " = " + format_double(*x) +
-                                            ": must be " + std::string(rule));
-    return std::nullopt;
-  }
-  return x;
-}
-
 // An array of numbers, each satisfying `ok`; of `length` entries when known.
 template <typename Ok>
 std::optional<std::vector<double>> number_array(const Json& value, const std::string& pointer,
@@ -138,11 +115,10 @@ std::optional<DecisionSpec> parse_cost_matrix(ObjectReader& d, std::optional<std
 }
 
 std::optional<DecisionSpec> parse_selective(ObjectReader& d, std::optional<std::size_t> classes) {
-  const auto cost = number_key(
-      d, "cost", 0.2, [](double x) { return std::isfinite(x) && x >= 0.0; }, ">= 0 and finite");
-  const auto threshold = number_key(
-      d, "threshold",
-      cost ? std::optional<double>(std::clamp(1.0 - *cost, 0.0, 1.0)) : std::nullopt,
+  const auto cost = d.number(
+      "cost", 0.2, [](double x) { return std::isfinite(x) && x >= 0.0; }, ">= 0 and finite");
+  const auto threshold = d.number(
+      "threshold", cost ? std::optional<double>(std::clamp(1.0 - *cost, 0.0, 1.0)) : std::nullopt,
       [](double x) { return x >= 0.0 && x <= 1.0; }, "in [0, 1]");
   if (!cost || !threshold) return std::nullopt;
   return SelectiveSpec{classes.value_or(2), *threshold, *cost};
@@ -150,8 +126,8 @@ std::optional<DecisionSpec> parse_selective(ObjectReader& d, std::optional<std::
 
 std::optional<DecisionSpec> parse_triage(ObjectReader& d, std::optional<std::size_t> classes) {
   const auto positive = [](double x) { return std::isfinite(x) && x > 0.0; };
-  const auto benefit = number_key(d, "benefit", 1.0, positive, "> 0 and finite");
-  const auto harm = number_key(d, "harm", 1.0, positive, "> 0 and finite");
+  const auto benefit = d.number("benefit", 1.0, positive, "> 0 and finite");
+  const auto harm = d.number("harm", 1.0, positive, "> 0 and finite");
   std::optional<std::int64_t> disease;
   if (classes && *classes > 2 && d.find("disease") == nullptr) {
     d.require("disease", "the index of the disease class (required when classes > 2)");
@@ -175,8 +151,8 @@ std::optional<DecisionSpec> parse_betting(ObjectReader& d, std::optional<std::si
     odds = number_array(
         *value, d.pointer_to("odds"), "odds", classes,
         [](double x) { return std::isfinite(x) && x > 1.0; }, "> 1 (decimal odds)", d.problems());
-  const auto fraction = number_key(
-      d, "fraction", 1.0, [](double x) { return x > 0.0 && x <= 1.0; }, "> 0 and <= 1");
+  const auto fraction = d.number(
+      "fraction", 1.0, [](double x) { return x > 0.0 && x <= 1.0; }, "> 0 and <= 1");
   if (!odds || !fraction) return std::nullopt;
   return BettingSpec{std::move(*odds), *fraction};
 }
