@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
 #include "core/error.hpp"
@@ -61,7 +62,7 @@ struct PassResult {
   std::vector<double> log_likelihood, error;  // per bandwidth, summed over rows
 };
 
-PassResult kernel_pass(const Sample& s, const std::vector<double>& bandwidths, int power,
+PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int power,
                        EstimatorWorkspace& w) {
   const std::size_t n = s.size, K = s.classes, nb = bandwidths.size();
   w.values.resize(n * K);  // log p, floored
@@ -127,8 +128,9 @@ double KdeCanonical::bandwidth(const Sample& s, EstimatorWorkspace& w) const {
 
 double KdeCanonical::estimate(const Sample& s, EstimatorWorkspace& w) const {
   if (s.size < 2) return 0.0;
-  const std::vector<double> candidates =
-      spec_.bandwidth ? std::vector<double>{*spec_.bandwidth} : kde_canonical_bandwidth_grid();
+  const std::span<const double> candidates =
+      spec_.bandwidth ? std::span<const double>(&*spec_.bandwidth, 1)
+                      : std::span<const double>(kde_canonical_bandwidth_grid());
   const PassResult pass = kernel_pass(s, candidates, spec_.power, w);
   // max_element returns the first maximum: the smallest bandwidth on ties.
   const auto best = static_cast<std::size_t>(
