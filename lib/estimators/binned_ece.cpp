@@ -81,26 +81,22 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     equal_width_edges(B, ws.edges);
     ws.bin_sum.assign(K * B, 0.0);
     ws.bin_count.assign(K * B, 0.0);
-    if (s.truth.empty()) {  // labels: the outcome is a comparison, no branch per score
-      for (std::size_t i = 0; i < s.size; ++i) {
-        const double* row = s.p.data() + i * K;
-        const std::size_t y = s.label[i];
-        for (std::size_t k = 0; k < K; ++k) {
-          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
-          ws.bin_sum[b] += row[k] - static_cast<double>(k == y);
-          ws.bin_count[b] += 1.0;
-        }
-      }
-    } else {
+    // One instantiation per kind of outcome, so the label case needs no branch per score.
+    const auto accumulate = [&](auto outcome) {
       for (std::size_t i = 0; i < s.size; ++i) {
         const double* row = s.p.data() + i * K;
         for (std::size_t k = 0; k < K; ++k) {
           const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
-          ws.bin_sum[b] += row[k] - s.outcome(i, k);
+          ws.bin_sum[b] += row[k] - outcome(i, k);
           ws.bin_count[b] += 1.0;
         }
       }
-    }
+    };
+    if (s.truth.empty())
+      accumulate(
+          [&](std::size_t i, std::size_t k) { return static_cast<double>(k == s.label[i]); });
+    else
+      accumulate([&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; });
     const std::span<const double> sums(ws.bin_sum), counts(ws.bin_count);
     double total = 0.0;
     for (std::size_t k = 0; k < K; ++k)
