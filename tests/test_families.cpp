@@ -17,6 +17,7 @@
 #include "core/running_stats.hpp"
 #include "generators/generator.hpp"
 #include "scenarios/estimator_bias.hpp"
+#include "temp_files.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/family_truth.hpp"
 #include "truth/target_solver.hpp"
@@ -58,29 +59,8 @@ GroundTruth mc_of(const GeneratorSpec& spec, std::uint64_t samples) {
   return family_monte_carlo(Generator(spec), s);
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("calbench_test_families_" + std::to_string(std::random_device{}()) + "_" +
-            std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using calbench::testing::read_text;
+using calbench::testing::TempDir;
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include "config/experiment.hpp"
 #include "report/results.hpp"
 #include "scenarios/estimator_bias.hpp"
+#include "temp_files.hpp"
 
 namespace {
 
@@ -54,30 +55,8 @@ ResultSet run_with_threads(const ExperimentConfig& config, std::size_t threads) 
   return calbench::run_estimator_bias(config, {});
 }
 
-// A fresh directory under the system temp directory, removed with everything in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("calbench_test_scenario_" + std::to_string(std::random_device{}()) + "_" +
-            std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using calbench::testing::read_text;
+using calbench::testing::TempDir;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
