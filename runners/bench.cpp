@@ -40,6 +40,7 @@ const std::vector<Workload> workloads = {
 // The estimator sets of BenchOptions::estimators. "baseline" is the numpy baseline's set:
 // ECE 15 equal-width and equal-mass bins, classwise ECE (15 equal-width), Brier, NLL, accuracy.
 std::vector<EstimatorConfig> bench_estimators(const std::string& set) {
+  if (set == "none") return {};  // the sampler alone
   const auto binned = [](const char* name, const char* label, BinnedEceSpec spec) {
     return EstimatorConfig{name, label, {}, std::make_shared<BinnedEce>(spec)};
   };
@@ -54,7 +55,7 @@ std::vector<EstimatorConfig> bench_estimators(const std::string& set) {
                        {15, Binning::equal_width, Norm::l1, Scope::classwise}));
   if (set == "baseline") return out;
   if (set != "binned")
-    throw InputError("bench --estimators " + set + ": expected first, baseline or binned");
+    throw InputError("bench --estimators " + set + ": expected none, first, baseline or binned");
   BinnedEceSpec tace{15, Binning::equal_mass, Norm::l1, Scope::classwise, 0.001};
   BinnedEceSpec ace{15,  Binning::equal_mass,     Norm::l1, Scope::classwise,
                     0.0, find_convention("nixon")};

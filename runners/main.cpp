@@ -110,8 +110,9 @@ int main(int argc, char** argv) {
                     "fraction of each workload's replicates to run (default 1)");
   bench->add_option("--threads", bench_options.threads,
                     "thread counts to measure (default 1 and all)");
-  bench->add_option("--estimators", bench_options.estimators,
-                    "first | baseline (default: the numpy baseline's set) | binned");
+  bench->add_option(
+      "--estimators", bench_options.estimators,
+      "none (the sampler alone) | first | baseline (default: the numpy baseline's set) | binned");
 
   EvalOptions eval_options;
   std::size_t eval_threads = threads;

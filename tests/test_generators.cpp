@@ -1,5 +1,7 @@
 // Generators: maps keep the simplex and (where the design says so) the argmax; sampled
 // moments match their formulas within stated standard errors.
+#include <boost/math/distributions/exponential.hpp>
+#include <boost/math/distributions/normal.hpp>
 #include <boost/math/special_functions/digamma.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -7,6 +9,7 @@
 
 #include "core/running_stats.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/ziggurat.hpp"
 
 using namespace calbench;
 
@@ -100,6 +103,110 @@ TEST_CASE("gamma sampler: mean, variance and E[log G] = digamma(alpha)", "[stat]
     CHECK(std::abs(sq_dev.mean() - alpha) < z * sq_dev.standard_error());  // Var G = alpha
     CHECK(std::abs(log_value.mean() - boost::math::digamma(alpha)) <
           z * log_value.standard_error());
+  }
+}
+
+TEST_CASE("ziggurat normal and exponential: CDF on a grid through every layer and the tails",
+          "[stat][generators]") {
+  // The empirical CDF at points spread over the core, the wedges and the tails (beyond
+  // 3.44 for the normal, beyond 7.70 for the exponential), each within z binomial SEs of the
+  // exact CDF; and the first moments.
+  const int N = 2'000'000;
+  Engine engine = make_engine({11, 0, 0, Purpose::sample});
+  const auto check_cdf = [&](auto draw, const auto& dist, const std::vector<double>& points) {
+    std::vector<double> xs(N);
+    RunningStats mean;
+    for (auto& x : xs) {
+      x = draw();
+      mean.add(x);
+    }
+    std::sort(xs.begin(), xs.end());
+    for (double t : points) {
+      const double F = boost::math::cdf(dist, t);
+      const double hat =
+          static_cast<double>(std::upper_bound(xs.begin(), xs.end(), t) - xs.begin()) / N;
+      INFO("t = " << t);
+      CHECK(std::abs(hat - F) < z * std::sqrt(F * (1.0 - F) / N) + 1e-12);
+    }
+    CHECK(std::abs(mean.mean() - boost::math::mean(dist)) < z * mean.standard_error());
+  };
+  check_cdf([&] { return standard_normal(engine); }, boost::math::normal_distribution<>(),
+            {-4.0, -3.5, -3.0, -2.2, -1.5, -1.0, -0.5, -0.1, 0.0, 0.05, 0.3, 0.8, 1.2, 2.0, 2.7,
+             3.3, 3.6, 4.2});
+  check_cdf([&] { return standard_exponential(engine); }, boost::math::exponential_distribution<>(),
+            {0.01, 0.1, 0.3, 0.7, 1.0, 1.5, 2.5, 4.0, 6.0, 7.5, 8.0, 10.0});
+}
+
+TEST_CASE("gamma sampler in blocks: moments, E[log G] and exact logs of tiny variates",
+          "[stat][generators]") {
+  // draw_values makes Marsaglia-Tsang candidates in rounds over blocks of 128 slots; 300
+  // values per call exercise a partial block too.
+  for (double alpha : {0.01, 0.1, 0.3, 0.5, 1.0, 2.5}) {
+    GammaSampler sampler(alpha);
+    Engine engine = make_engine({4, 0, 0, Purpose::sample});
+    RunningStats value, sq_dev, log_value;
+    std::vector<double> values(300), exact_log(300);
+    for (int call = 0; call < 1'500; ++call) {
+      std::fill(exact_log.begin(), exact_log.end(), 1.0);  // 1: not written
+      const bool any_tiny = sampler.draw_values(engine, values, exact_log);
+      bool tiny_seen = false;
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        const bool tiny = !(values[k] > GammaSampler::kTiny);
+        tiny_seen |= tiny;
+        const double log_g = tiny ? exact_log[k] : std::log(values[k]);
+        REQUIRE(std::isfinite(log_g));
+        if (tiny) REQUIRE(exact_log[k] < std::log(GammaSampler::kTiny) + 1e-9);
+        value.add(values[k]);
+        sq_dev.add((values[k] - alpha) * (values[k] - alpha));
+        log_value.add(log_g);
+      }
+      REQUIRE(any_tiny == tiny_seen);
+    }
+    INFO("alpha = " << alpha);
+    CHECK(std::abs(value.mean() - alpha) < z * value.standard_error());
+    CHECK(std::abs(sq_dev.mean() - alpha) < z * sq_dev.standard_error());
+    CHECK(std::abs(log_value.mean() - boost::math::digamma(alpha)) <
+          z * log_value.standard_error());
+  }
+}
+
+TEST_CASE("temperature sampling in fused passes equals the map applied to the kept truth",
+          "[unit][generators]") {
+  // sample() under a temperature map with K > 2 draws labels from the unnormalised gammas
+  // and builds p without the generic loop; check p, the argmax and the labels' frequencies
+  // against the definitions, from the kept c.
+  for (double alpha : {0.1, 0.7}) {
+    const std::size_t K = 7;
+    const double T = 0.6;
+    DirichletGenerator gen({K, {alpha}, TemperatureMap{T}});
+    Engine engine = make_engine({6, 0, 0, Purpose::sample});
+    Sample s;
+    DirichletScratch scratch;
+    gen.sample(engine, 50'000, s, scratch, true);
+    std::vector<double> log_c(K), p(K), log_p(K), tmp(K);
+    std::vector<RunningStats> residual(K);
+    for (std::size_t i = 0; i < s.size; ++i) {
+      const std::span<const double> c(s.truth.data() + i * K, K);
+      for (std::size_t k = 0; k < K; ++k) log_c[k] = std::log(c[k]);
+      apply(TemperatureMap{T}, c, log_c, p, log_p, tmp);
+      double sum_c = 0.0, sum_p = 0.0;
+      for (std::size_t k = 0; k < K; ++k) {
+        sum_c += c[k];
+        sum_p += s.p[i * K + k];
+        REQUIRE(std::abs(s.p[i * K + k] - p[k]) < 1e-12);
+        residual[k].add((s.label[i] == k ? 1.0 : 0.0) - c[k]);
+      }
+      REQUIRE(std::abs(sum_c - 1.0) < 1e-14);
+      REQUIRE(std::abs(sum_p - 1.0) < 1e-14);
+      const double* row = s.p.data() + i * K;
+      const auto best = static_cast<std::size_t>(std::max_element(row, row + K) - row);
+      REQUIRE(s.predicted[i] == best);
+      REQUIRE(s.confidence[i] == row[best]);
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      INFO("alpha = " << alpha << ", k = " << k);  // E[1{y = k} - c_k] = 0
+      CHECK(std::abs(residual[k].mean()) < z * residual[k].standard_error());
+    }
   }
 }
 

@@ -57,9 +57,13 @@ double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> 
   // Variates first, logarithms after in one loop; log_c_shifted holds the exact logs of tiny
   // variates until then.
   bool any_tiny = false;
-  for (std::size_t k = 0; k < K; ++k) {
-    c[k] = samplers_[symmetric_ ? 0 : k].draw_value(engine, log_c_shifted[k]);
-    any_tiny |= !(c[k] > GammaSampler::kTiny);
+  if (symmetric_) {
+    any_tiny = samplers_.front().draw_values(engine, c.first(K), log_c_shifted.first(K));
+  } else {
+    for (std::size_t k = 0; k < K; ++k) {
+      c[k] = samplers_[k].draw_value(engine, log_c_shifted[k]);
+      any_tiny |= !(c[k] > GammaSampler::kTiny);
+    }
   }
   if (any_tiny) {
     for (std::size_t k = 0; k < K; ++k)
@@ -169,6 +173,75 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
   }
 }
 
+void DirichletGenerator::sample_temperature(Engine& engine, double inv_t, Sample& out,
+                                            bool keep_truth, DirichletScratch& scratch) const {
+  // The generic loop of sample() makes ten passes over each row besides the draws: normalise
+  // c, sum it again for the label, scale log c, find its maximum, subtract it, sum, normalise
+  // p, and summarise()'s argmax. Here: with G the gamma variates and L = log G (the shifted
+  // log c of draw_truth_shifted),
+  // - the label is drawn from G with the total sum G (draw_categorical's arithmetic on
+  //   unnormalised weights: the same distribution, one pass fewer), and c = G / sum G is
+  //   formed only when the truth is kept;
+  // - p = softmax(L / T) exactly as apply() computes it (z = L / T, max z = (max L) / T
+  //   because scaling by 1/T > 0 keeps the order, exp(z - max z) summed and normalised), so
+  //   p has the same bits as in the generic loop;
+  // - the argmax and confidence are found in the normalising pass, as summarise() would.
+  const std::size_t K = spec_.classes;
+  const std::span<double> g(scratch.c), log_g(scratch.log_c);
+  for (std::size_t i = 0; i < out.size; ++i) {
+    bool any_tiny = false;
+    if (symmetric_) {
+      any_tiny = samplers_.front().draw_values(engine, g, log_g);
+    } else {
+      for (std::size_t k = 0; k < K; ++k) {
+        g[k] = samplers_[k].draw_value(engine, log_g[k]);
+        any_tiny |= !(g[k] > GammaSampler::kTiny);
+      }
+    }
+    if (any_tiny) {
+      for (std::size_t k = 0; k < K; ++k)
+        if (g[k] > GammaSampler::kTiny) log_g[k] = fast::log(g[k]);
+    } else {
+      fast::log_bulk(g.data(), log_g.data(), K);
+    }
+    double total = 0.0;
+    double max_log = -INFINITY;
+    for (std::size_t k = 0; k < K; ++k) {
+      total += g[k];
+      max_log = std::max(max_log, log_g[k]);
+    }
+    if (!(max_log > -460.0)) {
+      // Every gamma is tiny (alpha << 1 and few classes): weights relative to the largest,
+      // as draw_truth_shifted normalises in logs.
+      total = 0.0;
+      for (std::size_t k = 0; k < K; ++k) {
+        g[k] = std::exp(log_g[k] - max_log);
+        total += g[k];
+      }
+    }
+    out.label[i] = draw_categorical_weights(engine, g, total);
+    if (keep_truth) {
+      const double inv = 1.0 / total;
+      double* c = out.truth.data() + i * K;
+      for (std::size_t k = 0; k < K; ++k) c[k] = g[k] * inv;
+    }
+    double* p = out.p.data() + i * K;
+    const double z_max = max_log * inv_t;
+    for (std::size_t k = 0; k < K; ++k) p[k] = log_g[k] * inv_t - z_max;
+    fast::exp_bulk(p, p, K);
+    double sum = 0.0;
+    for (std::size_t k = 0; k < K; ++k) sum += p[k];
+    const double inv = 1.0 / sum;
+    std::size_t best = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      p[k] *= inv;
+      if (p[k] > p[best]) best = k;
+    }
+    out.predicted[i] = static_cast<std::uint32_t>(best);
+    out.confidence[i] = p[best];
+  }
+}
+
 void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
                                 DirichletScratch& scratch, bool keep_truth) const {
   const std::size_t K = spec_.classes;
@@ -183,14 +256,12 @@ void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
       return;
     }
   }
-  // The temperature map is a softmax of log c / T, blind to a shift of log c: it takes the
-  // logarithms unnormalised, which saves a logarithm per vector.
-  const bool shift_invariant = std::holds_alternative<TemperatureMap>(spec_.map);
+  if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
+    sample_temperature(engine, 1.0 / t->temperature, out, keep_truth, scratch);
+    return;
+  }
   for (std::size_t i = 0; i < n; ++i) {
-    if (shift_invariant)
-      draw_truth_shifted(engine, c, log_c);
-    else
-      draw_truth(engine, c, log_c);
+    draw_truth(engine, c, log_c);
     out.label[i] = draw_label(engine, c);
     if (keep_truth)
       std::copy(c.begin(), c.end(), out.truth.begin() + static_cast<std::ptrdiff_t>(i * K));

@@ -57,6 +57,9 @@ class DirichletGenerator {
   // sample() for K = 2 under a temperature map.
   void sample_binary_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth,
                                  std::vector<double>& tmp) const;
+  // sample() for K > 2 under a temperature map, in fewer passes over each row.
+  void sample_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth,
+                          DirichletScratch& scratch) const;
 
   DirichletSpec spec_;
   std::vector<GammaSampler> samplers_;  // one, or one per class

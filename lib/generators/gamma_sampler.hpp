@@ -5,17 +5,18 @@
 //
 // Written here rather than taken from Boost.Random because boost::random::gamma_distribution
 // draws 12-52 M/s for alpha != 1 on our machines against 60-160 M/s for this sampler, and
-// sampling is most of a run's time (shared/bench/README.md). Normals are Boost.Random's
-// ziggurat, uniforms uniform_open01 (core/rng.hpp): every algorithm is fixed across platforms.
+// sampling is most of a run's time (shared/bench/README.md). Normals and exponentials are
+// ziggurat draws on Boost.Random's tables (generators/ziggurat.hpp), uniforms uniform_open01
+// (core/rng.hpp): every algorithm is fixed across platforms.
 //
 // For alpha << 1, U^(1/alpha) underflows (alpha = 0.01: for U < 8e-4). The sampler therefore
 // also returns the variate's logarithm on request, exact where the variate itself is 0.
-#include <boost/random/exponential_distribution.hpp>
-#include <boost/random/normal_distribution.hpp>
 #include <cmath>
+#include <span>
 
 #include "core/fast_math.hpp"
 #include "core/rng.hpp"
+#include "generators/ziggurat.hpp"
 
 namespace calbench {
 
@@ -46,11 +47,10 @@ class GammaSampler {
   // the value is <= kTiny, exact_log receives log G; otherwise it is left alone.
   double draw_value(Engine& engine, double& exact_log) const {
     if (exponential_) {
-      // Gamma(1) is Exp(1): Boost's ziggurat draws it in a third of a Marsaglia-Tsang draw.
-      boost::random::exponential_distribution<double> exponential;
+      // Gamma(1) is Exp(1): the ziggurat draws it in a fifth of a Marsaglia-Tsang draw.
       double e;
       do {
-        e = exponential(engine);
+        e = standard_exponential(engine);
       } while (e == 0.0);  // the grid's exact 0 (probability ~2^-53) would make log G -inf
       return e;
     }
@@ -60,18 +60,29 @@ class GammaSampler {
       // prior and a common benchmark setting. The ziggurat's smallest non-zero |Z| is about
       // 1e-16, so the value stays far above kTiny; Z = 0 exactly (probability ~2^-53, an
       // artefact of the discrete grid) is redrawn so that log G stays finite.
-      boost::random::normal_distribution<double> normal;
       double z;
       do {
-        z = normal(engine);
+        z = standard_normal(engine);
       } while (z == 0.0);
       return 0.5 * z * z;
     }
     const double g = marsaglia_tsang(engine);  // Gamma(shape_), shape_ >= 1
     if (!boosted_) return g;
-    const double u = uniform_open01(engine);
-    // U^(1/alpha): by repeated multiplication when 1/alpha is a small integer (alpha = 0.5,
-    // 0.25, 0.1, ...), which is several times cheaper than exp(log(u)/alpha).
+    return boosted_value(g, uniform_open01(engine), exact_log);
+  }
+
+  // Fills values with independent draws, as draw_value would one by one (exact_log likewise:
+  // written only where a value is <= kTiny) but consuming the engine in another order, and
+  // returns whether any value is <= kTiny. Several times faster per draw for alpha != 1/2, 1
+  // (docs/performance.md): Marsaglia-Tsang's candidates are made and tested in passes over a
+  // block, so the squeeze test runs without a branch per draw and only the ~8 % of candidates
+  // it cannot accept (shape 1.1) take the slow test.
+  bool draw_values(Engine& engine, std::span<double> values, std::span<double> exact_log) const;
+
+ private:
+  // U^(1/alpha): by repeated multiplication when 1/alpha is a small integer (alpha = 0.5,
+  // 0.25, 0.1, ...), which is several times cheaper than exp(log(u)/alpha).
+  double boosted_value(double g, double u, double& exact_log) const {
     double w;
     if (integer_power_ > 0) {
       w = 1.0;
@@ -89,24 +100,26 @@ class GammaSampler {
     return std::exp(exact_log);
   }
 
- private:
+  // Marsaglia and Tsang's acceptance test of a candidate x (a normal) with v = (1 + c x)^3 > 0
+  // and uniform u after the squeeze u < 1 - 0.0331 x^4 has failed.
+  bool accept_slow(double x, double v, double u) const {
+    // The squeeze fails for about 8 % of tries at shape 1.1 (alpha = 0.1 boosted): two
+    // inline logarithms (core/fast_math.hpp, within 1 ulp) instead of two libm calls.
+    return fast::log(u) < 0.5 * x * x + d_ * (1.0 - v + fast::log(v));
+  }
+
   double marsaglia_tsang(Engine& engine) const {
-    // Boost's ziggurat normal is stateless in 1.74, so a local copy costs nothing and keeps
-    // the sampler const and shareable between threads.
-    boost::random::normal_distribution<double> normal;
     for (;;) {
       double x, v;
       do {
-        x = normal(engine);
+        x = standard_normal(engine);
         v = 1.0 + c_ * x;
       } while (v <= 0.0);
       v = v * v * v;
       const double u = uniform_open01(engine);
       const double x2 = x * x;
-      if (u < 1.0 - 0.0331 * x2 * x2) return d_ * v;  // squeeze: accepts about 98%
-      // The squeeze fails for about 8 % of tries at shape 1.1 (alpha = 0.1 boosted): two
-      // inline logarithms (core/fast_math.hpp, within 1 ulp) instead of two libm calls.
-      if (fast::log(u) < 0.5 * x2 + d_ * (1.0 - v + fast::log(v))) return d_ * v;
+      if (u < 1.0 - 0.0331 * x2 * x2) return d_ * v;  // the squeeze
+      if (accept_slow(x, v, u)) return d_ * v;
     }
   }
 
