@@ -81,22 +81,52 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     equal_width_edges(B, ws.edges);
     ws.bin_sum.assign(K * B, 0.0);
     ws.bin_count.assign(K * B, 0.0);
-    // One instantiation per kind of outcome, so the label case needs no branch per score.
-    const auto accumulate = [&](auto outcome) {
+    if (s.truth.empty() && B > 1 && K >= 32) {
+      // Labels and many classes. Row by row: the scores at or below the first edge (bin 0,
+      // most of them when K is large) are summed per class in a loop that vectorises, with no
+      // bin to compute; the others are listed without a branch and binned one by one. The
+      // outcome 1{y = k} is subtracted once per row, from the bin of the label's score. W2
+      // (K = 100): 14 % faster in all. With few classes the three short loops per row cost
+      // more than they save (K = 2 and 10: 30 % and 15 % slower), hence K >= 32.
+      const double first_edge = ws.edges[1];
+      ws.low_sum.assign(K, 0.0);
+      ws.low_count.assign(K, 0.0);
+      ws.high.resize(K);
+      for (std::size_t i = 0; i < s.size; ++i) {
+        const double* row = s.p.data() + i * K;
+        for (std::size_t k = 0; k < K; ++k) {
+          const bool low = !(row[k] > first_edge);
+          ws.low_sum[k] += low ? row[k] : 0.0;
+          ws.low_count[k] += low ? 1.0 : 0.0;
+        }
+        std::size_t n_high = 0;
+        for (std::size_t k = 0; k < K; ++k) {
+          ws.high[n_high] = static_cast<std::uint32_t>(k);
+          n_high += static_cast<std::size_t>(row[k] > first_edge);
+        }
+        for (std::size_t h = 0; h < n_high; ++h) {
+          const std::size_t k = ws.high[h];
+          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
+          ws.bin_sum[b] += row[k];
+          ws.bin_count[b] += 1.0;
+        }
+        const std::size_t y = s.label[i];
+        ws.bin_sum[y * B + equal_width_bin<true>(row[y], ws.edges)] -= 1.0;
+      }
+      for (std::size_t k = 0; k < K; ++k) {
+        ws.bin_sum[k * B] += ws.low_sum[k];
+        ws.bin_count[k * B] += ws.low_count[k];
+      }
+    } else {  // few classes, one bin, or the kept truth c_k as outcome (population values)
       for (std::size_t i = 0; i < s.size; ++i) {
         const double* row = s.p.data() + i * K;
         for (std::size_t k = 0; k < K; ++k) {
           const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
-          ws.bin_sum[b] += row[k] - outcome(i, k);
+          ws.bin_sum[b] += row[k] - s.outcome(i, k);
           ws.bin_count[b] += 1.0;
         }
       }
-    };
-    if (s.truth.empty())
-      accumulate(
-          [&](std::size_t i, std::size_t k) { return static_cast<double>(k == s.label[i]); });
-    else
-      accumulate([&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; });
+    }
     const std::span<const double> sums(ws.bin_sum), counts(ws.bin_count);
     double total = 0.0;
     for (std::size_t k = 0; k < K; ++k)

@@ -23,6 +23,10 @@ struct EstimatorWorkspace {
   std::vector<double> rank_values;        // and their values
   std::vector<double> edges;              // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;
+  // classwise equal-width ECE (estimators/binned_ece.cpp): per-class sums and counts of the
+  // scores in the first bin, and one row's classes whose scores lie above it
+  std::vector<double> low_sum, low_count;
+  std::vector<std::uint32_t> high;
   // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
   // masses, the sampled kernel, and the smoothed grids
   std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;

@@ -108,68 +108,80 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
                                                    bool keep_truth,
                                                    std::vector<double>& tmp) const {
   // K = 2 needs one logarithm and one exponential per vector, not two of each: with
-  // r = log(G1/G0), p_1 = logistic(r / T), and the label is drawn from c = (G0, G1)/(G0 + G1)
-  // exactly as draw_label does.
+  // r = log(G1/G0), p_1 = logistic(r / T), and the label is 0 when u (G0 + G1) < G0, which is
+  // draw_categorical on the unnormalised weights (G0, G1).
   //
-  // In passes over the whole sample so that the logarithms and exponentials run in the
-  // vectorised bulk functions (core/fast_math.hpp; 1-2 ns each instead of 3-4): first all
-  // gamma pairs, then the n logarithms, the n exponentials, and last the labels in order.
-  // The engine's draws are consumed in that fixed order, so the sample is still a function of
-  // the stream alone. Storage: the rows of out.p hold (G0, G1) until the last pass,
-  // out.confidence holds G1/G0 and then r (summarise() overwrites it), tmp the exponentials.
+  // In passes over the whole sample so that the arithmetic vectorises (the logarithms and
+  // exponentials in the bulk functions of core/fast_math.hpp, 1-2 ns each instead of 3-4):
+  // all gamma pairs, then the n ratios and their logarithms, the n exponentials, the labels
+  // in order, and p with its argmax and confidence (which summarise() would otherwise find in
+  // another pass). The engine's draws are consumed in that fixed order, so the sample is a
+  // function of the stream alone. Storage: the rows of out.p hold (G0, G1) until the last
+  // pass, out.confidence holds G1/G0 and then r, tmp the exponentials.
   const std::size_t n = out.size;
-  const GammaSampler& s0 = samplers_.front();
-  const GammaSampler& s1 = samplers_[symmetric_ ? 0 : 1];
   double* g = out.p.data();
   double* r = out.confidence.data();
   tmp.resize(n);
   bool any_tiny = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    double l0 = 0.0, l1 = 0.0;
-    const double g0 = s0.draw_value(engine, l0);
-    const double g1 = s1.draw_value(engine, l1);
-    if (g0 > GammaSampler::kTiny && g1 > GammaSampler::kTiny) {
-      g[2 * i] = g0;
-      g[2 * i + 1] = g1;
-      r[i] = g1 / g0;  // in range: both are above 1e-280 and far below 1e28
-    } else {           // tiny alpha: the variates may have underflowed, their logs have not
-      if (g0 > GammaSampler::kTiny) l0 = fast::log(g0);
-      if (g1 > GammaSampler::kTiny) l1 = fast::log(g1);
-      g[2 * i] = 0.0;  // marks the row: r comes from the logs, kept in g[2i + 1]
-      g[2 * i + 1] = l1 - l0;
-      r[i] = 1.0;
-      any_tiny = true;
+  if (symmetric_) {
+    // log G for tiny variates goes to tmp (two per row: tmp is resized to 2n for the call).
+    tmp.resize(2 * n);
+    any_tiny = samplers_.front().draw_values(engine, {g, 2 * n}, tmp);
+  } else {
+    tmp.resize(2 * n);
+    for (std::size_t i = 0; i < 2 * n; ++i) {
+      g[i] = samplers_[i % 2].draw_value(engine, tmp[i]);
+      any_tiny |= !(g[i] > GammaSampler::kTiny);
     }
   }
+  for (std::size_t i = 0; i < n; ++i) r[i] = g[2 * i + 1] / g[2 * i];
+  if (any_tiny) {
+    // Tiny alpha: where a variate may have underflowed, r comes from the logarithms; the row
+    // is marked by G0 = 0 and keeps r in G1 until the label pass.
+    for (std::size_t i = 0; i < n; ++i) {
+      const double g0 = g[2 * i], g1 = g[2 * i + 1];
+      if (g0 > GammaSampler::kTiny && g1 > GammaSampler::kTiny) continue;
+      const double l0 = g0 > GammaSampler::kTiny ? fast::log(g0) : tmp[2 * i];
+      const double l1 = g1 > GammaSampler::kTiny ? fast::log(g1) : tmp[2 * i + 1];
+      g[2 * i] = 0.0;
+      g[2 * i + 1] = l1 - l0;
+      r[i] = 1.0;
+    }
+  }
+  tmp.resize(n);
   fast::log_bulk(r, r, n);
   if (any_tiny)
     for (std::size_t i = 0; i < n; ++i)
       if (g[2 * i] == 0.0) r[i] = g[2 * i + 1];
   for (std::size_t i = 0; i < n; ++i) tmp[i] = -std::abs(r[i]) * inv_t;
   fast::exp_bulk(tmp.data(), tmp.data(), n);
-  double c[2];
   for (std::size_t i = 0; i < n; ++i) {
-    if (g[2 * i] != 0.0) {
-      const double inv = 1.0 / (g[2 * i] + g[2 * i + 1]);
-      c[0] = g[2 * i] * inv;
-      c[1] = g[2 * i + 1] * inv;
-    } else {
+    double w0 = g[2 * i], w1 = g[2 * i + 1];
+    if (w0 == 0.0) {  // a tiny row: weights from r, the larger one 1
       const double e = fast::exp(-std::abs(r[i]));
-      c[r[i] >= 0.0 ? 1 : 0] = 1.0 / (1.0 + e);
-      c[r[i] >= 0.0 ? 0 : 1] = e / (1.0 + e);
+      w0 = r[i] >= 0.0 ? e : 1.0;
+      w1 = r[i] >= 0.0 ? 1.0 : e;
     }
-    out.label[i] = draw_label(engine, c);
+    const double total = w0 + w1;
+    out.label[i] = static_cast<std::uint32_t>(!(uniform_open01(engine) * total < w0));
     if (keep_truth) {
-      out.truth[2 * i] = c[0];
-      out.truth[2 * i + 1] = c[1];
+      out.truth[2 * i] = w0 / total;
+      out.truth[2 * i + 1] = w1 / total;
     }
-    // The larger of the two is 1/(1 + e), the other e/(1 + e), e = exp(-|r|/T): the same
-    // arithmetic as the softmax of apply().
+  }
+  // The larger of the two is 1/(1 + e), the other e/(1 + e), e = exp(-|r|/T): the same
+  // arithmetic as the softmax of apply(). The argmax is the lower index on ties, as in
+  // summarise().
+  for (std::size_t i = 0; i < n; ++i) {
     const double e = tmp[i];
     const double inv = 1.0 / (1.0 + e);
-    double* p = g + 2 * i;
-    p[r[i] >= 0.0 ? 1 : 0] = inv;
-    p[r[i] >= 0.0 ? 0 : 1] = e * inv;
+    const bool up = r[i] >= 0.0;
+    const double p0 = up ? e * inv : inv;
+    const double p1 = up ? inv : e * inv;
+    g[2 * i] = p0;
+    g[2 * i + 1] = p1;
+    out.predicted[i] = static_cast<std::uint32_t>(p1 > p0);
+    r[i] = inv;  // the confidence: e <= 1, so e / (1 + e) <= 1 / (1 + e)
   }
 }
 
@@ -252,7 +264,6 @@ void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
   if (K == 2) {
     if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
       sample_binary_temperature(engine, 1.0 / t->temperature, out, keep_truth, scratch.tmp);
-      out.summarise();
       return;
     }
   }
