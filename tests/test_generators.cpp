@@ -146,9 +146,11 @@ TEST_CASE("gamma sampler in blocks: moments, E[log G] and exact logs of tiny var
     Engine engine = make_engine({4, 0, 0, Purpose::sample});
     RunningStats value, sq_dev, log_value;
     std::vector<double> values(300), exact_log(300);
+    EngineLanes lanes(engine);
     for (int call = 0; call < 1'500; ++call) {
-      std::fill(exact_log.begin(), exact_log.end(), 1.0);  // 1: not written
-      const bool any_tiny = sampler.draw_values(engine, values, exact_log);
+      EngineLanes* lanes_or_not = call % 2 == 0 ? &lanes : nullptr;  // both word sources
+      std::fill(exact_log.begin(), exact_log.end(), 1.0);            // 1: not written
+      const bool any_tiny = sampler.draw_values(engine, lanes_or_not, values, exact_log);
       bool tiny_seen = false;
       for (std::size_t k = 0; k < values.size(); ++k) {
         const bool tiny = !(values[k] > GammaSampler::kTiny);

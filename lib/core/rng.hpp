@@ -20,6 +20,7 @@
 // more in cache traffic (2.5 kB of state against 32 bytes; docs/performance.md).
 // The class models Boost's UniformRandomNumberGenerator, so Boost.Random's distributions
 // (the ziggurat normal, for one) accept it.
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -86,9 +87,31 @@ struct StreamKey {
 // The conversion goes through a signed integer: the value is below 2^53 either way, and
 // without AVX-512 x86-64 converts only signed integers in one instruction (an unsigned one
 // costs a test, a branch and several more instructions).
-inline double uniform_open01(Engine& engine) {
-  return (static_cast<double>(static_cast<std::int64_t>(engine() >> 11)) + 0.5) * 0x1.0p-53;
+inline double uniform_open01(std::uint64_t bits) {
+  return (static_cast<double>(static_cast<std::int64_t>(bits >> 11)) + 0.5) * 0x1.0p-53;
 }
+inline double uniform_open01(Engine& engine) {
+  return uniform_open01(engine());
+}
+
+// Four xoshiro256++ generators advanced together, for random bits in bulk: the samplers'
+// hot loops (generators/gamma_sampler.cpp) take most of their uniforms from here. One scalar
+// xoshiro256++ output costs about 3 cycles (its dozen integer operations); the four lanes in
+// one 256-bit register (AVX2) or two 128-bit ones (SSE2) cost about a third of that per
+// output (docs/performance.md). The lanes are seeded from 16 outputs of a parent stream, so
+// each starts at an unrelated point of the same 2^256 - 1 cycle, by the argument of
+// make_engine: the lanes are keyed streams in all but name. Integer operations only, so
+// both compiled variants give the same bits.
+class EngineLanes {
+ public:
+  static constexpr std::size_t kLanes = 4;
+  explicit EngineLanes(Engine& parent);
+  // out[0 .. n) for n a multiple of kLanes: lane l's outputs at out[kLanes t + l].
+  void fill(std::uint64_t* out, std::size_t n);
+
+ private:
+  std::uint64_t s_[4][kLanes];  // s_[word][lane]
+};
 
 // A fresh engine for the key. Engines are move-only in spirit: pass them by reference.
 Engine make_engine(const StreamKey& key);

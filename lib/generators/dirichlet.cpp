@@ -52,13 +52,14 @@ std::string DirichletGenerator::canonical_text() const {
 }
 
 double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> c,
-                                              std::span<double> log_c_shifted) const {
+                                              std::span<double> log_c_shifted,
+                                              EngineLanes* lanes) const {
   const std::size_t K = spec_.classes;
   // Variates first, logarithms after in one loop; log_c_shifted holds the exact logs of tiny
   // variates until then.
   bool any_tiny = false;
   if (symmetric_) {
-    any_tiny = samplers_.front().draw_values(engine, c.first(K), log_c_shifted.first(K));
+    any_tiny = samplers_.front().draw_values(engine, lanes, c.first(K), log_c_shifted.first(K));
   } else {
     for (std::size_t k = 0; k < K; ++k) {
       c[k] = samplers_[k].draw_value(engine, log_c_shifted[k]);
@@ -94,9 +95,9 @@ double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> 
   return max_log + std::log(s);
 }
 
-void DirichletGenerator::draw_truth(Engine& engine, std::span<double> c,
-                                    std::span<double> log_c) const {
-  const double shift = draw_truth_shifted(engine, c, log_c);
+void DirichletGenerator::draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c,
+                                    EngineLanes* lanes) const {
+  const double shift = draw_truth_shifted(engine, c, log_c, lanes);
   for (double& v : log_c) v -= shift;
 }
 
@@ -104,8 +105,8 @@ std::uint32_t DirichletGenerator::draw_label(Engine& engine, std::span<const dou
   return draw_categorical(engine, c);
 }
 
-void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t, Sample& out,
-                                                   bool keep_truth,
+void DirichletGenerator::sample_binary_temperature(Engine& engine, EngineLanes& lanes, double inv_t,
+                                                   Sample& out, bool keep_truth,
                                                    std::vector<double>& tmp) const {
   // K = 2 needs one logarithm and one exponential per vector, not two of each: with
   // r = log(G1/G0), p_1 = logistic(r / T), and the label is 0 when u (G0 + G1) < G0, which is
@@ -126,7 +127,7 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
   if (symmetric_) {
     // log G for tiny variates goes to tmp (two per row: tmp is resized to 2n for the call).
     tmp.resize(2 * n);
-    any_tiny = samplers_.front().draw_values(engine, {g, 2 * n}, tmp);
+    any_tiny = samplers_.front().draw_values(engine, &lanes, {g, 2 * n}, tmp);
   } else {
     tmp.resize(2 * n);
     for (std::size_t i = 0; i < 2 * n; ++i) {
@@ -185,8 +186,9 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, double inv_t,
   }
 }
 
-void DirichletGenerator::sample_temperature(Engine& engine, double inv_t, Sample& out,
-                                            bool keep_truth, DirichletScratch& scratch) const {
+void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, double inv_t,
+                                            Sample& out, bool keep_truth,
+                                            DirichletScratch& scratch) const {
   // The generic loop of sample() makes ten passes over each row besides the draws: normalise
   // c, sum it again for the label, scale log c, find its maximum, subtract it, sum, normalise
   // p, and summarise()'s argmax. Here: with G the gamma variates and L = log G (the shifted
@@ -203,7 +205,7 @@ void DirichletGenerator::sample_temperature(Engine& engine, double inv_t, Sample
   for (std::size_t i = 0; i < out.size; ++i) {
     bool any_tiny = false;
     if (symmetric_) {
-      any_tiny = samplers_.front().draw_values(engine, g, log_g);
+      any_tiny = samplers_.front().draw_values(engine, &lanes, g, log_g);
     } else {
       for (std::size_t k = 0; k < K; ++k) {
         g[k] = samplers_[k].draw_value(engine, log_g[k]);
@@ -261,18 +263,21 @@ void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
   out.truth.resize(keep_truth ? n * K : 0);
   scratch.reserve(K);
   const std::span<double> c(scratch.c), log_c(scratch.log_c), tmp(scratch.tmp);
+  // The sample's bulk random words come from four lanes seeded by the stream
+  // (core/rng.hpp), so the sample is still a function of the stream alone.
+  EngineLanes lanes(engine);
   if (K == 2) {
     if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
-      sample_binary_temperature(engine, 1.0 / t->temperature, out, keep_truth, scratch.tmp);
+      sample_binary_temperature(engine, lanes, 1.0 / t->temperature, out, keep_truth, scratch.tmp);
       return;
     }
   }
   if (const auto* t = std::get_if<TemperatureMap>(&spec_.map)) {
-    sample_temperature(engine, 1.0 / t->temperature, out, keep_truth, scratch);
+    sample_temperature(engine, lanes, 1.0 / t->temperature, out, keep_truth, scratch);
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    draw_truth(engine, c, log_c);
+    draw_truth(engine, c, log_c, &lanes);
     out.label[i] = draw_label(engine, c);
     if (keep_truth)
       std::copy(c.begin(), c.end(), out.truth.begin() + static_cast<std::ptrdiff_t>(i * K));

@@ -38,13 +38,15 @@ class DirichletGenerator {
   // Canonical parameter text: equal for equal generators, the truth cache's key.
   std::string canonical_text() const;
 
-  // Draws one true distribution c (and log c, exact where c underflows).
-  void draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c) const;
+  // Draws one true distribution c (and log c, exact where c underflows). With `lanes`, most
+  // random words come from them (core/rng.hpp; faster for many classes).
+  void draw_truth(Engine& engine, std::span<double> c, std::span<double> log_c,
+                  EngineLanes* lanes = nullptr) const;
 
   // The same with log c shifted by a constant s, which it returns (log c = log_c_shifted - s):
   // one logarithm fewer for callers blind to the shift.
-  double draw_truth_shifted(Engine& engine, std::span<double> c,
-                            std::span<double> log_c_shifted) const;
+  double draw_truth_shifted(Engine& engine, std::span<double> c, std::span<double> log_c_shifted,
+                            EngineLanes* lanes = nullptr) const;
 
   // Draws y ~ Categorical(c) with one uniform.
   std::uint32_t draw_label(Engine& engine, std::span<const double> c) const;
@@ -55,11 +57,11 @@ class DirichletGenerator {
 
  private:
   // sample() for K = 2 under a temperature map.
-  void sample_binary_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth,
-                                 std::vector<double>& tmp) const;
+  void sample_binary_temperature(Engine& engine, EngineLanes& lanes, double inv_t, Sample& out,
+                                 bool keep_truth, std::vector<double>& tmp) const;
   // sample() for K > 2 under a temperature map, in fewer passes over each row.
-  void sample_temperature(Engine& engine, double inv_t, Sample& out, bool keep_truth,
-                          DirichletScratch& scratch) const;
+  void sample_temperature(Engine& engine, EngineLanes& lanes, double inv_t, Sample& out,
+                          bool keep_truth, DirichletScratch& scratch) const;
 
   DirichletSpec spec_;
   std::vector<GammaSampler> samplers_;  // one, or one per class

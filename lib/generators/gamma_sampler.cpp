@@ -22,16 +22,49 @@ GammaSampler::GammaSampler(double alpha) : alpha_(alpha) {
   if (boosted_ && r <= 64.0 && r * alpha == 1.0) integer_power_ = static_cast<unsigned>(r);
 }
 
-bool GammaSampler::draw_values(Engine& engine, std::span<double> values,
-                               std::span<double> exact_log) const {
+namespace {
+
+// n random words from the lanes (rounded up to whole lane steps; the surplus is discarded),
+// or from the engine when there are no lanes.
+void fill_words(Engine& engine, EngineLanes* lanes, std::uint64_t* words, std::size_t n) {
+  if (lanes == nullptr) {
+    for (std::size_t i = 0; i < n; ++i) words[i] = engine();
+    return;
+  }
+  constexpr std::size_t L = EngineLanes::kLanes;
+  lanes->fill(words, (n + L - 1) / L * L);
+}
+
+}  // namespace
+
+// Compiled for SSE2 and for AVX2 like core/fast_math.cpp, with the same bits: the same IEEE
+// operations in the same order, no multiply-add (-ffp-contract=off). AVX2 runs the
+// vectorised passes four lanes wide: 6 % fewer ns per draw at alpha = 0.1.
+__attribute__((target_clones("avx2", "default"))) bool GammaSampler::draw_values(
+    Engine& engine, EngineLanes* lanes, std::span<double> values,
+    std::span<double> exact_log) const {
   const std::size_t n = values.size();
   bool any_tiny = false;
-  if (exponential_ || half_) {  // one ziggurat draw each: nothing to gain from blocks
-    for (std::size_t k = 0; k < n; ++k) {
-      values[k] = draw_value(engine, exact_log[k]);
-      any_tiny |= !(values[k] > kTiny);
+  // Every block's first random words come from the lanes, in one call; whatever needs more
+  // (the ziggurat's slow paths, rejected candidates) draws from the engine.
+  constexpr std::size_t B = 128;
+  std::uint64_t words[3 * B + EngineLanes::kLanes];
+  if (exponential_ || half_) {  // one ziggurat draw each
+    for (std::size_t start = 0; start < n; start += B) {
+      const std::size_t m = std::min(B, n - start);
+      fill_words(engine, lanes, words, m);
+      for (std::size_t j = 0; j < m; ++j) {
+        double& out = values[start + j];
+        if (exponential_) {
+          out = standard_exponential(words[j], engine);
+          if (out == 0.0) out = draw_value(engine, exact_log[start + j]);  // see draw_value
+        } else {
+          const double z = standard_normal(words[j], engine);
+          out = z != 0.0 ? 0.5 * z * z : draw_value(engine, exact_log[start + j]);
+        }
+      }
     }
-    return any_tiny;
+    return false;  // both stay far above kTiny (draw_value)
   }
   // Blocks of up to B slots. Each round draws a candidate (a normal x and a uniform u) for
   // every slot still open, applies Marsaglia and Tsang's squeeze to all of them without a
@@ -40,9 +73,9 @@ bool GammaSampler::draw_values(Engine& engine, std::span<double> values,
   // function. Slots whose candidate is rejected (about 4 % at shape 1.1) stay open for the
   // next round. Every slot thus ends with an exact Gamma(shape) draw: it keeps drawing
   // independent candidates until one is accepted, and whether it stops depends on its own
-  // candidates only. The uniforms b of the boost are drawn after the block's last round.
+  // candidates only. The first round's candidates and the uniforms b of the boost come from
+  // the lanes.
   // Measured per draw at alpha = 0.1: docs/performance.md.
-  constexpr std::size_t B = 128;
   std::uint8_t open[B], next[B], undecided[B];
   double x[B], u[B], v[B], log_u[B], log_v[B], b[B], w[B], base[B];
   for (std::size_t start = 0; start < n; start += B) {
@@ -50,10 +83,19 @@ bool GammaSampler::draw_values(Engine& engine, std::span<double> values,
     double* out = values.data() + start;
     std::size_t n_open = m;
     for (std::size_t j = 0; j < m; ++j) open[j] = static_cast<std::uint8_t>(j);
-    while (n_open > 0) {
-      for (std::size_t o = 0; o < n_open; ++o) {
-        x[o] = standard_normal(engine);
-        u[o] = uniform_open01(engine);
+    const std::size_t n_words = boosted_ ? 3 * m : 2 * m;
+    fill_words(engine, lanes, words, n_words);
+    for (std::size_t j = 0; j < m; ++j) {
+      x[j] = standard_normal(words[j], engine);
+      u[j] = uniform_open01(words[m + j]);
+      if (boosted_) b[j] = uniform_open01(words[2 * m + j]);
+    }
+    for (bool first_round = true; n_open > 0; first_round = false) {
+      if (!first_round) {
+        for (std::size_t o = 0; o < n_open; ++o) {
+          x[o] = standard_normal(engine);
+          u[o] = uniform_open01(engine);
+        }
       }
       // Squeeze: accept where u < 1 - 0.0331 x^4; v <= 0 rejects; the rest are undecided.
       std::size_t n_undecided = 0, n_next = 0;
@@ -83,7 +125,6 @@ bool GammaSampler::draw_values(Engine& engine, std::span<double> values,
       n_open = n_next;
     }
     if (!boosted_) continue;
-    for (std::size_t j = 0; j < m; ++j) b[j] = uniform_open01(engine);
     if (integer_power_ > 0) {
       // b^(1/alpha) in passes of the square-and-multiply chain, and the products, in loops
       // that vectorise; the rare tiny values are redone from logarithms afterwards.

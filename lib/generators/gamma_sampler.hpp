@@ -77,7 +77,10 @@ class GammaSampler {
   // (docs/performance.md): Marsaglia-Tsang's candidates are made and tested in passes over a
   // block, so the squeeze test runs without a branch per draw and only the ~8 % of candidates
   // it cannot accept (shape 1.1) take the slow test.
-  bool draw_values(Engine& engine, std::span<double> values, std::span<double> exact_log) const;
+  // Most of the random words come from `lanes` (core/rng.hpp) when given, the rest from
+  // `engine`.
+  bool draw_values(Engine& engine, EngineLanes* lanes, std::span<double> values,
+                   std::span<double> exact_log) const;
 
  private:
   // U^(1/alpha): by repeated multiplication when 1/alpha is a small integer (alpha = 0.5,

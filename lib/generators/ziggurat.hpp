@@ -37,25 +37,31 @@ double normal_slow(Engine& engine, std::uint64_t bits);
 
 }  // namespace ziggurat_detail
 
-// Exp(1). The fast path (the point lies inside its layer's rectangle) takes ~99 % of draws.
-inline double standard_exponential(Engine& engine) {
+// Exp(1) from one engine output `bits` (and more from the engine in the ~1 % of cases the
+// fast path, the point lying inside its layer's rectangle, does not take).
+inline double standard_exponential(std::uint64_t bits, Engine& engine) {
   const double* x = boost::random::detail::exponential_table<double>::table_x;
-  const std::uint64_t bits = engine();
   const std::uint64_t i = bits & 0xff;
   const double v = ziggurat_detail::top53(bits) * x[i];
   if (v < x[i + 1]) return v;
   return ziggurat_detail::exponential_slow(engine, bits);
 }
+inline double standard_exponential(Engine& engine) {
+  return standard_exponential(engine(), engine);
+}
 
-// N(0, 1). Bit 0 gives the sign, bits 1-7 the layer; the fast path takes ~99 % of draws.
-inline double standard_normal(Engine& engine) {
+// N(0, 1) from one engine output `bits` (and more from the engine where the fast path does
+// not decide, ~1 %). Bit 0 gives the sign, bits 1-7 the layer.
+inline double standard_normal(std::uint64_t bits, Engine& engine) {
   const double* x = boost::random::detail::normal_table<double>::table_x;
-  const std::uint64_t bits = engine();
   const std::uint64_t i = (bits >> 1) & 0x7f;
   const double v = ziggurat_detail::top53(bits) * x[i];
   // The sign without a branch (it would be mispredicted half the time): bit 0 clear flips it.
   if (v < x[i + 1]) return std::bit_cast<double>(std::bit_cast<std::uint64_t>(v) ^ (~bits << 63));
   return ziggurat_detail::normal_slow(engine, bits);
+}
+inline double standard_normal(Engine& engine) {
+  return standard_normal(engine(), engine);
 }
 
 }  // namespace calbench
