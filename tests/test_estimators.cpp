@@ -197,6 +197,47 @@ TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimat
   }
 }
 
+TEST_CASE("stable_score_order is std::stable_sort's permutation", "[unit][estimators]") {
+  // The bucketed order (ece_sweep, caltrain's rank_floor bins) against the comparison sort,
+  // on the kinds of sample above plus negatives, values above 1 and signed zeros, which the
+  // buckets clamp and stable_sort treats as ties.
+  Engine engine = make_engine({18, 0, 0, Purpose::sample});
+  EstimatorWorkspace ws;
+  std::vector<std::uint32_t> order, expected;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
+    const int kind = trial % 5;
+    std::vector<double> s(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double u = uniform_open01(engine);
+      switch (kind) {
+        case 0:
+          s[i] = u;
+          break;
+        case 1:
+          s[i] = std::round(u * 7.0) / 7.0;
+          break;
+        case 2:
+          s[i] = 0.999 + 1e-12 * std::round(u * 50.0);
+          break;
+        case 3:
+          s[i] = std::round(u * 8.0) / 2.0 - 1.5;  // -1.5 .. 2.5 in halves
+          break;
+        default:
+          s[i] = u < 0.5 ? (u < 0.25 ? -0.0 : 0.0) : u * u * u * 1e-6;
+          break;
+      }
+    }
+    expected.resize(n);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return s[a] < s[b]; });
+    stable_score_order(s, ws, order);
+    INFO("trial " << trial << " n " << n);
+    REQUIRE(order == expected);
+  }
+}
+
 TEST_CASE("estimators survive the edge cases", "[unit][estimators]") {
   EstimatorWorkspace ws;
   const std::vector<std::pair<std::size_t, std::vector<double>>> cases = {

@@ -86,6 +86,12 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
 std::size_t assign_bins(std::span<const double> scores, Binning binning, std::size_t bins,
                         const Convention& convention, EstimatorWorkspace& workspace);
 
+// Row indices 0..n-1 in ascending order of score, ties in row order (the permutation of
+// std::stable_sort by score; scores must not be NaN), into `order`, in O(n) expected time.
+// Uses workspace.bucket, bucket_start and fill.
+void stable_score_order(std::span<const double> scores, EstimatorWorkspace& workspace,
+                        std::vector<std::uint32_t>& order);
+
 // Per-bin count, sum of scores and sum of outcomes of the bins in workspace.bin_of, into
 // workspace.bin_count, bin_score, bin_hits.
 void bin_statistics(std::span<const double> scores, std::span<const double> outcomes,

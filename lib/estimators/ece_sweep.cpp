@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "core/error.hpp"
 
@@ -22,11 +21,7 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   ws.split.assign(1, 0);
   if (n == 0) return 0.0;
   // Sort once: row order by confidence, then prefix sums (ws.bin_score / bin_hits, n + 1).
-  ws.bin_of.resize(n);
-  std::iota(ws.bin_of.begin(), ws.bin_of.end(), 0u);
-  std::stable_sort(ws.bin_of.begin(), ws.bin_of.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return s.confidence[a] < s.confidence[b];
-  });
+  stable_score_order(s.confidence, ws, ws.bin_of);
   ws.sorted.resize(n);
   ws.bin_score.assign(n + 1, 0.0);
   ws.bin_hits.assign(n + 1, 0.0);
