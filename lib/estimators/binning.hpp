@@ -79,22 +79,25 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
                                 Binning binning, std::size_t bins, Norm norm,
                                 EstimatorWorkspace& workspace);
 
-// The bin of every score under a library convention (estimators/convention.hpp), into
-// workspace.bin_of; returns the number of bins, which is B + 1 when the convention gives
-// scores >= 1 a bin of their own, and min(B, n) for the split_midpoint equal-mass rule.
-// Equal-width: O(n log B); equal-mass: calbench's counting pass (split_midpoint) or one sort.
-std::size_t assign_bins(std::span<const double> scores, Binning binning, std::size_t bins,
-                        const Convention& convention, EstimatorWorkspace& workspace);
+// The number of bins of n scores under a library convention (estimators/convention.hpp): B,
+// B + 1 when the convention gives scores >= 1 a bin of their own, min(B, n) for the
+// split_midpoint equal-mass rule.
+std::size_t number_of_bins(std::size_t n, Binning binning, std::size_t bins,
+                           const Convention& convention);
+
+// The scores binned under a library convention, reduced to each bin's count, sum of scores and
+// sum of outcomes (workspace.bin_count, bin_score, bin_hits, each summed in row order); returns
+// number_of_bins. Equal-width: O(n log B); equal-mass: calbench's counting pass (the
+// order statistics and each score's bin from fine buckets) or, for rank_floor, an O(n) stable
+// order.
+std::size_t bin_statistics(std::span<const double> scores, std::span<const double> outcomes,
+                           Binning binning, std::size_t bins, const Convention& convention,
+                           EstimatorWorkspace& workspace);
 
 // Row indices 0..n-1 in ascending order of score, ties in row order (the permutation of
 // std::stable_sort by score; scores must not be NaN), into `order`, in O(n) expected time.
 // Uses workspace.bucket, bucket_start and fill.
 void stable_score_order(std::span<const double> scores, EstimatorWorkspace& workspace,
                         std::vector<std::uint32_t>& order);
-
-// Per-bin count, sum of scores and sum of outcomes of the bins in workspace.bin_of, into
-// workspace.bin_count, bin_score, bin_hits.
-void bin_statistics(std::span<const double> scores, std::span<const double> outcomes,
-                    std::size_t bins, EstimatorWorkspace& workspace);
 
 }  // namespace calbench

@@ -16,7 +16,7 @@ namespace calbench {
 struct EstimatorWorkspace {
   std::vector<double> outcomes;  // 0/1 outcomes of a scope, filled by the estimator
   // equal-mass binning (estimators/binning.cpp)
-  std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin;
+  std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin, edge_bucket;
   std::vector<double> values;
   std::vector<std::size_t> split;         // equal-mass split ranks
   std::vector<std::size_t> rank_scratch;  // ranks whose order statistics are wanted
