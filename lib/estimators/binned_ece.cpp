@@ -127,29 +127,53 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   // classwise: mean over classes of CE_k (of CE_k^2 for l2 and the debiased estimator, whose
   // per-class estimate is clipped at 0 first, as Kumar et al.'s marginal mode).
   const bool drop = spec_.threshold > 0.0 || c.drop_zero_scores;
-  const std::size_t K = s.classes;
-  ws.scores.resize(s.size);
-  ws.outcomes.resize(s.size);
+  const std::size_t K = s.classes, n = s.size;
+  // The columns of `group` classes at a time, gathered in one pass over the rows: a pass per
+  // class would read the whole row-major matrix K times. Columns are compacted to the kept
+  // rows: every row is written and its column's end advances only past kept ones, as whether a
+  // score passes the threshold is not predictable (a branch per score cost 2.5x the gathering
+  // on W1). At most about 2^20 scores at a time, so large samples need no K x n copy.
+  const std::size_t group =
+      std::clamp<std::size_t>((std::size_t{1} << 20) / std::max<std::size_t>(n, 1), 1, K);
+  ws.scores.resize(group * n);
+  ws.outcomes.resize(group * n);
+  ws.kept.resize(group);
   double total = 0.0;
-  for (std::size_t k = 0; k < K; ++k) {
-    // Class k's column, compacted to the kept rows: every row is written and the end advances
-    // only past kept ones, as whether a score passes the threshold is not predictable (a
-    // branch per score cost 2.5x this loop on W1). One instantiation per kind of outcome.
-    std::size_t m = 0;
-    const auto gather = [&](auto outcome) {
-      for (std::size_t i = 0; i < s.size; ++i) {
-        const double v = to_score(s.p[i * K + k]);
-        ws.scores[m] = v;
-        ws.outcomes[m] = outcome(i);
-        m += static_cast<std::size_t>(!drop || v > spec_.threshold);
+  for (std::size_t k0 = 0; k0 < K; k0 += group) {
+    const std::size_t g = std::min(group, K - k0);
+    std::fill(ws.kept.begin(), ws.kept.end(), 0);
+    double* const scores = ws.scores.data();
+    double* const outcomes = ws.outcomes.data();
+    std::size_t* const kept = ws.kept.data();
+    const double threshold = spec_.threshold;
+    // One instantiation per kind of outcome and of score, so the loop tests neither.
+    const auto gather = [&](auto outcome, auto score) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const double* row = s.p.data() + i * K + k0;
+        for (std::size_t j = 0; j < g; ++j) {
+          const double v = score(row[j]);
+          const std::size_t at = j * n + kept[j];
+          scores[at] = v;
+          outcomes[at] = outcome(i, k0 + j);
+          kept[j] += static_cast<std::size_t>(!drop | (v > threshold));
+        }
       }
     };
+    const auto as_double = [](double v) { return v; };
+    const auto as_float = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    // From a table: GCC makes the select of 0.0 or 1.0 a branch, mispredicted once a row.
+    static constexpr double kIndicator[2] = {0.0, 1.0};
+    const auto label = [&](std::size_t i, std::size_t k) { return kIndicator[s.label[i] == k]; };
+    const auto truth = [&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; };
     if (s.truth.empty())
-      gather([&](std::size_t i) { return static_cast<double>(s.label[i] == k); });
+      c.float32 ? gather(label, as_float) : gather(label, as_double);
     else
-      gather([&](std::size_t i) { return s.truth[i * K + k]; });
-    const double e = scope_error({ws.scores.data(), m}, {ws.outcomes.data(), m}, ws);
-    total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
+      c.float32 ? gather(truth, as_float) : gather(truth, as_double);
+    for (std::size_t j = 0; j < g; ++j) {
+      const double e = scope_error({ws.scores.data() + j * n, ws.kept[j]},
+                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws);
+      total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
+    }
   }
   return finish(total / static_cast<double>(s.classes));
 }
