@@ -8,6 +8,17 @@
 
 namespace calbench {
 
+namespace {
+
+// 1.0 or 0.0 from a table: GCC compiles the select to a branch, which in a loop over a row's
+// classes mispredicts once a row, at the label's class (10 % of a classwise pass at K = 10).
+inline double indicator(bool b) {
+  static constexpr double values[2] = {0.0, 1.0};
+  return values[b];
+}
+
+}  // namespace
+
 BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
   if (spec_.bins < 1) throw DomainError("bins = 0: must be >= 1");
   if (!(spec_.threshold >= 0.0 && spec_.threshold < 1.0))
@@ -93,8 +104,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       }
     };
     if (s.truth.empty())
-      accumulate(
-          [&](std::size_t i, std::size_t k) { return static_cast<double>(k == s.label[i]); });
+      accumulate([&](std::size_t i, std::size_t k) { return indicator(k == s.label[i]); });
     else
       accumulate([&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; });
     const std::span<const double> sums(ws.bin_sum), counts(ws.bin_count);
@@ -161,9 +171,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     };
     const auto as_double = [](double v) { return v; };
     const auto as_float = [](double v) { return static_cast<double>(static_cast<float>(v)); };
-    // From a table: GCC makes the select of 0.0 or 1.0 a branch, mispredicted once a row.
-    static constexpr double kIndicator[2] = {0.0, 1.0};
-    const auto label = [&](std::size_t i, std::size_t k) { return kIndicator[s.label[i] == k]; };
+    const auto label = [&](std::size_t i, std::size_t k) { return indicator(s.label[i] == k); };
     const auto truth = [&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; };
     if (s.truth.empty())
       c.float32 ? gather(label, as_float) : gather(label, as_double);

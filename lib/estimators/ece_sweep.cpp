@@ -25,11 +25,15 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   ws.sorted.resize(n);
   ws.bin_score.assign(n + 1, 0.0);
   ws.bin_hits.assign(n + 1, 0.0);
+  // The correct rows counted as an integer (the double sum of 0s and 1s, exactly): a select of
+  // 1.0 or 0.0 compiles to a branch, which mispredicts on every row it cannot guess.
+  std::size_t hits = 0;
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint32_t i = ws.bin_of[r];
     ws.sorted[r] = s.confidence[i];
     ws.bin_score[r + 1] = ws.bin_score[r] + s.confidence[i];
-    ws.bin_hits[r + 1] = ws.bin_hits[r] + (s.correct(i) ? 1.0 : 0.0);
+    hits += static_cast<std::size_t>(s.correct(i));
+    ws.bin_hits[r + 1] = static_cast<double>(hits);
   }
   // Boundaries of b bins as ranks, into ws.edges (b + 1 values): edges[j] is the first rank
   // in bin j under caltrain's rules (ece_sweep.hpp), found in O(log n) or O(1) per boundary
