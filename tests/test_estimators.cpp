@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "core/running_stats.hpp"
 #include "estimators/binned_ece.hpp"
@@ -41,6 +42,38 @@ TEST_CASE("equal-width bins are right-closed with exact decimal edges", "[unit][
     CHECK(equal_width_bin(edge, 15) == static_cast<std::size_t>(b - 1));
     if (b < 15)
       CHECK(equal_width_bin(std::nextafter(edge, 1.0), 15) == static_cast<std::size_t>(b));
+  }
+}
+
+TEST_CASE("equal-width bins by table equal the bins by comparison", "[unit][estimators]") {
+  // Every edge, its neighbours either side, the cell boundaries around it, 0, 1, values
+  // outside [0, 1], NaN and random scores; bins from 1 to beyond the table's cap of 2^16 cells.
+  Engine engine = make_engine({19, 0, 0, Purpose::sample});
+  std::vector<double> edges;
+  std::vector<std::uint32_t> table;
+  for (std::size_t bins : {1, 2, 3, 7, 10, 15, 16, 40, 64, 1000, 1024, 3000, 100000}) {
+    equal_width_edges(bins, edges);
+    equal_width_table(edges, table);
+    const double F = static_cast<double>(table.size());
+    std::vector<double> scores = {0.0,
+                                  -0.0,
+                                  -1.0,
+                                  1.0,
+                                  2.0,
+                                  std::nextafter(1.0, 0.0),
+                                  std::numeric_limits<double>::quiet_NaN(),
+                                  std::numeric_limits<double>::infinity(),
+                                  1e-300};
+    for (double e : edges) {
+      const double cell = std::floor(e * F) / F;
+      for (double v : {e, cell, cell + 1.0 / F})
+        for (double w : {v, std::nextafter(v, 2.0), std::nextafter(v, -1.0)}) scores.push_back(w);
+    }
+    for (int r = 0; r < 2000; ++r) scores.push_back(uniform_open01(engine));
+    for (double v : scores) {
+      INFO("bins " << bins << " score " << v);
+      REQUIRE(equal_width_bin(v, edges, table) == equal_width_bin(v, edges));
+    }
   }
 }
 

@@ -90,6 +90,8 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       (spec_.norm == Norm::l1 || spec_.norm == Norm::l2 || spec_.norm == Norm::max)) {
     const std::size_t K = s.classes, B = spec_.bins;
     equal_width_edges(B, ws.edges);
+    equal_width_table(ws.edges, ws.cell_bin);
+    const std::span<const std::uint32_t> table(ws.cell_bin);
     ws.bin_sum.assign(K * B, 0.0);
     ws.bin_count.assign(K * B, 0.0);
     // One instantiation per kind of outcome, so the label case needs no branch per score.
@@ -97,7 +99,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       for (std::size_t i = 0; i < s.size; ++i) {
         const double* row = s.p.data() + i * K;
         for (std::size_t k = 0; k < K; ++k) {
-          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
+          const std::size_t b = k * B + equal_width_bin(row[k], ws.edges, table);
           ws.bin_sum[b] += row[k] - outcome(i, k);
           ws.bin_count[b] += 1.0;
         }

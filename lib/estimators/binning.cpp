@@ -20,6 +20,26 @@ std::size_t equal_width_bin(double score, std::size_t bins) {
   return equal_width_bin(score, edges);
 }
 
+void equal_width_table(std::span<const double> edges, std::vector<std::uint32_t>& table) {
+  const std::size_t bins = edges.size() - 1;
+  // F: a power of two with 64 cells a bin, so that about 1 score in 64 needs the comparisons;
+  // at most 2^16 cells (more bins than 1024 find more cells holding an edge, still exactly).
+  std::size_t F = 64;
+  while (F < 64 * bins && F < (std::size_t{1} << 16)) F *= 2;
+  const double Fd = static_cast<double>(F);
+  table.assign(F, 0);
+  // Right-closed bins: the bin of a score is the number of inner edges e_1..e_B-1 below it. In
+  // a cell holding no edge every inner edge is below all of its scores or above them all.
+  std::size_t filled = 0;  // cells before it are set
+  for (std::size_t i = 1; i < bins; ++i) {
+    const auto cell = std::min(static_cast<std::size_t>(edges[i] * Fd), F - 1);
+    for (; filled < cell; ++filled) table[filled] = static_cast<std::uint32_t>(i - 1);
+    table[cell] = kCellHoldsEdge;
+    filled = std::max(filled, cell + 1);
+  }
+  for (; filled < F; ++filled) table[filled] = static_cast<std::uint32_t>(bins - 1);
+}
+
 double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const double> count,
                              double n, Norm norm) {
   double out = 0.0;

@@ -63,6 +63,25 @@ inline std::size_t equal_width_bin(double score, std::span<const double> edges) 
 // The same, building the edges (for one-off use).
 std::size_t equal_width_bin(double score, std::size_t bins);
 
+// The same by table lookup, for the classwise loop (K scores a row, in bins nothing predicts).
+// Cells of width 1/F, F = table.size() a power of two, so a score's cell floor(score F) is
+// exact; a cell holding no edge has one bin for all its scores, found once and stored, and
+// only the few cells holding an edge (kCellHoldsEdge) compare with the edges. 1.8x faster than
+// equal_width_bin<true> in classwise_ece at W1 (F = 1024 for B = 15).
+inline constexpr std::uint32_t kCellHoldsEdge = 0xFFFFFFFFu;
+// The table for the B + 1 edges of equal_width_edges.
+void equal_width_table(std::span<const double> edges, std::vector<std::uint32_t>& table);
+inline std::size_t equal_width_bin(double score, std::span<const double> edges,
+                                   std::span<const std::uint32_t> table) {
+  // Scores <= 0 and NaN to cell 0, >= 1 to the last cell, without a branch.
+  const double x = score > 0.0 ? std::min(score, 1.0) : 0.0;
+  const auto cell = std::min(
+      static_cast<std::size_t>(static_cast<std::int64_t>(x * static_cast<double>(table.size()))),
+      table.size() - 1);
+  const std::uint32_t bin = table[cell];
+  return bin != kCellHoldsEdge ? bin : equal_width_bin<true>(score, edges);
+}
+
 // The binned calibration error of scores s_i against outcomes o_i in {0, 1}:
 // l1:  sum_b (n_b/n) |mean_b(o) - mean_b(s)|
 // l2:  sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2)

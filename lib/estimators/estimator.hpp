@@ -31,7 +31,8 @@ struct EstimatorWorkspace {
   // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
   std::vector<double> scores, sorted, bin_score, bin_hits;
   std::vector<std::uint32_t> bin_of;
-  std::vector<std::size_t> kept;  // classwise: kept rows of each gathered class
+  std::vector<std::uint32_t> cell_bin;  // equal-width bins by table (binning.hpp)
+  std::vector<std::size_t> kept;        // classwise: kept rows of each gathered class
 };
 
 class Estimator {
