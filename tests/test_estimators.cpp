@@ -194,32 +194,42 @@ double naive_equal_mass(std::vector<double> s, const std::vector<double>& o, std
 
 }  // namespace
 
+namespace {
+
+// Scores built to stress the bucketed selection and placement: heavy ties, scores packed into
+// one tiny interval (one bucket), exact 0 and 1, edges on bucket boundaries, and scores piled
+// up near 0 as classwise scores are (logarithmic buckets), down to and below their floor 2^-32.
+double stress_score(Engine& engine, int kind) {
+  const double u = uniform_open01(engine);
+  switch (kind) {
+    case 0:
+      return u;
+    case 1:
+      return std::round(u * 7.0) / 7.0;  // 8 tied values, 0 and 1 included
+    case 2:
+      return 0.999 + 1e-12 * std::round(u * 50.0);  // packed, tied
+    case 3:
+      return static_cast<double>(static_cast<int>(u * 64.0)) / 64.0;
+    case 4:
+      return std::pow(u, 8.0);  // 70 % below 1/16
+    case 5:
+      return std::round(std::pow(u, 8.0) * 50.0) / 50.0;  // tied, most at exactly 0
+    default:
+      return std::ldexp(1.0, -static_cast<int>(u * 40.0));  // 2^-39 .. 1, on bucket edges
+  }
+}
+
+}  // namespace
+
 TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimators]") {
-  // Samples built to stress the bucketed selection: heavy ties, scores packed into one tiny
-  // interval (one bucket), exact 0 and 1, edges on bucket boundaries, n below and above B.
   Engine engine = make_engine({17, 0, 0, Purpose::sample});
   EstimatorWorkspace ws;
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < 700; ++trial) {
     const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
     const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
-    const int kind = trial % 4;
     std::vector<double> s(n), o(n);
     for (std::size_t i = 0; i < n; ++i) {
-      const double u = uniform_open01(engine);
-      switch (kind) {
-        case 0:
-          s[i] = u;
-          break;
-        case 1:
-          s[i] = std::round(u * 7.0) / 7.0;
-          break;  // 8 tied values, 0 and 1 included
-        case 2:
-          s[i] = 0.999 + 1e-12 * std::round(u * 50.0);
-          break;  // packed, tied
-        default:
-          s[i] = static_cast<double>(static_cast<int>(u * 64.0)) / 64.0;
-          break;
-      }
+      s[i] = stress_score(engine, trial % 7);
       o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
     }
     for (Norm norm : {Norm::l1, Norm::l2, Norm::max}) {
@@ -227,6 +237,47 @@ TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimat
       CHECK(binned_calibration_error(s, o, Binning::equal_mass, bins, norm, ws) ==
             Approx(naive_equal_mass(s, o, bins, norm)).margin(1e-12));
     }
+  }
+}
+
+TEST_CASE("Nixon's equal-mass bins equal their sort-based definition", "[unit][estimators]") {
+  // robustness_metrics' rule (estimators/convention.hpp): edges sort(s)[round(i n / B)], i < B,
+  // then 1.0; bins left-closed, scores >= 1 in bin B. Written the obvious way, its sums in row
+  // order equal bin_statistics' to the last bit.
+  const Convention& nixon = *find_convention("nixon");
+  Engine engine = make_engine({20, 0, 0, Purpose::sample});
+  EstimatorWorkspace ws;
+  for (int trial = 0; trial < 700; ++trial) {
+    const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
+    const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
+    std::vector<double> s(n), o(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[i] = stress_score(engine, trial % 7);
+      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
+    }
+    std::vector<double> sorted = s;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> inner;
+    const double step = static_cast<double>(n) / static_cast<double>(bins);  // numpy.linspace
+    for (std::size_t b = 1; b < bins; ++b) {
+      const double r = std::nearbyint(static_cast<double>(b) * step);  // half to even
+      inner.push_back(sorted[std::min(static_cast<std::size_t>(r), n - 1)]);
+    }
+    std::vector<double> count(bins + 1, 0.0), score(bins + 1, 0.0), hits(bins + 1, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto b = s[i] >= 1.0
+                         ? bins
+                         : static_cast<std::size_t>(std::count_if(
+                               inner.begin(), inner.end(), [&](double e) { return e <= s[i]; }));
+      count[b] += 1.0;
+      score[b] += s[i];
+      hits[b] += o[i];
+    }
+    INFO("trial " << trial << " n " << n << " bins " << bins);
+    REQUIRE(bin_statistics(s, o, Binning::equal_mass, bins, nixon, ws) == bins + 1);
+    CHECK(ws.bin_count == count);
+    CHECK(ws.bin_score == score);
+    CHECK(ws.bin_hits == hits);
   }
 }
 
