@@ -271,6 +271,58 @@ TEST_CASE("binned family survives the edge cases", "[unit][estimators][binned]")
   CHECK(EceSweep(EceSweepSpec{}).estimate(all_correct, ws) == Approx(mean_gap).margin(1e-12));
 }
 
+// The classwise scope gathers its columns a group of classes at a time (at most about 2^18
+// scores); at K = 10, n = 30,000 that is 8 classes, then 2. Each CE_k must equal the binary
+// scope's error of (1 - p_k, p_k) against 1{y = k}, and the classwise value their mean, bit for
+// bit, for label and for Rao-Blackwellised (truth) outcomes.
+TEST_CASE("classwise scope is the mean of per-class binary errors", "[unit][estimators][binned]") {
+  const DirichletGenerator gen({10, {0.5}, TemperatureMap{0.7}});
+  Sample s;
+  DirichletScratch scratch;
+  EstimatorWorkspace ws;
+  for (bool keep_truth : {false, true}) {
+    Engine engine = make_engine({21, 0, keep_truth ? 1u : 0u, Purpose::sample});
+    gen.sample(engine, 30'000, s, scratch, keep_truth);
+    for (const char* name : {"calbench", "kyle", "torchmetrics", "caltrain"})
+      for (Binning binning : {Binning::equal_width, Binning::equal_mass})
+        for (Norm norm : {Norm::l1, Norm::max}) {
+          const Convention* c = find_convention(name);
+          double total = 0.0;
+          for (std::size_t k = 0; k < s.classes; ++k) {
+            Sample binary;
+            binary.classes = 2;
+            binary.size = s.size;
+            binary.p.resize(2 * s.size);
+            binary.label.resize(s.size);
+            binary.confidence.resize(s.size);
+            binary.predicted.resize(s.size);
+            if (keep_truth) binary.truth.resize(2 * s.size);
+            for (std::size_t i = 0; i < s.size; ++i) {
+              binary.p[2 * i] = 1.0 - s.p[i * s.classes + k];
+              binary.p[2 * i + 1] = s.p[i * s.classes + k];
+              binary.label[i] = s.label[i] == k ? 1u : 0u;
+              if (keep_truth) {
+                binary.truth[2 * i] = 1.0 - s.truth[i * s.classes + k];
+                binary.truth[2 * i + 1] = s.truth[i * s.classes + k];
+              }
+            }
+            binary.summarise();
+            total += BinnedEce({15, binning, norm, Scope::binary, 0.0, c}).estimate(binary, ws);
+          }
+          INFO(name << " binning " << static_cast<int>(binning) << " norm "
+                    << static_cast<int>(norm) << " truth " << keep_truth);
+          const double classwise =
+              BinnedEce({15, binning, norm, Scope::classwise, 0.0, c}).estimate(s, ws);
+          // calbench's equal-width classwise ECE has its own one-pass path, which sums
+          // score - outcome per bin rather than the two apart: equal up to rounding.
+          if (c == &calbench_convention() && binning == Binning::equal_width)
+            CHECK(classwise == Approx(total / static_cast<double>(s.classes)).epsilon(1e-12));
+          else
+            CHECK(classwise == total / static_cast<double>(s.classes));
+        }
+  }
+}
+
 // cwECE at n = 200,000 against the truth engine's classwise_ece_l1 (K = 3, temperature 0.7).
 // Tolerance: 4.5 standard errors of the replicate mean + the truth's error + a binning
 // allowance of 2e-3 (15 equal-width bins; the per-class gap changes sign once, so binning

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "core/running_stats.hpp"
 #include "estimators/binned_ece.hpp"
@@ -41,6 +42,38 @@ TEST_CASE("equal-width bins are right-closed with exact decimal edges", "[unit][
     CHECK(equal_width_bin(edge, 15) == static_cast<std::size_t>(b - 1));
     if (b < 15)
       CHECK(equal_width_bin(std::nextafter(edge, 1.0), 15) == static_cast<std::size_t>(b));
+  }
+}
+
+TEST_CASE("equal-width bins by table equal the bins by comparison", "[unit][estimators]") {
+  // Every edge, its neighbours either side, the cell boundaries around it, 0, 1, values
+  // outside [0, 1], NaN and random scores; bins from 1 to beyond the table's cap of 2^16 cells.
+  Engine engine = make_engine({19, 0, 0, Purpose::sample});
+  std::vector<double> edges;
+  std::vector<std::uint32_t> table;
+  for (std::size_t bins : {1, 2, 3, 7, 10, 15, 16, 40, 64, 1000, 1024, 3000, 100000}) {
+    equal_width_edges(bins, edges);
+    equal_width_table(edges, table);
+    const double F = static_cast<double>(table.size());
+    std::vector<double> scores = {0.0,
+                                  -0.0,
+                                  -1.0,
+                                  1.0,
+                                  2.0,
+                                  std::nextafter(1.0, 0.0),
+                                  std::numeric_limits<double>::quiet_NaN(),
+                                  std::numeric_limits<double>::infinity(),
+                                  1e-300};
+    for (double e : edges) {
+      const double cell = std::floor(e * F) / F;
+      for (double v : {e, cell, cell + 1.0 / F})
+        for (double w : {v, std::nextafter(v, 2.0), std::nextafter(v, -1.0)}) scores.push_back(w);
+    }
+    for (int r = 0; r < 2000; ++r) scores.push_back(uniform_open01(engine));
+    for (double v : scores) {
+      INFO("bins " << bins << " score " << v);
+      REQUIRE(equal_width_bin(v, edges, table) == equal_width_bin(v, edges));
+    }
   }
 }
 
@@ -161,16 +194,104 @@ double naive_equal_mass(std::vector<double> s, const std::vector<double>& o, std
 
 }  // namespace
 
+namespace {
+
+// Scores built to stress the bucketed selection and placement: heavy ties, scores packed into
+// one tiny interval (one bucket), exact 0 and 1, edges on bucket boundaries, and scores piled
+// up near 0 as classwise scores are (logarithmic buckets), down to and below their floor 2^-32.
+double stress_score(Engine& engine, int kind) {
+  const double u = uniform_open01(engine);
+  switch (kind) {
+    case 0:
+      return u;
+    case 1:
+      return std::round(u * 7.0) / 7.0;  // 8 tied values, 0 and 1 included
+    case 2:
+      return 0.999 + 1e-12 * std::round(u * 50.0);  // packed, tied
+    case 3:
+      return static_cast<double>(static_cast<int>(u * 64.0)) / 64.0;
+    case 4:
+      return std::pow(u, 8.0);  // 70 % below 1/16
+    case 5:
+      return std::round(std::pow(u, 8.0) * 50.0) / 50.0;  // tied, most at exactly 0
+    default:
+      return std::ldexp(1.0, -static_cast<int>(u * 40.0));  // 2^-39 .. 1, on bucket edges
+  }
+}
+
+}  // namespace
+
 TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimators]") {
-  // Samples built to stress the bucketed selection: heavy ties, scores packed into one tiny
-  // interval (one bucket), exact 0 and 1, edges on bucket boundaries, n below and above B.
   Engine engine = make_engine({17, 0, 0, Purpose::sample});
   EstimatorWorkspace ws;
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < 700; ++trial) {
     const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
     const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
-    const int kind = trial % 4;
     std::vector<double> s(n), o(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[i] = stress_score(engine, trial % 7);
+      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
+    }
+    for (Norm norm : {Norm::l1, Norm::l2, Norm::max}) {
+      INFO("trial " << trial << " n " << n << " bins " << bins);
+      CHECK(binned_calibration_error(s, o, Binning::equal_mass, bins, norm, ws) ==
+            Approx(naive_equal_mass(s, o, bins, norm)).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("Nixon's equal-mass bins equal their sort-based definition", "[unit][estimators]") {
+  // robustness_metrics' rule (estimators/convention.hpp): edges sort(s)[round(i n / B)], i < B,
+  // then 1.0; bins left-closed, scores >= 1 in bin B. Written the obvious way, its sums in row
+  // order equal bin_statistics' to the last bit.
+  const Convention& nixon = *find_convention("nixon");
+  Engine engine = make_engine({20, 0, 0, Purpose::sample});
+  EstimatorWorkspace ws;
+  for (int trial = 0; trial < 700; ++trial) {
+    const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
+    const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
+    std::vector<double> s(n), o(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[i] = stress_score(engine, trial % 7);
+      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
+    }
+    std::vector<double> sorted = s;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> inner;
+    const double step = static_cast<double>(n) / static_cast<double>(bins);  // numpy.linspace
+    for (std::size_t b = 1; b < bins; ++b) {
+      const double r = std::nearbyint(static_cast<double>(b) * step);  // half to even
+      inner.push_back(sorted[std::min(static_cast<std::size_t>(r), n - 1)]);
+    }
+    std::vector<double> count(bins + 1, 0.0), score(bins + 1, 0.0), hits(bins + 1, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto b = s[i] >= 1.0
+                         ? bins
+                         : static_cast<std::size_t>(std::count_if(
+                               inner.begin(), inner.end(), [&](double e) { return e <= s[i]; }));
+      count[b] += 1.0;
+      score[b] += s[i];
+      hits[b] += o[i];
+    }
+    INFO("trial " << trial << " n " << n << " bins " << bins);
+    REQUIRE(bin_statistics(s, o, Binning::equal_mass, bins, nixon, ws) == bins + 1);
+    CHECK(ws.bin_count == count);
+    CHECK(ws.bin_score == score);
+    CHECK(ws.bin_hits == hits);
+  }
+}
+
+TEST_CASE("stable_score_order is std::stable_sort's permutation", "[unit][estimators]") {
+  // The bucketed order (ece_sweep, caltrain's rank_floor bins) against the comparison sort,
+  // on the kinds of sample above plus negatives, values above 1 and signed zeros, which the
+  // buckets clamp and stable_sort treats as ties.
+  Engine engine = make_engine({18, 0, 0, Purpose::sample});
+  EstimatorWorkspace ws;
+  std::vector<std::uint32_t> order, expected;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
+    const int kind = trial % 5;
+    std::vector<double> s(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double u = uniform_open01(engine);
       switch (kind) {
@@ -179,21 +300,25 @@ TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimat
           break;
         case 1:
           s[i] = std::round(u * 7.0) / 7.0;
-          break;  // 8 tied values, 0 and 1 included
+          break;
         case 2:
           s[i] = 0.999 + 1e-12 * std::round(u * 50.0);
-          break;  // packed, tied
+          break;
+        case 3:
+          s[i] = std::round(u * 8.0) / 2.0 - 1.5;  // -1.5 .. 2.5 in halves
+          break;
         default:
-          s[i] = static_cast<double>(static_cast<int>(u * 64.0)) / 64.0;
+          s[i] = u < 0.5 ? (u < 0.25 ? -0.0 : 0.0) : u * u * u * 1e-6;
           break;
       }
-      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
     }
-    for (Norm norm : {Norm::l1, Norm::l2, Norm::max}) {
-      INFO("trial " << trial << " n " << n << " bins " << bins);
-      CHECK(binned_calibration_error(s, o, Binning::equal_mass, bins, norm, ws) ==
-            Approx(naive_equal_mass(s, o, bins, norm)).margin(1e-12));
-    }
+    expected.resize(n);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i);
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return s[a] < s[b]; });
+    stable_score_order(s, ws, order);
+    INFO("trial " << trial << " n " << n);
+    REQUIRE(order == expected);
   }
 }
 

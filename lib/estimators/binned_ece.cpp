@@ -8,6 +8,17 @@
 
 namespace calbench {
 
+namespace {
+
+// 1.0 or 0.0 from a table: GCC compiles the select to a branch, which in a loop over a row's
+// classes mispredicts once a row, at the label's class (10 % of a classwise pass at K = 10).
+inline double indicator(bool b) {
+  static constexpr double values[2] = {0.0, 1.0};
+  return values[b];
+}
+
+}  // namespace
+
 BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
   if (spec_.bins < 1) throw DomainError("bins = 0: must be >= 1");
   if (!(spec_.threshold >= 0.0 && spec_.threshold < 1.0))
@@ -15,12 +26,12 @@ BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
   if (spec_.convention == nullptr) spec_.convention = &calbench_convention();
 }
 
-double BinnedEce::scope_error(EstimatorWorkspace& ws) const {
+double BinnedEce::scope_error(std::span<const double> scores, std::span<const double> outcomes,
+                              EstimatorWorkspace& ws) const {
   const Convention& c = *spec_.convention;
-  const std::size_t n = ws.scores.size();
+  const std::size_t n = scores.size();
   if (n == 0) return 0.0;
-  const std::size_t nb = assign_bins(ws.scores, spec_.binning, spec_.bins, c, ws);
-  bin_statistics(ws.scores, ws.outcomes, nb, ws);
+  const std::size_t nb = bin_statistics(scores, outcomes, spec_.binning, spec_.bins, c, ws);
   const double nd = static_cast<double>(n);
   double out = 0.0;
   std::size_t nonempty = 0;
@@ -79,54 +90,25 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       (spec_.norm == Norm::l1 || spec_.norm == Norm::l2 || spec_.norm == Norm::max)) {
     const std::size_t K = s.classes, B = spec_.bins;
     equal_width_edges(B, ws.edges);
+    equal_width_table(ws.edges, ws.cell_bin);
+    const std::span<const std::uint32_t> table(ws.cell_bin);
     ws.bin_sum.assign(K * B, 0.0);
     ws.bin_count.assign(K * B, 0.0);
-    if (s.truth.empty() && B > 1 && K >= 32) {
-      // Labels and many classes. Row by row: the scores at or below the first edge (bin 0,
-      // most of them when K is large) are summed per class in a loop that vectorises, with no
-      // bin to compute; the others are listed without a branch and binned one by one. The
-      // outcome 1{y = k} is subtracted once per row, from the bin of the label's score. W2
-      // (K = 100): 14 % faster in all. With few classes the three short loops per row cost
-      // more than they save (K = 2 and 10: 30 % and 15 % slower), hence K >= 32.
-      const double first_edge = ws.edges[1];
-      ws.low_sum.assign(K, 0.0);
-      ws.low_count.assign(K, 0.0);
-      ws.high.resize(K);
+    // One instantiation per kind of outcome, so the label case needs no branch per score.
+    const auto accumulate = [&](auto outcome) {
       for (std::size_t i = 0; i < s.size; ++i) {
         const double* row = s.p.data() + i * K;
         for (std::size_t k = 0; k < K; ++k) {
-          const bool low = !(row[k] > first_edge);
-          ws.low_sum[k] += low ? row[k] : 0.0;
-          ws.low_count[k] += low ? 1.0 : 0.0;
-        }
-        std::size_t n_high = 0;
-        for (std::size_t k = 0; k < K; ++k) {
-          ws.high[n_high] = static_cast<std::uint32_t>(k);
-          n_high += static_cast<std::size_t>(row[k] > first_edge);
-        }
-        for (std::size_t h = 0; h < n_high; ++h) {
-          const std::size_t k = ws.high[h];
-          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
-          ws.bin_sum[b] += row[k];
-          ws.bin_count[b] += 1.0;
-        }
-        const std::size_t y = s.label[i];
-        ws.bin_sum[y * B + equal_width_bin<true>(row[y], ws.edges)] -= 1.0;
-      }
-      for (std::size_t k = 0; k < K; ++k) {
-        ws.bin_sum[k * B] += ws.low_sum[k];
-        ws.bin_count[k * B] += ws.low_count[k];
-      }
-    } else {  // few classes, one bin, or the kept truth c_k as outcome (population values)
-      for (std::size_t i = 0; i < s.size; ++i) {
-        const double* row = s.p.data() + i * K;
-        for (std::size_t k = 0; k < K; ++k) {
-          const std::size_t b = k * B + equal_width_bin<true>(row[k], ws.edges);
-          ws.bin_sum[b] += row[k] - s.outcome(i, k);
+          const std::size_t b = k * B + equal_width_bin(row[k], ws.edges, table);
+          ws.bin_sum[b] += row[k] - outcome(i, k);
           ws.bin_count[b] += 1.0;
         }
       }
-    }
+    };
+    if (s.truth.empty())
+      accumulate([&](std::size_t i, std::size_t k) { return indicator(k == s.label[i]); });
+    else
+      accumulate([&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; });
     const std::span<const double> sums(ws.bin_sum), counts(ws.bin_count);
     double total = 0.0;
     for (std::size_t k = 0; k < K; ++k)
@@ -152,23 +134,61 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       ws.scores[i] = to_score(top ? s.confidence[i] : s.p[2 * i + 1]);
       ws.outcomes[i] = s.outcome(i, top ? s.predicted[i] : 1);
     }
-    return finish(scope_error(ws));
+    return finish(scope_error(ws.scores, ws.outcomes, ws));
   }
   // classwise: mean over classes of CE_k (of CE_k^2 for l2 and the debiased estimator, whose
   // per-class estimate is clipped at 0 first, as Kumar et al.'s marginal mode).
   const bool drop = spec_.threshold > 0.0 || c.drop_zero_scores;
+  const std::size_t K = s.classes, n = s.size;
+  // The columns of `group` classes at a time, gathered in one pass over the rows: a pass per
+  // class would read the whole row-major matrix K times. Columns are compacted to the kept
+  // rows: every row is written and its column's end advances only past kept ones, as whether a
+  // score passes the threshold is not predictable (a branch per score cost 2.5x the gathering
+  // on W1). At most about 2^18 scores (2 MB) at a time, so large samples need no K x n copy;
+  // W2 (K = 100) runs as fast as with 2^20.
+  const std::size_t group =
+      std::clamp<std::size_t>((std::size_t{1} << 18) / std::max<std::size_t>(n, 1), 1, K);
+  ws.scores.resize(group * n);
+  ws.outcomes.resize(group * n);
+  ws.kept.resize(group);
   double total = 0.0;
-  for (std::size_t k = 0; k < s.classes; ++k) {
-    ws.scores.clear();
-    ws.outcomes.clear();
-    for (std::size_t i = 0; i < s.size; ++i) {
-      const double v = to_score(s.p[i * s.classes + k]);
-      if (drop && !(v > spec_.threshold)) continue;
-      ws.scores.push_back(v);
-      ws.outcomes.push_back(s.outcome(i, k));
+  for (std::size_t k0 = 0; k0 < K; k0 += group) {
+    const std::size_t g = std::min(group, K - k0);
+    std::fill(ws.kept.begin(), ws.kept.end(), 0);
+    double* const scores = ws.scores.data();
+    double* const outcomes = ws.outcomes.data();
+    std::size_t* const kept = ws.kept.data();
+    const double threshold = spec_.threshold;
+    // One instantiation per kind of outcome and of score, so the loop tests neither.
+    const auto gather = [&](auto outcome, auto score) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const double* row = s.p.data() + i * K + k0;
+        for (std::size_t j = 0; j < g; ++j) {
+          const double v = score(row[j]);
+          const std::size_t at = j * n + kept[j];
+          scores[at] = v;
+          outcomes[at] = outcome(i, k0 + j);
+          kept[j] += static_cast<std::size_t>(!drop | (v > threshold));
+        }
+      }
+    };
+    const auto as_double = [](double v) { return v; };
+    const auto as_float = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    const auto label = [&](std::size_t i, std::size_t k) { return indicator(s.label[i] == k); };
+    const auto truth = [&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; };
+    if (s.truth.empty() && !c.float32)
+      gather(label, as_double);
+    else if (s.truth.empty())
+      gather(label, as_float);
+    else if (!c.float32)
+      gather(truth, as_double);
+    else
+      gather(truth, as_float);
+    for (std::size_t j = 0; j < g; ++j) {
+      const double e = scope_error({ws.scores.data() + j * n, ws.kept[j]},
+                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws);
+      total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
     }
-    const double e = scope_error(ws);
-    total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
   }
   return finish(total / static_cast<double>(s.classes));
 }

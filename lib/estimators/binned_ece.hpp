@@ -40,9 +40,10 @@ class BinnedEce final : public Estimator {
   const BinnedEceSpec& spec() const { return spec_; }
 
  private:
-  // The error of one scope's scores (workspace.scores, workspace.outcomes); for l2 and the
-  // debiased estimator the square (the root is taken after averaging over classes).
-  double scope_error(EstimatorWorkspace& workspace) const;
+  // The error of one scope's scores against their outcomes; for l2 and the debiased estimator
+  // the square (the root is taken after averaging over classes).
+  double scope_error(std::span<const double> scores, std::span<const double> outcomes,
+                     EstimatorWorkspace& workspace) const;
   BinnedEceSpec spec_;
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "core/error.hpp"
 
@@ -22,19 +21,19 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   ws.split.assign(1, 0);
   if (n == 0) return 0.0;
   // Sort once: row order by confidence, then prefix sums (ws.bin_score / bin_hits, n + 1).
-  ws.bin_of.resize(n);
-  std::iota(ws.bin_of.begin(), ws.bin_of.end(), 0u);
-  std::stable_sort(ws.bin_of.begin(), ws.bin_of.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return s.confidence[a] < s.confidence[b];
-  });
+  stable_score_order(s.confidence, ws, ws.bin_of);
   ws.sorted.resize(n);
   ws.bin_score.assign(n + 1, 0.0);
   ws.bin_hits.assign(n + 1, 0.0);
+  // The correct rows counted as an integer (the double sum of 0s and 1s, exactly): a select of
+  // 1.0 or 0.0 compiles to a branch, which mispredicts on every row it cannot guess.
+  std::size_t hits = 0;
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint32_t i = ws.bin_of[r];
     ws.sorted[r] = s.confidence[i];
     ws.bin_score[r + 1] = ws.bin_score[r] + s.confidence[i];
-    ws.bin_hits[r + 1] = ws.bin_hits[r] + (s.correct(i) ? 1.0 : 0.0);
+    hits += static_cast<std::size_t>(s.correct(i));
+    ws.bin_hits[r + 1] = static_cast<double>(hits);
   }
   // Boundaries of b bins as ranks, into ws.edges (b + 1 values): edges[j] is the first rank
   // in bin j under caltrain's rules (ece_sweep.hpp), found in O(log n) or O(1) per boundary

@@ -16,17 +16,13 @@ namespace calbench {
 struct EstimatorWorkspace {
   std::vector<double> outcomes;  // 0/1 outcomes of a scope, filled by the estimator
   // equal-mass binning (estimators/binning.cpp)
-  std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin;
+  std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin, edge_bucket;
   std::vector<double> values;
   std::vector<std::size_t> split;         // equal-mass split ranks
   std::vector<std::size_t> rank_scratch;  // ranks whose order statistics are wanted
   std::vector<double> rank_values;        // and their values
   std::vector<double> edges;              // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;
-  // classwise equal-width ECE (estimators/binned_ece.cpp): per-class sums and counts of the
-  // scores in the first bin, and one row's classes whose scores lie above it
-  std::vector<double> low_sum, low_count;
-  std::vector<std::uint32_t> high;
   // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
   // masses, the sampled kernel, and the smoothed grids
   std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;
@@ -35,6 +31,8 @@ struct EstimatorWorkspace {
   // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
   std::vector<double> scores, sorted, bin_score, bin_hits;
   std::vector<std::uint32_t> bin_of;
+  std::vector<std::uint32_t> cell_bin;  // equal-width bins by table (binning.hpp)
+  std::vector<std::size_t> kept;        // classwise: kept rows of each gathered class
 };
 
 class Estimator {
