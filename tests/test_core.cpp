@@ -177,10 +177,11 @@ TEST_CASE("engine lanes: each lane is xoshiro256++ from four parent outputs", "[
     const std::uint64_t state[4] = {copy(), copy(), copy(), copy()};
     scalar.emplace_back(state);
   }
-  REQUIRE(parent == copy);  // the lanes took exactly 16 outputs
-  std::vector<std::uint64_t> words(4 * 250);
-  lanes.fill(words.data(), 400);  // two calls: the state carries over
-  lanes.fill(words.data() + 400, 600);
+  REQUIRE(parent == copy);  // the lanes took exactly four outputs each
+  constexpr std::size_t L = EngineLanes::kLanes;
+  std::vector<std::uint64_t> words(L * 250);
+  lanes.fill(words.data(), L * 100);  // two calls: the state carries over
+  lanes.fill(words.data() + L * 100, L * 150);
   for (std::size_t t = 0; t < 250; ++t)
-    for (std::size_t l = 0; l < EngineLanes::kLanes; ++l) REQUIRE(words[4 * t + l] == scalar[l]());
+    for (std::size_t l = 0; l < L; ++l) REQUIRE(words[L * t + l] == scalar[l]());
 }

@@ -94,17 +94,18 @@ inline double uniform_open01(Engine& engine) {
   return uniform_open01(engine());
 }
 
-// Four xoshiro256++ generators advanced together, for random bits in bulk: the samplers'
+// Eight xoshiro256++ generators advanced together, for random bits in bulk: the samplers'
 // hot loops (generators/gamma_sampler.cpp) take most of their uniforms from here. One scalar
-// xoshiro256++ output costs about 3 cycles (its dozen integer operations); the four lanes in
-// one 256-bit register (AVX2) or two 128-bit ones (SSE2) cost about a third of that per
-// output (docs/performance.md). The lanes are seeded from 16 outputs of a parent stream, so
+// xoshiro256++ output costs about 3 cycles (its dozen integer operations); two groups of four
+// lanes, each group in one 256-bit register (AVX2) or two 128-bit ones (SSE2), cost about a
+// third of that per output (docs/performance.md). The lanes are seeded from 32 outputs of a
+// parent stream, so
 // each starts at an unrelated point of the same 2^256 - 1 cycle, by the argument of
 // make_engine: the lanes are keyed streams in all but name. Integer operations only, so
 // both compiled variants give the same bits.
 class EngineLanes {
  public:
-  static constexpr std::size_t kLanes = 4;
+  static constexpr std::size_t kLanes = 8;
   explicit EngineLanes(Engine& parent);
   // out[0 .. n) for n a multiple of kLanes: lane l's outputs at out[kLanes t + l].
   void fill(std::uint64_t* out, std::size_t n);
