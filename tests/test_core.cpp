@@ -185,3 +185,19 @@ TEST_CASE("engine lanes: each lane is xoshiro256++ from four parent outputs", "[
   for (std::size_t t = 0; t < 250; ++t)
     for (std::size_t l = 0; l < L; ++l) REQUIRE(words[L * t + l] == scalar[l]());
 }
+
+TEST_CASE("fast::sum adds in four interleaved accumulators", "[unit][core]") {
+  // Exact where every partial sum is (small integers), and in its stated order otherwise.
+  std::vector<double> x(13);
+  for (std::size_t n = 0; n <= x.size(); ++n) {
+    for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<double>(i * i) - 7.0;
+    double exact = 0.0;
+    for (std::size_t i = 0; i < n; ++i) exact += x[i];
+    REQUIRE(fast::sum(x.data(), n) == exact);
+  }
+  const double y[6] = {1.0, 1e-16, 1e-16, 1e-16, 1e-16, -1.0};
+  // (1 + 1e-16 + (-1)) + 1e-16 + 1e-16 + 1e-16 by accumulator: a0 = 1 + 1e-16 (= 1),
+  // a1 = 1e-16 - 1, a2 = a3 = 1e-16.
+  const double a0 = 1.0 + 1e-16, a1 = 1e-16 + -1.0;
+  CHECK(fast::sum(y, 6) == (a0 + a1) + (1e-16 + 1e-16));
+}

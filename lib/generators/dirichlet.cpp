@@ -218,12 +218,8 @@ void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, 
     } else {
       fast::log_bulk(g.data(), log_g.data(), K);
     }
-    double total = 0.0;
-    double max_log = -INFINITY;
-    for (std::size_t k = 0; k < K; ++k) {
-      total += g[k];
-      max_log = std::max(max_log, log_g[k]);
-    }
+    double total = fast::sum(g.data(), K);
+    double max_log = *std::max_element(log_g.begin(), log_g.end());
     if (!(max_log > -460.0)) {
       // Every gamma is tiny (alpha << 1 and few classes): weights relative to the largest,
       // as draw_truth_shifted normalises in logs.
@@ -243,9 +239,7 @@ void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, 
     const double z_max = max_log * inv_t;
     for (std::size_t k = 0; k < K; ++k) p[k] = log_g[k] * inv_t - z_max;
     fast::exp_bulk(p, p, K);
-    double sum = 0.0;
-    for (std::size_t k = 0; k < K; ++k) sum += p[k];
-    const double inv = 1.0 / sum;
+    const double inv = 1.0 / fast::sum(p, K);  // softmax_from_logits' sum
     std::size_t best = 0;
     for (std::size_t k = 0; k < K; ++k) {
       p[k] *= inv;

@@ -24,8 +24,7 @@ void softmax_from_logits(std::span<const double> z, std::span<double> p, std::sp
   const double zmax = *std::max_element(z.begin(), z.end());
   for (std::size_t k = 0; k < K; ++k) p[k] = z[k] - zmax;
   fast::exp_bulk(p.data(), p.data(), K);
-  double sum = 0.0;
-  for (std::size_t k = 0; k < K; ++k) sum += p[k];
+  const double sum = fast::sum(p.data(), K);  // as in the samplers' fused passes
   const double inv = 1.0 / sum;
   for (double& v : p) v *= inv;
   if (!log_p.empty()) {
