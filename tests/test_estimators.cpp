@@ -219,19 +219,31 @@ double stress_score(Engine& engine, int kind) {
   }
 }
 
+// One stress trial: n scores of the trial's kind (up to 3,000), outcomes drawn from them,
+// and a number of bins (up to 40).
+struct StressTrial {
+  std::vector<double> s, o;
+  std::size_t bins;
+};
+StressTrial stress_trial(Engine& engine, int trial) {
+  const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
+  StressTrial t{std::vector<double>(n), std::vector<double>(n),
+                1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0)};
+  for (std::size_t i = 0; i < n; ++i) {
+    t.s[i] = stress_score(engine, trial % 7);
+    t.o[i] = uniform_open01(engine) < t.s[i] ? 1.0 : 0.0;
+  }
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("equal-mass binning equals the sort-based definition", "[unit][estimators]") {
   Engine engine = make_engine({17, 0, 0, Purpose::sample});
   EstimatorWorkspace ws;
   for (int trial = 0; trial < 700; ++trial) {
-    const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
-    const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
-    std::vector<double> s(n), o(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      s[i] = stress_score(engine, trial % 7);
-      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
-    }
+    const auto [s, o, bins] = stress_trial(engine, trial);
+    const std::size_t n = s.size();
     for (Norm norm : {Norm::l1, Norm::l2, Norm::max}) {
       INFO("trial " << trial << " n " << n << " bins " << bins);
       CHECK(binned_calibration_error(s, o, Binning::equal_mass, bins, norm, ws) ==
@@ -248,13 +260,8 @@ TEST_CASE("Nixon's equal-mass bins equal their sort-based definition", "[unit][e
   Engine engine = make_engine({20, 0, 0, Purpose::sample});
   EstimatorWorkspace ws;
   for (int trial = 0; trial < 700; ++trial) {
-    const std::size_t n = 1 + static_cast<std::size_t>(uniform_open01(engine) * 3000.0);
-    const std::size_t bins = 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0);
-    std::vector<double> s(n), o(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      s[i] = stress_score(engine, trial % 7);
-      o[i] = uniform_open01(engine) < s[i] ? 1.0 : 0.0;
-    }
+    const auto [s, o, bins] = stress_trial(engine, trial);
+    const std::size_t n = s.size();
     std::vector<double> sorted = s;
     std::sort(sorted.begin(), sorted.end());
     std::vector<double> inner;

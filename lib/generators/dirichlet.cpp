@@ -51,28 +51,34 @@ std::string DirichletGenerator::canonical_text() const {
   return out + "]:" + calbench::canonical_text(spec_.map);
 }
 
-double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> c,
-                                              std::span<double> log_c_shifted,
-                                              EngineLanes* lanes) const {
+void DirichletGenerator::draw_gammas(Engine& engine, EngineLanes* lanes, std::span<double> g,
+                                     std::span<double> log_g) const {
   const std::size_t K = spec_.classes;
-  // Variates first, logarithms after in one loop; log_c_shifted holds the exact logs of tiny
-  // variates until then.
+  // Variates first, logarithms after in one loop; log_g holds the exact logs of tiny variates
+  // until then.
   bool any_tiny = false;
   if (symmetric_) {
-    any_tiny = samplers_.front().draw_values(engine, lanes, c.first(K), log_c_shifted.first(K));
+    any_tiny = samplers_.front().draw_values(engine, lanes, g.first(K), log_g.first(K));
   } else {
     for (std::size_t k = 0; k < K; ++k) {
-      c[k] = samplers_[k].draw_value(engine, log_c_shifted[k]);
-      any_tiny |= !(c[k] > GammaSampler::kTiny);
+      g[k] = samplers_[k].draw_value(engine, log_g[k]);
+      any_tiny |= !(g[k] > GammaSampler::kTiny);
     }
   }
   if (any_tiny) {
     for (std::size_t k = 0; k < K; ++k)
-      if (c[k] > GammaSampler::kTiny) log_c_shifted[k] = fast::log(c[k]);
+      if (g[k] > GammaSampler::kTiny) log_g[k] = fast::log(g[k]);
   } else {
     // The usual case: one vectorised pass (core/fast_math.hpp), the same bits as fast::log.
-    fast::log_bulk(c.data(), log_c_shifted.data(), K);
+    fast::log_bulk(g.data(), log_g.data(), K);
   }
+}
+
+double DirichletGenerator::draw_truth_shifted(Engine& engine, std::span<double> c,
+                                              std::span<double> log_c_shifted,
+                                              EngineLanes* lanes) const {
+  const std::size_t K = spec_.classes;
+  draw_gammas(engine, lanes, c, log_c_shifted);
   double sum = 0.0;
   double max_log = -INFINITY;
   for (std::size_t k = 0; k < K; ++k) {
@@ -203,21 +209,7 @@ void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, 
   const std::size_t K = spec_.classes;
   const std::span<double> g(scratch.c), log_g(scratch.log_c);
   for (std::size_t i = 0; i < out.size; ++i) {
-    bool any_tiny = false;
-    if (symmetric_) {
-      any_tiny = samplers_.front().draw_values(engine, &lanes, g, log_g);
-    } else {
-      for (std::size_t k = 0; k < K; ++k) {
-        g[k] = samplers_[k].draw_value(engine, log_g[k]);
-        any_tiny |= !(g[k] > GammaSampler::kTiny);
-      }
-    }
-    if (any_tiny) {
-      for (std::size_t k = 0; k < K; ++k)
-        if (g[k] > GammaSampler::kTiny) log_g[k] = fast::log(g[k]);
-    } else {
-      fast::log_bulk(g.data(), log_g.data(), K);
-    }
+    draw_gammas(engine, &lanes, g, log_g);
     double total = fast::sum(g.data(), K);
     double max_log = *std::max_element(log_g.begin(), log_g.end());
     if (!(max_log > -460.0)) {

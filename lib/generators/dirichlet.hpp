@@ -56,6 +56,10 @@ class DirichletGenerator {
               bool keep_truth = false) const;
 
  private:
+  // K gamma variates G_k ~ Gamma(alpha_k) into g and log G_k into log_g (exact where G_k is
+  // tiny: GammaSampler::kTiny).
+  void draw_gammas(Engine& engine, EngineLanes* lanes, std::span<double> g,
+                   std::span<double> log_g) const;
   // sample() for K = 2 under a temperature map.
   void sample_binary_temperature(Engine& engine, EngineLanes& lanes, double inv_t, Sample& out,
                                  bool keep_truth, std::vector<double>& tmp) const;
