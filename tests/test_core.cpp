@@ -201,3 +201,14 @@ TEST_CASE("fast::sum adds in four interleaved accumulators", "[unit][core]") {
   const double a0 = 1.0 + 1e-16, a1 = 1e-16 + -1.0;
   CHECK(fast::sum(y, 6) == (a0 + a1) + (1e-16 + 1e-16));
 }
+
+TEST_CASE("fast::max equals std::max_element's value", "[unit][core]") {
+  Engine engine = make_engine({21, 0, 0, Purpose::sample});
+  for (std::size_t n = 1; n <= 40; ++n) {
+    std::vector<double> x(n);
+    for (double& v : x) v = std::log(uniform_open01(engine)) * 100.0;
+    REQUIRE(fast::max(x.data(), n) == *std::max_element(x.begin(), x.end()));
+    x[n - 1] = 1.0;  // the largest in the tail
+    REQUIRE(fast::max(x.data(), n) == 1.0);
+  }
+}

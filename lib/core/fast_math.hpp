@@ -127,6 +127,20 @@ inline double sum(const double* x, std::size_t n) {
   return (a[0] + a[1]) + (a[2] + a[3]);
 }
 
+// The largest of x[0 .. n), n >= 1, for numbers (no NaN), with four running maxima: the same
+// value as std::max_element's (the maximum does not depend on the order), without its chain
+// of dependent comparisons.
+inline double max(const double* x, std::size_t n) {
+  double m[4] = {x[0], x[0], x[0], x[0]};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (std::size_t j = 0; j < 4; ++j) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+  for (; i < n; ++i) m[0] = x[i] > m[0] ? x[i] : m[0];
+  const double a = m[0] > m[1] ? m[0] : m[1];
+  const double b = m[2] > m[3] ? m[2] : m[3];
+  return a > b ? a : b;
+}
+
 // Scalar versions with the same results as the bulk ones, for loops that cannot be batched.
 inline double log(double x) {
   return x >= 0x1p-1022 && x <= 0x1.fffffffffffffp1023 ? log_normal(x) : std::log(x);

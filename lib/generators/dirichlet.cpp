@@ -211,7 +211,7 @@ void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, 
   for (std::size_t i = 0; i < out.size; ++i) {
     draw_gammas(engine, &lanes, g, log_g);
     double total = fast::sum(g.data(), K);
-    double max_log = *std::max_element(log_g.begin(), log_g.end());
+    double max_log = fast::max(log_g.data(), K);
     if (!(max_log > -460.0)) {
       // Every gamma is tiny (alpha << 1 and few classes): weights relative to the largest,
       // as draw_truth_shifted normalises in logs.
@@ -232,11 +232,14 @@ void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, 
     for (std::size_t k = 0; k < K; ++k) p[k] = log_g[k] * inv_t - z_max;
     fast::exp_bulk(p, p, K);
     const double inv = 1.0 / fast::sum(p, K);  // softmax_from_logits' sum
+    for (std::size_t k = 0; k < K; ++k) p[k] *= inv;
+    // The largest p is the class of max log G: exp(0) / sum = inv, and every other term is
+    // exp(z - max z) <= 1 times inv. So summarise()'s argmax, the first largest p, is the
+    // first class with p == inv: a scan that exits early, not a chain of dependent
+    // comparisons. (The fallback keeps the result right should no p equal inv.)
     std::size_t best = 0;
-    for (std::size_t k = 0; k < K; ++k) {
-      p[k] *= inv;
-      if (p[k] > p[best]) best = k;
-    }
+    while (best < K && p[best] != inv) ++best;
+    if (best == K) best = static_cast<std::size_t>(std::max_element(p, p + K) - p);
     out.predicted[i] = static_cast<std::uint32_t>(best);
     out.confidence[i] = p[best];
   }
