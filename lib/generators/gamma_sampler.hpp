@@ -83,6 +83,15 @@ class GammaSampler {
                    std::span<double> exact_log) const;
 
  private:
+  // draw_values works in blocks of this many variates.
+  static constexpr std::size_t kBlock = 128;
+  // Gamma(shape_) variates into out (at most kBlock), the first candidates from words.
+  void marsaglia_tsang_block(Engine& engine, const std::uint64_t* words,
+                             std::span<double> out) const;
+  // out[j] *= b[j]^(1/alpha), exact_log[j] = log of the result where it is tiny; returns
+  // whether any is.
+  bool boost_block(std::span<double> out, const double* b, std::span<double> exact_log) const;
+
   // U^(1/alpha): by repeated multiplication when 1/alpha is a small integer (alpha = 0.5,
   // 0.25, 0.1, ...), which is several times cheaper than exp(log(u)/alpha).
   double boosted_value(double g, double u, double& exact_log) const {
