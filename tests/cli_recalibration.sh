@@ -2,8 +2,8 @@
 # Smoke run of `calbench run` on tests/data/tiny_recalibration.json: the result files other
 # than run.json are byte-identical on 1 and 2 threads, cells.csv has one row per (cell,
 # method, quantity), run.json carries the fit times, output.timings puts them into
-# summary.json, `calbench list recalibrators` lists the methods and `calbench validate` the
-# cells.
+# summary.json, a generator given by targets adds the solved parameters to cells.csv,
+# `calbench list recalibrators` lists the methods and `calbench validate` the cells.
 #
 # Usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
 set -u
@@ -48,6 +48,17 @@ sed 's/"output": {/"output": {"timings": true, /' "$config" >"$work/timed.json"
 "$bin" run "$work/timed.json" --out "$work/timed" --quiet 2>"$work/timed.err" ||
   fail "run with output.timings failed: $(cat "$work/timed.err")"
 grep -q '"fit_seconds"' "$work/timed/summary.json" || fail "output.timings did not add fit_seconds"
+
+# A generator given by targets: cells.csv carries the solved parameters, as estimator_bias's.
+sed -e 's/"alpha": 0.5,/"target": {"accuracy": 0.8, "ece_top_l1": 0.05, "direction": "overconfident"},/' \
+  -e 's/{"map": "temperature", "temperature": 0.6}/{"map": "temperature"}/' "$config" >"$work/targets.json"
+"$bin" run "$work/targets.json" --out "$work/targets" --quiet 2>"$work/targets.err" ||
+  fail "run with targets failed: $(cat "$work/targets.err")"
+head -n 1 "$work/targets/cells.csv" |
+  grep -q '^cell,solved_alpha,solved_temperature,solved_gamma,fit_size,' ||
+  fail "targets cells.csv header: $(head -n 1 "$work/targets/cells.csv")"
+sed -n 2p "$work/targets/cells.csv" | grep -Eq '^0,[0-9.e-]+,[0-9.e-]+,,' ||
+  fail "targets cells.csv row: $(sed -n 2p "$work/targets/cells.csv")"
 
 "$bin" list recalibrators >"$work/list.out" 2>&1 || fail "list recalibrators failed"
 for name in temperature vector matrix dirichlet platt logistic beta isotonic histogram_binning \

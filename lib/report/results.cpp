@@ -126,7 +126,8 @@ ojson rankings_json(const CellRecord& c) {
 // truth quantity, an estimate or a fitted parameter (column `kind`).
 std::string methods_csv(const ResultSet& r) {
   std::ostringstream out;
-  out << key_columns_header(r, false);
+  const bool targets = has_solved_targets(r);
+  out << key_columns_header(r, targets);
   std::vector<std::string> size_keys;
   if (!r.cells.empty())
     for (const auto& [k, v] : r.cells.front().sizes) size_keys.push_back(k);
@@ -136,7 +137,7 @@ std::string methods_csv(const ResultSet& r) {
   for (const auto& c : r.cells) {
     for (const auto& m : c.methods) {
       auto row = [&](const char* kind, const MethodStat& s) {
-        out << key_columns(c, false);
+        out << key_columns(c, targets);
         for (const auto& [k, v] : c.sizes) out << ',' << v;
         out << ',' << c.replicates << ',' << csv_escape(m.label) << ',' << m.name << ',' << kind
             << ',' << csv_escape(s.key) << ',' << s.target << ',' << format_double(s.mean) << ','
