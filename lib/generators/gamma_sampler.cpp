@@ -121,8 +121,7 @@ __attribute__((target_clones("avx2", "default"))) void GammaSampler::marsaglia_t
     fast::log_bulk(log_v, log_v, n_undecided);
     for (std::size_t q = 0; q < n_undecided; ++q) {
       const std::size_t o = undecided[q];
-      const double x2 = x[o] * x[o];
-      if (!(log_u[q] < 0.5 * x2 + d_ * (1.0 - v[o] + log_v[q]))) next[n_next++] = open[o];
+      if (!accept_logs(x[o], v[o], log_u[q], log_v[q])) next[n_next++] = open[o];
     }
     std::copy(next, next + n_next, open);
     n_open = n_next;
