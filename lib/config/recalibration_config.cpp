@@ -279,24 +279,9 @@ const std::vector<RecalibratorEntry>& recalibrator_registry() {
 
 std::optional<MethodConfig> parse_method(const Json& entry, const std::string& pointer,
                                          Problems& problems, Json& resolved, int depth) {
-  ObjectReader e(entry, pointer, problems);
-  std::optional<MethodConfig> config;
-  const std::size_t before = problems.size();
-  if (e.is_object()) {
-    if (const RecalibratorEntry* row =
-            lookup(e, "name", "recalibration method", recalibrator_registry())) {
-      e.allow_only(allowed_keys({"name", "label"}, row->params));
-      try {
-        config = row->parse(e, depth);
-      } catch (const DomainError& error) {
-        problems.add(pointer, error.what());
-      }
-    }
-    read_label(e, config);
-  }
-  resolved = e.take_resolved();
-  if (problems.size() != before) return std::nullopt;
-  return config;
+  return parse_registry_entry<MethodConfig>(
+      entry, pointer, problems, resolved, "recalibration method", recalibrator_registry(),
+      [depth](const RecalibratorEntry& row, ObjectReader& e) { return row.parse(e, depth); });
 }
 
 std::optional<std::vector<MethodConfig>> parse_methods(ObjectReader& top) {

@@ -882,23 +882,9 @@ std::vector<std::string> scenario_names() {
 
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved) {
-  ObjectReader e(entry, pointer, problems);
-  std::optional<EstimatorConfig> config;
-  const std::size_t before = problems.size();
-  if (e.is_object()) {
-    if (const EstimatorEntry* row = lookup(e, "name", "estimator", estimator_registry())) {
-      e.allow_only(allowed_keys({"name", "label"}, row->params));
-      try {
-        config = row->parse(e);
-      } catch (const DomainError& error) {
-        problems.add(pointer, error.what());
-      }
-    }
-    read_label(e, config);
-  }
-  resolved = e.take_resolved();
-  if (problems.size() != before) return std::nullopt;
-  return config;
+  return parse_registry_entry<EstimatorConfig>(
+      entry, pointer, problems, resolved, "estimator", estimator_registry(),
+      [](const EstimatorEntry& row, ObjectReader& e) { return row.parse(e); });
 }
 
 std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,

@@ -15,6 +15,7 @@
 #include "config/experiment.hpp"
 #include "config/generator_config.hpp"
 #include "config/json_support.hpp"
+#include "core/error.hpp"
 #include "estimators/quantity.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/miscalibration.hpp"
@@ -55,6 +56,34 @@ const Row* lookup(const ObjectReader& object, std::string_view key, std::string_
     if (row.name == *name) return &row;
   object.problems().add(object.pointer_to(key), unknown_name(what, *name, names_of(rows)));
   return nullptr;
+}
+
+// One registry-backed entry, {"name": ..., "label": ..., the row's parameters}: an unknown
+// name, a key the row does not take and a DomainError from `parse(row, reader)` are reported
+// under `pointer`; `resolved` receives the entry with its defaults. Empty after any problem.
+// Estimators and recalibration methods are read this way.
+template <typename Config, typename Row, typename Parse>
+std::optional<Config> parse_registry_entry(const Json& entry, const std::string& pointer,
+                                           Problems& problems, Json& resolved,
+                                           std::string_view what, const std::vector<Row>& rows,
+                                           Parse parse) {
+  ObjectReader e(entry, pointer, problems);
+  std::optional<Config> config;
+  const std::size_t before = problems.size();
+  if (e.is_object()) {
+    if (const Row* row = lookup(e, "name", what, rows)) {
+      e.allow_only(allowed_keys({"name", "label"}, row->params));
+      try {
+        config = parse(*row, e);
+      } catch (const DomainError& error) {
+        problems.add(pointer, error.what());
+      }
+    }
+    read_label(e, config);
+  }
+  resolved = e.take_resolved();
+  if (problems.size() != before) return std::nullopt;
+  return config;
 }
 
 // Reads the parameters of one estimator entry (the reader has checked the keys), fills their
