@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 namespace calbench::testing {
 

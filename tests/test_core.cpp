@@ -170,7 +170,7 @@ TEST_CASE("engine lanes: each lane is xoshiro256++ from four parent outputs", "[
   // Lane l starts from the parent's outputs 4l .. 4l + 3 and steps as the scalar engine does;
   // fill interleaves the lanes.
   Engine parent = make_engine({9, 1, 2, Purpose::sample});
-  Engine copy = parent;
+  Engine copy = make_engine({9, 1, 2, Purpose::sample});  // the same stream, drawn separately
   EngineLanes lanes(parent);
   std::vector<Engine> scalar;
   for (std::size_t l = 0; l < EngineLanes::kLanes; ++l) {

@@ -16,7 +16,7 @@
 #include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "core/error.hpp"
-#include "estimators/quantity.hpp"
+#include "core/quantity.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/miscalibration.hpp"
 

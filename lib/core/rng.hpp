@@ -35,6 +35,12 @@ class Xoshiro256pp {
   // The state must not be all zero; make_engine guarantees it.
   explicit Xoshiro256pp(const std::uint64_t (&state)[4])
       : s_{state[0], state[1], state[2], state[3]} {}
+  // Move-only: a copied engine would replay its parent's draws, silently correlating two
+  // computations that were meant to use different streams (nanobench's Rng does the same).
+  Xoshiro256pp(const Xoshiro256pp&) = delete;
+  Xoshiro256pp& operator=(const Xoshiro256pp&) = delete;
+  Xoshiro256pp(Xoshiro256pp&&) noexcept = default;
+  Xoshiro256pp& operator=(Xoshiro256pp&&) noexcept = default;
 
   static constexpr result_type min() { return 0; }
   static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
@@ -114,7 +120,7 @@ class EngineLanes {
   std::uint64_t s_[4][kLanes];  // s_[word][lane]
 };
 
-// A fresh engine for the key. Engines are move-only in spirit: pass them by reference.
+// A fresh engine for the key. Engines are move-only: pass them by reference.
 Engine make_engine(const StreamKey& key);
 
 // 64-bit FNV-1a of a string, for keys derived from canonical parameter text.

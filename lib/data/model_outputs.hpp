@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <filesystem>
 
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 namespace calbench {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "estimators/quantity.hpp"
-#include "generators/sample.hpp"
+#include "core/quantity.hpp"
+#include "core/sample.hpp"
 
 namespace calbench {
 

@@ -29,7 +29,7 @@
 
 #include "core/rng.hpp"
 #include "estimators/estimator.hpp"
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 namespace calbench {
 

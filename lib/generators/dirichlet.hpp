@@ -9,7 +9,7 @@
 #include "core/rng.hpp"
 #include "generators/gamma_sampler.hpp"
 #include "generators/miscalibration.hpp"
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 namespace calbench {
 

@@ -25,7 +25,7 @@
 #include "generators/class_conditional.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/label_noise.hpp"
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 namespace calbench {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 namespace calbench {
 

@@ -29,7 +29,7 @@
 #include <span>
 #include <vector>
 
-#include "estimators/quantity.hpp"
+#include "core/quantity.hpp"
 #include "generators/generator.hpp"
 #include "recalibrators/recalibrator.hpp"
 #include "truth/ground_truth.hpp"

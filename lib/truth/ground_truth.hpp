@@ -3,7 +3,7 @@
 #include <array>
 #include <string_view>
 
-#include "estimators/quantity.hpp"
+#include "core/quantity.hpp"
 
 namespace calbench {
 

@@ -12,7 +12,7 @@
 // value *at that sample size*: what remains of the finite-sample bias there is reported in
 // docs/truth.md (for a 15-bin ECE at 125,000 vectors, below 1e-4 unless a bin's gap is near 0).
 // The samples keep their true class distributions, so estimators linear in the outcomes within
-// their groups (binned ECEs) use c in place of the labels (generators/sample.hpp): a calibrated
+// their groups (binned ECEs) use c in place of the labels (core/sample.hpp): a calibrated
 // generator then gives a binned ECE of exactly 0, where labels would leave |noise|.
 // Streams are keyed by the generator's canonical parameters, not the run's seed, so the value
 // is the same in every run; all estimators of one call share the samples (common random

@@ -1,4 +1,4 @@
-#include "estimators/quantity.hpp"
+#include "core/quantity.hpp"
 
 namespace calbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "generators/sample.hpp"
+#include "core/sample.hpp"
 
 #include "core/error.hpp"
 
