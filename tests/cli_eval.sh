@@ -105,12 +105,19 @@ save("p.npy", "<f8", "(3, 2)", "d", p)
 save("p32.npy", "<f4", "(3, 2)", "f", p)
 save("y.npy", "<i8", "(3,)", "q", [0, 1, 0])
 save("ybad.npy", "<i8", "(3,)", "q", [0, 1, 5])
+save("huge.npy", "<f8", "(4, 4611686018427387904)", "d", p)  # 4 * 2^62 elements wraps size_t
+save("wide.npy", "<f8", "(99999999999999999999999, 2)", "d", p)
 PY
 "$bin" eval "$work/p.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY eval"
 "$bin" eval "$work/p32.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY f4"
 "$bin" eval "$work/p.npy" --labels "$work/ybad.npy" >"$work/npy.out" 2>"$work/npy.err"
 [ $? -eq 2 ] && grep -q "ybad.npy: row 2: label 5" "$work/npy.err" || fail "NPY bad label: $(cat "$work/npy.err")"
 [ -s "$work/npy.out" ] && fail "NPY bad label printed to stdout"
+for f in huge wide; do
+  "$bin" eval "$work/$f.npy" --labels "$work/y.npy" >/dev/null 2>"$work/$f.err"
+  [ $? -eq 2 ] && grep -q "$f.npy: NPY shape .* is too large" "$work/$f.err" ||
+    fail "NPY $f shape: $(cat "$work/$f.err")"
+done
 
 # 4. A run with intervals writes the new columns.
 "$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run" --quiet --threads 2 ||

@@ -94,15 +94,23 @@ NpyArray read_npy(const std::filesystem::path& file) {
     std::size_t j = i;
     while (j + 1 < shape.size() && shape[j] >= '0' && shape[j] <= '9') ++j;
     if (j == i) fail(file, "NPY shape " + shape + " is not a tuple of integers");
-    out.shape.push_back(std::stoull(shape.substr(i, j - i)));
-    count *= out.shape.back();
+    // Every product is checked: a crafted shape such as (4, 2^62) would otherwise wrap the
+    // element count and pass the size check with a buffer far smaller than the shape says.
+    std::size_t extent = 0;
+    const auto digits = shape.substr(i, j - i);
+    if (digits.size() > 19 || __builtin_mul_overflow(count, extent = std::stoull(digits), &count))
+      fail(file, "NPY shape " + shape + " is too large (more elements than fit in memory)");
+    out.shape.push_back(extent);
     i = j;
   }
   const std::size_t size = item_size(descr);
   const std::size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != count * size)
+  std::size_t data_bytes = 0;
+  if (__builtin_mul_overflow(count, size, &data_bytes))
+    fail(file, "NPY shape " + shape + " is too large (more bytes than fit in memory)");
+  if (bytes.size() - data_start != data_bytes)
     fail(file, "NPY data has " + std::to_string(bytes.size() - data_start) + " bytes, the shape " +
-                   shape + " of " + descr + " needs " + std::to_string(count * size));
+                   shape + " of " + descr + " needs " + std::to_string(data_bytes));
   const char* data = bytes.data() + data_start;
   if (out.is_float()) {
     out.floats.resize(count);
