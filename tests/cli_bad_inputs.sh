@@ -91,6 +91,12 @@ expect_bad not_json '{"scenario": "estimator_bias", oops}' \
   '-|not valid JSON: parse error at line 1, column 32: syntax error'
 expect_rejected missing_file "$work/no_such_config.json" \
   '-|cannot open the file (No such file or directory)'
+# Limits that keep parsing linear and the stack bounded (was a segfault at ~87,000 levels and
+# 41 s for 100,000 keys).
+expect_bad deep_nesting "$(printf '{"a":%.0s' $(seq 90000))1$(printf '}%.0s' $(seq 90000))" \
+  '-|nested deeper than 100 levels'
+expect_bad many_keys "{$(seq -f '"k%.0f": 0,' 0 20000 | tr -d '\n')\"z\": 0}" \
+  '-|an object with more than 10000 keys'
 
 # ---- keys and types -------------------------------------------------------------------------
 expect_bad unknown_top_key "$(config 5 50 "$gen_ok" "$est_ok" '"frobnicate": 1')" \

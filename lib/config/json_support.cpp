@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <unordered_set>
 
 #include "core/format.hpp"
 
@@ -125,6 +127,20 @@ std::string unknown_name(std::string_view what, std::string_view name,
 
 namespace {
 
+// Limits on the shape of a JSON document, checked while it is parsed. A config is a few levels
+// deep with tens of keys per object; without limits, a file nested ~87,000 levels deep
+// overflowed the stack, and an object with 100,000 keys took 41 s (ordered_json inserts by a
+// linear search, so building an object is quadratic in its size).
+constexpr std::size_t max_depth = 100;
+constexpr std::size_t max_keys = 10'000;
+
+// Thrown by the parser callback when a limit is exceeded; nlohmann's exception constructor is
+// protected, and deriving from it lets every caller report it as it reports a syntax error.
+class LimitExceeded : public Json::exception {
+ public:
+  explicit LimitExceeded(const std::string& what) : Json::exception(0, what.c_str()) {}
+};
+
 // Tracks where the parser is (for pointers) and the keys seen in each open object.
 class DuplicateKeyFinder {
  public:
@@ -134,6 +150,9 @@ class DuplicateKeyFinder {
     switch (event) {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
+        if (frames_.size() == max_depth)
+          throw LimitExceeded("at " + pointer() + ": nested deeper than " +
+                              std::to_string(max_depth) + " levels (calbench's limit)");
         frames_.push_back({event == Json::parse_event_t::object_start, {}, {}, 0});
         break;
       case Json::parse_event_t::key:
@@ -154,7 +173,7 @@ class DuplicateKeyFinder {
  private:
   struct Frame {
     bool object;
-    std::vector<std::string> keys;
+    std::unordered_set<std::string> keys;
     std::string key;    // the current key of an object
     std::size_t index;  // the current element of an array
   };
@@ -163,10 +182,11 @@ class DuplicateKeyFinder {
     if (frames_.empty()) return;
     Frame& top = frames_.back();
     top.key = key;
-    if (std::find(top.keys.begin(), top.keys.end(), key) != top.keys.end())
+    if (!top.keys.insert(key).second)
       problems_->add(pointer(), "duplicate key; each key may appear once in an object");
-    else
-      top.keys.push_back(key);
+    else if (top.keys.size() > max_keys)
+      throw LimitExceeded("at " + pointer() + ": an object with more than " +
+                          std::to_string(max_keys) + " keys (calbench's limit)");
   }
 
   void element_done() {

@@ -53,8 +53,10 @@ std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
 std::string unknown_name(std::string_view what, std::string_view name,
                          std::vector<std::string> valid);
 
-// Parses JSON text, keeping key order. Syntax errors throw nlohmann's exceptions; a key that
-// appears twice in one object (the parser would silently keep the last) is reported here.
+// Parses JSON text, keeping key order. Syntax errors throw nlohmann's exceptions, and so do a
+// document nested deeper than 100 levels and an object with more than 10,000 keys (limits that
+// keep parsing linear and the stack bounded; docs/config.md); a key that appears twice in one
+// object (the parser would silently keep the last) is reported here.
 Json parse_json_text(const std::string& text, Problems& problems);
 
 // Value readers: each returns the value, or reports a problem at `pointer` and returns nullopt.
