@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/version.hpp>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("calbench ") + version + " (" + git_revision + ")");
   app.require_subcommand(1);
 
+  // Integer options are range-checked on their text: CLI11 would otherwise read "-1" into an
+  // unsigned option as 2^64 - 1.
+  const auto thread_range = CLI::Range(std::size_t{1}, std::size_t{4096});
   std::string config_file, out_dir, kind;
   std::size_t threads = static_cast<std::size_t>(tbb::info::default_concurrency());
   bool quiet = false;
@@ -89,8 +93,11 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run an experiment config and write its results");
   run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
   run->add_option("--threads", threads, "worker threads (default: all cores)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--out", out_dir, "output directory (overrides output.directory)");
+      ->check(thread_range);
+  run->add_option("--out", out_dir, "output directory (overrides output.directory)")
+      ->check(CLI::Validator(
+          [](const std::string& dir) { return dir.empty() ? std::string("must not be empty") : ""; },
+          "DIR"));
   run->add_flag("--quiet", quiet, "no progress and no summary table");
 
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
@@ -105,11 +112,14 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "measure throughput (docs/performance.md)");
   bench->add_option("--workload", bench_options.workloads,
                     "W1, W2, W3, truth, recalibration (default: all)");
-  bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported");
+  bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   bench->add_option("--replicates", bench_options.replicate_scale,
-                    "fraction of each workload's replicates to run (default 1)");
+                    "fraction of each workload's replicates to run (default 1)")
+      ->check(CLI::Range(1e-6, 1e3));
   bench->add_option("--threads", bench_options.threads,
-                    "thread counts to measure (default 1 and all)");
+                    "thread counts to measure (default 1 and all)")
+      ->check(thread_range);
   bench->add_option(
       "--estimators", bench_options.estimators,
       "none (the sampler alone) | first | baseline (default: the numpy baseline's set) | binned");
@@ -129,9 +139,18 @@ int main(int argc, char** argv) {
                    "bootstrap and consistency resamples (default 1000)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   eval->add_option("--level", eval_options.level, "interval level (default 0.95)");
-  eval->add_option("--seed", eval_options.seed, "seed of the resample streams (default 0)");
+  eval->add_option("--seed", eval_options.seed, "seed of the resample streams (default 0)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            std::uint64_t value = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+            return error != std::errc() || end != text.data() + text.size()
+                       ? "must be an integer in [0, 2^64 - 1], found " + text
+                       : std::string();
+          },
+          "UINT64"));
   eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(thread_range);
   eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
 
   try {

@@ -229,6 +229,13 @@ $output"
 expect_status 2 "CONFIG is required" run
 expect_status 2 "--threads" run "$src/tests/data/tiny.json" --threads 0 --out "$work/out_threads"
 [ -e "$work/out_threads" ] && fail "run --threads 0 wrote its output directory"
+# Integer options are range-checked on their text (CLI11 read -1 into an unsigned as 2^64 - 1).
+printf '0,0.6,0.4\n1,0.3,0.7\n' >"$work/two_rows.csv"
+expect_status 2 "--threads: Value -1 not in range 1 to 4096" run "$src/tests/data/tiny.json" --threads -1
+expect_status 2 "--seed: must be an integer in [0, 2^64 - 1], found -1" eval "$work/two_rows.csv" --seed -1
+expect_status 2 "found 99999999999999999999999" eval "$work/two_rows.csv" --seed 99999999999999999999999
+expect_status 2 "--runs: Value -1 not in range 1 to 1000" bench --runs -1
+expect_status 2 "--out: must not be empty" run "$src/tests/data/tiny.json" --out ""
 expect_status 2 'unknown kind "bogus"; valid: estimators, maps, families' list bogus
 expect_status 0 "equal_mass" list
 expect_status 0 "ece" list
