@@ -10,6 +10,7 @@
 #include "estimators/binned_ece.hpp"
 #include "estimators/skce.hpp"
 #include "truth/dirichlet_integrals.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -222,4 +223,121 @@ TEST_CASE("skce population values are Rao-Blackwellised", "[statistical][truth]"
   CHECK(rb.value > 0.0);
   CHECK(std::abs(rb.value - labels.mean()) < 4.5 * std::hypot(rb.error, labels.standard_error()));
   CHECK(rb.error < labels.standard_error());
+}
+
+// ---- the Monte Carlo sampler (truth/monte_carlo_sampler.hpp) --------------------------------
+
+TEST_CASE("sampler: batch b draws from the stream (key, b, 0, purpose), whatever the threads",
+          "[unit][truth]") {
+  const mc::KeyedBatches streams{0x1234abcdULL, Purpose::decision, 16};
+  const auto firsts = [&] {
+    return mc::draw_batches<std::uint64_t>(streams,
+                                           [](std::size_t, Engine& engine) { return engine(); });
+  };
+  std::vector<std::uint64_t> one, two;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    one = firsts();
+  }
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    two = firsts();
+  }
+  for (std::size_t b = 0; b < streams.batches; ++b) {
+    Engine expected = make_engine({0x1234abcdULL, b, 0, Purpose::decision});
+    const std::uint64_t first = expected();
+    CHECK(one[b] == first);
+    CHECK(two[b] == first);
+  }
+  CHECK(one[0] != one[1]);
+}
+
+TEST_CASE("sampler: the mean of batches and its standard error by hand", "[unit][truth]") {
+  // Column e = 1 of a 4 x 2 table: 1, 3, 5, 11; mean 5, sample variance (16+4+0+36)/3,
+  // standard error sqrt(56/3/4).
+  const std::vector<double> table = {9.0, 1.0, 9.0, 3.0, 9.0, 5.0, 9.0, 11.0};
+  const mc::BatchMean m = mc::batch_mean(table, 2, 1);
+  CHECK(m.value == Approx(5.0).epsilon(1e-15));
+  CHECK(m.error == Approx(std::sqrt(56.0 / 3.0 / 4.0)).epsilon(1e-14));
+}
+
+namespace {
+// A group whose every draw adds one to its count; its error halves with every round.
+struct CountingGroup {
+  std::size_t drawn = 0;
+  void draw(std::size_t n) { drawn += n; }
+};
+}  // namespace
+
+TEST_CASE("sampler: rounds of samples/8 over the groups, stopping once the needed errors are small",
+          "[unit][truth]") {
+  std::vector<CountingGroup> groups(4);
+  std::size_t round = 0;
+  const std::vector<Quantity> needed = {Quantity::brier};
+  const auto summarise = [&] {
+    ++round;
+    GroundTruth t;
+    for (Quantity q : all_quantities) t[q].error = 1.0;  // not needed: never stops the rounds
+    t[Quantity::brier].error = std::ldexp(1.0, -static_cast<int>(round));
+    return t;
+  };
+  // 1000 samples over 4 groups in 8 rounds: ceil(1000 / 32) = 32 per group and round. The
+  // error 2^-round is within 1/8 after the third round.
+  mc::draw_in_rounds(groups, 1000, 0.125, needed, summarise);
+  CHECK(round == 3);
+  for (const auto& g : groups) CHECK(g.drawn == 3 * 32);
+  // Never within the tolerance: all 8 rounds, then stop.
+  round = 0;
+  std::vector<CountingGroup> more(4);
+  mc::draw_in_rounds(more, 1000, 0.0, needed, summarise);
+  CHECK(round == mc::rounds);
+  for (const auto& g : more) CHECK(g.drawn == mc::rounds * 32);
+}
+
+TEST_CASE("sampler: a truth group's per-draw statistics by hand", "[unit][truth]") {
+  // One fixed draw, K = 3: c = (0.5, 0.3, 0.2), p = (0.6, 0.3, 0.1), r = c.
+  const std::vector<double> c = {0.5, 0.3, 0.2}, p = {0.6, 0.3, 0.1};
+  const auto draw = [&](Engine&, mc::Draw& d) {
+    d.c = c;
+    d.p = p;
+    for (std::size_t k = 0; k < 3; ++k) d.log_p[k] = std::log(p[k]);
+    d.control = {1.0, 2.0, 3.0};
+  };
+  const mc::KeyedBatches streams{1, Purpose::truth, 1};
+  mc::TruthGroup<decltype(draw)> group(streams, 0, 3, /*pooled=*/false, draw);
+  group.draw(2);
+  const auto& m = group.result().moments;
+  CHECK(m.n == 2.0);
+  CHECK(m.x[mc::t_acc] == Approx(2 * 0.5));          // c_top, top = argmax p = 0
+  CHECK(m.x[mc::t_gap] == Approx(2 * (0.5 - 0.6)));  // c_top - Z
+  CHECK(m.x[mc::t_gap_sq] == Approx(2 * 0.01));
+  const double brier = (0.36 + 0.09 + 0.01) - 2 * (0.30 + 0.09 + 0.02) + 1.0;  // 0.64
+  CHECK(m.x[mc::t_brier] == Approx(2 * brier));
+  const double nll = -(0.5 * std::log(0.6) + 0.3 * std::log(0.3) + 0.2 * std::log(0.1));
+  CHECK(m.x[mc::t_nll] == Approx(2 * nll));
+  CHECK(m.x[mc::t_can_l1] == Approx(2 * 0.2));     // |0.5-0.6| + 0 + |0.2-0.1|
+  CHECK(m.x[mc::t_can_l2sq] == Approx(2 * 0.02));  // 0.01 + 0 + 0.01
+  CHECK(m.y[mc::c_max] == Approx(2 * 3.0));
+  // The top-label residual on Z's bin, class 2's residual on p_2's bin in its own channel.
+  CHECK(group.result().top.s[mc::fine_bin(0.6)] == Approx(2 * -0.1));
+  CHECK(group.result().classwise.s[2 * mc::fine_bins + mc::fine_bin(0.1)] == Approx(2 * 0.1));
+  CHECK(group.result().classwise.n[2 * mc::fine_bins + mc::fine_bin(0.1)] == 2.0);
+}
+
+TEST_CASE("fine bins: monotone in v, 2^sub_bits per octave, the ends in one bin each",
+          "[unit][truth]") {
+  using Bins = mc::FineBins<2>;
+  std::size_t previous = 0;
+  for (double v = 1e-14; v < 1.0; v *= 1.01) {
+    const std::size_t b = Bins::of(v);
+    REQUIRE(b >= previous);
+    REQUIRE(b < Bins::count);
+    previous = b;
+  }
+  CHECK(Bins::of(0.0) == 0);
+  CHECK(Bins::of(1e-13) == 0);  // below 2^-40
+  CHECK(Bins::of(1.0) == Bins::count - 1);
+  CHECK(Bins::of(0.25) != Bins::of(0.25 * 1.25));  // a quarter octave apart: the next bin
+  CHECK(Bins::of(0.25) == Bins::of(0.25 * 1.24));
+  CHECK(Bins::of(0.5) < Bins::of(0.5000001));  // 0.5 belongs to the lower side
 }

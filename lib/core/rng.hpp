@@ -66,16 +66,38 @@ class Xoshiro256pp {
 
 using Engine = Xoshiro256pp;
 
-// What a stream is used for; part of its key so that two uses never share draws.
+// What a stream is used for; part of its key so that two uses never share draws. Every
+// stream in calbench is keyed by one of these; the numbers are part of every key, hence of
+// every result: never renumber one. The keys {seed word, cell, replicate, purpose}:
+//
+// | purpose   | seed word                          | cell  | replicate    | what it draws        |
+// |-----------|------------------------------------|-------|--------------|----------------------|
+// | sample    | run seed                           | cell  | r            | replicate r's sample |
+// | fit       | run seed                           | cell  | r            | r's fit sample       |
+// | test      | run seed                           | cell  | r            | r's test sample      |
+// | bootstrap | run seed                           | cell  | r * 2^32 + b | bootstrap resample b |
+// | labels    | run seed                           | cell  | r * 2^32 + b | consistency resample |
+// | truth     | H(canonical)                       | group | 0            | truth engine (1)     |
+// | truth     | H(canonical + "|population")       | group | 0            | population values (2)|
+// | truth     | H(canonical + "|recalibration")    | 0     | 0            | recalibrated truth(3)|
+// | truth     | H("target-solver|" + canonical)    | chunk | 0            | target solver (4)    |
+// | decision  | H(canonical)                       | batch | 0            | decision values (5)  |
+//
+// H = hash64, canonical = the generator's canonical text. (1) truth/monte_carlo_sampler.hpp,
+// (2) truth/population.cpp, (3) truth/composed_truth.cpp, (4) truth/target_solver.cpp,
+// (5) decisions/decision_value.cpp; the resamples: estimators/uncertainty.hpp. `split` is
+// reserved for a fit/test split of given data; 3 and 9-11 belonged to purposes since removed.
+// The truth streams share a purpose and are told apart by the tag hashed into the seed word
+// (a purpose each would be cleaner, but would change every truth value's bits).
 enum class Purpose : std::uint32_t {
-  sample = 1,  // a replicate's fake-classifier sample
-  truth = 2,   // the truth engine's Monte Carlo
+  sample = 1,
+  truth = 2,
   bootstrap = 4,
   split = 5,
   labels = 6,
-  fit = 7,        // a recalibration replicate's fit sample
-  test = 8,       // a recalibration replicate's test sample
-  decision = 12,  // the exact expected utility of a decision task (decisions/decision_value.hpp)
+  fit = 7,
+  test = 8,
+  decision = 12,
 };
 
 struct StreamKey {

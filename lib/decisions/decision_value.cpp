@@ -1,7 +1,5 @@
 #include "decisions/decision_value.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <array>
 #include <boost/math/quadrature/exp_sinh.hpp>
@@ -12,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -175,35 +174,35 @@ DecisionValue monte_carlo_core(const std::string& canonical, std::size_t K,
   const std::size_t T = task.tally_count();
   const std::uint64_t per_batch =
       std::max<std::uint64_t>(1, (samples + mc_batches - 1) / mc_batches);
-  const std::uint64_t key = hash64(canonical);
+  const mc::KeyedBatches streams{hash64(canonical), Purpose::decision, mc_batches};
 
-  std::vector<BatchStats> batches(mc_batches);
-  tbb::parallel_for(std::size_t{0}, mc_batches, [&](std::size_t b) {
-    BatchStats& s = batches[b];
-    s.tallies.resize(T);
-    s.oracle_tallies.resize(T);
-    Engine engine = make_engine({key, b, 0, Purpose::decision});
-    Draw d(K);
-    GeneratorScratch scratch;
-    scratch.reserve(K);
-    std::vector<double> v(T);
-    for (std::uint64_t i = 0; i < per_batch; ++i) {
-      draw_case(engine, d, scratch);
-      const Decision dp = task.decide(d.p, d.log_p);
-      const Decision dor = task.decide(d.r, d.log_r);
-      const double up = expected_utility(task, dp, d.r);
-      const double uo = dp == dor ? up : expected_utility(task, dor, d.r);
-      s.policy.add(up);
-      s.oracle.add(uo);
-      s.cost.add(uo - up);
-      if (T > 0) {
-        task.tally(dp, d.r, v);
-        for (std::size_t j = 0; j < T; ++j) s.tallies[j].add(v[j]);
-        task.tally(dor, d.r, v);
-        for (std::size_t j = 0; j < T; ++j) s.oracle_tallies[j].add(v[j]);
-      }
-    }
-  });
+  std::vector<BatchStats> batches =
+      mc::draw_batches<BatchStats>(streams, [&](std::size_t, Engine& engine) {
+        BatchStats s;
+        s.tallies.resize(T);
+        s.oracle_tallies.resize(T);
+        Draw d(K);
+        GeneratorScratch scratch;
+        scratch.reserve(K);
+        std::vector<double> v(T);
+        for (std::uint64_t i = 0; i < per_batch; ++i) {
+          draw_case(engine, d, scratch);
+          const Decision dp = task.decide(d.p, d.log_p);
+          const Decision dor = task.decide(d.r, d.log_r);
+          const double up = expected_utility(task, dp, d.r);
+          const double uo = dp == dor ? up : expected_utility(task, dor, d.r);
+          s.policy.add(up);
+          s.oracle.add(uo);
+          s.cost.add(uo - up);
+          if (T > 0) {
+            task.tally(dp, d.r, v);
+            for (std::size_t j = 0; j < T; ++j) s.tallies[j].add(v[j]);
+            task.tally(dor, d.r, v);
+            for (std::size_t j = 0; j < T; ++j) s.oracle_tallies[j].add(v[j]);
+          }
+        }
+        return s;
+      });
   BatchStats total = std::move(batches.front());
   for (std::size_t b = 1; b < mc_batches; ++b) total.merge(batches[b]);
 
@@ -274,12 +273,11 @@ std::vector<RecalibratedValue> recalibrated_core(const std::string& canonical, s
   const std::size_t M = models.size();
   const std::uint64_t per_batch =
       std::max<std::uint64_t>(1, (samples + mc_batches - 1) / mc_batches);
-  const std::uint64_t key = hash64(canonical);
+  const mc::KeyedBatches streams{hash64(canonical), Purpose::decision, mc_batches};
   // [batch][model]: policy and cost.
   std::vector<std::vector<RunningStats>> policy(mc_batches, std::vector<RunningStats>(M)),
       cost(mc_batches, std::vector<RunningStats>(M));
-  tbb::parallel_for(std::size_t{0}, mc_batches, [&](std::size_t b) {
-    Engine engine = make_engine({key, b, 0, Purpose::decision});
+  mc::for_each_batch(streams, [&](std::size_t b, Engine& engine) {
     Draw d(K);
     GeneratorScratch scratch;
     scratch.reserve(K);

@@ -1,13 +1,11 @@
 #include "estimators/uncertainty.hpp"
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/task_kernel.hpp"
 
 namespace calbench {
 namespace {
@@ -77,9 +75,7 @@ std::vector<double> resampled_values(const Sample& sample,
   if (execution == Execution::serial) {
     for (std::size_t b = 0; b < resamples; ++b) one(b, workspace);
   } else {
-    tbb::enumerable_thread_specific<ResampleWorkspace> workspaces;
-    tbb::parallel_for(std::size_t{0}, resamples,
-                      [&](std::size_t b) { one(b, workspaces.local()); });
+    for_each_index<ResampleWorkspace>(resamples, one);
   }
   return values;
 }

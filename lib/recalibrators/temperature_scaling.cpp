@@ -1,7 +1,5 @@
 #include "recalibrators/temperature_scaling.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/fast_math.hpp"
+#include "core/task_kernel.hpp"
 
 namespace calbench {
 namespace {
@@ -26,38 +25,40 @@ Derivatives evaluate(std::span<const double> d, std::span<const double> d_label,
                      std::size_t classes, double beta) {
   const std::size_t n = d_label.size();
   const std::size_t blocks = (n + block_rows - 1) / block_rows;
-  std::vector<Derivatives> partial(blocks);
-  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t blk) {
-    Derivatives out;
-    const std::size_t begin = blk * block_rows, end = std::min(n, (blk + 1) * block_rows);
-    // Each row's exponentials in one bulk call (core/fast_math.hpp: vectorised, <= 1 ulp, the
-    // same bits on every machine): they are nearly all of the fit's time. One row's buffer
-    // per block, small enough to stay in cache (a block-sized one would be mapped afresh).
-    std::vector<double> weights(classes);
-    for (std::size_t i = begin; i < end; ++i) {
-      const double* row = d.data() + i * classes;
-      for (std::size_t k = 0; k < classes; ++k) weights[k] = beta * row[k];
-      fast::exp_bulk(weights.data(), weights.data(), classes);
-      double s0 = 0.0, s1 = 0.0, s2 = 0.0;
-      for (std::size_t k = 0; k < classes; ++k) {
-        const double w = weights[k];
-        s0 += w;
-        s1 += w * row[k];
-        s2 += w * row[k] * row[k];
-      }
-      const double mean = s1 / s0;
-      out.nll += std::log(s0) - beta * d_label[i];
-      out.first += mean - d_label[i];
-      out.second += std::max(0.0, s2 / s0 - mean * mean);
-    }
-    partial[blk] = out;
-  });
-  Derivatives out;
-  for (const auto& p : partial) {
-    out.nll += p.nll;
-    out.first += p.first;
-    out.second += p.second;
-  }
+  Derivatives out = fold_batches(
+      blocks, Derivatives{},
+      [&](std::size_t blk) {
+        Derivatives part;
+        const std::size_t begin = blk * block_rows, end = std::min(n, (blk + 1) * block_rows);
+        // Each row's exponentials in one bulk call (core/fast_math.hpp: vectorised, <= 1 ulp,
+        // the same bits on every machine): they are nearly all of the fit's time. One row's
+        // buffer per block, small enough to stay in cache (a block-sized one would be mapped
+        // afresh).
+        std::vector<double> weights(classes);
+        for (std::size_t i = begin; i < end; ++i) {
+          const double* row = d.data() + i * classes;
+          for (std::size_t k = 0; k < classes; ++k) weights[k] = beta * row[k];
+          fast::exp_bulk(weights.data(), weights.data(), classes);
+          double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+          for (std::size_t k = 0; k < classes; ++k) {
+            const double w = weights[k];
+            s0 += w;
+            s1 += w * row[k];
+            s2 += w * row[k] * row[k];
+          }
+          const double mean = s1 / s0;
+          part.nll += std::log(s0) - beta * d_label[i];
+          part.first += mean - d_label[i];
+          part.second += std::max(0.0, s2 / s0 - mean * mean);
+        }
+        return part;
+      },
+      [](Derivatives total, const Derivatives& part) {
+        total.nll += part.nll;
+        total.first += part.first;
+        total.second += part.second;
+        return total;
+      });
   const double nd = static_cast<double>(n);
   out.nll /= nd;
   out.first /= nd;
@@ -175,7 +176,7 @@ TemperatureFit fit_temperature(std::span<const double> logits,
     throw DomainError("temperature: only class " + std::to_string(labels.front()) +
                       " occurs in the fit sample; at least two classes must occur");
   std::vector<double> d(n * classes), d_label(n);
-  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
+  for_each_index(n, [&](std::size_t i) {
     const auto row = logits.subspan(i * classes, classes);
     const double top = *std::max_element(row.begin(), row.end());
     for (std::size_t k = 0; k < classes; ++k) d[i * classes + k] = row[k] - top;
@@ -193,7 +194,7 @@ std::unique_ptr<const CalibrationModel> TemperatureScaling::fit(const Sample& sa
   const std::size_t n = sample.size, K = sample.classes;
   std::vector<double> d(n * K), d_label(n);
   constexpr std::size_t block_rows_log = 128;
-  tbb::parallel_for(std::size_t{0}, (n + block_rows_log - 1) / block_rows_log, [&](std::size_t b) {
+  for_each_index((n + block_rows_log - 1) / block_rows_log, [&](std::size_t b) {
     const std::size_t begin = b * block_rows_log, end = std::min(n, begin + block_rows_log);
     for (std::size_t j = begin * K; j < end * K; ++j)
       d[j] = std::max(sample.p[j], std::numeric_limits<double>::min());

@@ -1,81 +1,37 @@
 #include "truth/composed_truth.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 
 namespace calbench {
 namespace {
 
 constexpr std::size_t chunk_rows = 2048;
-constexpr int octaves = 40;
 
-// Log-scale bins on [0, 1] towards both ends: 2^sub_bits per octave over 40 octaves, one bin
-// each for the last 2^-40 at either end. Monotone in v; equal values share a bin.
-template <int sub_bits>
-struct FineBins {
-  static constexpr std::size_t per_side = 1 + (std::size_t{octaves} << sub_bits);
-  static constexpr std::size_t count = 2 * per_side;
-  static std::size_t of(double v) {
-    const bool upper = v > 0.5;
-    const double x = upper ? 1.0 - v : v;
-    std::size_t index = 0;
-    if (x >= 0x1p-40) {
-      const auto bits = std::bit_cast<std::uint64_t>(x);
-      const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
-      const auto mantissa =
-          static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
-      index = 1 + (static_cast<std::size_t>(exponent + octaves) << sub_bits) + mantissa;
-      if (index >= per_side) index = per_side - 1;
-    }
-    return upper ? count - 1 - index : index;
-  }
-};
-using TopBins = FineBins<3>;
-using ClassBins = FineBins<2>;
+using TopBins = mc::FineBins<3>;
+using ClassBins = mc::FineBins<2>;
 
-// Per-bin sums of a residual for the even and the odd rows.
+// Per-bin sums of a residual for the even and the odd rows (the cross-fit's two halves).
 struct HalfSums {
-  std::vector<double> n[2], s[2], ss[2];
+  mc::BinSums half[2];
   void resize(std::size_t size) {
-    for (int h = 0; h < 2; ++h) {
-      n[h].assign(size, 0.0);
-      s[h].assign(size, 0.0);
-      ss[h].assign(size, 0.0);
-    }
+    half[0].resize(size);
+    half[1].resize(size);
   }
-  void add(int half, std::size_t i, double d) {
-    n[half][i] += 1.0;
-    s[half][i] += d;
-    ss[half][i] += d * d;
+  void add(int h, std::size_t i, double d) { half[h].add(i, d); }
+  // E|E[D | V]| over bins [begin, end), N rows in all.
+  mc::AbsConditional abs_conditional(const mc::BinSums& all, std::size_t begin, std::size_t end,
+                                     double N) const {
+    return mc::abs_conditional(all, half[0], half[1], begin, end, N);
+  }
+  mc::BinSums pooled() const {
+    const mc::BinSums* parts[] = {&half[0], &half[1]};
+    return mc::merge_bins(parts);
   }
 };
-
-struct AbsResult {
-  double plug_in = 0.0, cross_fit = 0.0, variance = 0.0;
-};
-
-// E|E[D | V]| over bins [begin, end), N rows in all (see the header).
-AbsResult abs_conditional(const HalfSums& h, std::size_t begin, std::size_t end, double N) {
-  AbsResult out;
-  double resid = 0.0, mean_sq = 0.0;
-  auto sgn = [](double v) { return static_cast<double>((v > 0.0) - (v < 0.0)); };
-  for (std::size_t i = begin; i < end; ++i) {
-    const double n = h.n[0][i] + h.n[1][i];
-    if (n == 0.0) continue;
-    const double s = h.s[0][i] + h.s[1][i], ss = h.ss[0][i] + h.ss[1][i];
-    out.plug_in += std::abs(s);
-    out.cross_fit += sgn(h.s[0][i]) * h.s[1][i] + sgn(h.s[1][i]) * h.s[0][i];
-    resid += ss - s * s / n;
-    mean_sq += s * s / n;
-  }
-  out.plug_in /= N;
-  out.cross_fit /= N;
-  out.variance = std::max(0.0, resid / N + mean_sq / N - out.plug_in * out.plug_in);
-  return out;
-}
 
 struct Accumulator {
   // Sums over rows of the per-row values and their squares.
@@ -88,11 +44,6 @@ TruthValue mean_value(double sum, double sum_sq, double N) {
   const double m = sum / N;
   const double var = std::max(0.0, sum_sq / N - m * m);
   return {m, TruthMethod::monte_carlo, std::sqrt(var / std::max(1.0, N - 1.0))};
-}
-
-TruthValue abs_value(const AbsResult& r, double N) {
-  return {0.5 * (r.plug_in + r.cross_fit), TruthMethod::monte_carlo,
-          std::sqrt(r.variance / N) + 0.5 * std::abs(r.plug_in - r.cross_fit)};
 }
 
 }  // namespace
@@ -118,8 +69,10 @@ std::vector<ComposedTruth> composed_truth(const Generator& generator,
     acc[m].classwise.resize(ClassBins::count * K);
     acc[m].injective = h_injective && (models[m] == nullptr || models[m]->injective());
   }
-  Engine engine =
-      make_engine({hash64(generator.canonical_text() + "|recalibration"), 0, 0, Purpose::truth});
+  // One batch: the rows' parity splits the cross-fit, and the models share every row.
+  const mc::KeyedBatches streams{hash64(generator.canonical_text() + "|recalibration"),
+                                 Purpose::truth, 1};
+  Engine engine = streams.engine(0);
   Sample rows;
   GeneratorScratch scratch;
   std::vector<double> q;
@@ -172,16 +125,19 @@ std::vector<ComposedTruth> composed_truth(const Generator& generator,
     t.values[0] = mean_value(a.acc, a.acc2, N);
     t.values[1] = mean_value(a.brier, a.brier2, N);
     t.values[2] = mean_value(a.nll, a.nll2, N);
-    t.values[3] = abs_value(abs_conditional(a.top, 0, TopBins::count, N), N);
+    const auto top = a.top.abs_conditional(a.top.pooled(), 0, TopBins::count, N);
+    t.values[3] = mc::bracketed(top.plug_in, top.cross_fit, std::sqrt(top.variance_if / N));
     // Classwise: the mean over classes of each class's value; variances added as if the
     // classes were independent, divided by K^2.
+    // (Not mc::abs_value, which divides by K before it adds: other rounding, other bits.)
+    const mc::BinSums cw_all = a.classwise.pooled();
     double plug = 0.0, cross = 0.0, var = 0.0;
     for (std::size_t k = 0; k < K; ++k) {
       const auto r =
-          abs_conditional(a.classwise, k * ClassBins::count, (k + 1) * ClassBins::count, N);
+          a.classwise.abs_conditional(cw_all, k * ClassBins::count, (k + 1) * ClassBins::count, N);
       plug += r.plug_in;
       cross += r.cross_fit;
-      var += r.variance;
+      var += r.variance_if;
     }
     const double Kd = static_cast<double>(K);
     t.values[4] = TruthValue{0.5 * (plug + cross) / Kd, TruthMethod::monte_carlo,

@@ -1,7 +1,5 @@
 #include "truth/family_truth.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <boost/math/quadrature/tanh_sinh.hpp>
 #include <boost/math/special_functions/beta.hpp>
@@ -13,7 +11,7 @@
 
 #include "core/rng.hpp"
 #include "truth/dirichlet_integrals.hpp"
-#include "truth/monte_carlo_core.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 
 namespace calbench {
 namespace {
@@ -159,55 +157,6 @@ GroundTruth binary_score_truth(const At& at, double point_mass) {
 
 // ---- the generic Monte Carlo ---------------------------------------------------------------
 
-class FamilyGroup {
- public:
-  FamilyGroup(const Generator& gen, std::uint64_t key, std::size_t group, bool pooled)
-      : gen_(gen), engine_(make_engine({key, group, 0, Purpose::truth})), pooled_(pooled) {
-    const std::size_t K = gen.classes();
-    for (auto* v : {&c_, &p_, &log_p_}) v->resize(K);
-    scratch_.reserve(K);
-    result_.top.resize(mc::fine_bins);
-    result_.classwise.resize(mc::fine_bins * (pooled ? 1 : K));
-  }
-
-  void draw(std::size_t count) {
-    const std::size_t K = gen_.classes();
-    for (std::size_t i = 0; i < count; ++i) {
-      gen_.draw(engine_, c_, p_, log_p_, scratch_);
-      std::size_t top = 0;
-      for (std::size_t k = 1; k < K; ++k)
-        if (p_[k] > p_[top]) top = k;
-      const double Z = p_[top];
-      const double gap = c_[top] - Z;
-      double sum_sq_p = 0.0, cross = 0.0, nll = 0.0, l1 = 0.0, l2 = 0.0;
-      for (std::size_t k = 0; k < K; ++k) {
-        sum_sq_p += p_[k] * p_[k];
-        cross += p_[k] * c_[k];
-        if (c_[k] > 0.0) nll -= c_[k] * log_p_[k];
-        const double d = c_[k] - p_[k];  // c = r(p) in every family here
-        l1 += std::abs(d);
-        l2 += d * d;
-      }
-      result_.moments.add({c_[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
-                          {0.0, 0.0, 0.0});
-      result_.top.add(mc::fine_bin(Z), gap);
-      for (std::size_t k = 0; k < K; ++k)
-        result_.classwise.add((pooled_ ? 0 : k * mc::fine_bins) + mc::fine_bin(p_[k]),
-                              c_[k] - p_[k]);
-    }
-  }
-
-  const mc::GroupResult& result() const { return result_; }
-
- private:
-  const Generator& gen_;
-  Engine engine_;
-  bool pooled_;
-  GeneratorScratch scratch_;
-  std::vector<double> c_, p_, log_p_;
-  mc::GroupResult result_;
-};
-
 // Shape of the Monte Carlo summary for a family.
 mc::SummaryShape family_shape(const Generator& gen) {
   mc::SummaryShape shape;
@@ -224,28 +173,18 @@ mc::SummaryShape family_shape(const Generator& gen) {
   return shape;
 }
 
-// Monte Carlo until the errors of `needed` quantities are within the tolerance.
+// Monte Carlo until the errors of `needed` quantities are within the tolerance. Every family
+// here draws c as a function of p, so r(p) = c; no control variates.
 GroundTruth run_monte_carlo(const Generator& gen, const TruthSettings& settings,
                             const std::vector<Quantity>& needed) {
-  const std::uint64_t key = hash64(gen.canonical_text());
-  const mc::SummaryShape shape = family_shape(gen);
-  std::vector<FamilyGroup> groups;
-  for (std::size_t g = 0; g < mc::groups; ++g) groups.emplace_back(gen, key, g, shape.pooled);
-  std::vector<const mc::GroupResult*> results;
-  for (const auto& g : groups) results.push_back(&g.result());
-  constexpr std::size_t rounds = 8;
-  const std::size_t per_round = std::max<std::size_t>(
-      1, (settings.samples + mc::groups * rounds - 1) / (mc::groups * rounds));
-  GroundTruth t;
-  for (std::size_t round = 0; round < rounds; ++round) {
-    tbb::parallel_for(std::size_t{0}, mc::groups,
-                      [&](std::size_t g) { groups[g].draw(per_round); });
-    t = mc::summarise(results, {0.0, 0.0, 0.0}, shape);
-    double worst = 0.0;
-    for (Quantity q : needed) worst = std::max(worst, t[q].error);
-    if (worst <= settings.tolerance) break;
-  }
-  return t;
+  const std::size_t K = gen.classes();
+  GeneratorScratch scratch;
+  scratch.reserve(K);
+  const auto draw = [&gen, scratch](Engine& engine, mc::Draw& d) mutable {
+    gen.draw(engine, d.c, d.p, d.log_p, scratch);
+  };
+  return mc::truth_monte_carlo(hash64(gen.canonical_text()), K, family_shape(gen), {0.0, 0.0, 0.0},
+                               settings.samples, settings.tolerance, needed, draw);
 }
 
 double log_beta(double a, double b) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "truth/ground_truth.hpp"
@@ -21,27 +22,37 @@ constexpr std::size_t groups = 8;
 
 // ---------------------------------------------------------------------------------------------
 // Fine bins on [0, 1] for conditional expectations given a score v: log-scale towards 0 and
-// towards 1, read straight off the bits of min(v, 1 - v): 32 bins per octave (relative width
-// 1/32) over 40 octaves, and one bin each for the last 2^-40 at either end, where
-// |E[c | v] - v| contributes at most about 2^-40. The index is monotone in v.
+// towards 1, read straight off the bits of min(v, 1 - v): 2^sub_bits bins per octave (relative
+// width 2^-sub_bits) over 40 octaves, and one bin each for the last 2^-40 at either end, where
+// |E[c | v] - v| contributes at most about 2^-40. The index is monotone in v; equal values
+// share a bin.
 constexpr int octaves = 40;
-constexpr int sub_bits = 5;
-constexpr std::size_t per_side = 1 + (std::size_t{octaves} << sub_bits);
-constexpr std::size_t fine_bins = 2 * per_side;
 
-inline std::size_t fine_bin(double v) {
-  const bool upper = v > 0.5;
-  const double x = upper ? 1.0 - v : v;  // exact for v > 0.5 (Sterbenz)
-  std::size_t index = 0;
-  if (x >= 0x1p-40) {
-    const auto bits = std::bit_cast<std::uint64_t>(x);
-    const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;  // -40 .. -1
-    const auto mantissa =
-        static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
-    index = 1 + (static_cast<std::size_t>(exponent + octaves) << sub_bits) + mantissa;
-    if (index >= per_side) index = per_side - 1;  // x = 0.5 exactly
+template <int sub_bits>
+struct FineBins {
+  static constexpr std::size_t per_side = 1 + (std::size_t{octaves} << sub_bits);
+  static constexpr std::size_t count = 2 * per_side;
+  static std::size_t of(double v) {
+    const bool upper = v > 0.5;
+    const double x = upper ? 1.0 - v : v;  // exact for v > 0.5 (Sterbenz)
+    std::size_t index = 0;
+    if (x >= 0x1p-40) {
+      const auto bits = std::bit_cast<std::uint64_t>(x);
+      const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;  // -40 .. -1
+      const auto mantissa =
+          static_cast<std::size_t>((bits >> (52 - sub_bits)) & ((1u << sub_bits) - 1));
+      index = 1 + (static_cast<std::size_t>(exponent + octaves) << sub_bits) + mantissa;
+      if (index >= per_side) index = per_side - 1;  // x = 0.5 exactly
+    }
+    return upper ? count - 1 - index : index;
   }
-  return upper ? fine_bins - 1 - index : index;
+};
+
+// The truth engine's bins: 32 per octave.
+using TruthBins = FineBins<5>;
+constexpr std::size_t fine_bins = TruthBins::count;
+inline std::size_t fine_bin(double v) {
+  return TruthBins::of(v);
 }
 
 // Running sums of a residual per bin, for several "channels" (classes, or the top label).
@@ -202,20 +213,34 @@ struct GroupResult {
   BinSums top, classwise;
 };
 
+// The bin sums of several parts added in order into zeros (so two parts pool to exactly
+// a + b, whichever code pools them).
+inline BinSums merge_bins(std::span<const BinSums* const> parts) {
+  BinSums out;
+  out.resize(parts.front()->n.size());
+  for (const BinSums* b : parts)
+    for (std::size_t i = 0; i < b->n.size(); ++i) {
+      out.n[i] += b->n[i];
+      out.s[i] += b->s[i];
+      out.ss[i] += b->ss[i];
+    }
+  return out;
+}
+
+// The groups' bins of one kind, all groups (parity -1) or the even (0) or odd (1) ones.
 inline BinSums merge_bins(const std::vector<const GroupResult*>& groups_,
                           BinSums GroupResult::*member, int parity) {
-  BinSums out;
-  out.resize((groups_[0]->*member).n.size());
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    if (parity >= 0 && static_cast<int>(g % 2) != parity) continue;
-    const BinSums& b = groups_[g]->*member;
-    for (std::size_t i = 0; i < b.n.size(); ++i) {
-      out.n[i] += b.n[i];
-      out.s[i] += b.s[i];
-      out.ss[i] += b.ss[i];
-    }
-  }
-  return out;
+  std::vector<const BinSums*> parts;
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    if (parity < 0 || static_cast<int>(g % 2) == parity) parts.push_back(&(groups_[g]->*member));
+  return merge_bins(parts);
+}
+
+// A cross-fitted |.| estimate: the plug-in is biased up and the cross-fit down, so the value
+// is their midpoint and the error the standard error plus half the bracket.
+inline TruthValue bracketed(double plug_in, double cross_fit, double standard_error) {
+  return {0.5 * (plug_in + cross_fit), TruthMethod::monte_carlo,
+          standard_error + 0.5 * std::abs(plug_in - cross_fit)};
 }
 
 // Combines a cross-fitted |.| estimate over channels into a TruthValue; the channels are
@@ -230,12 +255,7 @@ inline TruthValue abs_value(const BinSums& all, const BinSums& a, const BinSums&
     var += r.variance_if;
   }
   const double C = static_cast<double>(channels);
-  plug /= C;
-  cross /= C;
-  const double se = std::sqrt(var / N_per_channel) / C;
-  // The plug-in is biased up and the cross-fit down: report the midpoint, and as error the
-  // standard error plus half the bracket.
-  return {0.5 * (plug + cross), TruthMethod::monte_carlo, se + 0.5 * std::abs(plug - cross)};
+  return bracketed(plug / C, cross / C, std::sqrt(var / N_per_channel) / C);
 }
 
 // What the summary needs to know of the generator.

@@ -1,10 +1,7 @@
 #include "truth/population.hpp"
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-
 #include "core/rng.hpp"
-#include "core/running_stats.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 
 namespace calbench {
 namespace {
@@ -33,10 +30,8 @@ std::vector<PopulationValue> population_values(const Generator& generator,
   }
 
   std::vector<double> value(G * E);  // value[g * E + e]
-  tbb::enumerable_thread_specific<Buffers> buffers;
-  tbb::parallel_for(std::size_t{0}, G, [&](std::size_t g) {
-    Buffers& buf = buffers.local();
-    Engine engine = make_engine({key, g, 0, Purpose::truth});
+  const mc::KeyedBatches streams{key, Purpose::truth, G};
+  mc::for_each_batch<Buffers>(streams, [&](std::size_t g, Engine& engine, Buffers& buf) {
     generator.sample(engine, per_group, buf.sample, buf.scratch, /*keep_truth=*/true);
     for (std::size_t e = 0; e < E; ++e)
       value[g * E + e] = evaluated[e]->estimate(buf.sample, buf.workspace);
@@ -44,9 +39,8 @@ std::vector<PopulationValue> population_values(const Generator& generator,
 
   std::vector<PopulationValue> out(E);
   for (std::size_t e = 0; e < E; ++e) {
-    RunningStats stats;  // groups in order: the same bits for any thread count
-    for (std::size_t g = 0; g < G; ++g) stats.add(value[g * E + e]);
-    out[e] = {stats.mean(), stats.standard_error(), per_group};
+    const mc::BatchMean m = mc::batch_mean(value, E, e);
+    out[e] = {m.value, m.error, per_group};
   }
   return out;
 }

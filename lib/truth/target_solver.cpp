@@ -1,7 +1,5 @@
 #include "truth/target_solver.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
@@ -10,7 +8,9 @@
 
 #include "core/format.hpp"
 #include "core/rng.hpp"
+#include "core/task_kernel.hpp"
 #include "truth/dirichlet_integrals.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -96,8 +96,8 @@ struct TargetSolver::Draws {
     log_ratio.resize(count * (K - 1));
     const DirichletGenerator gen(DirichletSpec{K, {alpha}, IdentityMap{}});
     const std::uint64_t key = hash64("target-solver|" + gen.canonical_text());
-    tbb::parallel_for(std::size_t{0}, count / chunk, [&](std::size_t b) {
-      Engine engine = make_engine({key, b, 0, Purpose::truth});
+    const mc::KeyedBatches streams{key, Purpose::truth, count / chunk};
+    mc::for_each_batch(streams, [&](std::size_t b, Engine& engine) {
       std::vector<double> c(K), log_c(K);
       for (std::size_t i = b * chunk; i < (b + 1) * chunk; ++i) {
         gen.draw_truth(engine, c, log_c);
@@ -114,26 +114,26 @@ struct TargetSolver::Draws {
   // cancels against the accuracy). Chunks summed in order: the same bits for any thread count.
   double mean_gap(TargetMap map, double parameter) const {
     const std::size_t K = classes, chunks = count / chunk;
-    std::vector<double> sums(chunks);
-    tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t b) {
-      double s = 0.0;
-      for (std::size_t i = b * chunk; i < (b + 1) * chunk; ++i) {
-        double z;
-        if (map == TargetMap::temperature) {
-          const double inv_t = 1.0 / parameter;
-          const double* r = log_ratio.data() + i * (K - 1);
-          double denom = 1.0;
-          for (std::size_t j = 0; j + 1 < K; ++j) denom += std::exp(r[j] * inv_t);
-          z = 1.0 / denom;
-        } else {
-          z = top_label_g(max_c[i], parameter, K);
-        }
-        s += z - max_c[i];
-      }
-      sums[b] = s;
-    });
-    double total = 0.0;
-    for (double s : sums) total += s;
+    const double total = fold_batches(
+        chunks, 0.0,
+        [&](std::size_t b) {
+          double s = 0.0;
+          for (std::size_t i = b * chunk; i < (b + 1) * chunk; ++i) {
+            double z;
+            if (map == TargetMap::temperature) {
+              const double inv_t = 1.0 / parameter;
+              const double* r = log_ratio.data() + i * (K - 1);
+              double denom = 1.0;
+              for (std::size_t j = 0; j + 1 < K; ++j) denom += std::exp(r[j] * inv_t);
+              z = 1.0 / denom;
+            } else {
+              z = top_label_g(max_c[i], parameter, K);
+            }
+            s += z - max_c[i];
+          }
+          return s;
+        },
+        [](double sum, double s) { return sum + s; });
     return total / static_cast<double>(count);
   }
 };

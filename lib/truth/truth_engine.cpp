@@ -1,10 +1,7 @@
 #include "truth/truth_engine.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -13,7 +10,7 @@
 #include "core/rng.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/family_truth.hpp"
-#include "truth/monte_carlo_core.hpp"
+#include "truth/monte_carlo_sampler.hpp"
 
 namespace calbench {
 namespace {
@@ -22,78 +19,6 @@ using namespace mc;
 
 bool classes_exchangeable(const DirichletGenerator& g) {
   return g.symmetric() && is_class_symmetric(g.spec().map);
-}
-
-// One group's stream and accumulators; `draw` continues where the previous call stopped.
-class GroupSampler {
- public:
-  GroupSampler(const DirichletGenerator& gen, std::uint64_t key, std::size_t group, bool pooled)
-      : gen_(gen),
-        engine_(make_engine({key, group, 0, Purpose::truth})),
-        pooled_(pooled),
-        injective_(is_injective(gen.spec().map, gen.classes())) {
-    const std::size_t K = gen.classes();
-    for (auto* v : {&c_, &log_c_, &p_, &log_p_, &tmp_, &r_}) v->resize(K);
-    result_.top.resize(fine_bins);
-    result_.classwise.resize(fine_bins * (pooled ? 1 : K));
-    const auto& map = gen.spec().map;
-    gamma_ = std::holds_alternative<TopLabelMap>(map) ? std::get<TopLabelMap>(map).gamma : 1.0;
-  }
-
-  void draw(std::size_t count) {
-    const std::size_t K = gen_.classes();
-    const auto& spec = gen_.spec();
-    for (std::size_t i = 0; i < count; ++i) {
-      gen_.draw_truth(engine_, c_, log_c_);
-      apply(spec.map, c_, log_c_, p_, log_p_, tmp_);
-      std::size_t top = 0;
-      for (std::size_t k = 1; k < K; ++k)
-        if (p_[k] > p_[top]) top = k;
-      const double Z = p_[top];
-      const double gap = c_[top] - Z;
-      double sum_sq_p = 0.0, cross = 0.0, nll = 0.0, sum_sq_c = 0.0, neg_ent = 0.0, max_c = 0.0;
-      for (std::size_t k = 0; k < K; ++k) {
-        sum_sq_p += p_[k] * p_[k];
-        cross += p_[k] * c_[k];
-        if (c_[k] > 0.0) {
-          nll -= c_[k] * log_p_[k];
-          neg_ent += c_[k] * log_c_[k];
-        }
-        sum_sq_c += c_[k] * c_[k];
-        max_c = std::max(max_c, c_[k]);
-      }
-      if (!injective_) top_label_posterior_mean(p_, log_p_, spec.alpha, gamma_, r_);
-      const std::vector<double>& truth_p = injective_ ? c_ : r_;
-      double l1 = 0.0, l2 = 0.0;
-      for (std::size_t k = 0; k < K; ++k) {
-        const double d = truth_p[k] - p_[k];
-        l1 += std::abs(d);
-        l2 += d * d;
-      }
-      result_.moments.add({c_[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
-                          {sum_sq_c, neg_ent, max_c});
-      result_.top.add(fine_bin(Z), gap);
-      for (std::size_t k = 0; k < K; ++k)
-        result_.classwise.add((pooled_ ? 0 : k * fine_bins) + fine_bin(p_[k]), c_[k] - p_[k]);
-    }
-  }
-
-  const GroupResult& result() const { return result_; }
-
- private:
-  const DirichletGenerator& gen_;
-  Engine engine_;
-  bool pooled_, injective_;
-  double gamma_ = 1.0;
-  std::vector<double> c_, log_c_, p_, log_p_, tmp_, r_;
-  GroupResult result_;
-};
-
-// The groups' results, in group order.
-std::vector<const GroupResult*> results_of(const std::vector<GroupSampler>& samplers) {
-  std::vector<const GroupResult*> out;
-  for (const auto& s : samplers) out.push_back(&s.result());
-  return out;
 }
 
 mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
@@ -160,26 +85,32 @@ void top_label_posterior_mean(std::span<const double> p, std::span<const double>
 
 GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();
-  const std::uint64_t key = hash64(gen.canonical_text());
+  const std::size_t K = gen.classes();
   const bool pooled = classes_exchangeable(gen);
   const std::array<double, controls> mu = {expected_sum_squares(spec.alpha),
                                            expected_neg_entropy(spec.alpha),
                                            expected_max(spec.alpha).value};
-  std::vector<GroupSampler> samplers;
-  for (std::size_t g = 0; g < groups; ++g) samplers.emplace_back(gen, key, g, pooled);
-  // Rounds of samples/8 vectors; stop once every error is within the tolerance.
-  constexpr std::size_t rounds = 8;
-  const std::size_t per_round =
-      std::max<std::size_t>(1, (settings.samples + groups * rounds - 1) / (groups * rounds));
-  GroundTruth t;
-  for (std::size_t round = 0; round < rounds; ++round) {
-    tbb::parallel_for(std::size_t{0}, groups, [&](std::size_t g) { samplers[g].draw(per_round); });
-    t = mc::summarise(results_of(samplers), mu, shape_of(gen, pooled));
-    double worst = 0.0;
-    for (Quantity q : all_quantities) worst = std::max(worst, t[q].error);
-    if (worst <= settings.tolerance) break;
-  }
-  return t;
+  const bool injective = is_injective(spec.map, K);
+  const double gamma =
+      std::holds_alternative<TopLabelMap>(spec.map) ? std::get<TopLabelMap>(spec.map).gamma : 1.0;
+  // c from the Dirichlet, p = h(c); r = E[c | p] by the posterior over h's preimages when h is
+  // not injective. The controls sum c^2, sum c log c and max c have exact means `mu`.
+  const auto draw = [&gen, &spec, injective, gamma, tmp = std::vector<double>(K)](
+                        Engine& engine, mc::Draw& d) mutable {
+    gen.draw_truth(engine, d.c, d.log_c);
+    apply(spec.map, d.c, d.log_c, d.p, d.log_p, tmp);
+    double sum_sq_c = 0.0, neg_ent = 0.0, max_c = 0.0;
+    for (std::size_t k = 0; k < d.c.size(); ++k) {
+      if (d.c[k] > 0.0) neg_ent += d.c[k] * d.log_c[k];
+      sum_sq_c += d.c[k] * d.c[k];
+      max_c = std::max(max_c, d.c[k]);
+    }
+    d.control = {sum_sq_c, neg_ent, max_c};
+    d.r_is_c = injective;
+    if (!injective) top_label_posterior_mean(d.p, d.log_p, spec.alpha, gamma, d.r);
+  };
+  return mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape_of(gen, pooled), mu,
+                               settings.samples, settings.tolerance, all_quantities, draw);
 }
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
