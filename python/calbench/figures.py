@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from ._style import colour, marker
 from .results import Results
@@ -62,6 +63,35 @@ def _panels(n: int, width: float = 3.6, height: float = 3.0, **kwargs):
     return fig, axes[:n]
 
 
+def _label(axes, xlabel: str, ylabel: str) -> None:
+    """x label under the lowest panel of each column, y label left of each row."""
+    n = len(axes)
+    for i, ax in enumerate(axes):
+        spec = ax.get_subplotspec()
+        cols = spec.get_geometry()[1]
+        if i + cols >= n:
+            ax.set_xlabel(xlabel)
+        if spec.is_first_col():
+            ax.set_ylabel(ylabel)
+
+
+def _legend(axes, **kwargs) -> None:
+    """The legend right of the first row, outside the data."""
+    cols = axes[0].get_subplotspec().get_geometry()[1]
+    axes[min(cols, len(axes)) - 1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                                          fontsize=8, frameon=False, **kwargs)
+
+
+def _log_x(ax, values) -> None:
+    """Log x axis ticked at the swept values (a sweep often spans less than a decade)."""
+    ax.set_xscale("log")
+    ticks = sorted(set(float(v) for v in values if pd.notna(v)))
+    if 0 < len(ticks) <= 8:
+        ax.set_xticks(ticks)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _other_keys(results: Results, x: str) -> list[str]:
     return [k for k in results.sweep_keys if k != x]
 
@@ -92,18 +122,17 @@ def bias_curves(results: Results, x: str = "sample_size",
     df = results.summary
     labels = _estimators(df, estimators)
     groups = _groups(df, _other_keys(results, x))
-    fig, axes = _panels(len(groups), sharex=True)
+    fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
             ax.errorbar(r[x], r["bias"], yerr=2 * r["se_bias"], color=colour(i),
                         marker=marker(i), markersize=4, capsize=3, linewidth=1.2, label=label)
         ax.axhline(0, color="0.5", linewidth=0.8)
-        ax.set_xscale("log")
+        _log_x(ax, rows[x])
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(_x_label(x))
-        ax.set_ylabel("bias: mean estimate − truth\n(metric units; bars ±2 SE)")
-    axes[0].legend(fontsize=8, frameon=False)
+    _label(axes, _x_label(x), "bias: mean estimate − truth\n(metric units; bars ±2 SE)")
+    _legend(axes)
     return fig
 
 
@@ -114,23 +143,22 @@ def error_curves(results: Results, x: str = "sample_size",
     df = results.summary
     labels = _estimators(df, estimators)
     groups = _groups(df, _other_keys(results, x))
-    fig, axes = _panels(len(groups), sharex=True)
+    fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
             ax.plot(r[x], r["rmse"], color=colour(i), marker=marker(i), markersize=4,
                     linewidth=1.2)
             ax.plot(r[x], r["sd"], color=colour(i), linestyle="--", linewidth=1.0)
-        ax.set_xscale("log")
+        _log_x(ax, rows[x])
         ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(_x_label(x))
-        ax.set_ylabel("error (metric units, log scale)")
+    _label(axes, _x_label(x), "error (metric units, log scale)")
     handles = [Line2D([], [], color=colour(i), marker=marker(i), label=label)
                for i, label in enumerate(labels)]
     handles += [Line2D([], [], color="0.3", label="RMSE"),
                 Line2D([], [], color="0.3", linestyle="--", label="sd")]
-    axes[0].legend(handles=handles, fontsize=8, frameon=False)
+    _legend(axes, handles=handles)
     return fig
 
 
@@ -162,7 +190,8 @@ def estimate_distribution(results: Results, cell: int, estimator: str, bins: int
     ax.set_title(f"{estimator}, cell {cell}" + (f" ({params})" if params else ""), fontsize=10)
     ax.set_xlabel(f"{estimator} estimate ({_units(row['target'])})")
     ax.set_ylabel("replicates (count)")
-    ax.legend(fontsize=8, frameon=False)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=8, loc="best", framealpha=0.9)
     return fig
 
 
@@ -179,7 +208,7 @@ def bias_split(results: Results, x: str = "sample_size",
     df = df[df["binning_bias"].notna()]
     labels = _estimators(df, estimators)
     groups = _groups(df, _other_keys(results, x))
-    fig, axes = _panels(len(groups), sharex=True)
+    fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
@@ -187,15 +216,14 @@ def bias_split(results: Results, x: str = "sample_size",
                     markersize=4, linewidth=1.2)
             ax.plot(r[x], r["binning_bias"], color=colour(i), linestyle="--", linewidth=1.2)
         ax.axhline(0, color="0.5", linewidth=0.8)
-        ax.set_xscale("log")
+        _log_x(ax, rows[x])
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(_x_label(x))
-        ax.set_ylabel("bias component (metric units)")
+    _label(axes, _x_label(x), "bias component (metric units)")
     handles = [Line2D([], [], color=colour(i), marker=marker(i), label=label)
                for i, label in enumerate(labels)]
     handles += [Line2D([], [], color="0.3", label="finite-sample bias"),
                 Line2D([], [], color="0.3", linestyle="--", label="binning bias")]
-    axes[0].legend(handles=handles, fontsize=8, frameon=False)
+    _legend(axes, handles=handles)
     return fig
 
 
@@ -213,7 +241,7 @@ def recalibration_error(results: Results, quantity: str = "ece_top_l1",
         raise ValueError(f"no truth quantity {quantity!r} in {results.path} "
                          f"(have: {', '.join(have)})")
     groups = _groups(df, _other_keys(results, x))
-    fig, axes = _panels(len(groups), width=4.4, height=3.4, sharex=True)
+    fig, axes = _panels(len(groups), width=4.4, height=3.4)
     for ax, (title, rows) in zip(axes, groups):
         for i, method in enumerate(dict.fromkeys(rows["method"])):
             r = rows[rows["method"] == method].sort_values(x)
@@ -221,11 +249,11 @@ def recalibration_error(results: Results, quantity: str = "ece_top_l1",
                      else {"color": colour(i), "marker": marker(i)})
             ax.errorbar(r[x], r["mean"], yerr=r["sd"], capsize=3, markersize=4,
                         linewidth=1.2, label=method, **style)
-        ax.set_xscale("log")
+        _log_x(ax, rows[x])
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(_x_label(x))
-        ax.set_ylabel(f"true {quantity} after recalibration\n({_units(quantity)}; bars ±1 sd)")
-    axes[0].legend(fontsize=8, framealpha=0.9)
+    _label(axes, _x_label(x),
+           f"true {quantity} after recalibration\n({_units(quantity)}; bars ±1 sd)")
+    _legend(axes)
     return fig
 
 
@@ -257,7 +285,7 @@ def measured_vs_true(results: Results) -> Figure:
         ax.set_title(f"{label} → {target}", fontsize=10)
         ax.set_xlabel(f"true {target} ({_units(target)})")
         ax.set_ylabel(f"measured {label} ({_units(target)})")
-    axes[0].legend(fontsize=7, frameon=False)
+    _legend(axes)
     return fig
 
 
@@ -269,7 +297,7 @@ def ranking_disagreement(results: Results, x: str = "fit_size") -> Figure:
     if rk is None or rk.empty:
         raise ValueError(f"{results.path}: summary.json has no rankings")
     groups = _groups(rk, _other_keys(results, x))
-    fig, axes = _panels(len(groups), width=4.4, height=3.2, sharex=True)
+    fig, axes = _panels(len(groups), width=4.4, height=3.2)
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(dict.fromkeys(rows["estimator"])):
             r = rows[rows["estimator"] == label].sort_values(x)
@@ -277,17 +305,16 @@ def ranking_disagreement(results: Results, x: str = "fit_size") -> Figure:
                     linewidth=1.2)
             ax.plot(r[x], r["best_disagreement"], color=colour(i), linestyle="--",
                     linewidth=1.0)
-        ax.set_xscale("log")
+        _log_x(ax, rows[x])
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel(_x_label(x))
-        ax.set_ylabel("replicates with a wrong ranking\n(fraction)")
+    _label(axes, _x_label(x), "replicates with a wrong ranking\n(fraction)")
     labels = list(dict.fromkeys(rk["estimator"]))
     handles = [Line2D([], [], color=colour(i), marker=marker(i), label=label)
                for i, label in enumerate(labels)]
     handles += [Line2D([], [], color="0.3", label="order of all models"),
                 Line2D([], [], color="0.3", linestyle="--", label="best model")]
-    axes[0].legend(handles=handles, fontsize=7, frameon=False)
+    _legend(axes, handles=handles)
     return fig
 
 
@@ -384,7 +411,7 @@ def cost_vs_ece(results: Results) -> Figure:
     _require(results, "decision", "cost_vs_ece")
     df = results.summary
     acc_key = _accuracy_key(results)
-    fig = Figure(figsize=(6.0, 4.2), layout="constrained")
+    fig = Figure(figsize=(7.0, 4.2), layout="constrained")
     ax = fig.subplots()
     for i, (_, rows) in enumerate(_groups(df, [acc_key])):
         acc = rows["accuracy"].mean()
@@ -404,5 +431,6 @@ def cost_vs_ece(results: Results) -> Figure:
     handles += [Line2D([], [], color="0.3", marker="o", linestyle="none", label="overconfident"),
                 Line2D([], [], color="0.3", marker="o", markerfacecolor="white",
                        linestyle="none", label="underconfident")]
-    ax.legend(handles=handles, fontsize=7, frameon=False, ncol=2)
+    ax.legend(handles=handles, fontsize=8, frameon=False, loc="upper left",
+              bbox_to_anchor=(1.02, 1.0))
     return fig

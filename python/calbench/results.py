@@ -28,7 +28,7 @@ class Results:
     path: str
     scenario: str
     meta: dict[str, Any]
-    config: dict[str, Any]
+    config: dict[str, Any] = field(repr=False)
     raw: dict[str, Any] = field(repr=False)  # summary.json as parsed
     cells: pd.DataFrame = field(repr=False)
     summary: pd.DataFrame = field(repr=False)
