@@ -36,7 +36,8 @@ def _require(results: Results, scenario: str, figure: str) -> None:
 
 
 def _short(key: str) -> str:
-    return key.rsplit(".", 1)[-1]
+    parts = key.split(".")
+    return f"target {parts[-1]}" if len(parts) > 1 and parts[-2] == "target" else parts[-1]
 
 
 def _groups(frame: pd.DataFrame, keys: list[str]) -> list[tuple[str, pd.DataFrame]]:
@@ -82,9 +83,27 @@ def _legend(axes, **kwargs) -> None:
                                           fontsize=8, frameon=False, **kwargs)
 
 
+SIZES = ("sample_size", "fit_size", "test_size")
+
+
+def _resolve_x(results: Results, frame: pd.DataFrame, x: str) -> str:
+    """x, or when x takes one value only (a sweep without sizes, such as configs/target_grid),
+    the first swept key that varies."""
+    if x in frame.columns and frame[x].nunique() > 1:
+        return x
+    for k in results.sweep_keys:
+        if k in frame.columns and frame[k].nunique() > 1:
+            return k
+    if x not in frame.columns:
+        raise ValueError(f"{results.path}: no column {x!r}")
+    return x
+
+
 def _log_x(ax, values) -> None:
-    """Log x axis ticked at the swept values (a sweep often spans less than a decade)."""
-    ax.set_xscale("log")
+    """Sizes on a log axis, other swept values on a linear one; ticked at the swept values (a
+    sweep often spans less than a decade)."""
+    if values.name in SIZES:
+        ax.set_xscale("log")
     ticks = sorted(set(float(v) for v in values if pd.notna(v)))
     if 0 < len(ticks) <= 8:
         ax.set_xticks(ticks)
@@ -121,6 +140,7 @@ def bias_curves(results: Results, x: str = "sample_size",
     _require(results, "estimator_bias", "bias_curves")
     df = results.summary
     labels = _estimators(df, estimators)
+    x = _resolve_x(results, df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
@@ -142,6 +162,7 @@ def error_curves(results: Results, x: str = "sample_size",
     _require(results, "estimator_bias", "error_curves")
     df = results.summary
     labels = _estimators(df, estimators)
+    x = _resolve_x(results, df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
@@ -207,6 +228,7 @@ def bias_split(results: Results, x: str = "sample_size",
                          "whose target is a truth quantity have it)")
     df = df[df["binning_bias"].notna()]
     labels = _estimators(df, estimators)
+    x = _resolve_x(results, df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
@@ -240,6 +262,7 @@ def recalibration_error(results: Results, quantity: str = "ece_top_l1",
         have = sorted(set(results.summary.loc[results.summary["kind"] == "truth", "quantity"]))
         raise ValueError(f"no truth quantity {quantity!r} in {results.path} "
                          f"(have: {', '.join(have)})")
+    x = _resolve_x(results, df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups), width=4.4, height=3.4)
     for ax, (title, rows) in zip(axes, groups):
@@ -296,6 +319,7 @@ def ranking_disagreement(results: Results, x: str = "fit_size") -> Figure:
     rk = results.rankings
     if rk is None or rk.empty:
         raise ValueError(f"{results.path}: summary.json has no rankings")
+    x = _resolve_x(results, rk, x)
     groups = _groups(rk, _other_keys(results, x))
     fig, axes = _panels(len(groups), width=4.4, height=3.2)
     for ax, (title, rows) in zip(axes, groups):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,11 +59,13 @@ def _check_meta(meta: dict[str, Any], where: str) -> None:
 
 
 def _meta_value(text: str) -> Any:
-    # Comment values are written like their JSON counterparts (numbers, strings, booleans).
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+    # Integers (schema_version, seed) as int, everything else (a git revision of digits with a
+    # leading zero included) as its text, so str(value) gives back what was written.
+    if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
+        return int(text)
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1]
+    return text
 
 
 def read_csv(path: str) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -212,18 +215,18 @@ def load(path: str | os.PathLike[str]) -> Results:
     config = _read_json(os.path.join(path, "config.resolved.json"))
     keys = list(raw.get("sweep_keys", []))
 
-    cells_path = os.path.join(path, "cells.csv")
-    if not os.path.exists(cells_path):
-        raise ResultsError(f"{cells_path}: missing")
-    cells, cells_meta = read_csv(cells_path)
-    # CSV meta, when a file carries it, must describe the same run as summary.json.
-    for k, v in cells_meta.items():
-        if k in meta and str(meta[k]) != str(v):
-            raise ResultsError(f"{cells_path}: meta {k} = {v!r} but summary.json has {meta[k]!r}")
-
-    def optional(name: str) -> pd.DataFrame | None:
+    def read(name: str, required: bool) -> pd.DataFrame | None:
         p = os.path.join(path, name)
-        return read_csv(p)[0] if os.path.exists(p) else None
+        if not os.path.exists(p):
+            if required:
+                raise ResultsError(f"{p}: missing")
+            return None
+        frame, file_meta = read_csv(p)
+        # CSV meta, when a file carries it, must describe the same run as summary.json.
+        for k, v in file_meta.items():
+            if k in meta and str(meta[k]) != str(v):
+                raise ResultsError(f"{p}: meta {k} = {v!r} but summary.json has {meta[k]!r}")
+        return frame
 
     rankings = None
     if scenario == "estimator_bias":
@@ -235,6 +238,6 @@ def load(path: str | os.PathLike[str]) -> Results:
         summary = _decision_summary(raw, keys)
 
     return Results(path=path, scenario=scenario, meta=meta, config=config, raw=raw,
-                   cells=cells, summary=summary, truth=_truth_frame(raw, keys),
-                   replicates=optional("replicates.csv"),
-                   requirements=optional("requirements.csv"), rankings=rankings)
+                   cells=read("cells.csv", True), summary=summary,
+                   truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
+                   requirements=read("requirements.csv", False), rankings=rankings)

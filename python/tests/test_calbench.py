@@ -168,6 +168,16 @@ class LoadTest(Base):
         frame, meta = calbench.read_csv(commented)
         self.assertEqual(meta, {"schema_version": 1, "calbench_version": "0.1.0", "seed": 7})
         pd.testing.assert_frame_equal(frame, plain)
+        # load() checks a CSV's meta against summary.json's.
+        copy = os.path.join(self.tmp, "other_seed")
+        shutil.copytree(self.dirs["estimator_bias"], copy)
+        with open(os.path.join(copy, "cells.csv"), "w") as f:
+            f.write("# schema_version: 1\n# seed: 8\n" + body)
+        with self.assertRaisesRegex(calbench.ResultsError, "cells.csv: meta seed = 8 but"):
+            calbench.load(copy)
+        with open(os.path.join(copy, "cells.csv"), "w") as f:
+            f.write("# schema_version: 1\n# seed: 7\n" + body)
+        self.assertEqual(len(calbench.load(copy).cells), len(plain))
         with open(commented, "w") as f:
             f.write("# schema_version: 2\n" + body)
         with self.assertRaisesRegex(calbench.ResultsError, "schema_version 2 is not one"):
