@@ -140,6 +140,11 @@ def smooth_curve(scores, outcomes, grid=None, bandwidth: float | None = None,
 
 def _draw(ax, ax_hist, s, o, bins, binning, smooth, n_boot, seed, true_curve, xlabel):
     table = reliability_table(s, o, bins, binning)
+    if binning == "equal_mass" and s.size:
+        # The outer equal-mass bins reach 0 and 1; drawn over the scores they hold only.
+        table.loc[0, "lower"] = max(table.loc[0, "lower"], float(s.min()))
+        table.loc[table.index[-1], "upper"] = min(table.loc[table.index[-1], "upper"],
+                                                  float(s.max()))
     full = table[table["count"] > 0]
     ax.bar(full["lower"], full["accuracy"], width=full["upper"] - full["lower"], align="edge",
            color=COLOURS[1], alpha=0.35, edgecolor=COLOURS[1], linewidth=0.8,
