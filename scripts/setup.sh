@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
-          nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev)
+          nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev
+          python3 python3-numpy python3-pandas python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,6 +16,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# `import calbench` for Debian's /usr/bin/python3 from any directory, without PyPI: a .pth
+# file in its site-packages names this checkout's python/ (rewritten only when it differs).
+site_dir=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+pth="$site_dir/calbench.pth"
+if [ "$(cat "$pth" 2>/dev/null)" != "$PWD/python" ]; then
+  mkdir -p "$site_dir"
+  printf '%s\n' "$PWD/python" >"$pth"
+  echo "calbench setup: $pth -> $PWD/python" >&2
 fi
 
 preset=${1:-release}

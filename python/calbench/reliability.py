@@ -1,0 +1,216 @@
+"""Reliability diagrams from data, binned by calbench's own convention.
+
+The bins are those of docs/estimators/binned.md (convention `calbench`), so the per-bin gaps
+drawn here sum to the `ece` that `calbench eval` reports for the same rows (python/tests checks
+this to 1e-12):
+- equal_width: edges i/B by division; right-closed bins (a, b]; 0 (and below) in the first
+  bin, 1 in the last.
+- equal_mass: the sorted scores split as numpy.array_split into min(B, n) parts; edge b is the
+  midpoint of the largest score of part b and the smallest of part b + 1; right-closed, so a
+  tied run straddling a split goes to the lower bin.
+Empty bins contribute nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ._style import COLOURS
+
+BINNINGS = ("equal_width", "equal_mass")
+
+
+def _scores_outcomes(p, y) -> tuple[np.ndarray, np.ndarray]:
+    """Top-label confidence and correctness for (n, K) p, or (score, outcome) for 1-D p."""
+    p = np.asarray(p, dtype=float)
+    y = np.asarray(y)
+    if p.ndim == 2:
+        if y.shape != (p.shape[0],):
+            raise ValueError(f"y has shape {y.shape}; expected ({p.shape[0]},), one label a row")
+        # argmax takes the lowest index on ties, as calbench does (lib/core/sample.hpp).
+        predicted = np.argmax(p, axis=1)
+        return p[np.arange(p.shape[0]), predicted], (predicted == y).astype(float)
+    if p.ndim == 1:
+        if y.shape != p.shape:
+            raise ValueError(f"y has shape {y.shape}; expected {p.shape}, one outcome a score")
+        return p, y.astype(float)
+    raise ValueError(f"p has {p.ndim} dimensions; expected (n, K) probabilities or (n,) scores")
+
+
+def bin_edges(scores, bins: int = 15, binning: str = "equal_width") -> np.ndarray:
+    """The inner edges e_1 < ... of calbench's bins; a score s is in bin #{e : e < s}."""
+    if binning not in BINNINGS:
+        raise ValueError(f"binning = {binning!r}: must be one of {', '.join(BINNINGS)}")
+    if int(bins) != bins or bins < 1:
+        raise ValueError(f"bins = {bins!r}: must be an integer >= 1")
+    if binning == "equal_width":
+        return np.arange(1, bins, dtype=float) / float(bins)
+    s = np.sort(np.asarray(scores, dtype=float))
+    n = s.size
+    if n == 0:
+        return np.empty(0)
+    parts = min(bins, n)
+    base, extra = divmod(n, parts)
+    # First rank of parts 1 .. parts-1 (numpy.array_split: the first `extra` parts are longer).
+    sizes = np.full(parts, base) + (np.arange(parts) < extra)
+    split = np.cumsum(sizes)[:-1]
+    return (s[split - 1] + s[split]) / 2.0
+
+
+def assign_bins(scores, edges: np.ndarray) -> np.ndarray:
+    # side="left" counts the edges strictly below s: right-closed bins, 0 in the first.
+    return np.searchsorted(edges, np.asarray(scores, dtype=float), side="left")
+
+
+def reliability_table(p, y, bins: int = 15, binning: str = "equal_width") -> pd.DataFrame:
+    """One row per bin: bin, lower, upper, count, confidence (mean score), accuracy (mean
+    outcome), gap (accuracy - confidence) and weight (count / n).
+
+    p is (n, K) probabilities with labels y (top label: confidence max p, outcome argmax p = y),
+    or (n,) scores with 0/1 outcomes y. ECE = sum(weight * |gap|) over non-empty bins.
+    """
+    s, o = _scores_outcomes(p, y)
+    edges = bin_edges(s, bins, binning)
+    b = assign_bins(s, edges)
+    nb = edges.size + 1
+    count = np.bincount(b, minlength=nb).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        confidence = np.bincount(b, weights=s, minlength=nb) / count
+        accuracy = np.bincount(b, weights=o, minlength=nb) / count
+        # The gap from the summed differences, as calbench sums s_i - o_i within a bin.
+        gap = -np.bincount(b, weights=s - o, minlength=nb) / count
+    bounds = np.concatenate([[0.0], edges, [1.0]])
+    n = max(s.size, 1)
+    return pd.DataFrame({"bin": np.arange(nb), "lower": bounds[:-1], "upper": bounds[1:],
+                         "count": count.astype(int), "confidence": confidence,
+                         "accuracy": accuracy, "gap": gap, "weight": count / n})
+
+
+def ece_from_table(table: pd.DataFrame) -> float:
+    """sum_b (n_b / n) |gap_b| over non-empty bins: calbench's `ece` (norm l1)."""
+    t = table[table["count"] > 0]
+    return float(np.sum(t["weight"] * np.abs(t["gap"])))
+
+
+def smooth_curve(scores, outcomes, grid=None, bandwidth: float | None = None,
+                 n_boot: int = 200, level: float = 0.95, seed: int = 0):
+    """Nadaraya-Watson (Gaussian kernel) estimate of P(outcome | score) with a pointwise
+    percentile bootstrap band. Returns (grid, curve, lower, upper); NaN where fewer than 5
+    rows carry the kernel weight.
+
+    The rows are first counted into 512 fine cells (a 0.002-wide cell moves a score by at most
+    half its width, far below any usable bandwidth), so a bootstrap resample costs O(n + 512 G).
+    Bandwidth default: Silverman's rule 1.06 sd n^(-1/5), at least 0.01.
+    """
+    s = np.asarray(scores, dtype=float)
+    o = np.asarray(outcomes, dtype=float)
+    if grid is None:
+        grid = np.linspace(s.min(), s.max(), 200) if s.size else np.linspace(0, 1, 200)
+    grid = np.asarray(grid, dtype=float)
+    if bandwidth is None:
+        sd = float(np.std(s)) if s.size > 1 else 0.0
+        bandwidth = max(1.06 * sd * max(s.size, 1) ** -0.2, 0.01)
+    cells = 512
+    cell = np.clip((s * cells).astype(int), 0, cells - 1)
+    centres = (np.arange(cells) + 0.5) / cells
+    w = np.exp(-0.5 * ((grid[:, None] - centres[None, :]) / bandwidth) ** 2)
+
+    def fit(idx):
+        c = np.bincount(cell[idx], minlength=cells)
+        k = np.bincount(cell[idx], weights=o[idx], minlength=cells)
+        mass = w @ c
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (w @ k) / mass
+        out[mass < 5] = np.nan
+        return out
+
+    curve = fit(np.arange(s.size))
+    rng = np.random.default_rng(seed)
+    boots = np.array([fit(rng.integers(0, s.size, s.size)) for _ in range(n_boot)])
+    alpha = (1 - level) / 2
+    with np.errstate(invalid="ignore"):
+        lower = np.nanquantile(boots, alpha, axis=0) if n_boot else np.full_like(curve, np.nan)
+        upper = np.nanquantile(boots, 1 - alpha, axis=0) if n_boot else np.full_like(curve, np.nan)
+    return grid, curve, lower, upper
+
+
+def _draw(ax, ax_hist, s, o, bins, binning, smooth, n_boot, seed, true_curve, xlabel):
+    table = reliability_table(s, o, bins, binning)
+    if binning == "equal_mass" and s.size:
+        # The outer equal-mass bins reach 0 and 1; drawn over the scores they hold only.
+        table.loc[0, "lower"] = max(table.loc[0, "lower"], float(s.min()))
+        table.loc[table.index[-1], "upper"] = min(table.loc[table.index[-1], "upper"],
+                                                  float(s.max()))
+    full = table[table["count"] > 0]
+    ax.bar(full["lower"], full["accuracy"], width=full["upper"] - full["lower"], align="edge",
+           color=COLOURS[1], alpha=0.35, edgecolor=COLOURS[1], linewidth=0.8,
+           label="accuracy per bin")
+    ax.plot(full["confidence"], full["accuracy"], "o", color=COLOURS[1], markersize=4,
+            label="(mean score, accuracy)")
+    ax.plot([0, 1], [0, 1], linestyle="--", color="0.4", linewidth=1, label="perfect calibration")
+    if smooth and s.size > 1:
+        g, c, lo, hi = smooth_curve(s, o, n_boot=n_boot, seed=seed)
+        ax.fill_between(g, lo, hi, color=COLOURS[0], alpha=0.2, linewidth=0,
+                        label="95 % bootstrap band")
+        ax.plot(g, c, color=COLOURS[0], linewidth=1.5, label="kernel smooth")
+    if true_curve is not None:
+        tx, ty = (np.asarray(v, dtype=float) for v in true_curve)
+        ax.plot(tx, ty, color="black", linewidth=1.5, label="true curve")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("observed frequency (fraction)")
+    ax.label_outer()
+    ax_hist.bar(table["lower"], table["count"], width=table["upper"] - table["lower"],
+                align="edge", color="0.55", edgecolor="white", linewidth=0.5)
+    ax_hist.set_xlim(0, 1)
+    ax_hist.set_xlabel(xlabel)
+    ax_hist.set_ylabel("rows per bin (count)")
+    return ece_from_table(table)
+
+
+def reliability_diagram(p, y, bins: int = 15, binning: str = "equal_width", true_curve=None,
+                        smooth: bool = True, n_boot: int = 200, seed: int = 0,
+                        title: str | None = None) -> Figure:
+    """Top-label reliability diagram: accuracy against confidence per bin (bars and points),
+    the diagonal, a kernel-smoothed curve with a 95 % bootstrap band (smooth=True), the true
+    curve (x, y) when given, and the rows per bin beneath. The title carries calbench's ECE for
+    these bins. p: (n, K) probabilities and labels y, or (n,) scores and 0/1 outcomes y.
+    """
+    s, o = _scores_outcomes(p, y)
+    fig = Figure(figsize=(5.2, 5.6), layout="constrained")
+    ax, ax_hist = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    ece = _draw(ax, ax_hist, s, o, bins, binning, smooth, n_boot, seed, true_curve,
+                "confidence max p (probability)" if np.ndim(p) == 2 else "score (probability)")
+    ax.set_title(title or f"ECE ({binning.replace('_', '-')}, {bins} bins) = {ece:.4f}",
+                 fontsize=10)
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    return fig
+
+
+def classwise_reliability(p, y, bins: int = 15, binning: str = "equal_width",
+                          classes: Sequence[int] | None = None, max_classes: int = 4,
+                          true_curves: dict | None = None, smooth: bool = False,
+                          n_boot: int = 200, seed: int = 0) -> Figure:
+    """One reliability diagram per class k: P(y = k | p_k) against p_k, for `classes` (default
+    the first max_classes). true_curves maps a class to its (x, y) true curve."""
+    p = np.asarray(p, dtype=float)
+    y = np.asarray(y)
+    if p.ndim != 2:
+        raise ValueError(f"p has {p.ndim} dimensions; expected (n, K) probabilities")
+    if classes is None:
+        classes = list(range(min(p.shape[1], max_classes)))
+    m = len(classes)
+    fig = Figure(figsize=(3.2 * m, 4.4), layout="constrained")
+    axes = fig.subplots(2, m, sharex=True, sharey="row", squeeze=False,
+                        gridspec_kw={"height_ratios": [3, 1]})
+    for j, k in enumerate(classes):
+        curve = (true_curves or {}).get(k)
+        ece = _draw(axes[0, j], axes[1, j], p[:, k], (y == k).astype(float), bins, binning,
+                    smooth, n_boot, seed, curve, f"p_{k} (probability)")
+        axes[0, j].set_title(f"class {k}: CE = {ece:.4f}", fontsize=10)
+    axes[0, 0].legend(loc="upper left", fontsize=7, frameon=False)
+    return fig

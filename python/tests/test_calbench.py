@@ -1,0 +1,313 @@
+"""Tests of the calbench Python package against the calbench binary (ctest: python.package).
+
+CALBENCH_BIN names the binary (CMake passes $<TARGET_FILE:calbench>). The test runs it on tiny
+configs of the three scenarios, loads the results, checks the DataFrames against the JSON and
+the CSV files, renders every figure, and checks that the reliability diagram's bins reproduce
+the `ece` of `calbench eval` on the same rows.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import pandas as pd
+
+import calbench
+from calbench.reliability import assign_bins, bin_edges, ece_from_table, smooth_curve
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CONFIGS = {
+    "estimator_bias": os.path.join(REPO, "tests", "data", "tiny.json"),
+    "recalibration": os.path.join(REPO, "tests", "data", "tiny_recalibration.json"),
+    "decision": os.path.join(HERE, "data", "tiny_decision.json"),
+}
+
+
+def calbench_binary():
+    path = os.environ.get("CALBENCH_BIN")
+    if not path:
+        raise RuntimeError("CALBENCH_BIN is not set: run through ctest, or set it to the "
+                           "calbench binary (build/release/calbench)")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"CALBENCH_BIN={path} is not an executable")
+    return path
+
+
+def run(*args):
+    out = subprocess.run([calbench_binary(), *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"calbench {' '.join(args)} exited {out.returncode}: {out.stderr}")
+    return out.stdout
+
+
+_RUNS = {}
+
+
+def setUpModule():
+    # One run of each scenario serves every test.
+    tmp = tempfile.mkdtemp(prefix="calbench_python_")
+    _RUNS["tmp"] = tmp
+    for scenario, config in CONFIGS.items():
+        run("run", config, "--out", os.path.join(tmp, scenario), "--threads", "1", "--quiet")
+
+
+def tearDownModule():
+    shutil.rmtree(_RUNS["tmp"], ignore_errors=True)
+
+
+class Base(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(dir=_RUNS["tmp"])
+        cls.dirs = {s: os.path.join(_RUNS["tmp"], s) for s in CONFIGS}
+        cls.results = {s: calbench.load(d) for s, d in cls.dirs.items()}
+        cls.json = {}
+        for s, d in cls.dirs.items():
+            with open(os.path.join(d, "summary.json")) as f:
+                cls.json[s] = json.load(f)
+
+
+class LoadTest(Base):
+    def test_meta_and_config(self):
+        for scenario, r in self.results.items():
+            with open(CONFIGS[scenario]) as f:
+                config = json.load(f)
+            self.assertEqual(r.scenario, scenario)
+            self.assertEqual(r.meta["schema_version"], 1)
+            self.assertEqual(r.meta["seed"], config["seed"])
+            for k in ("calbench_version", "git_revision", "config_hash"):
+                self.assertIn(k, r.meta)
+            self.assertEqual(r.config["name"], config["name"])
+            self.assertEqual(r.config["calbench"]["version"], r.meta["calbench_version"])
+
+    def test_truth_table(self):
+        for scenario, r in self.results.items():
+            cells = self.json[scenario]["cells"]
+            self.assertEqual(len(r.truth), sum(len(c["truth"]) for c in cells))
+            for c in cells:
+                for q, t in c["truth"].items():
+                    row = r.truth[(r.truth["cell"] == c["index"]) & (r.truth["quantity"] == q)]
+                    self.assertEqual(len(row), 1)
+                    self.assertEqual(row["value"].iloc[0], t["value"])
+                    self.assertEqual(row["method"].iloc[0], t["method"])
+
+    def test_estimator_bias(self):
+        r, js = self.results["estimator_bias"], self.json["estimator_bias"]
+        n_cells, n_est = len(js["cells"]), len(js["cells"][0]["estimators"])
+        self.assertEqual(r.summary.shape[0], n_cells * n_est)
+        self.assertEqual(r.cells.shape[0], n_cells * n_est)
+        for c in js["cells"]:
+            for label, e in c["estimators"].items():
+                row = r.summary[(r.summary["cell"] == c["index"]) &
+                                (r.summary["estimator"] == label)].iloc[0]
+                for k in ("truth", "mean", "sd", "bias", "rmse", "se_bias"):
+                    self.assertEqual(row[k], e[k], (label, k))
+                for k, v in c["parameters"].items():
+                    self.assertEqual(row[k], v)
+        # cells.csv is the same table: read back exactly (shortest round-trip text).
+        merged = r.summary.merge(r.cells, on=["cell", "estimator"], suffixes=("", "_csv"))
+        self.assertEqual(len(merged), len(r.summary))
+        for k in ("truth", "mean", "sd", "bias", "rmse", "se_bias", "binning_bias"):
+            pd.testing.assert_series_equal(merged[k], merged[k + "_csv"], check_names=False)
+        # replicates.csv: the summary's mean and sd are those of the replicate values.
+        reps = r.replicates
+        self.assertEqual(len(reps), n_cells * n_est * js["cells"][0]["replicates"])
+        agg = reps.groupby(["cell", "estimator"])["value"].agg(["mean", "std"]).reset_index()
+        m = r.summary.merge(agg, on=["cell", "estimator"], suffixes=("", "_rep"))
+        np.testing.assert_allclose(m["mean_rep"], m["mean"], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(m["std"], m["sd"], rtol=1e-9, atol=1e-15)
+        self.assertIsNone(r.requirements)
+
+    def test_recalibration(self):
+        r, js = self.results["recalibration"], self.json["recalibration"]
+        self.assertEqual(len(r.summary), len(r.cells))
+        key = ["cell", "method", "kind", "quantity"]
+        merged = r.summary.merge(r.cells, on=key, suffixes=("", "_csv"))
+        self.assertEqual(len(merged), len(r.cells))
+        pd.testing.assert_series_equal(merged["mean"], merged["mean_csv"], check_names=False)
+        c = js["cells"][1]
+        t = c["methods"]["temperature"]["truth"]["ece_top_l1"]["mean"]
+        row = r.summary[(r.summary["cell"] == 1) & (r.summary["method"] == "temperature") &
+                        (r.summary["kind"] == "truth") & (r.summary["quantity"] == "ece_top_l1")]
+        self.assertEqual(row["mean"].iloc[0], t)
+        self.assertEqual(len(r.rankings), sum(len(c["rankings"]) for c in js["cells"]))
+        self.assertIsNone(r.replicates)
+
+    def test_decision(self):
+        r, js = self.results["decision"], self.json["decision"]
+        self.assertEqual(len(r.summary), len(js["cells"]))
+        self.assertEqual(len(r.cells), len(js["cells"]))
+        for c in js["cells"]:
+            row = r.summary[r.summary["cell"] == c["index"]].iloc[0]
+            self.assertEqual(row["expected_utility"], c["decision"]["expected_utility"])
+            self.assertEqual(row["realised_utility.mean"],
+                             c["decision"]["realised_utility"]["mean"])
+            self.assertEqual(row["accuracy"], c["truth"]["accuracy"]["value"])
+        pd.testing.assert_series_equal(r.summary["expected_utility"],
+                                       r.cells["expected_utility"], check_names=False)
+        frontier = js["requirements"]["frontier"]
+        self.assertEqual(len(r.requirements), len(frontier))
+        np.testing.assert_array_equal(r.requirements["minimal_accuracy"],
+                                      [g["minimal_accuracy"] for g in frontier])
+
+    def test_csv_meta_comments(self):
+        path = os.path.join(self.dirs["estimator_bias"], "cells.csv")
+        plain, meta = calbench.read_csv(path)
+        self.assertEqual(meta, {})
+        with open(path) as f:
+            body = f.read()
+        commented = os.path.join(self.tmp, "commented.csv")
+        with open(commented, "w") as f:
+            f.write("# schema_version: 1\n# calbench_version: 0.1.0\n# seed: 7\n" + body)
+        frame, meta = calbench.read_csv(commented)
+        self.assertEqual(meta, {"schema_version": 1, "calbench_version": "0.1.0", "seed": 7})
+        pd.testing.assert_frame_equal(frame, plain)
+        # load() checks a CSV's meta against summary.json's.
+        copy = os.path.join(self.tmp, "other_seed")
+        shutil.copytree(self.dirs["estimator_bias"], copy)
+        with open(os.path.join(copy, "cells.csv"), "w") as f:
+            f.write("# schema_version: 1\n# seed: 8\n" + body)
+        with self.assertRaisesRegex(calbench.ResultsError, "cells.csv: meta seed = 8 but"):
+            calbench.load(copy)
+        with open(os.path.join(copy, "cells.csv"), "w") as f:
+            f.write("# schema_version: 1\n# seed: 7\n" + body)
+        self.assertEqual(len(calbench.load(copy).cells), len(plain))
+        with open(commented, "w") as f:
+            f.write("# schema_version: 2\n" + body)
+        with self.assertRaisesRegex(calbench.ResultsError, "schema_version 2 is not one"):
+            calbench.read_csv(commented)
+
+    def test_unknown_schema_version(self):
+        copy = os.path.join(self.tmp, "future")
+        shutil.copytree(self.dirs["decision"], copy)
+        summary = os.path.join(copy, "summary.json")
+        with open(summary) as f:
+            data = json.load(f)
+        data["meta"]["schema_version"] = 99
+        with open(summary, "w") as f:
+            json.dump(data, f)
+        with self.assertRaisesRegex(calbench.ResultsError, r"summary.json: schema_version 99"):
+            calbench.load(copy)
+        with self.assertRaisesRegex(calbench.ResultsError, "not a directory"):
+            calbench.load(os.path.join(self.tmp, "absent"))
+
+
+class FigureTest(Base):
+    def render(self, fig, name):
+        path = os.path.join(self.tmp, name + ".png")
+        fig.savefig(path, dpi=80)
+        self.assertGreater(os.path.getsize(path), 5000, name)
+        import matplotlib.image
+        img = matplotlib.image.imread(path)
+        h, w = img.shape[:2]
+        self.assertTrue(200 <= h <= 2000 and 200 <= w <= 2000, (name, h, w))
+        self.assertGreater(float(img[..., :3].std()), 0.05, f"{name} is blank")
+
+    def test_every_figure(self):
+        eb, rc, dc = (self.results[s] for s in ("estimator_bias", "recalibration", "decision"))
+        self.render(calbench.bias_curves(eb), "bias_curves")
+        self.render(calbench.error_curves(eb), "error_curves")
+        self.render(calbench.estimate_distribution(eb, 0, "ece_ew15"), "distribution")
+        self.render(calbench.bias_split(eb), "bias_split")
+        self.render(calbench.recalibration_error(rc), "recalibration_error")
+        self.render(calbench.measured_vs_true(rc), "measured_vs_true")
+        self.render(calbench.ranking_disagreement(rc), "ranking_disagreement")
+        self.render(calbench.utility_map(dc), "utility_map")
+        self.render(calbench.cost_vs_ece(dc), "cost_vs_ece")
+        p, y = sample(2000, seed=3)
+        self.render(calbench.reliability_diagram(p, y, n_boot=50), "reliability_ew")
+        self.render(calbench.reliability_diagram(
+            p, y, binning="equal_mass", true_curve=([0.3, 1], [0.3, 1])), "reliability_em")
+        self.render(calbench.classwise_reliability(p, y), "classwise")
+        # Figures come from matplotlib.figure.Figure: pyplot (and a GUI backend) never loads.
+        self.assertNotIn("matplotlib.pyplot", sys.modules)
+
+    def test_wrong_scenario_and_missing_replicates(self):
+        with self.assertRaisesRegex(ValueError, "draws estimator_bias results"):
+            calbench.bias_curves(self.results["decision"])
+        r = self.results["estimator_bias"]
+        no_reps = calbench.Results(**{**r.__dict__, "replicates": None})
+        with self.assertRaisesRegex(ValueError, "replicate_values"):
+            calbench.estimate_distribution(no_reps, 0, "ece_ew15")
+
+
+def sample(n, seed, K=4):
+    """Miscalibrated probabilities (a temperature-0.5 map of Dirichlet(0.5) truths) with labels
+    drawn from the truth, plus rows on the bin edges i/15 and tied rows."""
+    rng = np.random.default_rng(seed)
+    c = rng.dirichlet([0.5] * K, size=n)
+    y = (rng.random(n)[:, None] > np.cumsum(c, axis=1)).sum(axis=1)
+    p = c ** 2
+    p /= p.sum(axis=1, keepdims=True)
+    edge = np.array([[i / 15] + [(1 - i / 15) / (K - 1)] * (K - 1) for i in range(4, 16)])
+    tied = np.repeat(p[:1], 40, axis=0)
+    return (np.vstack([p, edge, edge, tied]),
+            np.concatenate([y, rng.integers(0, K, 2 * len(edge)), np.full(40, y[0])]))
+
+
+class ReliabilityTest(unittest.TestCase):
+    def test_bins_by_hand(self):
+        # Equal width: right-closed (a, b], 0 in the first bin, 1 in the last.
+        s = np.array([0.0, 1 / 15, np.nextafter(1 / 15, 1), 0.5, 1.0])
+        np.testing.assert_array_equal(assign_bins(s, bin_edges(s, 15)), [0, 0, 1, 7, 14])
+        # Equal mass: array_split into [3, 2] rows; edge (0.2 + 0.2) / 2 = 0.2, so the tied run
+        # straddling the split goes to the lower bin.
+        s = np.array([0.9, 0.2, 0.1, 0.2, 0.2])
+        edges = bin_edges(s, 2, "equal_mass")
+        np.testing.assert_array_equal(edges, [0.2])
+        np.testing.assert_array_equal(assign_bins(s, edges), [1, 0, 0, 0, 0])
+        # More bins than rows: one bin a row.
+        self.assertEqual(bin_edges(np.array([0.3, 0.6]), 15, "equal_mass").size, 1)
+        with self.assertRaisesRegex(ValueError, "binning"):
+            bin_edges(s, 15, "quantile")
+
+    def test_ece_matches_calbench_eval(self):
+        p, y = sample(3000, seed=11)
+        with tempfile.TemporaryDirectory() as tmp:
+            data = os.path.join(tmp, "data.csv")
+            with open(data, "w") as f:
+                for label, row in zip(y, p):
+                    f.write(",".join([str(int(label))] + [repr(float(v)) for v in row]) + "\n")
+            estimators = [
+                {"name": "ece", "bins": 15, "label": "ew15"},
+                {"name": "ece", "bins": 15, "binning": "equal_mass", "label": "em15"},
+                {"name": "ece", "bins": 7, "label": "ew7"},
+                {"name": "ece", "bins": 40, "binning": "equal_mass", "label": "em40"},
+                {"name": "classwise_ece", "bins": 15, "label": "cw15"},
+            ]
+            out = json.loads(run("eval", data, "--estimators", json.dumps(estimators),
+                                 "--resamples", "1", "--json"))["estimators"]
+        # The CSV holds the exact doubles (repr round-trips), so the rows are the same.
+        for label, bins, binning in (("ew15", 15, "equal_width"), ("em15", 15, "equal_mass"),
+                                     ("ew7", 7, "equal_width"), ("em40", 40, "equal_mass")):
+            ours = ece_from_table(calbench.reliability_table(p, y, bins, binning))
+            self.assertAlmostEqual(ours, out[label]["value"], delta=1e-12, msg=label)
+        classwise = np.mean([ece_from_table(calbench.reliability_table(p[:, k], y == k, 15))
+                             for k in range(p.shape[1])])
+        self.assertAlmostEqual(classwise, out["cw15"]["value"], delta=1e-12)
+
+    def test_smooth_curve_covers_a_calibrated_truth(self):
+        # Calibrated scores: P(outcome | s) = s. A 95 % pointwise band should cover the diagonal
+        # at most interior points (kernel bias is nil for a linear curve under a flat density).
+        rng = np.random.default_rng(5)
+        s = rng.random(20000)
+        o = (rng.random(s.size) < s).astype(float)
+        grid = np.linspace(0.1, 0.9, 41)
+        g, curve, lo, hi = smooth_curve(s, o, grid=grid, n_boot=200, seed=1)
+        self.assertLess(np.max(np.abs(curve - grid)), 0.03)
+        self.assertGreaterEqual(np.mean((lo <= grid) & (grid <= hi)), 0.8)
+        # and excludes a miscalibrated one: the diagonal is outside the band of s^2.
+        o2 = (rng.random(s.size) < s ** 2).astype(float)
+        _, _, lo2, hi2 = smooth_curve(s, o2, grid=grid, n_boot=200, seed=1)
+        interior = (grid > 0.2) & (grid < 0.8)
+        self.assertTrue(np.all((hi2 < grid)[interior]))
+
+
+if __name__ == "__main__":
+    unittest.main()
