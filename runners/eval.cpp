@@ -10,6 +10,7 @@
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/uncertainty.hpp"
 
@@ -19,19 +20,6 @@ namespace {
 struct Skipped {
   std::string name, reason;
 };
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-Sample load_data(const EvalOptions& o) {
-  const ValueKind kind = o.logits ? ValueKind::logits : ValueKind::probabilities;
-  if (!o.labels.empty()) return read_npy_outputs(o.data, o.labels, kind);
-  if (ends_with(o.data, ".npy"))
-    throw InputError(o.data + ": NPY data needs its labels: --labels LABELS.npy");
-  return read_csv_outputs(o.data, kind);
-}
 
 // The --estimators value: a JSON array inline (it starts with '[') or the name of a file.
 std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
@@ -101,19 +89,13 @@ Json params_json(const std::vector<NamedParam>& params) {
   return out;
 }
 
-std::string fixed(double x, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
-  return buffer;
-}
-
 }  // namespace
 
 int run_eval(const EvalOptions& o, std::ostream& out) {
   if (!(o.level > 0.0 && o.level < 1.0))
     throw InputError("--level " + std::to_string(o.level) + ": must be > 0 and < 1");
   if (o.resamples < 1) throw InputError("--resamples must be >= 1");
-  const Sample sample = load_data(o);
+  const Sample sample = read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
   std::vector<Skipped> skipped;
   const bool by_default = o.estimators.empty();
   std::vector<EstimatorConfig> candidates =
@@ -162,12 +144,12 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   } else {
     text << o.data << ": n = " << sample.size << ", K = " << sample.classes << "; " << o.resamples
          << " resamples, seed " << o.seed << "\n\n";
-    const std::string ci_head = fixed(100.0 * o.level, 0) + "% CI (bootstrap percentile)";
+    const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI (bootstrap percentile)";
     std::vector<std::vector<std::string>> rows = {{"label", "value", ci_head, "p_calibrated"}};
     for (std::size_t e = 0; e < E; ++e)
-      rows.push_back({used[e].label, fixed(observed[e], 6),
-                      "[" + fixed(intervals[e].lo, 6) + ", " + fixed(intervals[e].hi, 6) + "]",
-                      fixed(p[e], 4)});
+      rows.push_back({used[e].label, format_fixed(observed[e], 6),
+                      "[" + format_fixed(intervals[e].lo, 6) + ", " + format_fixed(intervals[e].hi, 6) + "]",
+                      format_fixed(p[e], 4)});
     text << aligned_columns(rows, "  ");
     text << "\np_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
             "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "

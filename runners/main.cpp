@@ -20,6 +20,7 @@
 #include "report/results.hpp"
 #include "runners/bench.hpp"
 #include "runners/eval.hpp"
+#include "runners/fit.hpp"
 #include "runners/progress.hpp"
 #include "scenarios/registry.hpp"
 
@@ -86,6 +87,15 @@ int main(int argc, char** argv) {
   // Integer options are range-checked on their text: CLI11 would otherwise read "-1" into an
   // unsigned option as 2^64 - 1.
   const auto thread_range = CLI::Range(std::size_t{1}, std::size_t{4096});
+  const auto uint64_text = CLI::Validator(
+      [](const std::string& text) {
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        return error != std::errc() || end != text.data() + text.size()
+                   ? "must be an integer in [0, 2^64 - 1], found " + text
+                   : std::string();
+      },
+      "UINT64");
   std::string config_file, out_dir, kind;
   std::size_t threads = static_cast<std::size_t>(tbb::info::default_concurrency());
   bool quiet = false;
@@ -140,18 +150,27 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   eval->add_option("--level", eval_options.level, "interval level (default 0.95)");
   eval->add_option("--seed", eval_options.seed, "seed of the resample streams (default 0)")
-      ->check(CLI::Validator(
-          [](const std::string& text) {
-            std::uint64_t value = 0;
-            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-            return error != std::errc() || end != text.data() + text.size()
-                       ? "must be an integer in [0, 2^64 - 1], found " + text
-                       : std::string();
-          },
-          "UINT64"));
+      ->check(uint64_text);
   eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")
       ->check(thread_range);
   eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
+
+  FitOptions fit_options;
+  auto* fit = app.add_subcommand(
+      "fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
+  fit->add_option("DATA", fit_options.data,
+                  "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
+      ->required();
+  fit->add_option("--labels", fit_options.labels, "NPY array of integer labels (NPY data)");
+  fit->add_flag("--logits", fit_options.logits, "the values are logits (softmax applied)");
+  fit->add_option("--map", fit_options.map,
+                  "auto (lowest AIC) | identity | temperature | power (default auto)")
+      ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
+  fit->add_option("--seed", fit_options.seed, "seed of the fake sample compared (default 0)")
+      ->check(uint64_text);
+  fit->add_option("--out", fit_options.out,
+                  "write an estimator_bias config on the fitted generator to this file");
+  fit->add_flag("--json", fit_options.json, "print JSON instead of the tables");
 
   try {
     app.parse(argc, argv);
@@ -175,6 +194,7 @@ int main(int argc, char** argv) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, eval_threads);
       return run_eval(eval_options, std::cout);
     }
+    if (*fit) return run_fit(fit_options, std::cout);
   } catch (const ConfigError& e) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;

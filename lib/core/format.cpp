@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace calbench {
 std::string format_double(double value) {
@@ -23,4 +24,10 @@ std::string format_hash(std::uint64_t hash) {
   buf[16] = '\0';
   return buf;
 }
+std::string format_fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
 }  // namespace calbench

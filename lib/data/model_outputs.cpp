@@ -171,4 +171,11 @@ Sample read_npy_outputs(const std::filesystem::path& values, const std::filesyst
   return make_sample(K, std::move(v.floats), std::move(out_labels));
 }
 
+Sample read_model_outputs(const std::string& data, const std::string& labels, ValueKind kind) {
+  if (!labels.empty()) return read_npy_outputs(data, labels, kind);
+  if (data.size() >= 4 && data.compare(data.size() - 4, 4, ".npy") == 0)
+    throw InputError(data + ": NPY data needs its labels: --labels LABELS.npy");
+  return read_csv_outputs(data, kind);
+}
+
 }  // namespace calbench

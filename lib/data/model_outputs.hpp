@@ -26,6 +26,10 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind);
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
                         ValueKind kind);
 
+// DATA as `calbench eval` and `calbench fit` take it: an NPY pair when `labels` is given, else a
+// CSV file (an NPY file without labels is an InputError saying so).
+Sample read_model_outputs(const std::string& data, const std::string& labels, ValueKind kind);
+
 // p = softmax(z), computed as exp(z - max z) / sum: no overflow, and the largest term is 1.
 void softmax_in_place(double* row, std::size_t classes);
 

@@ -1,0 +1,23 @@
+#pragma once
+// `calbench fit DATA` (docs/fit.md): fits a dirichlet-family fake classifier to a real model's
+// outputs and reports how well it matches; with --out, writes a runnable config using it.
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace calbench {
+
+struct FitOptions {
+  std::string data;    // CSV, or NPY with `labels`
+  std::string labels;  // NPY labels (required for NPY data)
+  bool logits = false;
+  std::string map = "auto";  // auto | identity | temperature | power
+  std::uint64_t seed = 0;    // of the fake sample in the comparison and of the written config
+  std::string out;           // a config file to write (estimator_bias on the fitted generator)
+  bool json = false;
+};
+
+// Computes everything, then prints (and writes --out atomically): on an error nothing is written.
+int run_fit(const FitOptions& options, std::ostream& out);
+
+}  // namespace calbench
