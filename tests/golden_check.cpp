@@ -12,6 +12,8 @@
 //   --calbench P  the binary to run (default: the one built beside this test)
 //   --source DIR  the repository root (default: the one this test was configured from)
 // Exit status: 0 all match (or updated), 1 a mismatch, 2 a usage or run error.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -23,8 +25,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -189,14 +189,22 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
         return argv[++i];
       };
-      if (arg == "--update") opt.update = true;
-      else if (arg == "--keep") opt.keep = true;
-      else if (arg == "--all") all = true;
-      else if (arg == "--threads") opt.threads = parse_threads(value());
-      else if (arg == "--calbench") opt.calbench = value();
-      else if (arg == "--source") opt.source = value();
-      else if (arg.starts_with("-")) throw std::invalid_argument("unknown option " + arg);
-      else opt.names.push_back(arg);
+      if (arg == "--update")
+        opt.update = true;
+      else if (arg == "--keep")
+        opt.keep = true;
+      else if (arg == "--all")
+        all = true;
+      else if (arg == "--threads")
+        opt.threads = parse_threads(value());
+      else if (arg == "--calbench")
+        opt.calbench = value();
+      else if (arg == "--source")
+        opt.source = value();
+      else if (arg.starts_with("-"))
+        throw std::invalid_argument("unknown option " + arg);
+      else
+        opt.names.push_back(arg);
     }
     if (all) opt.names = all_names(opt.source);
     if (opt.names.empty()) throw std::invalid_argument("give config names or --all");
@@ -217,7 +225,8 @@ int main(int argc, char** argv) {
       // against the same golden, since output is byte-identical for any thread count.
       for (const unsigned threads : opt.threads) {
         const int mismatches = check(opt, name, threads, work);
-        if (mismatches > 0) status = 1;
+        if (mismatches > 0)
+          status = 1;
         else if (!opt.update)
           std::cout << name << " (--threads " << threads << "): matches its golden files\n";
         if (opt.update) break;
@@ -227,8 +236,10 @@ int main(int argc, char** argv) {
     std::cerr << "calbench_golden: " << e.what() << '\n';
     status = 2;
   }
-  if (opt.keep) std::cout << "kept " << work.string() << '\n';
-  else fs::remove_all(work);
+  if (opt.keep)
+    std::cout << "kept " << work.string() << '\n';
+  else
+    fs::remove_all(work);
   if (status == 1 && !opt.update)
     std::cerr << "If the change is intended, rewrite the golden files with\n"
                  "  build/release/calbench_golden --update --all   (or scripts/update-golden.sh)\n"
