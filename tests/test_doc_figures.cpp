@@ -67,9 +67,9 @@ const Run& shipped(const std::string& name) {
   if (auto it = runs.find(name); it != runs.end()) return it->second;
   const fs::path out = dir.path / name;
   const fs::path printed = dir.path / (name + ".out");
-  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" +
-                              CALBENCH_SOURCE_DIR + "/configs/" + name + ".json' --threads 2 --out '" +
-                              out.string() + "' >'" + printed.string() + "' 2>/dev/null";
+  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + CALBENCH_SOURCE_DIR +
+                              "/configs/" + name + ".json' --threads 2 --out '" + out.string() +
+                              "' >'" + printed.string() + "' 2>/dev/null";
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
   Run run;
@@ -81,11 +81,13 @@ const Run& shipped(const std::string& name) {
 }
 
 // The one row whose columns have the given values.
-const Row& row(const std::vector<Row>& rows, const std::vector<std::pair<std::string, std::string>>& key) {
+const Row& row(const std::vector<Row>& rows,
+               const std::vector<std::pair<std::string, std::string>>& key) {
   const Row* found = nullptr;
   for (const auto& r : rows) {
     bool match = true;
-    for (const auto& [column, value] : key) match = match && r.count(column) && r.at(column) == value;
+    for (const auto& [column, value] : key)
+      match = match && r.count(column) && r.at(column) == value;
     if (!match) continue;
     INFO("more than one row matches");
     REQUIRE(found == nullptr);
@@ -177,12 +179,17 @@ TEST_CASE("README: the estimator zoo's findings", "[slow][e2e][docs]") {
 
 TEST_CASE("README: the triage frontier and its figures", "[slow][e2e][docs]") {
   const auto& run = shipped("requirements_triage");
-  for (const char* line : {
-           "  generator.miscalibration.temperature = 0.4: minimal accuracy 0.8790 (ece_top_l1 0.0681), between cell 15 (accuracy 0.8659) and cell 10 (accuracy 0.8988)",
-           "  generator.miscalibration.temperature = 0.6: minimal accuracy 0.8691 (ece_top_l1 0.0468), between cell 16 (accuracy 0.8659) and cell 11 (accuracy 0.8988)",
-           "  generator.miscalibration.temperature = 1.0: minimal accuracy 0.8606 (ece_top_l1 0.0000), between cell 22 (accuracy 0.8398) and cell 17 (accuracy 0.8659)",
-           "  generator.miscalibration.temperature = 1.5: minimal accuracy 0.8695 (ece_top_l1 0.0477), between cell 18 (accuracy 0.8659) and cell 13 (accuracy 0.8988)",
-           "  generator.miscalibration.temperature = 2.5: minimal accuracy 0.9007 (ece_top_l1 0.1019), between cell 14 (accuracy 0.8988) and cell 9 (accuracy 0.9187)"}) {
+  for (const char* line :
+       {"  generator.miscalibration.temperature = 0.4: minimal accuracy 0.8790 (ece_top_l1 "
+        "0.0681), between cell 15 (accuracy 0.8659) and cell 10 (accuracy 0.8988)",
+        "  generator.miscalibration.temperature = 0.6: minimal accuracy 0.8691 (ece_top_l1 "
+        "0.0468), between cell 16 (accuracy 0.8659) and cell 11 (accuracy 0.8988)",
+        "  generator.miscalibration.temperature = 1.0: minimal accuracy 0.8606 (ece_top_l1 "
+        "0.0000), between cell 22 (accuracy 0.8398) and cell 17 (accuracy 0.8659)",
+        "  generator.miscalibration.temperature = 1.5: minimal accuracy 0.8695 (ece_top_l1 "
+        "0.0477), between cell 18 (accuracy 0.8659) and cell 13 (accuracy 0.8988)",
+        "  generator.miscalibration.temperature = 2.5: minimal accuracy 0.9007 (ece_top_l1 "
+        "0.1019), between cell 14 (accuracy 0.8988) and cell 9 (accuracy 0.9187)"}) {
     INFO(line);
     CHECK(printed_line(run, line));
   }
@@ -199,12 +206,17 @@ TEST_CASE("README: the triage frontier and its figures", "[slow][e2e][docs]") {
 
 TEST_CASE("README: the betting frontier and its figures", "[slow][e2e][docs]") {
   const auto& run = shipped("requirements_betting");
-  for (const char* line : {
-           "  generator.miscalibration.temperature = 0.5: minimal accuracy 0.6478 (ece_top_l1 0.0974), between cell 10 (accuracy 0.6367) and cell 5 (accuracy 0.6562)",
-           "  generator.miscalibration.temperature = 0.7: minimal accuracy 0.5811 (ece_top_l1 0.0317), between cell 26 (accuracy 0.5806) and cell 21 (accuracy 0.5982)",
-           "  generator.miscalibration.temperature = 1.0: minimal accuracy 0.5719 (ece_top_l1 0.0000), between cell 32 (accuracy 0.5700) and cell 27 (accuracy 0.5806)",
-           "  generator.miscalibration.temperature = 1.4: minimal accuracy 0.5757 (ece_top_l1 0.0210), between cell 33 (accuracy 0.5700) and cell 28 (accuracy 0.5806)",
-           "  generator.miscalibration.temperature = 2.0: minimal accuracy 0.5858 (ece_top_l1 0.0418), between cell 29 (accuracy 0.5806) and cell 24 (accuracy 0.5982)"}) {
+  for (const char* line :
+       {"  generator.miscalibration.temperature = 0.5: minimal accuracy 0.6478 (ece_top_l1 "
+        "0.0974), between cell 10 (accuracy 0.6367) and cell 5 (accuracy 0.6562)",
+        "  generator.miscalibration.temperature = 0.7: minimal accuracy 0.5811 (ece_top_l1 "
+        "0.0317), between cell 26 (accuracy 0.5806) and cell 21 (accuracy 0.5982)",
+        "  generator.miscalibration.temperature = 1.0: minimal accuracy 0.5719 (ece_top_l1 "
+        "0.0000), between cell 32 (accuracy 0.5700) and cell 27 (accuracy 0.5806)",
+        "  generator.miscalibration.temperature = 1.4: minimal accuracy 0.5757 (ece_top_l1 "
+        "0.0210), between cell 33 (accuracy 0.5700) and cell 28 (accuracy 0.5806)",
+        "  generator.miscalibration.temperature = 2.0: minimal accuracy 0.5858 (ece_top_l1 "
+        "0.0418), between cell 29 (accuracy 0.5806) and cell 24 (accuracy 0.5982)"}) {
     INFO(line);
     CHECK(printed_line(run, line));
   }
@@ -217,8 +229,9 @@ TEST_CASE("README: the betting frontier and its figures", "[slow][e2e][docs]") {
     }
   CHECK(losing == std::vector<std::string>{"15", "20", "25", "30", "35"});
   auto cost = [&](const char* T) {
-    return number(row(run.cells, {{"generator.alpha", "2"}, {"generator.miscalibration.temperature", T}}),
-                  "miscalibration_cost");
+    return number(
+        row(run.cells, {{"generator.alpha", "2"}, {"generator.miscalibration.temperature", T}}),
+        "miscalibration_cost");
   };
   CHECK(fixed(cost("0.5"), 3) == "0.058");
   CHECK(fixed(cost("2"), 3) == "0.023");
@@ -264,22 +277,25 @@ TEST_CASE("docs/generators.md: target_grid reaches every target", "[slow][e2e][d
 TEST_CASE("README, docs/recalibration.md: Guo et al. from first principles", "[slow][e2e][docs]") {
   const auto& cells = shipped("recalibration_guo").cells;
   auto truth = [&](const char* fit, const char* method, const char* quantity) {
-    return number(row(cells, {{"fit_size", fit}, {"name", method}, {"kind", "truth"},
-                              {"quantity", quantity}}),
-                  "mean");
+    return number(
+        row(cells,
+            {{"fit_size", fit}, {"name", method}, {"kind", "truth"}, {"quantity", quantity}}),
+        "mean");
   };
   auto temperature = [&](const char* fit) {
-    return number(row(cells, {{"fit_size", fit}, {"name", "temperature"}, {"kind", "parameter"},
+    return number(row(cells, {{"fit_size", fit},
+                              {"name", "temperature"},
+                              {"kind", "parameter"},
                               {"quantity", "temperature"}}),
                   "mean");
   };
   CHECK(fixed(truth("500", "uncalibrated", "accuracy"), 3) == "0.483");
   CHECK(fixed(truth("500", "uncalibrated", "ece_top_l1"), 3) == "0.267");
   // The table: true ECE after recalibration.
-  const std::vector<std::tuple<const char*, const char*, const char*, const char*, const char*>> table = {
-      {"500", "0.0094", "0.155", "0.165", "0.095"},
-      {"2000", "0.0045", "0.123", "0.084", "0.092"},
-      {"10000", "0.0018", "0.045", "0.044", "0.086"}};
+  const std::vector<std::tuple<const char*, const char*, const char*, const char*, const char*>>
+      table = {{"500", "0.0094", "0.155", "0.165", "0.095"},
+               {"2000", "0.0045", "0.123", "0.084", "0.092"},
+               {"10000", "0.0018", "0.045", "0.044", "0.086"}};
   for (const auto& [fit, t, hb, iso, bbq] : table) {
     INFO("fit_size " << fit);
     CHECK(fixed(truth(fit, "temperature", "ece_top_l1"), 4) == t);
@@ -312,9 +328,10 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
           "[slow][e2e][docs]") {
   const auto& run = shipped("recalibration_classwise");
   auto truth = [&](const char* fit, const char* method, const char* quantity) {
-    return number(row(run.cells, {{"fit_size", fit}, {"name", method}, {"kind", "truth"},
-                                  {"quantity", quantity}}),
-                  "mean");
+    return number(
+        row(run.cells,
+            {{"fit_size", fit}, {"name", method}, {"kind", "truth"}, {"quantity", quantity}}),
+        "mean");
   };
   CHECK(fixed(truth("300", "temperature", "ece_top_l1"), 3) == "0.018");
   CHECK(fixed(truth("300", "vector", "ece_top_l1"), 3) == "0.023");
@@ -324,7 +341,7 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
   CHECK(fixed(truth("300", "temperature", "classwise_ece_l1"), 4) == "0.0191");
   CHECK(fixed(truth("300", "beta", "classwise_ece_l1"), 4) == "0.0145");
   CHECK(fixed(truth("300", "vector", "classwise_ece_l1"), 4) == "0.0153");
-  const std::vector<const char*> methods = {"temperature", "vector", "beta",
+  const std::vector<const char*> methods = {"temperature",       "vector",   "beta",
                                             "histogram_binning", "isotonic", "dirichlet"};
   auto best = [&](const char* fit, const char* quantity) {
     const char* winner = methods.front();
