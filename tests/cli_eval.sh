@@ -8,7 +8,7 @@
 set -u
 bin=${1:?usage: cli_eval.sh CALBENCH_BINARY SOURCE_DIR}
 src=${2:?usage: cli_eval.sh CALBENCH_BINARY SOURCE_DIR}
-data="$src/../shared/reference/datasets"
+data="$src/tests/reference/datasets"
 work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_eval.XXXXXX") || exit 1
 trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 failures=0

@@ -1,6 +1,7 @@
 #pragma once
-// Loads ../shared/reference datasets (CSV: label, then K probabilities; shortest round-trip
-// floats, so strtod gives the exact doubles) and reference.json.
+// Loads the reference datasets of tests/reference/ (CSV: label, then K probabilities; shortest
+// round-trip floats, so strtod gives the exact doubles) and reference.json. Provenance of every
+// file: tests/reference/README.md.
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,13 +13,14 @@
 
 namespace calbench::testing {
 
-inline std::string shared_dir() {
-  return CALBENCH_SHARED_DIR;
+inline std::string reference_dir() {
+  return CALBENCH_REFERENCE_DIR;
 }
 
 inline Sample load_reference_dataset(const std::string& name) {
-  std::ifstream in(shared_dir() + "/reference/datasets/" + name + ".csv");
-  if (!in) throw std::runtime_error("cannot open reference dataset " + name);
+  std::ifstream in(reference_dir() + "/datasets/" + name + ".csv");
+  if (!in) throw std::runtime_error("cannot open reference dataset " + reference_dir() + "/datasets/" +
+                             name + ".csv");
   std::vector<double> p;
   std::vector<std::uint32_t> labels;
   std::size_t classes = 0;
@@ -41,7 +43,7 @@ inline Sample load_reference_dataset(const std::string& name) {
 
 inline const nlohmann::json& reference_values() {
   static const nlohmann::json values = [] {
-    std::ifstream in(shared_dir() + "/reference/reference.json");
+    std::ifstream in(reference_dir() + "/reference.json");
     return nlohmann::json::parse(in);
   }();
   return values;
@@ -49,7 +51,7 @@ inline const nlohmann::json& reference_values() {
 
 inline const nlohmann::json& manifest() {
   static const nlohmann::json m = [] {
-    std::ifstream in(shared_dir() + "/reference/datasets/manifest.json");
+    std::ifstream in(reference_dir() + "/datasets/manifest.json");
     return nlohmann::json::parse(in);
   }();
   return m;

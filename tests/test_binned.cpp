@@ -1,5 +1,5 @@
 // The binned family (binned_ece.hpp, ece_sweep.hpp, Brier components): reference values of
-// independent implementations (../shared/reference) under each library's convention, edge
+// independent implementations (tests/reference) under each library's convention, edge
 // cases, the Murphy identity and convergence to the truth engine's classwise_ece_l1.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -345,7 +345,7 @@ TEST_CASE("classwise_ece converges to classwise_ece_l1", "[stat][estimators][bin
   CHECK(std::abs(stats.mean() - t.value) < 4.5 * stats.standard_error() + t.error + 2e-3);
 }
 
-// caltrain (Roelofs et al. 2022) has no values in ../shared/reference; these come from
+// caltrain (Roelofs et al. 2022) has no values in tests/reference; these come from
 // tests/reference/caltrain_ref.py, a numpy evaluation of caltrain's binning rules (numpy 1.24),
 // on tie-free datasets (caltrain's unstable argsort leaves the split of ties unspecified).
 TEST_CASE("convention caltrain and ece_sweep follow caltrain's rules",

@@ -1,4 +1,4 @@
-// Estimators: reference values of independent implementations (../shared/reference), the
+// Estimators: reference values of independent implementations (tests/reference), the
 // binning convention on edges, edge cases, and convergence to the ground truth.
 #include <catch2/catch.hpp>
 #include <cfloat>

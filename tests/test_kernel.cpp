@@ -1,4 +1,4 @@
-// Kernel and smooth estimators: smooth_ece against relplot (../shared/reference), SKCE known
+// Kernel and smooth estimators: smooth_ece against relplot (tests/reference), SKCE known
 // answers and unbiasedness, kde_ece convergence, edge cases.
 #include <catch2/catch.hpp>
 #include <cmath>

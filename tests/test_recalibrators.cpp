@@ -1,4 +1,4 @@
-// Recalibrators: reference values (temperature scaling against ../shared/reference, isotonic
+// Recalibrators: reference values (temperature scaling against tests/reference, isotonic
 // regression against scikit-learn), parameter recovery on generators whose inverse is known,
 // simplex outputs, determinism and degenerate fits.
 #include <catch2/catch.hpp>
@@ -25,7 +25,7 @@ using namespace calbench;
 using calbench::testing::load_reference_dataset;
 using calbench::testing::manifest;
 using calbench::testing::reference_values;
-using calbench::testing::shared_dir;
+using calbench::testing::reference_dir;
 
 namespace {
 
@@ -127,7 +127,7 @@ TEST_CASE("isotonic one-vs-rest reproduces scikit-learn in-sample, normalised an
   std::size_t compared = 0;
   for (const auto& [name, info] : manifest().items()) {
     if (info.at("kind") != "probs") continue;
-    const std::string base = shared_dir() + "/reference/isotonic/" + name + "__sklearn__";
+    const std::string base = reference_dir() + "/isotonic/" + name + "__sklearn__";
     std::ifstream probe(base + "raw.csv");
     if (!probe) continue;
     INFO(name);

@@ -1,0 +1,374 @@
+// The figures README.md and docs/ quote from the shipped configs (the table in docs/testing.md):
+// each [slow] case runs one config of configs/ in full through the command line, as a reader
+// would, and checks every quoted number to the precision it is printed with. A config or code
+// change that moves a quoted figure fails here until the text is corrected.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "temp_files.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Row = std::map<std::string, std::string>;
+using calbench::testing::read_text;
+using calbench::testing::TempDir;
+
+struct Run {
+  std::string printed;  // stdout of `calbench run` without --quiet
+  std::vector<Row> cells;
+  std::vector<Row> requirements;
+  nlohmann::json summary;
+};
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  for (std::string field; std::getline(in, field, sep);) out.push_back(field);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
+
+// A tidy CSV file as rows keyed by column; leading `#` lines (a meta block) are skipped.
+std::vector<Row> read_csv(const fs::path& file) {
+  std::vector<Row> rows;
+  if (!fs::exists(file)) return rows;
+  std::stringstream in(read_text(file));
+  std::string line;
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.front() == '#') continue;
+    if (header.empty()) {
+      header = split(line, ',');
+      continue;
+    }
+    const auto fields = split(line, ',');
+    REQUIRE(fields.size() == header.size());
+    Row row;
+    for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// Runs configs/NAME.json as shipped, once per test process.
+const Run& shipped(const std::string& name) {
+  static std::map<std::string, Run> runs;
+  static TempDir dir;
+  if (auto it = runs.find(name); it != runs.end()) return it->second;
+  const fs::path out = dir.path / name;
+  const fs::path printed = dir.path / (name + ".out");
+  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + CALBENCH_SOURCE_DIR +
+                              "/configs/" + name + ".json' --threads 2 --out '" + out.string() +
+                              "' >'" + printed.string() + "' 2>/dev/null";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  Run run;
+  run.printed = read_text(printed);
+  run.cells = read_csv(out / "cells.csv");
+  run.requirements = read_csv(out / "requirements.csv");
+  run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
+  return runs.emplace(name, std::move(run)).first->second;
+}
+
+// The one row whose columns have the given values.
+const Row& row(const std::vector<Row>& rows,
+               const std::vector<std::pair<std::string, std::string>>& key) {
+  const Row* found = nullptr;
+  for (const auto& r : rows) {
+    bool match = true;
+    for (const auto& [column, value] : key)
+      match = match && r.count(column) && r.at(column) == value;
+    if (!match) continue;
+    INFO("more than one row matches");
+    REQUIRE(found == nullptr);
+    found = &r;
+  }
+  INFO("no row matches");
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+double number(const Row& r, const std::string& column) {
+  REQUIRE(r.count(column));
+  return std::stod(r.at(column));
+}
+
+// A value as the docs print it: fixed with `decimals` digits, with an explicit sign when asked.
+std::string fixed(double value, int decimals, bool sign = false) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, sign ? "%+.*f" : "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string scientific(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*e", decimals, value);
+  return buffer;
+}
+
+bool printed_line(const Run& run, const std::string& line) {
+  return run.printed.find("\n" + line + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("README: the quickstart figures", "[slow][e2e][docs]") {
+  const auto& cells = shipped("quickstart").cells;
+  auto ece = [&](const char* T, const char* n) {
+    return row(cells, {{"estimator", "ece_ew15"},
+                       {"generator.miscalibration.temperature", T},
+                       {"sample_size", n}});
+  };
+  CHECK(fixed(number(ece("0.7", "100"), "truth"), 4) == "0.1008");
+  CHECK(fixed(number(ece("0.7", "100"), "mean"), 3) == "0.146");
+  CHECK(fixed(number(ece("0.7", "100"), "bias"), 3, true) == "+0.045");
+  CHECK(fixed(number(ece("0.7", "1000"), "mean"), 3) == "0.102");
+  CHECK(fixed(number(ece("0.7", "1000"), "bias"), 4, true) == "+0.0016");
+  CHECK(fixed(number(ece("0.7", "10000"), "mean"), 4) == "0.1008");
+  CHECK(fixed(number(ece("0.7", "10000"), "bias"), 4, true) == "+0.0001");
+  CHECK(ece("1", "100").at("truth") == "0");
+  CHECK(ece("1", "100").at("truth_method") == "closed_form");
+  CHECK(fixed(number(ece("1", "100"), "mean"), 3) == "0.102");
+  CHECK(fixed(number(ece("1", "1000"), "mean"), 3) == "0.034");
+  CHECK(fixed(number(ece("1", "10000"), "mean"), 3) == "0.011");
+}
+
+TEST_CASE("docs/truth.md: the quickstart's binning bias", "[slow][e2e][docs]") {
+  const auto& cells = shipped("quickstart").cells;
+  const std::vector<std::pair<const char*, const char*>> quoted = {
+      {"0.5", "-0.000017"}, {"0.7", "+0.000015"}, {"1", "+0.000000"}, {"1.5", "-0.000020"}};
+  for (const char* estimator : {"ece_ew15", "ece_em15"})
+    for (const auto& [T, bias] : quoted) {
+      INFO(estimator << " at T = " << T);
+      const auto& r = row(cells, {{"estimator", estimator},
+                                  {"generator.miscalibration.temperature", T},
+                                  {"sample_size", "1000"}});
+      CHECK(fixed(number(r, "binning_bias"), 6, true) == bias);
+      // "0 (T = 1, exact)": both values are closed-form zeros up to rounding; the others "all
+      // within their Monte Carlo error" (two standard errors).
+      if (std::string(T) == "1")
+        CHECK(std::abs(number(r, "binning_bias")) < 1e-15);
+      else
+        CHECK(std::abs(number(r, "binning_bias")) <= 2.0 * number(r, "population_error"));
+    }
+}
+
+TEST_CASE("README: the estimator zoo's findings", "[slow][e2e][docs]") {
+  const auto& cells = shipped("estimator_zoo").cells;
+  auto at = [&](const char* estimator, const char* n) {
+    return row(cells, {{"estimator", estimator}, {"sample_size", n}});
+  };
+  CHECK(fixed(number(at("ece_ew15", "100"), "bias"), 3, true) == "+0.066");
+  CHECK(fixed(number(at("ece_ew15", "1000"), "bias"), 3, true) == "+0.005");
+  CHECK(fixed(number(at("ece_ew15", "10000"), "bias"), 4, true) == "-0.0002");
+  const auto& kde = at("kde_canonical_b0.03", "10000");
+  CHECK(fixed(number(kde, "mean"), 2) == "0.79");
+  CHECK(fixed(number(kde, "truth"), 3) == "0.146");
+  CHECK(std::round(number(kde, "mean") / number(kde, "truth")) == 5.0);  // "fivefold"
+}
+
+TEST_CASE("README: the triage frontier and its figures", "[slow][e2e][docs]") {
+  const auto& run = shipped("requirements_triage");
+  for (const char* line :
+       {"  generator.miscalibration.temperature = 0.4: minimal accuracy 0.8790 (ece_top_l1 "
+        "0.0681), between cell 15 (accuracy 0.8659) and cell 10 (accuracy 0.8988)",
+        "  generator.miscalibration.temperature = 0.6: minimal accuracy 0.8691 (ece_top_l1 "
+        "0.0468), between cell 16 (accuracy 0.8659) and cell 11 (accuracy 0.8988)",
+        "  generator.miscalibration.temperature = 1.0: minimal accuracy 0.8606 (ece_top_l1 "
+        "0.0000), between cell 22 (accuracy 0.8398) and cell 17 (accuracy 0.8659)",
+        "  generator.miscalibration.temperature = 1.5: minimal accuracy 0.8695 (ece_top_l1 "
+        "0.0477), between cell 18 (accuracy 0.8659) and cell 13 (accuracy 0.8988)",
+        "  generator.miscalibration.temperature = 2.5: minimal accuracy 0.9007 (ece_top_l1 "
+        "0.1019), between cell 14 (accuracy 0.8988) and cell 9 (accuracy 0.9187)"}) {
+    INFO(line);
+    CHECK(printed_line(run, line));
+  }
+  double max_cost = 0.0, min_sd = 1.0, max_sd = 0.0;
+  for (const auto& r : run.cells) {
+    max_cost = std::max(max_cost, number(r, "miscalibration_cost"));
+    min_sd = std::min(min_sd, number(r, "realised_sd"));
+    max_sd = std::max(max_sd, number(r, "realised_sd"));
+  }
+  CHECK(fixed(max_cost, 3) == "0.022");
+  CHECK(fixed(min_sd, 3) == "0.015");
+  CHECK(fixed(max_sd, 3) == "0.020");
+}
+
+TEST_CASE("README: the betting frontier and its figures", "[slow][e2e][docs]") {
+  const auto& run = shipped("requirements_betting");
+  for (const char* line :
+       {"  generator.miscalibration.temperature = 0.5: minimal accuracy 0.6478 (ece_top_l1 "
+        "0.0974), between cell 10 (accuracy 0.6367) and cell 5 (accuracy 0.6562)",
+        "  generator.miscalibration.temperature = 0.7: minimal accuracy 0.5811 (ece_top_l1 "
+        "0.0317), between cell 26 (accuracy 0.5806) and cell 21 (accuracy 0.5982)",
+        "  generator.miscalibration.temperature = 1.0: minimal accuracy 0.5719 (ece_top_l1 "
+        "0.0000), between cell 32 (accuracy 0.5700) and cell 27 (accuracy 0.5806)",
+        "  generator.miscalibration.temperature = 1.4: minimal accuracy 0.5757 (ece_top_l1 "
+        "0.0210), between cell 33 (accuracy 0.5700) and cell 28 (accuracy 0.5806)",
+        "  generator.miscalibration.temperature = 2.0: minimal accuracy 0.5858 (ece_top_l1 "
+        "0.0418), between cell 29 (accuracy 0.5806) and cell 24 (accuracy 0.5982)"}) {
+    INFO(line);
+    CHECK(printed_line(run, line));
+  }
+  // "negative growth in cells 15, 20, 25, 30 and 35", all at 61 % accuracy or less.
+  std::vector<std::string> losing;
+  for (const auto& r : run.cells)
+    if (number(r, "expected_utility") < 0.0) {
+      losing.push_back(r.at("cell"));
+      CHECK(number(r, "accuracy") < 0.615);
+    }
+  CHECK(losing == std::vector<std::string>{"15", "20", "25", "30", "35"});
+  auto cost = [&](const char* T) {
+    return number(
+        row(run.cells, {{"generator.alpha", "2"}, {"generator.miscalibration.temperature", T}}),
+        "miscalibration_cost");
+  };
+  CHECK(fixed(cost("0.5"), 3) == "0.058");
+  CHECK(fixed(cost("2"), 3) == "0.023");
+}
+
+TEST_CASE("README: the triage requirement on an accuracy x ECE grid", "[slow][e2e][docs]") {
+  const auto& requirements = shipped("requirements_triage_targets").requirements;
+  auto minimal = [&](const char* direction, const char* ece) {
+    return fixed(number(row(requirements, {{"generator.target.direction", direction},
+                                           {"generator.target.ece_top_l1", ece}}),
+                        "minimal_accuracy"),
+                 3);
+  };
+  CHECK(minimal("overconfident", "0") == "0.861");
+  CHECK(minimal("overconfident", "0.025") == "0.863");
+  CHECK(minimal("overconfident", "0.05") == "0.870");
+  CHECK(minimal("overconfident", "0.075") == "0.884");
+  CHECK(minimal("underconfident", "0.075") == "0.882");
+}
+
+TEST_CASE("README, docs/decisions.md: the cost of miscalibration after recalibration",
+          "[slow][e2e][docs]") {
+  const auto& cells = shipped("requirements_triage_recalibrated").cells;
+  double before = 0.0, after = 0.0;
+  for (const auto& r : cells) {
+    before = std::max(before, number(r, "miscalibration_cost"));
+    after = std::max(after, number(r, "recalibrated_cost_mean"));
+  }
+  CHECK(fixed(before, 3) == "0.022");
+  CHECK(scientific(after, 1) == "3.5e-04");
+}
+
+TEST_CASE("docs/generators.md: target_grid reaches every target", "[slow][e2e][docs]") {
+  const auto& summary = shipped("target_grid").summary;
+  double worst = 0.0;
+  for (const auto& cell : summary.at("cells"))
+    for (const char* q : {"accuracy", "ece_top_l1"})
+      worst = std::max(worst, std::abs(cell.at("truth").at(q).at("value").get<double>() -
+                                       cell.at("target").at(q).get<double>()));
+  CHECK(scientific(worst, 1) == "2.3e-04");
+}
+
+TEST_CASE("README, docs/recalibration.md: Guo et al. from first principles", "[slow][e2e][docs]") {
+  const auto& cells = shipped("recalibration_guo").cells;
+  auto truth = [&](const char* fit, const char* method, const char* quantity) {
+    return number(
+        row(cells,
+            {{"fit_size", fit}, {"name", method}, {"kind", "truth"}, {"quantity", quantity}}),
+        "mean");
+  };
+  auto temperature = [&](const char* fit) {
+    return number(row(cells, {{"fit_size", fit},
+                              {"name", "temperature"},
+                              {"kind", "parameter"},
+                              {"quantity", "temperature"}}),
+                  "mean");
+  };
+  CHECK(fixed(truth("500", "uncalibrated", "accuracy"), 3) == "0.483");
+  CHECK(fixed(truth("500", "uncalibrated", "ece_top_l1"), 3) == "0.267");
+  // The table: true ECE after recalibration.
+  const std::vector<std::tuple<const char*, const char*, const char*, const char*, const char*>>
+      table = {{"500", "0.0094", "0.155", "0.165", "0.095"},
+               {"2000", "0.0045", "0.123", "0.084", "0.092"},
+               {"10000", "0.0018", "0.045", "0.044", "0.086"}};
+  for (const auto& [fit, t, hb, iso, bbq] : table) {
+    INFO("fit_size " << fit);
+    CHECK(fixed(truth(fit, "temperature", "ece_top_l1"), 4) == t);
+    CHECK(fixed(truth(fit, "histogram_binning", "ece_top_l1"), 3) == hb);
+    CHECK(fixed(truth(fit, "isotonic", "ece_top_l1"), 3) == iso);
+    CHECK(fixed(truth(fit, "bbq", "ece_top_l1"), 3) == bbq);
+    // "bbq's true ECE stalls near 0.09 ... accuracy drops from 0.483 to 0.45"
+    CHECK(fixed(truth(fit, "bbq", "accuracy"), 2) == "0.45");
+  }
+  CHECK(fixed(temperature("500"), 2) == "2.57");
+  CHECK(fixed(temperature("2000"), 2) == "2.50");
+  CHECK(fixed(temperature("10000"), 2) == "2.51");
+  // "removes 96-99 % of the error at every size"
+  const double before = truth("500", "uncalibrated", "ece_top_l1");
+  CHECK(std::round(100.0 * (1.0 - truth("500", "temperature", "ece_top_l1") / before)) == 96.0);
+  CHECK(std::round(100.0 * (1.0 - truth("10000", "temperature", "ece_top_l1") / before)) == 99.0);
+  // "their exact zeros make the true NLL explode (184 and 116 at 500 rows, against 1.47)"
+  CHECK(fixed(truth("500", "histogram_binning", "nll"), 0) == "184");
+  CHECK(fixed(truth("500", "isotonic", "nll"), 0) == "116");
+  CHECK(fixed(truth("500", "temperature", "nll"), 2) == "1.47");
+  // docs/recalibration.md §2: "a huge but finite NLL, 9 to 184"
+  double smallest = 1e300;
+  for (const char* fit : {"500", "2000", "10000"})
+    for (const char* method : {"histogram_binning", "isotonic"})
+      smallest = std::min(smallest, truth(fit, method, "nll"));
+  CHECK(fixed(smallest, 0) == "9");
+}
+
+TEST_CASE("README, docs/recalibration.md: the best method depends on the metric",
+          "[slow][e2e][docs]") {
+  const auto& run = shipped("recalibration_classwise");
+  auto truth = [&](const char* fit, const char* method, const char* quantity) {
+    return number(
+        row(run.cells,
+            {{"fit_size", fit}, {"name", method}, {"kind", "truth"}, {"quantity", quantity}}),
+        "mean");
+  };
+  CHECK(fixed(truth("300", "temperature", "ece_top_l1"), 3) == "0.018");
+  CHECK(fixed(truth("300", "vector", "ece_top_l1"), 3) == "0.023");
+  CHECK(fixed(truth("300", "beta", "ece_top_l1"), 3) == "0.026");
+  CHECK(fixed(truth("300", "histogram_binning", "ece_top_l1"), 3) == "0.029");
+  CHECK(fixed(truth("300", "isotonic", "ece_top_l1"), 3) == "0.063");
+  CHECK(fixed(truth("300", "temperature", "classwise_ece_l1"), 4) == "0.0191");
+  CHECK(fixed(truth("300", "beta", "classwise_ece_l1"), 4) == "0.0145");
+  CHECK(fixed(truth("300", "vector", "classwise_ece_l1"), 4) == "0.0153");
+  const std::vector<const char*> methods = {"temperature",       "vector",   "beta",
+                                            "histogram_binning", "isotonic", "dirichlet"};
+  auto best = [&](const char* fit, const char* quantity) {
+    const char* winner = methods.front();
+    for (const char* m : methods)
+      if (truth(fit, m, quantity) < truth(fit, winner, quantity)) winner = m;
+    return std::string(winner);
+  };
+  // The ranking claims: temperature is best on the top-label truth at 300 and 1,000 rows but
+  // never on the classwise one; vector scaling is best classwise from 1,000 rows on, and on
+  // both at 3,000.
+  CHECK(best("300", "ece_top_l1") == "temperature");
+  CHECK(best("1000", "ece_top_l1") == "temperature");
+  CHECK(best("300", "classwise_ece_l1") == "beta");
+  CHECK(best("1000", "classwise_ece_l1") == "vector");
+  CHECK(best("3000", "classwise_ece_l1") == "vector");
+  CHECK(best("3000", "ece_top_l1") == "vector");
+  for (const char* fit : {"300", "1000", "3000"})
+    CHECK(fixed(truth(fit, "temperature", "classwise_ece_l1"), 3) == "0.019");
+  // "the test-set ECE and classwise ECE disagree with the true ranking in 62.5-90 % of
+  // replicates"
+  double low = 1.0, high = 0.0;
+  for (const auto& cell : run.summary.at("cells"))
+    for (const char* e : {"ece_ew15", "cwece_ew15"}) {
+      const double d = cell.at("rankings").at(e).at("disagreement").get<double>();
+      low = std::min(low, d);
+      high = std::max(high, d);
+    }
+  CHECK(fixed(100.0 * low, 1) == "62.5");
+  CHECK(fixed(100.0 * high, 1) == "90.0");
+}
