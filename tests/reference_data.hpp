@@ -1,6 +1,7 @@
 #pragma once
-// Loads ../shared/reference datasets (CSV: label, then K probabilities; shortest round-trip
-// floats, so strtod gives the exact doubles) and reference.json.
+// Loads ../shared/reference datasets and the repository's tests/data ones (CSV: label, then K
+// probabilities; shortest round-trip floats, so strtod gives the exact doubles) and
+// reference.json.
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,9 +17,9 @@ inline std::string shared_dir() {
   return CALBENCH_SHARED_DIR;
 }
 
-inline Sample load_reference_dataset(const std::string& name) {
-  std::ifstream in(shared_dir() + "/reference/datasets/" + name + ".csv");
-  if (!in) throw std::runtime_error("cannot open reference dataset " + name);
+inline Sample load_dataset_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open dataset " + path);
   std::vector<double> p;
   std::vector<std::uint32_t> labels;
   std::size_t classes = 0;
@@ -37,6 +38,10 @@ inline Sample load_reference_dataset(const std::string& name) {
     classes = k;
   }
   return make_sample(classes, std::move(p), std::move(labels));
+}
+
+inline Sample load_reference_dataset(const std::string& name) {
+  return load_dataset_csv(shared_dir() + "/reference/datasets/" + name + ".csv");
 }
 
 inline const nlohmann::json& reference_values() {
