@@ -42,14 +42,15 @@ double log_tanh_half(double a) {
   return (a < 1.0 ? std::log(-std::expm1(-a)) : std::log1p(-e)) - std::log1p(e);
 }
 
-// 2 atanh(tanh(a/2)^gamma) for a >= 0, written with L = gamma log tanh(a/2) so that neither
-// tanh(a/2) nor 1 - tanh(a/2)^gamma cancels; beyond a = 40, 1 - tanh(a/2)^gamma = 2 gamma e^-a
-// to relative order e^-40, and the value is a - log gamma.
+// 2 atanh(tanh(a/2)^gamma) = log(1 + e^L) - log(1 - e^L) for a >= 0, L = gamma log tanh(a/2), so
+// that neither tanh(a/2) nor 1 - tanh(a/2)^gamma cancels; beyond a = 40, 1 - tanh(a/2)^gamma = 2
+// gamma e^-a to relative order e^-40, and the value is a - log gamma.
 double top_label_logit(double a, double gamma) {
   if (a > 40.0) return a - std::log(gamma);
   if (a == 0.0) return 0.0;
   const double L = gamma * log_tanh_half(a);
-  return softplus(L) - std::log(-std::expm1(L));
+  // log(1 - e^L): by log1p where e^L is small (at small a), by expm1 where L is near 0.
+  return softplus(L) - (L < -M_LN2 ? std::log1p(-std::exp(L)) : std::log(-std::expm1(L)));
 }
 
 // A monotone piece of s -> lambda: s in (s_lo, s_hi), lambda from lam_lo to lam_hi (the limits
@@ -220,6 +221,23 @@ class BinaryProblem {
     return out;
   }
 
+  // The variable the integrals run over: lambda itself, except for top_label, whose density
+  // of lambda is singular at 0 for gamma > 1 (q ~ lambda^(1/gamma - 1)); there the integrals
+  // run over s, where int h(lambda) d lambda = int h(lambda(s)) lambda'(s) ds is smooth.
+  double to_variable(double lam) const {
+    return linear_ ? lam : std::copysign(top_label_logit(std::abs(lam), 1.0 / gamma_), lam);
+  }
+  // lambda at the variable v, and d lambda / d v.
+  double from_variable(double v, double& jacobian) const {
+    if (linear_) {
+      jacobian = 1.0;
+      return v;
+    }
+    const Point c = point_at(v);
+    jacobian = slope(c);
+    return lambda(c);
+  }
+
   // Finite ends of the branches' images, and 0.
   std::vector<double> base_breaks() const {
     // +-1 too: the pieces next to 0, where q may be singular (top_label, gamma > 1), go to
@@ -327,17 +345,25 @@ std::vector<double> sign_changes(const H& h, const std::vector<double>& grid) {
 }
 
 // Sum over the pieces between consecutive breaks (plus -inf and inf, or from `from`) of
-// |int g| when `absolute` (g has one sign on each piece), else of int g.
+// |int g| when `absolute` (g has one sign on each piece), else of int g; each piece integrated
+// over the problem's variable (BinaryProblem::to_variable).
 template <class G>
-TruthValue integrate_pieces(const G& g, std::vector<double> breaks, double from, bool absolute) {
+TruthValue integrate_pieces(const BinaryProblem& problem, const G& g, std::vector<double> breaks,
+                            double from, bool absolute) {
   breaks.push_back(from);
   breaks.push_back(inf);
   std::sort(breaks.begin(), breaks.end());
   breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+  const auto in_variable = [&](double v) {
+    double jacobian;
+    const double lam = problem.from_variable(v, jacobian);
+    return jacobian == 0.0 ? 0.0 : g(lam) * jacobian;
+  };
   TruthValue out{0.0, TruthMethod::quadrature, 0.0};
   for (std::size_t i = 0; i + 1 < breaks.size(); ++i) {
     if (breaks[i] < from) continue;
-    const TruthValue piece = integrate_piece(g, breaks[i], breaks[i + 1]);
+    const TruthValue piece = integrate_piece(in_variable, problem.to_variable(breaks[i]),
+                                             problem.to_variable(breaks[i + 1]));
     out.value += absolute ? std::abs(piece.value) : piece.value;
     out.error += piece.error;
   }
@@ -360,8 +386,9 @@ double sigmoid(double v) {
 double binary_quadrature_mass(const DirichletGenerator& gen) {
   const BinaryProblem problem(gen);
   if (gen.classes() != 2 || !problem.valid()) return 0.0;
-  return integrate_pieces([&](double lam) { return problem.at(lam).q; }, problem.base_breaks(),
-                          -inf, false)
+  return integrate_pieces(
+             problem, [&](double lam) { return problem.at(lam).q; }, problem.base_breaks(), -inf,
+             false)
       .value;
 }
 
@@ -370,7 +397,7 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   const BinaryProblem problem(gen);
   if (!problem.valid()) return false;
   const std::vector<double> base = problem.base_breaks();
-  const auto whole = [&](const auto& g) { return integrate_pieces(g, base, -inf, false); };
+  const auto whole = [&](const auto& g) { return integrate_pieces(problem, g, base, -inf, false); };
 
   // phi - f, written where it does not cancel: (1 - f) - (1 - phi) when f is near 1.
   const auto gap = [](const AtLambda& a, double lam) {
@@ -409,6 +436,7 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
       grid);
   cw_breaks.insert(cw_breaks.end(), base.begin(), base.end());
   const TruthValue cw = integrate_pieces(
+      problem,
       [&](double lam) {
         const AtLambda a = problem.at(lam);
         return a.q * gap(a, lam);
@@ -440,12 +468,14 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   for (double b : base) top_base.push_back(std::abs(b));
   top_breaks.insert(top_breaks.end(), top_base.begin(), top_base.end());
   const TruthValue top_l1 = integrate_pieces(
+      problem,
       [&](double lam) {
         double mass;
         return top(lam, mass);
       },
       top_breaks, 0.0, true);
   const TruthValue top_sq = integrate_pieces(
+      problem,
       [&](double lam) {
         double mass;
         const double n = top(lam, mass);
