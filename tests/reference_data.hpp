@@ -1,5 +1,5 @@
 #pragma once
-// Loads the reference datasets of tests/reference/ (CSV: label, then K probabilities; shortest
+// Loads the reference datasets of tests/reference/ and the repository's tests/data ones (CSV: label, then K probabilities; shortest
 // round-trip floats, so strtod gives the exact doubles) and reference.json. Provenance of every
 // file: tests/reference/README.md.
 #include <cstdlib>
@@ -17,10 +17,10 @@ inline std::string reference_dir() {
   return CALBENCH_REFERENCE_DIR;
 }
 
-inline Sample load_reference_dataset(const std::string& name) {
-  std::ifstream in(reference_dir() + "/datasets/" + name + ".csv");
-  if (!in) throw std::runtime_error("cannot open reference dataset " + reference_dir() + "/datasets/" +
-                             name + ".csv");
+// A dataset CSV at `path` (the reference ones, and the repository's tests/data ones).
+inline Sample load_dataset_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open dataset " + path);
   std::vector<double> p;
   std::vector<std::uint32_t> labels;
   std::size_t classes = 0;
@@ -39,6 +39,10 @@ inline Sample load_reference_dataset(const std::string& name) {
     classes = k;
   }
   return make_sample(classes, std::move(p), std::move(labels));
+}
+
+inline Sample load_reference_dataset(const std::string& name) {
+  return load_dataset_csv(reference_dir() + "/datasets/" + name + ".csv");
 }
 
 inline const nlohmann::json& reference_values() {

@@ -21,6 +21,7 @@
 #include "truth/truth_engine.hpp"
 
 using namespace calbench;
+using calbench::testing::load_dataset_csv;
 using calbench::testing::load_reference_dataset;
 using calbench::testing::manifest;
 using calbench::testing::probability_datasets;
@@ -263,12 +264,13 @@ TEST_CASE("binned family survives the edge cases", "[unit][estimators][binned]")
   const Sample k3 = load_reference_dataset("k3_n2");
   CHECK_THROWS_AS(BinnedEce({15, Binning::equal_width, Norm::l1, Scope::binary}).estimate(k3, ws),
                   DomainError);
-  // all correct and sorted: every b is monotone, the sweep stops at its cap, gap constant sign
+  // all correct: every b is monotone, so b* = n - 1 without a scan; the gap has one sign
   const Sample all_correct = load_reference_dataset("k3_all_correct");
   double mean_gap = 0.0;
   for (double c : all_correct.confidence) mean_gap += 1.0 - c;
   mean_gap /= static_cast<double>(all_correct.size);
   CHECK(EceSweep(EceSweepSpec{}).estimate(all_correct, ws) == Approx(mean_gap).margin(1e-12));
+  CHECK(EceSweep::last_bins(ws) == all_correct.size - 1);
 }
 
 // The classwise scope gathers its columns a group of classes at a time (at most about 2^18
@@ -421,5 +423,42 @@ TEST_CASE("convention caltrain and ece_sweep follow caltrain's rules",
           &caltrain});
     INFO(row.dataset << " " << metric);
     CHECK(e->estimate(load_reference_dataset(row.dataset), ws) == Approx(row.value).margin(1e-12));
+  }
+}
+
+// Roelofs et al.'s Fig. 1 setting: beta_binary Beta(2.8, 0.05), calibrated, n = 200. The sample
+// (tests/data/beta_fig1_n200.csv) is replicate 2 of BetaBinarySpec{2.8, 0.05} drawn with the key
+// {20221, 0, 2, Purpose::sample}, written with %.17g; the values and bin counts are the output
+// of tests/reference/caltrain_ref.py on that file (numpy 1.24.2). Its 36 tied confidences
+// (0.99999999999999978, 0.99999999999999989, 1) are all correct rows, so any split of the ties
+// gives the same bins. The old search stopped at ceil(sqrt(n log2(n + 1))) = 40 bins and
+// reported 0.0258428840524602 (equal mass, l1) here; caltrain goes on to 119 and 72 bins.
+TEST_CASE("ece_sweep scans as far as caltrain on Roelofs et al.'s Fig. 1 setting",
+          "[unit][binned][reference]") {
+  struct Row {
+    Binning binning;
+    Norm norm;
+    std::size_t bins;
+    double value;
+  };
+  const std::vector<Row> rows = {
+      {Binning::equal_width, Norm::l1, 72, 0.02584288405246025},
+      {Binning::equal_width, Norm::l2, 72, 0.0898829678066353},
+      {Binning::equal_mass, Norm::l1, 119, 0.02265966346125338},
+      {Binning::equal_mass, Norm::l2, 119, 0.07572994661958334},
+  };
+  const Sample s =
+      load_dataset_csv(std::string(CALBENCH_SOURCE_DIR) + "/tests/data/beta_fig1_n200.csv");
+  REQUIRE(s.size == 200);
+  const auto old_cap = static_cast<std::size_t>(std::ceil(std::sqrt(200.0 * std::log2(201.0))));
+  REQUIRE(old_cap == 40);
+  EstimatorWorkspace ws;
+  for (const auto& row : rows) {
+    INFO((row.binning == Binning::equal_mass ? "equal_mass" : "equal_width")
+         << (row.norm == Norm::l2 ? " l2" : " l1"));
+    const double v = EceSweep(EceSweepSpec{row.binning, row.norm}).estimate(s, ws);
+    CHECK(EceSweep::last_bins(ws) == row.bins);
+    CHECK(EceSweep::last_bins(ws) > old_cap);
+    CHECK(v == Approx(row.value).margin(1e-12));
   }
 }

@@ -546,9 +546,10 @@ std::vector<EstimatorEntry> make_estimator_rows() {
        "Bins of the authors' code (google-research/caltrain): confidences sorted stably; the\n"
        "row of rank r in equal-mass bin min(b-1, floor((r/n) b)) (ties may split), or in\n"
        "equal-width bin min(b-1, floor(s b)) ([j/b, (j+1)/b), 1.0 in the last). b = 2, 3, ...\n"
-       "scanned upward while the accuracies of the non-empty bins are non-decreasing; b* = the\n"
-       "last monotone b (1 if b = 2 fails), capped at min(n-1, ceil(sqrt(n log2(n+1)))) so the\n"
-       "search is O(n log n) (caltrain scans to n-1). Reports the l1 / l2 binned ECE at b*.",
+       "scanned upward to n-1 as caltrain does, while the accuracies of the non-empty bins are\n"
+       "non-decreasing; b* = the last monotone b (1 if b = 2 fails or n <= 2), no cap. Reports\n"
+       "the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log n, n)));\n"
+       "all wrong rows below all correct ones: b* = n-1 without a scan.",
        parse_ece_sweep,
        Cost::n_log_n},
       {"nll",

@@ -7,12 +7,16 @@
 // min(b - 1, floor((r / n) * b)) (ties may split across bins), or in equal_width bin
 // min(b - 1, floor(s * b)), i.e. [j/b, (j+1)/b) with 1.0 in the last.
 // Search: one sort (O(n log n)) with prefix sums of confidence and correctness, so the bins of
-// any b cost O(b) (equal_mass) or O(b log n) (equal_width, binary search). b = 2, 3, ... is
-// scanned upward, as in the paper, and stops at the first b that is not monotone; b* = b - 1
-// (1 when b = 2 already fails). caltrain scans up to b = n - 1; ours stops at
-// b_max = min(n - 1, ceil(sqrt(n log2(n + 1)))) so the whole search stays O(n log n) — b_max
-// is far above the b* that noisy accuracies allow and binds only on separable data (every row
-// correct, say), where b* = b_max is reported as is.
+// any b cost O(b) (equal_mass) or O(min(b log n, n)) (equal_width: binary search for the
+// boundaries, or one pass over the rows when b > n / log2 n). b = 2, 3, ..., n - 1
+// is scanned upward, as in caltrain, and stops at the first b that is not monotone; b* = b - 1
+// (1 when b = 2 already fails, or when n <= 2), and b* = n - 1 when no b fails. There is no cap:
+// the scan costs O(b*^2) (equal mass) or O(b* min(b* log n, n)) (equal width), small wherever
+// the accuracies are noisy (b* is then far below n: 7-12 on W1, at most about 200 at n = 200),
+// and O(n^2) on nearly separable data (docs/estimators/binned.md gives the figures). One shortcut,
+// exact: when the correctness of the rows in sorted order is non-decreasing (all wrong rows before
+// all correct ones, e.g. every row correct), every b passes, because any partition of that order
+// into consecutive runs has non-decreasing run means; b* = n - 1 is then reported without a scan.
 // Targets: ece_top_l1 (norm l1), ece_top_l2 (norm l2).
 #include "estimators/binning.hpp"
 #include "estimators/estimator.hpp"

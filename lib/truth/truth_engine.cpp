@@ -8,6 +8,7 @@
 
 #include "core/format.hpp"
 #include "core/rng.hpp"
+#include "truth/binary_quadrature.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/family_truth.hpp"
 #include "truth/monte_carlo_sampler.hpp"
@@ -117,7 +118,7 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
   const auto& spec = gen.spec();
   if (is_identity(spec.map)) return identity_truth(spec.alpha);
   GroundTruth t;
-  if (binary_truth_by_quadrature(gen, t)) return t;
+  if (binary_truth_by_quadrature(gen, t) || binary_quadrature_truth(gen, t)) return t;
   t = monte_carlo_truth(gen, settings);
   if (preserves_argmax(spec.map, gen.classes())) {
     // Accuracy = E[max c] exactly; E[Z] - accuracy keeps its Monte Carlo error.

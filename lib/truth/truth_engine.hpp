@@ -4,7 +4,8 @@
 //
 // Strategy, exact first:
 // - `identity`: closed forms, and E[max c] by one-dimensional quadrature.
-// - K = 2 with symmetric alpha and an injective, class-symmetric map: 1-D quadrature.
+// - K = 2 with symmetric alpha and an injective, class-symmetric map: 1-D quadrature;
+//   every other K = 2 map and alpha: 1-D quadrature over logit p_1 (binary_quadrature.hpp).
 // - otherwise Rao-Blackwellised Monte Carlo over c (never over sampled labels): unconditional
 //   expectations with control variates of known mean (sum c^2, sum c log c, max c);
 //   accuracy exact by quadrature where the map keeps the argmax; ece_top_l1 = |E[Z - c_top]|

@@ -2,8 +2,9 @@
 # A numpy evaluation of the binning rules of google-research/caltrain (Roelofs et al. 2022:
 # bin_methods.py and calibration_metrics.py, read at their published commit), written from
 # those rules for tests/test_binned.cpp; not caltrain's code. Usage: caltrain_ref.py DATASET.csv
-# Prints one line per metric: name value. Only tie-free datasets are meaningful: caltrain sorts
-# with np.argsort's default (unstable) kind, so its split of tied scores is unspecified.
+# Prints one line per metric: name value, and the number of bins each sweep settles on. Only
+# tie-free datasets are meaningful (or ties whose rows agree in correctness): caltrain sorts with
+# np.argsort's default (unstable) kind, so its split of tied scores is unspecified.
 import sys
 
 import numpy as np
@@ -49,16 +50,15 @@ def postbin(s, o, idx, B, norm):
 
 
 def sweep(s, o, rule, norm):
+    """caltrain's monotone sweep: the value and the number of bins B* it settles on."""
     n = len(s)
-    prev = np.zeros(n, dtype=int)
+    prev, chosen = np.zeros(n, dtype=int), 1
     for B in range(2, n):
         idx = rule(s, B) if rule is bins_equal_mass else np.minimum(B - 1, np.floor(s * B)).astype(int)
         if not postbin(s, o, idx, B, norm)[1]:
             break
-        prev = idx
-    else:
-        prev = idx if n > 2 else prev
-    return postbin(s, o, prev, int(prev.max()) + 1, norm)[0]
+        prev, chosen = idx, B
+    return postbin(s, o, prev, int(prev.max()) + 1, norm)[0], chosen
 
 
 y, p = load(sys.argv[1])
@@ -71,4 +71,6 @@ for name, rule in (("ew", bins_equal_width), ("em", bins_equal_mass)):
                  for k in range(K))
         print(f"{name}_ece_bin_l{norm}", repr(top))
         print(f"{name}_marginal_l{norm}", repr((cw / (n * K)) ** (1.0 / norm)))
-        print(f"{name}_ece_sweep_l{norm}", repr(sweep(conf, hit, rule, norm)))
+        value, chosen = sweep(conf, hit, rule, norm)
+        print(f"{name}_ece_sweep_l{norm}", repr(value))
+        print(f"{name}_ece_sweep_l{norm}_bins", chosen)
