@@ -71,7 +71,7 @@ std::vector<Json> with(std::vector<Json> first, std::vector<Json> more) {
 Param integer(std::string key, std::int64_t min, std::optional<std::int64_t> fallback,
               std::string doc) {
   Param p{key, "integer", fallback ? std::to_string(*fallback) : "required",
-          ">= " + std::to_string(min), std::move(doc), {}, {}, {Json(true), Json(min - 1)}};
+          ">= " + std::to_string(min), std::move(doc), {}, {}, {Json(true), Json(min - 1)}, {}};
   p.read = [key, min, fallback](Args& args) {
     const auto value = args.reader().integer(key, min, fallback);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -84,7 +84,7 @@ Param integer_after(std::string key, std::int64_t min, std::string after,
                     std::function<std::int64_t(const Args&)> fallback, std::string fallback_doc,
                     std::string doc) {
   Param p{key,          "integer", std::move(fallback_doc), ">= " + std::to_string(min),
-          std::move(doc), after,   {},                      {Json(true), Json(min - 1)}};
+          std::move(doc), after,   {},                      {Json(true), Json(min - 1)}, {}};
   p.read = [key, min, fallback](Args& args) {
     const auto value = args.reader().integer(key, min, fallback(args));
     if (value) args.set(key, *value, ParamValue(*value));
@@ -97,7 +97,7 @@ Param number(std::string key, std::optional<double> fallback, bool (*in_range)(d
              std::string rule, std::string doc) {
   Param p{key,    "number",       fallback ? format_double(*fallback) : "required",
           rule,   std::move(doc), {},
-          {},     with({Json(true)}, outside(in_range))};
+          {},     with({Json(true)}, outside(in_range)), {}};
   p.read = [key, fallback, in_range, rule](Args& args) {
     const auto value = args.reader().number(key, fallback, in_range, rule);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -111,7 +111,7 @@ Param number_after(std::string key, std::string after,
                    std::string fallback_doc, bool (*in_range)(double), std::string rule,
                    std::string doc) {
   Param p{key,   "number",       std::move(fallback_doc), rule,
-          std::move(doc), after, {},                      with({Json(true)}, outside(in_range))};
+          std::move(doc), after, {},                      with({Json(true)}, outside(in_range)), {}};
   p.read = [key, fallback, in_range, rule](Args& args) {
     const auto value = args.reader().number(key, fallback(args), in_range, rule);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -123,7 +123,7 @@ Param number_after(std::string key, std::string after,
 Param positive(std::string key, std::optional<double> fallback, std::string doc) {
   Param p{key,  "number",       fallback ? format_double(*fallback) : "required",
           "> 0", std::move(doc), {},
-          {},   {Json(true), Json(0.0)}};
+          {},   {Json(true), Json(0.0)}, {}};
   p.read = [key, fallback](Args& args) {
     const auto value = args.reader().positive(key, fallback);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -134,7 +134,7 @@ Param positive(std::string key, std::optional<double> fallback, std::string doc)
 
 Param boolean(std::string key, bool fallback, std::string doc) {
   Param p{key, "boolean", fallback ? "true" : "false", "true | false", std::move(doc), {}, {},
-          {Json("yes")}};
+          {Json("yes")}, {}};
   p.read = [key, fallback](Args& args) {
     const auto value = args.reader().boolean(key, fallback);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -146,7 +146,7 @@ Param boolean(std::string key, bool fallback, std::string doc) {
 Param literal_or_number(std::string key, std::string literal, bool (*in_range)(double),
                         std::string rule, std::string doc) {
   Param p{key,    "string|number", quote(literal), literal + " | " + rule, std::move(doc), {}, {},
-          with({Json(true)}, outside(in_range))};
+          with({Json(true)}, outside(in_range)), {}};
   p.read = [key, literal, in_range, rule](Args& args) {
     ObjectReader& reader = args.reader();
     const Json* value = reader.find(key);
@@ -175,7 +175,7 @@ Param literal_or_number(std::string key, std::string literal, bool (*in_range)(d
 Param custom(std::string key, std::string type, std::string fallback, std::string rule,
              std::string doc, std::function<bool(Args&)> read, std::vector<Json> bad) {
   return Param{std::move(key), std::move(type), std::move(fallback), std::move(rule),
-               std::move(doc), {},              std::move(read),     std::move(bad)};
+               std::move(doc), {},              std::move(read),     std::move(bad), {}};
 }
 
 }  // namespace param

@@ -87,6 +87,9 @@ struct Param {
   // Values the contract rig (tests/test_registry_contract.cpp) expects to be rejected: one of
   // a wrong type and, where the parameter has a range, one outside it.
   std::vector<Json> bad;
+  // Keys that cannot be given together with this one (the rig leaves them out when it tests
+  // this one's bad values).
+  std::vector<std::string> excludes;
 };
 
 namespace param {
@@ -311,7 +314,7 @@ Param param::choice(std::string key, const std::vector<Choice<E>>& choices, E fa
     if (c.value == fallback) fallback_name = c.name;
   }
   Param p{key, "string", quote(fallback_name), join(names, " | "), std::move(doc), {}, {},
-          {Json(true), Json("no_such_" + key)}};
+          {Json(true), Json("no_such_" + key)}, {}};
   p.read = [key, choices, fallback](Args& args) {
     const auto value = args.reader().choice(key, key, choices, fallback);
     if (!value) return false;

@@ -234,45 +234,53 @@ bool read_prior(Args& args) {
   return true;
 }
 
-// alpha^(k), row-major: `alpha` (a K x K matrix) or the pair `concentration`, `correct_class`.
-std::optional<std::vector<double>> class_conditional_rows(ObjectReader& g, std::size_t classes) {
+// `alpha` of class_conditional, read with `concentration` and `correct_class`: alpha^(k),
+// row-major, from a K x K matrix or from the pair.
+bool read_class_alphas(Args& args) {
+  ObjectReader& g = args.reader();
+  const auto classes = args.classes();
+  std::optional<std::vector<double>> alpha;
   const bool by_matrix = g.find("alpha") != nullptr;
   const bool by_pair = g.find("concentration") != nullptr || g.find("correct_class") != nullptr;
   if (by_matrix && by_pair) {
     g.problems().add(g.pointer(),
                      "give either \"alpha\" (a K x K matrix) or \"concentration\" "
                      "and \"correct_class\", not both");
-    return std::nullopt;
-  }
-  if (!by_matrix) {
+  } else if (by_matrix) {
+    const Json& value = *g.find("alpha");
+    const std::string pointer = g.pointer_to("alpha");
+    const std::string expected =
+        "expected a " +
+        (classes ? std::to_string(*classes) + " x " + std::to_string(*classes)
+                 : std::string("K x K")) +
+        " matrix of numbers > 0 (row k: alpha^(k), the Dirichlet of p "
+        "given y = k)";
+    if (!value.is_array() || (classes && value.size() != *classes)) {
+      g.problems().add(
+          pointer,
+          expected + ", found " +
+              (value.is_array() ? "an array of " + std::to_string(value.size()) : describe(value)));
+    } else {
+      std::vector<double> matrix;
+      bool ok = true;
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const auto row =
+            read_vector(value[i], pointer_join(pointer, i), "alpha[" + std::to_string(i) + "]",
+                        true, classes, g.problems());
+        if (row)
+          matrix.insert(matrix.end(), row->begin(), row->end());
+        else
+          ok = false;
+      }
+      if (ok) alpha = std::move(matrix);
+    }
+  } else {
     const auto a = g.positive("concentration");
     const auto b = g.positive("correct_class");
-    if (!a || !b) return std::nullopt;
-    return class_conditional_alpha(classes, *a, *b);
+    if (a && b && classes) alpha = class_conditional_alpha(*classes, *a, *b);
   }
-  const Json& value = *g.find("alpha");
-  const std::string pointer = g.pointer_to("alpha");
-  if (!value.is_array() || value.size() != classes) {
-    g.problems().add(pointer, "expected a " + std::to_string(classes) + " x " +
-                                  std::to_string(classes) +
-                                  " matrix of numbers > 0 (row k: alpha^(k), the Dirichlet of p "
-                                  "given y = k), found " +
-                                  (value.is_array() ? "an array of " + std::to_string(value.size())
-                                                    : describe(value)));
-    return std::nullopt;
-  }
-  std::vector<double> matrix;
-  bool ok = true;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const auto row = read_vector(value[i], pointer_join(pointer, i),
-                                 "alpha[" + std::to_string(i) + "]", true, classes, g.problems());
-    if (row)
-      matrix.insert(matrix.end(), row->begin(), row->end());
-    else
-      ok = false;
-  }
-  if (!ok) return std::nullopt;
-  return matrix;
+  if (alpha) args.set("alpha", std::move(*alpha));
+  return alpha.has_value();
 }
 
 // ---- label_noise ------------------------------------------------------------------------------
@@ -435,11 +443,23 @@ std::vector<double> expand(const std::vector<double>& alpha, std::size_t classes
   return alpha.size() == 1 ? std::vector<double>(classes, alpha.front()) : alpha;
 }
 
-// A parameter the row's build function reads itself (it interacts with others).
-Param read_in_build(std::string key, std::string type, std::string fallback, std::string rule,
-                    std::string doc, std::vector<Json> bad) {
-  return param::custom(std::move(key), std::move(type), std::move(fallback), std::move(rule),
-                       std::move(doc), nullptr, std::move(bad));
+// A parameter another one's reader reads with it; `excludes`: the keys it cannot be given with.
+Param read_with_another(std::string key, std::string type, std::string fallback, std::string rule,
+                        std::string doc, std::vector<Json> bad,
+                        std::vector<std::string> excludes) {
+  Param p = param::custom(std::move(key), std::move(type), std::move(fallback), std::move(rule),
+                          std::move(doc), nullptr, std::move(bad));
+  p.excludes = std::move(excludes);
+  return p;
+}
+
+// `alpha` reads the pair too (read_with_another above), so that it is read with them.
+Param class_alphas_param() {
+  Param p = param::custom("alpha", "array of arrays", "none", "K x K, > 0, instead of the pair",
+                          "row k is alpha^(k)", read_class_alphas,
+                          {Json(true), Json::array({Json::array({1, 1, 1})})});
+  p.excludes = {"concentration", "correct_class"};
+  return p;
 }
 
 // ---- maps -------------------------------------------------------------------------------------
@@ -521,11 +541,10 @@ std::optional<ParsedGenerator> build_dirichlet(Args& a) {
 }
 
 std::optional<ParsedGenerator> build_class_conditional(Args& a) {
-  const auto classes = a.get<std::size_t>("classes");
-  auto alpha = class_conditional_rows(a.reader(), classes);
-  if (!alpha) return std::nullopt;
-  return ParsedGenerator{
-      ClassConditionalSpec{classes, a.get<std::vector<double>>("prior"), std::move(*alpha)}, {}};
+  return ParsedGenerator{ClassConditionalSpec{a.get<std::size_t>("classes"),
+                                              a.get<std::vector<double>>("prior"),
+                                              a.get<std::vector<double>>("alpha")},
+                         {}};
 }
 
 std::optional<ParsedGenerator> build_label_noise(Args& a) {
@@ -617,12 +636,13 @@ FamilyEntry class_conditional_family() {
           {classes_param(),
            param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1",
                          "pi", read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
-           read_in_build("concentration", "number", "none", "> 0, with correct_class",
-                         "a: alpha^(k) = a 1 + (b - a) e_k", {Json(true), Json(0.0)}),
-           read_in_build("correct_class", "number", "none", "> 0, with concentration",
-                         "b: the concentration on the true class", {Json(true), Json(-1.0)}),
-           read_in_build("alpha", "array of arrays", "none", "K x K, > 0, instead of the pair",
-                         "row k is alpha^(k)", {Json(true)})},
+           read_with_another("concentration", "number", "none", "> 0, with correct_class",
+                             "a: alpha^(k) = a 1 + (b - a) e_k", {Json(true), Json(0.0)},
+                             {"alpha"}),
+           read_with_another("correct_class", "number", "none", "> 0, with concentration",
+                             "b: the concentration on the true class", {Json(true), Json(-1.0)},
+                             {"alpha"}),
+           class_alphas_param()},
           R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
           {},
           build_class_conditional};
