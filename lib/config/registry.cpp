@@ -70,8 +70,15 @@ std::vector<Json> with(std::vector<Json> first, std::vector<Json> more) {
 
 Param integer(std::string key, std::int64_t min, std::optional<std::int64_t> fallback,
               std::string doc) {
-  Param p{key, "integer", fallback ? std::to_string(*fallback) : "required",
-          ">= " + std::to_string(min), std::move(doc), {}, {}, {Json(true), Json(min - 1)}, {}};
+  Param p{key,
+          "integer",
+          fallback ? std::to_string(*fallback) : "required",
+          ">= " + std::to_string(min),
+          std::move(doc),
+          {},
+          {},
+          {Json(true), Json(min - 1)},
+          {}};
   p.read = [key, min, fallback](Args& args) {
     const auto value = args.reader().integer(key, min, fallback);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -83,8 +90,15 @@ Param integer(std::string key, std::int64_t min, std::optional<std::int64_t> fal
 Param integer_after(std::string key, std::int64_t min, std::string after,
                     std::function<std::int64_t(const Args&)> fallback, std::string fallback_doc,
                     std::string doc) {
-  Param p{key,          "integer", std::move(fallback_doc), ">= " + std::to_string(min),
-          std::move(doc), after,   {},                      {Json(true), Json(min - 1)}, {}};
+  Param p{key,
+          "integer",
+          std::move(fallback_doc),
+          ">= " + std::to_string(min),
+          std::move(doc),
+          after,
+          {},
+          {Json(true), Json(min - 1)},
+          {}};
   p.read = [key, min, fallback](Args& args) {
     const auto value = args.reader().integer(key, min, fallback(args));
     if (value) args.set(key, *value, ParamValue(*value));
@@ -95,9 +109,15 @@ Param integer_after(std::string key, std::int64_t min, std::string after,
 
 Param number(std::string key, std::optional<double> fallback, bool (*in_range)(double),
              std::string rule, std::string doc) {
-  Param p{key,    "number",       fallback ? format_double(*fallback) : "required",
-          rule,   std::move(doc), {},
-          {},     with({Json(true)}, outside(in_range)), {}};
+  Param p{key,
+          "number",
+          fallback ? format_double(*fallback) : "required",
+          rule,
+          std::move(doc),
+          {},
+          {},
+          with({Json(true)}, outside(in_range)),
+          {}};
   p.read = [key, fallback, in_range, rule](Args& args) {
     const auto value = args.reader().number(key, fallback, in_range, rule);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -110,8 +130,15 @@ Param number_after(std::string key, std::string after,
                    std::function<std::optional<double>(const Args&)> fallback,
                    std::string fallback_doc, bool (*in_range)(double), std::string rule,
                    std::string doc) {
-  Param p{key,   "number",       std::move(fallback_doc), rule,
-          std::move(doc), after, {},                      with({Json(true)}, outside(in_range)), {}};
+  Param p{key,
+          "number",
+          std::move(fallback_doc),
+          rule,
+          std::move(doc),
+          after,
+          {},
+          with({Json(true)}, outside(in_range)),
+          {}};
   p.read = [key, fallback, in_range, rule](Args& args) {
     const auto value = args.reader().number(key, fallback(args), in_range, rule);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -121,9 +148,15 @@ Param number_after(std::string key, std::string after,
 }
 
 Param positive(std::string key, std::optional<double> fallback, std::string doc) {
-  Param p{key,  "number",       fallback ? format_double(*fallback) : "required",
-          "> 0", std::move(doc), {},
-          {},   {Json(true), Json(0.0)}, {}};
+  Param p{key,
+          "number",
+          fallback ? format_double(*fallback) : "required",
+          "> 0",
+          std::move(doc),
+          {},
+          {},
+          {Json(true), Json(0.0)},
+          {}};
   p.read = [key, fallback](Args& args) {
     const auto value = args.reader().positive(key, fallback);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -133,8 +166,9 @@ Param positive(std::string key, std::optional<double> fallback, std::string doc)
 }
 
 Param boolean(std::string key, bool fallback, std::string doc) {
-  Param p{key, "boolean", fallback ? "true" : "false", "true | false", std::move(doc), {}, {},
-          {Json("yes")}, {}};
+  Param p{
+      key,           "boolean", fallback ? "true" : "false", "true | false", std::move(doc), {}, {},
+      {Json("yes")}, {}};
   p.read = [key, fallback](Args& args) {
     const auto value = args.reader().boolean(key, fallback);
     if (value) args.set(key, *value, ParamValue(*value));
@@ -145,8 +179,15 @@ Param boolean(std::string key, bool fallback, std::string doc) {
 
 Param literal_or_number(std::string key, std::string literal, bool (*in_range)(double),
                         std::string rule, std::string doc) {
-  Param p{key,    "string|number", quote(literal), literal + " | " + rule, std::move(doc), {}, {},
-          with({Json(true)}, outside(in_range)), {}};
+  Param p{key,
+          "string|number",
+          quote(literal),
+          literal + " | " + rule,
+          std::move(doc),
+          {},
+          {},
+          with({Json(true)}, outside(in_range)),
+          {}};
   p.read = [key, literal, in_range, rule](Args& args) {
     ObjectReader& reader = args.reader();
     const Json* value = reader.find(key);
@@ -174,8 +215,9 @@ Param literal_or_number(std::string key, std::string literal, bool (*in_range)(d
 
 Param custom(std::string key, std::string type, std::string fallback, std::string rule,
              std::string doc, std::function<bool(Args&)> read, std::vector<Json> bad) {
-  return Param{std::move(key), std::move(type), std::move(fallback), std::move(rule),
-               std::move(doc), {},              std::move(read),     std::move(bad), {}};
+  return Param{std::move(key),  std::move(type), std::move(fallback),
+               std::move(rule), std::move(doc),  {},
+               std::move(read), std::move(bad),  {}};
 }
 
 }  // namespace param
@@ -302,8 +344,10 @@ FamilyEntry beta_binary_family();
 
 const std::vector<MapEntry>& map_registry() {
   static const std::vector<MapEntry> rows = {
-      named("identity", identity_map()),       named("temperature", temperature_map()),
-      named("power", power_map()),             named("top_label", top_label_map()),
+      named("identity", identity_map()),
+      named("temperature", temperature_map()),
+      named("power", power_map()),
+      named("top_label", top_label_map()),
       named("affine_logit", affine_logit_map()),
   };
   return rows;
@@ -371,12 +415,16 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
                               estimator_registry());
 }
 
+const Json& default_miscalibration() {
+  static const Json identity = {{"map", "identity"}};
+  return identity;
+}
+
 std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
                                                       std::optional<std::size_t> classes) {
-  static const Json identity = {{"map", "identity"}};
   const Json* value = family.find("miscalibration");
-  ObjectReader m(value != nullptr ? *value : identity, family.pointer_to("miscalibration"),
-                 family.problems());
+  ObjectReader m(value != nullptr ? *value : default_miscalibration(),
+                 family.pointer_to("miscalibration"), family.problems());
   auto map = parse_object(m, "map", "miscalibration map", map_registry(), classes);
   family.set_resolved("miscalibration", m.take_resolved());
   return map;

@@ -40,10 +40,10 @@ class Args {
       : reader_(&reader), name_(std::move(name)), classes_(classes), depth_(depth) {}
 
   ObjectReader& reader() const { return *reader_; }
-  const std::string& name() const { return name_; }                   // the row's name
-  std::optional<std::size_t> classes() const { return classes_; }     // K, when known
-  void set_classes(std::size_t classes) { classes_ = classes; }       // a family read its K
-  int depth() const { return depth_; }                                // wrappers around it
+  const std::string& name() const { return name_; }                // the row's name
+  std::optional<std::size_t> classes() const { return classes_; }  // K, when known
+  void set_classes(std::size_t classes) { classes_ = classes; }    // a family read its K
+  int depth() const { return depth_; }                             // wrappers around it
 
   // `shown` is the value as results report it (a choice by its name); none: not reported.
   void set(std::string_view key, std::any value, std::optional<ParamValue> shown = {});
@@ -114,8 +114,7 @@ Param positive(std::string key, std::optional<double> fallback, std::string doc)
 Param boolean(std::string key, bool fallback, std::string doc);
 // A string naming one value of `choices`; the value read is an E, shown by its name.
 template <typename E>
-Param choice(std::string key, const std::vector<Choice<E>>& choices, E fallback,
-             std::string doc);
+Param choice(std::string key, const std::vector<Choice<E>>& choices, E fallback, std::string doc);
 // `literal` (the default, value std::nullopt) or a number with in_range(x) (value the number):
 // smooth_ece's bandwidth "fixed_point" | (0, 1]. Rejects others with
 // "expected \"LITERAL\" or a number RULE, found X".
@@ -249,8 +248,7 @@ std::optional<typename R::Config> parse_registry_entry(const Json& entry,
                                                        const std::string& pointer,
                                                        Problems& problems, Json& resolved,
                                                        std::string_view what,
-                                                       const std::vector<R>& rows,
-                                                       int depth = 0) {
+                                                       const std::vector<R>& rows, int depth = 0) {
   ObjectReader e(entry, pointer, problems);
   std::optional<typename R::Config> config;
   const std::size_t before = problems.size();
@@ -287,7 +285,9 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
 // a placeholder); config/experiment.cpp solves it per cell.
 std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
                                                Problems& problems, Json& resolved);
-// The `miscalibration` object of a family (absent: {"map": "identity"}), resolved into it.
+// The `miscalibration` object of a family (absent: default_miscalibration(), the identity),
+// resolved into it.
+const Json& default_miscalibration();
 std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
                                                       std::optional<std::size_t> classes);
 
@@ -313,8 +313,15 @@ Param param::choice(std::string key, const std::vector<Choice<E>>& choices, E fa
     names.emplace_back(c.name);
     if (c.value == fallback) fallback_name = c.name;
   }
-  Param p{key, "string", quote(fallback_name), join(names, " | "), std::move(doc), {}, {},
-          {Json(true), Json("no_such_" + key)}, {}};
+  Param p{key,
+          "string",
+          quote(fallback_name),
+          join(names, " | "),
+          std::move(doc),
+          {},
+          {},
+          {Json(true), Json("no_such_" + key)},
+          {}};
   p.read = [key, choices, fallback](Args& args) {
     const auto value = args.reader().choice(key, key, choices, fallback);
     if (!value) return false;

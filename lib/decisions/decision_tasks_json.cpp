@@ -59,8 +59,8 @@ bool read_utility(Args& a) {
   const Json* value = d.require("utility", "a K x K array: utility[action][true class]");
   if (value == nullptr) return false;
   const std::string pointer = d.pointer_to("utility");
-  const std::string shape = classes ? std::to_string(*classes) + " x " + std::to_string(*classes)
-                                    : std::string("K x K");
+  const std::string shape =
+      classes ? std::to_string(*classes) + " x " + std::to_string(*classes) : std::string("K x K");
   if (!value->is_array() || value->empty()) {
     d.problems().add(pointer, "expected a " + shape +
                                   " array of rows utility[action][true class], found " +
@@ -77,8 +77,9 @@ bool read_utility(Args& a) {
   }
   std::vector<std::vector<double>> rows;
   for (std::size_t r = 0; r < value->size(); ++r) {
-    auto row = number_array((*value)[r], pointer_join(pointer, r),
-                            "utility[" + std::to_string(r) + "]", K, finite, "finite", d.problems());
+    auto row =
+        number_array((*value)[r], pointer_join(pointer, r), "utility[" + std::to_string(r) + "]", K,
+                     finite, "finite", d.problems());
     if (row)
       rows.push_back(std::move(*row));
     else
@@ -131,6 +132,8 @@ std::optional<DecisionSpec> build_selective(Args& a) {
 }
 
 // `disease`: a class index, 1 by default when K = 2, required when K > 2.
+constexpr std::int64_t default_disease = 1;
+
 bool read_disease(Args& a) {
   ObjectReader& d = a.reader();
   const auto classes = a.classes();
@@ -138,7 +141,7 @@ bool read_disease(Args& a) {
     d.require("disease", "the index of the disease class (required when classes > 2)");
     return false;
   }
-  const auto disease = d.integer("disease", 0, 1);
+  const auto disease = d.integer("disease", 0, default_disease);
   if (!disease) return false;
   if (classes && static_cast<std::size_t>(*disease) >= *classes) {
     d.problems().add(d.pointer_to("disease"), "disease = " + std::to_string(*disease) +
@@ -219,8 +222,9 @@ DecisionEntry triage_task() {
                          "value of treating a diseased patient"),
            param::number("harm", 1.0, positive_finite, "> 0 and finite",
                          "cost of treating a healthy patient"),
-           param::custom("disease", "integer", "1 (K = 2)", "a class index; required when K > 2",
-                         "the disease class", read_disease, {Json(true), Json(-1), Json(5)})},
+           param::custom("disease", "integer", std::to_string(default_disease) + " (K = 2)",
+                         "a class index; required when K > 2", "the disease class", read_disease,
+                         {Json(true), Json(-1), Json(5)})},
           R"({"benefit": 1, "harm": 0.25})",
           {{"figures", "treated, helped, harmed, missed (fractions of patients)"}},
           build_triage};

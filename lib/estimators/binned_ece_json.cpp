@@ -57,7 +57,8 @@ Param bins_param() {
       [](const Args& a) {
         return static_cast<std::int64_t>(a.get<const Convention*>("convention")->default_bins);
       },
-      "15 (calbench; else the convention's)", "number of bins B");
+      std::to_string(calbench_convention().default_bins) + " (calbench; else the convention's)",
+      "number of bins B");
 }
 Param binning_param(Binning fallback, std::string doc = "how the scores are binned") {
   return param::choice("binning", binning_choices, fallback, std::move(doc));
@@ -273,9 +274,8 @@ EstimatorEntry ece_sweep_estimator() {
   return {
       {},
       "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
-      {param::choice(
-           "binning", binning_choices, Binning::equal_mass,
-           "equal_mass: row of rank r in bin floor((r/n) b); equal_width: floor(s b)"),
+      {param::choice("binning", binning_choices, Binning::equal_mass,
+                     "equal_mass: row of rank r in bin floor((r/n) b); equal_width: floor(s b)"),
        param::choice("norm", l1_l2_choices, Norm::l1, "how the per-bin gaps are combined")},
       R"({"binning": "equal_width", "norm": "l2"})",
       {{"target", "ece_top_l1 (l1), ece_top_l2 (l2)"},

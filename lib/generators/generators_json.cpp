@@ -8,11 +8,9 @@
 namespace calbench {
 namespace {
 
-
 // Beyond this K the per-row vectors stop fitting a sensible memory budget; catching it here
 // turns an allocation failure deep in a run into a config error.
 constexpr std::int64_t max_classes = 1'000'000;
-
 
 std::string count_text(std::optional<std::size_t> length) {
   return length ? std::to_string(*length) + " " : std::string();
@@ -82,7 +80,6 @@ std::optional<std::size_t> parse_classes(ObjectReader& g) {
   return static_cast<std::size_t>(*classes);
 }
 
-
 // A number in [0, 1): weights and masses.
 bool unit_half_open(double x) {
   return x >= 0.0 && x < 1.0;
@@ -120,7 +117,6 @@ std::optional<std::vector<double>> read_distribution(const Json& value, const st
   if (!ok) return std::nullopt;
   return v;
 }
-
 
 // ---- dirichlet with a target ------------------------------------------------------------------
 
@@ -285,6 +281,8 @@ bool read_class_alphas(Args& args) {
 
 // ---- label_noise ------------------------------------------------------------------------------
 
+constexpr std::int64_t default_beta_class = 0;
+
 // `beta`: a class index j (beta = e_j, the unit vector of Widmann et al.'s simulation) or a
 // class distribution; absent: class 0.
 bool read_beta(Args& args) {
@@ -294,8 +292,8 @@ bool read_beta(Args& args) {
   std::optional<std::vector<double>> beta;
   std::optional<std::int64_t> j;
   if (value == nullptr) {
-    g.add_default("beta", 0);
-    j = 0;
+    g.add_default("beta", default_beta_class);
+    j = default_beta_class;
   } else if (value->is_array()) {
     beta = read_distribution(*value, g.pointer_to("beta"), "beta", classes, g.problems());
   } else {
@@ -319,11 +317,13 @@ bool read_beta(Args& args) {
 // ---- beta_binary ------------------------------------------------------------------------------
 
 // `classes` of beta_binary: 2, the only value.
+constexpr std::int64_t binary_classes = 2;
+
 bool read_two_classes(Args& args) {
   ObjectReader& g = args.reader();
-  const auto classes = g.integer("classes", 2, 2);
+  const auto classes = g.integer("classes", binary_classes, binary_classes);
   if (!classes) return false;
-  if (*classes != 2) {
+  if (*classes != binary_classes) {
     g.problems().add(g.pointer_to("classes"), "classes = " + std::to_string(*classes) +
                                                   ": beta_binary has K = 2 (omit it or give 2)");
     return false;
@@ -332,11 +332,16 @@ bool read_two_classes(Args& args) {
 }
 
 // `calibration` {"curve": NAME, PARAMS}; absent: the identity.
+const Json& default_calibration() {
+  static const Json identity = {{"curve", "identity"}};
+  return identity;
+}
+
 bool read_calibration(Args& args) {
   ObjectReader& g = args.reader();
-  static const Json identity = {{"curve", "identity"}};
   const Json* value = g.find("calibration");
-  ObjectReader c(value != nullptr ? *value : identity, g.pointer_to("calibration"), g.problems());
+  ObjectReader c(value != nullptr ? *value : default_calibration(), g.pointer_to("calibration"),
+                 g.problems());
   std::optional<CalibrationCurve> curve;
   if (c.is_object()) {
     static const std::vector<Choice<int>> names = {
@@ -405,38 +410,35 @@ std::optional<std::vector<double>> read_matrix(const Json& value, const std::str
   return out;
 }
 
-
 // ---- parameters shared by the rows ------------------------------------------------------------
 
 constexpr double default_alpha = 1.0;
 
 Param classes_param() {
-  return param::custom(
-      "classes", "integer", "required", ">= 2", "the number of classes K",
-      [](Args& args) {
-        const auto classes = parse_classes(args.reader());
-        if (classes) {
-          args.set("classes", *classes);
-          args.set_classes(*classes);
-        }
-        return classes.has_value();
-      },
-      {Json(true), Json(1)});
+  return param::custom("classes", "integer", "required", ">= 2", "the number of classes K",
+                       [](Args& args) {
+                         const auto classes = parse_classes(args.reader());
+                         if (classes) {
+                           args.set("classes", *classes);
+                           args.set_classes(*classes);
+                         }
+                         return classes.has_value();
+                       },
+                       {Json(true), Json(1)});
 }
 
 // `alpha`, a number or one per class; not read when the dirichlet family is given a target
 // (parse_dirichlet_target reports an alpha given with it).
 Param alpha_param(std::string doc) {
-  return param::custom(
-      "alpha", "number or array", format_double(default_alpha), "> 0, or one per class",
-      std::move(doc),
-      [](Args& args) {
-        if (args.reader().find("target") != nullptr) return true;
-        auto alpha = parse_alpha(args.reader(), args.classes(), default_alpha);
-        if (alpha) args.set("alpha", std::move(*alpha));
-        return alpha.has_value();
-      },
-      {Json(true), Json(0.0), Json::array({1.0, -1.0})});
+  return param::custom("alpha", "number or array", format_double(default_alpha),
+                       "> 0, or one per class", std::move(doc),
+                       [](Args& args) {
+                         if (args.reader().find("target") != nullptr) return true;
+                         auto alpha = parse_alpha(args.reader(), args.classes(), default_alpha);
+                         if (alpha) args.set("alpha", std::move(*alpha));
+                         return alpha.has_value();
+                       },
+                       {Json(true), Json(0.0), Json::array({1.0, -1.0})});
 }
 
 std::vector<double> expand(const std::vector<double>& alpha, std::size_t classes) {
@@ -445,8 +447,7 @@ std::vector<double> expand(const std::vector<double>& alpha, std::size_t classes
 
 // A parameter another one's reader reads with it; `excludes`: the keys it cannot be given with.
 Param read_with_another(std::string key, std::string type, std::string fallback, std::string rule,
-                        std::string doc, std::vector<Json> bad,
-                        std::vector<std::string> excludes) {
+                        std::string doc, std::vector<Json> bad, std::vector<std::string> excludes) {
   Param p = param::custom(std::move(key), std::move(type), std::move(fallback), std::move(rule),
                           std::move(doc), nullptr, std::move(bad));
   p.excludes = std::move(excludes);
@@ -541,10 +542,10 @@ std::optional<ParsedGenerator> build_dirichlet(Args& a) {
 }
 
 std::optional<ParsedGenerator> build_class_conditional(Args& a) {
-  return ParsedGenerator{ClassConditionalSpec{a.get<std::size_t>("classes"),
-                                              a.get<std::vector<double>>("prior"),
-                                              a.get<std::vector<double>>("alpha")},
-                         {}};
+  return ParsedGenerator{
+      ClassConditionalSpec{a.get<std::size_t>("classes"), a.get<std::vector<double>>("prior"),
+                           a.get<std::vector<double>>("alpha")},
+      {}};
 }
 
 std::optional<ParsedGenerator> build_label_noise(Args& a) {
@@ -557,10 +558,10 @@ std::optional<ParsedGenerator> build_label_noise(Args& a) {
 }
 
 std::optional<ParsedGenerator> build_beta_binary(Args& a) {
-  return ParsedGenerator{BetaBinarySpec{a.get<double>("a"), a.get<double>("b"),
-                                        a.get<double>("point_mass"),
-                                        a.get<CalibrationCurve>("calibration")},
-                         {}};
+  return ParsedGenerator{
+      BetaBinarySpec{a.get<double>("a"), a.get<double>("b"), a.get<double>("point_mass"),
+                     a.get<CalibrationCurve>("calibration")},
+      {}};
 }
 
 }  // namespace
@@ -618,7 +619,7 @@ FamilyEntry dirichlet_family() {
       {},
       "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
       {classes_param(), alpha_param("concentration: small alpha, confident and accurate"),
-       param::custom("miscalibration", "object", "{\"map\": \"identity\"}",
+       param::custom("miscalibration", "object", default_miscalibration().dump(),
                      "see `calbench list maps`", "the miscalibration map h", read_miscalibration,
                      {Json(1.5), Json{{"map", "no_such_map"}}}),
        param::custom("target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
@@ -631,21 +632,21 @@ FamilyEntry dirichlet_family() {
 }
 
 FamilyEntry class_conditional_family() {
-  return {{},
-          "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
-          {classes_param(),
-           param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1",
-                         "pi", read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
-           read_with_another("concentration", "number", "none", "> 0, with correct_class",
-                             "a: alpha^(k) = a 1 + (b - a) e_k", {Json(true), Json(0.0)},
-                             {"alpha"}),
-           read_with_another("correct_class", "number", "none", "> 0, with concentration",
-                             "b: the concentration on the true class", {Json(true), Json(-1.0)},
-                             {"alpha"}),
-           class_alphas_param()},
-          R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
-          {},
-          build_class_conditional};
+  return {
+      {},
+      "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
+      {classes_param(),
+       param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1", "pi",
+                     read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
+       read_with_another("concentration", "number", "none", "> 0, with correct_class",
+                         "a: alpha^(k) = a 1 + (b - a) e_k", {Json(true), Json(0.0)}, {"alpha"}),
+       read_with_another("correct_class", "number", "none", "> 0, with concentration",
+                         "b: the concentration on the true class", {Json(true), Json(-1.0)},
+                         {"alpha"}),
+       class_alphas_param()},
+      R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
+      {},
+      build_class_conditional};
 }
 
 FamilyEntry label_noise_family() {
@@ -653,7 +654,7 @@ FamilyEntry label_noise_family() {
           "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
           {classes_param(), alpha_param("the Dirichlet of p"),
            param::number("weight", std::nullopt, unit_half_open, ">= 0 and < 1", "w"),
-           param::custom("beta", "integer or array", "0",
+           param::custom("beta", "integer or array", std::to_string(default_beta_class),
                          "a class index j (beta = e_j), or K numbers >= 0 summing to 1",
                          "the noise distribution", read_beta,
                          {Json(true), Json(7), Json::array({0.5, 0.6, -0.1})})},
@@ -663,23 +664,24 @@ FamilyEntry label_noise_family() {
 }
 
 FamilyEntry beta_binary_family() {
-  return {{},
-          "K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et "
-          "al. 2022)",
-          {param::custom("classes", "integer", "2", "2", "always 2", read_two_classes,
-                         {Json(true), Json(3)}),
-           param::positive("a", std::nullopt, "Beta(a, b) of the score f"),
-           param::positive("b", std::nullopt, ""),
-           param::number("point_mass", 0.0, unit_half_open, ">= 0 and < 1",
-                         "P(f = 1); needs phi(1) = 1"),
-           param::custom(
-               "calibration", "object", "{\"curve\": \"identity\"}",
-               "curve: identity | polynomial {d > 0} | logistic {a, b} | logit_logit {a, b}",
-               "phi(f) = f, f^d, 1/(1 + exp(-(a + b f))), or logit phi = a + b logit f",
-               read_calibration, {Json(1.5), Json{{"curve", "polynomial"}, {"d", 0}}})},
-          R"({"a": 2, "b": 1, "calibration": {"curve": "polynomial", "d": 2}})",
-          {},
-          build_beta_binary};
+  return {
+      {},
+      "K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et "
+      "al. 2022)",
+      {param::custom("classes", "integer", std::to_string(binary_classes),
+                     std::to_string(binary_classes), "always 2", read_two_classes,
+                     {Json(true), Json(3)}),
+       param::positive("a", std::nullopt, "Beta(a, b) of the score f"),
+       param::positive("b", std::nullopt, ""),
+       param::number("point_mass", 0.0, unit_half_open, ">= 0 and < 1",
+                     "P(f = 1); needs phi(1) = 1"),
+       param::custom("calibration", "object", default_calibration().dump(),
+                     "curve: identity | polynomial {d > 0} | logistic {a, b} | logit_logit {a, b}",
+                     "phi(f) = f, f^d, 1/(1 + exp(-(a + b f))), or logit phi = a + b logit f",
+                     read_calibration, {Json(1.5), Json{{"curve", "polynomial"}, {"d", 0}}})},
+      R"({"a": 2, "b": 1, "calibration": {"curve": "polynomial", "d": 2}})",
+      {},
+      build_beta_binary};
 }
 
 }  // namespace calbench

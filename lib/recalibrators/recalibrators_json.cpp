@@ -53,12 +53,12 @@ std::optional<MethodConfig> build_temperature(Args& a) {
   return plain(a, std::make_shared<TemperatureScaling>());
 }
 std::optional<MethodConfig> build_vector(Args& a) {
-  return plain(a, std::make_shared<LogitScaling>(a.name(),
-                                                 LogitScalingSpec{LogitScalingForm::vector}));
+  return plain(
+      a, std::make_shared<LogitScaling>(a.name(), LogitScalingSpec{LogitScalingForm::vector}));
 }
 std::optional<MethodConfig> build_matrix(Args& a) {
-  return plain(a, std::make_shared<LogitScaling>(a.name(),
-                                                 LogitScalingSpec{LogitScalingForm::matrix}));
+  return plain(
+      a, std::make_shared<LogitScaling>(a.name(), LogitScalingSpec{LogitScalingForm::matrix}));
 }
 std::optional<MethodConfig> build_dirichlet(Args& a) {
   const double lambda = a.get<double>("lambda"), mu = a.get<double>("mu");
@@ -100,8 +100,9 @@ std::optional<MethodConfig> build_ensemble_temperature(Args& a) {
 }
 std::optional<MethodConfig> build_scaling_binning(Args& a) {
   const auto bins = a.get<std::int64_t>("bins");
-  auto out = plain(a, std::make_shared<TopLabel>(a.name(), std::make_shared<ScalingBinning>(
-                                                               static_cast<std::size_t>(bins))));
+  auto out =
+      plain(a, std::make_shared<TopLabel>(
+                   a.name(), std::make_shared<ScalingBinning>(static_cast<std::size_t>(bins))));
   out.label = "scaling_binning_" + std::to_string(bins);
   return out;
 }
@@ -117,9 +118,8 @@ bool read_inner(Args& a) {
     return false;
   }
   Json resolved;
-  auto inner =
-      parse_registry_entry(*value, entry.pointer_to("method"), entry.problems(), resolved,
-                           "recalibration method", recalibrator_registry(), a.depth() + 1);
+  auto inner = parse_registry_entry(*value, entry.pointer_to("method"), entry.problems(), resolved,
+                                    "recalibration method", recalibrator_registry(), a.depth() + 1);
   entry.set_resolved("method", std::move(resolved));
   if (!inner) return false;
   a.set("method", *inner, ParamValue(inner->label));
@@ -201,24 +201,25 @@ RecalibratorEntry dirichlet_recalibrator() {
 }
 
 RecalibratorEntry platt_recalibrator() {
-  return row("Platt scaling one-vs-rest: sigma(a logit(p_k) + c) with Platt's smoothed targets",
-             {}, "{}",
+  return row("Platt scaling one-vs-rest: sigma(a logit(p_k) + c) with Platt's smoothed targets", {},
+             "{}",
              std::string(ovr) +
                  "\nTargets (N+ + 1)/(N+ + 2) and 1/(N- + 2) (Platt 1999): the fit always exists.",
              build_platt);
 }
 
 RecalibratorEntry logistic_recalibrator() {
-  return row("logistic calibration one-vs-rest: sigma(a logit(p_k) + c) by maximum likelihood",
-             {}, "{}",
-             std::string(ovr) + "\nA class separable by its score (or absent) has no MLE: "
-                                "DomainError.",
+  return row("logistic calibration one-vs-rest: sigma(a logit(p_k) + c) by maximum likelihood", {},
+             "{}",
+             std::string(ovr) +
+                 "\nA class separable by its score (or absent) has no MLE: "
+                 "DomainError.",
              build_logistic);
 }
 
 RecalibratorEntry beta_recalibrator() {
-  return row("beta calibration one-vs-rest (Kull et al. 2017): sigma(a log s - b log(1-s) + c)",
-             {}, "{}",
+  return row("beta calibration one-vs-rest (Kull et al. 2017): sigma(a log s - b log(1-s) + c)", {},
+             "{}",
              std::string(ovr) +
                  "\na, b >= 0: a negative one is set to 0 and the fit repeated (betacal). Scores\n"
                  "clipped to [2^-52, 1 - 2^-52]. Separable classes: DomainError.",
@@ -257,8 +258,8 @@ RecalibratorEntry bbq_recalibrator() {
 }
 
 RecalibratorEntry ensemble_temperature_recalibrator() {
-  return row("ensemble temperature scaling (Zhang et al. 2020): w1 softmax(z/T) + w2 p + w3/K",
-             {}, "{}",
+  return row("ensemble temperature scaling (Zhang et al. 2020): w1 softmax(z/T) + w2 p + w3/K", {},
+             "{}",
              "T by temperature scaling, then the weights by maximum likelihood (EM for mixture\n"
              "proportions; the paper's experiments use a squared loss).",
              build_ensemble_temperature);
