@@ -67,7 +67,7 @@ std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
 std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) {
   std::vector<EstimatorConfig> out;
   for (const auto& row : estimator_registry()) {
-    if (row.cost == Cost::quadratic) {
+    if (row.extra == Cost::quadratic) {
       skipped.push_back({row.name, "O(n^2): give it with --estimators to run it"});
       continue;
     }

@@ -762,7 +762,7 @@ TEST_CASE("every registry row parses with its defaults and documents its paramet
     CHECK(e.params.size() == row.params.size());
     CHECK(e.estimator != nullptr);
     CHECK(!row.summary.empty());
-    CHECK(!row.convention.empty());
+    CHECK(!row.notes.empty());
   }
   for (const auto& row : calbench::map_registry()) {
     CHECK(!row.summary.empty());

@@ -439,7 +439,8 @@ TEST_CASE("every decision registry row: its example parses, runs, and costs 0 wh
       "scenario": "decision", "replicates": 3, "sample_size": 20,
       "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.7}
     })");
-    document["decision"] = nlohmann::ordered_json::parse(row.example);
+    document["decision"] =
+        nlohmann::ordered_json::parse(example_object("task", row.name, row.example));
     const ExperimentConfig config = parse_experiment(document, "example.json");
     REQUIRE(config.cells.size() == 1);
     const DecisionConfig& d = *config.cells.front().decision;
@@ -448,7 +449,10 @@ TEST_CASE("every decision registry row: its example parses, runs, and costs 0 wh
     for (const auto& p : row.params)
       if (p.fallback != "required" && p.fallback != "none") CHECK(d.params.contains(p.key));
     // Every figure the task reports is named in the row's documentation.
-    for (const auto& f : d.figures) CHECK(row.figures.find(f) != std::string::npos);
+    std::string figures;
+    for (const auto& note : row.notes)
+      if (note.label == "figures") figures = note.text;
+    for (const auto& f : d.figures) CHECK(figures.find(f) != std::string::npos);
     const ResultSet r = run_decision(config, {});
     CHECK(r.cells.front().decision->miscalibration_cost == 0.0);
     CHECK(r.cells.front().decision->method == "quadrature");

@@ -1,0 +1,249 @@
+// Registry rows of the decision tasks: parameters, documentation and construction of a
+// DecisionSpec from a `decision` object {"task": ..., PARAMS...}.
+#include <algorithm>
+#include <cmath>
+
+#include "config/registry.hpp"
+#include "core/format.hpp"
+
+namespace calbench {
+namespace {
+
+// An array of numbers, each satisfying `ok`; of `length` entries when known.
+template <typename Ok>
+std::optional<std::vector<double>> number_array(const Json& value, const std::string& pointer,
+                                                std::string_view name,
+                                                std::optional<std::size_t> length, Ok ok,
+                                                std::string_view rule, Problems& problems) {
+  const std::string expected = "expected an array of " +
+                               (length ? std::to_string(*length) + " " : std::string()) +
+                               "numbers, each " + std::string(rule) + " (one per class)";
+  if (!value.is_array()) {
+    problems.add(pointer, expected + ", found " + describe(value));
+    return std::nullopt;
+  }
+  bool good = true;
+  if (length && value.size() != *length) {
+    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
+    good = false;
+  }
+  std::vector<double> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string at = pointer_join(pointer, i);
+    const auto x = read_number(value[i], at, problems);
+    if (!x) {
+      good = false;
+      continue;
+    }
+    if (!ok(*x)) {
+      problems.add(at, std::string(name) + "[" + std::to_string(i) + "] = " + format_double(*x) +
+                           ": must be " + std::string(rule));
+      good = false;
+      continue;
+    }
+    out.push_back(*x);
+  }
+  if (!good) return std::nullopt;
+  return out;
+}
+
+bool finite(double x) {
+  return std::isfinite(x);
+}
+
+// ---- cost_matrix ----------------------------------------------------------------------------
+
+bool read_utility(Args& a) {
+  ObjectReader& d = a.reader();
+  const auto classes = a.classes();
+  const Json* value = d.require("utility", "a K x K array: utility[action][true class]");
+  if (value == nullptr) return false;
+  const std::string pointer = d.pointer_to("utility");
+  const std::string shape =
+      classes ? std::to_string(*classes) + " x " + std::to_string(*classes) : std::string("K x K");
+  if (!value->is_array() || value->empty()) {
+    d.problems().add(pointer, "expected a " + shape +
+                                  " array of rows utility[action][true class], found " +
+                                  describe(*value));
+    return false;
+  }
+  const std::size_t K = classes.value_or(value->size());
+  bool good = true;
+  if (value->size() != K) {
+    d.problems().add(pointer, "expected a " + shape +
+                                  " array (one row per action = class), found " +
+                                  std::to_string(value->size()) + " rows");
+    good = false;
+  }
+  std::vector<std::vector<double>> rows;
+  for (std::size_t r = 0; r < value->size(); ++r) {
+    auto row =
+        number_array((*value)[r], pointer_join(pointer, r), "utility[" + std::to_string(r) + "]", K,
+                     finite, "finite", d.problems());
+    if (row)
+      rows.push_back(std::move(*row));
+    else
+      good = false;
+  }
+  if (good) a.set("utility", std::move(rows));
+  return good;
+}
+
+// `abstain` {"utility": u or [u_1..u_K]}: optional, no default.
+bool read_abstain(Args& a) {
+  ObjectReader& d = a.reader();
+  const Json* value = d.find("abstain");
+  if (value == nullptr) return true;
+  const auto classes = a.classes();
+  ObjectReader ab(*value, d.pointer_to("abstain"), d.problems());
+  bool ok = false;
+  if (ab.is_object()) {
+    ab.allow_only({"utility"});
+    if (const Json* u = ab.require("utility", "a number, or one per true class")) {
+      const std::string pointer = ab.pointer_to("utility");
+      if (u->is_number()) {
+        if (const auto x = read_number(*u, pointer, d.problems())) {
+          const std::size_t actions =
+              a.has("utility") ? a.get<std::vector<std::vector<double>>>("utility").size() : 2;
+          a.set("abstain", std::vector<double>(classes.value_or(actions), *x));
+          ok = true;
+        }
+      } else if (auto v = number_array(*u, pointer, "abstain utility", classes, finite, "finite",
+                                       d.problems())) {
+        a.set("abstain", std::move(*v));
+        ok = true;
+      }
+    }
+  }
+  d.set_resolved("abstain", ab.take_resolved());
+  return ok;
+}
+
+std::optional<DecisionSpec> build_cost_matrix(Args& a) {
+  std::optional<std::vector<double>> abstain;
+  if (a.has("abstain")) abstain = a.get<std::vector<double>>("abstain");
+  return CostMatrixSpec{a.get<std::vector<std::vector<double>>>("utility"), std::move(abstain)};
+}
+
+// ---- selective, triage, betting -------------------------------------------------------------
+
+std::optional<DecisionSpec> build_selective(Args& a) {
+  return SelectiveSpec{a.classes().value_or(2), a.get<double>("threshold"), a.get<double>("cost")};
+}
+
+// `disease`: a class index, 1 by default when K = 2, required when K > 2.
+constexpr std::int64_t default_disease = 1;
+
+bool read_disease(Args& a) {
+  ObjectReader& d = a.reader();
+  const auto classes = a.classes();
+  if (classes && *classes > 2 && d.find("disease") == nullptr) {
+    d.require("disease", "the index of the disease class (required when classes > 2)");
+    return false;
+  }
+  const auto disease = d.integer("disease", 0, default_disease);
+  if (!disease) return false;
+  if (classes && static_cast<std::size_t>(*disease) >= *classes) {
+    d.problems().add(d.pointer_to("disease"), "disease = " + std::to_string(*disease) +
+                                                  ": must be a class index < " +
+                                                  std::to_string(*classes));
+    return false;
+  }
+  a.set("disease", static_cast<std::size_t>(*disease));
+  return true;
+}
+
+std::optional<DecisionSpec> build_triage(Args& a) {
+  return TriageSpec{a.classes().value_or(2), a.get<std::size_t>("disease"),
+                    a.get<double>("benefit"), a.get<double>("harm")};
+}
+
+bool read_odds(Args& a) {
+  ObjectReader& d = a.reader();
+  const Json* value = d.require("odds", "an array of decimal odds > 1, one per class");
+  if (value == nullptr) return false;
+  auto odds = number_array(
+      *value, d.pointer_to("odds"), "odds", a.classes(),
+      [](double x) { return std::isfinite(x) && x > 1.0; }, "> 1 (decimal odds)", d.problems());
+  if (odds) a.set("odds", std::move(*odds));
+  return odds.has_value();
+}
+
+std::optional<DecisionSpec> build_betting(Args& a) {
+  return BettingSpec{a.get<std::vector<double>>("odds"), a.get<double>("fraction")};
+}
+
+bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0.0;
+}
+
+}  // namespace
+
+DecisionEntry cost_matrix_task() {
+  return {{},
+          "one action per class with utility[action][true class], optionally an abstain action;\n"
+          "policy: the action of highest expected utility under p (ties: the lowest index, so a\n"
+          "class action beats abstaining)",
+          {param::custom("utility", "K x K array of numbers", "required", "finite",
+                         "utility[a][k]: value of action a when the true class is k", read_utility,
+                         {Json(true), Json::array({Json::array({1, "x"}), Json::array({0, 1})})}),
+           param::custom("abstain", "object", "none", "{\"utility\": number or one per class}",
+                         "an extra action with its own utility", read_abstain,
+                         {Json(1.5), Json{{"utility", "x"}}})},
+          R"({"utility": [[1, -2], [-1, 3]], "abstain": {"utility": -0.2}})",
+          {{"figures", "abstention_rate (with abstain)"}},
+          build_cost_matrix};
+}
+
+DecisionEntry selective_task() {
+  return {{},
+          "predict argmax p when max p >= threshold, else defer at `cost`; a wrong prediction\n"
+          "costs 1, a correct one 0 (utility = -cost)",
+          {param::number(
+               "cost", 0.2, [](double x) { return std::isfinite(x) && x >= 0.0; },
+               ">= 0 and finite", "the cost of deferring"),
+           param::number_after(
+               "threshold", "cost",
+               [](const Args& a) {
+                 return std::optional<double>(std::clamp(1.0 - a.get<double>("cost"), 0.0, 1.0));
+               },
+               "1 - cost", [](double x) { return x >= 0.0 && x <= 1.0; }, "in [0, 1]",
+               "confidence needed to predict (the default is Chow's optimal rule)")},
+          R"({"cost": 0.1})",
+          {{"figures", "coverage, selective_accuracy, expected_cost"}},
+          build_selective};
+}
+
+DecisionEntry triage_task() {
+  return {{},
+          "treat when P(disease) > t* = harm / (benefit + harm); treating a diseased patient is\n"
+          "worth `benefit`, a healthy one costs `harm`, not treating is worth 0",
+          {param::number("benefit", 1.0, positive_finite, "> 0 and finite",
+                         "value of treating a diseased patient"),
+           param::number("harm", 1.0, positive_finite, "> 0 and finite",
+                         "cost of treating a healthy patient"),
+           param::custom("disease", "integer", std::to_string(default_disease) + " (K = 2)",
+                         "a class index; required when K > 2", "the disease class", read_disease,
+                         {Json(true), Json(-1), Json(5)})},
+          R"({"benefit": 1, "harm": 0.25})",
+          {{"figures", "treated, helped, harmed, missed (fractions of patients)"}},
+          build_triage};
+}
+
+DecisionEntry betting_task() {
+  return {{},
+          "Kelly betting against decimal odds: stake fraction * the Kelly fraction\n"
+          "(q_k o_k - 1)/(o_k - 1) on the outcome of highest expected log-growth under p, no bet\n"
+          "without an edge; utility = realised log-growth of the bankroll per bet",
+          {param::custom("odds", "array of numbers", "required", "one per class, each > 1",
+                         "decimal odds o_k", read_odds,
+                         {Json(true), Json::array({0.5, 2.0}), Json::array({2.0})}),
+           param::number(
+               "fraction", 1.0, [](double x) { return x > 0.0 && x <= 1.0; }, "> 0 and <= 1",
+               "fractional Kelly multiplier (1: full Kelly)")},
+          R"({"odds": [1.9, 1.9], "fraction": 0.5})",
+          {{"figures", "bet_rate, mean_stake, win_rate"}},
+          build_betting};
+}
+
+}  // namespace calbench

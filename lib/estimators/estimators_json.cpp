@@ -1,0 +1,236 @@
+// Registry rows of the unbinned estimators (accuracy, brier, nll, smooth_ece, kde_ece,
+// kde_canonical, skce): parameters, documentation and construction from a config entry.
+#include <memory>
+
+#include "config/registry.hpp"
+#include "core/format.hpp"
+#include "estimators/binning.hpp"
+#include "estimators/kde_canonical.hpp"
+#include "estimators/kde_ece.hpp"
+#include "estimators/proper_scores.hpp"
+#include "estimators/skce.hpp"
+#include "estimators/smooth_ece.hpp"
+
+namespace calbench {
+namespace {
+
+EstimatorConfig plain(const Args& a, std::shared_ptr<const Estimator> estimator) {
+  EstimatorConfig out;
+  out.label = a.name();
+  out.params = a.shown();
+  out.estimator = std::move(estimator);
+  return out;
+}
+
+std::string shown_text(const Args& a, std::string_view key) {
+  return std::get<std::string>(a.shown(key));
+}
+
+const std::vector<Choice<BrierComponent>> component_choices = {
+    {"total", BrierComponent::total},
+    {"reliability", BrierComponent::reliability},
+    {"resolution", BrierComponent::resolution},
+    {"uncertainty", BrierComponent::uncertainty}};
+const std::vector<Choice<Norm>> l1_l2_choices = {{"l1", Norm::l1}, {"l2", Norm::l2}};
+const std::vector<Choice<SkceKernel>> skce_kernel_choices = {{"gaussian", SkceKernel::gaussian},
+                                                             {"laplacian", SkceKernel::laplacian}};
+const std::vector<Choice<SkceForm>> skce_form_choices = {{"linear", SkceForm::linear},
+                                                         {"quadratic", SkceForm::quadratic}};
+
+std::optional<EstimatorConfig> build_accuracy(Args& a) {
+  return plain(a, std::make_shared<AccuracyEstimator>());
+}
+
+std::optional<EstimatorConfig> build_nll(Args& a) {
+  return plain(a, std::make_shared<NllEstimator>());
+}
+
+std::optional<EstimatorConfig> build_kde_ece(Args& a) {
+  return plain(a, std::make_shared<KdeEce>());
+}
+
+std::optional<EstimatorConfig> build_brier(Args& a) {
+  const auto component = a.get<BrierComponent>("component");
+  auto out = plain(a, std::make_shared<BrierEstimator>(
+                          component, static_cast<std::size_t>(a.get<std::int64_t>("bins"))));
+  if (component != BrierComponent::total) out.label += "_" + shown_text(a, "component");
+  return out;
+}
+
+std::optional<EstimatorConfig> build_smooth_ece(Args& a) {
+  const SmoothEceSpec spec{a.get<std::optional<double>>("bandwidth")};
+  auto out = plain(a, std::make_shared<SmoothEce>(spec));
+  if (spec.bandwidth) out.label.append("_s").append(format_double(*spec.bandwidth));
+  return out;
+}
+
+std::optional<EstimatorConfig> build_kde_canonical(Args& a) {
+  KdeCanonicalSpec spec;
+  spec.bandwidth = a.get<std::optional<double>>("bandwidth");
+  spec.power = a.get<Norm>("norm") == Norm::l1 ? 1 : 2;
+  spec.squared = a.get<bool>("squared");
+  if (spec.squared && spec.power == 1) {
+    a.reader().problems().add(a.reader().pointer_to("squared"), "applies to norm \"l2\" only");
+    return std::nullopt;
+  }
+  auto out = plain(a, std::make_shared<KdeCanonical>(spec));
+  if (spec.power == 2) out.label.append(spec.squared ? "_l2sq" : "_l2");
+  if (spec.bandwidth) out.label.append("_b").append(format_double(*spec.bandwidth));
+  return out;
+}
+
+std::optional<EstimatorConfig> build_skce(Args& a) {
+  const SkceSpec spec{a.get<SkceKernel>("kernel"), a.get<double>("bandwidth"),
+                      a.get<SkceForm>("estimator")};
+  auto out = plain(a, std::make_shared<Skce>(spec));
+  out.label = "skce_" + shown_text(a, "kernel") + "_" + format_double(spec.bandwidth) +
+              (spec.form == SkceForm::quadratic ? std::string("_uq") : std::string());
+  return out;
+}
+
+}  // namespace
+
+EstimatorEntry accuracy_estimator() {
+  return {{},
+          "fraction of rows whose predicted class (argmax p) is the label",
+          {},
+          "{}",
+          {{"target", "accuracy"},
+           {"convention", "The predicted class is argmax_k p_k, the lowest index on ties."}},
+          build_accuracy,
+          Cost::n_log_n};
+}
+
+EstimatorEntry brier_estimator() {
+  return {
+      {},
+      "mean Brier score, summed over classes, or a component of its Murphy decomposition",
+      {param::choice("component", component_choices, BrierComponent::total,
+                     "the score or one of Murphy's (1973) terms"),
+       param::integer("bins", 1, 15, "equal-width bins of p_k for the components")},
+      R"({"component": "reliability", "bins": 10})",
+      {{"target", "brier (component total); none for the components"},
+       {"convention",
+        "(1/n) sum_i sum_k (p_ik - 1{y_i = k})^2, in [0, 2]: the sum over classes, as Brier 1950\n"
+        "and sklearn's one-vs-rest sum (PyCalib divides by K).\n"
+        "Components, per class k binned on p_k (calbench equal-width bins):\n"
+        "reliability = sum_k sum_b (n_kb/n)(pbar_kb - ybar_kb)^2; resolution = sum_k sum_b\n"
+        "(n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =\n"
+        "reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)\n"
+        "[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value."}},
+      build_brier,
+      Cost::n_log_n};
+}
+
+EstimatorEntry nll_estimator() {
+  return {
+      {},
+      "mean negative log-likelihood of the label",
+      {},
+      "{}",
+      {{"target", "nll"},
+       {"convention",
+        "(1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class\n"
+        "scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf\n"
+        "(sklearn clips harder, at 2.2e-16)."}},
+      build_nll,
+      Cost::n_log_n};
+}
+
+EstimatorEntry kde_ece_estimator() {
+  return {
+      {},
+      "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
+      {},
+      "{}",
+      {{"target", "ece_top_l1"},
+       {"convention",
+        "Triweight kernel with sd h = std(confidences of correct rows) * (2n)^(-1/5); points "
+        "below\n"
+        "1/2 reflected at 0, the others at 1; KDEs of correct and of all confidences on the grid\n"
+        "-0.6 + 2.2 j/(2^14-1) (linear binning, as KDEpy's FFTKDE); acc(x) = min(mean(o) f1/f, "
+        "1);\n"
+        "value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from "
+        "all\n"
+        "confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h)."}},
+      build_kde_ece,
+      Cost::n_log_n};
+}
+
+EstimatorEntry kde_canonical_estimator() {
+  return {
+      {},
+      "Dirichlet-kernel estimate of the canonical Lp error (Popordanoska et al. 2022)",
+      {param::literal_or_number(
+           "bandwidth", "loo", [](double x) { return x > 0.0; }, "> 0",
+           "b: leave-one-out maximum likelihood over the authors' 20-point grid, or fixed"),
+       param::choice("norm", l1_l2_choices, Norm::l1, "q = 1 or 2 in E ||r(p) - p||_q^q"),
+       param::boolean("squared", false,
+                      "norm l2: report the estimate of the square instead of its root")},
+      R"({"bandwidth": 0.05, "norm": "l2"})",
+      {{"target", "canonical_l1 (l1), canonical_l2 (l2); none for l2 squared"},
+       {"convention",
+        "Kernel at p_j evaluated at p_i: Dir(p_i; p_j/b + 1). Leave-one-out Nadaraya-Watson\n"
+        "r_i = sum_{j!=i} k(p_i;p_j) e_yj / sum_{j!=i} k(p_i;p_j), all in log space; S = (1/n)\n"
+        "sum_i ||r_i - p_i||_q^q; l2 reports sqrt(S). log p floored at log(DBL_MIN). Bandwidth\n"
+        "grid logspace(-5,-1,15) + linspace(0.2,1,5), maximising sum_i log mean_{j!=i} k (the\n"
+        "authors also subtract log b). n < 2 gives 0. Cost O(n^2 K + 20 n^2), O(n) memory:\n"
+        "quadratic, only when asked for."}},
+      build_kde_canonical,
+      Cost::quadratic};
+}
+
+EstimatorEntry skce_estimator() {
+  const SkceSpec defaults;
+  return {
+      {},
+      "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') I_K",
+      {param::choice(
+           "kernel", skce_kernel_choices, defaults.kernel,
+           "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"),
+       param::positive("bandwidth", defaults.bandwidth,
+                       "l (CalibrationErrors.jl has no default; 1 is its "
+                       "SqExponentialKernel's lengthscale)"),
+       param::choice(
+           "estimator", skce_form_choices, defaults.form,
+           "linear: O(n) block estimator over pairs (2i, 2i+1); quadratic: O(n^2) U-statistic")},
+      R"({"kernel": "laplacian", "bandwidth": 0.5, "estimator": "quadratic"})",
+      {{"target",
+        "none: its own population value (SKCE, a squared quantity; both estimators are unbiased "
+        "for\n"
+        "it, the quadratic one's population value is computed with the linear form)"},
+       {"convention",
+        "h((p,y),(p',y')) = (e_y - p)^T k(p,p') (e_y' - p') = k(p,p')(1{y=y'} - p'_y - p_y' + "
+        "<p,p'>);\n"
+        "linear: mean of h over the disjoint pairs (X_2i, X_2i+1); quadratic: mean over all i < "
+        "j.\n"
+        "Values can be negative. n < 2 gives 0."}},
+      build_skce,
+      Cost::n_log_n};
+}
+
+EstimatorEntry smooth_ece_estimator() {
+  return {
+      {},
+      "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
+      {param::literal_or_number(
+          "bandwidth", "fixed_point", [](double x) { return x > 0.0 && x <= 1.0; }, "in (0, 1]",
+          "sigma: the fixed point sigma = smECE_sigma (relplot's 10-step bisection), or fixed")},
+      R"({"bandwidth": 0.1})",
+      {{"target", "none: its own population value"},
+       {"convention",
+        "Top label: f = max p, o = 1{argmax p = y}, residual f - o. relplot 1.0.3 "
+        "discretisation:\n"
+        "masses split linearly onto max(2000, round(20/sigma))//2+1 nodes, Gaussian kernel "
+        "sampled\n"
+        "on linspace(0,1) - 1/2 (support |d| <= 1/2), reflection at 0 and 1 without repeating "
+        "the\n"
+        "end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values\n"
+        "interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The "
+        "fixed\n"
+        "point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001."}},
+      build_smooth_ece,
+      Cost::n_log_n};
+}
+
+}  // namespace calbench

@@ -1,0 +1,687 @@
+// Registry rows of the miscalibration maps and generator families: parameters,
+// documentation and construction of a GeneratorSpec from a `generator` object.
+#include <cmath>
+
+#include "config/registry.hpp"
+#include "core/format.hpp"
+
+namespace calbench {
+namespace {
+
+// Beyond this K the per-row vectors stop fitting a sensible memory budget; catching it here
+// turns an allocation failure deep in a run into a config error.
+constexpr std::int64_t max_classes = 1'000'000;
+
+std::string count_text(std::optional<std::size_t> length) {
+  return length ? std::to_string(*length) + " " : std::string();
+}
+
+// An array of `length` (when known) numbers; positive ones when `positive`. Elements are
+// named "NAME[i]" in messages and have pointer POINTER/i.
+std::optional<std::vector<double>> read_vector(const Json& value, const std::string& pointer,
+                                               std::string_view name, bool positive,
+                                               std::optional<std::size_t> length,
+                                               Problems& problems) {
+  const std::string expected = "expected an array of " + count_text(length) + "numbers" +
+                               (positive ? " > 0" : "") + " (one per class)";
+  if (!value.is_array()) {
+    problems.add(pointer, expected + ", found " + describe(value));
+    return std::nullopt;
+  }
+  bool ok = true;
+  if (length && value.size() != *length) {
+    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
+    ok = false;
+  }
+  std::vector<double> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string at = pointer_join(pointer, i);
+    const auto x = positive
+                       ? read_positive(value[i], at,
+                                       std::string(name) + "[" + std::to_string(i) + "]", problems)
+                       : read_number(value[i], at, problems);
+    if (x)
+      out.push_back(*x);
+    else
+      ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// alpha: a number (symmetric; kept a number in the resolved config) or one per class.
+std::optional<std::vector<double>> parse_alpha(ObjectReader& g, std::optional<std::size_t> classes,
+                                               double fallback) {
+  const Json* value = g.find("alpha");
+  if (value == nullptr) {
+    g.add_default("alpha", fallback);
+    return std::vector<double>{fallback};
+  }
+  const std::string pointer = g.pointer_to("alpha");
+  if (value->is_array()) return read_vector(*value, pointer, "alpha", true, classes, g.problems());
+  if (!value->is_number()) {
+    g.problems().add(pointer, "expected a number > 0 or an array of " + count_text(classes) +
+                                  "numbers > 0 (one per class), found " + describe(*value));
+    return std::nullopt;
+  }
+  const auto a = read_positive(*value, pointer, "alpha", g.problems());
+  if (!a) return std::nullopt;
+  return std::vector<double>{*a};
+}
+
+std::optional<std::size_t> parse_classes(ObjectReader& g) {
+  const auto classes = g.integer("classes", 2);
+  if (!classes) return std::nullopt;
+  if (*classes > max_classes) {
+    g.problems().add(g.pointer_to("classes"), "classes = " + std::to_string(*classes) +
+                                                  ": must be <= " + std::to_string(max_classes));
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(*classes);
+}
+
+// A number in [0, 1): weights and masses.
+bool unit_half_open(double x) {
+  return x >= 0.0 && x < 1.0;
+}
+
+// A finite number, required.
+std::optional<double> read_finite(ObjectReader& g, std::string_view key) {
+  const Json* value = g.require(key, "a finite number");
+  if (value == nullptr) return std::nullopt;
+  return read_number(*value, g.pointer_to(key), g.problems());
+}
+
+// A class distribution: K numbers >= 0 summing to 1 (within 1e-9).
+std::optional<std::vector<double>> read_distribution(const Json& value, const std::string& pointer,
+                                                     std::string_view name,
+                                                     std::optional<std::size_t> classes,
+                                                     Problems& problems) {
+  auto v = read_vector(value, pointer, name, false, classes, problems);
+  if (!v) return std::nullopt;
+  double total = 0.0;
+  bool ok = true;
+  for (std::size_t k = 0; k < v->size(); ++k) {
+    if ((*v)[k] < 0.0) {
+      problems.add(pointer_join(pointer, k), std::string(name) + "[" + std::to_string(k) + "] = " +
+                                                 format_double((*v)[k]) + ": must be >= 0");
+      ok = false;
+    }
+    total += (*v)[k];
+  }
+  if (ok && std::abs(total - 1.0) > 1e-9) {
+    problems.add(pointer, std::string(name) + " sums to " + format_double(total) +
+                              ": must sum to 1 (within 1e-9)");
+    ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return v;
+}
+
+// ---- dirichlet with a target ------------------------------------------------------------------
+
+std::optional<ParsedGenerator> parse_dirichlet_target(ObjectReader& g,
+                                                      std::optional<std::size_t> classes) {
+  bool ok = true;
+  if (g.find("alpha") != nullptr) {
+    g.problems().add(g.pointer_to("alpha"),
+                     "alpha is solved from \"target\"; give either alpha or target, not both");
+    ok = false;
+  }
+  ObjectReader t(*g.find("target"), g.pointer_to("target"), g.problems());
+  DirichletTarget target;
+  if (t.is_object()) {
+    t.allow_only({"accuracy", "ece_top_l1", "direction"});
+    const Json* acc = t.require("accuracy", "a number between 1/K and 1");
+    const Json* ece = t.require("ece_top_l1", "a number >= 0");
+    double a = 0.0, e = 0.0;
+    bool have_a = false, have_e = false;
+    if (acc != nullptr)
+      if (const auto x = read_number(*acc, t.pointer_to("accuracy"), t.problems())) {
+        a = *x;
+        have_a = true;
+      }
+    if (ece != nullptr)
+      if (const auto x = read_number(*ece, t.pointer_to("ece_top_l1"), t.problems())) {
+        e = *x;
+        have_e = e >= 0.0;
+        if (!have_e)
+          t.problems().add(t.pointer_to("ece_top_l1"),
+                           "ece_top_l1 = " + format_double(e) + ": must be >= 0");
+      }
+    static const std::vector<Choice<TargetDirection>> directions = {
+        {"overconfident", TargetDirection::overconfident},
+        {"underconfident", TargetDirection::underconfident}};
+    const auto direction =
+        t.choice("direction", "direction", directions, TargetDirection::overconfident);
+    if (have_a && have_e && direction.has_value()) {
+      target.accuracy = a;
+      target.ece_top_l1 = e;
+      target.direction = *direction;
+    } else {
+      ok = false;
+    }
+  } else {
+    ok = false;
+  }
+  g.set_resolved("target", t.take_resolved());
+
+  // miscalibration: {"map": "temperature" | "top_label"}, the parameter solved.
+  const std::string map_pointer = g.pointer_to("miscalibration");
+  const Json* value =
+      g.require("miscalibration", "{\"map\": \"temperature\"} or {\"map\": \"top_label\"}");
+  if (value != nullptr) {
+    ObjectReader m(*value, map_pointer, g.problems());
+    if (m.is_object()) {
+      static const std::vector<Choice<TargetMap>> maps = {{"temperature", TargetMap::temperature},
+                                                          {"top_label", TargetMap::top_label}};
+      const Json* name = m.require("map", "temperature or top_label (the maps a target can solve)");
+      for (const auto& item : value->items()) {
+        if (item.key() == "map") continue;
+        m.problems().add(m.pointer_to(item.key()),
+                         "the map's parameter is solved from \"target\"; remove " +
+                             quote(item.key()) +
+                             " (or give alpha and the parameter instead of "
+                             "a target)");
+        ok = false;
+      }
+      std::optional<TargetMap> map;
+      if (name != nullptr)
+        map = read_choice(*name, m.pointer_to("map"), "target map", maps, m.problems());
+      if (map)
+        target.map = *map;
+      else
+        ok = false;
+    } else {
+      ok = false;
+    }
+    g.set_resolved("miscalibration", m.take_resolved());
+  } else {
+    ok = false;
+  }
+  if (!ok || !classes) return std::nullopt;
+  target.classes = *classes;
+  // The placeholder is the target's own solution for ece 0 at alpha 1.
+  return ParsedGenerator{target_spec(target, 1.0, 1.0), target};
+}
+
+// ---- class_conditional ------------------------------------------------------------------------
+
+// `prior`: K numbers > 0 summing to 1; absent: uniform (filled in by the generator).
+bool read_prior(Args& args) {
+  ObjectReader& g = args.reader();
+  const auto classes = args.classes();
+  const Json* value = g.find("prior");
+  if (value == nullptr) {
+    if (classes)
+      g.add_default("prior", std::vector<double>(*classes, 1.0 / static_cast<double>(*classes)));
+    args.set("prior", std::vector<double>{});
+    return true;
+  }
+  auto prior = read_distribution(*value, g.pointer_to("prior"), "prior", classes, g.problems());
+  if (!prior) return false;
+  for (std::size_t k = 0; k < prior->size(); ++k)
+    if (!((*prior)[k] > 0.0)) {
+      g.problems().add(pointer_join(g.pointer_to("prior"), k),
+                       "prior[" + std::to_string(k) + "] = 0: every class needs prior > 0");
+      return false;
+    }
+  args.set("prior", std::move(*prior));
+  return true;
+}
+
+// `alpha` of class_conditional, read with `concentration` and `correct_class`: alpha^(k),
+// row-major, from a K x K matrix or from the pair.
+bool read_class_alphas(Args& args) {
+  ObjectReader& g = args.reader();
+  const auto classes = args.classes();
+  std::optional<std::vector<double>> alpha;
+  const bool by_matrix = g.find("alpha") != nullptr;
+  const bool by_pair = g.find("concentration") != nullptr || g.find("correct_class") != nullptr;
+  if (by_matrix && by_pair) {
+    g.problems().add(g.pointer(),
+                     "give either \"alpha\" (a K x K matrix) or \"concentration\" "
+                     "and \"correct_class\", not both");
+  } else if (by_matrix) {
+    const Json& value = *g.find("alpha");
+    const std::string pointer = g.pointer_to("alpha");
+    const std::string expected =
+        "expected a " +
+        (classes ? std::to_string(*classes) + " x " + std::to_string(*classes)
+                 : std::string("K x K")) +
+        " matrix of numbers > 0 (row k: alpha^(k), the Dirichlet of p "
+        "given y = k)";
+    if (!value.is_array() || (classes && value.size() != *classes)) {
+      g.problems().add(
+          pointer,
+          expected + ", found " +
+              (value.is_array() ? "an array of " + std::to_string(value.size()) : describe(value)));
+    } else {
+      std::vector<double> matrix;
+      bool ok = true;
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const auto row =
+            read_vector(value[i], pointer_join(pointer, i), "alpha[" + std::to_string(i) + "]",
+                        true, classes, g.problems());
+        if (row)
+          matrix.insert(matrix.end(), row->begin(), row->end());
+        else
+          ok = false;
+      }
+      if (ok) alpha = std::move(matrix);
+    }
+  } else {
+    const auto a = g.positive("concentration");
+    const auto b = g.positive("correct_class");
+    if (a && b && classes) alpha = class_conditional_alpha(*classes, *a, *b);
+  }
+  if (alpha) args.set("alpha", std::move(*alpha));
+  return alpha.has_value();
+}
+
+// ---- label_noise ------------------------------------------------------------------------------
+
+constexpr std::int64_t default_beta_class = 0;
+
+// `beta`: a class index j (beta = e_j, the unit vector of Widmann et al.'s simulation) or a
+// class distribution; absent: class 0.
+bool read_beta(Args& args) {
+  ObjectReader& g = args.reader();
+  const auto classes = args.classes();
+  const Json* value = g.find("beta");
+  std::optional<std::vector<double>> beta;
+  std::optional<std::int64_t> j;
+  if (value == nullptr) {
+    g.add_default("beta", default_beta_class);
+    j = default_beta_class;
+  } else if (value->is_array()) {
+    beta = read_distribution(*value, g.pointer_to("beta"), "beta", classes, g.problems());
+  } else {
+    j = read_integer(*value, g.pointer_to("beta"), 0, g.problems());
+    if (j && classes && static_cast<std::size_t>(*j) >= *classes) {
+      g.problems().add(g.pointer_to("beta"),
+                       "beta = " + std::to_string(*j) +
+                           ": a class index must be < classes = " + std::to_string(*classes));
+      return false;
+    }
+  }
+  if (j && classes) {
+    beta = std::vector<double>(*classes, 0.0);
+    (*beta)[static_cast<std::size_t>(*j)] = 1.0;
+  }
+  if (!beta) return false;
+  args.set("beta", std::move(*beta));
+  return true;
+}
+
+// ---- beta_binary ------------------------------------------------------------------------------
+
+// `classes` of beta_binary: 2, the only value.
+constexpr std::int64_t binary_classes = 2;
+
+bool read_two_classes(Args& args) {
+  ObjectReader& g = args.reader();
+  const auto classes = g.integer("classes", binary_classes, binary_classes);
+  if (!classes) return false;
+  if (*classes != binary_classes) {
+    g.problems().add(g.pointer_to("classes"), "classes = " + std::to_string(*classes) +
+                                                  ": beta_binary has K = 2 (omit it or give 2)");
+    return false;
+  }
+  return true;
+}
+
+// `calibration` {"curve": NAME, PARAMS}; absent: the identity.
+const Json& default_calibration() {
+  static const Json identity = {{"curve", "identity"}};
+  return identity;
+}
+
+bool read_calibration(Args& args) {
+  ObjectReader& g = args.reader();
+  const Json* value = g.find("calibration");
+  ObjectReader c(value != nullptr ? *value : default_calibration(), g.pointer_to("calibration"),
+                 g.problems());
+  std::optional<CalibrationCurve> curve;
+  if (c.is_object()) {
+    static const std::vector<Choice<int>> names = {
+        {"identity", 0}, {"polynomial", 1}, {"logistic", 2}, {"logit_logit", 3}};
+    const Json* name = c.require("curve", "one of: identity, polynomial, logistic, logit_logit");
+    std::optional<int> which;
+    if (name != nullptr)
+      which = read_choice(*name, c.pointer_to("curve"), "calibration curve", names, c.problems());
+    if (which) {
+      switch (*which) {
+        case 0:
+          c.allow_only({"curve"});
+          curve = IdentityCurve{};
+          break;
+        case 1: {
+          c.allow_only({"curve", "d"});
+          if (const auto d = c.positive("d")) curve = PolynomialCurve{*d};
+          break;
+        }
+        default: {
+          c.allow_only({"curve", "a", "b"});
+          const auto ca = read_finite(c, "a");
+          const auto cb = read_finite(c, "b");
+          if (ca && cb) {
+            if (*which == 2)
+              curve = LogisticCurve{*ca, *cb};
+            else
+              curve = LogitLogitCurve{*ca, *cb};
+          }
+        }
+      }
+    }
+  }
+  g.set_resolved("calibration", c.take_resolved());
+  if (curve) args.set("calibration", *curve);
+  return curve.has_value();
+}
+
+// A K x K matrix as an array of K rows, returned row-major.
+std::optional<std::vector<double>> read_matrix(const Json& value, const std::string& pointer,
+                                               std::optional<std::size_t> classes,
+                                               Problems& problems) {
+  const std::string shape =
+      classes ? std::to_string(*classes) + " x " + std::to_string(*classes) : std::string("K x K");
+  const std::string expected = "expected a " + shape + " matrix (an array of " +
+                               count_text(classes) + "rows, one per class)";
+  if (!value.is_array()) {
+    problems.add(pointer, expected + ", found " + describe(value));
+    return std::nullopt;
+  }
+  bool ok = true;
+  if (classes && value.size() != *classes) {
+    problems.add(pointer, expected + ", found an array of " + std::to_string(value.size()));
+    ok = false;
+  }
+  std::vector<double> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto row =
+        read_vector(value[i], pointer_join(pointer, i), "weights", false, classes, problems);
+    if (row)
+      out.insert(out.end(), row->begin(), row->end());
+    else
+      ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// ---- parameters shared by the rows ------------------------------------------------------------
+
+constexpr double default_alpha = 1.0;
+
+Param classes_param() {
+  return param::custom("classes", "integer", "required", ">= 2", "the number of classes K",
+                       [](Args& args) {
+                         const auto classes = parse_classes(args.reader());
+                         if (classes) {
+                           args.set("classes", *classes);
+                           args.set_classes(*classes);
+                         }
+                         return classes.has_value();
+                       },
+                       {Json(true), Json(1)});
+}
+
+// `alpha`, a number or one per class; not read when the dirichlet family is given a target
+// (parse_dirichlet_target reports an alpha given with it).
+Param alpha_param(std::string doc) {
+  return param::custom("alpha", "number or array", format_double(default_alpha),
+                       "> 0, or one per class", std::move(doc),
+                       [](Args& args) {
+                         if (args.reader().find("target") != nullptr) return true;
+                         auto alpha = parse_alpha(args.reader(), args.classes(), default_alpha);
+                         if (alpha) args.set("alpha", std::move(*alpha));
+                         return alpha.has_value();
+                       },
+                       {Json(true), Json(0.0), Json::array({1.0, -1.0})});
+}
+
+std::vector<double> expand(const std::vector<double>& alpha, std::size_t classes) {
+  return alpha.size() == 1 ? std::vector<double>(classes, alpha.front()) : alpha;
+}
+
+// A parameter another one's reader reads with it; `excludes`: the keys it cannot be given with.
+Param read_with_another(std::string key, std::string type, std::string fallback, std::string rule,
+                        std::string doc, std::vector<Json> bad, std::vector<std::string> excludes) {
+  Param p = param::custom(std::move(key), std::move(type), std::move(fallback), std::move(rule),
+                          std::move(doc), nullptr, std::move(bad));
+  p.excludes = std::move(excludes);
+  return p;
+}
+
+// `alpha` reads the pair too (read_with_another above), so that it is read with them.
+Param class_alphas_param() {
+  Param p = param::custom("alpha", "array of arrays", "none", "K x K, > 0, instead of the pair",
+                          "row k is alpha^(k)", read_class_alphas,
+                          {Json(true), Json::array({Json::array({1, 1, 1})})});
+  p.excludes = {"concentration", "correct_class"};
+  return p;
+}
+
+// ---- maps -------------------------------------------------------------------------------------
+
+std::optional<MiscalibrationMap> build_identity(Args&) {
+  return IdentityMap{};
+}
+std::optional<MiscalibrationMap> build_temperature(Args& a) {
+  return TemperatureMap{a.get<double>("temperature")};
+}
+std::optional<MiscalibrationMap> build_top_label(Args& a) {
+  return TopLabelMap{a.get<double>("gamma")};
+}
+std::optional<MiscalibrationMap> build_power(Args& a) {
+  return PowerMap{a.get<std::vector<double>>("exponents")};
+}
+std::optional<MiscalibrationMap> build_affine_logit(Args& a) {
+  // Without K the default bias is unknown; the family has reported why K is unknown.
+  if (!a.has("bias")) return std::nullopt;
+  return AffineLogitMap{a.get<std::vector<double>>("weights"), a.get<std::vector<double>>("bias")};
+}
+
+bool read_exponents(Args& a) {
+  ObjectReader& m = a.reader();
+  const Json* value = m.require("exponents", "an array of numbers > 0, one per class");
+  if (value == nullptr) return false;
+  auto exponents =
+      read_vector(*value, m.pointer_to("exponents"), "exponents", true, a.classes(), m.problems());
+  if (exponents) a.set("exponents", std::move(*exponents));
+  return exponents.has_value();
+}
+
+bool read_weights(Args& a) {
+  ObjectReader& m = a.reader();
+  const Json* value = m.require("weights", "a K x K matrix, one row per class");
+  if (value == nullptr) return false;
+  auto weights = read_matrix(*value, m.pointer_to("weights"), a.classes(), m.problems());
+  if (weights) a.set("weights", std::move(*weights));
+  return weights.has_value();
+}
+
+bool read_bias(Args& a) {
+  ObjectReader& m = a.reader();
+  std::optional<std::vector<double>> bias;
+  if (const Json* value = m.find("bias")) {
+    bias = read_vector(*value, m.pointer_to("bias"), "bias", false, a.classes(), m.problems());
+    if (!bias) return false;
+  } else if (a.classes()) {
+    bias = std::vector<double>(*a.classes(), 0.0);
+    m.add_default("bias", *bias);
+  }
+  if (bias) a.set("bias", std::move(*bias));
+  return true;
+}
+
+// ---- families ---------------------------------------------------------------------------------
+
+bool read_miscalibration(Args& a) {
+  if (a.reader().find("target") != nullptr) return true;
+  auto map = parse_miscalibration(a.reader(), a.classes());
+  if (map) a.set("miscalibration", std::move(*map));
+  return map.has_value();
+}
+
+bool read_target(Args& a) {
+  if (a.reader().find("target") == nullptr) return true;
+  auto parsed = parse_dirichlet_target(a.reader(), a.classes());
+  if (parsed) a.set("target", std::move(*parsed));
+  return parsed.has_value();
+}
+
+std::optional<ParsedGenerator> build_dirichlet(Args& a) {
+  if (a.has("target")) return a.get<ParsedGenerator>("target");
+  DirichletSpec spec;
+  spec.classes = a.get<std::size_t>("classes");
+  spec.alpha = expand(a.get<std::vector<double>>("alpha"), spec.classes);
+  spec.map = a.get<MiscalibrationMap>("miscalibration");
+  return ParsedGenerator{std::move(spec), {}};
+}
+
+std::optional<ParsedGenerator> build_class_conditional(Args& a) {
+  return ParsedGenerator{
+      ClassConditionalSpec{a.get<std::size_t>("classes"), a.get<std::vector<double>>("prior"),
+                           a.get<std::vector<double>>("alpha")},
+      {}};
+}
+
+std::optional<ParsedGenerator> build_label_noise(Args& a) {
+  LabelNoiseSpec spec;
+  spec.classes = a.get<std::size_t>("classes");
+  spec.alpha = expand(a.get<std::vector<double>>("alpha"), spec.classes);
+  spec.weight = a.get<double>("weight");
+  spec.beta = a.get<std::vector<double>>("beta");
+  return ParsedGenerator{std::move(spec), {}};
+}
+
+std::optional<ParsedGenerator> build_beta_binary(Args& a) {
+  return ParsedGenerator{
+      BetaBinarySpec{a.get<double>("a"), a.get<double>("b"), a.get<double>("point_mass"),
+                     a.get<CalibrationCurve>("calibration")},
+      {}};
+}
+
+}  // namespace
+
+MapEntry identity_map() {
+  return {{}, "p = c: perfectly calibrated", {}, "{}", {}, build_identity};
+}
+
+MapEntry temperature_map() {
+  return {{},
+          "p_k proportional to c_k^(1/T): T < 1 overconfident, T > 1 underconfident; keeps argmax",
+          {param::positive("temperature", std::nullopt, "the temperature T")},
+          R"({"temperature": 0.7})",
+          {},
+          build_temperature};
+}
+
+MapEntry power_map() {
+  return {{},
+          "p_k proportional to c_k^(t_k): class-dependent miscalibration",
+          {param::custom("exponents", "array of numbers", "required", "one per class, each > 0",
+                         "the exponents t_1..t_K", read_exponents,
+                         {Json(true), Json::array({1.0, 1.0, 0.0}), Json::array({1.0})})},
+          R"({"exponents": [0.5, 1, 2]})",
+          {},
+          build_power};
+}
+
+MapEntry top_label_map() {
+  return {{},
+          "kyle's max-component map: m = max c, u = (m - 1/K)/(1 - 1/K); the top component\n"
+          "becomes g(m) = 1/K + (1 - 1/K) u^gamma, the others scale by (1 - g(m))/(1 - m).\n"
+          "gamma < 1 overconfident; for gamma > 1 and K >= 3 the argmax can change",
+          {param::positive("gamma", std::nullopt, "the exponent gamma")},
+          R"({"gamma": 0.5})",
+          {},
+          build_top_label};
+}
+
+MapEntry affine_logit_map() {
+  return {{},
+          "p = softmax(W log c + b), the map Dirichlet calibration inverts",
+          {param::custom("weights", "array of arrays of numbers", "required", "K x K, finite",
+                         "W, one row per class", read_weights,
+                         {Json(true), Json::array({Json::array({1, 0, 0})})}),
+           param::custom("bias", "array of numbers", "all 0", "one per class, finite", "b",
+                         read_bias, {Json(true), Json::array({0.0})})},
+          R"({"weights": [[2, 0, 0], [0, 1, 0], [0, 0, 0.5]], "bias": [0.1, 0, -0.1]})",
+          {},
+          build_affine_logit};
+}
+
+FamilyEntry dirichlet_family() {
+  return {
+      {},
+      "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
+      {classes_param(), alpha_param("concentration: small alpha, confident and accurate"),
+       param::custom("miscalibration", "object", default_miscalibration().dump(),
+                     "see `calbench list maps`", "the miscalibration map h", read_miscalibration,
+                     {Json(1.5), Json{{"map", "no_such_map"}}}),
+       param::custom("target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
+                     "solved: symmetric alpha and the temperature or top_label parameter "
+                     "(docs/generators.md)",
+                     read_target, {Json(1.5), Json{{"accuracy", "high"}, {"ece_top_l1", 0.1}}})},
+      R"({"classes": 3, "alpha": 0.5, "miscalibration": {"map": "temperature", "temperature": 0.8}})",
+      {},
+      build_dirichlet};
+}
+
+FamilyEntry class_conditional_family() {
+  return {
+      {},
+      "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
+      {classes_param(),
+       param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1", "pi",
+                     read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
+       read_with_another("concentration", "number", "none", "> 0, with correct_class",
+                         "a: alpha^(k) = a 1 + (b - a) e_k", {Json(true), Json(0.0)}, {"alpha"}),
+       read_with_another("correct_class", "number", "none", "> 0, with concentration",
+                         "b: the concentration on the true class", {Json(true), Json(-1.0)},
+                         {"alpha"}),
+       class_alphas_param()},
+      R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
+      {},
+      build_class_conditional};
+}
+
+FamilyEntry label_noise_family() {
+  return {{},
+          "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
+          {classes_param(), alpha_param("the Dirichlet of p"),
+           param::number("weight", std::nullopt, unit_half_open, ">= 0 and < 1", "w"),
+           param::custom("beta", "integer or array", std::to_string(default_beta_class),
+                         "a class index j (beta = e_j), or K numbers >= 0 summing to 1",
+                         "the noise distribution", read_beta,
+                         {Json(true), Json(7), Json::array({0.5, 0.6, -0.1})})},
+          R"({"classes": 3, "alpha": 1, "weight": 0.2, "beta": [0.2, 0.3, 0.5]})",
+          {},
+          build_label_noise};
+}
+
+FamilyEntry beta_binary_family() {
+  return {
+      {},
+      "K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et "
+      "al. 2022)",
+      {param::custom("classes", "integer", std::to_string(binary_classes),
+                     std::to_string(binary_classes), "always 2", read_two_classes,
+                     {Json(true), Json(3)}),
+       param::positive("a", std::nullopt, "Beta(a, b) of the score f"),
+       param::positive("b", std::nullopt, ""),
+       param::number("point_mass", 0.0, unit_half_open, ">= 0 and < 1",
+                     "P(f = 1); needs phi(1) = 1"),
+       param::custom("calibration", "object", default_calibration().dump(),
+                     "curve: identity | polynomial {d > 0} | logistic {a, b} | logit_logit {a, b}",
+                     "phi(f) = f, f^d, 1/(1 + exp(-(a + b f))), or logit phi = a + b logit f",
+                     read_calibration, {Json(1.5), Json{{"curve", "polynomial"}, {"d", 0}}})},
+      R"({"a": 2, "b": 1, "calibration": {"curve": "polynomial", "d": 2}})",
+      {},
+      build_beta_binary};
+}
+
+}  // namespace calbench
