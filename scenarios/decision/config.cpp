@@ -51,6 +51,8 @@ std::optional<DecisionTaskConfig> parse_decision_section(ObjectReader& top,
   return out;
 }
 
+// Top-level `recalibrator` {"method": {...}, "fit_size": n, "samples": N} (optional). `ok` is
+// set false when it is present and has a problem.
 std::optional<DecisionRecalibratorConfig> parse_recalibrator_section(ObjectReader& top, bool& ok) {
   ok = true;
   const Json* value = top.find("recalibrator");
@@ -86,6 +88,8 @@ std::optional<DecisionRecalibratorConfig> parse_recalibrator_section(ObjectReade
                                     *samples};
 }
 
+// Top-level `requirement` (optional: nullopt without a problem when absent). The metric is
+// checked against `figures` (the task's) and accuracy_key against `sweep_keys`.
 std::optional<RequirementConfig> parse_requirement_section(
     ObjectReader& top, const std::vector<std::string>& sweep_keys,
     const std::vector<std::string>& figures) {
