@@ -17,7 +17,7 @@
 #include "estimators/proper_scores.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
-#include "scenarios/estimator_bias.hpp"
+#include "scenarios/estimator_bias/run.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -105,9 +105,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   char line[256];
   for (const Workload& w : workloads) {
     if (!wanted(options, w.name)) continue;
-    ExperimentConfig config;
+    EstimatorBiasConfig config;
     config.seed = 1;
-    CellConfig cell;
+    EstimatorBiasCell cell;
     cell.sample_size = w.n;
     cell.replicates = std::max<std::size_t>(
         1, static_cast<std::size_t>(

@@ -17,12 +17,12 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
-#include "report/results.hpp"
 #include "runners/bench.hpp"
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
 #include "scenarios/registry.hpp"
+#include "scenarios/results.hpp"
 
 namespace calbench {
 namespace {
@@ -41,18 +41,19 @@ std::string host_name() {
 
 int run_command(const std::string& file, std::size_t threads, const std::string& out_dir,
                 bool quiet) {
-  ExperimentConfig config = load_experiment(file);
-  if (!out_dir.empty()) config.output.directory = out_dir;
-  const ScenarioFunction scenario = find_scenario(config.scenario);
+  std::unique_ptr<ExperimentBase> config = load_experiment(file);
+  if (!out_dir.empty()) config->output.directory = out_dir;
+  const ScenarioModule& scenario = module_of(*config);
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
 
-  Progress progress(config.name, !quiet);
+  Progress progress(config->name, !quiet);
   RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   const auto start = std::chrono::steady_clock::now();
   RunInfo info;
   info.started_utc = utc_now();
-  const ResultSet results = scenario(config, control);
+  scenario.prepare(*config);
+  const std::unique_ptr<ScenarioResults> results = scenario.run(*config, control);
   progress.finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   info.host = host_name();
@@ -63,13 +64,11 @@ int run_command(const std::string& file, std::size_t threads, const std::string&
                    std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
                    ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
                    std::to_string(NLOHMANN_JSON_VERSION_MINOR);
-  write_results(results, config.resolved, info, config.output.replicate_values,
-                config.output.directory);
-  if (!quiet) {
-    std::cout << format_summary_table(results);
-    std::cout << "wrote " << config.output.directory.string() << " (" << results.cells.size()
-              << " cells, " << info.seconds << " s, " << threads << " threads)\n";
-  }
+  const std::filesystem::path& dir = config->output.directory;
+  write_results(scenario, *results, config->resolved, info, dir, quiet ? nullptr : &std::cout);
+  if (!quiet)
+    std::cout << "wrote " << dir.string() << " (" << results->cells << " cells, " << info.seconds
+              << " s, " << threads << " threads)\n";
   return 0;
 }
 
@@ -181,8 +180,8 @@ int main(int argc, char** argv) {
   try {
     if (*run) return run_command(config_file, threads, out_dir, quiet);
     if (*validate) {
-      const ExperimentConfig config = load_experiment(config_file);
-      std::cout << describe_cells(config);
+      const auto config = load_experiment(config_file);
+      std::cout << module_of(*config).describe(*config);
       return 0;
     }
     if (*list) {

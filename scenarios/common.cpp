@@ -1,55 +1,120 @@
 #include "scenarios/common.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "config/generator_config.hpp"
+#include "config/json_support.hpp"
+#include "core/error.hpp"
 #include "core/format.hpp"
+#include "report/value_format.hpp"
 
 namespace calbench {
 
-Generators make_generators(const ExperimentConfig& config) {
-  Generators out;
-  for (const auto& cell : config.cells) out.push_back(std::make_unique<Generator>(cell.generator));
-  return out;
+void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells) {
+  TargetSolver solver;
+  Problems problems;
+  Json targets = Json::array();
+  for (CellBase* cell : cells) {
+    if (!cell->target || cell->solution) continue;
+    try {
+      TargetSolution solution = solver.solve(*cell->target, cell->truth);
+      cell->generator = solution.spec;
+      cell->solution = std::move(solution);
+    } catch (const TargetError& error) {
+      const std::string at = pointer_join("/generator/target", error.field());
+      const std::string where = cell_pointer(config, *cell, at);
+      problems.add_unique({where, std::string(error.what()) +
+                                      (where == at && !config.sweep_keys.empty()
+                                           ? " (in sweep cell " + std::to_string(cell->index) + ")"
+                                           : std::string())});
+    }
+  }
+  if (!problems.empty()) throw ConfigError(problems.render(config.source));
+  // Solved targets, one entry per cell that has one (after the config's own keys).
+  for (const CellBase* cell : cells)
+    if (cell->target && cell->solution) {
+      Json entry = {{"cell", cell->index}};
+      entry.update(target_json(*cell->target, *cell->solution));
+      targets.push_back(std::move(entry));
+    }
+  if (!targets.empty()) config.resolved["solved_targets"] = std::move(targets);
 }
 
-std::vector<const GroundTruth*> cell_truths(const ExperimentConfig& config,
-                                            const Generators& generators, TruthCache& cache) {
-  std::vector<const GroundTruth*> out(config.cells.size());
-  for (std::size_t c = 0; c < out.size(); ++c) {
-    const auto& solution = config.cells[c].solution;
-    out[c] = solution && solution->truth ? solution->truth.get()
-                                         : &cache.get(*generators[c], config.cells[c].truth);
+Generators make_generators(const std::vector<const CellBase*>& cells) {
+  Generators out;
+  for (const CellBase* cell : cells) {
+    if (cell->target && !cell->solution)
+      throw std::logic_error("cell " + std::to_string(cell->index) +
+                             ": its target is not solved (solve_targets comes first)");
+    out.push_back(std::make_unique<Generator>(cell->generator));
   }
   return out;
 }
 
-ResultSet result_set_header(const ExperimentConfig& config) {
-  ResultSet out;
-  out.name = config.name;
-  out.scenario = config.scenario;
-  out.seed = config.seed;
-  out.config_hash = format_hash(hash64(config.resolved.dump()));
-  out.sweep_keys = config.sweep_keys;
+std::vector<const GroundTruth*> cell_truths(const std::vector<const CellBase*>& cells,
+                                            const Generators& generators, TruthCache& cache) {
+  std::vector<const GroundTruth*> out(cells.size());
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    const auto& solution = cells[c]->solution;
+    out[c] = solution && solution->truth ? solution->truth.get()
+                                         : &cache.get(*generators[c], cells[c]->truth);
+  }
   return out;
 }
 
-std::vector<TruthRecord> truth_records(const GroundTruth& truth) {
-  std::vector<TruthRecord> out;
-  for (Quantity q : all_quantities)
-    out.push_back({std::string(to_string(q)), truth[q].value,
-                   std::string(to_string(truth[q].method)), truth[q].error});
+ResultMeta result_meta(const ExperimentBase& config) {
+  return {config.name, config.scenario, config.seed, format_hash(hash64(config.resolved.dump()))};
+}
+
+CellHeader cell_header(const CellBase& cell, const Generator& generator, const GroundTruth& truth) {
+  CellHeader out;
+  out.index = cell.index;
+  out.swept = cell.swept;
+  out.replicates = cell.replicates;
+  out.generator = generator.canonical_text();
+  if (cell.target && cell.solution)
+    out.target = TargetRecord{*cell.target, cell.solution->alpha, cell.solution->parameter,
+                              cell.solution->accuracy, cell.solution->ece_top_l1};
+  out.truth = truth_records(truth);
   return out;
 }
 
-CellRecord cell_record(const CellConfig& cell, const std::string& generator,
-                       const GroundTruth& truth) {
-  CellRecord rec;
-  rec.index = cell.index;
-  for (const auto& [k, v] : cell.swept) rec.swept.emplace_back(k, v);
-  rec.replicates = cell.replicates;
-  rec.generator = generator;
-  if (cell.target && cell.solution) rec.target = target_json(*cell.target, *cell.solution);
-  rec.truth = truth_records(truth);
-  return rec;
+Value params_value(const std::vector<NamedParam>& params) {
+  Value::Object out;
+  for (const auto& p : params)
+    std::visit([&](const auto& v) { out.emplace_back(p.key, Value(v)); }, p.value);
+  return out;
+}
+
+std::string describe_experiment(const ExperimentBase& config,
+                                const std::vector<std::string>& components,
+                                const std::vector<std::vector<std::string>>& cell_rows) {
+  return aligned_columns({{"experiment:", config.name},
+                          {"scenario:", config.scenario},
+                          {"seed:", std::to_string(config.seed)},
+                          {"cells:", std::to_string(cell_rows.size())},
+                          components,
+                          {"output:", config.output.directory.string()}},
+                         "") +
+         "\n" + aligned_columns(cell_rows, "  ");
+}
+
+std::vector<std::string> describe_cell(const CellBase& cell, std::vector<std::string> sizes,
+                                       const std::vector<std::string>& size_keys) {
+  std::vector<std::string> row = {"cell " + std::to_string(cell.index)};
+  row.insert(row.end(), sizes.begin(), sizes.end());
+  row.push_back("replicates=" + std::to_string(cell.replicates));
+  for (const auto& s : cell.swept)
+    if (s.key != "replicates" &&
+        std::find(size_keys.begin(), size_keys.end(), s.key) == size_keys.end())
+      row.push_back(s.key + "=" + to_text(s.value));
+  if (cell.target)
+    row.push_back("target: accuracy=" + format_double(cell.target->accuracy) +
+                  " ece_top_l1=" + format_double(cell.target->ece_top_l1) + " " +
+                  std::string(to_string(cell.target->direction)) + " " +
+                  std::string(to_string(cell.target->map)) + " (solved when the experiment runs)");
+  return row;
 }
 
 }  // namespace calbench

@@ -1,22 +1,34 @@
 #pragma once
-// The scenarios the runner can execute, by config name.
+// The scenario table: every scenario module, by config name. The only place that maps a
+// scenario's name to its code.
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "scenarios/estimator_bias.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace calbench {
 
-using ScenarioFunction = ResultSet (*)(const ExperimentConfig&, const RunControl&);
+const std::vector<ScenarioModule>& scenario_table();
+// The table's ScenarioSyntax rows, for the config parser.
+const std::vector<ScenarioSyntax>& scenario_syntax();
+// The module of a parsed config (its `scenario`, which the parser checked).
+const ScenarioModule& module_of(const ExperimentBase& config);
 
-struct ScenarioRunner {
-  std::string_view name;
-  ScenarioFunction run;
-};
+// A config file or document, parsed into its scenario's config (config/experiment.hpp).
+std::unique_ptr<ExperimentBase> load_experiment(const std::filesystem::path& file);
+std::unique_ptr<ExperimentBase> parse_experiment(const nlohmann::ordered_json& document,
+                                                 const std::string& source);
 
-const std::vector<ScenarioRunner>& scenario_table();
-// Throws ConfigError listing the valid names when `name` is unknown.
-ScenarioFunction find_scenario(std::string_view name);
+// The same, as a given scenario's config type (tests and tools that know the scenario):
+// throws std::bad_cast when the config names another scenario.
+template <typename Config>
+Config parse_experiment_as(const nlohmann::ordered_json& document, const std::string& source) {
+  auto config = parse_experiment(document, source);
+  return std::move(dynamic_cast<Config&>(*config));
+}
 
 }  // namespace calbench

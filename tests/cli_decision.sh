@@ -22,6 +22,8 @@ fail() {
   echo "cli_decision: FAIL: $*" >&2
   failures=$((failures + 1))
 }
+# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
+table() { grep -v '^#' "$1"; }
 
 # ---- a small run: K = 3 (Monte Carlo) and the frontier -----------------------------------
 cat >"$work/small.json" <<'JSON'
@@ -50,18 +52,18 @@ for file in config.resolved.json summary.json cells.csv requirements.csv; do
   [ -f "$work/t1/$file" ] || fail "$file missing after run --threads 1"
   cmp -s "$work/t1/$file" "$work/t2/$file" || fail "$file differs between 1 and 2 threads"
 done
-[ "$(wc -l <"$work/t1/cells.csv")" -eq 7 ] || fail "cells.csv: expected a header and 6 rows"
-[ "$(wc -l <"$work/t1/requirements.csv")" -eq 3 ] ||
+[ "$(table "$work/t1/cells.csv" | wc -l)" -eq 7 ] || fail "cells.csv: expected a header and 6 rows"
+[ "$(table "$work/t1/requirements.csv" | wc -l)" -eq 3 ] ||
   fail "requirements.csv: expected a header and 2 groups: $(cat "$work/t1/requirements.csv")"
-head -n 1 "$work/t1/requirements.csv" | grep -q '^generator.miscalibration.temperature,metric,' ||
-  fail "requirements.csv header: $(head -n 1 "$work/t1/requirements.csv")"
+table "$work/t1/requirements.csv" | head -n 1 | grep -q '^generator.miscalibration.temperature,metric,' ||
+  fail "requirements.csv header: $(table "$work/t1/requirements.csv" | head -n 1)"
 grep -q '^requirement frontier' "$work/t2.out" || fail "no frontier printed: $(cat "$work/t2.out")"
 grep -q '^Verdict: ' "$work/t2.out" || fail "no verdict printed"
 grep -q '"miscalibration_cost"' "$work/t1/summary.json" || fail "summary.json has no decision block"
 grep -q '"abstention_rate"' "$work/t1/summary.json" || fail "summary.json has no task figures"
 grep -q '"recalibrated"' "$work/t1/summary.json" || fail "summary.json has no recalibrated block"
-head -n 1 "$work/t1/cells.csv" | grep -q ',recalibrator,recalibrator_fit_size,' ||
-  fail "cells.csv has no recalibrated columns: $(head -n 1 "$work/t1/cells.csv")"
+table "$work/t1/cells.csv" | head -n 1 | grep -q ',recalibrator,recalibrator_fit_size,' ||
+  fail "cells.csv has no recalibrated columns: $(table "$work/t1/cells.csv" | head -n 1)"
 grep -q 'After recalibration by temperature fitted on 300 cases' "$work/t2.out" ||
   fail "the verdict does not mention the recalibrator: $(cat "$work/t2.out")"
 # Without a requirement: no requirements.csv, and a stale one is removed.

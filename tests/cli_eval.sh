@@ -16,6 +16,8 @@ fail() {
   echo "cli_eval: FAIL: $*" >&2
   failures=$((failures + 1))
 }
+# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
+table() { grep -v '^#' "$1"; }
 
 # 1. The reference ECE (15 equal-width bins, top label) of dir_k3_n2000: 0.08481027356675136
 #    (sklearn, netcal, kyle, ...), printed to 6 decimals.
@@ -122,8 +124,8 @@ done
 # 4. A run with intervals writes the new columns.
 "$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run" --quiet --threads 2 ||
   fail "run with intervals exited $?"
-head -1 "$work/run/cells.csv" | grep -q ',coverage,coverage_se,rejection_rate,rejection_se$' ||
-  fail "cells.csv lacks the interval columns: $(head -1 "$work/run/cells.csv")"
+table "$work/run/cells.csv" | head -1 | grep -q ',coverage,coverage_se,rejection_rate,rejection_se$' ||
+  fail "cells.csv lacks the interval columns: $(table "$work/run/cells.csv" | head -1)"
 python3 - "$work/run/summary.json" <<'PY' || fail "summary.json lacks the interval fields"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -134,7 +136,7 @@ PY
 "$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run2" --threads 1 2>/dev/null |
   grep -Eq '^  estimator .* coverage +rejected$' || fail "the summary table lacks coverage columns"
 "$bin" run "$src/tests/data/tiny.json" --out "$work/plain" --quiet --threads 1 || fail "plain run"
-head -1 "$work/plain/cells.csv" | grep -q 'coverage' && fail "plain run has interval columns"
+table "$work/plain/cells.csv" | head -1 | grep -q 'coverage' && fail "plain run has interval columns"
 
 [ "$failures" -eq 0 ] && echo "cli_eval: all checks passed"
 [ "$failures" -eq 0 ]

@@ -20,6 +20,8 @@ fail() {
   echo "cli_recalibration: FAIL: $*" >&2
   exit 1
 }
+# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
+table() { grep -v '^#' "$1"; }
 
 # tiny_recalibration.json: 2 cells (fit_size 100, 300), 4 methods + uncalibrated.
 cells=2
@@ -35,8 +37,8 @@ for file in config.resolved.json summary.json cells.csv; do
 done
 grep -q '"fit_seconds"' "$work/t1/run.json" || fail "run.json has no fit_seconds"
 grep -q '"fit_seconds"' "$work/t1/summary.json" && fail "summary.json has fit_seconds by default"
-head -n 1 "$work/t1/cells.csv" | grep -q '^cell,fit_size,test_size,replicates,method,' ||
-  fail "cells.csv header: $(head -n 1 "$work/t1/cells.csv")"
+table "$work/t1/cells.csv" | head -n 1 | grep -q '^cell,fit_size,test_size,replicates,method,' ||
+  fail "cells.csv header: $(table "$work/t1/cells.csv" | head -n 1)"
 for method in uncalibrated temperature isotonic histogram_binning_em5 'classwise(temperature)'; do
   rows=$(grep -cF ",$method," "$work/t1/cells.csv")
   [ "$rows" -gt "$cells" ] || fail "cells.csv has $rows rows for $method"
@@ -54,11 +56,11 @@ sed -e 's/"alpha": 0.5,/"target": {"accuracy": 0.8, "ece_top_l1": 0.05, "directi
   -e 's/{"map": "temperature", "temperature": 0.6}/{"map": "temperature"}/' "$config" >"$work/targets.json"
 "$bin" run "$work/targets.json" --out "$work/targets" --quiet 2>"$work/targets.err" ||
   fail "run with targets failed: $(cat "$work/targets.err")"
-head -n 1 "$work/targets/cells.csv" |
+table "$work/targets/cells.csv" | head -n 1 |
   grep -q '^cell,solved_alpha,solved_temperature,solved_gamma,fit_size,' ||
-  fail "targets cells.csv header: $(head -n 1 "$work/targets/cells.csv")"
-sed -n 2p "$work/targets/cells.csv" | grep -Eq '^0,[0-9.e-]+,[0-9.e-]+,,' ||
-  fail "targets cells.csv row: $(sed -n 2p "$work/targets/cells.csv")"
+  fail "targets cells.csv header: $(table "$work/targets/cells.csv" | head -n 1)"
+table "$work/targets/cells.csv" | sed -n 2p | grep -Eq '^0,[0-9.e-]+,[0-9.e-]+,,' ||
+  fail "targets cells.csv row: $(table "$work/targets/cells.csv" | sed -n 2p)"
 
 "$bin" list recalibrators >"$work/list.out" 2>&1 || fail "list recalibrators failed"
 for name in temperature vector matrix dirichlet platt logistic beta isotonic histogram_binning \

@@ -20,6 +20,8 @@ fail() {
   echo "cli_run_tiny: FAIL: $*" >&2
   exit 1
 }
+# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
+table() { grep -v '^#' "$1"; }
 
 # tiny.json: 2 sample sizes x 2 temperatures, 5 estimators, 20 replicates.
 cells=4
@@ -51,11 +53,16 @@ done
 leftovers=$(find "$work" -name '*.tmp-*')
 [ -z "$leftovers" ] || fail "temporary files left behind: $leftovers"
 
-rows=$(wc -l <"$work/t1/cells.csv")
+rows=$(table "$work/t1/cells.csv" | wc -l)
 [ "$rows" -eq $((1 + cells * estimators)) ] ||
   fail "cells.csv has $rows lines, expected a header and $((cells * estimators)) rows"
-head -n 1 "$work/t1/cells.csv" | grep -q '^cell,' || fail "cells.csv has no header line"
-rows=$(wc -l <"$work/t1/replicates.csv")
+table "$work/t1/cells.csv" | head -n 1 | grep -q '^cell,' || fail "cells.csv has no header line"
+# Every CSV starts with the meta block: schema version first, the config hash last.
+for file in cells.csv replicates.csv; do
+  head -n 1 "$work/t1/$file" | grep -qx '# schema_version: 1' || fail "$file: no meta block"
+  sed -n 7p "$work/t1/$file" | grep -Eq '^# config_hash: [0-9a-f]+$' || fail "$file: no config hash"
+done
+rows=$(table "$work/t1/replicates.csv" | wc -l)
 [ "$rows" -eq $((1 + cells * replicates * estimators)) ] ||
   fail "replicates.csv has $rows lines, expected $((1 + cells * replicates * estimators))"
 

@@ -16,9 +16,19 @@
 #include "decisions/decision_spec.hpp"
 #include "decisions/decision_value.hpp"
 #include "decisions/requirement.hpp"
-#include "scenarios/decision.hpp"
+#include "scenarios/common.hpp"
+#include "scenarios/decision/run.hpp"
+#include "scenarios/registry.hpp"
 
 using namespace calbench;
+
+namespace {
+using ExperimentConfig = DecisionConfig;
+using ResultSet = DecisionResults;
+DecisionConfig parse(const nlohmann::ordered_json& document, const std::string& source) {
+  return parse_experiment_as<DecisionConfig>(document, source);
+}
+}  // namespace
 
 namespace {
 
@@ -358,22 +368,22 @@ TEST_CASE("the frontier moves to higher accuracy with miscalibration either way"
     "sweep": {"generator.alpha": [0.2, 0.4, 0.7, 1.0],
               "generator.miscalibration.temperature": [0.5, 1.0, 2.0]}
   })");
-  const ExperimentConfig config = parse_experiment(document, "frontier.json");
+  const ExperimentConfig config = parse(document, "frontier.json");
   REQUIRE(config.requirement);
   CHECK(config.requirement->accuracy_key == "generator.alpha");
   const ResultSet r = run_decision(config, {});
   REQUIRE(r.requirements);
   REQUIRE(r.requirements->rows.size() == 3);
   const auto& rows = r.requirements->rows;
-  for (const auto& row : rows) REQUIRE(row.status == "reached");
+  for (const auto& row : rows) REQUIRE(row.status == FrontierStatus::reached);
   INFO(r.requirements->verdict);
   CHECK(*rows[0].minimal_accuracy > *rows[1].minimal_accuracy);
   CHECK(*rows[2].minimal_accuracy > *rows[1].minimal_accuracy);
   CHECK(rows[1].ece_top_l1 == Approx(0.0).margin(1e-12));
   // Cell 10 is alpha 1, T 0.5: the rational known answer.
-  CHECK(std::abs(r.cells[9].decision->expected_utility - 7.0 / 18.0) < 1e-9);
-  CHECK(std::abs(r.cells[9].decision->miscalibration_cost - 1.0 / 90.0) < 1e-9);
-  CHECK(r.cells[10].decision->miscalibration_cost == 0.0);
+  CHECK(std::abs(r.records[9].decision.expected_utility - 7.0 / 18.0) < 1e-9);
+  CHECK(std::abs(r.records[9].decision.miscalibration_cost - 1.0 / 90.0) < 1e-9);
+  CHECK(r.records[10].decision.miscalibration_cost == 0.0);
   CHECK(r.requirements->verdict.find("Verdict:") == 0);
 }
 
@@ -415,20 +425,21 @@ TEST_CASE("target sweep: the frontier rises with the target ECE", "[e2e][decisio
     "sweep": {"generator.target.accuracy": [0.8, 0.85, 0.88, 0.91],
               "generator.target.ece_top_l1": [0.0, 0.03, 0.06]}
   })");
-  const ExperimentConfig config = parse_experiment(document, "targets.json");
+  ExperimentConfig config = parse(document, "targets.json");
+  solve_targets(config);
   REQUIRE(config.requirement);
   CHECK(config.requirement->accuracy_key == "generator.target.accuracy");
   const ResultSet r = run_decision(config, {});
   REQUIRE(r.requirements);
   const auto& rows = r.requirements->rows;
   REQUIRE(rows.size() == 3);
-  for (const auto& row : rows) REQUIRE(row.status == "reached");
+  for (const auto& row : rows) REQUIRE(row.status == FrontierStatus::reached);
   CHECK(*rows[0].minimal_accuracy < *rows[1].minimal_accuracy);
   CHECK(*rows[1].minimal_accuracy < *rows[2].minimal_accuracy);
   // The interpolated ECE at the frontier is the group's target.
   CHECK(*rows[2].ece_top_l1 == Approx(0.06).margin(1e-3));
-  CHECK(!r.cells.front().target.is_null());
-  CHECK(r.cells.front().decision->miscalibration_cost == 0.0);  // ECE 0: temperature 1
+  CHECK(r.records.front().cell.target);
+  CHECK(r.records.front().decision.miscalibration_cost == 0.0);  // ECE 0: temperature 1
 }
 
 TEST_CASE("every decision registry row: its example parses, runs, and costs 0 when calibrated",
@@ -441,21 +452,26 @@ TEST_CASE("every decision registry row: its example parses, runs, and costs 0 wh
     })");
     document["decision"] =
         nlohmann::ordered_json::parse(example_object("task", row.name, row.example));
-    const ExperimentConfig config = parse_experiment(document, "example.json");
+    const ExperimentConfig config = parse(document, "example.json");
     REQUIRE(config.cells.size() == 1);
-    const DecisionConfig& d = *config.cells.front().decision;
+    const DecisionTaskConfig& d = config.cells.front().decision;
+    const auto& params = std::get<Value::Object>(d.params.data);
+    const auto has_param = [&](const std::string& key) {
+      return std::any_of(params.begin(), params.end(),
+                         [&](const auto& p) { return p.first == key; });
+    };
     CHECK(d.task == row.name);
     // Every documented parameter with a default is in the resolved parameters.
     for (const auto& p : row.params)
-      if (p.fallback != "required" && p.fallback != "none") CHECK(d.params.contains(p.key));
+      if (p.fallback != "required" && p.fallback != "none") CHECK(has_param(p.key));
     // Every figure the task reports is named in the row's documentation.
     std::string figures;
     for (const auto& note : row.notes)
       if (note.label == "figures") figures = note.text;
     for (const auto& f : d.figures) CHECK(figures.find(f) != std::string::npos);
     const ResultSet r = run_decision(config, {});
-    CHECK(r.cells.front().decision->miscalibration_cost == 0.0);
-    CHECK(r.cells.front().decision->method == "quadrature");
+    CHECK(r.records.front().decision.miscalibration_cost == 0.0);
+    CHECK(r.records.front().decision.method == TruthMethod::quadrature);
   }
 }
 
@@ -484,7 +500,7 @@ ExperimentConfig recalibrated_config(double temperature, std::size_t fit_size,
   document["replicates"] = replicates;
   document["generator"]["miscalibration"]["temperature"] = temperature;
   document["recalibrator"]["fit_size"] = fit_size;
-  return parse_experiment(document, "recalibrated.json");
+  return parse(document, "recalibrated.json");
 }
 
 }  // namespace
@@ -536,7 +552,7 @@ TEST_CASE("recalibrated: temperature scaling on a calibrated generator costs ~0"
   const std::size_t R = 8;
   const ExperimentConfig config = recalibrated_config(1.0, 20'000, R);
   const ResultSet r = run_decision(config, {});
-  const DecisionRecord& d = *r.cells.front().decision;
+  const DecisionRecord& d = r.records.front().decision;
   CHECK(d.miscalibration_cost == 0.0);
   REQUIRE(d.recalibrated);
   const RecalibratedRecord& q = *d.recalibrated;
@@ -558,7 +574,7 @@ TEST_CASE("recalibrated: temperature scaling recovers most of a temperature misc
   for (double temperature : {0.5, 2.0}) {
     INFO("generator temperature " << temperature);
     const ResultSet r = run_decision(recalibrated_config(temperature, 20'000, R), {});
-    const DecisionRecord& d = *r.cells.front().decision;
+    const DecisionRecord& d = r.records.front().decision;
     REQUIRE(d.recalibrated);
     const RecalibratedRecord& q = *d.recalibrated;
     INFO("uncalibrated cost " << d.miscalibration_cost << ", recalibrated " << q.cost_mean << " sd "
@@ -611,13 +627,13 @@ TEST_CASE("recalibrator config: parsed as a methods item, validated, rejected el
   // Defaults are filled into the resolved config; the method is built.
   auto document = base;
   document["recalibrator"] = {{"method", {{"name", "temperature"}}}, {"fit_size", 300}};
-  const ExperimentConfig config = parse_experiment(document, "r.json");
+  const ExperimentConfig config = parse(document, "r.json");
   REQUIRE(config.cells.front().recalibrator);
   CHECK(config.cells.front().recalibrator->fit_size == 300);
   CHECK(config.resolved["recalibrator"]["samples"] == 200000);
   // A sweep over the fit size makes one cell per size.
   document["sweep"] = {{"recalibrator.fit_size", {100, 1000}}};
-  const ExperimentConfig swept = parse_experiment(document, "r.json");
+  const ExperimentConfig swept = parse(document, "r.json");
   REQUIRE(swept.cells.size() == 2);
   CHECK(swept.cells[1].recalibrator->fit_size == 1000);
 }

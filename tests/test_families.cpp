@@ -16,7 +16,10 @@
 #include "core/error.hpp"
 #include "core/running_stats.hpp"
 #include "generators/generator.hpp"
-#include "scenarios/estimator_bias.hpp"
+#include "scenarios/common.hpp"
+#include "scenarios/estimator_bias/run.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/results.hpp"
 #include "temp_files.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/family_truth.hpp"
@@ -348,26 +351,29 @@ TEST_CASE("targets in a config: swept, solved per cell and reported", "[e2e]") {
     "sweep": {"generator.target.accuracy": [0.7, 0.8],
               "generator.target.ece_top_l1": [0.0, 0.05]}
   })");
-  const ExperimentConfig config = parse_experiment(doc, "targets.json");
+  auto config = parse_experiment_as<EstimatorBiasConfig>(doc, "targets.json");
   REQUIRE(config.cells.size() == 4);
   CHECK(config.resolved["generator"]["target"]["direction"] == "overconfident");
+  // Parsing does not solve: the run's setup does.
+  CHECK(!config.resolved.contains("solved_targets"));
+  CHECK(!config.cells[0].solution);
+  solve_targets(config);
   REQUIRE(config.resolved["solved_targets"].size() == 4);
   CHECK(config.resolved["solved_targets"][3]["solved"].contains("temperature"));
-  const ResultSet r = run_estimator_bias(config, {});
+  const EstimatorBiasResults r = run_estimator_bias(config, {});
   for (std::size_t c = 0; c < 4; ++c) {
-    const auto& cell = r.cells[c];
-    REQUIRE(!cell.target.is_null());
-    const double A = cell.target["accuracy"].get<double>();
-    const double E = cell.target["ece_top_l1"].get<double>();
-    for (const auto& t : cell.truth) {
-      if (t.quantity == "accuracy") CHECK(std::abs(t.value - A) < 1e-3);
-      if (t.quantity == "ece_top_l1") CHECK(std::abs(t.value - E) < 1e-3);
-    }
+    const auto& cell = r.records[c].cell;
+    REQUIRE(cell.target);
+    const double A = cell.target->target.accuracy;
+    const double E = cell.target->target.ece_top_l1;
+    CHECK(std::abs(cell.truth_value(Quantity::accuracy) - A) < 1e-3);
+    CHECK(std::abs(cell.truth_value(Quantity::ece_top_l1) - E) < 1e-3);
   }
-  // An unreachable cell is a config error at its sweep value.
+  // An unreachable cell is a config error at its sweep value, found when solving.
   doc["sweep"]["generator.target.ece_top_l1"] = {0.05, 0.25};
   try {
-    (void)parse_experiment(doc, "targets.json");
+    auto unreachable = parse_experiment_as<EstimatorBiasConfig>(doc, "targets.json");
+    solve_targets(unreachable);
     FAIL("an unreachable target was accepted");
   } catch (const ConfigError& e) {
     // 0.25 is reachable at accuracy 0.7 (bound 0.3), not at 0.8 (bound 0.2): cell 3 only.
@@ -427,15 +433,15 @@ TEST_CASE("estimator_bias runs on each new family with the same bytes on 1 and 2
       "truth": {"samples": 50000, "population_samples": 16000}
     })");
     doc["generator"] = OJ::parse(g);
-    const ExperimentConfig config = parse_experiment(doc, "fam.json");
+    const auto config = parse_experiment_as<EstimatorBiasConfig>(doc, "fam.json");
     INFO(g);
     std::string summary[2], cells[2];
     for (int threads : {1, 2}) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(threads));
-      const ResultSet r = run_estimator_bias(config, {});
+      const EstimatorBiasResults r = run_estimator_bias(config, {});
       TempDir dir;
-      write_results(r, config.resolved, RunInfo{}, false, dir.path);
+      write_results(module_of(config), r, config.resolved, RunInfo{}, dir.path);
       summary[threads - 1] = read_text(dir.path / "summary.json");
       cells[threads - 1] = read_text(dir.path / "cells.csv");
     }
@@ -450,8 +456,9 @@ TEST_CASE("family configs: defaults filled into the resolved config", "[unit][co
     OJ doc = OJ::parse(R"({"scenario": "estimator_bias", "replicates": 2, "sample_size": 10,
                            "estimators": [{"name": "ece"}]})");
     doc["generator"] = OJ::parse(generator);
-    const ExperimentConfig config = parse_experiment(doc, "f.json");
+    auto config = parse_experiment_as<EstimatorBiasConfig>(doc, "f.json");
     REQUIRE(config.cells.size() == 1);
+    solve_targets(config);
     return std::pair{config.resolved["generator"], config.cells[0].generator};
   };
   {

@@ -13,8 +13,9 @@
 #include "core/error.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
-#include "report/results.hpp"
-#include "scenarios/recalibration.hpp"
+#include "scenarios/recalibration/run.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/results.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -45,13 +46,20 @@ OJ experiment(const OJ& map, const OJ& methods, const OJ& sweep = OJ::object()) 
   return doc;
 }
 
+using ResultSet = RecalibrationResults;
+using ExperimentConfig = RecalibrationConfig;
+
+ExperimentConfig parse(const OJ& doc) {
+  return parse_experiment_as<ExperimentConfig>(doc, "recal.json");
+}
+
 ResultSet run(const OJ& doc, std::size_t threads = 2) {
-  const ExperimentConfig config = parse_experiment(doc, "recal.json");
+  const ExperimentConfig config = parse(doc);
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   return run_recalibration(config, {});
 }
 
-const MethodRecord& method(const CellRecord& cell, const std::string& label) {
+const MethodRecord& method(const RecalibrationCellRecord& cell, const std::string& label) {
   for (const auto& m : cell.methods)
     if (m.label == label) return m;
   FAIL("no method " << label);
@@ -60,7 +68,7 @@ const MethodRecord& method(const CellRecord& cell, const std::string& label) {
 
 double truth_of(const MethodRecord& m, const std::string& quantity) {
   for (const auto& s : m.truth)
-    if (s.key == quantity) return s.mean;
+    if (to_string(s.quantity) == quantity) return s.mean;
   FAIL("no truth " << quantity << " for " << m.label);
   return 0.0;
 }
@@ -123,9 +131,9 @@ TEST_CASE("temperature scaling's true error goes to 0 as the fit sample grows",
                       OJ::array({{{"name", "temperature"}}}), {{"fit_size", {250, 4000}}});
   doc["replicates"] = 12;
   const ResultSet r = run(doc);
-  REQUIRE(r.cells.size() == 2);
-  const auto& small = method(r.cells[0], "temperature");
-  const auto& large = method(r.cells[1], "temperature");
+  REQUIRE(r.records.size() == 2);
+  const auto& small = method(r.records[0], "temperature");
+  const auto& large = method(r.records[1], "temperature");
   // The fitted temperature converges to 1/T = 2.
   double t_small = 0, t_large = 0;
   for (const auto& p : small.parameters)
@@ -141,7 +149,7 @@ TEST_CASE("temperature scaling's true error goes to 0 as the fit sample grows",
     CHECK(truth_of(large, q) < 0.5 * truth_of(small, q));
     CHECK(truth_of(large, q) < 0.02);
   }
-  const auto& un = method(r.cells[0], "uncalibrated");
+  const auto& un = method(r.records[0], "uncalibrated");
   CHECK(truth_of(large, "ece_top_l1") < 0.1 * truth_of(un, "ece_top_l1"));
   CHECK(truth_of(large, "nll") < truth_of(un, "nll"));
 }
@@ -160,9 +168,9 @@ TEST_CASE("on calibrated data every method leaves the truth nearly unchanged at 
   OJ doc = experiment({{"map", "identity"}}, methods, {{"fit_size", {200, 20000}}});
   doc["replicates"] = 4;
   const ResultSet r = run(doc);
-  const auto& un = method(r.cells[1], "uncalibrated");
+  const auto& un = method(r.records[1], "uncalibrated");
   CHECK(truth_of(un, "ece_top_l1") < 2e-3);  // 0 up to the Monte Carlo bracket
-  for (const auto& m : r.cells[1].methods) {
+  for (const auto& m : r.records[1].methods) {
     INFO(m.label);
     CHECK(m.failed_fits == 0);
     CHECK(truth_of(m, "ece_top_l1") < 0.012);
@@ -171,13 +179,13 @@ TEST_CASE("on calibrated data every method leaves the truth nearly unchanged at 
     CHECK(std::abs(truth_of(m, "accuracy") - truth_of(un, "accuracy")) < 0.01);
   }
   // Binning costs more at small fit_size than the parametric maps do.
-  const auto& small = r.cells[0];
+  const auto& small = r.records[0];
   CHECK(truth_of(method(small, "isotonic"), "classwise_ece_l1") >
         2.0 * truth_of(method(small, "temperature"), "classwise_ece_l1"));
   CHECK(truth_of(method(small, "histogram_binning_em10"), "classwise_ece_l1") >
         2.0 * truth_of(method(small, "temperature"), "classwise_ece_l1"));
   CHECK(truth_of(method(small, "isotonic"), "classwise_ece_l1") >
-        truth_of(method(r.cells[1], "isotonic"), "classwise_ece_l1"));
+        truth_of(method(r.records[1], "isotonic"), "classwise_ece_l1"));
 }
 
 TEST_CASE("temperature cannot repair a power map; vector, matrix and dirichlet repair more",
@@ -190,7 +198,7 @@ TEST_CASE("temperature cannot repair a power map; vector, matrix and dirichlet r
   doc["fit_size"] = 8000;
   doc["replicates"] = 4;
   const ResultSet r = run(doc);
-  const auto& cell = r.cells[0];
+  const auto& cell = r.records[0];
   const auto& un = method(cell, "uncalibrated");
   const auto& ts = method(cell, "temperature");
   // Temperature removes little of the classwise error (one scalar cannot undo four exponents).
@@ -217,13 +225,13 @@ TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][
                       {{"fit_size", {300, 600}}});
   doc["truth_samples"] = 5000;
   doc["replicates"] = 3;
-  const ExperimentConfig config = parse_experiment(doc, "recal.json");
+  const ExperimentConfig config = parse(doc);
   const fs::path dir = fs::temp_directory_path() / "calbench_test_recalibration";
   fs::remove_all(dir);
   for (std::size_t threads : {1, 2}) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     const ResultSet r = run_recalibration(config, {});
-    write_results(r, config.resolved, RunInfo{}, false, dir / std::to_string(threads));
+    write_results(module_of(config), r, config.resolved, RunInfo{}, dir / std::to_string(threads));
   }
   for (const char* file : {"summary.json", "cells.csv", "config.resolved.json"})
     CHECK(read(dir / "1" / file) == read(dir / "2" / file));
@@ -313,10 +321,10 @@ TEST_CASE("recalibration config: keys of other scenarios and bad methods are err
                                    {{"name", "classwise"}, {"method", {{"name", "dirichlet"}}}}}),
                         {{"methods.0.bins", {5, 20}}});
     doc.erase("truth_samples");
-    const ExperimentConfig config = parse_experiment(doc, "recal.json");
+    const ExperimentConfig config = parse(doc);
     REQUIRE(config.cells.size() == 2);
-    CHECK(config.cells[1].recalibration->methods[0].label == "histogram_binning_em20");
-    CHECK(config.cells[0].recalibration->methods[1].label == "classwise(dirichlet_l0.01_m0.01)");
+    CHECK(config.cells[1].methods[0].label == "histogram_binning_em20");
+    CHECK(config.cells[0].methods[1].label == "classwise(dirichlet_l0.01_m0.01)");
     CHECK(config.resolved.at("methods").at(1).at("method").at("lambda") == 0.01);
     CHECK(config.resolved.at("truth_samples") == 200000);
   }
@@ -337,7 +345,7 @@ TEST_CASE("every recalibrator registry row builds from its name and fits",
   doc["fit_size"] = 400;
   doc["truth_samples"] = 4000;
   const ResultSet r = run(doc);
-  for (const auto& m : r.cells[0].methods) {
+  for (const auto& m : r.records[0].methods) {
     INFO(m.label);
     CHECK(m.failed_fits == 0);
     for (const auto& t : m.truth) CHECK(std::isfinite(t.mean));

@@ -15,15 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.hpp"
-#include "report/results.hpp"
-#include "scenarios/estimator_bias.hpp"
+#include "scenarios/common.hpp"
+#include "scenarios/estimator_bias/run.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/results.hpp"
 #include "temp_files.hpp"
 
 namespace {
 
-using calbench::ExperimentConfig;
-using calbench::ResultSet;
+using ExperimentConfig = calbench::EstimatorBiasConfig;
+using ResultSet = calbench::EstimatorBiasResults;
 using OJ = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
@@ -55,6 +56,15 @@ ResultSet run_with_threads(const ExperimentConfig& config, std::size_t threads) 
   return calbench::run_estimator_bias(config, {});
 }
 
+ExperimentConfig parse(const OJ& document, const std::string& source) {
+  return calbench::parse_experiment_as<ExperimentConfig>(document, source);
+}
+
+void write_results(const ResultSet& results, const ExperimentConfig& config,
+                   const calbench::RunInfo& info, const fs::path& out) {
+  calbench::write_results(calbench::module_of(config), results, config.resolved, info, out);
+}
+
 using calbench::testing::read_text;
 using calbench::testing::TempDir;
 
@@ -65,6 +75,16 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// The lines of a CSV result file after its meta block (docs/results.md): seven "# key: value"
+// lines, schema_version first.
+std::vector<std::string> table_lines_of(const std::string& text) {
+  auto lines = lines_of(text);
+  REQUIRE(lines.size() >= 7);
+  CHECK(lines[0] == "# schema_version: 1");
+  for (std::size_t i = 0; i < 7; ++i) CHECK(lines[i].rfind("# ", 0) == 0);
+  return {lines.begin() + 7, lines.end()};
+}
+
 std::vector<std::string> split_csv_header(const std::string& line) {
   std::vector<std::string> out;
   std::istringstream in(line);
@@ -72,14 +92,16 @@ std::vector<std::string> split_csv_header(const std::string& line) {
   return out;
 }
 
-const calbench::TruthRecord& truth_of(const calbench::CellRecord& cell, const std::string& q) {
-  const auto it = std::find_if(cell.truth.begin(), cell.truth.end(),
-                               [&](const calbench::TruthRecord& t) { return t.quantity == q; });
-  REQUIRE(it != cell.truth.end());
-  return *it;
+const calbench::TruthValue& truth_of(const calbench::EstimatorBiasCellRecord& cell,
+                                     const std::string& q) {
+  const auto it = std::find_if(
+      cell.cell.truth.begin(), cell.cell.truth.end(),
+      [&](const calbench::TruthRecord& t) { return calbench::to_string(t.quantity) == q; });
+  REQUIRE(it != cell.cell.truth.end());
+  return it->value;
 }
 
-const calbench::EstimatorRecord& estimator_of(const calbench::CellRecord& cell,
+const calbench::EstimatorRecord& estimator_of(const calbench::EstimatorBiasCellRecord& cell,
                                               const std::string& label) {
   const auto it =
       std::find_if(cell.estimators.begin(), cell.estimators.end(),
@@ -102,23 +124,23 @@ calbench::RunInfo some_run_info(double seconds) {
 }  // namespace
 
 TEST_CASE("estimator_bias gives the same bits on 1 and 2 threads", "[e2e]") {
-  const ExperimentConfig config = calbench::parse_experiment(small_experiment(), "e2e.json");
+  const ExperimentConfig config = parse(small_experiment(), "e2e.json");
   REQUIRE(config.cells.size() == 2);
   const ResultSet a = run_with_threads(config, 1);
   const ResultSet b = run_with_threads(config, 2);
 
-  REQUIRE(a.cells.size() == 2);
-  REQUIRE(b.cells.size() == 2);
-  CHECK(a.config_hash == b.config_hash);
-  for (std::size_t c = 0; c < a.cells.size(); ++c) {
-    const auto& ca = a.cells[c];
-    const auto& cb = b.cells[c];
+  REQUIRE(a.records.size() == 2);
+  REQUIRE(b.records.size() == 2);
+  CHECK(a.meta.config_hash == b.meta.config_hash);
+  for (std::size_t c = 0; c < a.records.size(); ++c) {
+    const auto& ca = a.records[c];
+    const auto& cb = b.records[c];
     INFO("cell " << c);
-    REQUIRE(ca.truth.size() == cb.truth.size());
-    for (std::size_t q = 0; q < ca.truth.size(); ++q) {
-      INFO("truth " << ca.truth[q].quantity);
-      REQUIRE(ca.truth[q].value == cb.truth[q].value);
-      REQUIRE(ca.truth[q].error == cb.truth[q].error);
+    REQUIRE(ca.cell.truth.size() == cb.cell.truth.size());
+    for (std::size_t q = 0; q < ca.cell.truth.size(); ++q) {
+      INFO("truth " << calbench::to_string(ca.cell.truth[q].quantity));
+      REQUIRE(ca.cell.truth[q].value.value == cb.cell.truth[q].value.value);
+      REQUIRE(ca.cell.truth[q].value.error == cb.cell.truth[q].value.error);
     }
     REQUIRE(ca.estimators.size() == 6);
     REQUIRE(cb.estimators.size() == 6);
@@ -138,7 +160,7 @@ TEST_CASE("estimator_bias gives the same bits on 1 and 2 threads", "[e2e]") {
 }
 
 TEST_CASE("progress is reported once per task, ending at the total", "[e2e]") {
-  const ExperimentConfig config = calbench::parse_experiment(small_experiment(), "e2e.json");
+  const ExperimentConfig config = parse(small_experiment(), "e2e.json");
   std::atomic<std::size_t> calls{0}, highest{0}, total_seen{0};
   calbench::RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) {
@@ -159,14 +181,14 @@ TEST_CASE("progress is reported once per task, ending at the total", "[e2e]") {
 }
 
 TEST_CASE("the summary statistics are the ones DESIGN.md §4 defines", "[e2e]") {
-  const ExperimentConfig config = calbench::parse_experiment(small_experiment(), "e2e.json");
+  const ExperimentConfig config = parse(small_experiment(), "e2e.json");
   const ResultSet results = run_with_threads(config, 2);
-  REQUIRE(results.cells.size() == 2);
-  for (const auto& cell : results.cells) {
-    INFO("cell " << cell.index);
-    const std::size_t R = cell.replicates;
+  REQUIRE(results.records.size() == 2);
+  for (const auto& cell : results.records) {
+    INFO("cell " << cell.cell.index);
+    const std::size_t R = cell.cell.replicates;
     REQUIRE(R == 30);
-    REQUIRE(cell.truth.size() == calbench::all_quantities.size());
+    REQUIRE(cell.cell.truth.size() == calbench::all_quantities.size());
     REQUIRE(cell.replicate_values.size() == R);
     for (std::size_t e = 0; e < cell.estimators.size(); ++e) {
       const auto& est = cell.estimators[e];
@@ -188,7 +210,7 @@ TEST_CASE("the summary statistics are the ones DESIGN.md §4 defines", "[e2e]") 
       REQUIRE(est.rmse);
       REQUIRE(est.se_bias);
       const double Rd = static_cast<double>(R);
-      if (est.target == "own") {
+      if (calbench::target_name(est) == "own") {
         // No target quantity: bias against the estimator's own population value, whose
         // error joins the standard error of the bias.
         REQUIRE(est.population);
@@ -196,7 +218,7 @@ TEST_CASE("the summary statistics are the ones DESIGN.md §4 defines", "[e2e]") 
         CHECK(*est.se_bias ==
               Approx(std::hypot(est.sd / std::sqrt(Rd), *est.population_error)).epsilon(1e-12));
       } else {
-        CHECK(*est.truth == truth_of(cell, est.target).value);
+        CHECK(*est.truth == truth_of(cell, calbench::target_name(est)).value);
         CHECK(*est.se_bias == est.sd / std::sqrt(Rd));
         if (est.population) {  // bias = binning bias + finite-sample bias
           REQUIRE(est.binning_bias);
@@ -213,21 +235,21 @@ TEST_CASE("the summary statistics are the ones DESIGN.md §4 defines", "[e2e]") 
     }
     // ECE with norm max (MCE) has no target quantity: its bias is against its own population
     // value. The binned L1 ECE has a population value and a binning bias; Brier has neither.
-    CHECK(estimator_of(cell, "ece_ew15_max").target == "own");
+    CHECK(calbench::target_name(estimator_of(cell, "ece_ew15_max")) == "own");
     CHECK(estimator_of(cell, "ece_ew15").binning_bias);
     CHECK(!estimator_of(cell, "brier").population);
-    CHECK(estimator_of(cell, "ece_ew15").target == "ece_top_l1");
-    CHECK(estimator_of(cell, "ece_em10_l2").target == "ece_top_l2");
-    CHECK(estimator_of(cell, "brier").target == "brier");
+    CHECK(calbench::target_name(estimator_of(cell, "ece_ew15")) == "ece_top_l1");
+    CHECK(calbench::target_name(estimator_of(cell, "ece_em10_l2")) == "ece_top_l2");
+    CHECK(calbench::target_name(estimator_of(cell, "brier")) == "brier");
   }
 }
 
 TEST_CASE("write_results writes every file, as a pure function of the results", "[e2e]") {
-  const ExperimentConfig config = calbench::parse_experiment(small_experiment(), "e2e.json");
+  const ExperimentConfig config = parse(small_experiment(), "e2e.json");
   const ResultSet results = run_with_threads(config, 2);
   TempDir dir;
   const fs::path out = dir.path / "run";
-  calbench::write_results(results, config.resolved, some_run_info(1.5), true, out);
+  write_results(results, config, some_run_info(1.5), out);
 
   for (const char* name :
        {"config.resolved.json", "summary.json", "cells.csv", "replicates.csv", "run.json"}) {
@@ -268,7 +290,7 @@ TEST_CASE("write_results writes every file, as a pure function of the results", 
   CHECK(resolved["output"]["replicate_values"] == true);
 
   // cells.csv: a header and one row per (cell, estimator); its column names are unique.
-  const auto cells_lines = lines_of(read_text(out / "cells.csv"));
+  const auto cells_lines = table_lines_of(read_text(out / "cells.csv"));
   CHECK(cells_lines.size() == 1 + 2 * 6);
   auto header = split_csv_header(cells_lines.at(0));
   CHECK(header.front() == "cell");
@@ -276,19 +298,21 @@ TEST_CASE("write_results writes every file, as a pure function of the results", 
   std::sort(header.begin(), header.end());
   CHECK(std::adjacent_find(header.begin(), header.end()) == header.end());
   // replicates.csv: a header and one row per (cell, replicate, estimator).
-  CHECK(lines_of(read_text(out / "replicates.csv")).size() == 1 + 2 * 30 * 6);
+  CHECK(table_lines_of(read_text(out / "replicates.csv")).size() == 1 + 2 * 30 * 6);
 
   // Again, with other volatile facts: everything but run.json is unchanged.
   const std::string cells_text = read_text(out / "cells.csv");
   const std::string run_text = read_text(out / "run.json");
-  calbench::write_results(results, config.resolved, some_run_info(99.0), true, out);
+  write_results(results, config, some_run_info(99.0), out);
   CHECK(read_text(out / "summary.json") == summary_text);
   CHECK(read_text(out / "cells.csv") == cells_text);
   CHECK(read_text(out / "run.json") != run_text);
 
   // Without replicate values, no replicates.csv.
   const fs::path lean = dir.path / "lean";
-  calbench::write_results(results, config.resolved, some_run_info(1.5), false, lean);
+  ResultSet without = results;
+  without.replicate_values = false;
+  write_results(without, config, some_run_info(1.5), lean);
   CHECK(!fs::exists(lean / "replicates.csv"));
   CHECK(read_text(lean / "summary.json") == summary_text);
 }
@@ -298,12 +322,12 @@ TEST_CASE("cells.csv has one column per parameter when sample_size is swept", "[
   document["replicates"] = 3;
   document["sample_size"] = 50;
   document["sweep"] = OJ::parse(R"({"sample_size": [50, 60], "replicates": [2, 3]})");
-  const ExperimentConfig config = calbench::parse_experiment(document, "e2e.json");
+  const ExperimentConfig config = parse(document, "e2e.json");
   REQUIRE(config.cells.size() == 4);
   const ResultSet results = run_with_threads(config, 2);
   TempDir dir;
-  calbench::write_results(results, config.resolved, some_run_info(1.0), false, dir.path);
-  const auto lines = lines_of(read_text(dir.path / "cells.csv"));
+  write_results(results, config, some_run_info(1.0), dir.path);
+  const auto lines = table_lines_of(read_text(dir.path / "cells.csv"));
   REQUIRE(lines.size() == 1 + 4 * 6);
   auto header = split_csv_header(lines[0]);
   const auto columns = header.size();
@@ -338,16 +362,16 @@ TEST_CASE("on a calibrated generator the unbiased estimators are unbiased", "[e2
                   "miscalibration": {"map": "identity"}},
     "estimators": [{"name": "ece"}, {"name": "brier"}, {"name": "nll"}, {"name": "accuracy"}]
   })");
-  const ExperimentConfig config = calbench::parse_experiment(document, "calibrated.json");
+  const ExperimentConfig config = parse(document, "calibrated.json");
   const ResultSet results = run_with_threads(config, 2);
-  REQUIRE(results.cells.size() == 1);
-  const auto& cell = results.cells[0];
+  REQUIRE(results.records.size() == 1);
+  const auto& cell = results.records[0];
 
   const auto& ece_truth = truth_of(cell, "ece_top_l1");
   CHECK(ece_truth.value == 0.0);
-  CHECK(ece_truth.method == "closed_form");
+  CHECK(ece_truth.method == calbench::TruthMethod::closed_form);
   CHECK(truth_of(cell, "brier").value == Approx(0.5).epsilon(1e-14));
-  CHECK(truth_of(cell, "brier").method == "closed_form");
+  CHECK(truth_of(cell, "brier").method == calbench::TruthMethod::closed_form);
   CHECK(truth_of(cell, "nll").value == Approx(5.0 / 6.0).epsilon(1e-14));
   CHECK(truth_of(cell, "accuracy").value == Approx(11.0 / 18.0).epsilon(1e-10));
 

@@ -13,7 +13,8 @@
 #include "estimators/binned_ece.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
-#include "scenarios/estimator_bias.hpp"
+#include "scenarios/estimator_bias/run.hpp"
+#include "scenarios/registry.hpp"
 
 namespace {
 
@@ -96,12 +97,13 @@ OJ interval_experiment() {
 
 TEST_CASE("bootstrap coverage is nominal and the consistency test has its size and power",
           "[stat]") {
-  const ExperimentConfig config = parse_experiment(interval_experiment(), "intervals.json");
+  const auto config =
+      parse_experiment_as<EstimatorBiasConfig>(interval_experiment(), "intervals.json");
   REQUIRE(config.intervals);
-  const ResultSet r = run_estimator_bias(config, {});
-  REQUIRE(r.cells.size() == 2);
-  const auto& calibrated = r.cells[0];
-  const auto& overconfident = r.cells[1];
+  const EstimatorBiasResults r = run_estimator_bias(config, {});
+  REQUIRE(r.records.size() == 2);
+  const auto& calibrated = r.records[0];
+  const auto& overconfident = r.records[1];
   const double R = 400.0;
   // The accuracy is a mean of 0/1 outcomes; its percentile interval at n = 200 covers the true
   // accuracy at close to 0.90. Tolerance: 3 binomial SE at the nominal rate.
@@ -125,13 +127,13 @@ TEST_CASE("intervals: same bits on 1 and 2 threads", "[e2e]") {
   OJ doc = interval_experiment();
   doc["replicates"] = 20;
   doc["intervals"]["resamples"] = 50;
-  const ExperimentConfig config = parse_experiment(doc, "intervals.json");
+  const auto config = parse_experiment_as<EstimatorBiasConfig>(doc, "intervals.json");
   std::vector<double> first;
   for (std::size_t threads : {1, 2}) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    const ResultSet r = run_estimator_bias(config, {});
+    const EstimatorBiasResults r = run_estimator_bias(config, {});
     std::vector<double> flat;
-    for (const auto& c : r.cells)
+    for (const auto& c : r.records)
       for (const auto& e : c.estimators) {
         flat.push_back(e.rejection_rate.value_or(-1.0));
         flat.push_back(e.coverage.value_or(-1.0));

@@ -12,14 +12,18 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 
-// How a config file becomes an ExperimentConfig:
-// 1. The document is read section by section (one small function each); every problem is
-//    collected with its JSON pointer and the resolved copy gets every default.
-// 2. Each sweep key is checked against the resolved copy (a swept path must exist there).
+// How a config file becomes a scenario's config:
+// 1. The header is read (name, scenario, seed); the scenario's row of the scenario table gives
+//    its keys and its section reader (ScenarioSections). Every problem is collected with its
+//    JSON pointer and the resolved copy gets every default.
+// 2. The base document's cell is read (the common sections and the scenario's), then output,
+//    the scenario's fixed sections and the sweep; each sweep key is checked against the
+//    resolved copy (a swept path must exist there).
 // 3. Each cell is the document with the swept paths replaced by the cell's values, read again
 //    by the same functions. A problem at a swept path is reported at the value's place in
 //    `sweep` (/sweep/KEY/i); any other problem a cell adds says which cells have it.
 // 4. Problems are deduplicated and thrown together as one ConfigError.
+// Targets are not solved here: that is a step of the run (scenarios/common.hpp).
 
 namespace calbench {
 namespace {
@@ -27,21 +31,30 @@ namespace {
 // More cells than this is surely a typo in a sweep, and would take forever to run.
 constexpr std::size_t max_cells = 100'000;
 
-// Every scenario's keys; a key of another scenario than the config's is reported by
-// reject_foreign_sections (decision) and reject_foreign_recalibration_keys (recalibration).
-const std::vector<std::string> top_level_keys = {
-    "name",        "scenario", "seed",      "replicates",    "sample_size", "generator",
-    "estimators",  "truth",    "sweep",     "output",        "intervals",   "decision",
-    "requirement", "fit_size", "test_size", "truth_samples", "methods",     "recalibrator"};
+// The keys of every scenario; the scenarios' own keys come from their rows.
+const std::vector<std::string> common_keys = {"name",      "scenario", "seed",  "replicates",
+                                              "generator", "truth",    "sweep", "output"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
-const std::vector<std::string> unsweepable_keys = {"sweep",  "name",      "scenario",   "seed",
-                                                   "output", "intervals", "requirement"};
+const std::vector<std::string> common_fixed_keys = {"sweep", "name", "scenario", "seed", "output"};
+
+std::vector<std::string> all_keys(const std::vector<ScenarioSyntax>& scenarios,
+                                  std::vector<std::string> ScenarioSyntax::*member,
+                                  std::vector<std::string> out) {
+  for (const auto& s : scenarios)
+    for (const auto& key : s.*member)
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+  return out;
+}
 
 // An absent optional section reads as this empty object (static: readers keep a pointer).
 const Json& empty_object() {
   static const Json empty = Json::object();
   return empty;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& key) {
+  return std::find(list.begin(), list.end(), key) != list.end();
 }
 
 // ---- the header: name, scenario, seed, output ---------------------------------------------
@@ -64,7 +77,7 @@ std::string name_from_stem(std::string stem) {
   return valid_name(stem) ? stem : "experiment";
 }
 
-void parse_name(ObjectReader& top, const std::string& fallback, ExperimentConfig& out) {
+void parse_name(ObjectReader& top, const std::string& fallback, ExperimentBase& out) {
   const auto name = top.string("name", fallback);
   if (!name) return;
   if (!valid_name(*name)) {
@@ -77,66 +90,59 @@ void parse_name(ObjectReader& top, const std::string& fallback, ExperimentConfig
   out.name = *name;
 }
 
-void parse_scenario(ObjectReader& top, ExperimentConfig& out) {
-  const Json* value = top.require("scenario", "one of: " + join(scenario_names(), ", "));
-  if (value == nullptr) return;
+const ScenarioSyntax* parse_scenario(ObjectReader& top,
+                                     const std::vector<ScenarioSyntax>& scenarios,
+                                     ExperimentBase& out) {
+  std::vector<std::string> valid;
+  for (const auto& s : scenarios) valid.emplace_back(s.name);
+  const Json* value = top.require("scenario", "one of: " + join(valid, ", "));
+  if (value == nullptr) return nullptr;
   const auto name = read_string(*value, top.pointer_to("scenario"), top.problems());
-  if (!name) return;
-  const auto valid = scenario_names();
-  if (std::find(valid.begin(), valid.end(), *name) == valid.end()) {
+  if (!name) return nullptr;
+  const auto it = std::find_if(scenarios.begin(), scenarios.end(),
+                               [&](const ScenarioSyntax& s) { return s.name == *name; });
+  if (it == scenarios.end()) {
     top.problems().add(top.pointer_to("scenario"), unknown_name("scenario", *name, valid));
-    return;
+    return nullptr;
   }
   out.scenario = *name;
+  return &*it;
 }
 
-void parse_output(ObjectReader& top, const std::string& name, const std::string& scenario,
-                  OutputSettings& out) {
+// A key of another scenario: "belongs to" the scenario that claims it, else "is not used".
+void reject_foreign_keys(const ObjectReader& top, const ScenarioSyntax& own,
+                         const std::vector<ScenarioSyntax>& scenarios) {
+  for (const auto& key : all_keys(scenarios, &ScenarioSyntax::keys, {})) {
+    if (contains(own.keys, key) || top.find(key) == nullptr) continue;
+    const auto claimer =
+        std::find_if(scenarios.begin(), scenarios.end(),
+                     [&](const ScenarioSyntax& s) { return contains(s.claimed, key); });
+    top.problems().add(top.pointer_to(key),
+                       claimer != scenarios.end()
+                           ? "key " + quote(key) + " belongs to scenario " + quote(claimer->name) +
+                                 ", not " + quote(own.name)
+                           : "key " + quote(key) + " is not used by scenario " + quote(own.name) +
+                                 own.unused_note);
+  }
+}
+
+void parse_output(ObjectReader& top, const std::string& name, const ScenarioSyntax& syntax,
+                  ScenarioSections& sections, OutputSettings& out) {
   const Json* value = top.find("output");
   ObjectReader o(value != nullptr ? *value : empty_object(), top.pointer_to("output"),
                  top.problems());
-  const bool recalibration = scenario == "recalibration";
-  if (recalibration)
-    o.allow_only({"directory", "timings"});
-  else
-    o.allow_only({"directory", "replicate_values"});
+  std::vector<std::string> allowed = {"directory"};
+  allowed.insert(allowed.end(), syntax.output_keys.begin(), syntax.output_keys.end());
+  o.allow_only(allowed);
   const auto directory = o.string("directory", "results/" + name);
   if (directory) out.directory = *directory;
-  if (recalibration) {
-    if (const auto timings = o.boolean("timings", false)) out.timings = *timings;
-  } else if (const auto replicate_values = o.boolean("replicate_values", false)) {
-    out.replicate_values = *replicate_values;
-  }
+  sections.parse_output(o);
   top.set_resolved("output", o.take_resolved());
 }
 
-// A probability strictly between 0 and 1.
-constexpr auto unit_open = [](double x) { return x > 0.0 && x < 1.0; };
+}  // namespace
 
-// Most resamples per replicate: more is a typo, and the streams' key holds 32 bits of index.
-constexpr std::int64_t max_resamples = 1'000'000;
-
-// `intervals`: only when present (absent keeps every output as it was).
-void parse_intervals(ObjectReader& top, ExperimentConfig& out) {
-  const Json* value = top.find("intervals");
-  if (value == nullptr) return;
-  ObjectReader o(*value, top.pointer_to("intervals"), top.problems());
-  if (!o.is_object()) return;
-  o.allow_only({"resamples", "level", "test_level"});
-  const IntervalSettings defaults;
-  const auto resamples = o.integer("resamples", 1, static_cast<std::int64_t>(defaults.resamples));
-  if (resamples && *resamples > max_resamples)
-    top.problems().add(o.pointer_to("resamples"),
-                       "resamples = " + std::to_string(*resamples) +
-                           ": must be <= " + std::to_string(max_resamples));
-  const auto level = o.number("level", defaults.level, unit_open, "> 0 and < 1");
-  const auto test_level = o.number("test_level", defaults.test_level, unit_open, "> 0 and < 1");
-  top.set_resolved("intervals", o.take_resolved());
-  if (!resamples || *resamples > max_resamples || !level || !test_level) return;
-  out.intervals = IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level};
-}
-
-// ---- the cell sections: replicates, sample_size, generator, estimators, truth -------------
+// ---- the common cell sections -----------------------------------------------------------------
 
 std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key) {
   const auto n = top.integer(key, 1);
@@ -153,12 +159,7 @@ std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top) {
   return spec;
 }
 
-// Labels name result rows, so two estimators may not share one.
-std::optional<std::vector<EstimatorConfig>> parse_estimators(ObjectReader& top) {
-  return parse_labelled_array<EstimatorConfig>(top, "estimators", "estimators", parse_estimator);
-}
-
-std::optional<TruthSettings> parse_truth(ObjectReader& top) {
+std::optional<TruthSettings> parse_truth_section(ObjectReader& top) {
   const Json* value = top.find("truth");
   ObjectReader t(value != nullptr ? *value : empty_object(), top.pointer_to("truth"),
                  top.problems());
@@ -176,54 +177,44 @@ std::optional<TruthSettings> parse_truth(ObjectReader& top) {
   return settings;
 }
 
-// Everything a sweep may vary. Reads each section even after a failure so that every problem
-// is found. Scenario decision has a `decision` where the others have `estimators`.
-std::optional<CellConfig> parse_cell(ObjectReader& top, const std::string& scenario) {
-  CellConfig cell;
-  const bool recalibration = scenario == "recalibration";
-  const auto replicates = parse_count(top, "replicates");
-  const auto sample_size =
-      recalibration ? std::optional<std::size_t>(0) : parse_count(top, "sample_size");
-  auto generator = parse_generator_section(top);
-  std::optional<std::vector<EstimatorConfig>> estimators;
-  bool recalibrator_ok = true;
-  if (scenario == "decision") {
-    cell.decision = parse_decision_section(
-        top, generator ? std::optional<std::size_t>(spec_classes(generator->spec)) : std::nullopt);
-    if (cell.decision) estimators.emplace();
-    cell.recalibrator = parse_recalibrator_section(top, recalibrator_ok);
-  } else {
-    estimators = parse_estimators(top);
-  }
-  const auto truth = parse_truth(top);
-  std::optional<RecalibrationSettings> settings;
-  if (recalibration) settings = parse_recalibration_section(top);
-  if (!replicates || !sample_size || !generator || !estimators || !truth) return std::nullopt;
-  if ((recalibration && !settings) || !recalibrator_ok) return std::nullopt;
-  cell.recalibration = std::move(settings);
-  cell.replicates = *replicates;
-  cell.sample_size = *sample_size;
-  cell.generator = std::move(generator->spec);
-  cell.target = generator->target;
-  cell.estimators = std::move(*estimators);
-  cell.truth = *truth;
-  return cell;
+void set_cell_base(CellBase& cell, std::size_t replicates, ParsedGenerator generator,
+                   const TruthSettings& truth) {
+  cell.replicates = replicates;
+  cell.generator = std::move(generator.spec);
+  cell.target = generator.target;
+  cell.truth = truth;
 }
 
-// Solves the cell's target (if any) into its generator. A target that cannot be reached is a
-// problem at the target key at fault (/generator/target/accuracy, .../ece_top_l1, ...).
-bool solve_target(CellConfig& cell, TargetSolver& solver, Problems& problems) {
-  if (!cell.target) return true;
-  try {
-    TargetSolution solution = solver.solve(*cell.target, cell.truth);
-    cell.generator = solution.spec;
-    cell.solution = std::move(solution);
-    return true;
-  } catch (const TargetError& error) {
-    problems.add(pointer_join("/generator/target", error.field()), error.what());
-    return false;
+Value to_value(const Json& json) {
+  switch (json.type()) {
+    case Json::value_t::boolean:
+      return Value(json.get<bool>());
+    case Json::value_t::number_integer:
+      return Value(json.get<std::int64_t>());
+    case Json::value_t::number_unsigned:
+      return Value(json.get<std::uint64_t>());
+    case Json::value_t::number_float:
+      return Value(json.get<double>());
+    case Json::value_t::string:
+      return Value(json.get<std::string>());
+    case Json::value_t::array: {
+      Value::Array out;
+      for (const auto& item : json) out.push_back(to_value(item));
+      return Value(std::move(out));
+    }
+    case Json::value_t::object: {
+      Value::Object out;
+      for (const auto& item : json.items()) out.emplace_back(item.key(), to_value(item.value()));
+      return Value(std::move(out));
+    }
+    default:
+      return Value();
   }
 }
+
+namespace {
+
+// ---- the sweep ----------------------------------------------------------------------------
 
 // ---- the sweep ----------------------------------------------------------------------------
 
@@ -300,16 +291,14 @@ void substitute(Json& document, const Json& resolved, const std::vector<std::str
 bool is_prefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
-
 // Reads one sweep key and its values; nullopt after reporting a problem.
 std::optional<SweepAxis> parse_axis(const std::string& key, const Json& values,
                                     const Json& resolved, const std::vector<SweepAxis>& earlier,
-                                    Problems& problems) {
+                                    const std::vector<std::string>& fixed, Problems& problems) {
   SweepAxis axis;
   axis.key = key;
   axis.path = split_path(key);
   axis.sweep_pointer = pointer_join("/sweep", key);
-  const auto& fixed = unsweepable_keys;
   if (std::find(fixed.begin(), fixed.end(), axis.path.front()) != fixed.end()) {
     problems.add(axis.sweep_pointer, "cannot sweep " + quote(axis.path.front()) +
                                          ": name, scenario, seed, output and sweep are fixed "
@@ -342,7 +331,8 @@ std::optional<SweepAxis> parse_axis(const std::string& key, const Json& values,
 }
 
 // The sweep's axes, in the order the keys appear; nullopt when any key is unusable.
-std::optional<std::vector<SweepAxis>> parse_sweep(ObjectReader& top) {
+std::optional<std::vector<SweepAxis>> parse_sweep(ObjectReader& top,
+                                                  const std::vector<std::string>& fixed) {
   const Json* value = top.find("sweep");
   if (value == nullptr) return std::vector<SweepAxis>{};
   const std::string pointer = top.pointer_to("sweep");
@@ -354,7 +344,7 @@ std::optional<std::vector<SweepAxis>> parse_sweep(ObjectReader& top) {
   std::vector<SweepAxis> axes;
   bool ok = true;
   for (const auto& item : value->items()) {
-    auto axis = parse_axis(item.key(), item.value(), top.resolved(), axes, top.problems());
+    auto axis = parse_axis(item.key(), item.value(), top.resolved(), axes, fixed, top.problems());
     if (axis)
       axes.push_back(std::move(*axis));
     else
@@ -444,12 +434,13 @@ void route_cell_problem(Problem problem, std::size_t index, const std::vector<st
 
 // Reads every cell: the document with each swept path set to the cell's value, read by the
 // same functions as the base document.
-std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
-                                     const std::vector<SweepAxis>& axes, TargetSolver& solver,
-                                     const std::string& scenario, Problems& problems) {
+std::vector<std::unique_ptr<CellBase>> expand_cells(const Json& document, const Json& resolved,
+                                                    const std::vector<SweepAxis>& axes,
+                                                    ScenarioSections& sections,
+                                                    Problems& problems) {
   std::size_t count = 1;
   for (const auto& axis : axes) count *= axis.values.size();
-  std::vector<CellConfig> cells;
+  std::vector<std::unique_ptr<CellBase>> cells;
   std::vector<CellProblem> unexplained;
   const std::vector<Problem> base = problems.items();
   for (std::size_t index = 0; index < count; ++index) {
@@ -459,20 +450,21 @@ std::vector<CellConfig> expand_cells(const Json& document, const Json& resolved,
       substitute(cell_document, resolved, axes[a].path, axes[a].values[digits[a]]);
     Problems found;
     ObjectReader top(cell_document, "", found);
-    auto cell = parse_cell(top, scenario);
-    const bool solved = cell && solve_target(*cell, solver, found);
+    auto cell = sections.parse_cell(top);
     for (const auto& problem : found.items())
       route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
-    if (!cell || !solved) continue;
+    if (!cell) continue;
     cell->index = index;
+    cell->sweep_position = digits;
     // A swept number as the cell read it (1e4 -> 10000); objects and arrays as written, not
     // with the defaults the cell filled into them.
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const Json& value = axes[a].values[digits[a]];
       const Json* read = find_path(top.resolved(), axes[a].path);
-      cell->swept.emplace_back(axes[a].key, value.is_structured() || !read ? value : *read);
+      cell->swept.push_back(
+          {axes[a].key, to_value(value.is_structured() || !read ? value : *read)});
     }
-    cells.push_back(std::move(*cell));
+    cells.push_back(std::move(cell));
   }
   for (const auto& p : unexplained) problems.add(p.problem.pointer, with_cells(p));
   return cells;
@@ -519,85 +511,63 @@ std::string without_exception_id(const std::string& what) {
   return what;
 }
 
-// `requirement` (scenario decision): its metric may be one of the task's figures, known from
-// the base document's task when that reads cleanly.
-void parse_requirement(ObjectReader& top, const std::optional<std::vector<SweepAxis>>& axes,
-                       const std::optional<CellConfig>& base_cell, ExperimentConfig& config) {
-  std::vector<std::string> keys;
-  if (axes)
-    for (const auto& axis : *axes) keys.push_back(axis.key);
-  std::vector<std::string> figures;
-  if (base_cell && base_cell->decision) figures = base_cell->decision->figures;
-  config.requirement = parse_requirement_section(top, keys, figures);
-}
-
-// A requirement on a task figure needs that figure in every cell (the task may be swept).
-void check_requirement_metric(const RequirementConfig& requirement,
-                              const std::vector<CellConfig>& cells, Problems& problems) {
-  const std::string& metric = requirement.requirement.metric;
-  const auto& common = common_decision_metrics();
-  if (std::find(common.begin(), common.end(), metric) != common.end()) return;
-  for (const auto& cell : cells) {
-    if (!cell.decision) continue;
-    const auto& f = cell.decision->figures;
-    if (std::find(f.begin(), f.end(), metric) == f.end()) {
-      problems.add("/requirement/metric", "metric " + quote(metric) + " is not a figure of task " +
-                                              quote(cell.decision->task) + " (sweep cell " +
-                                              std::to_string(cell.index) + ")");
-      return;
-    }
-  }
-}
-
 // The whole document; `fallback_name` is the name when the document gives none.
-ExperimentConfig parse_document(const Json& document, const std::string& source,
-                                const std::string& fallback_name) {
-  ExperimentConfig config;
-  config.source = source;
+std::unique_ptr<ExperimentBase> parse_document(const Json& document, const std::string& source,
+                                               const std::string& fallback_name,
+                                               const std::vector<ScenarioSyntax>& scenarios) {
+  ExperimentBase header;
+  header.source = source;
   Problems problems;
   ObjectReader top(document, "", problems);
-  top.allow_only(top_level_keys);
-  parse_name(top, fallback_name, config);
-  parse_scenario(top, config);
-  if (const auto seed = top.unsigned_integer("seed", 0, 0)) config.seed = *seed;
-  if (!config.scenario.empty()) {
-    reject_foreign_sections(top, config.scenario);
-    reject_foreign_recalibration_keys(top, config.scenario);
-  }
-  auto base_cell = parse_cell(top, config.scenario);
-  parse_output(top, config.name.empty() ? "experiment" : config.name, config.scenario,
-               config.output);
-  if (config.scenario != "decision" && config.scenario != "recalibration")
-    parse_intervals(top, config);
-  const auto axes = parse_sweep(top);
-  if (config.scenario == "decision") parse_requirement(top, axes, base_cell, config);
-  config.resolved = top.take_resolved();
-  TargetSolver solver;
+  top.allow_only(all_keys(scenarios, &ScenarioSyntax::keys, common_keys));
+  parse_name(top, fallback_name, header);
+  const ScenarioSyntax* syntax = parse_scenario(top, scenarios, header);
+  if (const auto seed = top.unsigned_integer("seed", 0, 0)) header.seed = *seed;
+  if (syntax != nullptr) reject_foreign_keys(top, *syntax, scenarios);
+  // With no valid scenario the rest is still read, as the table's first scenario, so that every
+  // other problem is reported too.
+  const ScenarioSyntax* reader = syntax != nullptr ? syntax : &scenarios.front();
+  std::unique_ptr<ScenarioSections> sections = reader->sections();
+  std::unique_ptr<CellBase> base_cell = sections->parse_cell(top);
+  parse_output(top, header.name.empty() ? "experiment" : header.name, *reader, *sections,
+               header.output);
+  sections->parse_fixed(top);
+  const auto axes =
+      parse_sweep(top, all_keys(scenarios, &ScenarioSyntax::fixed, common_fixed_keys));
+  if (axes)
+    for (const auto& axis : *axes) {
+      header.sweep_keys.push_back(axis.key);
+      header.sweep_pointers.emplace_back(axis.config_pointer, axis.sweep_pointer);
+    }
+  sections->parse_after_sweep(top, header.sweep_keys, base_cell.get());
+  header.resolved = top.take_resolved();
+  std::vector<std::unique_ptr<CellBase>> cells;
   if (axes && !axes->empty() && top.is_object()) {
     problems = without_swept(problems, *axes);
-    config.cells =
-        expand_cells(document, config.resolved, *axes, solver, config.scenario, problems);
-    for (const auto& axis : *axes) config.sweep_keys.push_back(axis.key);
-  } else if (base_cell && solve_target(*base_cell, solver, problems)) {
-    config.cells.push_back(std::move(*base_cell));
+    cells = expand_cells(document, header.resolved, *axes, *sections, problems);
+  } else if (base_cell) {
+    cells.push_back(std::move(base_cell));
   }
-  if (config.requirement) check_requirement_metric(*config.requirement, config.cells, problems);
-  // Solved targets, one entry per cell that has one (after the config's own keys).
-  Json targets = Json::array();
-  for (const auto& cell : config.cells)
-    if (cell.target && cell.solution) {
-      Json entry = {{"cell", cell.index}};
-      entry.update(target_json(*cell.target, *cell.solution));
-      targets.push_back(std::move(entry));
-    }
-  if (!targets.empty()) config.resolved["solved_targets"] = std::move(targets);
+  sections->check(cells, problems);
   if (!problems.empty()) throw ConfigError(problems.render(source));
-  return config;
+  return sections->finish(std::move(header), std::move(cells));
 }
 
 }  // namespace
 
-ExperimentConfig load_experiment(const std::filesystem::path& file) {
+std::string cell_pointer(const ExperimentBase& experiment, const CellBase& cell,
+                         const std::string& pointer) {
+  for (std::size_t a = 0; a < experiment.sweep_pointers.size(); ++a) {
+    const auto& [config_pointer, sweep_pointer] = experiment.sweep_pointers[a];
+    if (a < cell.sweep_position.size() && under(pointer, config_pointer))
+      return pointer_join(sweep_pointer, cell.sweep_position[a]) +
+             pointer.substr(config_pointer.size());
+  }
+  return pointer;
+}
+
+std::unique_ptr<ExperimentBase> load_experiment(const std::filesystem::path& file,
+                                                const std::vector<ScenarioSyntax>& scenarios) {
   const std::string text = read_file(file);
   const std::string source = file.string();
   Problems problems;
@@ -610,7 +580,7 @@ ExperimentConfig load_experiment(const std::filesystem::path& file) {
   // Duplicate keys are reported together with whatever else is wrong in the file.
   std::vector<std::string> found = problems.render(source);
   try {
-    auto config = parse_document(document, source, name_from_stem(file.stem().string()));
+    auto config = parse_document(document, source, name_from_stem(file.stem().string()), scenarios);
     if (found.empty()) return config;
   } catch (const ConfigError& error) {
     found.insert(found.end(), error.problems().begin(), error.problems().end());
@@ -618,69 +588,14 @@ ExperimentConfig load_experiment(const std::filesystem::path& file) {
   throw ConfigError(std::move(found));
 }
 
-ExperimentConfig parse_experiment(const nlohmann::ordered_json& document,
-                                  const std::string& source) {
+std::unique_ptr<ExperimentBase> parse_experiment(const nlohmann::ordered_json& document,
+                                                 const std::string& source,
+                                                 const std::vector<ScenarioSyntax>& scenarios) {
   const std::filesystem::path path(source);
   return parse_document(document, source,
                         path.extension() == ".json" ? name_from_stem(path.stem().string())
-                                                    : std::string("experiment"));
-}
-
-ExperimentConfig parse_experiment(const nlohmann::json& document, const std::string& source) {
-  return parse_experiment(nlohmann::ordered_json(document), source);
-}
-
-std::string describe_cells(const ExperimentConfig& config) {
-  // Labels built from swept parameters differ between cells; those are shown per cell.
-  const auto labels_of = [](const CellConfig& cell) {
-    if (cell.decision)
-      return cell.decision->task + " " + cell.decision->params.dump() +
-             (cell.recalibrator ? "; recalibrator: " + cell.recalibrator->method.label +
-                                      " fit_size=" + std::to_string(cell.recalibrator->fit_size)
-                                : std::string());
-    std::vector<std::string> labels;
-    for (const auto& e : cell.estimators) labels.push_back(e.label);
-    if (cell.recalibration) {
-      std::vector<std::string> methods;
-      for (const auto& m : cell.recalibration->methods) methods.push_back(m.label);
-      return join(labels, ", ") + "; methods: " + join(methods, ", ");
-    }
-    return join(labels, ", ");
-  };
-  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
-  std::string out =
-      aligned_columns({{"experiment:", config.name},
-                       {"scenario:", config.scenario},
-                       {"seed:", std::to_string(config.seed)},
-                       {"cells:", std::to_string(config.cells.size())},
-                       {config.scenario == "decision" ? "decision:" : "estimators:", labels},
-                       {"output:", config.output.directory.string()}},
-                      "");
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& cell : config.cells) {
-    std::vector<std::string> row = {"cell " + std::to_string(cell.index)};
-    if (cell.recalibration) {
-      row.push_back("fit_size=" + std::to_string(cell.recalibration->fit_size));
-      row.push_back("test_size=" + std::to_string(cell.recalibration->test_size));
-    } else {
-      row.push_back("sample_size=" + std::to_string(cell.sample_size));
-    }
-    row.push_back("replicates=" + std::to_string(cell.replicates));
-    for (const auto& [key, value] : cell.swept)
-      if (key != "sample_size" && key != "replicates" && key != "fit_size" && key != "test_size")
-        row.push_back(key + "=" + value.dump());
-    if (labels_of(cell) != labels)
-      row.push_back((cell.decision ? "decision: " : "estimators: ") + labels_of(cell));
-    if (cell.target && cell.solution) {
-      const auto& t = *cell.solution;
-      row.push_back("solved: alpha=" + format_double(t.alpha) +
-                    (cell.target->map == TargetMap::temperature ? " temperature=" : " gamma=") +
-                    format_double(t.parameter) + " (accuracy " + format_double(t.accuracy.value) +
-                    ", ece_top_l1 " + format_double(t.ece_top_l1.value) + ")");
-    }
-    rows.push_back(std::move(row));
-  }
-  return out + "\n" + aligned_columns(rows, "  ");
+                                                    : std::string("experiment"),
+                        scenarios);
 }
 
 }  // namespace calbench

@@ -1,7 +1,4 @@
-#include "scenarios/recalibration.hpp"
-
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
+#include "scenarios/recalibration/run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +11,7 @@
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "core/task_kernel.hpp"
 #include "scenarios/common.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/truth_engine.hpp"
@@ -46,16 +44,10 @@ bool higher_is_better(Quantity q) {
   return q == Quantity::accuracy;
 }
 
-nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
-  return out;
-}
-
-void run_task(const ExperimentConfig& config, const Generators& generators, std::size_t cell,
+void run_task(const RecalibrationConfig& config, const Generators& generators, std::size_t cell,
               std::size_t rep, Buffers& buf, ReplicateOutcome& out) {
-  const CellConfig& cc = config.cells[cell];
-  const RecalibrationSettings& rs = *cc.recalibration;
+  const RecalibrationCell& cc = config.cells[cell];
+  const RecalibrationCell& rs = cc;
   const Generator& gen = *generators[cell];
   Engine fit_engine = make_engine({config.seed, cell, rep, Purpose::fit});
   gen.sample(fit_engine, rs.fit_size, buf.fit, buf.scratch);
@@ -114,15 +106,18 @@ std::optional<std::size_t> quantity_index(Quantity q) {
   return std::nullopt;
 }
 
-CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
-                          const std::string& generator, const GroundTruth& generator_truth,
-                          const ComposedTruth& uncal_truth,
-                          const std::vector<ReplicateOutcome>& reps) {
-  const CellConfig& cc = config.cells[c];
-  const RecalibrationSettings& rs = *cc.recalibration;
+RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::size_t c,
+                                       const Generator& generator,
+                                       const GroundTruth& generator_truth,
+                                       const ComposedTruth& uncal_truth,
+                                       const std::vector<ReplicateOutcome>& reps) {
+  const RecalibrationCell& cc = config.cells[c];
+  const RecalibrationCell& rs = cc;
   const std::size_t R = cc.replicates, E = cc.estimators.size(), M = rs.methods.size();
-  CellRecord rec = cell_record(cc, generator, generator_truth);
-  rec.sizes = {{"fit_size", rs.fit_size}, {"test_size", rs.test_size}};
+  RecalibrationCellRecord rec;
+  rec.cell = cell_header(cc, generator, generator_truth);
+  rec.fit_size = rs.fit_size;
+  rec.test_size = rs.test_size;
 
   // Directions of the estimators: by their target; no target: lower is better.
   std::vector<bool> est_higher(E, false);
@@ -133,12 +128,12 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
   MethodRecord un;
   un.label = uncalibrated_label;
   un.name = uncalibrated_label;
-  un.params = nlohmann::ordered_json::object();
+  un.params = Value::Object{};
   un.fits = R;
   for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
     if (!uncal_truth.values[j]) continue;
-    MethodStat s;
-    s.key = std::string(to_string(composed_quantities[j]));
+    TruthStat s;
+    s.quantity = composed_quantities[j];
     s.mean = uncal_truth.values[j]->value;
     s.error = uncal_truth.values[j]->error;
     un.truth.push_back(s);
@@ -150,7 +145,7 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
     s.key = cc.estimators[e].label;
     s.mean = stats.mean();
     s.sd = stats.sd();
-    if (auto t = cc.estimators[e].estimator->target()) s.target = std::string(to_string(*t));
+    s.target = cc.estimators[e].estimator->target();
     un.estimates.push_back(s);
   }
 
@@ -170,7 +165,7 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
     if (!qi || !uncal_truth.values[*qi] || complete.empty()) continue;
     RankingRecord rr;
     rr.estimator = cc.estimators[e].label;
-    rr.target = std::string(to_string(*target));
+    rr.target = *target;
     std::size_t differ = 0, best_differ = 0;
     bool usable = true;
     for (std::size_t r : complete) {
@@ -207,7 +202,7 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
     MethodRecord mr;
     mr.label = mc.label;
     mr.name = mc.name;
-    mr.params = params_json(mc.params);
+    mr.params = params_value(mc.params);
     std::vector<std::size_t> ok;
     for (std::size_t r = 0; r < R; ++r) {
       const MethodOutcome& mo = reps[r].methods[m];
@@ -232,8 +227,8 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
           stats.add(v.value);
           err_sq += v.error * v.error;
         }
-        MethodStat s;
-        s.key = std::string(to_string(composed_quantities[j]));
+        TruthStat s;
+        s.quantity = composed_quantities[j];
         s.mean = stats.mean();
         s.sd = stats.sd();
         s.error = std::sqrt(err_sq / static_cast<double>(ok.size()));
@@ -294,61 +289,64 @@ CellRecord summarise_cell(const ExperimentConfig& config, std::size_t c,
 
 }  // namespace
 
-ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& control) {
+RecalibrationResults run_recalibration(const RecalibrationConfig& config,
+                                       const RunControl& control) {
   const std::size_t cells = config.cells.size();
-  for (const auto& cell : config.cells)
-    if (!cell.recalibration)
-      throw ConfigError({config.source + ": scenario recalibration needs fit_size, test_size "
-                                         "and methods"});
-  const Generators generators = make_generators(config);
+  const Generators generators = make_generators(bases(config.cells));
   // The generator's own truth and the uncalibrated model's composed truth, once per distinct
   // generator (and truth sample count).
   TruthCache cache;
-  const std::vector<const GroundTruth*> truths = cell_truths(config, generators, cache);
+  const std::vector<const GroundTruth*> truths =
+      cell_truths(bases(config.cells), generators, cache);
   std::map<std::string, ComposedTruth> uncal_cache;
   std::vector<const ComposedTruth*> uncal(cells);
   for (std::size_t c = 0; c < cells; ++c) {
-    const std::string key = generators[c]->canonical_text() + "|" +
-                            std::to_string(config.cells[c].recalibration->truth_samples);
+    const std::string key =
+        generators[c]->canonical_text() + "|" + std::to_string(config.cells[c].truth_samples);
     auto it = uncal_cache.find(key);
     if (it == uncal_cache.end()) {
       const std::vector<const CalibrationModel*> none = {nullptr};
       it = uncal_cache
-               .emplace(key, std::move(composed_truth(*generators[c], none,
-                                                      config.cells[c].recalibration->truth_samples)
-                                           .front()))
+               .emplace(
+                   key,
+                   std::move(
+                       composed_truth(*generators[c], none, config.cells[c].truth_samples).front()))
                .first;
     }
     uncal[c] = &it->second;
   }
 
-  std::vector<std::size_t> first_task(cells + 1, 0);
-  for (std::size_t c = 0; c < cells; ++c)
-    first_task[c + 1] = first_task[c] + config.cells[c].replicates;
-  const std::size_t total = first_task[cells];
+  // One task per (cell, replicate), each into its own slot.
+  std::vector<std::size_t> replicates(cells);
   std::vector<std::vector<ReplicateOutcome>> outcomes(cells);
-  for (std::size_t c = 0; c < cells; ++c) outcomes[c].resize(config.cells[c].replicates);
-  std::atomic<std::size_t> done{0};
-  tbb::enumerable_thread_specific<Buffers> buffers;
-  // One task per (cell, replicate); grain 1, since a task is heavy.
-  tbb::parallel_for(
-      tbb::blocked_range<std::size_t>(0, total, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t task = r.begin(); task != r.end(); ++task) {
-          const auto cell = static_cast<std::size_t>(
-              std::upper_bound(first_task.begin(), first_task.end(), task) - first_task.begin() -
-              1);
-          const std::size_t rep = task - first_task[cell];
-          run_task(config, generators, cell, rep, buffers.local(), outcomes[cell][rep]);
-          const std::size_t now = done.fetch_add(1, std::memory_order_relaxed) + 1;
-          if (control.progress) control.progress(now, total);
-        }
-      });
+  for (std::size_t c = 0; c < cells; ++c) {
+    replicates[c] = config.cells[c].replicates;
+    outcomes[c].resize(config.cells[c].replicates);
+  }
+  for_each_task<Buffers>(
+      TaskGrid(replicates),
+      [&](TaskKey key, Buffers& buffers) {
+        run_task(config, generators, key.cell, key.replicate, buffers,
+                 outcomes[key.cell][key.replicate]);
+      },
+      control.progress);
 
-  ResultSet out = result_set_header(config);
-  out.timings_in_summary = config.output.timings;
-  for (std::size_t c = 0; c < cells; ++c)
-    out.cells.push_back(summarise_cell(config, c, generators[c]->canonical_text(), *truths[c],
-                                       *uncal[c], outcomes[c]));
+  RecalibrationResults out;
+  out.meta = result_meta(config);
+  out.cells = cells;
+  out.sweep_keys = config.sweep_keys;
+  out.timings_in_summary = config.timings;
+  // Fit times are volatile: in run.json always, in summary.json only on request.
+  Value::Object times;
+  for (std::size_t c = 0; c < cells; ++c) {
+    out.records.push_back(
+        summarise_cell(config, c, *generators[c], *truths[c], *uncal[c], outcomes[c]));
+    Value::Object cell;
+    for (const auto& m : out.records.back().methods)
+      cell.emplace_back(m.label, optional_value(m.fit_seconds));
+    times.emplace_back(std::to_string(config.cells[c].index), std::move(cell));
+  }
+  out.volatile_blocks.emplace_back("fit_seconds", std::move(times));
   return out;
 }
 

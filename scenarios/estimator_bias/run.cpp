@@ -1,7 +1,4 @@
-#include "scenarios/estimator_bias.hpp"
-
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
+#include "scenarios/estimator_bias/run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +8,11 @@
 #include <tuple>
 #include <utility>
 
-#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "core/task_kernel.hpp"
 #include "estimators/uncertainty.hpp"
+#include "report/value_format.hpp"
 #include "scenarios/common.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
@@ -44,22 +42,16 @@ struct Simulation {
   IntervalSlots intervals;                  // empty without intervals
 };
 
-nlohmann::ordered_json params_json(const std::vector<NamedParam>& params) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
-  return out;
-}
-
-Simulation simulate(const ExperimentConfig& config, const Generators& generators,
+Simulation simulate(const EstimatorBiasConfig& config, const Generators& generators,
                     const RunControl& control) {
   const std::size_t cells = config.cells.size();
-  std::vector<std::size_t> first_task(cells + 1, 0);
-  for (std::size_t c = 0; c < cells; ++c)
-    first_task[c + 1] = first_task[c] + config.cells[c].replicates;
+  std::vector<std::size_t> replicates(cells);
   // values[c][r * E + e]: pre-sized slots, so tasks never share a write.
   std::vector<std::vector<double>> values(cells);
-  for (std::size_t c = 0; c < cells; ++c)
+  for (std::size_t c = 0; c < cells; ++c) {
+    replicates[c] = config.cells[c].replicates;
     values[c].resize(config.cells[c].replicates * config.cells[c].estimators.size());
+  }
   IntervalSlots slots;
   if (config.intervals) {
     slots.interval.resize(cells);
@@ -69,43 +61,37 @@ Simulation simulate(const ExperimentConfig& config, const Generators& generators
       slots.p_value[c].resize(values[c].size());
     }
   }
-
-  const std::size_t total = first_task[cells];
-  std::atomic<std::size_t> done{0};
-  tbb::enumerable_thread_specific<ThreadBuffers> buffers;
-  tbb::parallel_for(std::size_t{0}, total, [&](std::size_t task) {
-    const auto cell = static_cast<std::size_t>(
-        std::upper_bound(first_task.begin(), first_task.end(), task) - first_task.begin() - 1);
-    const std::size_t rep = task - first_task[cell];
-    const CellConfig& cc = config.cells[cell];
-    ThreadBuffers& buf = buffers.local();
-    Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
-    generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
-    const std::size_t E = cc.estimators.size();
-    for (std::size_t e = 0; e < E; ++e)
-      values[cell][rep * E + e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
-    if (config.intervals) {
-      // Serial inside the task: the (cell, replicate) tasks already fill the cores.
-      const IntervalSettings& is = *config.intervals;
-      buf.estimators.clear();
-      for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
-      const ResampleKey key{config.seed, cell, rep};
-      const auto boot = bootstrap_values(buf.sample, buf.estimators, key, is.resamples,
-                                         Execution::serial, buf.resample);
-      const auto ci = percentile_intervals(boot, E, is.level);
-      const auto null = consistency_values(buf.sample, buf.estimators, key, is.resamples,
+  for_each_task<ThreadBuffers>(
+      TaskGrid(replicates),
+      [&](TaskKey key, ThreadBuffers& buf) {
+        const std::size_t cell = key.cell, rep = key.replicate;
+        const EstimatorBiasCell& cc = config.cells[cell];
+        Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+        generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
+        const std::size_t E = cc.estimators.size();
+        for (std::size_t e = 0; e < E; ++e)
+          values[cell][rep * E + e] =
+              cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+        if (!config.intervals) return;
+        // Serial inside the task: the (cell, replicate) tasks already fill the cores.
+        const IntervalSettings& is = *config.intervals;
+        buf.estimators.clear();
+        for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
+        const ResampleKey resample_key{config.seed, cell, rep};
+        const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
                                            Execution::serial, buf.resample);
-      buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
-                          values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
-      const auto p = consistency_p_values(null, buf.observed);
-      for (std::size_t e = 0; e < E; ++e) {
-        slots.interval[cell][rep * E + e] = ci[e];
-        slots.p_value[cell][rep * E + e] = p[e];
-      }
-    }
-    const std::size_t now = done.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (control.progress) control.progress(now, total);
-  });
+        const auto ci = percentile_intervals(boot, E, is.level);
+        const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                             Execution::serial, buf.resample);
+        buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
+                            values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
+        const auto p = consistency_p_values(null, buf.observed);
+        for (std::size_t e = 0; e < E; ++e) {
+          slots.interval[cell][rep * E + e] = ci[e];
+          slots.p_value[cell][rep * E + e] = p[e];
+        }
+      },
+      control.progress);
   return {std::move(values), std::move(slots)};
 }
 
@@ -124,16 +110,16 @@ bool needs_population(const Estimator& estimator) {
   return !estimator.target() || !estimator.converges_to_target();
 }
 
-Populations compute_populations(const ExperimentConfig& config, const Generators& generators) {
+Populations compute_populations(const EstimatorBiasConfig& config, const Generators& generators) {
   std::map<std::string, PopulationValue> cache;
   Populations out(config.cells.size());
   for (std::size_t c = 0; c < config.cells.size(); ++c) {
-    const CellConfig& cc = config.cells[c];
+    const EstimatorBiasCell& cc = config.cells[c];
     const std::uint64_t samples = cc.truth.population_samples;
     const std::string generator = generators[c]->canonical_text();
     auto key = [&](const EstimatorConfig& ec) {
       return generator + "|" + std::to_string(samples) + "|" + ec.name + "|" +
-             params_json(ec.params).dump();
+             to_text(params_value(ec.params));
     };
     std::vector<const Estimator*> missing;
     std::vector<std::string> missing_keys;
@@ -159,28 +145,38 @@ Populations compute_populations(const ExperimentConfig& config, const Generators
 
 }  // namespace
 
-std::vector<std::vector<double>> simulate_estimates(const ExperimentConfig& config,
-                                                    const RunControl& control) {
-  return simulate(config, make_generators(config), control).values;
+std::string target_name(const EstimatorRecord& e) {
+  if (e.target) return std::string(to_string(*e.target));
+  return e.own_target ? "own" : "";
 }
 
-ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& control) {
+std::vector<std::vector<double>> simulate_estimates(const EstimatorBiasConfig& config,
+                                                    const RunControl& control) {
+  return simulate(config, make_generators(bases(config.cells)), control).values;
+}
+
+EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
+                                        const RunControl& control) {
   const std::size_t cells = config.cells.size();
   // Ground truth first, once per distinct generator (each computation is itself parallel).
-  const Generators generators = make_generators(config);
+  const Generators generators = make_generators(bases(config.cells));
   TruthCache cache;
-  const std::vector<const GroundTruth*> truths = cell_truths(config, generators, cache);
+  const std::vector<const GroundTruth*> truths =
+      cell_truths(bases(config.cells), generators, cache);
   const Populations populations = compute_populations(config, generators);
   const Simulation simulation = simulate(config, generators, control);
   const std::vector<std::vector<double>>& values = simulation.values;
 
-  ResultSet out = result_set_header(config);
-  if (config.intervals)
-    out.intervals = ResultSet::Intervals{config.intervals->resamples, config.intervals->level,
-                                         config.intervals->test_level};
+  EstimatorBiasResults out;
+  out.meta = result_meta(config);
+  out.cells = cells;
+  out.sweep_keys = config.sweep_keys;
+  out.intervals = config.intervals;
+  out.replicate_values = config.replicate_values;
   for (std::size_t c = 0; c < cells; ++c) {
-    const CellConfig& cc = config.cells[c];
-    CellRecord rec = cell_record(cc, generators[c]->canonical_text(), *truths[c]);
+    const EstimatorBiasCell& cc = config.cells[c];
+    EstimatorBiasCellRecord rec;
+    rec.cell = cell_header(cc, *generators[c], *truths[c]);
     rec.sample_size = cc.sample_size;
     const std::size_t E = cc.estimators.size(), R = cc.replicates;
     for (std::size_t e = 0; e < E; ++e) {
@@ -190,7 +186,7 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
       EstimatorRecord er;
       er.label = ec.label;
       er.name = ec.name;
-      er.params = params_json(ec.params);
+      er.params = params_value(ec.params);
       er.mean = stats.mean();
       er.sd = stats.sd();
       er.replicates = R;
@@ -204,14 +200,14 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
       std::optional<double> reference;
       double reference_error = 0.0;
       if (auto target = ec.estimator->target()) {
-        er.target = std::string(to_string(*target));
+        er.target = *target;
         reference = (*truths[c])[*target].value;
         if (population) {
           er.binning_bias = population->value - *reference;
           er.finite_sample_bias = stats.mean() - population->value;
         }
       } else if (population) {
-        er.target = "own";
+        er.own_target = true;
         reference = population->value;
         reference_error = population->error;
       }
@@ -243,12 +239,12 @@ ResultSet run_estimator_bias(const ExperimentConfig& config, const RunControl& c
       }
       rec.estimators.push_back(std::move(er));
     }
-    if (config.output.replicate_values) {
+    if (config.replicate_values) {
       rec.replicate_values.assign(R, std::vector<double>(E));
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t e = 0; e < E; ++e) rec.replicate_values[r][e] = values[c][r * E + e];
     }
-    out.cells.push_back(std::move(rec));
+    out.records.push_back(std::move(rec));
   }
   return out;
 }

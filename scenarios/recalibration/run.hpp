@@ -7,12 +7,18 @@
 // the estimators on the test sample. Per (cell, method): mean and sd over replicates of every
 // true quantity and every estimate, the improvement over the uncalibrated model, the
 // disagreement between test-set and true rankings, the fitted scalars and the fit time.
-#include "config/experiment.hpp"
-#include "report/results.hpp"
-#include "scenarios/estimator_bias.hpp"
+#include <string>
+
+#include "scenarios/recalibration/config.hpp"
+#include "scenarios/recalibration/record.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace calbench {
 
-ResultSet run_recalibration(const ExperimentConfig& config, const RunControl& control);
+// The cells' targets must be solved (solve_targets, scenarios/common.hpp).
+RecalibrationResults run_recalibration(const RecalibrationConfig& config,
+                                       const RunControl& control);
+void report_recalibration(const RecalibrationResults& results, Reporter& reporter);
+std::string describe_recalibration(const RecalibrationConfig& config);
 
 }  // namespace calbench

@@ -1,0 +1,60 @@
+#include "report/value_format.hpp"
+
+#include "core/format.hpp"
+
+namespace calbench {
+
+nlohmann::ordered_json to_json(const Value& value) {
+  using ojson = nlohmann::ordered_json;
+  return std::visit(
+      [](const auto& v) -> ojson {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, Value::Array>) {
+          ojson out = ojson::array();
+          for (const auto& item : v) out.push_back(to_json(item));
+          return out;
+        } else if constexpr (std::is_same_v<T, Value::Object>) {
+          ojson out = ojson::object();
+          for (const auto& [key, item] : v) out[key] = to_json(item);
+          return out;
+        } else {
+          return ojson(v);
+        }
+      },
+      value.data);
+}
+
+std::string to_text(const Value& value) {
+  return to_json(value).dump();
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string csv_field(const Value& value) {
+  return std::visit(
+      [&](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "";
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, double>)
+          return format_double(v);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return csv_escape(v);
+        else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t>)
+          return std::to_string(v);
+        else
+          return csv_escape(to_text(value));
+      },
+      value.data);
+}
+
+}  // namespace calbench

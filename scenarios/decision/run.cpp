@@ -1,0 +1,246 @@
+#include "scenarios/decision/run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/rng.hpp"
+#include "core/running_stats.hpp"
+#include "core/task_kernel.hpp"
+#include "decisions/decision_value.hpp"
+#include "report/value_format.hpp"
+#include "report/verdict.hpp"
+#include "scenarios/common.hpp"
+#include "truth/truth_engine.hpp"
+
+namespace calbench {
+namespace {
+
+double metric_value(const DecisionRecord& d, const std::string& metric) {
+  if (metric == "expected_utility") return d.expected_utility;
+  if (metric == "oracle_expected_utility") return d.oracle_expected_utility;
+  if (metric == "miscalibration_cost") return d.miscalibration_cost;
+  for (const auto& [name, value] : d.figures)
+    if (name == metric) return value;
+  return NAN;
+}
+
+// One replicate's fitted recalibrator (or why the fit failed), in a pre-sized slot.
+struct FitOutcome {
+  std::unique_ptr<const CalibrationModel> model;
+  std::string failure;
+};
+
+// Per replicate, the exact expected utility after recalibration is the oracle's minus the
+// recalibrated cost: the cost is the mean of a per-draw difference that is 0 wherever the two
+// decide alike (common random numbers), so this carries far less noise than the policy's
+// own Monte Carlo mean, and uses the oracle's quadrature where that applies.
+RecalibratedRecord summarise_recalibrated(const DecisionRecalibratorConfig& rc,
+                                          const DecisionValue& v,
+                                          const std::vector<FitOutcome>& fits,
+                                          const std::vector<RecalibratedValue>& values) {
+  RecalibratedRecord out;
+  out.label = rc.method.label;
+  out.name = rc.method.name;
+  out.params = params_value(rc.method.params);
+  out.fit_size = rc.fit_size;
+  out.samples = rc.samples;
+  RunningStats utility, cost;  // replicates in order
+  double error = 0.0;
+  std::size_t j = 0;
+  for (const auto& f : fits) {
+    if (!f.model) {
+      ++out.failed_fits;
+      if (out.failure.empty()) out.failure = f.failure;
+      continue;
+    }
+    const RecalibratedValue& r = values[j++];
+    utility.add(v.oracle.value - r.cost.value);
+    cost.add(r.cost.value);
+    error += r.cost.error;
+  }
+  out.fits = j;
+  if (j > 0) {
+    error /= static_cast<double>(j);
+    out.utility_mean = utility.mean();
+    out.utility_sd = utility.sd();
+    out.utility_error = std::hypot(v.oracle.error, error);
+    out.cost_mean = cost.mean();
+    out.cost_sd = cost.sd();
+    out.cost_error = error;
+  }
+  return out;
+}
+
+// Per (cell, replicate) with a recalibrator: the method fitted on fit_size cases from the
+// stream (seed, cell, replicate, fit), into `fits` (pre-sized slots); then per cell every
+// replicate's model valued on the same draws (each call parallel over its fixed batches).
+std::vector<std::vector<RecalibratedValue>> recalibrate(
+    const DecisionConfig& config, const Generators& generators,
+    const std::vector<std::unique_ptr<DecisionTask>>& tasks,
+    std::vector<std::vector<FitOutcome>>& fits) {
+  const std::size_t cells = config.cells.size();
+  std::vector<std::size_t> fit_cells, replicates(cells, 0);
+  for (std::size_t c = 0; c < cells; ++c)
+    if (config.cells[c].recalibrator) {
+      fits[c].resize(config.cells[c].replicates);
+      fit_cells.push_back(c);
+      replicates[c] = config.cells[c].replicates;
+    }
+  for_each_task(TaskGrid(replicates), [&](TaskKey key, NoScratch&) {
+    const std::size_t cell = key.cell, rep = key.replicate;
+    const DecisionRecalibratorConfig& rc = *config.cells[cell].recalibrator;
+    Engine engine = make_engine({config.seed, cell, rep, Purpose::fit});
+    Sample sample;
+    GeneratorScratch scratch;
+    scratch.reserve(generators[cell]->classes());
+    generators[cell]->sample(engine, rc.fit_size, sample, scratch);
+    try {
+      fits[cell][rep].model = fit(*rc.method.method, sample);
+    } catch (const DomainError& error) {
+      fits[cell][rep].failure = error.what();
+    }
+  });
+  std::vector<std::vector<RecalibratedValue>> out(cells);
+  for (std::size_t c : fit_cells) {
+    std::vector<const CalibrationModel*> models;
+    for (const auto& f : fits[c])
+      if (f.model) models.push_back(f.model.get());
+    if (!models.empty())
+      out[c] = recalibrated_decision_values(*generators[c], *tasks[c], models,
+                                            config.cells[c].recalibrator->samples);
+  }
+  return out;
+}
+
+}  // namespace
+
+RequirementsRecord requirements_record(const DecisionConfig& config,
+                                       const std::vector<DecisionCellRecord>& records) {
+  const RequirementConfig& rc = *config.requirement;
+  RequirementsRecord q;
+  q.requirement = rc.requirement;
+  q.accuracy_key = rc.accuracy_key;
+  for (const auto& k : config.sweep_keys)
+    if (k != rc.accuracy_key) q.group_keys.push_back(k);
+  std::vector<FrontierCell> cells;
+  for (std::size_t c = 0; c < records.size(); ++c) {
+    const DecisionCellRecord& r = records[c];
+    FrontierCell cell;
+    cell.cell = r.cell.index;
+    for (const auto& s : r.cell.swept)
+      if (s.key != rc.accuracy_key) cell.group.push_back(s);
+    cell.accuracy = r.cell.truth_value(Quantity::accuracy);
+    cell.ece_top_l1 = r.cell.truth_value(Quantity::ece_top_l1);
+    cell.value = metric_value(r.decision, rc.requirement.metric);
+    const auto* dirichlet = std::get_if<DirichletSpec>(&config.cells[c].generator);
+    cell.calibrated = dirichlet != nullptr && is_identity(dirichlet->map);
+    cells.push_back(std::move(cell));
+  }
+  q.rows = requirement_frontier(cells, rc.requirement);
+  VerdictFacts facts;
+  facts.requirement = rc.requirement;
+  facts.task = records.front().decision.task;
+  facts.params = records.front().decision.params;
+  facts.accuracy_swept = !rc.accuracy_key.empty();
+  facts.sample_size = records.front().sample_size;
+  facts.rows = q.rows;
+  for (const auto& r : records) {
+    VerdictCell v{r.cell.index, r.decision.miscalibration_cost, r.decision.realised_sd, {}};
+    if (const auto& rr = r.decision.recalibrated)
+      v.recalibrated = VerdictCell::Recalibrated{rr->label,       rr->fit_size,  rr->fits,
+                                                 rr->failed_fits, rr->cost_mean, rr->cost_sd};
+    facts.cells.push_back(std::move(v));
+  }
+  q.verdict = requirement_verdict(facts);
+  return q;
+}
+
+DecisionResults run_decision(const DecisionConfig& config, const RunControl& control) {
+  const std::size_t cells = config.cells.size();
+  const Generators generators = make_generators(bases(config.cells));
+  std::vector<std::unique_ptr<DecisionTask>> tasks;
+  for (const auto& cell : config.cells) tasks.push_back(make_task(cell.decision.spec));
+  TruthCache cache;
+  const std::vector<const GroundTruth*> truths =
+      cell_truths(bases(config.cells), generators, cache);
+
+  // Exact decision values, once per distinct (generator, task, samples); the distinct ones in
+  // parallel, each into its own slot.
+  std::vector<std::string> keys(cells);
+  std::map<std::string, std::size_t> slot_of;
+  std::vector<std::size_t> first_cell;
+  for (std::size_t c = 0; c < cells; ++c) {
+    const DecisionCell& cc = config.cells[c];
+    keys[c] = generators[c]->canonical_text() + "|" + cc.decision.task + "|" +
+              to_text(cc.decision.params) + "|" + std::to_string(cc.truth.samples);
+    if (slot_of.emplace(keys[c], first_cell.size()).second) first_cell.push_back(c);
+  }
+  const std::vector<DecisionValue> values =
+      map_batches<DecisionValue>(first_cell.size(), [&](std::size_t s, NoScratch&) {
+        const std::size_t c = first_cell[s];
+        return exact_decision_value(*generators[c], *tasks[c], config.cells[c].truth.samples);
+      });
+
+  // Realised utility on test sets: tasks (cell, replicate), each from the stream
+  // (seed, cell, replicate, sample), into pre-sized slots.
+  std::vector<std::size_t> replicates(cells);
+  std::vector<std::vector<double>> realised(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    replicates[c] = config.cells[c].replicates;
+    realised[c].resize(replicates[c]);
+  }
+  for_each_task(
+      TaskGrid(replicates),
+      [&](TaskKey key, NoScratch&) {
+        Engine engine = make_engine({config.seed, key.cell, key.replicate, Purpose::sample});
+        realised[key.cell][key.replicate] = realised_utility(
+            *generators[key.cell], *tasks[key.cell], config.cells[key.cell].sample_size, engine);
+      },
+      control.progress);
+
+  std::vector<std::vector<FitOutcome>> fits(cells);
+  const auto recalibrated = recalibrate(config, generators, tasks, fits);
+
+  DecisionResults out;
+  out.meta = result_meta(config);
+  out.cells = cells;
+  out.sweep_keys = config.sweep_keys;
+  for (std::size_t c = 0; c < cells; ++c) {
+    const DecisionCell& cc = config.cells[c];
+    const DecisionValue& v = values[slot_of.at(keys[c])];
+    DecisionCellRecord rec;
+    rec.cell = cell_header(cc, *generators[c], *truths[c]);
+    rec.sample_size = cc.sample_size;
+    DecisionRecord& d = rec.decision;
+    d.task = cc.decision.task;
+    d.params = cc.decision.params;
+    d.method = v.policy.method;
+    d.samples = v.samples;
+    d.expected_utility = v.policy.value;
+    d.expected_utility_error = v.policy.error;
+    d.oracle_expected_utility = v.oracle.value;
+    d.oracle_expected_utility_error = v.oracle.error;
+    d.miscalibration_cost = v.cost.value;
+    d.miscalibration_cost_error = v.cost.error;
+    RunningStats stats;  // replicates in order: the same bits for any thread count
+    for (double u : realised[c]) stats.add(u);
+    d.realised_mean = stats.mean();
+    d.realised_sd = stats.sd();
+    const auto names = tasks[c]->figure_names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      d.figures.emplace_back(names[i], v.figures[i]);
+      d.oracle_figures.emplace_back(names[i], v.oracle_figures[i]);
+    }
+    if (cc.recalibrator)
+      d.recalibrated = summarise_recalibrated(*cc.recalibrator, v, fits[c], recalibrated[c]);
+    out.records.push_back(std::move(rec));
+  }
+  if (config.requirement) out.requirements = requirements_record(config, out.records);
+  return out;
+}
+
+}  // namespace calbench

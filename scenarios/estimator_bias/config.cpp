@@ -1,0 +1,77 @@
+#include "scenarios/estimator_bias/config.hpp"
+
+#include "config/registry.hpp"
+
+namespace calbench {
+namespace {
+
+// A probability strictly between 0 and 1.
+constexpr auto unit_open = [](double x) { return x > 0.0 && x < 1.0; };
+
+// Most resamples per replicate: more is a typo, and the streams' key holds 32 bits of index.
+constexpr std::int64_t max_resamples = 1'000'000;
+
+// `intervals`: only when present (absent keeps every output as it was).
+std::optional<IntervalSettings> parse_intervals(ObjectReader& top) {
+  const Json* value = top.find("intervals");
+  if (value == nullptr) return std::nullopt;
+  ObjectReader o(*value, top.pointer_to("intervals"), top.problems());
+  if (!o.is_object()) return std::nullopt;
+  o.allow_only({"resamples", "level", "test_level"});
+  const IntervalSettings defaults;
+  const auto resamples = o.integer("resamples", 1, static_cast<std::int64_t>(defaults.resamples));
+  if (resamples && *resamples > max_resamples)
+    top.problems().add(o.pointer_to("resamples"),
+                       "resamples = " + std::to_string(*resamples) +
+                           ": must be <= " + std::to_string(max_resamples));
+  const auto level = o.number("level", defaults.level, unit_open, "> 0 and < 1");
+  const auto test_level = o.number("test_level", defaults.test_level, unit_open, "> 0 and < 1");
+  top.set_resolved("intervals", o.take_resolved());
+  if (!resamples || *resamples > max_resamples || !level || !test_level) return std::nullopt;
+  return IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level};
+}
+
+class Sections : public ScenarioSections {
+ public:
+  std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
+    const auto replicates = parse_count(top, "replicates");
+    const auto sample_size = parse_count(top, "sample_size");
+    auto generator = parse_generator_section(top);
+    // Labels name result rows, so two estimators may not share one.
+    auto estimators =
+        parse_labelled_array<EstimatorConfig>(top, "estimators", "estimators", parse_estimator);
+    const auto truth = parse_truth_section(top);
+    if (!replicates || !sample_size || !generator || !estimators || !truth) return nullptr;
+    auto cell = std::make_unique<EstimatorBiasCell>();
+    set_cell_base(*cell, *replicates, std::move(*generator), *truth);
+    cell->sample_size = *sample_size;
+    cell->estimators = std::move(*estimators);
+    return cell;
+  }
+  void parse_output(ObjectReader& output) override {
+    if (const auto v = output.boolean("replicate_values", false)) replicate_values_ = *v;
+  }
+  void parse_fixed(ObjectReader& top) override { intervals_ = parse_intervals(top); }
+  std::unique_ptr<ExperimentBase> finish(ExperimentBase header,
+                                         std::vector<std::unique_ptr<CellBase>> cells) override {
+    auto out = std::make_unique<EstimatorBiasConfig>();
+    static_cast<ExperimentBase&>(*out) = std::move(header);
+    out->intervals = intervals_;
+    out->replicate_values = replicate_values_;
+    for (auto& cell : cells)
+      out->cells.push_back(std::move(static_cast<EstimatorBiasCell&>(*cell)));
+    return out;
+  }
+
+ private:
+  std::optional<IntervalSettings> intervals_;
+  bool replicate_values_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ScenarioSections> estimator_bias_sections() {
+  return std::make_unique<Sections>();
+}
+
+}  // namespace calbench

@@ -1,0 +1,34 @@
+#pragma once
+// Scenario estimator_bias's config: per cell `sample_size` and `estimators`; for the whole
+// experiment `intervals` and output.replicate_values.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "config/experiment.hpp"
+
+namespace calbench {
+
+// `intervals`: per replicate, a bootstrap percentile interval of every estimator and the
+// consistency-resampling test of calibration (estimators/uncertainty.hpp).
+struct IntervalSettings {
+  std::size_t resamples = 200;  // bootstrap and consistency resamples, each
+  double level = 0.9;           // the intervals' nominal coverage
+  double test_level = 0.05;     // reject calibration when p <= test_level
+};
+
+struct EstimatorBiasCell : CellBase {
+  std::size_t sample_size = 0;
+  std::vector<EstimatorConfig> estimators;
+};
+
+struct EstimatorBiasConfig : ExperimentBase {
+  std::optional<IntervalSettings> intervals;  // absent: no intervals, outputs as before
+  bool replicate_values = false;              // output.replicate_values: write replicates.csv
+  std::vector<EstimatorBiasCell> cells;       // Cartesian product, last key varying fastest
+};
+
+std::unique_ptr<ScenarioSections> estimator_bias_sections();
+
+}  // namespace calbench

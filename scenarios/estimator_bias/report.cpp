@@ -1,0 +1,187 @@
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "core/format.hpp"
+#include "report/value_format.hpp"
+#include "scenarios/common.hpp"
+#include "scenarios/estimator_bias/run.hpp"
+
+namespace calbench {
+namespace {
+
+// Columns of their own in cells.csv: a swept one is not repeated as a parameter column.
+const std::vector<std::string> own_columns = {"sample_size", "replicates"};
+
+Value sweep_keys_value(const std::vector<std::string>& keys) {
+  Value::Array out;
+  for (const auto& k : keys) out.emplace_back(k);
+  return out;
+}
+
+Value estimator_summary(const EstimatorRecord& e, bool intervals) {
+  const std::string target = target_name(e);
+  Value::Object out = {
+      {"name", e.name},
+      {"params", e.params},
+      {"target", target.empty() ? Value() : Value(target)},
+      {"truth", optional_value(e.truth)},
+      {"mean", e.mean},
+      {"sd", e.sd},
+      {"bias", optional_value(e.bias)},
+      {"rmse", optional_value(e.rmse)},
+      {"se_bias", optional_value(e.se_bias)},
+      {"population", e.population ? Value(Value::Object{{"value", *e.population},
+                                                        {"error", *e.population_error},
+                                                        {"samples", e.population_samples}})
+                                  : Value()},
+      {"binning_bias", optional_value(e.binning_bias)},
+      {"finite_sample_bias", optional_value(e.finite_sample_bias)},
+      {"replicates", count_value(e.replicates)}};
+  if (intervals) {
+    out.emplace_back("coverage", optional_value(e.coverage));
+    out.emplace_back("coverage_se", optional_value(e.coverage_se));
+    out.emplace_back("rejection_rate", optional_value(e.rejection_rate));
+    out.emplace_back("rejection_se", optional_value(e.rejection_se));
+  }
+  return out;
+}
+
+std::string terminal_cell(const EstimatorBiasCellRecord& c, bool swept, bool intervals) {
+  std::ostringstream out;
+  char line[320];
+  const auto num = [](const std::optional<double>& v) {
+    char b[32];
+    if (v)
+      std::snprintf(b, sizeof b, "%10.5f", *v);
+    else
+      std::snprintf(b, sizeof b, "%10s", "-");
+    return std::string(b);
+  };
+  out << "cell " << c.cell.index << ":";
+  for (const auto& s : c.cell.swept) out << "  " << s.key << " = " << to_text(s.value);
+  if (!swept) out << "  " << c.cell.generator;
+  out << "  (n = " << c.sample_size << ", " << c.cell.replicates << " replicates)\n";
+  int label_width = 16;
+  for (const auto& e : c.estimators)
+    label_width = std::max(label_width, static_cast<int>(e.label.size()));
+  std::snprintf(line, sizeof line, "  %-*s %-17s %10s %10s %10s %10s %10s %10s", label_width,
+                "estimator", "target", "truth", "mean", "bias", "sd", "rmse", "binning");
+  out << line;
+  if (intervals) out << "   coverage   rejected";
+  out << '\n';
+  for (const auto& e : c.estimators) {
+    const std::string target = target_name(e);
+    std::snprintf(line, sizeof line, "  %-*s %-17s %s %10.5f %s %10.5f %s %s", label_width,
+                  e.label.c_str(), target.empty() ? "-" : target.c_str(), num(e.truth).c_str(),
+                  e.mean, num(e.bias).c_str(), e.sd, num(e.rmse).c_str(),
+                  num(e.binning_bias).c_str());
+    out << line;
+    if (intervals) out << ' ' << num(e.coverage) << ' ' << num(e.rejection_rate);
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace
+
+void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
+  const bool targets = any_target(r.records);
+  const bool intervals = r.intervals.has_value();
+  ReportHeader header;
+  header.meta = r.meta;
+  header.summary_blocks.emplace_back("sweep_keys", sweep_keys_value(r.sweep_keys));
+  if (r.intervals)
+    header.summary_blocks.emplace_back(
+        "intervals", Value::Object{{"resamples", count_value(r.intervals->resamples)},
+                                   {"level", r.intervals->level},
+                                   {"test_level", r.intervals->test_level}});
+  std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
+  columns.insert(columns.end(),
+                 {"sample_size", "replicates", "estimator", "name", "target", "truth",
+                  "truth_method", "truth_error", "mean", "sd", "bias", "rmse", "se_bias",
+                  "population", "population_error", "binning_bias", "finite_sample_bias"});
+  if (intervals)
+    columns.insert(columns.end(), {"coverage", "coverage_se", "rejection_rate", "rejection_se"});
+  header.tables.push_back({"cells.csv", columns});
+  if (r.replicate_values)
+    header.tables.push_back({"replicates.csv", {"cell", "replicate", "estimator", "value"}});
+  reporter.begin(header);
+
+  for (const auto& c : r.records) {
+    ReportRecord record;
+    Value::Object summary =
+        cell_summary_head(c.cell, {{"sample_size", count_value(c.sample_size)}});
+    Value::Object estimators;
+    for (const auto& e : c.estimators)
+      estimators.emplace_back(e.label, estimator_summary(e, intervals));
+    summary.emplace_back("estimators", std::move(estimators));
+    record.summary = std::move(summary);
+    for (const auto& e : c.estimators) {
+      std::vector<Value> row = key_fields(c.cell, targets, own_columns);
+      const TruthValue* truth = e.target ? c.cell.find_truth(*e.target) : nullptr;
+      const std::vector<Value> rest = {
+          count_value(c.sample_size),
+          count_value(c.cell.replicates),
+          e.label,
+          e.name,
+          target_name(e),
+          optional_value(e.truth),
+          truth != nullptr ? Value(std::string(to_string(truth->method))) : Value(),
+          truth != nullptr ? Value(truth->error) : Value(),
+          e.mean,
+          e.sd,
+          optional_value(e.bias),
+          optional_value(e.rmse),
+          optional_value(e.se_bias),
+          optional_value(e.population),
+          optional_value(e.population_error),
+          optional_value(e.binning_bias),
+          optional_value(e.finite_sample_bias)};
+      row.insert(row.end(), rest.begin(), rest.end());
+      if (intervals)
+        row.insert(row.end(), {optional_value(e.coverage), optional_value(e.coverage_se),
+                               optional_value(e.rejection_rate), optional_value(e.rejection_se)});
+      record.rows.push_back({"cells.csv", std::move(row)});
+    }
+    if (r.replicate_values)
+      for (std::size_t rep = 0; rep < c.replicate_values.size(); ++rep)
+        for (std::size_t e = 0; e < c.estimators.size(); ++e)
+          record.rows.push_back({"replicates.csv",
+                                 {count_value(c.cell.index), count_value(rep),
+                                  c.estimators[e].label, c.replicate_values[rep][e]}});
+    record.terminal = terminal_cell(c, !r.sweep_keys.empty(), intervals);
+    reporter.record(record);
+  }
+  if (r.intervals) {
+    ReportRecord legend;
+    std::ostringstream out;
+    out << "coverage: fraction of replicates whose " << 100.0 * r.intervals->level
+        << "% bootstrap interval holds the target's truth; rejected: fraction where the\n"
+           "consistency test rejected calibration at level "
+        << r.intervals->test_level << " (its size when calibrated, its power otherwise)\n";
+    legend.terminal = out.str();
+    reporter.record(legend);
+  }
+  reporter.end();
+}
+
+std::string describe_estimator_bias(const EstimatorBiasConfig& config) {
+  const auto labels_of = [](const EstimatorBiasCell& cell) {
+    std::vector<std::string> labels;
+    for (const auto& e : cell.estimators) labels.push_back(e.label);
+    return join(labels, ", ");
+  };
+  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& cell : config.cells) {
+    auto row =
+        describe_cell(cell, {"sample_size=" + std::to_string(cell.sample_size)}, {"sample_size"});
+    // Labels built from swept parameters differ between cells; those are shown per cell.
+    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
+    rows.push_back(std::move(row));
+  }
+  return describe_experiment(config, {"estimators:", labels}, rows);
+}
+
+}  // namespace calbench

@@ -1,0 +1,58 @@
+#include "scenarios/recalibration/config.hpp"
+
+#include "config/registry.hpp"
+
+namespace calbench {
+namespace {
+
+class Sections : public ScenarioSections {
+ public:
+  std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
+    const auto replicates = parse_count(top, "replicates");
+    auto generator = parse_generator_section(top);
+    auto estimators =
+        parse_labelled_array<EstimatorConfig>(top, "estimators", "estimators", parse_estimator);
+    const auto truth = parse_truth_section(top);
+    RecalibrationCell defaults;
+    const auto fit_size = top.integer("fit_size", 2);
+    const auto test_size = top.integer("test_size", 1);
+    const auto truth_samples = top.unsigned_integer("truth_samples", 1000, defaults.truth_samples);
+    auto methods =
+        parse_labelled_array<MethodConfig>(top, "methods", "methods", parse_recalibration_method,
+                                           uncalibrated_label, "the uncalibrated model");
+    if (!replicates || !generator || !estimators || !truth || !fit_size || !test_size ||
+        !truth_samples || !methods)
+      return nullptr;
+    auto cell = std::make_unique<RecalibrationCell>();
+    set_cell_base(*cell, *replicates, std::move(*generator), *truth);
+    cell->fit_size = static_cast<std::size_t>(*fit_size);
+    cell->test_size = static_cast<std::size_t>(*test_size);
+    cell->truth_samples = *truth_samples;
+    cell->methods = std::move(*methods);
+    cell->estimators = std::move(*estimators);
+    return cell;
+  }
+  void parse_output(ObjectReader& output) override {
+    if (const auto v = output.boolean("timings", false)) timings_ = *v;
+  }
+  std::unique_ptr<ExperimentBase> finish(ExperimentBase header,
+                                         std::vector<std::unique_ptr<CellBase>> cells) override {
+    auto out = std::make_unique<RecalibrationConfig>();
+    static_cast<ExperimentBase&>(*out) = std::move(header);
+    out->timings = timings_;
+    for (auto& cell : cells)
+      out->cells.push_back(std::move(static_cast<RecalibrationCell&>(*cell)));
+    return out;
+  }
+
+ private:
+  bool timings_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ScenarioSections> recalibration_sections() {
+  return std::make_unique<Sections>();
+}
+
+}  // namespace calbench

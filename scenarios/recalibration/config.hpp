@@ -1,0 +1,31 @@
+#pragma once
+// Scenario recalibration's config (docs/recalibration.md): per cell `fit_size`, `test_size`,
+// `truth_samples`, `methods` and `estimators`; output.timings.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config/experiment.hpp"
+#include "config/recalibration_config.hpp"
+
+namespace calbench {
+
+struct RecalibrationCell : CellBase {
+  std::size_t fit_size = 0;               // rows the methods are fitted on, per replicate
+  std::size_t test_size = 0;              // rows the estimators are computed on, per replicate
+  std::uint64_t truth_samples = 200'000;  // Monte Carlo rows of the composed truth
+  std::vector<MethodConfig> methods;
+  std::vector<EstimatorConfig> estimators;
+};
+
+struct RecalibrationConfig : ExperimentBase {
+  // output.timings: also write each method's fit time into summary.json (it is always in
+  // run.json). Off by default: timings would break the byte-identical contract.
+  bool timings = false;
+  std::vector<RecalibrationCell> cells;
+};
+
+std::unique_ptr<ScenarioSections> recalibration_sections();
+
+}  // namespace calbench

@@ -1,0 +1,67 @@
+#pragma once
+// Scenario recalibration's result records: per cell, every method (and the uncalibrated
+// model) judged by the truth of the composed model and by estimators on the test sample, and
+// how often the estimators rank the methods as the truth does.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/quantity.hpp"
+#include "core/value.hpp"
+#include "report/cell_record.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace calbench {
+
+// A true quantity of a method over replicates.
+struct TruthStat {
+  Quantity quantity = Quantity::accuracy;
+  double mean = 0.0, sd = 0.0;
+  std::optional<double> error;        // the Monte Carlo error of one replicate's value
+  std::optional<double> improvement;  // over the uncalibrated model (positive: better)
+};
+
+// An estimate (key: the estimator's label) or a fitted scalar (key: its name) over replicates.
+struct MethodStat {
+  std::string key;
+  double mean = 0.0, sd = 0.0;
+  std::optional<double> improvement;        // estimates: over the uncalibrated model
+  std::optional<Quantity> target;           // estimates: the estimator's target, if any
+  std::optional<double> rank_disagreement;  // estimates: see RankingRecord
+};
+
+// A recalibration method in a cell (or the uncalibrated model).
+struct MethodRecord {
+  std::string label, name;
+  Value params;
+  std::vector<TruthStat> truth;
+  std::vector<MethodStat> estimates, parameters;
+  std::size_t fits = 0, failed_fits = 0;  // replicates whose fit succeeded / threw
+  std::string failure;                    // the first failure's message
+  std::optional<double> fit_seconds;      // mean per fit; volatile (run.json, or on request)
+};
+
+// How often the ranking of the methods by an estimator on the test sample disagrees with the
+// ranking by the truth of its target, over the replicates in which every method was fitted.
+struct RankingRecord {
+  std::string estimator;
+  Quantity target = Quantity::accuracy;
+  double disagreement = 0.0;       // the orders differ anywhere
+  double best_disagreement = 0.0;  // the best method differs
+  std::size_t replicates = 0;
+};
+
+struct RecalibrationCellRecord {
+  CellHeader cell;
+  std::size_t fit_size = 0, test_size = 0;
+  std::vector<MethodRecord> methods;  // the uncalibrated model first
+  std::vector<RankingRecord> rankings;
+};
+
+struct RecalibrationResults : ScenarioResults {
+  std::vector<std::string> sweep_keys;
+  bool timings_in_summary = false;
+  std::vector<RecalibrationCellRecord> records;
+};
+
+}  // namespace calbench

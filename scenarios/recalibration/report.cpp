@@ -1,0 +1,188 @@
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "core/format.hpp"
+#include "report/value_format.hpp"
+#include "scenarios/common.hpp"
+#include "scenarios/recalibration/run.hpp"
+
+namespace calbench {
+namespace {
+
+const std::vector<std::string> own_columns = {"fit_size", "test_size", "replicates"};
+
+Value target_value(const std::optional<Quantity>& target) {
+  return target ? Value(std::string(to_string(*target))) : Value();
+}
+
+Value truth_summary(const TruthStat& s) {
+  Value::Object out = {{"mean", s.mean}, {"sd", s.sd}};
+  if (s.error) out.emplace_back("error", *s.error);
+  out.emplace_back("improvement", optional_value(s.improvement));
+  return out;
+}
+
+Value estimate_summary(const MethodStat& s) {
+  Value::Object out = {{"mean", s.mean}, {"sd", s.sd}};
+  if (s.target) out.emplace_back("target", std::string(to_string(*s.target)));
+  out.emplace_back("improvement", optional_value(s.improvement));
+  if (s.rank_disagreement) out.emplace_back("rank_disagreement", *s.rank_disagreement);
+  return out;
+}
+
+Value methods_summary(const RecalibrationCellRecord& c, bool timings) {
+  Value::Object methods;
+  for (const auto& m : c.methods) {
+    Value::Object truth, estimates, parameters;
+    for (const auto& t : m.truth)
+      truth.emplace_back(std::string(to_string(t.quantity)), truth_summary(t));
+    for (const auto& e : m.estimates) estimates.emplace_back(e.key, estimate_summary(e));
+    for (const auto& p : m.parameters) parameters.emplace_back(p.key, p.mean);
+    Value::Object entry = {{"name", m.name},
+                           {"params", m.params},
+                           {"truth", std::move(truth)},
+                           {"estimates", std::move(estimates)},
+                           {"parameters", std::move(parameters)},
+                           {"fits", count_value(m.fits)},
+                           {"failed_fits", count_value(m.failed_fits)},
+                           {"failure", m.failure.empty() ? Value() : Value(m.failure)}};
+    if (timings) entry.emplace_back("fit_seconds", optional_value(m.fit_seconds));
+    methods.emplace_back(m.label, std::move(entry));
+  }
+  return methods;
+}
+
+Value rankings_summary(const RecalibrationCellRecord& c) {
+  Value::Object out;
+  for (const auto& r : c.rankings)
+    out.emplace_back(r.estimator, Value::Object{{"target", std::string(to_string(r.target))},
+                                                {"disagreement", r.disagreement},
+                                                {"best_disagreement", r.best_disagreement},
+                                                {"replicates", count_value(r.replicates)}});
+  return out;
+}
+
+// The methods' mean truth per quantity, one row per method.
+std::string terminal_cell(const RecalibrationCellRecord& c) {
+  std::ostringstream out;
+  out << "cell " << c.cell.index << ":";
+  for (const auto& s : c.cell.swept) out << "  " << s.key << " = " << to_text(s.value);
+  out << "  (";
+  const auto swept = [&](const char* key) {
+    return std::any_of(c.cell.swept.begin(), c.cell.swept.end(),
+                       [&](const SweptValue& s) { return s.key == key; });
+  };
+  if (!swept("fit_size")) out << "fit_size = " << c.fit_size << ", ";
+  if (!swept("test_size")) out << "test_size = " << c.test_size << ", ";
+  out << c.cell.replicates << " replicates; true values, mean over replicates)\n";
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "  %-30s", "method");
+  out << cell;
+  for (const auto& t : c.methods.front().truth) {
+    std::snprintf(cell, sizeof cell, " %16s", std::string(to_string(t.quantity)).c_str());
+    out << cell;
+  }
+  out << "  failed\n";
+  for (const auto& m : c.methods) {
+    std::snprintf(cell, sizeof cell, "  %-30s", m.label.substr(0, 30).c_str());
+    out << cell;
+    for (const auto& key : c.methods.front().truth) {
+      const auto it = std::find_if(m.truth.begin(), m.truth.end(),
+                                   [&](const TruthStat& s) { return s.quantity == key.quantity; });
+      if (it == m.truth.end())
+        std::snprintf(cell, sizeof cell, " %16s", "-");
+      else
+        std::snprintf(cell, sizeof cell, " %16.5f", it->mean);
+      out << cell;
+    }
+    out << "  " << m.failed_fits << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
+  const bool targets = any_target(r.records);
+  ReportHeader header;
+  header.meta = r.meta;
+  Value::Array keys;
+  for (const auto& k : r.sweep_keys) keys.emplace_back(k);
+  header.summary_blocks.emplace_back("sweep_keys", std::move(keys));
+  // One row per (cell, method, quantity), quantity being a truth quantity, an estimate or a
+  // fitted parameter (column `kind`).
+  std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
+  columns.insert(columns.end(), {"fit_size", "test_size", "replicates", "method", "name", "kind",
+                                 "quantity", "target", "mean", "sd", "truth_error", "improvement",
+                                 "rank_disagreement", "fits", "failed_fits"});
+  header.tables.push_back({"cells.csv", columns});
+  reporter.begin(header);
+  for (const auto& c : r.records) {
+    ReportRecord record;
+    Value::Object summary = cell_summary_head(
+        c.cell, {{"fit_size", count_value(c.fit_size)}, {"test_size", count_value(c.test_size)}});
+    summary.emplace_back("methods", methods_summary(c, r.timings_in_summary));
+    summary.emplace_back("rankings", rankings_summary(c));
+    record.summary = std::move(summary);
+    for (const auto& m : c.methods) {
+      const auto row =
+          [&](const char* kind, const std::string& quantity, const std::optional<Quantity>& target,
+              double mean, double sd, const std::optional<double>& error,
+              const std::optional<double>& improvement, const std::optional<double>& rank) {
+            std::vector<Value> fields = key_fields(c.cell, targets, own_columns);
+            const std::vector<Value> rest = {count_value(c.fit_size),
+                                             count_value(c.test_size),
+                                             count_value(c.cell.replicates),
+                                             m.label,
+                                             m.name,
+                                             kind,
+                                             quantity,
+                                             target_value(target),
+                                             mean,
+                                             sd,
+                                             optional_value(error),
+                                             optional_value(improvement),
+                                             optional_value(rank),
+                                             count_value(m.fits),
+                                             count_value(m.failed_fits)};
+            fields.insert(fields.end(), rest.begin(), rest.end());
+            record.rows.push_back({"cells.csv", std::move(fields)});
+          };
+      for (const auto& s : m.truth)
+        row("truth", std::string(to_string(s.quantity)), std::nullopt, s.mean, s.sd, s.error,
+            s.improvement, std::nullopt);
+      for (const auto& s : m.estimates)
+        row("estimate", s.key, s.target, s.mean, s.sd, std::nullopt, s.improvement,
+            s.rank_disagreement);
+      for (const auto& s : m.parameters)
+        row("parameter", s.key, std::nullopt, s.mean, s.sd, std::nullopt, s.improvement,
+            s.rank_disagreement);
+    }
+    record.terminal = terminal_cell(c);
+    reporter.record(record);
+  }
+  reporter.end();
+}
+
+std::string describe_recalibration(const RecalibrationConfig& config) {
+  const auto labels_of = [](const RecalibrationCell& cell) {
+    std::vector<std::string> labels, methods;
+    for (const auto& e : cell.estimators) labels.push_back(e.label);
+    for (const auto& m : cell.methods) methods.push_back(m.label);
+    return join(labels, ", ") + "; methods: " + join(methods, ", ");
+  };
+  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& cell : config.cells) {
+    auto row = describe_cell(cell,
+                             {"fit_size=" + std::to_string(cell.fit_size),
+                              "test_size=" + std::to_string(cell.test_size)},
+                             {"fit_size", "test_size"});
+    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
+    rows.push_back(std::move(row));
+  }
+  return describe_experiment(config, {"estimators:", labels}, rows);
+}
+
+}  // namespace calbench

@@ -1,0 +1,41 @@
+#pragma once
+// What a scenario module is (one folder each under scenarios/, listed in scenarios/registry.cpp):
+// its config section (a ScenarioSyntax with its ScenarioSections), its run, its typed records
+// and its report section. The runner knows only this interface.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "config/experiment.hpp"
+#include "core/task_kernel.hpp"
+#include "report/reporter.hpp"
+
+namespace calbench {
+
+struct RunControl {
+  // Called from worker threads after each finished (cell, replicate) task; see ProgressFn.
+  ProgressFn progress;
+};
+
+// A scenario's results: its typed records (a scenario's Results struct derives from this).
+struct ScenarioResults {
+  virtual ~ScenarioResults() = default;
+  ResultMeta meta;
+  std::size_t cells = 0;
+  // Volatile facts of this run (fit times): run.json only.
+  Value::Object volatile_blocks;
+};
+
+struct ScenarioModule {
+  ScenarioSyntax syntax;  // name, keys, section parser
+  std::string_view summary;
+  // Solves the cells' targets into their generators (after parsing, before a run).
+  void (*prepare)(ExperimentBase& config);
+  std::unique_ptr<ScenarioResults> (*run)(const ExperimentBase& config, const RunControl& control);
+  // Streams the records to a reporter (summary.json, the CSV tables, the terminal).
+  void (*report)(const ScenarioResults& results, Reporter& reporter);
+  // `calbench validate`: the experiment and its cells.
+  std::string (*describe)(const ExperimentBase& config);
+};
+
+}  // namespace calbench
