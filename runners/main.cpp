@@ -101,11 +101,12 @@ int main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "run an experiment config and write its results");
   run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
-  run->add_option("--threads", threads, "worker threads (default: all cores)")
-      ->check(thread_range);
+  run->add_option("--threads", threads, "worker threads (default: all cores)")->check(thread_range);
   run->add_option("--out", out_dir, "output directory (overrides output.directory)")
       ->check(CLI::Validator(
-          [](const std::string& dir) { return dir.empty() ? std::string("must not be empty") : ""; },
+          [](const std::string& dir) {
+            return dir.empty() ? std::string("must not be empty") : "";
+          },
           "DIR"));
   run->add_flag("--quiet", quiet, "no progress and no summary table");
 
@@ -123,11 +124,13 @@ int main(int argc, char** argv) {
                     "W1, W2, W3, truth, recalibration (default: all)");
   bench->add_option("--runs", bench_options.runs, "repetitions; the median is reported")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
-  bench->add_option("--replicates", bench_options.replicate_scale,
-                    "fraction of each workload's replicates to run (default 1)")
+  bench
+      ->add_option("--replicates", bench_options.replicate_scale,
+                   "fraction of each workload's replicates to run (default 1)")
       ->check(CLI::Range(1e-6, 1e3));
-  bench->add_option("--threads", bench_options.threads,
-                    "thread counts to measure (default 1 and all)")
+  bench
+      ->add_option("--threads", bench_options.threads,
+                   "thread counts to measure (default 1 and all)")
       ->check(thread_range);
   bench->add_option(
       "--estimators", bench_options.estimators,
@@ -155,8 +158,7 @@ int main(int argc, char** argv) {
   eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
 
   FitOptions fit_options;
-  auto* fit = app.add_subcommand(
-      "fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
+  auto* fit = app.add_subcommand("fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
   fit->add_option("DATA", fit_options.data,
                   "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
       ->required();
@@ -185,7 +187,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*list) {
-      std::cout << format_registry(kind);
+      std::vector<ScenarioEntry> scenarios;
+      for (const auto& module : scenario_table())
+        scenarios.push_back({std::string(module.syntax.name), std::string(module.summary)});
+      std::cout << format_registry(kind, scenarios);
       return 0;
     }
     if (*bench) return run_bench(bench_options, std::cout);

@@ -738,20 +738,20 @@ TEST_CASE("the quickstart example of DESIGN.md parses into 12 cells", "[unit][co
 // ---- registry -------------------------------------------------------------------------------
 
 TEST_CASE("the registry lists every kind and rejects an unknown one", "[unit][config]") {
-  const std::string all = calbench::format_registry("");
+  const std::string all = calbench::format_registry("", {});
   for (const char* word : {"ESTIMATORS", "MISCALIBRATION MAPS", "FAMILIES", "SCENARIOS",
                            "QUANTITIES", "equal_mass", "DBL_MIN", "affine_logit", "dirichlet",
                            "estimator_bias", "classwise_ece_l1", "right-closed"})
     CHECK(all.find(word) != std::string::npos);
   CHECK(all.find('\x1b') == std::string::npos);
-  const std::string estimators = calbench::format_registry("estimators");
+  const std::string estimators = calbench::format_registry("estimators", {});
   CHECK(estimators.find("bins        integer  default 15") != std::string::npos);
   CHECK(estimators.find("QUANTITIES") == std::string::npos);
   for (const auto& q : calbench::all_quantities)
-    CHECK(calbench::format_registry("quantities").find(std::string(calbench::to_string(q))) !=
+    CHECK(calbench::format_registry("quantities", {}).find(std::string(calbench::to_string(q))) !=
           std::string::npos);
   try {
-    (void)calbench::format_registry("widgets");
+    (void)calbench::format_registry("widgets", {});
     FAIL("no error");
   } catch (const ConfigError& error) {
     CHECK(std::string(error.what())

@@ -363,21 +363,6 @@ const std::vector<FamilyEntry>& family_registry() {
   return rows;
 }
 
-const std::vector<ScenarioEntry>& scenario_registry() {
-  static const std::vector<ScenarioEntry> rows = {
-      {"estimator_bias",
-       "bias, spread and error of each estimator against the exact value of its target, per "
-       "cell"},
-      {"decision",
-       "exact expected utility of a decision task acting on p and on the true r(p), the cost of "
-       "miscalibration, and the minimal accuracy meeting a requirement"},
-      {"recalibration",
-       "recalibration methods fitted on fit_size rows, judged by the truth of the composed "
-       "model and by estimators on test_size rows"},
-  };
-  return rows;
-}
-
 const std::vector<QuantityEntry>& quantity_registry() {
   // Definitions of DESIGN.md §1; Z = max_k p_k, c the true class distribution, r(p) = E[c | p].
   static const std::vector<QuantityEntry> rows = {
@@ -396,9 +381,6 @@ const std::vector<QuantityEntry>& quantity_registry() {
 
 std::vector<std::string> estimator_names() {
   return names_of(estimator_registry());
-}
-std::vector<std::string> scenario_names() {
-  return names_of(scenario_registry());
 }
 std::vector<std::string> decision_names() {
   return names_of(decision_registry());
@@ -518,9 +500,9 @@ std::string format_families() {
                      family_registry());
 }
 
-std::string format_scenarios() {
+std::string format_scenarios(const std::vector<ScenarioEntry>& scenarios) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& s : scenario_registry()) rows.push_back({s.name, s.summary});
+  for (const auto& s : scenarios) rows.push_back({s.name, s.summary});
   return "SCENARIOS  (\"scenario\": NAME)\n\n" + aligned_columns(rows, "  ");
 }
 
@@ -548,12 +530,15 @@ std::string format_recalibrators() {
       "name", recalibrator_registry());
 }
 
-std::string format_registry(std::string_view kind) {
-  using Formatter = std::string (*)();
+std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios) {
+  using Formatter = std::function<std::string()>;
   const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators},      {"maps", format_maps},
-      {"families", format_families},          {"scenarios", format_scenarios},
-      {"quantities", format_quantities},      {"decisions", format_decisions},
+      {"estimators", format_estimators},
+      {"maps", format_maps},
+      {"families", format_families},
+      {"scenarios", [&scenarios] { return format_scenarios(scenarios); }},
+      {"quantities", format_quantities},
+      {"decisions", format_decisions},
       {"recalibrators", format_recalibrators}};
   std::string out;
   for (const auto& [name, format] : sections) {

@@ -19,10 +19,10 @@
 #include <variant>
 #include <vector>
 
+#include "config/decision_config.hpp"
 #include "config/experiment.hpp"
 #include "config/generator_config.hpp"
 #include "config/json_support.hpp"
-#include "config/decision_config.hpp"
 #include "config/param_value.hpp"
 #include "config/recalibration_config.hpp"
 #include "core/error.hpp"
@@ -182,6 +182,8 @@ using DecisionEntry = Row<DecisionSpec>;
 using MapEntry = Row<MiscalibrationMap>;
 using FamilyEntry = Row<ParsedGenerator>;
 
+// A scenario as `calbench list scenarios` shows it; the rows come from the scenario table
+// (scenarios/registry.cpp), the one place that knows them.
 struct ScenarioEntry {
   std::string name;
   std::string summary;
@@ -197,7 +199,6 @@ const std::vector<RecalibratorEntry>& recalibrator_registry();
 const std::vector<DecisionEntry>& decision_registry();
 const std::vector<MapEntry>& map_registry();
 const std::vector<FamilyEntry>& family_registry();
-const std::vector<ScenarioEntry>& scenario_registry();
 const std::vector<QuantityEntry>& quantity_registry();
 
 // ---- reading an object of a row ---------------------------------------------------------------
@@ -273,7 +274,6 @@ std::optional<typename R::Config> parse_registry_entry(const Json& entry,
 
 // The valid names of a kind, in registry order.
 std::vector<std::string> estimator_names();
-std::vector<std::string> scenario_names();
 std::vector<std::string> decision_names();
 std::vector<std::string> recalibrator_names();
 
@@ -295,8 +295,8 @@ std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
 
 // The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
 // "maps", "families", "scenarios", "quantities", "decisions" or "recalibrators"; another KIND
-// throws ConfigError listing the valid ones.
-std::string format_registry(std::string_view kind);
+// throws ConfigError listing the valid ones. `scenarios` are the scenario table's rows.
+std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios);
 std::string format_decisions();
 std::string format_recalibrators();
 
