@@ -95,7 +95,8 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   if (!(o.level > 0.0 && o.level < 1.0))
     throw InputError("--level " + std::to_string(o.level) + ": must be > 0 and < 1");
   if (o.resamples < 1) throw InputError("--resamples must be >= 1");
-  const Sample sample = read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
+  const Sample sample =
+      read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
   std::vector<Skipped> skipped;
   const bool by_default = o.estimators.empty();
   std::vector<EstimatorConfig> candidates =
@@ -147,9 +148,10 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI (bootstrap percentile)";
     std::vector<std::vector<std::string>> rows = {{"label", "value", ci_head, "p_calibrated"}};
     for (std::size_t e = 0; e < E; ++e)
-      rows.push_back({used[e].label, format_fixed(observed[e], 6),
-                      "[" + format_fixed(intervals[e].lo, 6) + ", " + format_fixed(intervals[e].hi, 6) + "]",
-                      format_fixed(p[e], 4)});
+      rows.push_back(
+          {used[e].label, format_fixed(observed[e], 6),
+           "[" + format_fixed(intervals[e].lo, 6) + ", " + format_fixed(intervals[e].hi, 6) + "]",
+           format_fixed(p[e], 4)});
     text << aligned_columns(rows, "  ");
     text << "\np_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
             "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "

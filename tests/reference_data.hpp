@@ -1,7 +1,7 @@
 #pragma once
-// Loads the reference datasets of tests/reference/ and the repository's tests/data ones (CSV: label, then K probabilities; shortest
-// round-trip floats, so strtod gives the exact doubles) and reference.json. Provenance of every
-// file: tests/reference/README.md.
+// Loads the reference datasets of tests/reference/ and the repository's tests/data ones (CSV:
+// label, then K probabilities; shortest round-trip floats, so strtod gives the exact doubles) and
+// reference.json. Provenance of every file: tests/reference/README.md.
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -24,8 +24,8 @@
 using namespace calbench;
 using calbench::testing::load_reference_dataset;
 using calbench::testing::manifest;
-using calbench::testing::reference_values;
 using calbench::testing::reference_dir;
+using calbench::testing::reference_values;
 
 namespace {
 

@@ -12,9 +12,8 @@ TaskGrid::TaskGrid(const std::vector<std::size_t>& replicates_per_cell)
 
 TaskKey TaskGrid::key(std::size_t task) const {
   // The last cell whose first task is <= task (cells with no replicates are skipped).
-  const auto cell =
-      static_cast<std::size_t>(std::upper_bound(first_.begin(), first_.end(), task) -
-                               first_.begin() - 1);
+  const auto cell = static_cast<std::size_t>(std::upper_bound(first_.begin(), first_.end(), task) -
+                                             first_.begin() - 1);
   return {cell, task - first_[cell]};
 }
 

@@ -285,7 +285,8 @@ EstimatorEntry ece_sweep_estimator() {
         "equal-width bin min(b-1, floor(s b)) ([j/b, (j+1)/b), 1.0 in the last). b = 2, 3, ...\n"
         "scanned upward to n-1 as caltrain does, while the accuracies of the non-empty bins are\n"
         "non-decreasing; b* = the last monotone b (1 if b = 2 fails or n <= 2), no cap. Reports\n"
-        "the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log n, n)));\n"
+        "the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log n, "
+        "n)));\n"
         "all wrong rows below all correct ones: b* = n-1 without a scan."}},
       build_ece_sweep,
       Cost::n_log_n};

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "estimators/estimator.hpp"
 #include "core/sample.hpp"
+#include "estimators/estimator.hpp"
 
 namespace calbench {
 

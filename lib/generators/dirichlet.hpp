@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "core/sample.hpp"
 #include "generators/gamma_sampler.hpp"
 #include "generators/miscalibration.hpp"
-#include "core/sample.hpp"
 
 namespace calbench {
 

@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "core/sample.hpp"
 #include "generators/beta_binary.hpp"
 #include "generators/class_conditional.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/label_noise.hpp"
-#include "core/sample.hpp"
 
 namespace calbench {
 

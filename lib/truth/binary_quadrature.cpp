@@ -370,13 +370,6 @@ TruthValue integrate_pieces(const BinaryProblem& problem, const G& g, std::vecto
   return out;
 }
 
-TruthValue root_of(TruthValue v) {
-  const double r = std::sqrt(std::max(v.value, 0.0));
-  v.error = r > 0.0 ? v.error / (2.0 * r) : std::sqrt(v.error);
-  v.value = r;
-  return v;
-}
-
 double sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }

@@ -46,6 +46,13 @@ std::string_view to_string(TruthMethod method) {
   }
 }
 
+TruthValue root_of(TruthValue v) {
+  const double r = std::sqrt(std::max(v.value, 0.0));
+  v.error = r > 0.0 ? v.error / (2.0 * r) : std::sqrt(v.error);
+  v.value = r;
+  return v;
+}
+
 double expected_sum_squares(std::span<const double> alpha) {
   double a0 = 0.0, s = 0.0;
   for (double a : alpha) a0 += a;

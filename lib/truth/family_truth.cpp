@@ -71,13 +71,6 @@ TruthValue half_abs_integral(const G& g) {
   return out;
 }
 
-TruthValue root_of(TruthValue v) {
-  const double r = std::sqrt(std::max(v.value, 0.0));
-  v.error = r > 0.0 ? v.error / (2.0 * r) : std::sqrt(v.error);
-  v.value = r;
-  return v;
-}
-
 // ---- K = 2 from the density of the score and the calibration curve -------------------------
 // f = p_1 has density D on (0, 1) (total mass 1 - m) and a point mass m at f = 1 with
 // phi(1) = 1; P(y = 1 | f) = phi(f). The top label is max(f, 1 - f) (class 1 when f > 1/2):

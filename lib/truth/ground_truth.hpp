@@ -19,6 +19,11 @@ struct TruthValue {
   double error = 0.0;
 };
 
+// sqrt of a value that estimates a square (the L2 quantities), with its error carried by the
+// delta method, |d sqrt(x)/dx| = 1/(2 sqrt x); at 0, where that slope is infinite, the root of
+// the error bounds the root's error instead.
+TruthValue root_of(TruthValue v);
+
 struct GroundTruth {
   std::array<TruthValue, all_quantities.size()> values{};
   TruthValue& operator[](Quantity q) { return values[static_cast<std::size_t>(q)]; }
