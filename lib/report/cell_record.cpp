@@ -95,4 +95,13 @@ std::vector<Value> key_fields(const CellHeader& c, bool targets,
   return out;
 }
 
+ReportHeader report_header(const ResultMeta& meta, const std::vector<std::string>& sweep_keys) {
+  ReportHeader header;
+  header.meta = meta;
+  Value::Array keys;
+  for (const auto& k : sweep_keys) keys.emplace_back(k);
+  header.summary_blocks.emplace_back("sweep_keys", std::move(keys));
+  return header;
+}
+
 }  // namespace calbench

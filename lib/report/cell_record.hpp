@@ -49,6 +49,10 @@ Value target_value(const TargetRecord& target);
 // sample sizes, e.g. {"sample_size": n}), replicates, generator, target (when any), truth.
 Value::Object cell_summary_head(const CellHeader& cell, Value::Object sizes);
 
+// The header every scenario's report starts from: the meta block and summary.json's
+// "sweep_keys" block.
+ReportHeader report_header(const ResultMeta& meta, const std::vector<std::string>& sweep_keys);
+
 // The leading columns of every cells.csv: `cell`, the sweep keys that are not one of
 // `own_columns` (columns the scenario writes anyway, such as sample_size), and with `targets`
 // the solved parameters solved_alpha, solved_temperature, solved_gamma. Pass

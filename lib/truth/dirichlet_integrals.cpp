@@ -46,6 +46,15 @@ std::string_view to_string(TruthMethod method) {
   }
 }
 
+void set_binary_canonical(GroundTruth& out, const TruthValue& classwise,
+                          const TruthValue& mean_square_gap) {
+  out[Quantity::classwise_ece_l1] = classwise;
+  out[Quantity::canonical_l1] = {2.0 * classwise.value, TruthMethod::quadrature,
+                                 2.0 * classwise.error};
+  out[Quantity::canonical_l2] =
+      root_of({2.0 * mean_square_gap.value, TruthMethod::quadrature, 2.0 * mean_square_gap.error});
+}
+
 TruthValue root_of(TruthValue v) {
   const double r = std::sqrt(std::max(v.value, 0.0));
   v.error = r > 0.0 ? v.error / (2.0 * r) : std::sqrt(v.error);

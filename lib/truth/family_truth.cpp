@@ -140,9 +140,7 @@ GroundTruth binary_score_truth(const At& at, double point_mass) {
                                    mean_z.error + acc.error};
   out[Quantity::brier] = brier;
   out[Quantity::nll] = nll;
-  out[Quantity::classwise_ece_l1] = cw;
-  out[Quantity::canonical_l1] = {2.0 * cw.value, TruthMethod::quadrature, 2.0 * cw.error};
-  out[Quantity::canonical_l2] = root_of({2.0 * sq.value, TruthMethod::quadrature, 2.0 * sq.error});
+  set_binary_canonical(out, cw, sq);
   out[Quantity::ece_top_l1] = top_l1;
   out[Quantity::ece_top_l2] = root_of(top_sq);
   return out;

@@ -30,4 +30,10 @@ struct GroundTruth {
   const TruthValue& operator[](Quantity q) const { return values[static_cast<std::size_t>(q)]; }
 };
 
+// K = 2, by quadrature: r(p) - p = (d, -d) with d = r_1(p) - p_1, so classwise_ece_l1 = E|d|,
+// canonical_l1 = 2 E|d| and canonical_l2 = sqrt(2 E d^2). Sets those three from E|d|
+// (`classwise`) and E d^2 (`mean_square_gap`).
+void set_binary_canonical(GroundTruth& out, const TruthValue& classwise,
+                          const TruthValue& mean_square_gap);
+
 }  // namespace calbench

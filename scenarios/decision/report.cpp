@@ -189,11 +189,7 @@ void report_decision(const DecisionResults& r, Reporter& reporter) {
   // Recalibrated columns only when some cell has a recalibrator, so other runs keep their bytes.
   const bool recalibrated = std::any_of(r.records.begin(), r.records.end(),
                                         [](const auto& c) { return c.decision.recalibrated; });
-  ReportHeader header;
-  header.meta = r.meta;
-  Value::Array keys;
-  for (const auto& k : r.sweep_keys) keys.emplace_back(k);
-  header.summary_blocks.emplace_back("sweep_keys", std::move(keys));
+  ReportHeader header = report_header(r.meta, r.sweep_keys);
   // cells.csv: one row per cell: swept values, solved target parameters (when any), the
   // generator's accuracy and ece_top_l1, every decision value, then the task's figures
   // (policy, then oracle_ prefixed).

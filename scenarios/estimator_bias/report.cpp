@@ -13,12 +13,6 @@ namespace {
 // Columns of their own in cells.csv: a swept one is not repeated as a parameter column.
 const std::vector<std::string> own_columns = {"sample_size", "replicates"};
 
-Value sweep_keys_value(const std::vector<std::string>& keys) {
-  Value::Array out;
-  for (const auto& k : keys) out.emplace_back(k);
-  return out;
-}
-
 Value estimator_summary(const EstimatorRecord& e, bool intervals) {
   const std::string target = target_name(e);
   Value::Object out = {
@@ -88,9 +82,7 @@ std::string terminal_cell(const EstimatorBiasCellRecord& c, bool swept, bool int
 void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
   const bool targets = any_target(r.records);
   const bool intervals = r.intervals.has_value();
-  ReportHeader header;
-  header.meta = r.meta;
-  header.summary_blocks.emplace_back("sweep_keys", sweep_keys_value(r.sweep_keys));
+  ReportHeader header = report_header(r.meta, r.sweep_keys);
   if (r.intervals)
     header.summary_blocks.emplace_back(
         "intervals", Value::Object{{"resamples", count_value(r.intervals->resamples)},

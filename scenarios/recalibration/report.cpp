@@ -105,11 +105,7 @@ std::string terminal_cell(const RecalibrationCellRecord& c) {
 
 void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
   const bool targets = any_target(r.records);
-  ReportHeader header;
-  header.meta = r.meta;
-  Value::Array keys;
-  for (const auto& k : r.sweep_keys) keys.emplace_back(k);
-  header.summary_blocks.emplace_back("sweep_keys", std::move(keys));
+  ReportHeader header = report_header(r.meta, r.sweep_keys);
   // One row per (cell, method, quantity), quantity being a truth quantity, an estimate or a
   // fitted parameter (column `kind`).
   std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
