@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/binning.hpp"
 #include "generators/generator.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -26,13 +27,11 @@ MiscalibrationMap generator_map(const MapFit& fit) {
 }
 
 std::vector<double> confidence_histogram(const Sample& s, std::size_t bins) {
-  std::vector<double> out(bins, 0.0);
-  for (std::size_t i = 0; i < s.size; ++i) {
-    // Equal-width bins over [0, 1], right-closed with 0 in the first, as the binned ECE's.
-    const double z = s.confidence[i];
-    const auto b = static_cast<std::size_t>(std::ceil(z * static_cast<double>(bins)));
-    out[std::clamp<std::size_t>(b, 1, bins) - 1] += 1.0;
-  }
+  // The binned ECE's equal-width bins (estimators/binning.hpp), so the histogram's bins are the
+  // ones a reliability diagram of the same data uses.
+  std::vector<double> edges, out(bins, 0.0);
+  equal_width_edges(bins, edges);
+  for (std::size_t i = 0; i < s.size; ++i) out[equal_width_bin(s.confidence[i], edges)] += 1.0;
   for (double& v : out) v /= static_cast<double>(std::max<std::size_t>(s.size, 1));
   return out;
 }
