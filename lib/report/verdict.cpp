@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "core/format.hpp"
 #include "report/value_format.hpp"
@@ -13,12 +12,6 @@ namespace {
 std::string short_key(const std::string& key) {
   const auto dot = key.rfind('.');
   return dot == std::string::npos ? key : key.substr(dot + 1);
-}
-
-std::string fixed(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
 }
 
 std::string group_text(const FrontierRow& row) {
@@ -43,19 +36,19 @@ std::string requirement_verdict(const VerdictFacts& f) {
   for (const FrontierRow& row : f.rows) {
     std::string part = group_text(row) + ": ";
     if (row.status == FrontierStatus::reached) {
-      part += "accuracy " + fixed(*row.minimal_accuracy, 3) + " (cells " +
+      part += "accuracy " + format_fixed(*row.minimal_accuracy, 3) + " (cells " +
               std::to_string(row.lower->cell) + "-" + std::to_string(row.upper->cell) + ")";
       if (row.calibrated) calibrated = row.minimal_accuracy;
     } else if (row.status == FrontierStatus::met_everywhere) {
-      part += "met at every swept accuracy (from " + fixed(*row.minimal_accuracy, 3) + ")";
+      part += "met at every swept accuracy (from " + format_fixed(*row.minimal_accuracy, 3) + ")";
       if (row.calibrated) {
         calibrated = row.minimal_accuracy;
         calibrated_bound = true;
       }
     } else {
       part += "unreachable (best " + req.metric + " " +
-              fixed(row.lower ? row.lower->value : NAN, 4) + " at accuracy " +
-              fixed(row.lower ? row.lower->accuracy : NAN, 3) + ")";
+              format_fixed(row.lower ? row.lower->value : NAN, 4) + " at accuracy " +
+              format_fixed(row.lower ? row.lower->accuracy : NAN, 3) + ")";
     }
     parts.push_back(part);
   }
@@ -75,7 +68,7 @@ std::string requirement_verdict(const VerdictFacts& f) {
   }
   if (calibrated && reached > 0)
     out += " Against the calibrated model, miscalibration raises the accuracy needed by " +
-           std::string(calibrated_bound ? "at least " : "up to ") + fixed(worst_shift, 3) +
+           std::string(calibrated_bound ? "at least " : "up to ") + format_fixed(worst_shift, 3) +
            (calibrated_bound ? " (the calibrated model meets it at every swept accuracy)" : "") +
            ".";
   if (unreachable > 0)
@@ -91,11 +84,12 @@ std::string requirement_verdict(const VerdictFacts& f) {
   double sd = 0.0;
   for (const auto& c : cells) sd += c.realised_sd;
   sd /= static_cast<double>(cells.size());
-  out += " The cost of miscalibration is at most " + fixed(cells[worst].miscalibration_cost, 4) +
-         " utility per decision (cell " + std::to_string(cells[worst].index) + "); a test set of " +
-         std::to_string(f.sample_size) +
-         " cases measures the utility with a spread (sd) of about " + fixed(sd, 4) +
-         ", so differences much below " + fixed(2.0 * sd, 4) + " will not be visible on such data.";
+  out += " The cost of miscalibration is at most " +
+         format_fixed(cells[worst].miscalibration_cost, 4) + " utility per decision (cell " +
+         std::to_string(cells[worst].index) + "); a test set of " + std::to_string(f.sample_size) +
+         " cases measures the utility with a spread (sd) of about " + format_fixed(sd, 4) +
+         ", so differences much below " + format_fixed(2.0 * sd, 4) +
+         " will not be visible on such data.";
   // After the recalibrator: the largest remaining cost over the cells with a fit.
   std::optional<std::size_t> worst_recal;
   std::size_t failed = 0;
@@ -109,8 +103,9 @@ std::string requirement_verdict(const VerdictFacts& f) {
   if (worst_recal) {
     const VerdictCell::Recalibrated& r = *cells[*worst_recal].recalibrated;
     out += " After recalibration by " + r.label + " fitted on " + std::to_string(r.fit_size) +
-           " cases, the cost is at most " + fixed(r.cost_mean, 4) + " (sd " + fixed(r.cost_sd, 4) +
-           " over fits; cell " + std::to_string(cells[*worst_recal].index) + ")" +
+           " cases, the cost is at most " + format_fixed(r.cost_mean, 4) + " (sd " +
+           format_fixed(r.cost_sd, 4) + " over fits; cell " +
+           std::to_string(cells[*worst_recal].index) + ")" +
            (failed > 0 ? "; " + std::to_string(failed) + " fits failed" : std::string()) + ".";
   }
   return out;
