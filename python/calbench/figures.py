@@ -131,18 +131,25 @@ def _estimators(frame: pd.DataFrame, estimators: Iterable[str] | None) -> list[s
     return list(estimators)
 
 
+def _curve_panels(results: Results, figure: str, x: str, estimators):
+    """What every estimator_bias curve starts from: the chosen estimators, the resolved x key,
+    the rows grouped by the other swept parameters, and one panel per group."""
+    _require(results, "estimator_bias", figure)
+    df = results.summary
+    labels = _estimators(df, estimators)
+    x = _resolve_x(results, df, x)
+    groups = _groups(df, _other_keys(results, x))
+    fig, axes = _panels(len(groups))
+    return fig, axes, groups, labels, x
+
+
 # estimator_bias -----------------------------------------------------------------------------
 
 def bias_curves(results: Results, x: str = "sample_size",
                 estimators: Iterable[str] | None = None) -> Figure:
     """Bias (mean estimate - truth) with +-2 standard-error bars against x (log axis), one line
     per estimator, one panel per value of the other swept parameters."""
-    _require(results, "estimator_bias", "bias_curves")
-    df = results.summary
-    labels = _estimators(df, estimators)
-    x = _resolve_x(results, df, x)
-    groups = _groups(df, _other_keys(results, x))
-    fig, axes = _panels(len(groups))
+    fig, axes, groups, labels, x = _curve_panels(results, "bias_curves", x, estimators)
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
@@ -159,12 +166,7 @@ def bias_curves(results: Results, x: str = "sample_size",
 def error_curves(results: Results, x: str = "sample_size",
                  estimators: Iterable[str] | None = None) -> Figure:
     """Standard deviation (dashed) and RMSE (solid) of each estimator against x, log-log."""
-    _require(results, "estimator_bias", "error_curves")
-    df = results.summary
-    labels = _estimators(df, estimators)
-    x = _resolve_x(results, df, x)
-    groups = _groups(df, _other_keys(results, x))
-    fig, axes = _panels(len(groups))
+    fig, axes, groups, labels, x = _curve_panels(results, "error_curves", x, estimators)
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
