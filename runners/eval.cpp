@@ -27,19 +27,9 @@ std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
   const auto first = value.find_first_not_of(" \t\r\n");
   const bool inline_json = first != std::string::npos && value[first] == '[';
   const std::string source = inline_json ? std::string("--estimators") : value;
-  std::string text = value;
-  if (!inline_json) {
-    std::ifstream in(value, std::ios::binary);
-    if (!in) throw ConfigError({value + ": cannot open the --estimators file"});
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
   Problems problems;
-  Json document;
-  try {
-    document = parse_json_text(text, problems);
-  } catch (const Json::exception& error) {
-    throw ConfigError({source + ": not valid JSON: " + error.what()});
-  }
+  const Json document =
+      inline_json ? parse_json_source(value, source, problems) : read_json_file(value, problems);
   if (!document.is_array() || document.empty())
     problems.add("",
                  "expected a non-empty array of estimators like a config's \"estimators\", "
@@ -149,10 +139,13 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI (bootstrap percentile)";
     std::vector<std::vector<std::string>> rows = {{"label", "value", ci_head, "p_calibrated"}};
     for (std::size_t e = 0; e < E; ++e)
-      rows.push_back(
-          {used[e].label, format_fixed(observed[e], 6),
-           "[" + format_fixed(intervals[e].lo, 6) + ", " + format_fixed(intervals[e].hi, 6) + "]",
-           format_fixed(p[e], 4)});
+      rows.push_back({used[e].label, format_fixed(observed[e], 6),
+                      std::string("[")
+                              .append(format_fixed(intervals[e].lo, 6))
+                              .append(", ")
+                              .append(format_fixed(intervals[e].hi, 6)) +
+                          "]",  // not "[" + ...: GCC 12 -Wrestrict
+                      format_fixed(p[e], 4)});
     text << aligned_columns(rows, "  ");
     text << "\np_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
             "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "

@@ -684,4 +684,29 @@ FamilyEntry beta_binary_family() {
       build_beta_binary};
 }
 
+// ---- the tables -----------------------------------------------------------------------------
+
+// The maps and families a config can name, in listing order: a new one is its row and a line
+// here.
+const std::vector<MapEntry>& map_registry() {
+  static const std::vector<MapEntry> rows = {
+      named("identity", identity_map()),
+      named("temperature", temperature_map()),
+      named("power", power_map()),
+      named("top_label", top_label_map()),
+      named("affine_logit", affine_logit_map()),
+  };
+  return rows;
+}
+
+const std::vector<FamilyEntry>& family_registry() {
+  static const std::vector<FamilyEntry> rows = {
+      named("dirichlet", dirichlet_family()),
+      named("class_conditional", class_conditional_family()),
+      named("label_noise", label_noise_family()),
+      named("beta_binary", beta_binary_family()),
+  };
+  return rows;
+}
+
 }  // namespace calbench

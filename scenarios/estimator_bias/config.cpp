@@ -51,7 +51,10 @@ class Sections : public ScenarioSections {
   void parse_output(ObjectReader& output) override {
     if (const auto v = output.boolean("replicate_values", false)) replicate_values_ = *v;
   }
-  void parse_fixed(ObjectReader& top) override { intervals_ = parse_intervals(top); }
+  void parse_after_sweep(ObjectReader& top, const std::vector<std::string>&,
+                         const CellBase*) override {
+    intervals_ = parse_intervals(top);
+  }
   std::unique_ptr<ExperimentBase> finish(ExperimentBase header,
                                          std::vector<std::unique_ptr<CellBase>> cells) override {
     auto out = std::make_unique<EstimatorBiasConfig>();
