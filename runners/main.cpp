@@ -6,17 +6,25 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <boost/version.hpp>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <optional>
+#include <system_error>
 
 #include "config/experiment.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/journal.hpp"
+#include "core/rng.hpp"
 #include "core/version.hpp"
+#include "report/result_set.hpp"
 #include "runners/bench.hpp"
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
@@ -39,36 +47,135 @@ std::string host_name() {
   return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
 }
 
-int run_command(const std::string& file, std::size_t threads, const std::string& out_dir,
-                bool quiet) {
-  std::unique_ptr<ExperimentBase> config = load_experiment(file);
-  if (!out_dir.empty()) config->output.directory = out_dir;
-  const ScenarioModule& scenario = module_of(*config);
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+// SIGINT and SIGTERM ask the run to stop: no task starts, the running ones finish and are
+// journaled, and the run exits 128 + the signal with the command that resumes it. The handler
+// is reset after the first signal, so a second one ends the process at once (the journal
+// survives that too: a torn last record is dropped on resume).
+std::atomic<bool> stop_requested{false};
+volatile std::sig_atomic_t stop_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
 
-  Progress progress(config->name, !quiet);
+extern "C" void request_stop(int signal) {
+  stop_signal = signal;
+  stop_requested.store(true);
+}
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+enum class Continue { no, resume, restart };
+
+struct RunOptions {
+  std::size_t threads = 1;
+  std::optional<std::string> out;
+  bool quiet = false;
+  Continue mode = Continue::no;
+};
+
+// The journal of this run: the interrupted run's, continued (--resume), or a new one.
+TaskJournal open_journal(ResultSetTransaction& results, const std::string& identity,
+                         const std::string& shown_out, const RunOptions& options) {
+  const auto previous = results.previous_journal();
+  if (previous && options.mode == Continue::no)
+    throw OutputError(shown_out + " has the journal of an interrupted run (" + previous->string() +
+                      "): --resume continues it, --restart discards it");
+  if (previous && options.mode == Continue::resume) {
+    try {
+      TaskJournal journal = TaskJournal::resume(*previous, identity);
+      if (!options.quiet) {
+        std::cerr << "calbench: resuming " << shown_out << ": " << journal.records()
+                  << " finished tasks in the journal";
+        if (journal.dropped_bytes() > 0)
+          std::cerr << " (a torn last record of " << journal.dropped_bytes() << " bytes dropped)";
+        std::cerr << '\n';
+      }
+      return journal;
+    } catch (const JournalMismatch& e) {
+      throw JournalMismatch(std::string(e.what()) + ": --restart discards it");
+    }
+  }
+  if (previous) results.discard_previous();
+  if (options.mode == Continue::resume && !options.quiet)
+    std::cerr << "calbench: nothing to resume in " << shown_out << "; starting the run\n";
+  return TaskJournal::create(results.journal_path(), identity);
+}
+
+int run_command(const std::string& file, const RunOptions& options) {
+  std::unique_ptr<ExperimentBase> config = load_experiment(file);
+  if (options.out) config->output.directory = *options.out;
+  const ScenarioModule& scenario = module_of(*config);
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
+  const std::filesystem::path& dir = config->output.directory;
+  const std::string shown_out = dir.string();
+
+  // Before any computation: the lock, a writable place for the results, the journal.
+  ResultSetTransaction results_set(dir);
+  const std::string identity = "config " + format_hash(hash64(config->resolved.dump())) +
+                               ", calbench " + version + " (" + git_revision + ")";
+  TaskJournal journal = open_journal(results_set, identity, shown_out, options);
+  install_stop_handlers();
+
+  Progress progress(config->name, !options.quiet);
   RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  control.journal = &journal;
+  control.stop = &stop_requested;
   const auto start = std::chrono::steady_clock::now();
   RunInfo info;
   info.started_utc = utc_now();
-  scenario.prepare(*config);
-  const std::unique_ptr<ScenarioResults> results = scenario.run(*config, control);
+  std::unique_ptr<ScenarioResults> results;
+  try {
+    scenario.prepare(*config);
+    results = scenario.run(*config, control);
+  } catch (const Interrupted&) {
+    progress.finish();
+    results_set.keep_journal(true);
+    const int signal = stop_signal;
+    std::cerr << "calbench: stopped by " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << "; "
+              << journal.records() << " finished tasks are kept in " << journal.path().string()
+              << "\nresume with: calbench run " << file << " --out " << shown_out << " --resume\n";
+    return 128 + (signal == 0 ? SIGINT : signal);
+  } catch (const std::system_error&) {
+    // A full disk or a failing device: what is journaled survives for --resume.
+    progress.finish();
+    if (journal.records() > 0) {
+      results_set.keep_journal(true);
+      std::cerr << "calbench: " << journal.records() << " finished tasks are kept in "
+                << journal.path().string() << ": --resume continues, --restart discards them\n";
+    }
+    throw;
+  }
   progress.finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   info.host = host_name();
-  info.threads = threads;
+  info.threads = options.threads;
   info.compiler = std::string("g++ ") + __VERSION__;
   info.libraries = "boost " + std::to_string(BOOST_VERSION / 100000) + "." +
                    std::to_string(BOOST_VERSION / 100 % 1000) + ", oneTBB " +
                    std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
                    ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
                    std::to_string(NLOHMANN_JSON_VERSION_MINOR);
-  const std::filesystem::path& dir = config->output.directory;
-  write_results(scenario, *results, config->resolved, info, dir, quiet ? nullptr : &std::cout);
-  if (!quiet)
-    std::cout << "wrote " << dir.string() << " (" << results->cells << " cells, " << info.seconds
-              << " s, " << threads << " threads)\n";
+  try {
+    write_results(scenario, *results, config->resolved, info, results_set.staging(),
+                  options.quiet ? nullptr : &std::cout);
+    journal.flush();
+    results_set.commit();
+  } catch (const std::system_error&) {
+    results_set.keep_journal(true);
+    std::cerr << "calbench: the results could not be written; the " << journal.records()
+              << " finished tasks are kept in " << journal.path().string()
+              << ": --resume writes them once the cause is fixed, --restart discards them\n";
+    throw;
+  }
+  if (!options.quiet)
+    std::cout << "wrote " << shown_out << " (" << results->cells << " cells, " << info.seconds
+              << " s, " << options.threads << " threads)\n";
   return 0;
 }
 
@@ -95,20 +202,28 @@ int main(int argc, char** argv) {
                    : std::string();
       },
       "UINT64");
-  std::string config_file, out_dir, kind;
+  std::string config_file, kind;
   std::size_t threads = static_cast<std::size_t>(tbb::info::default_concurrency());
-  bool quiet = false;
+  RunOptions run_options;
+  run_options.threads = threads;
+  bool resume = false, restart = false;
 
   auto* run = app.add_subcommand("run", "run an experiment config and write its results");
   run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
-  run->add_option("--threads", threads, "worker threads (default: all cores)")->check(thread_range);
-  run->add_option("--out", out_dir, "output directory (overrides output.directory)")
+  run->add_option("--threads", run_options.threads, "worker threads (default: all cores)")
+      ->check(thread_range);
+  run->add_option("--out", run_options.out, "output directory (overrides output.directory)")
       ->check(CLI::Validator(
           [](const std::string& dir) {
             return dir.empty() ? std::string("must not be empty") : "";
           },
           "DIR"));
-  run->add_flag("--quiet", quiet, "no progress and no summary table");
+  run->add_flag("--quiet", run_options.quiet, "no progress and no summary table");
+  auto* resume_flag =
+      run->add_flag("--resume", resume,
+                    "continue an interrupted run on the same output directory from its journal");
+  run->add_flag("--restart", restart, "discard an interrupted run's journal and start afresh")
+      ->excludes(resume_flag);
 
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
   validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
@@ -180,7 +295,10 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (*run) return run_command(config_file, threads, out_dir, quiet);
+    if (*run) {
+      run_options.mode = resume ? Continue::resume : restart ? Continue::restart : Continue::no;
+      return run_command(config_file, run_options);
+    }
     if (*validate) {
       const auto config = load_experiment(config_file);
       std::cout << module_of(*config).describe(*config);
