@@ -281,6 +281,11 @@ TEST_CASE("a result set is swapped in whole, and one run at a time holds it", "[
     failing.keep_journal(true);
   }
   {
+    // A run that ends without choosing (it refused to resume, say) leaves that journal alone.
+    ResultSetTransaction refused(out);
+    CHECK(refused.previous_journal());
+  }
+  {
     ResultSetTransaction next(out);
     REQUIRE(next.previous_journal());
     CHECK(read_text(*next.previous_journal()) == "journal");

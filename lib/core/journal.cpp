@@ -19,7 +19,7 @@ namespace {
 constexpr std::string_view magic = "CALBJRN1";
 constexpr std::size_t record_head = 4 + 4 + 8;  // length, stage, task
 constexpr std::size_t flush_bytes = std::size_t{1} << 20;
-constexpr double flush_seconds = 1.0;
+constexpr double flush_seconds = 0.5;
 // A length above this is a torn or foreign record, not a task result.
 constexpr std::uint32_t max_payload = std::uint32_t{1} << 30;
 
@@ -89,6 +89,7 @@ TaskJournal::TaskJournal(TaskJournal&& o) noexcept
       end_(o.end_),
       buffer_(std::move(o.buffer_)),
       records_(o.records_),
+      pending_(o.pending_),
       dropped_(o.dropped_),
       stage_(o.stage_),
       stage_tasks_(o.stage_tasks_),
@@ -210,7 +211,7 @@ void TaskJournal::append(std::size_t task, std::string_view payload) {
   buffer_.append(payload);
   append_raw(buffer_, crc32(std::string_view(buffer_).substr(start)));
   ++next_task_;
-  ++records_;
+  ++pending_;
   if (buffer_.size() >= flush_bytes || now_seconds() - last_flush_ >= flush_seconds) flush();
 }
 
@@ -218,6 +219,8 @@ void TaskJournal::flush(bool sync) {
   if (!buffer_.empty()) {
     write_all(buffer_);
     buffer_.clear();
+    records_ += pending_;
+    pending_ = 0;
   }
   last_flush_ = now_seconds();
   if (sync && ::fdatasync(fd_) != 0) fail_io("cannot sync the journal", path_);

@@ -56,7 +56,8 @@ class TaskJournal {
   void flush(bool sync = false);
 
   const std::filesystem::path& path() const { return path_; }
-  // Records in the journal (recovered plus appended): the tasks a resume would not recompute.
+  // Records in the file (recovered plus appended and written): the tasks a resume would not
+  // recompute.
   std::size_t records() const { return records_; }
   // Bytes dropped as a torn tail when the journal was opened for resume.
   std::size_t dropped_bytes() const { return dropped_; }
@@ -75,8 +76,8 @@ class TaskJournal {
   std::vector<StageSpan> recovered_;  // stages as found on resume
   std::uint64_t end_ = 0;             // file offset after the last record written
   std::string buffer_;                // records not yet written
-  std::size_t records_ = 0, dropped_ = 0;
-  std::size_t stage_ = 0;  // current stage + 1 (0: none begun)
+  std::size_t records_ = 0, pending_ = 0, dropped_ = 0;  // pending_: records in buffer_
+  std::size_t stage_ = 0;                                // current stage + 1 (0: none begun)
   std::size_t stage_tasks_ = 0, next_task_ = 0;
   std::uint64_t read_offset_ = 0;
   std::size_t replay_left_ = 0;

@@ -105,7 +105,8 @@ ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
   try {
     check_replaceable(out_, given);
     // A work directory without a journal is what a run killed before it began left.
-    if (!previous_journal()) fs::remove_all(work_, ec);
+    had_previous_ = previous_journal().has_value();
+    if (!had_previous_) fs::remove_all(work_, ec);
     fs::create_directories(work_, ec);
     if (!ec) fs::remove_all(staging(), ec);  // a set staged by an interrupted run
     if (!ec) fs::create_directory(staging(), ec);
@@ -121,7 +122,7 @@ ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
 ResultSetTransaction::~ResultSetTransaction() {
   if (!committed_) {
     std::error_code ec;
-    fs::remove_all(keep_journal_ ? staging() : work_, ec);
+    fs::remove_all(keep_journal_ || had_previous_ ? staging() : work_, ec);
   }
   release_lock();
 }
@@ -135,6 +136,7 @@ std::optional<fs::path> ResultSetTransaction::previous_journal() const {
 void ResultSetTransaction::discard_previous() {
   std::error_code ec;
   fs::remove_all(work_, ec);
+  had_previous_ = false;
   if (!ec) fs::create_directories(staging(), ec);
   if (ec) throw OutputError("cannot replace " + work_.string() + ": " + ec.message());
 }

@@ -7,8 +7,9 @@
 //   - commits by swapping `set/` in as OUT in one rename (renameat2 RENAME_EXCHANGE when OUT
 //     exists), then removes the old set and the work directory.
 // Until the commit OUT holds the previous set untouched. On failure the staged set is
-// removed; the journal stays only when the caller asks (an interruption or an I/O error, so
-// that `--resume` continues), else the work directory goes too.
+// removed; the journal stays when the caller asks (an interruption or an I/O error, so that
+// `--resume` continues) or when an earlier run left it (a failing run never destroys another
+// run's journal), else the work directory goes too.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -42,7 +43,7 @@ class ResultSetTransaction {
   std::optional<std::filesystem::path> previous_journal() const;
   // Removes the earlier run's work directory (its journal) and starts an empty one.
   void discard_previous();
-  // On failure, keep the work directory's journal (for --resume) instead of removing it.
+  // On failure, keep this run's journal (for --resume) instead of removing it.
   void keep_journal(bool keep) { keep_journal_ = keep; }
   // Swaps the staged set in as OUT, removes the old set and the work directory, unlocks.
   void commit();
@@ -53,6 +54,7 @@ class ResultSetTransaction {
   std::filesystem::path out_, work_, lock_path_;
   int lock_fd_ = -1;
   bool committed_ = false, keep_journal_ = false;
+  bool had_previous_ = false;  // an earlier run's journal: never removed but by discard_previous
 };
 
 }  // namespace calbench
