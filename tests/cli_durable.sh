@@ -138,6 +138,13 @@ for signal in INT TERM; do
   grep -q -- "--resume" $out.err || fail "SIG$signal: no resume command: $(cat $out.err)"
   [ -e $out ] && fail "SIG$signal: a result set appeared"
   [ -e runs/.s$signal.partial/set ] && fail "SIG$signal: a staged set was left"
+  # docs/durability.md: a header of 16 bytes and the identity, then per estimator_bias task
+  # 20 bytes of framing, 24 of vector lengths and 8 per estimator (5 here): 84 bytes.
+  journal=runs/.s$signal.partial/journal.bin
+  tasks=$(grep -o '; [0-9]* finished tasks' $out.err | grep -o '[0-9][0-9]*')
+  identity=$(od -An -tu4 -j8 -N4 $journal | tr -d ' ')
+  [ "$(stat -c %s $journal)" -eq $((16 + identity + 84 * tasks)) ] ||
+    fail "SIG$signal: the journal has $(stat -c %s $journal) bytes, not 16 + $identity + 84 x $tasks"
   # Without --resume the journal is not silently thrown away.
   "$bin" run "$bias" --out $out --quiet 2>$out.again.err
   [ $? -eq 2 ] || fail "SIG$signal: a run without --resume over a journal did not exit 2"
