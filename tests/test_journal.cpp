@@ -175,6 +175,43 @@ TEST_CASE("a journal of another config, or not a journal, is refused", "[unit][j
   CHECK(TaskJournal::resume(dir.path / "short.bin", "id").records() == 0);
 }
 
+TEST_CASE("shards' streams merge into the journal of one run; a gap is refused",
+          "[unit][journal]") {
+  const TaskGrid grid({4, 3, 0, 6});
+  const auto compute = [](TaskKey key) {
+    return 100.0 * static_cast<double>(key.cell) + static_cast<double>(key.replicate);
+  };
+  std::vector<double> single;
+  stream_tasks<double>(grid, compute, [&](TaskKey, double v) { single.push_back(v); });
+  TempDir dir;
+  std::vector<fs::path> shards;
+  for (std::size_t i = 0; i < 3; ++i) {
+    shards.push_back(dir.path / ("shard" + std::to_string(i)));
+    TaskJournal journal = TaskJournal::create(shards.back(), "id");
+    StreamControl control;
+    control.journal = &journal;
+    control.shard = StreamControl::Shard{i, 3};
+    std::size_t consumed = 0;
+    stream_tasks<double>(
+        grid, compute, [&](TaskKey, double) { ++consumed; }, control);
+    CHECK(consumed == 0);  // a shard hands nothing over
+    CHECK(journal.records() == (i + 1) * 13 / 3 - i * 13 / 3);
+  }
+  merge_shards(shards, "id", dir.path / "merged");
+  TaskJournal merged = TaskJournal::resume(dir.path / "merged", "id");
+  StreamControl control;
+  control.journal = &merged;
+  std::vector<double> replayed;
+  stream_tasks<double>(
+      grid, [](TaskKey) -> double { throw std::logic_error("a merged task was computed"); },
+      [&](TaskKey, double v) { replayed.push_back(v); }, control);
+  CHECK(replayed == single);
+  // Without the middle shard the last one does not begin where the first ends.
+  CHECK_THROWS_WITH(merge_shards({shards[0], shards[2]}, "id", dir.path / "gap"),
+                    Catch::Contains("unfinished shard"));
+  CHECK_THROWS_AS(merge_shards(shards, "another run", dir.path / "other"), JournalMismatch);
+}
+
 TEST_CASE("a stopped task stream resumes to the uninterrupted sequence, any thread count",
           "[unit][journal]") {
   // Task (cell, replicate) yields a value from its own stream; the fold keeps the order.

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -156,8 +157,10 @@ TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string i
       break;
     auto& stages = journal.recovered_;
     const bool next_stage = stages.empty() || stage >= stages.size();
-    if (next_stage ? task != 0 : (stage + 1 != stages.size() || task != stages.back().count)) break;
-    while (stages.size() <= stage) stages.push_back({offset, 0});
+    if (!next_stage &&
+        (stage + 1 != stages.size() || task != stages.back().first + stages.back().count))
+      break;
+    while (stages.size() <= stage) stages.push_back({offset, static_cast<std::size_t>(task), 0});
     ++stages.back().count;
     ++journal.records_;
     offset += record_head + length + 4;
@@ -169,22 +172,27 @@ TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string i
   return journal;
 }
 
-std::size_t TaskJournal::begin_stage(std::size_t tasks) {
+std::size_t TaskJournal::begin_stage(std::size_t end, std::size_t first) {
   flush();
   const std::size_t s = stage_++;
-  stage_tasks_ = tasks;
-  next_task_ = 0;
+  stage_tasks_ = end;
+  next_task_ = first;
   replay_left_ = 0;
-  if (s < recovered_.size()) {
+  const bool later = s + 1 < recovered_.size();
+  if (s < recovered_.size() && recovered_[s].count > 0) {
     const StageSpan span = recovered_[s];
-    const bool later = s + 1 < recovered_.size();
-    if (span.count > tasks || (later && span.count != tasks))
+    if (span.first != first || span.count > end - first || (later && span.count != end - first))
       throw JournalMismatch("the journal " + path_.string() + " does not fit this run: stage " +
-                            std::to_string(s) + " holds " + std::to_string(span.count) +
-                            " results, the run has " + std::to_string(tasks) + " tasks there");
+                            std::to_string(s) + " holds tasks " + std::to_string(span.first) +
+                            " to " + std::to_string(span.first + span.count) +
+                            ", the run has tasks " + std::to_string(first) + " to " +
+                            std::to_string(end) + " there");
     read_offset_ = span.offset;
     replay_left_ = span.count;
-    next_task_ = span.count;
+    next_task_ = first + span.count;
+  } else if (later && end > first) {
+    throw JournalMismatch("the journal " + path_.string() + " does not fit this run: stage " +
+                          std::to_string(s) + " has no results but a later stage has");
   }
   return replay_left_;
 }
@@ -238,6 +246,36 @@ void TaskJournal::write_all(std::string_view bytes) {
     done += static_cast<std::size_t>(w);
   }
   end_ += done;
+}
+
+void merge_shards(const std::vector<std::filesystem::path>& shards, const std::string& identity,
+                  const std::filesystem::path& out) {
+  std::vector<TaskJournal> in;
+  std::size_t stages = 0;
+  for (const auto& shard : shards) {
+    in.push_back(TaskJournal::resume(shard, identity));
+    stages = std::max(stages, in.back().recovered_.size());
+  }
+  TaskJournal merged = TaskJournal::create(out, identity);
+  for (std::size_t s = 0; s < stages; ++s) {
+    merged.begin_stage(std::numeric_limits<std::size_t>::max());
+    std::size_t next = 0;  // the task the next shard must start with
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      TaskJournal& shard = in[i];
+      if (s >= shard.recovered_.size() || shard.recovered_[s].count == 0) continue;
+      const TaskJournal::StageSpan span = shard.recovered_[s];
+      if (span.first != next)
+        throw JournalMismatch("shard " + std::to_string(i + 1) + " of " +
+                              std::to_string(in.size()) + " begins stage " + std::to_string(s) +
+                              " at task " + std::to_string(span.first) +
+                              ", but the shards before it end at task " + std::to_string(next) +
+                              ": an unfinished shard (run it again with --resume)");
+      shard.stage_ = s;
+      shard.begin_stage(span.first + span.count, span.first);
+      for (std::size_t k = 0; k < span.count; ++k) merged.append(next++, shard.next_replayed());
+    }
+  }
+  merged.flush(true);
 }
 
 }  // namespace calbench

@@ -6,7 +6,8 @@
 // A run is a sequence of *stages*: each execution-kernel stream (stream_tasks in
 // core/task_kernel.hpp) that is given the journal is the next stage, in the run's fixed order.
 // Within a stage, results are appended in task order, so the journal always holds a prefix of
-// the run: stages 0 .. s-1 whole, and the first k tasks of stage s.
+// the run: stages 0 .. s-1 whole, and the first k tasks of stage s. A shard's journal holds
+// the same for its own range of tasks [first, end) of every stage (--shard, merge_shards).
 //
 // File layout (little-endian):
 //   header  "CALBJRN1", u32 identity length, identity text, u32 CRC-32 of the identity
@@ -44,10 +45,11 @@ class TaskJournal {
   TaskJournal(const TaskJournal&) = delete;
   ~TaskJournal();  // writes what is buffered (errors ignored: call flush() to see them)
 
-  // Starts the next stage, of `tasks` tasks; returns how many of them the journal holds (to be
-  // replayed with next_replayed() before the stage computes the rest). Throws JournalMismatch
-  // when the journal's stage has more tasks, or an earlier stage fewer, than this run's.
-  std::size_t begin_stage(std::size_t tasks);
+  // Starts the next stage, whose tasks (of this run or shard) are [first, end); returns how
+  // many of them, from `first`, the journal holds (to be replayed with next_replayed() before
+  // the stage computes the rest). Throws JournalMismatch when the journal's stage does not fit
+  // in the range, or an earlier stage does not fill its range.
+  std::size_t begin_stage(std::size_t end, std::size_t first = 0);
   // The next recorded payload of the current stage, in task order.
   std::string next_replayed();
   // Appends the result of task `task` of the current stage (the next one in order).
@@ -65,8 +67,11 @@ class TaskJournal {
  private:
   struct StageSpan {
     std::uint64_t offset = 0;  // first record
+    std::size_t first = 0;     // its task
     std::size_t count = 0;
   };
+  friend void merge_shards(const std::vector<std::filesystem::path>& shards,
+                           const std::string& identity, const std::filesystem::path& out);
   TaskJournal(std::filesystem::path path, int fd, std::string identity);
   void write_all(std::string_view bytes);
 
@@ -83,6 +88,14 @@ class TaskJournal {
   std::size_t replay_left_ = 0;
   double last_flush_ = 0.0;  // steady clock seconds
 };
+
+// Joins the journals of shards 1..N of one run (in shard order: each holds a contiguous range
+// of every stage's tasks, the next shard's range after it) into one journal at `out`, as if one
+// run had recorded them all. Throws JournalMismatch when a shard belongs to another run, or
+// leaves a gap before the next shard's tasks (an unfinished shard: resume it first). Tasks no
+// shard recorded at the end of a stage are left to the run that replays the merged journal.
+void merge_shards(const std::vector<std::filesystem::path>& shards, const std::string& identity,
+                  const std::filesystem::path& out);
 
 // The CRC-32 (IEEE 802.3, as zlib's crc32) of `bytes`.
 std::uint32_t crc32(std::string_view bytes);

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -137,6 +138,14 @@ struct StreamControl {
   // Once set, no task starts; the ones running finish, are recorded and handed over, and
   // stream_tasks throws Interrupted. (An atomic<bool> may be set from a signal handler.)
   const std::atomic<bool>* stop = nullptr;
+  // A shard (0-based index of count) computes and journals only its contiguous range of each
+  // stream's tasks, [total * index / count, total * (index + 1) / count), and hands none of
+  // them to consume: a sharded run's folds stay empty and the shards' journals are merged
+  // (merge_shards in core/journal.hpp) into one that a run replays whole.
+  struct Shard {
+    std::size_t index = 0, count = 1;
+  };
+  std::optional<Shard> shard;
 };
 
 // Runs compute(key, scratch) -> Result for every task of the grid, in parallel, and calls
@@ -155,11 +164,20 @@ void stream_tasks(const TaskGrid& grid, Compute&& compute, Consume&& consume,
     Result result{};
   };
   TaskJournal* const journal = control.journal;
-  const std::size_t total = grid.size();
-  const std::size_t replayed = journal != nullptr ? journal->begin_stage(total) : 0;
+  // This run's tasks: all, or the shard's range [begin, end).
+  std::size_t begin = 0, end = grid.size();
+  if (control.shard) {
+    begin = grid.size() * control.shard->index / control.shard->count;
+    end = grid.size() * (control.shard->index + 1) / control.shard->count;
+  }
+  const std::size_t recorded = journal != nullptr ? journal->begin_stage(end, begin) : 0;
+  // Recorded results are replayed to consume; a shard hands nothing to consume, so it skips
+  // them instead.
+  const std::size_t replay_end = control.shard ? begin : begin + recorded;
+  const std::size_t start = control.shard ? begin + recorded : begin;
   const auto in_flight = static_cast<std::size_t>(4 * tbb::this_task_arena::max_concurrency());
   tbb::enumerable_thread_specific<Scratch> scratch;
-  std::size_t next = 0, done = 0;
+  std::size_t next = start, done = 0;
   bool stopped = false;
   try {
     tbb::parallel_pipeline(
@@ -167,13 +185,13 @@ void stream_tasks(const TaskGrid& grid, Compute&& compute, Consume&& consume,
         tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 flow) {
           Item item;
-          if (next == total || (control.stop != nullptr && control.stop->load())) {
-            stopped = next != total;
+          if (next == end || (control.stop != nullptr && control.stop->load())) {
+            stopped = next != end;
             flow.stop();
             return item;
           }
           item.task = next++;
-          if (item.task < replayed) {
+          if (item.task < replay_end) {
             item.recorded = true;
             item.bytes = journal->next_replayed();
           }
@@ -188,9 +206,9 @@ void stream_tasks(const TaskGrid& grid, Compute&& compute, Consume&& consume,
           return item;
         }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
           if (journal != nullptr && !item.recorded) journal->append(item.task, item.bytes);
-          consume(grid.key(item.task), std::move(item.result));
+          if (!control.shard) consume(grid.key(item.task), std::move(item.result));
           ++done;
-          if (control.progress) control.progress(done, total);
+          if (control.progress) control.progress(done, end - start);
         }));
   } catch (...) {
     if (journal != nullptr) {

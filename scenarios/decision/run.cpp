@@ -218,6 +218,7 @@ DecisionResults run_decision(const DecisionConfig& config, const RunControl& con
       TaskGrid(has_recalibrator),
       [&](TaskKey key) { return recalibrate_cell(config, generators, *tasks[key.cell], key.cell); },
       [&](TaskKey key, RecalibrationOutcome&& r) { recalibrated[key.cell] = std::move(r); }, quiet);
+  if (control.shard) return {};  // a shard's results are its journal
 
   DecisionResults out;
   out.meta = result_meta(config);
