@@ -32,7 +32,7 @@ same_set() {
   done
 }
 
-for name in durable tiny_recalibration durable_decision; do
+for name in tiny tiny_recalibration durable_decision; do
   config="$src/tests/data/$name.json"
   "$bin" run "$config" --out "$name/single" --threads 2 --quiet || fail "$name: single run failed"
   threads=1
@@ -50,6 +50,7 @@ done
 
 # The default output of a shard is OUT.shard-I-of-N; a killed shard resumes as a shard.
 config="$src/tests/data/durable.json"
+"$bin" run "$config" --out durable/single --threads 2 --quiet || fail "durable: single run failed"
 "$bin" run "$config" --shard 1/2 --quiet || fail "shard 1/2 into the default directory"
 [ -f results/durable.shard-1-of-2/shard.json ] || fail "no results/durable.shard-1-of-2"
 "$bin" run "$config" --shard 2/2 --quiet --threads 2 2>k.err &
@@ -68,12 +69,12 @@ wait $pid 2>/dev/null
 same_set durable/single results/durable "2 shards, one killed and resumed"
 
 # What merge refuses.
-"$bin" merge durable/shard1 durable/shard2 --out bad1 --quiet 2>bad1.err
+"$bin" merge tiny/shard1 tiny/shard2 --out bad1 --quiet 2>bad1.err
 [ $? -eq 2 ] || fail "merge of 2 of 3 shards did not exit 2"
-"$bin" merge durable/shard1 durable/shard1 durable/shard2 --out bad2 --quiet 2>bad2.err
+"$bin" merge tiny/shard1 tiny/shard1 tiny/shard2 --out bad2 --quiet 2>bad2.err
 [ $? -eq 2 ] || fail "merge of a shard given twice did not exit 2"
 grep -q "given twice" bad2.err || fail "no message for a shard given twice: $(cat bad2.err)"
-"$bin" merge durable/shard1 durable_decision/shard2 durable/shard3 --out bad3 --quiet 2>bad3.err
+"$bin" merge tiny/shard1 durable_decision/shard2 tiny/shard3 --out bad3 --quiet 2>bad3.err
 [ $? -eq 2 ] || fail "merge of shards of different configs did not exit 2"
 grep -q "different runs" bad3.err || fail "no message for mixed shards: $(cat bad3.err)"
 [ -e bad1 ] || [ -e bad2 ] || [ -e bad3 ] && fail "a refused merge wrote results"
