@@ -216,11 +216,14 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
 
 int run_command(const std::string& file, const RunOptions& options) {
   std::unique_ptr<ExperimentBase> config = load_experiment(file);
-  if (options.out)
-    config->output.directory = *options.out;
-  else if (options.shard)
-    config->output.directory += ".shard-" + std::to_string(options.shard->index + 1) + "-of-" +
-                                std::to_string(options.shard->count);
+  if (options.out) config->output.directory = *options.out;
+  if (options.shard && !options.out) {
+    std::filesystem::path dir = config->output.directory.lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();  // "results/x/" names results/x
+    dir += ".shard-" + std::to_string(options.shard->index + 1) + "-of-" +
+           std::to_string(options.shard->count);
+    config->output.directory = dir;
+  }
   module_of(*config);
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
