@@ -113,7 +113,7 @@ same_set runs/ref runs/k1 "kill -9 at the start"
 start "$bias" runs/k3 1
 kill_at runs/k3 $records KILL "kill -9, first time"
 size=$(stat -c %s runs/.k3.partial/journal.bin)
-start "$bias" runs/k3 2 --resume
+start "$bias" runs/k3 1 --resume
 kill_at runs/k3 $((size + records)) KILL "kill -9 while resuming"
 resume "$bias" runs/k3 2
 same_set runs/ref runs/k3 "kill -9 twice"

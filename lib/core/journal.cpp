@@ -20,7 +20,7 @@ namespace {
 constexpr std::string_view magic = "CALBJRN1";
 constexpr std::size_t record_head = 4 + 4 + 8;  // length, stage, task
 constexpr std::size_t flush_bytes = std::size_t{1} << 20;
-constexpr double flush_seconds = 0.5;
+constexpr double flush_seconds = 0.25;
 // A length above this is a torn or foreign record, not a task result.
 constexpr std::uint32_t max_payload = std::uint32_t{1} << 30;
 
