@@ -14,6 +14,7 @@
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/task_codec.hpp"
 #include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -30,70 +31,77 @@ struct ThreadBuffers {
   std::vector<double> observed;
 };
 
-// With intervals, per (replicate, estimator): the bootstrap interval and the consistency
-// test's p-value, in pre-sized slots like the values.
-struct IntervalSlots {
-  std::vector<std::vector<Interval>> interval;  // [cell][r * E + e]
-  std::vector<std::vector<double>> p_value;     // [cell][r * E + e]
+// What one (cell, replicate) task produced: every estimator's value and, with intervals, its
+// bootstrap interval and consistency p-value.
+struct ReplicateResult {
+  std::vector<double> values;
+  std::vector<Interval> intervals;
+  std::vector<double> p_values;
 };
 
-struct Simulation {
-  std::vector<std::vector<double>> values;  // [cell][r * E + e]
-  IntervalSlots intervals;                  // empty without intervals
-};
-
-Simulation simulate(const EstimatorBiasConfig& config, const Generators& generators,
-                    const RunControl& control) {
-  const std::size_t cells = config.cells.size();
-  std::vector<std::size_t> replicates(cells);
-  // values[c][r * E + e]: pre-sized slots, so tasks never share a write.
-  std::vector<std::vector<double>> values(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    replicates[c] = config.cells[c].replicates;
-    values[c].resize(config.cells[c].replicates * config.cells[c].estimators.size());
-  }
-  IntervalSlots slots;
-  if (config.intervals) {
-    slots.interval.resize(cells);
-    slots.p_value.resize(cells);
-    for (std::size_t c = 0; c < cells; ++c) {
-      slots.interval[c].resize(values[c].size());
-      slots.p_value[c].resize(values[c].size());
-    }
-  }
-  for_each_task<ThreadBuffers>(
-      TaskGrid(replicates),
-      [&](TaskKey key, ThreadBuffers& buf) {
-        const std::size_t cell = key.cell, rep = key.replicate;
-        const EstimatorBiasCell& cc = config.cells[cell];
-        Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
-        generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
-        const std::size_t E = cc.estimators.size();
-        for (std::size_t e = 0; e < E; ++e)
-          values[cell][rep * E + e] =
-              cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
-        if (!config.intervals) return;
-        // Serial inside the task: the (cell, replicate) tasks already fill the cores.
-        const IntervalSettings& is = *config.intervals;
-        buf.estimators.clear();
-        for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
-        const ResampleKey resample_key{config.seed, cell, rep};
-        const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                           Execution::serial, buf.resample);
-        const auto ci = percentile_intervals(boot, E, is.level);
-        const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                             Execution::serial, buf.resample);
-        buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
-                            values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
-        const auto p = consistency_p_values(null, buf.observed);
-        for (std::size_t e = 0; e < E; ++e) {
-          slots.interval[cell][rep * E + e] = ci[e];
-          slots.p_value[cell][rep * E + e] = p[e];
-        }
-      },
-      control.progress);
-  return {std::move(values), std::move(slots)};
+template <typename Archive>
+void serialize(Archive& a, ReplicateResult& r) {
+  a(r.values, r.intervals, r.p_values);
 }
+
+ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generators& generators,
+                              TaskKey key, ThreadBuffers& buf) {
+  const std::size_t cell = key.cell, rep = key.replicate;
+  const EstimatorBiasCell& cc = config.cells[cell];
+  Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+  generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
+  const std::size_t E = cc.estimators.size();
+  ReplicateResult out;
+  out.values.resize(E);
+  for (std::size_t e = 0; e < E; ++e)
+    out.values[e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+  if (!config.intervals) return out;
+  // Serial inside the task: the (cell, replicate) tasks already fill the cores.
+  const IntervalSettings& is = *config.intervals;
+  buf.estimators.clear();
+  for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
+  const ResampleKey resample_key{config.seed, cell, rep};
+  const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                     Execution::serial, buf.resample);
+  out.intervals = percentile_intervals(boot, E, is.level);
+  const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                       Execution::serial, buf.resample);
+  out.p_values = consistency_p_values(null, out.values);
+  return out;
+}
+
+// Runs every (cell, replicate) task and hands its result to consume(key, result), in task
+// order (stream_tasks): each task draws from the stream (seed, cell, replicate, sample).
+template <typename Consume>
+void simulate(const EstimatorBiasConfig& config, const Generators& generators,
+              const RunControl& control, Consume&& consume) {
+  std::vector<std::size_t> replicates;
+  for (const auto& cell : config.cells) replicates.push_back(cell.replicates);
+  stream_tasks<ReplicateResult, ThreadBuffers>(
+      TaskGrid(replicates),
+      [&](TaskKey key, ThreadBuffers& buf) { return run_replicate(config, generators, key, buf); },
+      std::forward<Consume>(consume), control);
+}
+
+// What an estimator's bias is measured against in one cell: its target's truth, or its own
+// population value (with that value's error); neither: no bias.
+struct Reference {
+  std::optional<double> value;
+  double error = 0.0;
+};
+
+// One estimator's statistics over a cell's replicates, folded in replicate order (the same
+// bits for any thread count), so that no replicate value need be kept.
+struct EstimatorFold {
+  RunningStats stats;
+  double squared_error = 0.0;  // sum of (value - reference)^2
+  std::size_t covered = 0, rejected = 0;
+};
+
+struct CellFold {
+  std::vector<EstimatorFold> estimators;
+  std::vector<std::vector<double>> replicate_values;  // [r][e], on request only
+};
 
 // A fraction of R replicates and its binomial standard error.
 std::pair<double, double> proportion(std::size_t hits, std::size_t R) {
@@ -152,7 +160,12 @@ std::string target_name(const EstimatorRecord& e) {
 
 std::vector<std::vector<double>> simulate_estimates(const EstimatorBiasConfig& config,
                                                     const RunControl& control) {
-  return simulate(config, make_generators(bases(config.cells)), control).values;
+  std::vector<std::vector<double>> values(config.cells.size());
+  simulate(config, make_generators(bases(config.cells)), control,
+           [&](TaskKey key, ReplicateResult&& r) {
+             values[key.cell].insert(values[key.cell].end(), r.values.begin(), r.values.end());
+           });
+  return values;
 }
 
 EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
@@ -164,8 +177,45 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
   const std::vector<const GroundTruth*> truths =
       cell_truths(bases(config.cells), generators, cache);
   const Populations populations = compute_populations(config, generators);
-  const Simulation simulation = simulate(config, generators, control);
-  const std::vector<std::vector<double>>& values = simulation.values;
+
+  // Bias against the target's truth, or against the estimator's own population value.
+  std::vector<std::vector<Reference>> references(cells);
+  for (std::size_t c = 0; c < cells; ++c)
+    for (std::size_t e = 0; e < config.cells[c].estimators.size(); ++e) {
+      Reference ref;
+      if (auto target = config.cells[c].estimators[e].estimator->target()) {
+        ref.value = (*truths[c])[*target].value;
+      } else if (const auto& population = populations[c][e]) {
+        ref.value = population->value;
+        ref.error = population->error;
+      }
+      references[c].push_back(ref);
+    }
+
+  // The replicates, folded as they arrive: O(cells x estimators) memory, not O(replicates).
+  std::vector<CellFold> folds(cells);
+  for (std::size_t c = 0; c < cells; ++c)
+    folds[c].estimators.resize(config.cells[c].estimators.size());
+  simulate(config, generators, control, [&](TaskKey key, ReplicateResult&& r) {
+    CellFold& fold = folds[key.cell];
+    const std::vector<Reference>& refs = references[key.cell];
+    for (std::size_t e = 0; e < r.values.size(); ++e) {
+      EstimatorFold& f = fold.estimators[e];
+      const double v = r.values[e];
+      f.stats.add(v);
+      if (refs[e].value) {
+        const double d = v - *refs[e].value;
+        f.squared_error += d * d;
+      }
+      if (!config.intervals) continue;
+      if (r.p_values[e] <= config.intervals->test_level) ++f.rejected;
+      if (refs[e].value && r.intervals[e].lo <= *refs[e].value &&
+          *refs[e].value <= r.intervals[e].hi)
+        ++f.covered;
+    }
+    if (config.replicate_values) fold.replicate_values.push_back(std::move(r.values));
+  });
+  if (control.shard) return {};  // a shard's results are its journal
 
   EstimatorBiasResults out;
   out.meta = result_meta(config);
@@ -181,8 +231,8 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
     const std::size_t E = cc.estimators.size(), R = cc.replicates;
     for (std::size_t e = 0; e < E; ++e) {
       const EstimatorConfig& ec = cc.estimators[e];
-      RunningStats stats;  // replicates in order: the same bits for any thread count
-      for (std::size_t r = 0; r < R; ++r) stats.add(values[c][r * E + e]);
+      const EstimatorFold& f = folds[c].estimators[e];
+      const RunningStats& stats = f.stats;
       EstimatorRecord er;
       er.label = ec.label;
       er.name = ec.name;
@@ -196,54 +246,30 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
         er.population_error = population->error;
         er.population_samples = population->samples;
       }
-      // Bias against the target's truth, or against the estimator's own population value.
-      std::optional<double> reference;
-      double reference_error = 0.0;
+      const Reference& reference = references[c][e];
       if (auto target = ec.estimator->target()) {
         er.target = *target;
-        reference = (*truths[c])[*target].value;
         if (population) {
-          er.binning_bias = population->value - *reference;
+          er.binning_bias = population->value - *reference.value;
           er.finite_sample_bias = stats.mean() - population->value;
         }
       } else if (population) {
         er.own_target = true;
-        reference = population->value;
-        reference_error = population->error;
       }
-      if (reference) {
-        er.truth = *reference;
-        er.bias = stats.mean() - *reference;
-        double sq = 0.0;
-        for (std::size_t r = 0; r < R; ++r) {
-          const double d = values[c][r * E + e] - *reference;
-          sq += d * d;
-        }
-        er.rmse = std::sqrt(sq / static_cast<double>(R));
+      if (reference.value) {
+        er.truth = *reference.value;
+        er.bias = stats.mean() - *reference.value;
+        er.rmse = std::sqrt(f.squared_error / static_cast<double>(R));
         const double se = stats.standard_error();
-        er.se_bias = std::sqrt(se * se + reference_error * reference_error);
+        er.se_bias = std::sqrt(se * se + reference.error * reference.error);
       }
       if (config.intervals) {
-        const auto& ci = simulation.intervals.interval[c];
-        const auto& p = simulation.intervals.p_value[c];
-        std::size_t rejected = 0;
-        for (std::size_t r = 0; r < R; ++r)
-          if (p[r * E + e] <= config.intervals->test_level) ++rejected;
-        std::tie(er.rejection_rate, er.rejection_se) = proportion(rejected, R);
-        if (er.truth) {
-          std::size_t covered = 0;
-          for (std::size_t r = 0; r < R; ++r)
-            if (ci[r * E + e].lo <= *er.truth && *er.truth <= ci[r * E + e].hi) ++covered;
-          std::tie(er.coverage, er.coverage_se) = proportion(covered, R);
-        }
+        std::tie(er.rejection_rate, er.rejection_se) = proportion(f.rejected, R);
+        if (er.truth) std::tie(er.coverage, er.coverage_se) = proportion(f.covered, R);
       }
       rec.estimators.push_back(std::move(er));
     }
-    if (config.replicate_values) {
-      rec.replicate_values.assign(R, std::vector<double>(E));
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t e = 0; e < E; ++e) rec.replicate_values[r][e] = values[c][r * E + e];
-    }
+    rec.replicate_values = std::move(folds[c].replicate_values);
     out.records.push_back(std::move(rec));
   }
   return out;
