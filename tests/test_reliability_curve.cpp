@@ -18,7 +18,8 @@ namespace {
 // (Bonferroni).
 double bonferroni_z(std::size_t tests) {
   const boost::math::normal n;
-  return boost::math::quantile(boost::math::complement(n, 0.01 / (2.0 * static_cast<double>(tests))));
+  return boost::math::quantile(
+      boost::math::complement(n, 0.01 / (2.0 * static_cast<double>(tests))));
 }
 
 void check_partition(const std::vector<CurvePoint>& curve, std::uint64_t draws) {
@@ -114,8 +115,8 @@ TEST_CASE("K = 4 temperature: the curves agree with labelled Monte Carlo binning
   double acc = 0.0;
   for (const auto& p : curves.top) acc += p.weight * p.frequency;
   const TruthValue exact = expected_max(alpha);
-  CHECK(std::abs(acc - exact.value) < 4.5 * 0.5 / std::sqrt(static_cast<double>(curves.samples)) +
-                                          exact.error);
+  CHECK(std::abs(acc - exact.value) <
+        4.5 * 0.5 / std::sqrt(static_cast<double>(curves.samples)) + exact.error);
 
   // Independent check: labelled draws from another stream, binned on groups of consecutive
   // points [lower of the first, upper of the last] (the same event the curve's draws fall in),
@@ -146,8 +147,7 @@ TEST_CASE("K = 4 temperature: the curves agree with labelled Monte Carlo binning
       }
       if (n < 50.0) continue;
       const double f = hits / n, expected = sum_curve / n_curve;
-      const double se =
-          std::sqrt(std::max(f * (1.0 - f), 1.0 / n) / n) + 0.5 / std::sqrt(n_curve);
+      const double se = std::sqrt(std::max(f * (1.0 - f), 1.0 / n) / n) + 0.5 / std::sqrt(n_curve);
       INFO("points " << first << ".." << last << " [" << lo << ", " << hi << "]: labelled " << f
                      << " (" << n << " rows), curve " << expected);
       CHECK(std::abs(f - expected) < z * se);

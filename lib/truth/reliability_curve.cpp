@@ -204,7 +204,8 @@ ReliabilityCurves true_reliability_curves(const Generator& gen,
   // Groups merged in order: the same bits for any thread count.
   for (std::size_t g = 1; g < groups.size(); ++g) {
     groups[0].top.merge(groups[g].top);
-    for (std::size_t ch = 0; ch < channels; ++ch) groups[0].classes[ch].merge(groups[g].classes[ch]);
+    for (std::size_t ch = 0; ch < channels; ++ch)
+      groups[0].classes[ch].merge(groups[g].classes[ch]);
   }
   ReliabilityCurves out;
   out.pooled = pooled;

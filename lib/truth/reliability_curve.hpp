@@ -20,12 +20,15 @@
 //   - the curvature bias |r''| var(V | bin) / 2 (Jensen), r'' from the second divided
 //     difference of the neighbouring points.
 // A calibrated generator (p = c) has frequency == score exactly and error 0.
+// In a CurvePoint: lower and upper are the smallest and largest statistic among the point's
+// draws, count its draws (class-pooled curves: draws times K), error as above.
 // Streams: batch g of make_engine({H(canonical + "|reliability"), g, 0, Purpose::truth}), groups
 // merged in order, so the curves have the same bits for any thread count and in every run.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "core/curve_point.hpp"
 #include "generators/generator.hpp"
 
 namespace calbench {
@@ -34,15 +37,6 @@ struct ReliabilitySettings {
   std::size_t points = 100;           // resolution: at most 1/points between points with mass
   std::uint64_t samples = 2'000'000;  // Monte Carlo draws (p, c)
   static constexpr std::uint64_t min_count = 100;  // draws in a point at least
-};
-
-struct CurvePoint {
-  double lower = 0.0, upper = 0.0;  // smallest and largest statistic among its draws
-  double score = 0.0;               // mean statistic
-  double frequency = 0.0;           // mean c: the curve's value at `score`
-  double error = 0.0;               // standard error plus curvature bias (above)
-  std::uint64_t count = 0;          // draws (class-pooled curves: draws times K)
-  double weight = 0.0;              // count / all draws of the curve: the mass of the point
 };
 
 struct ReliabilityCurves {
