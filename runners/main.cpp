@@ -21,6 +21,7 @@
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
+#include "runners/report.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
 
@@ -39,8 +40,34 @@ std::string host_name() {
   return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
 }
 
+// Renders DIR/report/index.html (runners/report.hpp). Without python3 or its packages: one
+// warning, and the run still succeeds; a failure of the report itself is an error (status 1),
+// though every result file is complete.
+// `options` go before the directory (--eval: eval's diagrams, written into DIR itself).
+int write_report(const std::filesystem::path& dir, bool quiet,
+                 std::vector<std::string> options = {}) {
+  options.push_back(dir.string());
+  const ReportOutcome outcome = run_report_module(options);
+  if (outcome.status == ReportStatus::written) {
+    const std::filesystem::path page =
+        options.size() > 1 ? dir / "index.html" : dir / "report" / "index.html";
+    if (!quiet) std::cout << "report: " << page.string() << '\n';
+    return 0;
+  }
+  if (outcome.status == ReportStatus::unavailable) {
+    std::cerr << "calbench: warning: no HTML report: " << outcome.message
+              << " (scripts/setup.sh installs python3-matplotlib); the results are in "
+              << dir.string() << '\n';
+    return 0;
+  }
+  std::cerr << "calbench: the HTML report failed (the results in " << dir.string()
+            << " are complete):\n"
+            << outcome.message << '\n';
+  return 1;
+}
+
 int run_command(const std::string& file, std::size_t threads, const std::string& out_dir,
-                bool quiet) {
+                bool quiet, bool report) {
   std::unique_ptr<ExperimentBase> config = load_experiment(file);
   if (!out_dir.empty()) config->output.directory = out_dir;
   const ScenarioModule& scenario = module_of(*config);
@@ -69,7 +96,8 @@ int run_command(const std::string& file, std::size_t threads, const std::string&
   if (!quiet)
     std::cout << "wrote " << dir.string() << " (" << results->cells << " cells, " << info.seconds
               << " s, " << threads << " threads)\n";
-  return 0;
+  if (!report || reports_disabled_by_environment()) return 0;
+  return write_report(dir, quiet);
 }
 
 }  // namespace
@@ -97,7 +125,7 @@ int main(int argc, char** argv) {
       "UINT64");
   std::string config_file, out_dir, kind;
   std::size_t threads = static_cast<std::size_t>(tbb::info::default_concurrency());
-  bool quiet = false;
+  bool quiet = false, no_report = false;
 
   auto* run = app.add_subcommand("run", "run an experiment config and write its results");
   run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
@@ -109,6 +137,9 @@ int main(int argc, char** argv) {
           },
           "DIR"));
   run->add_flag("--quiet", quiet, "no progress and no summary table");
+  run->add_flag(
+      "--no-report", no_report,
+      "do not render report/index.html (python3 -m calbench.report OUTDIR does it later)");
 
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
   validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
@@ -156,6 +187,13 @@ int main(int argc, char** argv) {
   eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")
       ->check(thread_range);
   eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
+  eval->add_option("--plot", eval_options.plot,
+                   "write reliability.csv and the reliability diagrams (index.html, SVG) to DIR")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir.empty() ? std::string("must not be empty") : "";
+          },
+          "DIR"));
 
   FitOptions fit_options;
   auto* fit = app.add_subcommand("fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
@@ -180,7 +218,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (*run) return run_command(config_file, threads, out_dir, quiet);
+    if (*run) return run_command(config_file, threads, out_dir, quiet, !no_report);
     if (*validate) {
       const auto config = load_experiment(config_file);
       std::cout << module_of(*config).describe(*config);
@@ -196,7 +234,9 @@ int main(int argc, char** argv) {
     if (*bench) return run_bench(bench_options, std::cout);
     if (*eval) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, eval_threads);
-      return run_eval(eval_options, std::cout);
+      const int status = run_eval(eval_options, std::cout);
+      if (status != 0 || eval_options.plot.empty()) return status;
+      return write_report(eval_options.plot, eval_options.json, {"--eval"});
     }
     if (*fit) return run_fit(fit_options, std::cout);
   } catch (const ConfigError& e) {

@@ -1,5 +1,6 @@
 #include "estimators/binned_reliability.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "estimators/convention.hpp"
@@ -13,14 +14,15 @@ std::vector<CurvePoint> binned_reliability(std::span<const double> scores,
   const std::size_t nb = bin_statistics(scores, outcomes, binning, bins, calbench_convention(), ws);
   if (scores.empty()) return out;
   // The bins' edges: i/B, or the equal-mass partition's inner edges, which bin_statistics
-  // leaves in ws.edges (nb - 1 of them).
+  // leaves in ws.edges (nb - 1 of them), between the smallest and the largest score.
   std::vector<double> edges;
   if (binning == Binning::equal_width) {
     equal_width_edges(nb, edges);
   } else {
-    edges.push_back(0.0);
+    const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
+    edges.push_back(*lo);
     edges.insert(edges.end(), ws.edges.begin(), ws.edges.begin() + static_cast<long>(nb - 1));
-    edges.push_back(1.0);
+    edges.push_back(*hi);
   }
   const double n = static_cast<double>(scores.size());
   for (std::size_t b = 0; b < nb; ++b) {

@@ -11,7 +11,8 @@
 
 namespace calbench {
 
-// One point per non-empty bin: lower and upper the bin's edges (0 and 1 outside), score the
+// One point per non-empty bin: lower and upper the bin's edges (equal-width: i/B; equal-mass:
+// the partition's edges, the outer ones the smallest and the largest score), score the
 // mean score, frequency the mean outcome, error its binomial standard error
 // sqrt(f (1 - f) / n_b), count n_b, weight n_b / n.
 std::vector<CurvePoint> binned_reliability(std::span<const double> scores,
