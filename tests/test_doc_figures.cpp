@@ -68,7 +68,7 @@ const Run& shipped(const std::string& name) {
   const fs::path out = dir.path / name;
   const fs::path printed = dir.path / (name + ".out");
   const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + CALBENCH_SOURCE_DIR +
-                              "/configs/" + name + ".json' --threads 2 --out '" + out.string() +
+                              "/configs/" + name + ".json' --threads 2 --no-report --out '" + out.string() +
                               "' >'" + printed.string() + "' 2>/dev/null";
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);

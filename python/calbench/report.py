@@ -15,6 +15,7 @@ import html
 import io
 import json
 import os
+import re
 import sys
 from typing import Callable
 
@@ -45,14 +46,19 @@ pre { background: #f5f5f5; padding: 0.8rem; overflow-x: auto; font-size: 0.8rem;
 """
 
 
-def _svg(fig, salt: str) -> str:
-    """The figure as inline SVG with ids salted by `salt` (unique per figure in the page)."""
-    with matplotlib.rc_context({"svg.hashsalt": f"calbench-{salt}", "svg.fonttype": "none"}):
+def _svg(fig, name: str) -> str:
+    """The figure as inline SVG, every id (and reference to one) prefixed by `name`, so that
+    several figures share a page without clashing ids (matplotlib numbers its elements
+    figure_1, axes_1, ... in every figure). Ids are fixed: the hash salt is the name."""
+    with matplotlib.rc_context({"svg.hashsalt": f"calbench-{name}", "svg.fonttype": "none"}):
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     start = text.find("<svg")
-    return text[start:] if start >= 0 else text
+    text = text[start:] if start >= 0 else text
+    text = re.sub(r' id="([^"]+)"', rf' id="{name}-\1"', text)
+    text = re.sub(r'url\(#([^)]+)\)', rf'url(#{name}-\1)', text)
+    return re.sub(r'href="#([^"]+)"', rf'href="#{name}-\1"', text)
 
 
 def _table(frame: pd.DataFrame, caption: str = "") -> str:
