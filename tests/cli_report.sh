@@ -26,16 +26,16 @@ fail() {
   failures=$((failures + 1))
 }
 
-# 1. The report of a run, deterministic.
-"$bin" run "$config" --threads 1 --out "$work/t1" --quiet 2>"$work/t1.err" || fail "run t1: $(cat "$work/t1.err")"
-[ -s "$work/t1.err" ] && fail "run --quiet printed to stderr: $(cat "$work/t1.err")"
-"$bin" run "$config" --threads 2 --out "$work/t2" >"$work/t2.out" 2>"$work/t2.err" ||
-  fail "run t2: $(cat "$work/t2.err")"
-grep -qx "report: $work/t2/report/index.html" "$work/t2.out" ||
-  fail "the run did not print where the report is: $(tail -2 "$work/t2.out")"
+# 1. The report of a run, deterministic. (The result files are byte-identical for any thread
+# count, cli.run_tiny and the goldens; the page is a function of them, so rendering it again
+# checks its determinism.)
+"$bin" run "$config" --threads 2 --out "$work/t1" >"$work/t1.out" 2>"$work/t1.err" ||
+  fail "run: $(cat "$work/t1.err")"
+[ -s "$work/t1.err" ] && fail "the run printed to stderr: $(cat "$work/t1.err")"
+grep -qx "report: $work/t1/report/index.html" "$work/t1.out" ||
+  fail "the run did not print where the report is: $(tail -2 "$work/t1.out")"
 page="$work/t1/report/index.html"
 [ -s "$page" ] || fail "no report/index.html"
-cmp -s "$page" "$work/t2/report/index.html" || fail "index.html differs between 1 and 2 threads"
 cp "$page" "$work/first.html"
 PYTHONPATH="$src/python" MPLBACKEND=Agg "$python" -B -m calbench.report "$work/t1" >/dev/null ||
   fail "python3 -m calbench.report failed"
@@ -88,22 +88,25 @@ for name in run eval; do
   # Console messages (errors, uncaught exceptions) are logged as INFO:CONSOLE lines.
   grep -q ":CONSOLE" "$work/$name.chromium.log" &&
     fail "the $name page logged to the console: $(grep ":CONSOLE" "$work/$name.chromium.log")"
-  # Not blank: enough non-white pixels, many colours, and Okabe-Ito blue (#0072B2) or
-  # vermillion (#D55E00) drawn.
-  MPLBACKEND=Agg "$python" -B - "$work/$name.png" <<'PY' || fail "the $name screenshot looks blank"
+done
+# Not blank: enough non-white pixels, many colours, and Okabe-Ito blue (#0072B2) or vermillion
+# (#D55E00) drawn.
+MPLBACKEND=Agg "$python" -B - "$work/run.png" "$work/eval.png" <<'PY' || fail "a screenshot looks blank"
 import sys
 import matplotlib.image
 import numpy as np
-img = matplotlib.image.imread(sys.argv[1])[..., :3]
-h, w = img.shape[:2]
-ink = np.mean(np.any(img < 0.95, axis=2))
-colours = len(np.unique((img * 255).astype(np.uint8).reshape(-1, 3), axis=0))
-accent = sum(int(np.sum(np.all(np.abs(img - np.array(rgb) / 255) < 0.08, axis=2)))
-             for rgb in ((0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)))
-print(f"{sys.argv[1]}: {w}x{h}, ink {ink:.3f}, {colours} colours, {accent} accent pixels")
-sys.exit(0 if h >= 500 and ink > 0.03 and colours > 50 and accent > 200 else 1)
+ok = True
+for path in sys.argv[1:]:
+    img = matplotlib.image.imread(path)[..., :3]
+    h, w = img.shape[:2]
+    ink = np.mean(np.any(img < 0.95, axis=2))
+    colours = len(np.unique((img * 255).astype(np.uint8).reshape(-1, 3), axis=0))
+    accent = sum(int(np.sum(np.all(np.abs(img - np.array(rgb) / 255) < 0.08, axis=2)))
+                 for rgb in ((0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)))
+    print(f"{path}: {w}x{h}, ink {ink:.3f}, {colours} colours, {accent} accent pixels")
+    ok = ok and h >= 500 and ink > 0.03 and colours > 50 and accent > 200
+sys.exit(0 if ok else 1)
 PY
-done
 
 [ "$failures" -eq 0 ] || exit 1
 echo "cli_report: all checks passed"
