@@ -2,11 +2,13 @@
 // each [slow] case runs one config of configs/ in full through the command line, as a reader
 // would, and checks every quoted number to the precision it is printed with. A config or code
 // change that moves a quoted figure fails here until the text is corrected.
+#include <boost/math/special_functions/beta.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -60,16 +62,26 @@ std::vector<Row> read_csv(const fs::path& file) {
   return rows;
 }
 
-// Runs configs/NAME.json as shipped, once per test process.
-const Run& shipped(const std::string& name) {
+// Runs configs/NAME.json (NAME may be papers/X) through the command line, merged with the JSON
+// merge patch `patch` (RFC 7386; empty: as shipped), once per (name, patch) per test process.
+const Run& run_config(const std::string& name, const std::string& patch = "") {
   static std::map<std::string, Run> runs;
   static TempDir dir;
-  if (auto it = runs.find(name); it != runs.end()) return it->second;
-  const fs::path out = dir.path / name;
-  const fs::path printed = dir.path / (name + ".out");
-  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + CALBENCH_SOURCE_DIR +
-                              "/configs/" + name + ".json' --threads 2 --no-report --out '" + out.string() +
-                              "' >'" + printed.string() + "' 2>/dev/null";
+  const std::string key = name + "|" + patch;
+  if (auto it = runs.find(key); it != runs.end()) return it->second;
+  const std::string id = "run" + std::to_string(runs.size());
+  fs::path config = fs::path(CALBENCH_SOURCE_DIR) / "configs" / (name + ".json");
+  if (!patch.empty()) {
+    auto merged = nlohmann::ordered_json::parse(read_text(config));
+    merged.merge_patch(nlohmann::ordered_json::parse(patch));
+    config = dir.path / (id + ".json");
+    std::ofstream(config) << merged.dump(2) << '\n';
+  }
+  const fs::path out = dir.path / id;
+  const fs::path printed = dir.path / (id + ".out");
+  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + config.string() +
+                              "' --threads 2 --no-report --out '" + out.string() + "' >'" +
+                              printed.string() + "' 2>/dev/null";
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
   Run run;
@@ -77,7 +89,12 @@ const Run& shipped(const std::string& name) {
   run.cells = read_csv(out / "cells.csv");
   run.requirements = read_csv(out / "requirements.csv");
   run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
-  return runs.emplace(name, std::move(run)).first->second;
+  return runs.emplace(key, std::move(run)).first->second;
+}
+
+// Runs configs/NAME.json as shipped.
+const Run& shipped(const std::string& name) {
+  return run_config(name);
 }
 
 // The one row whose columns have the given values.
@@ -371,4 +388,57 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
     }
   CHECK(fixed(100.0 * low, 1) == "62.5");
   CHECK(fixed(100.0 * high, 1) == "90.0");
+}
+
+// ---- configs/papers/: the field's published numbers (docs/papers.md) -------------------------
+
+// Roelofs et al. 2022, Fig. 1: beta_binary Beta(2.8, 0.05), calibrated (every ECE's truth is 0),
+// n = 200: the 15-bin L2 ECE of the score averages about 6.6 % with equal-width bins and 2.6 %
+// with equal-mass bins. The shipped config's first three sample sizes only (cell 2, n = 200, keeps
+// its index, hence its streams and its numbers; the larger sizes are the bias-versus-n figure
+// below): fast enough for the default run.
+TEST_CASE("papers: Roelofs et al. Fig. 1, 15-bin L2 ECE at n = 200", "[e2e][papers]") {
+  const auto& run = run_config("papers/roelofs_fig1", R"({"sweep": {"sample_size": [50, 100, 200]}})");
+  for (const auto& [label, published] : std::vector<std::pair<std::string, double>>{
+           {"ece_ew15_l2", 0.066}, {"ece_em15_l2", 0.026}}) {
+    INFO(label);
+    const Row& r = row(run.cells, {{"estimator", label}, {"sample_size", "200"}});
+    CHECK(number(r, "truth") == 0.0);  // calibrated: the binned quantity is exactly 0
+    // As published (two significant digits), and statistically: within half a unit of the
+    // published last digit plus 3 standard errors of the mean over 2,000 replicates.
+    CHECK(fixed(number(r, "mean"), 3) == fixed(published, 3));
+    CHECK(std::abs(number(r, "mean") - published) < 0.0005 + 3.0 * number(r, "se_bias"));
+  }
+  // docs/papers.md: "Beta(2.8, 0.05) puts 93.1 % of its mass above 14/15".
+  CHECK(fixed(100.0 * boost::math::ibetac(2.8, 0.05, 14.0 / 15.0), 1) == "93.1");
+}
+
+// Their bias-versus-n comparison: every estimator's bias falls with n; equal-mass bins are less
+// biased than equal-width ones at every n; the figures docs/papers.md quotes.
+TEST_CASE("papers: Roelofs et al. bias against n", "[slow][e2e][papers]") {
+  const auto& run = shipped("papers/roelofs_fig1");
+  const std::vector<std::string> sizes = {"50", "100", "200", "400", "800", "1600", "3200"};
+  auto bias = [&](const std::string& label, const std::string& n) {
+    return number(row(run.cells, {{"estimator", label}, {"sample_size", n}}), "bias");
+  };
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    INFO("n = " << sizes[i]);
+    CHECK(bias("ece_em15_l2", sizes[i]) < bias("ece_ew15_l2", sizes[i]));
+    if (i > 0) {
+      CHECK(bias("ece_ew15_l2", sizes[i]) < bias("ece_ew15_l2", sizes[i - 1]));
+      CHECK(bias("ece_em15_l2", sizes[i]) < bias("ece_em15_l2", sizes[i - 1]));
+      CHECK(bias("ece_sweep_em_l2", sizes[i]) < bias("ece_sweep_em_l2", sizes[i - 1]));
+    }
+  }
+  // docs/papers.md's table.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> quoted = {
+      {"ece_ew15_l2", {"0.077", "0.074", "0.066", "0.056", "0.045", "0.034", "0.025"}},
+      {"ece_em15_l2", {"0.046", "0.036", "0.026", "0.019", "0.014", "0.010", "0.007"}},
+      {"ece_sweep_em_l2", {"0.054", "0.044", "0.033", "0.023", "0.016", "0.011", "0.008"}},
+      {"ece_debiased_ew15", {"0.016", "0.020", "0.018", "0.016", "0.013", "0.010", "0.007"}}};
+  for (const auto& [label, values] : quoted)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      INFO(label << " at n = " << sizes[i]);
+      CHECK(fixed(bias(label, sizes[i]), 3) == values[i]);
+    }
 }
