@@ -398,7 +398,8 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
 // its index, hence its streams and its numbers; the larger sizes are the bias-versus-n figure
 // below): fast enough for the default run.
 TEST_CASE("papers: Roelofs et al. Fig. 1, 15-bin L2 ECE at n = 200", "[e2e][papers]") {
-  const auto& run = run_config("papers/roelofs_fig1", R"({"sweep": {"sample_size": [50, 100, 200]}})");
+  const auto& run =
+      run_config("papers/roelofs_fig1", R"({"sweep": {"sample_size": [50, 100, 200]}})");
   for (const auto& [label, published] : std::vector<std::pair<std::string, double>>{
            {"ece_ew15_l2", 0.066}, {"ece_em15_l2", 0.026}}) {
     INFO(label);
@@ -441,4 +442,29 @@ TEST_CASE("papers: Roelofs et al. bias against n", "[slow][e2e][papers]") {
       INFO(label << " at n = " << sizes[i]);
       CHECK(fixed(bias(label, sizes[i]), 3) == values[i]);
     }
+}
+
+// Widmann, Lindsten & Zachariah 2019's label-noise model (label_noise: p ~ Dir(1) over K = 10
+// classes, labels from c = (1 - w) p + w e_0, w = 0 .. 1): the analytic ECE with respect to total
+// variation, ECE_TV = (1/2) E||r(p) - p||_1 = (1/2) w E||p - e_0||_1 = w (1 - 1/K) (E p_0 = 1/K).
+// calbench's canonical_l1 is the L1 norm without the 1/2: twice ECE_TV. w = 1 (labels ignore p) is
+// allowed. Replicates shrunk to 20: the checked numbers are truths, which do not depend on them.
+TEST_CASE("papers: Widmann et al. ECE_TV on label_noise", "[e2e][papers]") {
+  const auto& run = run_config("papers/widmann_label_noise", R"({"replicates": 20})");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 5);
+  for (const auto& cell : cells) {
+    const double w = cell.at("parameters").at("generator.weight").get<double>();
+    const auto& t = cell.at("truth").at("canonical_l1");
+    INFO("w = " << w);
+    CHECK(t.at("method") == "closed_form");
+    const double ece_tv = 0.5 * t.at("value").get<double>();
+    CHECK(ece_tv == Approx(w * (1.0 - 1.0 / 10.0)).margin(1e-12));
+    // classwise_ece_l1 = (1/K) sum_k E|w (beta_k - p_k)| = 2 ECE_TV / K here.
+    CHECK(cell.at("truth").at("classwise_ece_l1").at("value").get<double>() ==
+          Approx(2.0 * ece_tv / 10.0).margin(1e-12));
+  }
+  // docs/papers.md: "ECE_TV 0.9 at w = 1 (canonical_l1 1.8)".
+  CHECK(fixed(0.5 * cells.back().at("truth").at("canonical_l1").at("value").get<double>(), 1) ==
+        "0.9");
 }
