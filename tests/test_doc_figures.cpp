@@ -29,6 +29,7 @@ struct Run {
   std::string printed;  // stdout of `calbench run` without --quiet
   std::vector<Row> cells;
   std::vector<Row> requirements;
+  std::vector<Row> replicates;  // replicates.csv when the config asks for it
   nlohmann::json summary;
 };
 
@@ -88,6 +89,7 @@ const Run& run_config(const std::string& name, const std::string& patch = "") {
   run.printed = read_text(printed);
   run.cells = read_csv(out / "cells.csv");
   run.requirements = read_csv(out / "requirements.csv");
+  run.replicates = read_csv(out / "replicates.csv");
   run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
   return runs.emplace(key, std::move(run)).first->second;
 }
@@ -467,4 +469,77 @@ TEST_CASE("papers: Widmann et al. ECE_TV on label_noise", "[e2e][papers]") {
   // docs/papers.md: "ECE_TV 0.9 at w = 1 (canonical_l1 1.8)".
   CHECK(fixed(0.5 * cells.back().at("truth").at("canonical_l1").at("value").get<double>(), 1) ==
         "0.9");
+}
+
+// Kumar, Liang & Ma 2019 ("Verified uncertainty calibration"): the plug-in estimate of the squared
+// binned L2 error is biased upward and their debiased estimator removes most of it. Exactly, for
+// a calibrated score s (P(y = 1 | s) = s) in B fixed bins with probabilities pi_b, n rows: given
+// the m >= 1 rows of bin b, the gap mean(y - s) has mean 0 and variance E[s(1 - s) | b]/m, so
+//   E[plug-in] = (1/n) sum_b P(n_b >= 1) E[s(1 - s) | b],        P(n_b >= 1) = 1 - (1 - pi_b)^n;
+// and the debiased term gap^2 - ybar(1 - ybar)/(m - 1) has mean (E[s(1 - s) | b] - mu_b(1 -
+// mu_b))/m = -Var(s | b)/m (ybar's variance includes the spread of s within the bin), singletons
+// dropping out, so
+//   E[debiased] = -(1/n) sum_b P(n_b >= 2) Var(s | b),  P(n_b >= 2) = P(n_b >= 1) - n pi_b (1 -
+//   pi_b)^(n-1).
+// The truth of both is 0. Moments of s ~ Beta(a, b) on a bin (l, u]:
+// E[s^k 1{l < s <= u}] = B(a + k, b)/B(a, b) (I_u(a + k, b) - I_l(a + k, b)).
+TEST_CASE("papers: Kumar et al. plug-in and debiased squared error, exact bias", "[e2e][papers]") {
+  const auto& run = run_config("papers/kumar_debiased");
+  const double a = 2.0, b = 5.0;
+  constexpr int B = 10;
+  auto moment = [&](int k, double lo, double hi) {
+    return boost::math::beta(a + k, b) / boost::math::beta(a, b) *
+           (boost::math::ibeta(a + k, b, hi) - boost::math::ibeta(a + k, b, lo));
+  };
+  auto exact = [&](double n) {
+    double plug = 0.0, debiased = 0.0;
+    for (int i = 0; i < B; ++i) {
+      const double lo = i / double(B), hi = (i + 1) / double(B);
+      const double pi = moment(0, lo, hi), m1 = moment(1, lo, hi) / pi, m2 = moment(2, lo, hi) / pi;
+      const double any = 1.0 - std::pow(1.0 - pi, n);
+      const double two = any - n * pi * std::pow(1.0 - pi, n - 1.0);
+      plug += any * (m1 - m2) / n;
+      debiased -= two * (m2 - m1 * m1) / n;
+    }
+    return std::pair{plug, debiased};
+  };
+  // Mean and standard error over the replicates of one estimator in one cell (squared: the
+  // plug-in estimator reports the root).
+  auto mean_se = [&](const std::string& cell, const std::string& label, bool square) {
+    double sum = 0.0, sum_sq = 0.0, R = 0.0;
+    for (const auto& r : run.replicates) {
+      if (r.at("cell") != cell || r.at("estimator") != label) continue;
+      const double v = square ? std::pow(std::stod(r.at("value")), 2) : std::stod(r.at("value"));
+      sum += v;
+      sum_sq += v * v;
+      R += 1.0;
+    }
+    REQUIRE(R == 4000.0);
+    const double mean = sum / R;
+    return std::pair{mean, std::sqrt((sum_sq / R - mean * mean) / (R - 1.0))};
+  };
+  // 8 checks; 3.5 standard errors keep the family-wise false-alarm rate below 0.4 %.
+  constexpr double z = 3.5;
+  const std::vector<std::string> sizes = {"30", "100", "300", "1000"};
+  std::vector<std::string> quoted_exact, quoted_mean;
+  for (std::size_t c = 0; c < sizes.size(); ++c) {
+    const std::string cell = std::to_string(c);
+    const auto [plug, debiased] = exact(std::stod(sizes[c]));
+    const auto [plug_mean, plug_se] = mean_se(cell, "plugin_ew10_l2", true);
+    const auto [deb_mean, deb_se] = mean_se(cell, "debiased_ew10_sq", false);
+    INFO("n = " << sizes[c] << ": plug-in " << plug_mean << " (exact " << plug << ", SE " << plug_se
+                << "), debiased " << deb_mean << " (exact " << debiased << ", SE " << deb_se
+                << ")");
+    CHECK(std::abs(plug_mean - plug) < z * plug_se);
+    CHECK(std::abs(deb_mean - debiased) < z * deb_se);
+    // Kumar et al.'s point: the plug-in is far off (the truth is 0), the debiased one is not.
+    CHECK(plug_mean > 20.0 * plug_se);
+    CHECK(std::abs(deb_mean) < plug_mean / 20.0);
+    quoted_exact.push_back(fixed(plug, 4));
+    quoted_mean.push_back(fixed(plug_mean, 4));
+  }
+  // docs/papers.md's table.
+  CHECK(quoted_exact == std::vector<std::string>{"0.0416", "0.0145", "0.0052", "0.0016"});
+  CHECK(quoted_mean == std::vector<std::string>{"0.0412", "0.0144", "0.0051", "0.0016"});
+  CHECK(fixed(exact(30.0).second, 5) == "-0.00015");
 }
