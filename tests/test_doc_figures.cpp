@@ -543,3 +543,28 @@ TEST_CASE("papers: Kumar et al. plug-in and debiased squared error, exact bias",
   CHECK(quoted_mean == std::vector<std::string>{"0.0412", "0.0144", "0.0051", "0.0016"});
   CHECK(fixed(exact(30.0).second, 5) == "-0.00015");
 }
+
+// caltrain's polynomial calibration curve (Roelofs et al. 2022's code): f ~ Beta(a, b),
+// P(y = 1 | f) = f^d, whose binary L1 calibration error has the closed form
+// E|f^d - f| = |R(d) - R(1)|, R(x) = B(a + x, b)/B(a, b) (f^d - f has one sign). For a = 2, b = 1,
+// d = 2 by hand: f has density 2f, E f = 2/3, E f^2 = 1/2, so E|f^2 - f| = 1/6, and
+// E(f^2 - f)^2 = 2 (1/6 - 2/5 + 1/4) = 1/30 (canonical_l2 counts both classes: sqrt(2/30)).
+TEST_CASE("papers: caltrain's polynomial closed form", "[e2e][papers]") {
+  const auto& run = run_config("papers/caltrain_polynomial", R"({"replicates": 20})");
+  for (const auto& cell : run.summary.at("cells")) {
+    const auto& truth = cell.at("truth");
+    CHECK(truth.at("classwise_ece_l1").at("method") == "closed_form");
+    CHECK(truth.at("classwise_ece_l1").at("value").get<double>() ==
+          Approx(1.0 / 6.0).margin(1e-14));
+    CHECK(truth.at("canonical_l2").at("value").get<double>() ==
+          Approx(std::sqrt(2.0 / 30.0)).margin(1e-14));
+    // A one-signed gap makes every binned L1 ECE of the score equal E|f^2 - f| in the limit:
+    // each estimator's own population value is 1/6 within its Monte Carlo error.
+    for (const char* label : {"ece_ew15_binary", "ece_em15_binary"}) {
+      INFO(label);
+      const auto& population = cell.at("estimators").at(label).at("population");
+      CHECK(std::abs(population.at("value").get<double>() - 1.0 / 6.0) <
+            3.5 * population.at("error").get<double>());
+    }
+  }
+}
