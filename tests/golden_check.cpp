@@ -2,8 +2,9 @@
 // configs/NAME.json with the JSON merge patch tests/golden/NAME.patch.json (RFC 7386: the patch
 // only shrinks replicates, sample sizes, sweep lists and truth samples, so an edit of the shipped
 // config reaches the small run), runs the calbench binary on the merged config and compares
-// summary.json, cells.csv, requirements.csv and reliability.csv byte for byte with tests/golden/NAME/. It talks to
-// calbench only through its command line, so it does not depend on any internal API.
+// summary.json, cells.csv, requirements.csv and reliability.csv byte for byte with
+// tests/golden/NAME/. It talks to calbench only through its command line, so it does not depend on
+// any internal API.
 //
 // Usage: calbench_golden [--update] [--threads N[,M...]] [--keep] (--all | NAME...)
 //   --update      rewrite the golden files from this build instead of comparing
