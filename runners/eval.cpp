@@ -17,6 +17,7 @@
 #include "estimators/uncertainty.hpp"
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
+#include "report/value_format.hpp"
 
 namespace calbench {
 namespace {
@@ -89,7 +90,7 @@ std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) 
 
 Json params_json(const std::vector<NamedParam>& params) {
   Json out = Json::object();
-  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
+  for (const auto& p : params) out[p.key] = to_json(p.value);
   return out;
 }
 
