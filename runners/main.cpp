@@ -33,6 +33,7 @@
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
+#include "runners/report.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
 
@@ -59,6 +60,32 @@ std::atomic<bool> stop_requested{false};
 volatile std::sig_atomic_t stop_signal = 0;
 static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
 
+// Renders DIR/report/index.html (runners/report.hpp). Without python3 or its packages: one
+// warning, and the run still succeeds; a failure of the report itself is an error (status 1),
+// though every result file is complete.
+// `options` go before the directory (--eval: eval's diagrams, written into DIR itself).
+int write_report(const std::filesystem::path& dir, bool quiet,
+                 std::vector<std::string> options = {}) {
+  options.push_back(dir.string());
+  const ReportOutcome outcome = run_report_module(options);
+  if (outcome.status == ReportStatus::written) {
+    const std::filesystem::path page =
+        options.size() > 1 ? dir / "index.html" : dir / "report" / "index.html";
+    if (!quiet) std::cout << "report: " << page.string() << '\n';
+    return 0;
+  }
+  if (outcome.status == ReportStatus::unavailable) {
+    std::cerr << "calbench: warning: no HTML report: " << outcome.message
+              << " (scripts/setup.sh installs python3-matplotlib); the results are in "
+              << dir.string() << '\n';
+    return 0;
+  }
+  std::cerr << "calbench: the HTML report failed (the results in " << dir.string()
+            << " are complete):\n"
+            << outcome.message << '\n';
+  return 1;
+}
+
 extern "C" void request_stop(int signal) {
   stop_signal = signal;
   stop_requested.store(true);
@@ -81,6 +108,7 @@ struct RunOptions {
   bool quiet = false;
   Continue mode = Continue::no;
   std::optional<RunControl::Shard> shard;
+  bool report = true;  // render OUT/report/index.html after the results (not for a shard)
 };
 
 // The journal of this run: the interrupted run's, continued (--resume), or a new one.
@@ -212,7 +240,8 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
       std::cout << "wrote " << shown_out << " (" << results->cells << " cells, " << info.seconds
                 << " s, " << options.threads << " threads)\n";
   }
-  return 0;
+  if (options.shard || !options.report || reports_disabled_by_environment()) return 0;
+  return write_report(config.output.directory, options.quiet);
 }
 
 int run_command(const std::string& file, const RunOptions& options) {
@@ -318,6 +347,7 @@ int main(int argc, char** argv) {
   RunOptions run_options;
   run_options.threads = threads;
   bool resume = false, restart = false;
+  bool no_report = false;
 
   auto* run = app.add_subcommand("run", "run an experiment config and write its results");
   run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
@@ -330,6 +360,9 @@ int main(int argc, char** argv) {
           },
           "DIR"));
   run->add_flag("--quiet", run_options.quiet, "no progress and no summary table");
+  run->add_flag(
+      "--no-report", no_report,
+      "do not render report/index.html (python3 -m calbench.report OUTDIR does it later)");
   auto* resume_flag =
       run->add_flag("--resume", resume,
                     "continue an interrupted run on the same output directory from its journal");
@@ -412,6 +445,13 @@ int main(int argc, char** argv) {
   eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")
       ->check(thread_range);
   eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
+  eval->add_option("--plot", eval_options.plot,
+                   "write reliability.csv and the reliability diagrams (index.html, SVG) to DIR")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir.empty() ? std::string("must not be empty") : "";
+          },
+          "DIR"));
 
   FitOptions fit_options;
   auto* fit = app.add_subcommand("fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
@@ -437,6 +477,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) {
+      run_options.report = !no_report;
       run_options.mode = resume ? Continue::resume : restart ? Continue::restart : Continue::no;
       if (!shard_spec.empty()) {
         unsigned long long i = 0, n = 0;
@@ -462,7 +503,9 @@ int main(int argc, char** argv) {
     if (*bench) return run_bench(bench_options, std::cout);
     if (*eval) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, eval_threads);
-      return run_eval(eval_options, std::cout);
+      const int status = run_eval(eval_options, std::cout);
+      if (status != 0 || eval_options.plot.empty()) return status;
+      return write_report(eval_options.plot, eval_options.json, {"--eval"});
     }
     if (*fit) return run_fit(fit_options, std::cout);
   } catch (const ConfigError& e) {

@@ -36,8 +36,8 @@ std::string describe(const ExperimentBase& config) {
 std::vector<ScenarioModule> make_table() {
   return {
       {{"estimator_bias",
-        /*keys=*/{"sample_size", "estimators", "intervals"},
-        /*fixed=*/{"intervals"},
+        /*keys=*/{"sample_size", "estimators", "intervals", "reliability"},
+        /*fixed=*/{"intervals", "reliability"},
         /*output_keys=*/{"replicate_values"},
         /*unused_note=*/"", &estimator_bias_sections},
        "bias, spread and error of each estimator against the exact value of its target, per "

@@ -11,11 +11,13 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "estimators/binned_reliability.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/task_codec.hpp"
 #include "truth/population.hpp"
+#include "truth/reliability_curve.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -151,6 +153,58 @@ Populations compute_populations(const EstimatorBiasConfig& config, const Generat
   return out;
 }
 
+// The curves of reliability.csv for one cell: the generator's true curves (computed once per
+// distinct generator, `cache`) and those of replicate 0's sample (its stream is the replicate's,
+// so the estimated top-label equal-width curve gives replicate 0's 15-bin `ece` when bins = 15).
+std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::size_t cell,
+                                     const Generator& generator,
+                                     std::map<std::string, ReliabilityCurves>& cache) {
+  const ReliabilityOutput& settings = *config.reliability;
+  auto it = cache.find(generator.canonical_text());
+  if (it == cache.end())
+    it =
+        cache
+            .emplace(generator.canonical_text(), true_reliability_curves(generator, settings.truth))
+            .first;
+  const ReliabilityCurves& truth = it->second;
+  const std::size_t K = generator.classes();
+  const char* class_scope = truth.pooled ? "classes_pooled" : "class";
+  auto class_index = [&](std::size_t k) {
+    return truth.pooled ? std::nullopt : std::optional<std::size_t>(k);
+  };
+  std::vector<CurveRecord> out;
+  out.push_back({"true", "fine", "top_label", std::nullopt, truth.top});
+  for (std::size_t k = 0; k < truth.classes.size(); ++k)
+    out.push_back({"true", "fine", class_scope, class_index(k), truth.classes[k]});
+
+  Sample sample;
+  GeneratorScratch scratch;
+  EstimatorWorkspace workspace;
+  Engine engine = make_engine({config.seed, cell, 0, Purpose::sample});
+  generator.sample(engine, config.cells[cell].sample_size, sample, scratch);
+  const std::size_t n = sample.size;
+  std::vector<double> correct(n);
+  for (std::size_t i = 0; i < n; ++i) correct[i] = sample.predicted[i] == sample.label[i];
+  // Per class (or all classes pooled): the scores p_ik and outcomes 1{y_i = k}.
+  std::vector<std::vector<double>> scores(truth.classes.size()), hits(truth.classes.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t ch = truth.pooled ? 0 : k;
+      scores[ch].push_back(sample.p[i * K + k]);
+      hits[ch].push_back(sample.label[i] == k ? 1.0 : 0.0);
+    }
+  for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
+    const char* name = binning == Binning::equal_width ? "equal_width" : "equal_mass";
+    out.push_back(
+        {"estimated", name, "top_label", std::nullopt,
+         binned_reliability(sample.confidence, correct, binning, settings.bins, workspace)});
+    for (std::size_t ch = 0; ch < scores.size(); ++ch)
+      out.push_back({"estimated", name, class_scope, class_index(ch),
+                     binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string target_name(const EstimatorRecord& e) {
@@ -222,6 +276,8 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
   out.cells = cells;
   out.sweep_keys = config.sweep_keys;
   out.intervals = config.intervals;
+  out.reliability = config.reliability;
+  std::map<std::string, ReliabilityCurves> curve_cache;
   out.replicate_values = config.replicate_values;
   for (std::size_t c = 0; c < cells; ++c) {
     const EstimatorBiasCell& cc = config.cells[c];
@@ -270,6 +326,7 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
       rec.estimators.push_back(std::move(er));
     }
     rec.replicate_values = std::move(folds[c].replicate_values);
+    if (config.reliability) rec.reliability = cell_curves(config, c, *generators[c], curve_cache);
     out.records.push_back(std::move(rec));
   }
   return out;
