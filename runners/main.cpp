@@ -34,6 +34,7 @@
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
 #include "runners/report.hpp"
+#include "runners/slurm.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
 
@@ -399,6 +400,36 @@ int main(int argc, char** argv) {
       ->check(thread_range);
   merge->add_flag("--quiet", merge_options.quiet, "no progress and no summary table");
 
+  SlurmOptions slurm_options;
+  auto* slurm = app.add_subcommand(
+      "slurm", "write a Slurm job array of N shards and a dependent merge job (docs/cluster.md)");
+  slurm->add_option("CONFIG", slurm_options.config, "experiment config (JSON)")->required();
+  slurm->add_option("--shards", slurm_options.shards, "N: the number of shards (array tasks)")
+      ->required()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  slurm->add_option("--out", slurm_options.out, "the merged result set (default output.directory)")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir.empty() ? std::string("must not be empty") : "";
+          },
+          "DIR"));
+  slurm->add_option("--script-dir", slurm_options.script_dir,
+                    "where the scripts and logs/ go (default OUT.slurm)");
+  slurm->add_option("--cpus", slurm_options.cpus, "--cpus-per-task of each job and its --threads")
+      ->check(thread_range);
+  slurm->add_option("--max-running", slurm_options.max_running, "at most M shards at once (%M)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  for (auto [flag, value] :
+       {std::pair{"--partition", &slurm_options.partition},
+        std::pair{"--time", &slurm_options.time}, std::pair{"--mem", &slurm_options.mem},
+        std::pair{"--account", &slurm_options.account}, std::pair{"--qos", &slurm_options.qos}})
+    slurm->add_option(flag, *value, std::string("sbatch ") + flag + " of every job");
+  slurm
+      ->add_option("--sbatch", slurm_options.sbatch,
+                   "one more sbatch option for every job, e.g. --sbatch=--exclusive (repeatable)")
+      ->allow_extra_args(false);
+  slurm->add_flag("--submit", slurm_options.submit, "submit the jobs (run submit.sh)");
+
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
   validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
 
@@ -488,6 +519,7 @@ int main(int argc, char** argv) {
       return run_command(config_file, run_options);
     }
     if (*merge) return merge_command(merge_dirs, merge_options);
+    if (*slurm) return run_slurm(slurm_options, std::cout);
     if (*validate) {
       const auto config = load_experiment(config_file);
       std::cout << module_of(*config).describe(*config);
