@@ -4,9 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# slurmctld, slurmd, slurm-client, munge: the one-node cluster of cli.slurm_cluster
+# (scripts/slurm-local.sh, docs/cluster.md).
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
           nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev
-          python3 python3-numpy python3-pandas python3-matplotlib chromium)
+          python3 python3-numpy python3-pandas python3-matplotlib chromium
+          slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
