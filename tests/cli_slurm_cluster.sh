@@ -63,7 +63,7 @@ config="$src/tests/data/durable.json"
 export CALBENCH_NO_REPORT=1  # sbatch passes the environment to the jobs
 "$bin" run "$config" --out single --threads 2 --quiet || fail "single run failed"
 
-out="$work/merged"
+out="$work/it's a dir/merged"  # a blank and a quote, through sbatch's #SBATCH parsing
 "$bin" slurm "$config" --shards 3 --out "$out" --cpus 1 --time 0:10:00 --submit >submit.txt 2>&1 ||
   fail "calbench slurm --submit failed: $(cat submit.txt)"
 array=$(sed -n 's/.*job array \([0-9]*\) .*/\1/p' submit.txt)
@@ -72,7 +72,7 @@ merge=$(sed -n 's/.*merge as job \([0-9]*\).*/\1/p' submit.txt)
 
 # Requeue array task 1 once its journal holds some records; Slurm holds a requeued job back
 # (BeginTime) for a while, so its start time is set to now.
-journal="$work/.merged.shard-1-of-3.partial/journal.bin"
+journal="$work/it's a dir/.merged.shard-1-of-3.partial/journal.bin"
 for _ in $(seq 1 600); do
   [ "$(stat -c %s "$journal" 2>/dev/null || echo 0)" -ge 2000 ] && break
   sleep 0.05
