@@ -297,3 +297,76 @@ TEST_CASE("load_plan: every problem with the file and its JSON pointer", "[unit]
       "question": {"power": 0.8, "detect": {"ece": 0.05}}})");
   CHECK(has(p, "plan.json: /generator: family class_conditional"));
 }
+
+TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate", "[stat][plan]") {
+  // The percentile interval of a mean is about the normal one, 2 z sigma / sqrt(n) (up to
+  // O(1/n) and the type-7 quantile of 200 resamples), so the n for width w is near
+  // sigma^2 (2 z / w)^2 as in the width test above.
+  const double a = 2.0, w = 0.05, level = 0.9;
+  auto m = [&](double i, double j) {
+    return boost::math::beta(a + i, a + j) / boost::math::beta(a, a);
+  };
+  const double sigma2 = 4.0 * (m(1, 4) + m(4, 1)) - 4.0 * m(1, 1) * m(1, 1);
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + 0.5 * level);
+  const double n_true = sigma2 * std::pow(2.0 * z / w, 2);  // 544.2
+  PlanSpec spec = binary_brier(a, WidthQuestion{w, level, WidthInterval::percentile, 200}, 200);
+  spec.search = {100, 10'000, 2.0, 2};
+  const PlanResult r = plan_sample_size(spec);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  const double se = log_se(r.answer);
+  INFO("plan n = " << r.answer.n << " [" << r.answer.n_low << ", " << r.answer.n_high
+                   << "], normal " << n_true << ", log se " << se);
+  // The mean width's standard error is small (each replicate's width varies little), so the
+  // allowance of 0.05 on log n is for the bootstrap's own O(1/n) and quantile bias.
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.05);
+}
+
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
+  // The figures are exact bits of a deterministic computation: a change is a change of the
+  // plan's method, to be documented (docs/plan.md) together with the new numbers.
+  const std::filesystem::path source = CALBENCH_SOURCE_DIR;
+  const std::string doc = read_text(source / "docs" / "plan.md");
+  struct Case {
+    const char* config;
+    std::size_t n;
+  };
+  for (const Case& c : {Case{"plan_example.json", 3184}, Case{"plan_power_example.json", 563}}) {
+    const PlanConfig config = load_plan(source / "configs" / c.config);
+    const PlanResult r = plan_sample_size(config.spec);
+    REQUIRE(r.answer.kind == AnswerKind::found);
+    const std::string quoted = "n = " + std::to_string(r.answer.n) +
+                               " (95 % Monte Carlo interval " +
+                               std::to_string(std::llround(r.answer.n_low)) + " to " +
+                               std::to_string(std::llround(r.answer.n_high)) + ")";
+    INFO(c.config << ": " << quoted);
+    CHECK(r.answer.n == c.n);
+    CHECK(doc.find(quoted) != std::string::npos);
+    if (r.alternative) {
+      const double T =
+          std::get<TemperatureMap>(std::get<DirichletSpec>(r.alternative->spec).map).temperature;
+      const std::string alternative =
+          "s = " + format_fixed(r.alternative->scale, 4) + ", 0.8^s = " + format_fixed(T, 4) +
+          "\n(ece_top_l1 = " + format_fixed(r.alternative->achieved.value, 5);
+      INFO(alternative);
+      CHECK(doc.find(alternative) != std::string::npos);
+    } else {
+      for (const PlanPoint& p : r.points)
+        if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
+          const std::string width = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
+          INFO(width);
+          CHECK(doc.find(width) != std::string::npos);
+        }
+    }
+  }
+}

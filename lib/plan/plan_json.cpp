@@ -28,6 +28,9 @@ const std::vector<Choice<Quantity>> detectable = {{"ece", Quantity::ece_top_l1},
 const std::vector<Choice<Direction>> directions = {{"overconfident", Direction::overconfident},
                                                    {"underconfident", Direction::underconfident}};
 
+const std::vector<Choice<WidthInterval>> intervals = {{"normal", WidthInterval::normal},
+                                                      {"percentile", WidthInterval::percentile}};
+
 bool open_unit(double x) {
   return x > 0.0 && x < 1.0;
 }
@@ -90,10 +93,19 @@ std::optional<PlanQuestion> parse_question(ObjectReader& top) {
   if (q.find("width") != nullptr && q.find("power") != nullptr) {
     q.problems().add(q.pointer(), "a question asks for a width or for a power, not both");
   } else if (q.find("width") != nullptr) {
-    q.allow_only({"width", "level"});
+    q.allow_only({"width", "level", "interval", "resamples"});
     const auto width = q.positive("width");
     const auto level = q.number("level", 0.9, open_unit, "> 0 and < 1");
-    if (width && level) out = WidthQuestion{*width, *level};
+    const auto interval = q.choice("interval", "interval", intervals, WidthInterval::normal);
+    std::optional<std::size_t> resamples = 200;
+    if (interval == WidthInterval::percentile)
+      resamples = count(q, "resamples", 2, 200);
+    else if (q.find("resamples") != nullptr)
+      q.problems().add(q.pointer_to("resamples"),
+                       "resamples belongs to \"interval\": \"percentile\" (the normal width "
+                       "2 z sd resamples nothing)");
+    if (width && level && interval && resamples)
+      out = WidthQuestion{*width, *level, *interval, *resamples};
   } else if (q.find("power") != nullptr) {
     q.allow_only({"power", "alpha", "detect", "resamples"});
     const auto power = q.number("power", std::nullopt, open_unit, "> 0 and < 1");
@@ -153,8 +165,17 @@ std::optional<ParsedGenerator> parse_plan_generator(ObjectReader& top,
   if (value == nullptr) return std::nullopt;
   if (!value->is_string()) return parse_generator_section(top);
   const std::filesystem::path other = file.parent_path() / value->get<std::string>();
+  const std::string from = file.string() + ": /generator: the generator is read from " +
+                           other.string() + ", which has problems:";
   Problems problems;
-  const Json document = read_json_file(other, problems);
+  Json document;
+  try {
+    document = read_json_file(other, problems);
+  } catch (const ConfigError& error) {
+    std::vector<std::string> found = error.problems();
+    found.insert(found.begin(), from);
+    throw ConfigError(std::move(found));
+  }
   ObjectReader doc(document, "", problems);
   std::optional<ParsedGenerator> out;
   if (doc.is_object()) {
@@ -166,8 +187,7 @@ std::optional<ParsedGenerator> parse_plan_generator(ObjectReader& top,
   }
   if (!problems.empty()) {
     std::vector<std::string> found = problems.render(other.string());
-    found.insert(found.begin(), file.string() + ": /generator: the generator is read from " +
-                                    other.string() + ", which has problems:");
+    found.insert(found.begin(), from);
     throw ConfigError(std::move(found));
   }
   return out;

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
+#include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
 #include "estimators/uncertainty.hpp"
 #include "truth/truth_engine.hpp"
@@ -117,13 +118,15 @@ struct Buffers {
 
 struct Replicate {
   double value = 0.0;
-  bool rejected = false;
+  // The percentile bootstrap interval's width (width questions with that interval), or 1 when
+  // the consistency test rejected, else 0 (power questions).
+  double figure = 0.0;
 };
 
 // stream_tasks can journal its results; a plan keeps no journal, but the type must be codable.
 template <typename Archive>
 void serialize(Archive& a, Replicate& r) {
-  a(r.value, r.rejected);
+  a(r.value, r.figure);
 }
 
 // Whether a figure meets the question: a width at most the asked one, a power at least it.
@@ -256,6 +259,8 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   PlanResult result;
   const PlanQuestion& q = spec.question;
   const auto* power = std::get_if<PowerQuestion>(&q);
+  const auto* width = std::get_if<WidthQuestion>(&q);
+  const bool percentile = width != nullptr && width->interval == WidthInterval::percentile;
   if (power) result.alternative = solve_alternative(spec.generator, *power, spec.truth);
   const Generator generator(result.alternative ? result.alternative->spec : spec.generator);
   const double z = power ? 0.0 : normal_quantile(0.5 + 0.5 * std::get<WidthQuestion>(q).level);
@@ -265,6 +270,7 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   auto evaluate = [&](std::size_t n) -> const PlanPoint& {
     if (auto it = points.find(n); it != points.end()) return it->second;
     std::vector<double> values;
+    RunningStats widths;
     std::size_t rejected = 0;
     values.reserve(spec.replicates);
     stream_tasks<Replicate, Buffers>(
@@ -275,21 +281,33 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
           generator.sample(engine, n, buf.sample, buf.scratch);
           Replicate r;
           r.value = estimator->estimate(buf.sample, buf.workspace);
+          const Estimator* const one[] = {estimator};
+          if (percentile) {
+            const auto boot =
+                bootstrap_values(buf.sample, one, ResampleKey{spec.seed, 0, key.replicate},
+                                 width->resamples, Execution::serial, buf.resample);
+            const Interval interval = percentile_intervals(boot, 1, width->level)[0];
+            r.figure = interval.hi - interval.lo;
+          }
           if (power) {
-            const Estimator* const one[] = {estimator};
             const auto null =
                 consistency_values(buf.sample, one, ResampleKey{spec.seed, 0, key.replicate},
                                    power->resamples, Execution::serial, buf.resample);
             const double observed[] = {r.value};
-            r.rejected = consistency_p_values(null, observed)[0] <= power->alpha;
+            r.figure = consistency_p_values(null, observed)[0] <= power->alpha ? 1.0 : 0.0;
           }
           return r;
         },
         [&](TaskKey, Replicate&& r) {
           values.push_back(r.value);
-          rejected += r.rejected ? 1 : 0;
+          widths.add(r.figure);
+          rejected += r.figure > 0.0 ? 1 : 0;
         });
     PlanPoint point = width_point(n, values, z);
+    if (percentile) {
+      point.figure = widths.mean();
+      point.figure_se = widths.standard_error();
+    }
     if (power) {
       const double R = static_cast<double>(spec.replicates);
       point.figure = static_cast<double>(rejected) / R;

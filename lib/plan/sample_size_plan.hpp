@@ -30,11 +30,19 @@
 
 namespace calbench {
 
-// The n at which 2 z_{(1 + level)/2} sd(estimate) <= width: the width of the normal interval
-// estimate ± z sd, the interval a bootstrap approximates when the estimate is near normal.
+// How a width question measures an interval's width.
+enum class WidthInterval {
+  normal,      // 2 z_{(1 + level)/2} sd(estimate): the normal interval estimate ± z sd
+  percentile,  // the expected width of the percentile bootstrap interval (`resamples` resamples,
+               // estimators/uncertainty.hpp), as `calbench eval` computes it
+};
+
+// The n at which the width of the estimator's interval at `level` is <= width.
 struct WidthQuestion {
   double width = 0.0;  // > 0
   double level = 0.9;  // in (0, 1)
+  WidthInterval interval = WidthInterval::normal;
+  std::size_t resamples = 200;  // percentile only
 };
 
 // Which way a calibrated generator is pushed when its own map gives no direction (identity).
