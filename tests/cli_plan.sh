@@ -14,10 +14,10 @@ fail() {
 }
 
 # Determinism: the result file is a pure function of the plan file.
-"$bin" plan "$src/configs/plan_example.json" --threads 1 --quiet --out "$work/one.json" \
-  >"$work/one.out" 2>"$work/one.err" || fail "plan_example on 1 thread exited $?: $(cat "$work/one.err")"
-"$bin" plan "$src/configs/plan_example.json" --threads 2 --quiet --out "$work/two.json" \
-  >"$work/two.out" 2>&1 || fail "plan_example on 2 threads exited $?"
+"$bin" plan "$src/configs/plan/width_example.json" --threads 1 --quiet --out "$work/one.json" \
+  >"$work/one.out" 2>"$work/one.err" || fail "width_example on 1 thread exited $?: $(cat "$work/one.err")"
+"$bin" plan "$src/configs/plan/width_example.json" --threads 2 --quiet --out "$work/two.json" \
+  >"$work/two.out" 2>&1 || fail "width_example on 2 threads exited $?"
 cmp -s "$work/one.json" "$work/two.json" || fail "the result files differ between 1 and 2 threads"
 cmp -s <(grep -v '^wrote' "$work/one.out") <(grep -v '^wrote' "$work/two.out") ||
   fail "the tables differ between 1 and 2 threads"

@@ -341,7 +341,8 @@ TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e
     const char* config;
     std::size_t n;
   };
-  for (const Case& c : {Case{"plan_example.json", 3184}, Case{"plan_power_example.json", 563}}) {
+  for (const Case& c :
+       {Case{"plan/width_example.json", 3184}, Case{"plan/power_example.json", 563}}) {
     const PlanConfig config = load_plan(source / "configs" / c.config);
     const PlanResult r = plan_sample_size(config.spec);
     REQUIRE(r.answer.kind == AnswerKind::found);
