@@ -32,6 +32,7 @@
 #include "runners/bench.hpp"
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
+#include "runners/plan.hpp"
 #include "runners/progress.hpp"
 #include "runners/report.hpp"
 #include "runners/slurm.hpp"
@@ -500,6 +501,16 @@ int main(int argc, char** argv) {
                   "write an estimator_bias config on the fitted generator to this file");
   fit->add_flag("--json", fit_options.json, "print JSON instead of the tables");
 
+  PlanOptions plan_options;
+  std::size_t plan_threads = threads;
+  auto* plan = app.add_subcommand(
+      "plan", "labelled samples needed for an interval width or a power (docs/plan.md)");
+  plan->add_option("PLAN", plan_options.file, "plan file (JSON, docs/plan.md)")->required();
+  plan->add_option("--out", plan_options.out, "write the result (JSON) to this file");
+  plan->add_option("--threads", plan_threads, "worker threads (default: all cores)")
+      ->check(thread_range);
+  plan->add_flag("--quiet", plan_options.quiet, "no progress lines on stderr");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -540,6 +551,10 @@ int main(int argc, char** argv) {
       return write_report(eval_options.plot, eval_options.json, {"--eval"});
     }
     if (*fit) return run_fit(fit_options, std::cout);
+    if (*plan) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, plan_threads);
+      return run_plan(plan_options, std::cout);
+    }
   } catch (const ConfigError& e) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;

@@ -87,7 +87,9 @@ using Engine = Xoshiro256pp;
 // H = hash64, canonical = the generator's canonical text. (1) truth/monte_carlo_sampler.hpp,
 // (2) truth/population.cpp, (3) truth/composed_truth.cpp, (4) truth/target_solver.cpp,
 // (5) decisions/decision_value.cpp, (6) truth/reliability_curve.cpp; the resamples:
-// estimators/uncertainty.hpp. `split` is reserved for a fit/test split of given data; 3 and 9-11
+// estimators/uncertainty.hpp; `calbench plan` (plan/sample_size_plan.cpp) uses the sample,
+// bootstrap and labels rows with cell 0 for every sample size it simulates (common random
+// numbers across n). `split` is reserved for a fit/test split of given data; 3 and 9-11
 // belonged to purposes since removed. The truth streams share a purpose and are told apart by the
 // tag hashed into the seed word (a purpose each would be cleaner, but would change every truth
 // value's bits).

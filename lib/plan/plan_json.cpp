@@ -1,0 +1,302 @@
+#include "plan/plan_json.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "config/experiment.hpp"
+#include "config/registry.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/rng.hpp"
+#include "core/version.hpp"
+#include "truth/target_solver.hpp"
+
+namespace calbench {
+namespace {
+
+// The quantities a power question may detect: those that are 0 exactly when the generator
+// is calibrated (overconfidence is signed, accuracy, brier and nll are not errors).
+const std::vector<Choice<Quantity>> detectable = {{"ece", Quantity::ece_top_l1},
+                                                  {"ece_top_l1", Quantity::ece_top_l1},
+                                                  {"ece_top_l2", Quantity::ece_top_l2},
+                                                  {"classwise_ece_l1", Quantity::classwise_ece_l1},
+                                                  {"canonical_l1", Quantity::canonical_l1},
+                                                  {"canonical_l2", Quantity::canonical_l2}};
+
+const std::vector<Choice<Direction>> directions = {{"overconfident", Direction::overconfident},
+                                                   {"underconfident", Direction::underconfident}};
+
+const std::vector<Choice<WidthInterval>> intervals = {{"normal", WidthInterval::normal},
+                                                      {"percentile", WidthInterval::percentile}};
+
+bool open_unit(double x) {
+  return x > 0.0 && x < 1.0;
+}
+bool above_one(double x) {
+  return x > 1.0 && x <= 16.0;
+}
+
+std::optional<std::size_t> count(ObjectReader& o, std::string_view key, std::int64_t min,
+                                 std::int64_t fallback) {
+  const auto v = o.integer(key, min, fallback);
+  if (!v) return std::nullopt;
+  return static_cast<std::size_t>(*v);
+}
+
+// "detect": {"ece": 0.05} (one quantity and its value), optionally "direction".
+std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
+  const Json* value = q.require("detect", "an object like {\"ece\": 0.05}");
+  if (value == nullptr) return std::nullopt;
+  ObjectReader d(*value, q.pointer_to("detect"), q.problems());
+  if (!d.is_object()) return std::nullopt;
+  std::vector<std::string> allowed = {"direction"};
+  std::optional<std::string> quantity_key;
+  for (const auto& c : detectable) {
+    allowed.emplace_back(c.name);
+    if (d.find(c.name) != nullptr) {
+      if (quantity_key) {
+        q.problems().add(d.pointer_to(c.name), "detect names one quantity, found " +
+                                                   quote(*quantity_key) + " and " + quote(c.name));
+        return std::nullopt;
+      }
+      quantity_key = std::string(c.name);
+      out.quantity = c.value;
+    }
+  }
+  d.allow_only(allowed);
+  if (!quantity_key) {
+    q.problems().add(d.pointer(),
+                     "expected one quantity and the value to detect, like {\"ece\": 0.05}; "
+                     "quantities: ece (= ece_top_l1), ece_top_l2, classwise_ece_l1, "
+                     "canonical_l1, canonical_l2");
+    return std::nullopt;
+  }
+  const auto detect = d.number(
+      *quantity_key, std::nullopt, [](double x) { return x > 0.0 && x < 1.0; }, "> 0 and < 1");
+  const auto direction = d.choice("direction", "direction", directions, Direction::overconfident);
+  q.set_resolved("detect", d.take_resolved());
+  if (!detect || !direction) return std::nullopt;
+  out.detect = *detect;
+  out.direction = *direction;
+  return out;
+}
+
+std::optional<PlanQuestion> parse_question(ObjectReader& top) {
+  const Json* value = top.require(
+      "question", "{\"width\": W, \"level\": L} or {\"power\": P, \"detect\": {\"ece\": E}}");
+  if (value == nullptr) return std::nullopt;
+  ObjectReader q(*value, top.pointer_to("question"), top.problems());
+  if (!q.is_object()) return std::nullopt;
+  std::optional<PlanQuestion> out;
+  if (q.find("width") != nullptr && q.find("power") != nullptr) {
+    q.problems().add(q.pointer(), "a question asks for a width or for a power, not both");
+  } else if (q.find("width") != nullptr) {
+    q.allow_only({"width", "level", "interval", "resamples"});
+    const auto width = q.positive("width");
+    const auto level = q.number("level", 0.9, open_unit, "> 0 and < 1");
+    const auto interval = q.choice("interval", "interval", intervals, WidthInterval::normal);
+    std::optional<std::size_t> resamples = 200;
+    if (interval == WidthInterval::percentile)
+      resamples = count(q, "resamples", 2, 200);
+    else if (q.find("resamples") != nullptr)
+      q.problems().add(q.pointer_to("resamples"),
+                       "resamples belongs to \"interval\": \"percentile\" (the normal width "
+                       "2 z sd resamples nothing)");
+    if (width && level && interval && resamples)
+      out = WidthQuestion{*width, *level, *interval, *resamples};
+  } else if (q.find("power") != nullptr) {
+    q.allow_only({"power", "alpha", "detect", "resamples"});
+    const auto power = q.number("power", std::nullopt, open_unit, "> 0 and < 1");
+    const auto alpha = q.number("alpha", 0.05, open_unit, "> 0 and < 1");
+    const auto resamples = count(q, "resamples", 1, 199);
+    std::optional<PowerQuestion> question;
+    if (power && alpha && resamples) {
+      if (static_cast<double>(*resamples) + 1.0 < 1.0 / *alpha)
+        q.problems().add(q.pointer_to("resamples"),
+                         "resamples = " + std::to_string(*resamples) +
+                             ": the test can never reject at alpha = " + format_double(*alpha) +
+                             "; needs resamples + 1 >= 1 / alpha");
+      PowerQuestion p;
+      p.power = *power;
+      p.alpha = *alpha;
+      p.resamples = *resamples;
+      question = parse_detect(q, p);
+    } else {
+      (void)parse_detect(q, PowerQuestion{});
+    }
+    if (question) out = *question;
+  } else {
+    q.problems().add(q.pointer(),
+                     "expected \"width\" (with \"level\") or \"power\" (with \"detect\" and "
+                     "\"alpha\")");
+  }
+  top.set_resolved("question", q.take_resolved());
+  return out;
+}
+
+std::optional<PlanSearch> parse_search(ObjectReader& top) {
+  static const Json empty = Json::object();
+  const Json* value = top.find("search");
+  ObjectReader s(value != nullptr ? *value : empty, top.pointer_to("search"), top.problems());
+  s.allow_only({"n_min", "n_max", "ratio", "refine"});
+  const PlanSearch defaults;
+  const auto n_min = count(s, "n_min", 2, static_cast<std::int64_t>(defaults.n_min));
+  const auto n_max = count(s, "n_max", 3, static_cast<std::int64_t>(defaults.n_max));
+  const auto ratio = s.number("ratio", defaults.ratio, above_one, "> 1 and <= 16");
+  const auto refine = count(s, "refine", 0, static_cast<std::int64_t>(defaults.refine));
+  if (n_min && n_max && *n_max <= *n_min)
+    s.problems().add(s.pointer_to("n_max"), "n_max = " + std::to_string(*n_max) +
+                                                ": must be > n_min = " + std::to_string(*n_min));
+  if (n_max && *n_max > 100'000'000)
+    s.problems().add(s.pointer_to("n_max"),
+                     "n_max = " + std::to_string(*n_max) + ": must be <= 100000000");
+  top.set_resolved("search", s.take_resolved());
+  if (!n_min || !n_max || !ratio || !refine) return std::nullopt;
+  return PlanSearch{*n_min, *n_max, *ratio, *refine};
+}
+
+// The generator object of the plan, or of the file a string names (relative to the plan's
+// folder): `calbench fit --out` writes a config whose "generator" is the fitted one.
+std::optional<ParsedGenerator> parse_plan_generator(ObjectReader& top,
+                                                    const std::filesystem::path& file) {
+  const Json* value = top.require("generator", "a generator object or a config file's name");
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_string()) return parse_generator_section(top);
+  const std::filesystem::path other = file.parent_path() / value->get<std::string>();
+  const std::string from = file.string() + ": /generator: the generator is read from " +
+                           other.string() + ", which has problems:";
+  Problems problems;
+  Json document;
+  try {
+    document = read_json_file(other, problems);
+  } catch (const ConfigError& error) {
+    std::vector<std::string> found = error.problems();
+    found.insert(found.begin(), from);
+    throw ConfigError(std::move(found));
+  }
+  ObjectReader doc(document, "", problems);
+  std::optional<ParsedGenerator> out;
+  if (doc.is_object()) {
+    if (doc.require("generator", "a generator object (the file is a config)") != nullptr) {
+      Json resolved;
+      out = parse_generator(*doc.find("generator"), "/generator", problems, resolved);
+      top.set_resolved("generator", std::move(resolved));
+    }
+  }
+  if (!problems.empty()) {
+    std::vector<std::string> found = problems.render(other.string());
+    found.insert(found.begin(), from);
+    throw ConfigError(std::move(found));
+  }
+  return out;
+}
+
+Json truth_json(const TruthValue& v) {
+  return {{"value", v.value}, {"method", std::string(to_string(v.method))}, {"error", v.error}};
+}
+
+std::string_view kind_name(AnswerKind kind) {
+  switch (kind) {
+    case AnswerKind::found:
+      return "found";
+    case AnswerKind::below_range:
+      return "at_most_n_min";
+    case AnswerKind::above_range:
+      return "above_n_max";
+  }
+  return "";
+}
+
+}  // namespace
+
+PlanConfig load_plan(const std::filesystem::path& file) {
+  const std::string source = file.string();
+  Problems problems;
+  const Json document = read_json_file(file, problems);
+  ObjectReader top(document, "", problems);
+  top.allow_only(
+      {"name", "seed", "generator", "truth", "estimator", "question", "replicates", "search"});
+  PlanConfig out;
+  const auto name = top.string("name", file.stem().string());
+  const auto seed = top.unsigned_integer("seed", 0, 0);
+  const auto generator = parse_plan_generator(top, file);
+  const auto truth = parse_truth_section(top);
+  std::optional<EstimatorConfig> estimator;
+  if (const Json* e = top.require("estimator", "an estimator object like {\"name\": \"ece\"}")) {
+    Json resolved;
+    estimator = parse_estimator(*e, "/estimator", problems, resolved);
+    top.set_resolved("estimator", std::move(resolved));
+  }
+  const auto question = parse_question(top);
+  const auto replicates = count(top, "replicates", 10, 500);
+  const auto search = parse_search(top);
+  std::optional<GeneratorSpec> spec;
+  if (generator && truth) {
+    spec = generator->spec;
+    if (generator->target) {
+      try {
+        TargetSolver solver;
+        spec = solver.solve(*generator->target, *truth).spec;
+      } catch (const TargetError& e) {
+        problems.add("/generator/target/" + e.field(), e.what());
+      }
+    }
+    if (spec) {
+      try {
+        (void)Generator(*spec);
+        if (question && std::holds_alternative<PowerQuestion>(*question))
+          (void)scaled_generator(*spec, 0.0, Direction::overconfident);
+      } catch (const DomainError& e) {
+        problems.add("/generator", e.what());
+      }
+    }
+  }
+  if (!problems.empty()) throw ConfigError(problems.render(source));
+  out.name = *name;
+  out.spec.generator = *spec;
+  out.spec.estimator = estimator->estimator;
+  out.estimator_label = estimator->label;
+  out.spec.question = *question;
+  out.spec.search = *search;
+  out.spec.replicates = *replicates;
+  out.spec.seed = *seed;
+  out.spec.truth = *truth;
+  out.resolved = top.take_resolved();
+  return out;
+}
+
+Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
+  Json out;
+  out["meta"] = {{"schema", "calbench.plan/1"},
+                 {"calbench", version},
+                 {"git_revision", git_revision},
+                 {"config_hash", format_hash(hash64(config.resolved.dump()))}};
+  out["plan"] = config.resolved;
+  const bool power = std::holds_alternative<PowerQuestion>(config.spec.question);
+  if (result.alternative) {
+    const Generator g(result.alternative->spec);
+    out["alternative"] = {{"generator", g.canonical_text()},
+                          {"scale", result.alternative->scale},
+                          {"truth", truth_json(result.alternative->achieved)}};
+  }
+  Json points = Json::array();
+  for (const auto& p : result.points)
+    points.push_back({{"n", p.n},
+                      {power ? "power" : "width", p.figure},
+                      {"se", p.figure_se},
+                      {"mean", p.mean},
+                      {"sd", p.sd}});
+  out["points"] = std::move(points);
+  const PlanAnswer& a = result.answer;
+  out["answer"] = {{"status", std::string(kind_name(a.kind))},
+                   {"n", a.n},
+                   {"n_low_95", a.n_low},
+                   {"n_high_95", a.n_high},
+                   {power ? "power" : "width", a.figure},
+                   {"se", a.figure_se}};
+  return out;
+}
+
+}  // namespace calbench

@@ -1,0 +1,376 @@
+#include "plan/sample_size_plan.hpp"
+
+#include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/tools/roots.hpp>
+#include <cmath>
+#include <map>
+#include <span>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/rng.hpp"
+#include "core/running_stats.hpp"
+#include "core/task_kernel.hpp"
+#include "estimators/uncertainty.hpp"
+#include "truth/truth_engine.hpp"
+
+namespace calbench {
+namespace {
+
+template <class... F>
+struct overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
+double normal_quantile(double p) {
+  return boost::math::quantile(boost::math::normal_distribution<double>(), p);
+}
+
+// The scaled map of a dirichlet generator (scaled_generator).
+MiscalibrationMap scaled_map(const MiscalibrationMap& map, std::size_t K, double s,
+                             Direction direction) {
+  const double e = direction == Direction::overconfident ? -1.0 : 1.0;
+  return std::visit(
+      overloaded{
+          [&](const IdentityMap&) -> MiscalibrationMap { return TemperatureMap{std::exp(e * s)}; },
+          [&](const TemperatureMap& m) -> MiscalibrationMap {
+            return TemperatureMap{std::pow(m.temperature, s)};
+          },
+          [&](const PowerMap& m) -> MiscalibrationMap {
+            PowerMap out = m;
+            for (double& t : out.exponents) t = std::pow(t, s);
+            return out;
+          },
+          [&](const TopLabelMap& m) -> MiscalibrationMap {
+            return TopLabelMap{std::pow(m.gamma, s)};
+          },
+          [&](const AffineLogitMap& m) -> MiscalibrationMap {
+            AffineLogitMap out = m;
+            for (std::size_t i = 0; i < K; ++i)
+              for (std::size_t j = 0; j < K; ++j) {
+                const double identity = i == j ? 1.0 : 0.0;
+                out.weights[i * K + j] = identity + s * (m.weights[i * K + j] - identity);
+              }
+            for (double& b : out.bias) b *= s;
+            return out;
+          }},
+      map);
+}
+
+CalibrationCurve scaled_curve(const CalibrationCurve& curve, double s, Direction direction) {
+  const double e = direction == Direction::overconfident ? -1.0 : 1.0;
+  return std::visit(
+      overloaded{[&](const IdentityCurve&) -> CalibrationCurve {
+                   return LogitLogitCurve{0.0, std::exp(e * s)};
+                 },
+                 [&](const PolynomialCurve& c) -> CalibrationCurve {
+                   return PolynomialCurve{std::pow(c.d, s)};
+                 },
+                 [&](const LogitLogitCurve& c) -> CalibrationCurve {
+                   return LogitLogitCurve{s * c.a, std::pow(c.b, s)};
+                 },
+                 [&](const LogisticCurve&) -> CalibrationCurve {
+                   throw DomainError(
+                       "the logistic curve has no calibrated member to scale towards: a power "
+                       "question needs a logit_logit or polynomial curve");
+                 }},
+      curve);
+}
+
+// The 2 z sd width and its standard error from the replicate values. The variance's standard
+// error is sqrt((m4 - s^4 (R - 3)/(R - 1)) / R) (the fourth central moment m4; exact for the
+// unbiased variance's sampling variance up to O(1/R^2)), and sd's by the delta method,
+// se(sd) = se(var) / (2 sd).
+PlanPoint width_point(std::size_t n, const std::vector<double>& values, double z) {
+  const double R = static_cast<double>(values.size());
+  double mean = 0.0;
+  for (double v : values) mean += v;
+  mean /= R;
+  double m2 = 0.0, m4 = 0.0;
+  for (double v : values) {
+    const double d = (v - mean) * (v - mean);
+    m2 += d;
+    m4 += d * d;
+  }
+  const double var = m2 / (R - 1.0);
+  m4 /= R;
+  const double se_var = std::sqrt(std::max(0.0, (m4 - var * var * (R - 3.0) / (R - 1.0)) / R));
+  const double sd = std::sqrt(var);
+  PlanPoint out;
+  out.n = n;
+  out.mean = mean;
+  out.sd = sd;
+  out.figure = 2.0 * z * sd;
+  out.figure_se = sd > 0.0 ? 2.0 * z * se_var / (2.0 * sd) : 0.0;
+  return out;
+}
+
+struct Buffers {
+  Sample sample;
+  GeneratorScratch scratch;
+  EstimatorWorkspace workspace;
+  ResampleWorkspace resample;
+};
+
+struct Replicate {
+  double value = 0.0;
+  // The percentile bootstrap interval's width (width questions with that interval), or 1 when
+  // the consistency test rejected, else 0 (power questions).
+  double figure = 0.0;
+};
+
+// stream_tasks can journal its results; a plan keeps no journal, but the type must be codable.
+template <typename Archive>
+void serialize(Archive& a, Replicate& r) {
+  a(r.value, r.figure);
+}
+
+// Whether a figure meets the question: a width at most the asked one, a power at least it.
+bool meets(const PlanQuestion& q, double figure) {
+  if (const auto* w = std::get_if<WidthQuestion>(&q)) return figure <= w->width;
+  return figure >= std::get<PowerQuestion>(q).power;
+}
+
+// The question's figure on the scale where it is interpolated: log width, or power itself.
+double scaled_figure(const PlanQuestion& q, double figure) {
+  return std::holds_alternative<WidthQuestion>(q) ? std::log(figure) : figure;
+}
+double scaled_se(const PlanQuestion& q, double figure, double se) {
+  return std::holds_alternative<WidthQuestion>(q) ? se / figure : se;
+}
+
+void validate(const PlanSpec& spec) {
+  if (!spec.estimator) throw DomainError("estimator: missing");
+  if (spec.replicates < 10)
+    throw DomainError("replicates = " + std::to_string(spec.replicates) + ": must be >= 10");
+  const PlanSearch& s = spec.search;
+  if (s.n_min < 2) throw DomainError("n_min = " + std::to_string(s.n_min) + ": must be >= 2");
+  if (s.n_max <= s.n_min)
+    throw DomainError("n_max = " + std::to_string(s.n_max) +
+                      ": must be > n_min = " + std::to_string(s.n_min));
+  if (!(s.ratio > 1.0 && s.ratio <= 16.0))
+    throw DomainError("ratio = " + format_double(s.ratio) + ": must be > 1 and <= 16");
+  std::visit(
+      overloaded{[](const WidthQuestion& w) {
+                   if (!(w.width > 0.0))
+                     throw DomainError("width = " + format_double(w.width) + ": must be > 0");
+                   if (!(w.level > 0.0 && w.level < 1.0))
+                     throw DomainError("level = " + format_double(w.level) + ": must be in (0, 1)");
+                 },
+                 [](const PowerQuestion& p) {
+                   if (!(p.power > 0.0 && p.power < 1.0))
+                     throw DomainError("power = " + format_double(p.power) + ": must be in (0, 1)");
+                   if (!(p.alpha > 0.0 && p.alpha < 1.0))
+                     throw DomainError("alpha = " + format_double(p.alpha) + ": must be in (0, 1)");
+                   if (!(p.detect > 0.0))
+                     throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
+                   // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1.
+                   if (static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
+                     throw DomainError(
+                         "resamples = " + std::to_string(p.resamples) +
+                         ": the test can never reject at alpha = " + format_double(p.alpha) +
+                         "; needs resamples + 1 >= 1 / alpha");
+                 }},
+      spec.question);
+}
+
+// The sample sizes of the grid: n_min ratio^k rounded, distinct, then n_max.
+std::vector<std::size_t> grid(const PlanSearch& s) {
+  std::vector<std::size_t> out;
+  for (double x = static_cast<double>(s.n_min); x < static_cast<double>(s.n_max); x *= s.ratio) {
+    const auto n = static_cast<std::size_t>(std::llround(x));
+    if (out.empty() || n > out.back()) out.push_back(n);
+  }
+  if (out.back() != s.n_max) out.push_back(s.n_max);
+  return out;
+}
+
+}  // namespace
+
+GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction direction) {
+  if (!(s >= 0.0)) throw DomainError("scale = " + format_double(s) + ": must be >= 0");
+  return std::visit(
+      overloaded{[&](const DirichletSpec& d) -> GeneratorSpec {
+                   DirichletSpec out = d;
+                   out.map = scaled_map(d.map, d.classes, s, direction);
+                   return out;
+                 },
+                 [&](const BetaBinarySpec& b) -> GeneratorSpec {
+                   BetaBinarySpec out = b;
+                   out.curve = scaled_curve(b.curve, s, direction);
+                   return out;
+                 },
+                 [&](const auto&) -> GeneratorSpec {
+                   throw DomainError(
+                       "family " + std::string(family_name(spec)) +
+                       ": a power question scales the generator's miscalibration map, which "
+                       "only the dirichlet and beta_binary families have");
+                 }},
+      spec);
+}
+
+Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
+                              const TruthSettings& truth) {
+  auto truth_at = [&](double s) {
+    const Generator generator(scaled_generator(spec, s, question.direction));
+    return compute_truth(generator, truth)[question.quantity];
+  };
+  // s = 0 is calibrated: every quantity a power question may target is 0 there, so the root
+  // is bracketed by [0, s] for the first s (1, 2, 4, ...) whose truth reaches the value.
+  double hi = 1.0;
+  TruthValue at_hi = truth_at(hi);
+  while (at_hi.value < question.detect) {
+    if (hi >= 64.0)
+      throw DomainError("detect = " + format_double(question.detect) +
+                        " is out of reach: " + std::string(to_string(question.quantity)) + " is " +
+                        format_fixed(at_hi.value, 4) + " with the miscalibration scaled by " +
+                        format_double(hi));
+    hi *= 2.0;
+    at_hi = truth_at(hi);
+  }
+  double lo = hi > 1.0 ? hi / 2.0 : 0.0;
+  Alternative best{scaled_generator(spec, hi, question.direction), hi, at_hi};
+  auto f = [&](double s) {
+    const TruthValue v = truth_at(s);
+    if (std::abs(v.value - question.detect) < std::abs(best.achieved.value - question.detect))
+      best = {scaled_generator(spec, s, question.direction), s, v};
+    return v.value - question.detect;
+  };
+  const double f_lo = lo == 0.0 ? -question.detect : f(lo);
+  if (f_lo >= 0.0) return best;  // MC noise at the doubled bracket's lower end: take it
+  // Stop once the value is within max(1e-6, 2 x its own error) of the target.
+  auto close = [&](double, double) {
+    return std::abs(best.achieved.value - question.detect) <=
+           std::max(1e-6, 2.0 * best.achieved.error);
+  };
+  std::uintmax_t iterations = 60;
+  if (!close(lo, hi))
+    boost::math::tools::toms748_solve(f, lo, hi, f_lo, at_hi.value - question.detect, close,
+                                      iterations);
+  return best;
+}
+
+PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
+  validate(spec);
+  PlanResult result;
+  const PlanQuestion& q = spec.question;
+  const auto* power = std::get_if<PowerQuestion>(&q);
+  const auto* width = std::get_if<WidthQuestion>(&q);
+  const bool percentile = width != nullptr && width->interval == WidthInterval::percentile;
+  if (power) result.alternative = solve_alternative(spec.generator, *power, spec.truth);
+  const Generator generator(result.alternative ? result.alternative->spec : spec.generator);
+  const double z = power ? 0.0 : normal_quantile(0.5 + 0.5 * std::get<WidthQuestion>(q).level);
+  const Estimator* const estimator = spec.estimator.get();
+
+  std::map<std::size_t, PlanPoint> points;
+  auto evaluate = [&](std::size_t n) -> const PlanPoint& {
+    if (auto it = points.find(n); it != points.end()) return it->second;
+    std::vector<double> values;
+    RunningStats widths;
+    std::size_t rejected = 0;
+    values.reserve(spec.replicates);
+    stream_tasks<Replicate, Buffers>(
+        TaskGrid({spec.replicates}),
+        [&](TaskKey key, Buffers& buf) {
+          // Cell 0 for every n: common random numbers across the sample sizes.
+          Engine engine = make_engine({spec.seed, 0, key.replicate, Purpose::sample});
+          generator.sample(engine, n, buf.sample, buf.scratch);
+          Replicate r;
+          r.value = estimator->estimate(buf.sample, buf.workspace);
+          const Estimator* const one[] = {estimator};
+          if (percentile) {
+            const auto boot =
+                bootstrap_values(buf.sample, one, ResampleKey{spec.seed, 0, key.replicate},
+                                 width->resamples, Execution::serial, buf.resample);
+            const Interval interval = percentile_intervals(boot, 1, width->level)[0];
+            r.figure = interval.hi - interval.lo;
+          }
+          if (power) {
+            const auto null =
+                consistency_values(buf.sample, one, ResampleKey{spec.seed, 0, key.replicate},
+                                   power->resamples, Execution::serial, buf.resample);
+            const double observed[] = {r.value};
+            r.figure = consistency_p_values(null, observed)[0] <= power->alpha ? 1.0 : 0.0;
+          }
+          return r;
+        },
+        [&](TaskKey, Replicate&& r) {
+          values.push_back(r.value);
+          widths.add(r.figure);
+          rejected += r.figure > 0.0 ? 1 : 0;
+        });
+    PlanPoint point = width_point(n, values, z);
+    if (percentile) {
+      point.figure = widths.mean();
+      point.figure_se = widths.standard_error();
+    }
+    if (power) {
+      const double R = static_cast<double>(spec.replicates);
+      point.figure = static_cast<double>(rejected) / R;
+      point.figure_se = std::sqrt(point.figure * (1.0 - point.figure) / R);
+    }
+    if (on_point) on_point(point);
+    return points.emplace(n, point).first->second;
+  };
+
+  // The grid, smallest n first, until the question is met.
+  std::optional<std::size_t> below, above;
+  for (std::size_t n : grid(spec.search)) {
+    if (meets(q, evaluate(n).figure)) {
+      above = n;
+      break;
+    }
+    below = n;
+  }
+  PlanAnswer& answer = result.answer;
+  auto finish = [&] {
+    for (auto& [n, point] : points) result.points.push_back(point);
+  };
+  if (!above || !below) {
+    const PlanPoint& edge = points.at(above ? *above : *below);
+    answer.kind = above ? AnswerKind::below_range : AnswerKind::above_range;
+    answer.n = edge.n;
+    answer.n_low = answer.n_high = static_cast<double>(edge.n);
+    answer.figure = edge.figure;
+    answer.figure_se = edge.figure_se;
+    finish();
+    return result;
+  }
+  // Bisection on log n inside the bracket.
+  for (std::size_t step = 0; step < spec.search.refine; ++step) {
+    const auto mid = static_cast<std::size_t>(
+        std::llround(std::sqrt(static_cast<double>(*below) * static_cast<double>(*above))));
+    if (mid <= *below || mid >= *above) break;
+    (meets(q, evaluate(mid).figure) ? above : below) = mid;
+  }
+  // Interpolation in the last bracket: y = a + slope x, x = log n, y the scaled figure; the
+  // answer is where y equals the scaled target, its standard error the bracket ends' standard
+  // errors weighted by the interpolation weights and added (they are positively correlated),
+  // carried to x by the slope.
+  const PlanPoint& a = points.at(*below);
+  const PlanPoint& b = points.at(*above);
+  const double xa = std::log(static_cast<double>(a.n)), xb = std::log(static_cast<double>(b.n));
+  const double ya = scaled_figure(q, a.figure), yb = scaled_figure(q, b.figure);
+  const double target = power ? power->power : std::log(std::get<WidthQuestion>(q).width);
+  const double t = std::clamp((target - ya) / (yb - ya), 0.0, 1.0);
+  const double x = xa + t * (xb - xa);
+  const double se_y =
+      (1.0 - t) * scaled_se(q, a.figure, a.figure_se) + t * scaled_se(q, b.figure, b.figure_se);
+  const double slope = std::abs((yb - ya) / (xb - xa));
+  const double se_x = se_y / slope;
+  const double z95 = normal_quantile(0.975);
+  answer.kind = AnswerKind::found;
+  answer.n = static_cast<std::size_t>(std::ceil(std::exp(x) - 1e-9));
+  answer.n_low = std::exp(x - z95 * se_x);
+  answer.n_high = std::exp(x + z95 * se_x);
+  answer.figure = power ? (1.0 - t) * a.figure + t * b.figure : std::exp(ya + t * (yb - ya));
+  answer.figure_se = (1.0 - t) * a.figure_se + t * b.figure_se;
+  finish();
+  return result;
+}
+
+}  // namespace calbench

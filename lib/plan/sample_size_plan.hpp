@@ -1,0 +1,137 @@
+#pragma once
+// Planning an audit (docs/plan.md): how many labelled samples an estimator needs, on a given
+// fake classifier, for a given interval width or for a given power to detect a given
+// miscalibration. Answered by simulation with calbench's own generators, truth engine and
+// estimators:
+//   - the question's figure (width = 2 z sd of the estimate, or the rejection rate of the
+//     consistency-resampling test) is simulated on a geometric grid of n, smallest first, until
+//     it is met; the bracket it falls in is bisected on log n `refine` times; the answer is
+//     interpolated inside the last bracket (log width linear in log n, power linear in log n);
+//   - every figure carries its Monte Carlo standard error, and the answer carries an interval
+//     for n obtained by dividing the interpolated figure's standard error by the local slope.
+// Every n uses the same streams (seed, 0, replicate, sample): common random numbers, so the
+// simulated curve is smooth in n; the standard errors of two points are then correlated, and
+// an interpolated one is bounded by the weighted sum of the two (Minkowski), never assumed
+// independent. Results are the same bits for any thread count (core/task_kernel.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/quantity.hpp"
+#include "estimators/estimator.hpp"
+#include "generators/generator.hpp"
+#include "truth/ground_truth.hpp"
+#include "truth/truth_settings.hpp"
+
+namespace calbench {
+
+// How a width question measures an interval's width.
+enum class WidthInterval {
+  normal,      // 2 z_{(1 + level)/2} sd(estimate): the normal interval estimate ± z sd
+  percentile,  // the expected width of the percentile bootstrap interval (`resamples` resamples,
+               // estimators/uncertainty.hpp), as `calbench eval` computes it
+};
+
+// The n at which the width of the estimator's interval at `level` is <= width.
+struct WidthQuestion {
+  double width = 0.0;  // > 0
+  double level = 0.9;  // in (0, 1)
+  WidthInterval interval = WidthInterval::normal;
+  std::size_t resamples = 200;  // percentile only
+};
+
+// Which way a calibrated generator is pushed when its own map gives no direction (identity).
+enum class Direction { overconfident, underconfident };
+
+// The n at which the level-alpha consistency-resampling test (estimators/uncertainty.hpp,
+// `resamples` label redraws, the estimator as its statistic) rejects with probability >= power
+// when the truth of `quantity` is `detect`. The alternative is the generator with its
+// miscalibration scaled (scaled_generator) until the exact truth of `quantity` equals `detect`.
+struct PowerQuestion {
+  double power = 0.8;   // in (0, 1)
+  double alpha = 0.05;  // in (0, 1)
+  Quantity quantity = Quantity::ece_top_l1;
+  double detect = 0.0;  // > 0
+  std::size_t resamples = 199;
+  Direction direction = Direction::overconfident;
+};
+
+using PlanQuestion = std::variant<WidthQuestion, PowerQuestion>;
+
+// The n searched: n_min * ratio^k (rounded) up to n_max, then `refine` bisections on log n.
+struct PlanSearch {
+  std::size_t n_min = 100, n_max = 100'000;
+  double ratio = 2.0;
+  std::size_t refine = 3;
+};
+
+struct PlanSpec {
+  GeneratorSpec generator;
+  std::shared_ptr<const Estimator> estimator;
+  PlanQuestion question;
+  PlanSearch search;
+  std::size_t replicates = 500;
+  std::uint64_t seed = 0;
+  TruthSettings truth;
+};
+
+// One simulated sample size: the question's figure (width or power) with its Monte Carlo
+// standard error, and the estimate's mean and sd over the replicates.
+struct PlanPoint {
+  std::size_t n = 0;
+  double figure = 0.0, figure_se = 0.0;
+  double mean = 0.0, sd = 0.0;
+};
+
+// The generator of a power question's alternative and what the truth engine says of it.
+struct Alternative {
+  GeneratorSpec spec;
+  double scale = 1.0;   // s of scaled_generator
+  TruthValue achieved;  // the truth of the question's quantity
+};
+
+enum class AnswerKind {
+  found,        // n inside [n_min, n_max]
+  below_range,  // n_min already meets the question
+  above_range,  // n_max does not meet it
+};
+
+struct PlanAnswer {
+  AnswerKind kind = AnswerKind::found;
+  std::size_t n = 0;  // the smallest n meeting the question (interpolated, rounded up)
+  double n_low = 0.0, n_high = 0.0;      // a 95 % Monte Carlo interval for it
+  double figure = 0.0, figure_se = 0.0;  // the interpolated figure at n and its standard error
+};
+
+struct PlanResult {
+  std::vector<PlanPoint> points;  // by n
+  std::optional<Alternative> alternative;
+  PlanAnswer answer;
+};
+
+// Scales the miscalibration of `spec` by s >= 0: s = 0 is calibrated, s = 1 is `spec` itself.
+// dirichlet: temperature T^s, power exponents t_k^s, top_label gamma^s, affine_logit
+// W = I + s (W - I), b = s b; identity becomes temperature e^(-s) (overconfident) or e^s.
+// beta_binary: polynomial d^s, logit_logit (s a, b^s); identity becomes logit_logit b = e^(-s)
+// or e^s. Other families and the logistic curve have no calibrated member in their family:
+// DomainError.
+GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction direction);
+
+// The alternative of a power question: s solved (TOMS 748) so that the truth of the quantity
+// equals `detect`, to within max(1e-6, 2 x the truth's own error). DomainError when the value
+// is out of reach for s <= 64.
+Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
+                              const TruthSettings& truth);
+
+// Called after each simulated n (from the calling thread), for progress lines.
+using PlanPointFn = std::function<void(const PlanPoint&)>;
+
+// Validates the spec (DomainError naming the field) and answers the question.
+PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point = {});
+
+}  // namespace calbench

@@ -1,0 +1,88 @@
+#include "runners/plan.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <variant>
+#include <vector>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "plan/plan_json.hpp"
+
+namespace calbench {
+namespace {
+
+std::string question_text(const PlanSpec& spec, const std::string& estimator) {
+  if (const auto* w = std::get_if<WidthQuestion>(&spec.question))
+    return "the n at which " + format_fixed(100.0 * w->level, 0) + " % intervals of " + estimator +
+           " (2 z sd) are at most " + format_double(w->width) + " wide";
+  const auto& p = std::get<PowerQuestion>(spec.question);
+  return "the n at which the consistency test on " + estimator + " (alpha " +
+         format_double(p.alpha) + ", " + std::to_string(p.resamples) +
+         " resamples) rejects with probability " + format_double(p.power) + " when " +
+         std::string(to_string(p.quantity)) + " = " + format_double(p.detect);
+}
+
+}  // namespace
+
+int run_plan(const PlanOptions& o, std::ostream& out) {
+  const PlanConfig config = load_plan(o.file);
+  const PlanSpec& spec = config.spec;
+  const bool power = std::holds_alternative<PowerQuestion>(spec.question);
+  const char* figure = power ? "power" : "width";
+  PlanResult result;
+  try {
+    result = plan_sample_size(spec, [&](const PlanPoint& p) {
+      if (!o.quiet)
+        std::cerr << "calbench plan: n = " << p.n << ": " << figure << " "
+                  << format_fixed(p.figure, 4) << " ± " << format_fixed(p.figure_se, 4) << '\n';
+    });
+  } catch (const DomainError& e) {
+    // What the parser cannot see: a detect value out of the generator's reach.
+    throw InputError(o.file + ": /question: " + e.what());
+  }
+
+  std::ostringstream text;
+  text << config.name << ": " << question_text(spec, config.estimator_label) << "\n";
+  text << "generator: " << Generator(spec.generator).canonical_text() << "\n";
+  if (result.alternative)
+    text << "alternative (miscalibration scaled by " << format_fixed(result.alternative->scale, 4)
+         << "): " << Generator(result.alternative->spec).canonical_text() << "\n  "
+         << to_string(std::get<PowerQuestion>(spec.question).quantity) << " = "
+         << format_fixed(result.alternative->achieved.value, 5) << " ("
+         << to_string(result.alternative->achieved.method) << ", error "
+         << format_double(result.alternative->achieved.error) << ")\n";
+  text << spec.replicates << " replicates per n; Monte Carlo standard errors\n\n";
+  std::vector<std::vector<std::string>> rows = {{"n", figure, "se", "mean", "sd"}};
+  for (const auto& p : result.points)
+    rows.push_back({std::to_string(p.n), format_fixed(p.figure, 4), format_fixed(p.figure_se, 4),
+                    format_fixed(p.mean, 4), format_fixed(p.sd, 4)});
+  text << aligned_columns(rows, "  ");
+  const PlanAnswer& a = result.answer;
+  text << "\nanswer: ";
+  switch (a.kind) {
+    case AnswerKind::found:
+      text << "n = " << a.n << " (95 % Monte Carlo interval " << std::llround(a.n_low) << " to "
+           << std::llround(a.n_high) << "); " << figure << " there " << format_fixed(a.figure, 4)
+           << " ± " << format_fixed(a.figure_se, 4) << "\n";
+      break;
+    case AnswerKind::below_range:
+      text << "n <= " << a.n << " (search.n_min already meets the question: " << figure << " "
+           << format_fixed(a.figure, 4) << " ± " << format_fixed(a.figure_se, 4) << ")\n";
+      break;
+    case AnswerKind::above_range:
+      text << "n > " << a.n << " (search.n_max does not meet the question: " << figure << " "
+           << format_fixed(a.figure, 4) << " ± " << format_fixed(a.figure_se, 4) << ")\n";
+      break;
+  }
+  if (!o.out.empty()) {
+    write_file_atomically(o.out, plan_result_json(config, result).dump(2) + "\n");
+    text << "wrote " << o.out << "\n";
+  }
+  out << text.str();
+  return 0;
+}
+
+}  // namespace calbench

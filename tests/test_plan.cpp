@@ -1,0 +1,373 @@
+// calbench plan (docs/plan.md): the sample size for an interval width and for a power,
+// recovered where the answer is known analytically; the alternative generator; determinism
+// across thread counts; bad plan files; the shipped example's quoted figure.
+#include <tbb/task_arena.h>
+
+#include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
+#include <boost/math/special_functions/beta.hpp>
+#include <boost/math/tools/roots.hpp>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "config/registry.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "plan/plan_json.hpp"
+#include "plan/sample_size_plan.hpp"
+#include "temp_files.hpp"
+#include "truth/truth_engine.hpp"
+
+using namespace calbench;
+
+namespace {
+
+std::shared_ptr<const Estimator> estimator(const std::string& json) {
+  Problems problems;
+  Json resolved;
+  const auto config = parse_estimator(Json::parse(json), "/estimator", problems, resolved);
+  REQUIRE(config);
+  return config->estimator;
+}
+
+// E f(c) for c ~ Beta(a, a).
+template <class F>
+double beta_mean(double a, F f) {
+  const double norm = boost::math::beta(a, a);
+  return boost::math::quadrature::gauss_kronrod<double, 61>::integrate(
+      [&](double c) { return f(c) * std::pow(c, a - 1.0) * std::pow(1.0 - c, a - 1.0) / norm; },
+      0.0, 1.0, 15, 1e-13);
+}
+
+// p_1 of the K = 2 temperature map: c^(1/T) / (c^(1/T) + (1 - c)^(1/T)).
+double tempered(double c, double T) {
+  const double x = std::pow(c, 1.0 / T), y = std::pow(1.0 - c, 1.0 / T);
+  return x / (x + y);
+}
+
+// The log-scale standard error of a plan's answer, from its 95 % interval.
+double log_se(const PlanAnswer& a) {
+  return (std::log(a.n_high) - std::log(a.n_low)) / (2.0 * 1.959963984540054);
+}
+
+PlanSpec binary_brier(double alpha, PlanQuestion question, std::size_t replicates) {
+  PlanSpec spec;
+  spec.generator = DirichletSpec{2, {alpha, alpha}, IdentityMap{}};
+  spec.estimator = estimator(R"({"name": "brier"})");
+  spec.question = question;
+  spec.replicates = replicates;
+  spec.seed = 20261123;
+  spec.search = {50, 100'000, 2.0, 3};
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("scaled_generator: s = 1 is the generator, s = 0 is calibrated", "[unit][plan]") {
+  const DirichletSpec power{3, {0.5, 0.5, 0.5}, PowerMap{{0.5, 1.0, 2.0}}};
+  const auto same = std::get<DirichletSpec>(scaled_generator(power, 1.0, Direction::overconfident));
+  CHECK(Generator(same).canonical_text() == Generator(power).canonical_text());
+  for (const GeneratorSpec& spec :
+       {GeneratorSpec(power), GeneratorSpec(DirichletSpec{2, {1.0, 1.0}, TemperatureMap{0.6}}),
+        GeneratorSpec(DirichletSpec{3, {1.0, 1.0, 1.0}, TopLabelMap{0.5}}),
+        GeneratorSpec(BetaBinarySpec{2.0, 3.0, 0.0, LogitLogitCurve{0.5, 0.7}})}) {
+    const Generator calibrated(scaled_generator(spec, 0.0, Direction::overconfident));
+    CHECK(compute_truth(calibrated, TruthSettings{})[Quantity::ece_top_l1].value ==
+          Approx(0.0).margin(2e-4));
+  }
+  // The identity is pushed the asked way: e^(-s) overconfident, e^s underconfident.
+  const DirichletSpec identity{2, {1.0, 1.0}, IdentityMap{}};
+  CHECK(std::get<TemperatureMap>(
+            std::get<DirichletSpec>(scaled_generator(identity, 2.0, Direction::overconfident)).map)
+            .temperature == Approx(std::exp(-2.0)));
+  CHECK(std::get<TemperatureMap>(
+            std::get<DirichletSpec>(scaled_generator(identity, 2.0, Direction::underconfident)).map)
+            .temperature == Approx(std::exp(2.0)));
+  CHECK_THROWS_AS(scaled_generator(ClassConditionalSpec{}, 1.0, Direction::overconfident),
+                  DomainError);
+}
+
+TEST_CASE("plan: n for a Brier interval width matches sigma^2 (2 z / w)^2", "[stat][plan]") {
+  // K = 2, c ~ Beta(a, a), p = c: the Brier estimate is the mean of s_i = 2 (c_i - y_i)^2, so
+  // its sd is sigma / sqrt(n) exactly, sigma^2 = E s^2 - (E s)^2 with E s = 2 E c(1 - c) and
+  // E s^2 = 4 E[c (1 - c)^4 + (1 - c) c^4] (y ~ Bernoulli(c)); E c^i (1 - c)^j =
+  // B(a + i, a + j) / B(a, a). The width 2 z sd is <= w from n = sigma^2 (2 z / w)^2 on.
+  const double a = 2.0, w = 0.02, level = 0.9;
+  auto m = [&](double i, double j) {
+    return boost::math::beta(a + i, a + j) / boost::math::beta(a, a);
+  };
+  const double sigma2 = 4.0 * (m(1, 4) + m(4, 1)) - 4.0 * m(1, 1) * m(1, 1);
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + 0.5 * level);
+  const double n_true = sigma2 * std::pow(2.0 * z / w, 2);  // 3401.25
+  const PlanResult r = plan_sample_size(binary_brier(a, WidthQuestion{w, level}, 1000));
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  const double se = log_se(r.answer);
+  INFO("plan n = " << r.answer.n << " [" << r.answer.n_low << ", " << r.answer.n_high << "], exact "
+                   << n_true << ", log se " << se);
+  // The Monte Carlo error of the width is about 2.2 % at 1000 replicates, 4.5 % on n.
+  CHECK(se > 0.01);
+  CHECK(se < 0.06);
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se);
+  // Every simulated point's width agrees with 2 z sigma / sqrt(n) within 3.5 of its errors.
+  for (const PlanPoint& p : r.points) {
+    INFO("n = " << p.n << ": width " << p.figure << " ± " << p.figure_se);
+    CHECK(std::abs(p.figure - 2.0 * z * std::sqrt(sigma2 / static_cast<double>(p.n))) <
+          3.5 * p.figure_se);
+  }
+}
+
+TEST_CASE("plan: power of the Brier consistency test against a known alternative", "[stat][plan]") {
+  // K = 2, c ~ Beta(a, a), p = tempered(c, T) with T solved for ece_top_l1 = 0.05. With
+  // Brier's statistic T_n = mean 2 (p_i - y_i)^2 the consistency test compares
+  // T_n - E_0[T_n | p] = mean d_i, d_i = 2 (y_i - p_i)(1 - 2 p_i), with its null
+  // distribution (y* ~ Bernoulli(p_i)). By the central limit theorem
+  // mean d ~ N(mu, s1^2 / n) under the alternative, mu = 2 E (c - p)(1 - 2p),
+  // s1^2 = 4 E (1 - 2p)^2 c (1 - c) + Var(2 (c - p)(1 - 2p)), and its null is N(0, s0^2 / n),
+  // s0^2 = 4 E (1 - 2p)^2 p (1 - p). With B resamples the test rejects when at most
+  // k = floor(alpha (B + 1)) - 1 of them exceed, so with u = P_0(mean d* >= observed),
+  // power(n) = E_v[BinomialCDF(k; B, u)], u = Phi-bar((mu sqrt(n) + s1 v) / s0), v ~ N(0, 1).
+  const double a = 2.0, ece = 0.05, alpha = 0.05;
+  const std::size_t B = 199;
+  PowerQuestion q;
+  q.power = 0.8;
+  q.alpha = alpha;
+  q.detect = ece;
+  q.resamples = B;
+  const PlanResult r = plan_sample_size(binary_brier(a, q, 1000));
+  REQUIRE(r.alternative);
+  const double T =
+      std::get<TemperatureMap>(std::get<DirichletSpec>(r.alternative->spec).map).temperature;
+  // The alternative: ece_top_l1 = E max p - E max c (one-signed gap) equals 0.05.
+  const double achieved =
+      beta_mean(a, [&](double c) { return std::max(tempered(c, T), 1.0 - tempered(c, T)); }) -
+      beta_mean(a, [&](double c) { return std::max(c, 1.0 - c); });
+  INFO("T = " << T << ", ece " << achieved);
+  CHECK(achieved == Approx(ece).margin(1e-5));
+
+  const double mu = beta_mean(a, [&](double c) {
+    const double p = tempered(c, T);
+    return 2.0 * (c - p) * (1.0 - 2.0 * p);
+  });
+  const double e2 = beta_mean(a, [&](double c) {
+    const double p = tempered(c, T);
+    return std::pow(2.0 * (c - p) * (1.0 - 2.0 * p), 2);
+  });
+  const double s1 = std::sqrt(beta_mean(a,
+                                        [&](double c) {
+                                          const double p = tempered(c, T);
+                                          return 4.0 * std::pow(1.0 - 2.0 * p, 2) * c * (1.0 - c);
+                                        }) +
+                              e2 - mu * mu);
+  const double s0 = std::sqrt(beta_mean(a, [&](double c) {
+    const double p = tempered(c, T);
+    return 4.0 * std::pow(1.0 - 2.0 * p, 2) * p * (1.0 - p);
+  }));
+  const double k = std::floor(alpha * static_cast<double>(B + 1)) - 1.0;
+  const boost::math::normal normal;
+  auto power = [&](double n) {
+    return boost::math::quadrature::gauss_kronrod<double, 61>::integrate(
+        [&](double v) {
+          const double u = cdf(complement(normal, (mu * std::sqrt(n) + s1 * v) / s0));
+          return pdf(normal, v) * cdf(boost::math::binomial(static_cast<double>(B), u), k);
+        },
+        -10.0, 10.0, 15, 1e-12);
+  };
+  std::uintmax_t iterations = 100;
+  const auto [lo, hi] = boost::math::tools::toms748_solve(
+      [&](double n) { return power(n) - 0.8; }, 20.0, 5000.0,
+      [](double x, double y) { return std::abs(y - x) < 1e-3; }, iterations);
+  const double n_true = 0.5 * (lo + hi);
+  const double se = log_se(r.answer);
+  INFO("plan n = " << r.answer.n << " [" << r.answer.n_low << ", " << r.answer.n_high
+                   << "], normal approximation " << n_true << ", log se " << se << "; mu " << mu
+                   << ", s1 " << s1 << ", s0 " << s0);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  // Monte Carlo error (power se 0.013 at 1000 replicates) plus the normal approximation's:
+  // it overstates the power by about 0.03 at n = 100 to 200 and 0.015 near n = 300 (measured
+  // on four seeds; it is of order 1/sqrt(n)), which is 0.05 on log n at the power curve's
+  // slope there (0.3 per unit of log n).
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.06);
+  for (const PlanPoint& p : r.points) {
+    const double approximation = power(static_cast<double>(p.n));
+    INFO("n = " << p.n << ": power " << p.figure << " ± " << p.figure_se << ", approximation "
+                << approximation);
+    CHECK(std::abs(p.figure - approximation) <
+          3.5 * p.figure_se + 0.5 / std::sqrt(static_cast<double>(p.n)));
+  }
+}
+
+TEST_CASE("plan: the same bits on 1 and 2 threads", "[unit][plan]") {
+  PowerQuestion q;
+  q.detect = 0.05;
+  q.resamples = 39;
+  PlanSpec power = binary_brier(2.0, q, 60);
+  power.search = {40, 400, 2.0, 2};
+  PlanSpec width = binary_brier(2.0, WidthQuestion{0.05, 0.9}, 60);
+  width.search = {40, 4000, 2.0, 2};
+  for (const PlanSpec& spec : {power, width}) {
+    std::optional<PlanResult> one, two;
+    tbb::task_arena(1).execute([&] { one = plan_sample_size(spec); });
+    tbb::task_arena(2).execute([&] { two = plan_sample_size(spec); });
+    REQUIRE(one->points.size() == two->points.size());
+    for (std::size_t i = 0; i < one->points.size(); ++i) {
+      CHECK(one->points[i].n == two->points[i].n);
+      CHECK(one->points[i].figure == two->points[i].figure);
+      CHECK(one->points[i].sd == two->points[i].sd);
+    }
+    CHECK(one->answer.n == two->answer.n);
+    CHECK(one->answer.n_low == two->answer.n_low);
+  }
+}
+
+TEST_CASE("plan: the answer outside the searched range says so", "[unit][plan]") {
+  PlanSpec spec = binary_brier(2.0, WidthQuestion{0.5, 0.9}, 50);
+  spec.search = {100, 1000, 2.0, 0};
+  CHECK(plan_sample_size(spec).answer.kind == AnswerKind::below_range);
+  spec.question = WidthQuestion{1e-4, 0.9};
+  const PlanResult r = plan_sample_size(spec);
+  CHECK(r.answer.kind == AnswerKind::above_range);
+  CHECK(r.answer.n == 1000);
+  CHECK(r.points.back().n == 1000);
+}
+
+namespace {
+
+// The problems load_plan reports for a plan file with this text (empty when it loads).
+std::vector<std::string> plan_problems(const std::string& text,
+                                       const std::string& other_text = "") {
+  calbench::testing::TempDir dir;
+  std::ofstream(dir.path / "plan.json") << text;
+  if (!other_text.empty()) std::ofstream(dir.path / "fake.json") << other_text;
+  try {
+    (void)load_plan(dir.path / "plan.json");
+  } catch (const ConfigError& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+bool has(const std::vector<std::string>& problems, const std::string& part) {
+  for (const auto& p : problems)
+    if (p.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("load_plan: every problem with the file and its JSON pointer", "[unit][plan]") {
+  const std::string generator = R"("generator": {"family": "dirichlet", "classes": 2, "alpha": 2})";
+  const std::string good =
+      "{" + generator + R"(, "estimator": {"name": "brier"}, "question": {"width": 0.02}})";
+  CHECK(plan_problems(good).empty());
+  auto p = plan_problems(
+      "{" + generator +
+      R"(, "estimator": {"name": "nope"}, "question": {"width": -1, "level": 2}, "extra": 1})");
+  INFO(join(p, "\n"));
+  CHECK(has(p, "plan.json: /estimator/name: unknown estimator \"nope\""));
+  CHECK(has(p, "plan.json: /question/width: width = -1: must be > 0"));
+  CHECK(has(p, "plan.json: /question/level"));
+  CHECK(has(p, "plan.json: /extra"));
+  p = plan_problems("{" + generator + R"(, "estimator": {"name": "ece"},
+      "question": {"power": 0.8, "alpha": 0.001, "detect": {"ece": 0.05, "brier": 0.1}}})");
+  CHECK(has(p, "/question/resamples: resamples = 199: the test can never reject"));
+  CHECK(has(p, "/question/detect/brier"));
+  p = plan_problems("{" + generator + R"(, "estimator": {"name": "ece"},
+      "question": {"power": 0.8, "detect": {"ece": 0.05}}, "search": {"n_min": 10, "n_max": 5}})");
+  CHECK(has(p, "/search/n_max: n_max = 5: must be > n_min = 10"));
+  p = plan_problems(R"({"estimator": {"name": "ece"}, "question": {"width": 0.1}})");
+  CHECK(has(p, "plan.json: /generator: required key is missing"));
+  // A generator from another file: that file's problems under its own name.
+  p = plan_problems(R"({"generator": "fake.json", "estimator": {"name": "ece"},
+      "question": {"width": 0.1}})",
+                    R"({"generator": {"family": "dirichlet", "classes": 2, "alpha": -1}})");
+  CHECK(has(p, "plan.json: /generator: the generator is read from"));
+  CHECK(has(p, "fake.json: /generator/alpha"));
+  CHECK(plan_problems(R"({"generator": "fake.json", "estimator": {"name": "ece"},
+      "question": {"width": 0.1}})",
+                      R"({"name": "x", "generator": {"family": "dirichlet", "classes": 3,
+                          "alpha": 1, "miscalibration": {"map": "temperature",
+                          "temperature": 0.7}}})")
+            .empty());
+  // A power question on a family without a calibrated member.
+  p = plan_problems(R"({"generator": {"family": "class_conditional", "classes": 2,
+      "alpha": [[2, 1], [1, 2]]}, "estimator": {"name": "ece"},
+      "question": {"power": 0.8, "detect": {"ece": 0.05}}})");
+  CHECK(has(p, "plan.json: /generator: family class_conditional"));
+}
+
+TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate", "[stat][plan]") {
+  // The percentile interval of a mean is about the normal one, 2 z sigma / sqrt(n) (up to
+  // O(1/n) and the type-7 quantile of 200 resamples), so the n for width w is near
+  // sigma^2 (2 z / w)^2 as in the width test above.
+  const double a = 2.0, w = 0.05, level = 0.9;
+  auto m = [&](double i, double j) {
+    return boost::math::beta(a + i, a + j) / boost::math::beta(a, a);
+  };
+  const double sigma2 = 4.0 * (m(1, 4) + m(4, 1)) - 4.0 * m(1, 1) * m(1, 1);
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + 0.5 * level);
+  const double n_true = sigma2 * std::pow(2.0 * z / w, 2);  // 544.2
+  PlanSpec spec = binary_brier(a, WidthQuestion{w, level, WidthInterval::percentile, 200}, 200);
+  spec.search = {100, 10'000, 2.0, 2};
+  const PlanResult r = plan_sample_size(spec);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  const double se = log_se(r.answer);
+  INFO("plan n = " << r.answer.n << " [" << r.answer.n_low << ", " << r.answer.n_high
+                   << "], normal " << n_true << ", log se " << se);
+  // The mean width's standard error is small (each replicate's width varies little), so the
+  // allowance of 0.05 on log n is for the bootstrap's own O(1/n) and quantile bias.
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.05);
+}
+
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
+  // The figures are exact bits of a deterministic computation: a change is a change of the
+  // plan's method, to be documented (docs/plan.md) together with the new numbers.
+  const std::filesystem::path source = CALBENCH_SOURCE_DIR;
+  const std::string doc = read_text(source / "docs" / "plan.md");
+  struct Case {
+    const char* config;
+    std::size_t n;
+  };
+  for (const Case& c :
+       {Case{"plan/width_example.json", 3184}, Case{"plan/power_example.json", 563}}) {
+    const PlanConfig config = load_plan(source / "configs" / c.config);
+    const PlanResult r = plan_sample_size(config.spec);
+    REQUIRE(r.answer.kind == AnswerKind::found);
+    const std::string quoted = "n = " + std::to_string(r.answer.n) +
+                               " (95 % Monte Carlo interval " +
+                               std::to_string(std::llround(r.answer.n_low)) + " to " +
+                               std::to_string(std::llround(r.answer.n_high)) + ")";
+    INFO(c.config << ": " << quoted);
+    CHECK(r.answer.n == c.n);
+    CHECK(doc.find(quoted) != std::string::npos);
+    if (r.alternative) {
+      const double T =
+          std::get<TemperatureMap>(std::get<DirichletSpec>(r.alternative->spec).map).temperature;
+      const std::string alternative =
+          "s = " + format_fixed(r.alternative->scale, 4) + ", 0.8^s = " + format_fixed(T, 4) +
+          "\n(ece_top_l1 = " + format_fixed(r.alternative->achieved.value, 5);
+      INFO(alternative);
+      CHECK(doc.find(alternative) != std::string::npos);
+    } else {
+      for (const PlanPoint& p : r.points)
+        if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
+          const std::string width = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
+          INFO(width);
+          CHECK(doc.find(width) != std::string::npos);
+        }
+    }
+  }
+}
