@@ -33,11 +33,24 @@ struct Run {
   nlohmann::json summary;
 };
 
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(line);
-  for (std::string field; std::getline(in, field, sep);) out.push_back(field);
-  if (!line.empty() && line.back() == sep) out.emplace_back();
+// One CSV line's fields (RFC 4180: a field in double quotes may hold commas, "" is a quote, as
+// cells.csv writes a swept object).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted && ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += ch;
+    }
+  }
   return out;
 }
 
@@ -51,10 +64,10 @@ std::vector<Row> read_csv(const fs::path& file) {
   while (std::getline(in, line)) {
     if (line.empty() || line.front() == '#') continue;
     if (header.empty()) {
-      header = split(line, ',');
+      header = split_csv(line);
       continue;
     }
-    const auto fields = split(line, ',');
+    const auto fields = split_csv(line);
     REQUIRE(fields.size() == header.size());
     Row row;
     for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
@@ -567,4 +580,36 @@ TEST_CASE("papers: caltrain's polynomial closed form", "[e2e][papers]") {
             3.5 * population.at("error").get<double>());
     }
   }
+}
+
+// kyle's calibration game (appliedAI-Initiative/kyle, notebooks/fake_classifiers.ipynb, "The
+// Calibration Game"): three 5-class DirichletFC settings, c ~ Dir(alpha), p_k ∝ c_k^(t_k)
+// (PowerLawSimplexAut, calbench's `power` map), headed "accuracy 80, ECE 18", "accuracy 80, ECE
+// 10" and "accuracy 80, ECE 0" (kyle's ECE: 200 equal-width bins on 500,000 / 300,000 rows). The
+// ECE headings hold for the truth; the accuracy heading only for the calibrated setting (the
+// truth: 0.980, 0.902, 0.794). The checked numbers are truths (replicates and sizes shrunk, the
+// reliability curves dropped: they do not change them). Monte Carlo truths carry an error below
+// 1e-4, far from a rounding boundary of the quoted digits.
+TEST_CASE("papers: kyle's calibration game, ECE 0.18, 0.10 and 0", "[e2e][papers]") {
+  const auto& run = run_config("papers/kyle_calibration_game",
+                               R"({"replicates": 2, "sample_size": 2000, "reliability": null})");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 3);
+  const std::vector<std::string> ece = {"0.18", "0.10", "0.00"};
+  const std::vector<std::string> accuracy = {"0.980", "0.902", "0.794"};
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    INFO("cell " << c);
+    const auto& truth = cells[c].at("truth");
+    const double e = truth.at("ece_top_l1").at("value").get<double>();
+    const double a = truth.at("accuracy").at("value").get<double>();
+    CHECK(truth.at("ece_top_l1").at("error").get<double>() < 1e-4);
+    CHECK(truth.at("accuracy").at("error").get<double>() < 1e-4);
+    CHECK(fixed(e, 2) == ece[c]);
+    CHECK(fixed(a, 3) == accuracy[c]);
+    // docs/papers.md quotes the ECE to three digits too.
+    CHECK(fixed(e, 3) == std::vector<std::string>{"0.182", "0.102", "0.000"}[c]);
+  }
+  // The calibrated setting's truth is exact: identity map, ECE 0 in closed form.
+  CHECK(cells[2].at("truth").at("ece_top_l1").at("value").get<double>() == 0.0);
+  CHECK(cells[2].at("truth").at("ece_top_l1").at("method") == "closed_form");
 }

@@ -228,8 +228,12 @@ def _cell_title(results, cell: int) -> str:
             v = row[k].iloc[0]
             name = {"sample_size": "n", "generator.miscalibration.temperature": "T"}.get(
                 k, k.split(".")[-1])
-            parts.append(f"{name} = {v:,.6g}" if isinstance(v, (int, float, np.number))
-                         else f"{name} = {v}")
+            if isinstance(v, (int, float, np.number)):
+                parts.append(f"{name} = {v:,.6g}")
+            elif str(v).startswith(("{", "[")):  # a swept object: too long for a title
+                parts.append(f"{name} of cell {cell}")
+            else:
+                parts.append(f"{name} = {v}")
     return ", ".join(parts) if parts else f"cell {cell}"
 
 
