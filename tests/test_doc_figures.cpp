@@ -613,3 +613,57 @@ TEST_CASE("papers: kyle's calibration game, ECE 0.18, 0.10 and 0", "[e2e][papers
   CHECK(cells[2].at("truth").at("ece_top_l1").at("value").get<double>() == 0.0);
   CHECK(cells[2].at("truth").at("ece_top_l1").at("method") == "closed_form");
 }
+
+// Nixon et al. 2019's bin-count pathology (docs/papers.md): 1,000 binary predictions, 500 with
+// confidence 0.52 (491 right) and 500 with 0.58 (56 right), configs/data/nixon_052_058.csv. Ten
+// equal-width bins put both in (0.5, 0.6]: |0.55 - 0.547| = 0.003. Fifteen separate them
+// ((7/15, 8/15] and (8/15, 9/15]): 0.5 |0.52 - 0.982| + 0.5 |0.58 - 0.112| = 0.231 + 0.234 =
+// 0.465. The values are exact functions of the file (no randomness); the test checks the file's
+// composition, the values by hand, and the diagram's data (`--plot`'s reliability.csv).
+TEST_CASE("papers: Nixon et al.'s 0.52/0.58 pathology, ECE 0.003 and 0.465", "[e2e][papers]") {
+  const fs::path source(CALBENCH_SOURCE_DIR);
+  const fs::path data = source / "configs" / "data" / "nixon_052_058.csv";
+  // The file as docs/papers.md describes it.
+  std::map<std::string, int> counts;
+  {
+    std::stringstream in(read_text(data));
+    for (std::string line; std::getline(in, line);) ++counts[line];
+  }
+  CHECK(counts ==
+        std::map<std::string, int>{
+            {"1,0.48,0.52", 491}, {"0,0.48,0.52", 9}, {"1,0.42,0.58", 56}, {"0,0.42,0.58", 444}});
+  // By hand from the counts.
+  const double merged = std::abs(0.5 * 0.52 + 0.5 * 0.58 - (491.0 + 56.0) / 1000.0);
+  const double separate = 0.5 * std::abs(0.52 - 491.0 / 500.0) + 0.5 * std::abs(0.58 - 56.0 / 500);
+  CHECK(fixed(merged, 3) == "0.003");
+  CHECK(fixed(separate, 3) == "0.465");
+
+  TempDir dir;
+  const fs::path json = dir.path / "eval.json";
+  const fs::path plot = dir.path / "plot";
+  const std::string command =
+      std::string("'") + CALBENCH_BINARY + "' eval '" + data.string() + "' --estimators '" +
+      (source / "configs" / "papers" / "nixon_bins.json").string() +
+      "' --resamples 20 --json --plot '" + plot.string() + "' >'" + json.string() + "' 2>/dev/null";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto out = nlohmann::json::parse(read_text(json));
+  auto value = [&](const char* label) {
+    return out.at("estimators").at(label).at("value").get<double>();
+  };
+  CHECK(out.at("n") == 1000);
+  CHECK(value("ece_ew10") == Approx(merged).margin(1e-12));
+  CHECK(value("ece_ew15") == Approx(separate).margin(1e-12));
+  // docs/papers.md: 20 bins separate them too; ECE_sweep keeps one bin (two bins would not be
+  // monotone: 0.982 then 0.112) and reports the merged 0.003.
+  CHECK(value("ece_ew20") == Approx(separate).margin(1e-12));
+  CHECK(value("ece_sweep_em") == Approx(merged).margin(1e-12));
+  CHECK(fixed(value("accuracy"), 3) == "0.547");
+  // The report's diagram: the two 15-bin equal-width top-label bars, half the rows each.
+  std::vector<std::pair<std::string, std::string>> bars;
+  for (const auto& r : read_csv(plot / "reliability.csv"))
+    if (r.at("binning") == "equal_width" && r.at("scope") == "top_label")
+      bars.emplace_back(fixed(std::stod(r.at("score")), 2), fixed(std::stod(r.at("frequency")), 3));
+  CHECK(bars ==
+        std::vector<std::pair<std::string, std::string>>{{"0.52", "0.982"}, {"0.58", "0.112"}});
+}
