@@ -667,3 +667,83 @@ TEST_CASE("papers: Nixon et al.'s 0.52/0.58 pathology, ECE 0.003 and 0.465", "[e
   CHECK(bars ==
         std::vector<std::pair<std::string, std::string>>{{"0.52", "0.982"}, {"0.58", "0.112"}});
 }
+
+// Guo et al. 2017, Table 1's shape: every post-hoc method lowers the ECE of an overconfident
+// network, temperature scaling the most or tied with vector scaling, matrix scaling overfitting
+// with many classes. Here on a fake classifier overconfident by a temperature (so temperature
+// scaling is the correctly specified model), judged by the true ECE of each recalibrated model
+// (the composed truth, docs/recalibration.md §3), mean over replicates. `ece_of` returns (mean,
+// standard error of the mean from the sd over replicates).
+namespace {
+
+std::pair<double, double> ece_of(const nlohmann::json& cell, const std::string& method) {
+  const auto& m = cell.at("methods").at(method);
+  const auto& t = m.at("truth").at("ece_top_l1");
+  const double fits = m.at("fits").get<double>();
+  return {t.at("mean").get<double>(), t.at("sd").get<double>() / std::sqrt(fits)};
+}
+
+// The table's shape in one cell: every method below the uncalibrated ECE; no method better than
+// temperature scaling by 2 standard errors of the difference; temperature scaling better than
+// `beaten` by more than 2 standard errors; its accuracy the uncalibrated one (argmax kept).
+void check_guo_shape(const nlohmann::json& cell, const std::vector<std::string>& beaten) {
+  const double uncalibrated = ece_of(cell, "uncalibrated").first;
+  const auto [ts, ts_se] = ece_of(cell, "temperature");
+  CHECK(ts < uncalibrated / 10.0);
+  for (const auto& [name, m] : cell.at("methods").items()) {
+    if (name == "uncalibrated" || m.at("fits").get<int>() == 0) continue;
+    INFO(name);
+    const auto [e, se] = ece_of(cell, name);
+    CHECK(e < uncalibrated);
+    CHECK(e - ts > -2.0 * std::hypot(se, ts_se));
+  }
+  for (const auto& name : beaten) {
+    INFO(name << " beaten by temperature scaling");
+    const auto [e, se] = ece_of(cell, name);
+    CHECK(e - ts > 2.0 * std::hypot(se, ts_se));
+  }
+  const auto& accuracy = cell.at("methods").at("temperature").at("truth").at("accuracy");
+  CHECK(accuracy.at("mean").get<double>() ==
+        cell.at("methods").at("uncalibrated").at("truth").at("accuracy").at("mean").get<double>());
+}
+
+}  // namespace
+
+// The K = 10 cell alone with 4 replicates: the default run.
+TEST_CASE("papers: Guo et al. temperature scaling table shape, K = 10", "[e2e][papers]") {
+  const auto& run = run_config("papers/guo_temperature_table", R"({"replicates": 4, "sweep":
+      {"generator": [{"family": "dirichlet", "classes": 10,
+                      "target": {"accuracy": 0.93, "ece_top_l1": 0.05},
+                      "miscalibration": {"map": "temperature"}}]}})");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 1);
+  CHECK(fixed(ece_of(cells[0], "uncalibrated").first, 3) == "0.050");
+  check_guo_shape(cells[0], {"histogram_binning_ew15", "isotonic", "matrix"});
+}
+
+// The shipped config (10 replicates, K = 10 and K = 100): docs/papers.md's table.
+TEST_CASE("papers: Guo et al. temperature scaling table", "[slow][e2e][papers]") {
+  const auto& run = shipped("papers/guo_temperature_table");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 2);
+  check_guo_shape(cells[0], {"histogram_binning_ew15", "isotonic", "matrix"});
+  // With 100 classes temperature scaling is alone in front.
+  check_guo_shape(cells[1], {"histogram_binning_ew15", "isotonic", "bbq", "vector"});
+  // Matrix scaling: 10,100 parameters on 5,000 rows, refused in every replicate.
+  const auto& matrix = cells[1].at("methods").at("matrix");
+  CHECK(matrix.at("failed_fits") == 10);
+  CHECK(matrix.at("fits") == 0);
+  const std::vector<std::string> methods = {
+      "uncalibrated", "histogram_binning_ew15", "isotonic", "bbq", "temperature", "vector",
+      "matrix"};
+  const std::vector<std::vector<std::string>> quoted = {
+      {"0.0498", "0.0109", "0.0068", "0.0049", "0.0021", "0.0023", "0.0088"},
+      {"0.1499", "0.0674", "0.0416", "0.0253", "0.0033", "0.0144", "-"}};
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+      INFO("cell " << c << ", " << methods[i]);
+      const auto& m = cells[c].at("methods").at(methods[i]);
+      CHECK((m.at("fits") == 0 ? "-" : fixed(ece_of(cells[c], methods[i]).first, 4)) ==
+            quoted[c][i]);
+    }
+}
