@@ -666,6 +666,9 @@ TEST_CASE("papers: Nixon et al.'s 0.52/0.58 pathology, ECE 0.003 and 0.465", "[e
       bars.emplace_back(fixed(std::stod(r.at("score")), 2), fixed(std::stod(r.at("frequency")), 3));
   CHECK(bars ==
         std::vector<std::pair<std::string, std::string>>{{"0.52", "0.982"}, {"0.58", "0.112"}});
+  // Its title (when python3 and matplotlib rendered it), as docs/papers.md quotes it.
+  if (fs::exists(plot / "reliability_equal_width.svg"))
+    CHECK(read_text(plot / "reliability_equal_width.svg").find("ECE 0.4650") != std::string::npos);
 }
 
 // Guo et al. 2017, Table 1's shape: every post-hoc method lowers the ECE of an overconfident
