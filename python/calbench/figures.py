@@ -301,6 +301,42 @@ def recalibration_error(results: Results, quantity: str = "ece_top_l1",
     return fig
 
 
+def method_comparison(results: Results, quantity: str = "ece_top_l1") -> Figure:
+    """Guo et al.'s table as a figure: the true value of `quantity` after each method (mean over
+    replicates, bars +-2 standard errors of the mean, sd/sqrt(fits)), one panel per cell, the
+    uncalibrated model's value as a dashed line. A method that failed in every replicate is
+    listed as "failed" without a bar."""
+    _require(results, "recalibration", "method_comparison")
+    df = results.summary
+    truth = df[(df["kind"] == "truth") & (df["quantity"] == quantity)]
+    if truth.empty:
+        have = sorted(set(df.loc[df["kind"] == "truth", "quantity"]))
+        raise ValueError(f"no truth quantity {quantity!r} in {results.path} "
+                         f"(have: {', '.join(have)})")
+    methods = list(dict.fromkeys(df["method"]))
+    cells = list(dict.fromkeys(df["cell"]))
+    fig, axes = _panels(len(cells), width=4.2, height=0.32 * len(methods) + 1.4)
+    for ax, cell in zip(axes, cells):
+        rows = truth[truth["cell"] == cell].set_index("method")
+        ys = np.arange(len(methods))[::-1]
+        for y, (i, method) in zip(ys, enumerate(methods)):
+            if method not in rows.index:
+                ax.text(0, y, " failed", va="center", fontsize=8, color="0.3")
+                continue
+            r = rows.loc[method]
+            se = r["sd"] / math.sqrt(r["fits"]) if r["fits"] else 0.0
+            ax.barh(y, r["mean"], xerr=2 * se, color="0.75" if method == "uncalibrated" else
+                    colour(i), capsize=3, height=0.7, label=method)
+        if "uncalibrated" in rows.index:
+            ax.axvline(rows.loc["uncalibrated", "mean"], color="0.4", linestyle="--",
+                       linewidth=0.8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels(methods, fontsize=8)
+        ax.set_title(f"cell {cell}", fontsize=10)
+        ax.set_xlabel(f"true {quantity} after recalibration\n({_units(quantity)}; bars ±2 SE)")
+    return fig
+
+
 def measured_vs_true(results: Results) -> Figure:
     """Each estimator's mean test-set estimate against the true value of its target, one point
     per (cell, method), with +-1 sd bars and the diagonal; one panel per estimator."""
