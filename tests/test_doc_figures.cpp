@@ -712,9 +712,9 @@ void check_guo_shape(const nlohmann::json& cell, const std::vector<std::string>&
 
 }  // namespace
 
-// The K = 10 cell alone with 4 replicates: the default run.
+// The K = 10 cell alone with 4 replicates, without the curves: the default run.
 TEST_CASE("papers: Guo et al. temperature scaling table shape, K = 10", "[e2e][papers]") {
-  const auto& run = run_config("papers/guo_temperature_table", R"({"replicates": 4, "sweep":
+  const auto& run = run_config("papers/guo_temperature_table", R"({"replicates": 4, "reliability": null, "sweep":
       {"generator": [{"family": "dirichlet", "classes": 10,
                       "target": {"accuracy": 0.93, "ece_top_l1": 0.05},
                       "miscalibration": {"map": "temperature"}}]}})");

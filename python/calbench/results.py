@@ -248,8 +248,12 @@ def load(path: str | os.PathLike[str]) -> Results:
     else:
         summary = _decision_summary(raw, keys)
 
+    reliability = read("reliability.csv", False)
+    if reliability is not None and reliability["curve"].dtype == bool:
+        # Only true curves (a recalibration run): pandas reads the column as booleans.
+        reliability["curve"] = reliability["curve"].map({True: "true", False: "false"})
     return Results(path=path, scenario=scenario, meta=meta, config=config, raw=raw,
                    cells=read("cells.csv", True), summary=summary,
                    truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
                    requirements=read("requirements.csv", False), rankings=rankings,
-                   reliability=read("reliability.csv", False))
+                   reliability=reliability)

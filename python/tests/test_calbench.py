@@ -31,6 +31,8 @@ CONFIGS = {
     "reliability": os.path.join(REPO, "tests", "data", "tiny_report.json"),
     # a whole `generator` object swept (as configs/papers/kyle_calibration_game.json)
     "swept_generator": os.path.join(HERE, "data", "tiny_swept_generator.json"),
+    # recalibration with a `reliability` section: true curves after each method
+    "recalibration_curves": os.path.join(HERE, "data", "tiny_recalibration_curves.json"),
 }
 
 
@@ -375,6 +377,48 @@ class FigureDataTest(Base):
         page = report.render(r)
         self.assertNotIn("not drawn", page)
         self.assertIn("generator of cell 1", page)
+
+
+class RecalibratedCurvesTest(Base):
+    def test_curves_after_recalibration(self):
+        r, js = self.results["recalibration_curves"], self.json["recalibration_curves"]
+        t = r.reliability
+        self.assertEqual(set(t["curve"]), {"true"})
+        for c in js["cells"]:
+            rows = t[t["cell"] == c["index"]]
+            # The uncalibrated model and every method that fitted in replicate 0, in config
+            # order; matrix scaling (12 parameters) cannot be fitted on 10 rows: no curve.
+            fitted = [m for m, v in c["methods"].items() if v["fits"] == c["replicates"]]
+            self.assertEqual(list(dict.fromkeys(rows["method"])), fitted)
+            for method, g in rows.groupby("method", sort=False):
+                self.assertAlmostEqual(g["weight"].sum(), 1.0, delta=1e-12)
+                self.assertTrue((np.diff(g["score"]) > 0).all())
+            # The uncalibrated model's curve gives its true ECE: sum w |f - s| differs from the
+            # composed truth's ece_top_l1 by at most the points' errors (4 x sum w err) and the
+            # truth's own error.
+            u = rows[rows["method"] == "uncalibrated"]
+            ece = float(np.sum(u["weight"] * np.abs(u["frequency"] - u["score"])))
+            truth = c["methods"]["uncalibrated"]["truth"]["ece_top_l1"]
+            bound = 4 * float(np.sum(u["weight"] * u["error"])) + 4 * truth["error"]
+            self.assertLess(abs(ece - truth["mean"]), bound)
+            # Fitted on 300 rows, temperature scaling repairs a temperature map: its curve's
+            # ECE is a fraction of the uncalibrated one.
+            if c["fit_size"] < 300:
+                continue
+            ts = rows[rows["method"] == "temperature"]
+            self.assertLess(float(np.sum(ts["weight"] * np.abs(ts["frequency"] - ts["score"]))),
+                            ece / 3)
+        self.assertEqual(js["reliability"], {"points": 30, "samples": 100000})
+        # Same bytes on one thread.
+        one = os.path.join(self.tmp, "curves_threads1")
+        run("run", CONFIGS["recalibration_curves"], "--out", one, "--threads", "2", "--quiet")
+        with open(os.path.join(one, "reliability.csv"), "rb") as a, \
+                open(os.path.join(self.dirs["recalibration_curves"], "reliability.csv"),
+                     "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        page = __import__("calbench.report", fromlist=["render"]).render(r)
+        self.assertIn("true curves after recalibration", page)
+        self.assertNotIn("not drawn", page)
 
 
 class ReportTest(Base):
