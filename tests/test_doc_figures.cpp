@@ -714,7 +714,8 @@ void check_guo_shape(const nlohmann::json& cell, const std::vector<std::string>&
 
 // The K = 10 cell alone with 4 replicates, without the curves: the default run.
 TEST_CASE("papers: Guo et al. temperature scaling table shape, K = 10", "[e2e][papers]") {
-  const auto& run = run_config("papers/guo_temperature_table", R"({"replicates": 4, "reliability": null, "sweep":
+  const auto& run =
+      run_config("papers/guo_temperature_table", R"({"replicates": 4, "reliability": null, "sweep":
       {"generator": [{"family": "dirichlet", "classes": 10,
                       "target": {"accuracy": 0.93, "ece_top_l1": 0.05},
                       "miscalibration": {"map": "temperature"}}]}})");
@@ -732,6 +733,14 @@ TEST_CASE("papers: Guo et al. temperature scaling table", "[slow][e2e][papers]")
   check_guo_shape(cells[0], {"histogram_binning_ew15", "isotonic", "matrix"});
   // With 100 classes temperature scaling is alone in front.
   check_guo_shape(cells[1], {"histogram_binning_ew15", "isotonic", "bbq", "vector"});
+  // docs/papers.md: histogram binning and isotonic regression lose accuracy in both settings.
+  for (const auto& cell : cells)
+    for (const char* method : {"histogram_binning_ew15", "isotonic"}) {
+      INFO(method);
+      const auto& m = cell.at("methods");
+      CHECK(m.at(method).at("truth").at("accuracy").at("mean").get<double>() <
+            m.at("uncalibrated").at("truth").at("accuracy").at("mean").get<double>());
+    }
   // Matrix scaling: 10,100 parameters on 5,000 rows, refused in every replicate.
   const auto& matrix = cells[1].at("methods").at("matrix");
   CHECK(matrix.at("failed_fits") == 10);
