@@ -58,8 +58,8 @@ std::vector<ScenarioModule> make_table() {
        &report<DecisionResults, &report_decision>,
        &describe<DecisionConfig, &describe_decision>},
       {{"recalibration",
-        /*keys=*/{"estimators", "fit_size", "test_size", "truth_samples", "methods"},
-        /*fixed=*/{},
+        /*keys=*/{"estimators", "fit_size", "test_size", "truth_samples", "methods", "reliability"},
+        /*fixed=*/{"reliability"},
         /*output_keys=*/{"timings"},
         /*unused_note=*/" (it draws fit_size and test_size rows)", &recalibration_sections},
        "recalibration methods fitted on fit_size rows, judged by the truth of the composed "

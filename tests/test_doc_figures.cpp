@@ -33,11 +33,24 @@ struct Run {
   nlohmann::json summary;
 };
 
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(line);
-  for (std::string field; std::getline(in, field, sep);) out.push_back(field);
-  if (!line.empty() && line.back() == sep) out.emplace_back();
+// One CSV line's fields (RFC 4180: a field in double quotes may hold commas, "" is a quote, as
+// cells.csv writes a swept object).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted && ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += ch;
+    }
+  }
   return out;
 }
 
@@ -51,10 +64,10 @@ std::vector<Row> read_csv(const fs::path& file) {
   while (std::getline(in, line)) {
     if (line.empty() || line.front() == '#') continue;
     if (header.empty()) {
-      header = split(line, ',');
+      header = split_csv(line);
       continue;
     }
-    const auto fields = split(line, ',');
+    const auto fields = split_csv(line);
     REQUIRE(fields.size() == header.size());
     Row row;
     for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
@@ -567,4 +580,182 @@ TEST_CASE("papers: caltrain's polynomial closed form", "[e2e][papers]") {
             3.5 * population.at("error").get<double>());
     }
   }
+}
+
+// kyle's calibration game (appliedAI-Initiative/kyle, notebooks/fake_classifiers.ipynb, "The
+// Calibration Game"): three 5-class DirichletFC settings, c ~ Dir(alpha), p_k ∝ c_k^(t_k)
+// (PowerLawSimplexAut, calbench's `power` map), headed "accuracy 80, ECE 18", "accuracy 80, ECE
+// 10" and "accuracy 80, ECE 0" (kyle's ECE: 200 equal-width bins on 500,000 / 300,000 rows). The
+// ECE headings hold for the truth; the accuracy heading only for the calibrated setting (the
+// truth: 0.980, 0.902, 0.794). The checked numbers are truths (replicates and sizes shrunk, the
+// reliability curves dropped: they do not change them). Monte Carlo truths carry an error below
+// 1e-4, far from a rounding boundary of the quoted digits.
+TEST_CASE("papers: kyle's calibration game, ECE 0.18, 0.10 and 0", "[e2e][papers]") {
+  const auto& run = run_config("papers/kyle_calibration_game",
+                               R"({"replicates": 2, "sample_size": 2000, "reliability": null})");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 3);
+  const std::vector<std::string> ece = {"0.18", "0.10", "0.00"};
+  const std::vector<std::string> accuracy = {"0.980", "0.902", "0.794"};
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    INFO("cell " << c);
+    const auto& truth = cells[c].at("truth");
+    const double e = truth.at("ece_top_l1").at("value").get<double>();
+    const double a = truth.at("accuracy").at("value").get<double>();
+    CHECK(truth.at("ece_top_l1").at("error").get<double>() < 1e-4);
+    CHECK(truth.at("accuracy").at("error").get<double>() < 1e-4);
+    CHECK(fixed(e, 2) == ece[c]);
+    CHECK(fixed(a, 3) == accuracy[c]);
+    // docs/papers.md quotes the ECE to three digits too.
+    CHECK(fixed(e, 3) == std::vector<std::string>{"0.182", "0.102", "0.000"}[c]);
+  }
+  // The calibrated setting's truth is exact: identity map, ECE 0 in closed form.
+  CHECK(cells[2].at("truth").at("ece_top_l1").at("value").get<double>() == 0.0);
+  CHECK(cells[2].at("truth").at("ece_top_l1").at("method") == "closed_form");
+}
+
+// Nixon et al. 2019's bin-count pathology (docs/papers.md): 1,000 binary predictions, 500 with
+// confidence 0.52 (491 right) and 500 with 0.58 (56 right), configs/data/nixon_052_058.csv. Ten
+// equal-width bins put both in (0.5, 0.6]: |0.55 - 0.547| = 0.003. Fifteen separate them
+// ((7/15, 8/15] and (8/15, 9/15]): 0.5 |0.52 - 0.982| + 0.5 |0.58 - 0.112| = 0.231 + 0.234 =
+// 0.465. The values are exact functions of the file (no randomness); the test checks the file's
+// composition, the values by hand, and the diagram's data (`--plot`'s reliability.csv).
+TEST_CASE("papers: Nixon et al.'s 0.52/0.58 pathology, ECE 0.003 and 0.465", "[e2e][papers]") {
+  const fs::path source(CALBENCH_SOURCE_DIR);
+  const fs::path data = source / "configs" / "data" / "nixon_052_058.csv";
+  // The file as docs/papers.md describes it.
+  std::map<std::string, int> counts;
+  {
+    std::stringstream in(read_text(data));
+    for (std::string line; std::getline(in, line);) ++counts[line];
+  }
+  CHECK(counts ==
+        std::map<std::string, int>{
+            {"1,0.48,0.52", 491}, {"0,0.48,0.52", 9}, {"1,0.42,0.58", 56}, {"0,0.42,0.58", 444}});
+  // By hand from the counts.
+  const double merged = std::abs(0.5 * 0.52 + 0.5 * 0.58 - (491.0 + 56.0) / 1000.0);
+  const double separate = 0.5 * std::abs(0.52 - 491.0 / 500.0) + 0.5 * std::abs(0.58 - 56.0 / 500);
+  CHECK(fixed(merged, 3) == "0.003");
+  CHECK(fixed(separate, 3) == "0.465");
+
+  TempDir dir;
+  const fs::path json = dir.path / "eval.json";
+  const fs::path plot = dir.path / "plot";
+  const std::string command =
+      std::string("'") + CALBENCH_BINARY + "' eval '" + data.string() + "' --estimators '" +
+      (source / "configs" / "papers" / "nixon_bins.json").string() +
+      "' --resamples 20 --json --plot '" + plot.string() + "' >'" + json.string() + "' 2>/dev/null";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto out = nlohmann::json::parse(read_text(json));
+  auto value = [&](const char* label) {
+    return out.at("estimators").at(label).at("value").get<double>();
+  };
+  CHECK(out.at("n") == 1000);
+  CHECK(value("ece_ew10") == Approx(merged).margin(1e-12));
+  CHECK(value("ece_ew15") == Approx(separate).margin(1e-12));
+  // docs/papers.md: 20 bins separate them too; ECE_sweep keeps one bin (two bins would not be
+  // monotone: 0.982 then 0.112) and reports the merged 0.003.
+  CHECK(value("ece_ew20") == Approx(separate).margin(1e-12));
+  CHECK(value("ece_sweep_em") == Approx(merged).margin(1e-12));
+  CHECK(fixed(value("accuracy"), 3) == "0.547");
+  // The report's diagram: the two 15-bin equal-width top-label bars, half the rows each.
+  std::vector<std::pair<std::string, std::string>> bars;
+  for (const auto& r : read_csv(plot / "reliability.csv"))
+    if (r.at("binning") == "equal_width" && r.at("scope") == "top_label")
+      bars.emplace_back(fixed(std::stod(r.at("score")), 2), fixed(std::stod(r.at("frequency")), 3));
+  CHECK(bars ==
+        std::vector<std::pair<std::string, std::string>>{{"0.52", "0.982"}, {"0.58", "0.112"}});
+  // Its title (when python3 and matplotlib rendered it), as docs/papers.md quotes it.
+  if (fs::exists(plot / "reliability_equal_width.svg"))
+    CHECK(read_text(plot / "reliability_equal_width.svg").find("ECE 0.4650") != std::string::npos);
+}
+
+// Guo et al. 2017, Table 1's shape: every post-hoc method lowers the ECE of an overconfident
+// network, temperature scaling the most or tied with vector scaling, matrix scaling overfitting
+// with many classes. Here on a fake classifier overconfident by a temperature (so temperature
+// scaling is the correctly specified model), judged by the true ECE of each recalibrated model
+// (the composed truth, docs/recalibration.md §3), mean over replicates. `ece_of` returns (mean,
+// standard error of the mean from the sd over replicates).
+namespace {
+
+std::pair<double, double> ece_of(const nlohmann::json& cell, const std::string& method) {
+  const auto& m = cell.at("methods").at(method);
+  const auto& t = m.at("truth").at("ece_top_l1");
+  const double fits = m.at("fits").get<double>();
+  return {t.at("mean").get<double>(), t.at("sd").get<double>() / std::sqrt(fits)};
+}
+
+// The table's shape in one cell: every method below the uncalibrated ECE; no method better than
+// temperature scaling by 2 standard errors of the difference; temperature scaling better than
+// `beaten` by more than 2 standard errors; its accuracy the uncalibrated one (argmax kept).
+void check_guo_shape(const nlohmann::json& cell, const std::vector<std::string>& beaten) {
+  const double uncalibrated = ece_of(cell, "uncalibrated").first;
+  const auto [ts, ts_se] = ece_of(cell, "temperature");
+  CHECK(ts < uncalibrated / 10.0);
+  for (const auto& [name, m] : cell.at("methods").items()) {
+    if (name == "uncalibrated" || m.at("fits").get<int>() == 0) continue;
+    INFO(name);
+    const auto [e, se] = ece_of(cell, name);
+    CHECK(e < uncalibrated);
+    CHECK(e - ts > -2.0 * std::hypot(se, ts_se));
+  }
+  for (const auto& name : beaten) {
+    INFO(name << " beaten by temperature scaling");
+    const auto [e, se] = ece_of(cell, name);
+    CHECK(e - ts > 2.0 * std::hypot(se, ts_se));
+  }
+  const auto& accuracy = cell.at("methods").at("temperature").at("truth").at("accuracy");
+  CHECK(accuracy.at("mean").get<double>() ==
+        cell.at("methods").at("uncalibrated").at("truth").at("accuracy").at("mean").get<double>());
+}
+
+}  // namespace
+
+// The K = 10 cell alone with 4 replicates, without the curves: the default run.
+TEST_CASE("papers: Guo et al. temperature scaling table shape, K = 10", "[e2e][papers]") {
+  const auto& run =
+      run_config("papers/guo_temperature_table", R"({"replicates": 4, "reliability": null, "sweep":
+      {"generator": [{"family": "dirichlet", "classes": 10,
+                      "target": {"accuracy": 0.93, "ece_top_l1": 0.05},
+                      "miscalibration": {"map": "temperature"}}]}})");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 1);
+  CHECK(fixed(ece_of(cells[0], "uncalibrated").first, 3) == "0.050");
+  check_guo_shape(cells[0], {"histogram_binning_ew15", "isotonic", "matrix"});
+}
+
+// The shipped config (10 replicates, K = 10 and K = 100): docs/papers.md's table.
+TEST_CASE("papers: Guo et al. temperature scaling table", "[slow][e2e][papers]") {
+  const auto& run = shipped("papers/guo_temperature_table");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 2);
+  check_guo_shape(cells[0], {"histogram_binning_ew15", "isotonic", "matrix"});
+  // With 100 classes temperature scaling is alone in front.
+  check_guo_shape(cells[1], {"histogram_binning_ew15", "isotonic", "bbq", "vector"});
+  // docs/papers.md: histogram binning and isotonic regression lose accuracy in both settings.
+  for (const auto& cell : cells)
+    for (const char* method : {"histogram_binning_ew15", "isotonic"}) {
+      INFO(method);
+      const auto& m = cell.at("methods");
+      CHECK(m.at(method).at("truth").at("accuracy").at("mean").get<double>() <
+            m.at("uncalibrated").at("truth").at("accuracy").at("mean").get<double>());
+    }
+  // Matrix scaling: 10,100 parameters on 5,000 rows, refused in every replicate.
+  const auto& matrix = cells[1].at("methods").at("matrix");
+  CHECK(matrix.at("failed_fits") == 10);
+  CHECK(matrix.at("fits") == 0);
+  const std::vector<std::string> methods = {
+      "uncalibrated", "histogram_binning_ew15", "isotonic", "bbq", "temperature", "vector",
+      "matrix"};
+  const std::vector<std::vector<std::string>> quoted = {
+      {"0.0498", "0.0109", "0.0068", "0.0049", "0.0021", "0.0023", "0.0088"},
+      {"0.1499", "0.0674", "0.0416", "0.0253", "0.0033", "0.0144", "-"}};
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+      INFO("cell " << c << ", " << methods[i]);
+      const auto& m = cells[c].at("methods").at(methods[i]);
+      CHECK((m.at("fits") == 0 ? "-" : fixed(ece_of(cells[c], methods[i]).first, 4)) ==
+            quoted[c][i]);
+    }
 }

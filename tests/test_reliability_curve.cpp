@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "recalibrators/temperature_scaling.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/reliability_curve.hpp"
 
@@ -213,4 +214,42 @@ TEST_CASE("curve points: merging rule and curvature term by hand", "[unit][truth
   }
   // With points = 1, the draws stay in one point.
   CHECK(curve_points(acc, 1).size() == 1);
+}
+
+// The true top-label curve after recalibration (true_top_reliability_curve): no model is the
+// generator's own top curve bit for bit; a temperature model on a temperature-miscalibrated
+// generator composes to one temperature map, q_k ∝ c_k^(1/(T T_model)), whose curve has the K = 2
+// closed form; the exact inverse T_model = 1/T gives q = c, the diagonal.
+TEST_CASE("true reliability curve after recalibration: identity, composition, exact inverse",
+          "[stat][truth]") {
+  const double T = 0.6;
+  const Generator gen(DirichletSpec{2, {0.7, 0.7}, TemperatureMap{T}});
+  const ReliabilitySettings settings{100, 400'000};
+  const auto own = true_reliability_curves(gen, settings).top;
+  const auto none = true_top_reliability_curve(gen, nullptr, settings);
+  REQUIRE(none.size() == own.size());
+  for (std::size_t j = 0; j < own.size(); ++j) {
+    CHECK(none[j].score == own[j].score);
+    CHECK(none[j].frequency == own[j].frequency);
+    CHECK(none[j].error == own[j].error);
+    CHECK(none[j].count == own[j].count);
+  }
+  // Exact inverse: frequency = score up to rounding.
+  const TemperatureModel inverse(1.0 / T);
+  const auto diagonal = true_top_reliability_curve(gen, &inverse, settings);
+  check_partition(diagonal, 400'000);
+  for (const auto& p : diagonal) CHECK(std::abs(p.frequency - p.score) < 1e-9);
+  // T_model = 2: the composed temperature is 1.2 (underconfident); its closed form.
+  const TemperatureModel twice(2.0);
+  const auto composed = true_top_reliability_curve(gen, &twice, settings);
+  check_partition(composed, 400'000);
+  const double z = bonferroni_z(composed.size());
+  std::size_t off_diagonal = 0;
+  for (const auto& p : composed) {
+    const double exact = binary_temperature_curve(p.score, T * 2.0);
+    INFO("score " << p.score << ": frequency " << p.frequency << ", exact " << exact);
+    CHECK(std::abs(p.frequency - exact) <= z * p.error + 1e-12);
+    if (std::abs(p.frequency - p.score) > 10.0 * p.error) ++off_diagonal;
+  }
+  CHECK(off_diagonal > composed.size() / 2);  // not vacuous: told apart from the diagonal
 }

@@ -216,4 +216,51 @@ ReliabilityCurves true_reliability_curves(const Generator& gen,
   return out;
 }
 
+std::vector<CurvePoint> true_top_reliability_curve(const Generator& gen,
+                                                   const CalibrationModel* model,
+                                                   const ReliabilitySettings& settings) {
+  const std::size_t K = gen.classes();
+  constexpr std::size_t block = 256;  // rows per apply()
+  const mc::KeyedBatches streams{hash64(gen.canonical_text() + "|reliability"), Purpose::truth,
+                                 mc::groups};
+  const std::uint64_t per_group = (settings.samples + mc::groups - 1) / mc::groups;
+  struct Scratch {
+    GeneratorScratch generator;
+    std::vector<double> c, p, q, log_p;
+  };
+  std::vector<FineAccumulator> groups(mc::groups);
+  mc::for_each_batch<Scratch>(streams, [&](std::size_t g, Engine& engine, Scratch& s) {
+    FineAccumulator& out = groups[g];
+    out.resize(mc::fine_bins);
+    s.generator.reserve(K);
+    s.c.resize(block * K);
+    s.p.resize(block * K);
+    s.q.resize(block * K);
+    s.log_p.resize(K);
+    for (std::uint64_t done = 0; done < per_group;) {
+      const std::size_t rows =
+          static_cast<std::size_t>(std::min<std::uint64_t>(block, per_group - done));
+      for (std::size_t i = 0; i < rows; ++i)
+        gen.draw(engine, std::span<double>(s.c).subspan(i * K, K),
+                 std::span<double>(s.p).subspan(i * K, K), s.log_p, s.generator);
+      const std::span<const double> p(s.p.data(), rows * K);
+      std::span<double> q(s.q.data(), rows * K);
+      if (model != nullptr)
+        apply(*model, p, K, q);
+      else
+        std::copy(p.begin(), p.end(), q.begin());
+      for (std::size_t i = 0; i < rows; ++i) {
+        const double* qi = s.q.data() + i * K;
+        std::size_t top = 0;  // the lowest index on ties, as Sample::predicted
+        for (std::size_t k = 1; k < K; ++k)
+          if (qi[k] > qi[top]) top = k;
+        out.add(mc::fine_bin(qi[top]), qi[top], s.c[i * K + top]);
+      }
+      done += rows;
+    }
+  });
+  for (std::size_t g = 1; g < groups.size(); ++g) groups[0].merge(groups[g]);
+  return curve_points(groups[0], settings.points);
+}
+
 }  // namespace calbench

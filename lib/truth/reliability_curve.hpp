@@ -30,6 +30,7 @@
 
 #include "core/curve_point.hpp"
 #include "generators/generator.hpp"
+#include "recalibrators/recalibrator.hpp"
 
 namespace calbench {
 
@@ -51,6 +52,15 @@ struct ReliabilityCurves {
 // Deterministic for any thread count; parallel over the groups.
 ReliabilityCurves true_reliability_curves(const Generator& generator,
                                           const ReliabilitySettings& settings);
+
+// The true top-label curve of a recalibrated model q = g(p), P(y = argmax q | max q = z) =
+// E[c_{argmax q} | max q = z] (the composed model of truth/composed_truth.hpp): the draws of the
+// generator's own curves (the same streams: common random numbers), q in place of p, applied in
+// blocks of rows so that matrix methods use matrix products. model == nullptr gives the
+// generator's top curve bit for bit.
+std::vector<CurvePoint> true_top_reliability_curve(const Generator& generator,
+                                                   const CalibrationModel* model,
+                                                   const ReliabilitySettings& settings);
 
 // Merges a fine-bin accumulation into curve points (exposed for tests). Per fine bin i (in
 // increasing order of the statistic): n, sums of v, v^2, c, c^2, v c, min v and max v.

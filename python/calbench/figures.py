@@ -99,6 +99,18 @@ def _resolve_x(results: Results, frame: pd.DataFrame, x: str) -> str:
     return x
 
 
+def _ordinal_x(frame: pd.DataFrame, x: str) -> tuple[pd.DataFrame, str]:
+    """(rows, x-axis label). A swept value that is not a number (a whole `generator` object, as
+    in configs/papers/kyle_calibration_game.json, or a map name) becomes its position 1, 2, ...
+    in sweep order, so that curves can be drawn against it; the report's truth table and
+    cells.csv give the values."""
+    values = frame[x]
+    if pd.api.types.is_numeric_dtype(values):
+        return frame, _x_label(x)
+    order = {v: i + 1 for i, v in enumerate(dict.fromkeys(values))}
+    return frame.assign(**{x: values.map(order)}), f"{_short(x)} (sweep value number)"
+
+
 def _log_x(ax, values) -> None:
     """Sizes on a log axis, other swept values on a linear one; ticked at the swept values (a
     sweep often spans less than a decade)."""
@@ -142,9 +154,10 @@ def _curve_panels(results: Results, figure: str, x: str, estimators):
     df = results.summary
     labels = _estimators(df, estimators)
     x = _resolve_x(results, df, x)
+    df, xlabel = _ordinal_x(df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups))
-    return fig, axes, groups, labels, x
+    return fig, axes, groups, labels, x, xlabel
 
 
 # estimator_bias -----------------------------------------------------------------------------
@@ -153,7 +166,7 @@ def bias_curves(results: Results, x: str = "sample_size",
                 estimators: Iterable[str] | None = None) -> Figure:
     """Bias (mean estimate - truth) with +-2 standard-error bars against x (log axis), one line
     per estimator, one panel per value of the other swept parameters."""
-    fig, axes, groups, labels, x = _curve_panels(results, "bias_curves", x, estimators)
+    fig, axes, groups, labels, x, xlabel = _curve_panels(results, "bias_curves", x, estimators)
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
@@ -162,7 +175,7 @@ def bias_curves(results: Results, x: str = "sample_size",
         ax.axhline(0, color="0.5", linewidth=0.8)
         _log_x(ax, rows[x])
         ax.set_title(title, fontsize=10)
-    _label(axes, _x_label(x), "bias: mean estimate − truth\n(metric units; bars ±2 SE)")
+    _label(axes, xlabel, "bias: mean estimate − truth\n(metric units; bars ±2 SE)")
     _legend(axes)
     return fig
 
@@ -170,7 +183,7 @@ def bias_curves(results: Results, x: str = "sample_size",
 def error_curves(results: Results, x: str = "sample_size",
                  estimators: Iterable[str] | None = None) -> Figure:
     """Standard deviation (dashed) and RMSE (solid) of each estimator against x, log-log."""
-    fig, axes, groups, labels, x = _curve_panels(results, "error_curves", x, estimators)
+    fig, axes, groups, labels, x, xlabel = _curve_panels(results, "error_curves", x, estimators)
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
@@ -180,7 +193,7 @@ def error_curves(results: Results, x: str = "sample_size",
         _log_x(ax, rows[x])
         ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
-    _label(axes, _x_label(x), "error (metric units, log scale)")
+    _label(axes, xlabel, "error (metric units, log scale)")
     handles = [Line2D([], [], color=colour(i), marker=marker(i), label=label)
                for i, label in enumerate(labels)]
     handles += [Line2D([], [], color="0.3", label="RMSE"),
@@ -235,6 +248,7 @@ def bias_split(results: Results, x: str = "sample_size",
     df = df[df["binning_bias"].notna()]
     labels = _estimators(df, estimators)
     x = _resolve_x(results, df, x)
+    df, xlabel = _ordinal_x(df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups))
     for ax, (title, rows) in zip(axes, groups):
@@ -246,7 +260,7 @@ def bias_split(results: Results, x: str = "sample_size",
         ax.axhline(0, color="0.5", linewidth=0.8)
         _log_x(ax, rows[x])
         ax.set_title(title, fontsize=10)
-    _label(axes, _x_label(x), "bias component (metric units)")
+    _label(axes, xlabel, "bias component (metric units)")
     handles = [Line2D([], [], color=colour(i), marker=marker(i), label=label)
                for i, label in enumerate(labels)]
     handles += [Line2D([], [], color="0.3", label="finite-sample bias"),
@@ -269,6 +283,7 @@ def recalibration_error(results: Results, quantity: str = "ece_top_l1",
         raise ValueError(f"no truth quantity {quantity!r} in {results.path} "
                          f"(have: {', '.join(have)})")
     x = _resolve_x(results, df, x)
+    df, xlabel = _ordinal_x(df, x)
     groups = _groups(df, _other_keys(results, x))
     fig, axes = _panels(len(groups), width=4.4, height=3.4)
     for ax, (title, rows) in zip(axes, groups):
@@ -280,9 +295,45 @@ def recalibration_error(results: Results, quantity: str = "ece_top_l1",
                         linewidth=1.2, label=method, **style)
         _log_x(ax, rows[x])
         ax.set_title(title, fontsize=10)
-    _label(axes, _x_label(x),
+    _label(axes, xlabel,
            f"true {quantity} after recalibration\n({_units(quantity)}; bars ±1 sd)")
     _legend(axes)
+    return fig
+
+
+def method_comparison(results: Results, quantity: str = "ece_top_l1") -> Figure:
+    """Guo et al.'s table as a figure: the true value of `quantity` after each method (mean over
+    replicates, bars +-2 standard errors of the mean, sd/sqrt(fits)), one panel per cell, the
+    uncalibrated model's value as a dashed line. A method that failed in every replicate is
+    listed as "failed" without a bar."""
+    _require(results, "recalibration", "method_comparison")
+    df = results.summary
+    truth = df[(df["kind"] == "truth") & (df["quantity"] == quantity)]
+    if truth.empty:
+        have = sorted(set(df.loc[df["kind"] == "truth", "quantity"]))
+        raise ValueError(f"no truth quantity {quantity!r} in {results.path} "
+                         f"(have: {', '.join(have)})")
+    methods = list(dict.fromkeys(df["method"]))
+    cells = list(dict.fromkeys(df["cell"]))
+    fig, axes = _panels(len(cells), width=4.2, height=0.32 * len(methods) + 1.4)
+    for ax, cell in zip(axes, cells):
+        rows = truth[truth["cell"] == cell].set_index("method")
+        ys = np.arange(len(methods))[::-1]
+        for y, (i, method) in zip(ys, enumerate(methods)):
+            if method not in rows.index:
+                ax.text(0, y, " failed", va="center", fontsize=8, color="0.3")
+                continue
+            r = rows.loc[method]
+            se = r["sd"] / math.sqrt(r["fits"]) if r["fits"] else 0.0
+            ax.barh(y, r["mean"], xerr=2 * se, color="0.75" if method == "uncalibrated" else
+                    colour(i), capsize=3, height=0.7, label=method)
+        if "uncalibrated" in rows.index:
+            ax.axvline(rows.loc["uncalibrated", "mean"], color="0.4", linestyle="--",
+                       linewidth=0.8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels(methods, fontsize=8)
+        ax.set_title(f"cell {cell}", fontsize=10)
+        ax.set_xlabel(f"true {quantity} after recalibration\n({_units(quantity)}; bars ±2 SE)")
     return fig
 
 
@@ -326,6 +377,7 @@ def ranking_disagreement(results: Results, x: str = "fit_size") -> Figure:
     if rk is None or rk.empty:
         raise ValueError(f"{results.path}: summary.json has no rankings")
     x = _resolve_x(results, rk, x)
+    rk, xlabel = _ordinal_x(rk, x)
     groups = _groups(rk, _other_keys(results, x))
     fig, axes = _panels(len(groups), width=4.4, height=3.2)
     for ax, (title, rows) in zip(axes, groups):
@@ -338,7 +390,7 @@ def ranking_disagreement(results: Results, x: str = "fit_size") -> Figure:
         _log_x(ax, rows[x])
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(title, fontsize=10)
-    _label(axes, _x_label(x), "replicates with a wrong ranking\n(fraction)")
+    _label(axes, xlabel, "replicates with a wrong ranking\n(fraction)")
     labels = list(dict.fromkeys(rk["estimator"]))
     handles = [Line2D([], [], color=colour(i), marker=marker(i), label=label)
                for i, label in enumerate(labels)]

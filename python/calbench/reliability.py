@@ -228,8 +228,12 @@ def _cell_title(results, cell: int) -> str:
             v = row[k].iloc[0]
             name = {"sample_size": "n", "generator.miscalibration.temperature": "T"}.get(
                 k, k.split(".")[-1])
-            parts.append(f"{name} = {v:,.6g}" if isinstance(v, (int, float, np.number))
-                         else f"{name} = {v}")
+            if isinstance(v, (int, float, np.number)):
+                parts.append(f"{name} = {v:,.6g}")
+            elif str(v).startswith(("{", "[")):  # a swept object: too long for a title
+                parts.append(f"{name} of cell {cell}")
+            else:
+                parts.append(f"{name} = {v}")
     return ", ".join(parts) if parts else f"cell {cell}"
 
 
@@ -273,7 +277,8 @@ def _draw_curves(ax, ax_hist, rows: pd.DataFrame, binning: str, xlabel: str) -> 
     ax.set_ylim(0, 1)
     ax.set_ylabel("observed frequency (probability)")
     ax.tick_params(labelbottom=False)
-    ax_hist.bar(est["lower"], est["count"], width=est["upper"] - est["lower"], align="edge",
+    hist = est if len(est) or not len(tr) else tr  # only a true curve: its Monte Carlo draws
+    ax_hist.bar(hist["lower"], hist["count"], width=hist["upper"] - hist["lower"], align="edge",
                 color="0.55", edgecolor="white", linewidth=0.5)
     ax_hist.set_xlim(0, 1)
     ax_hist.set_xlabel(xlabel)
@@ -352,3 +357,25 @@ def class_reliability_curves(results, cell: int = 0, binning: str = "equal_width
     return curves_figure(panels, binning,
                          title=f"{_cell_title(results, cell)}: true classwise ECE "
                                f"{_truth_value(results, cell, 'classwise_ece_l1')}")
+
+
+def recalibrated_curves(results, cell: int | None = None, max_methods: int = 8) -> Figure:
+    """The true top-label reliability curve after each method, as fitted in replicate 0, of one
+    cell of a recalibration run with a `reliability` section (default: the last cell), beside the
+    uncalibrated model's; each title gives sum weight |frequency - score| over the curve's fine
+    points, the true ECE of that fitted model up to the curve's resolution."""
+    table = getattr(results, "reliability", None)
+    if table is None:
+        _curve_rows(results, 0)  # raises the explanation
+    if cell is None:
+        cell = int(table["cell"].max())
+    rows = _curve_rows(results, cell)
+    panels = []
+    for method in list(dict.fromkeys(rows["method"]))[:max_methods]:
+        sel = rows[rows["method"] == method]
+        ece = float(np.sum(sel["weight"] * np.abs(sel["frequency"] - sel["score"])))
+        panels.append((f"{method}\ntrue ECE {ece:.4f} (replicate 0's fit)", sel,
+                       "confidence max q (probability)"))
+    return curves_figure(panels, "equal_width",
+                         title=f"{_cell_title(results, cell)}: true curves after recalibration")
+

@@ -143,6 +143,14 @@ def _figure_list(r: Results) -> list[tuple[str, str, Callable[[], object]]]:
     elif r.scenario == "recalibration":
         out.append(("recalibration", "True top-label ECE after each method against the fit "
                     "size, ±1 sd over fits.", lambda: figures.recalibration_error(r)))
+        out.append(("methods", "True top-label ECE after each method per cell (Guo et al.'s "
+                    "table as bars), ±2 standard errors of the mean; dashed: uncalibrated.",
+                    lambda: figures.method_comparison(r)))
+        if r.reliability is not None:
+            out.append(("recalibrated-curves", "True top-label reliability curve of each model "
+                        "as fitted in replicate 0 (last cell), ±2 errors, with the Monte Carlo "
+                        "draws per point beneath.",
+                        lambda: reliability.recalibrated_curves(r)))
         out.append(("measured", "Each estimator's mean test-set value against the truth of its "
                     "target, per cell and method.", lambda: figures.measured_vs_true(r)))
         out.append(("ranking", "How often the test-set ranking of the models differs from the "

@@ -103,10 +103,20 @@ def _read_json(path: str) -> dict[str, Any]:
         raise ResultsError(f"{path}: not valid JSON: {e}") from None
 
 
+def _swept(cell: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """The cell's swept values; an object or array (a swept `generator`, say) as the compact JSON
+    text cells.csv holds, so that every column is hashable and matches the CSV files."""
+    out = {}
+    for k in keys:
+        v = cell.get("parameters", {}).get(k)
+        out[k] = json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else v
+    return out
+
+
 def _truth_frame(raw: dict[str, Any], keys: list[str]) -> pd.DataFrame:
     rows = []
     for cell in raw["cells"]:
-        params = {k: cell.get("parameters", {}).get(k) for k in keys}
+        params = _swept(cell, keys)
         for quantity, t in cell.get("truth", {}).items():
             rows.append({"cell": cell["index"], **params, "quantity": quantity,
                          "value": t.get("value"), "method": t.get("method"),
@@ -116,7 +126,7 @@ def _truth_frame(raw: dict[str, Any], keys: list[str]) -> pd.DataFrame:
 
 def _cell_columns(cell: dict[str, Any], keys: list[str]) -> dict[str, Any]:
     out = {"cell": cell["index"]}
-    out.update({k: cell.get("parameters", {}).get(k) for k in keys})
+    out.update(_swept(cell, keys))
     for k in ("sample_size", "fit_size", "test_size", "replicates"):
         if k in cell:
             out[k] = cell[k]
@@ -238,8 +248,12 @@ def load(path: str | os.PathLike[str]) -> Results:
     else:
         summary = _decision_summary(raw, keys)
 
+    reliability = read("reliability.csv", False)
+    if reliability is not None and reliability["curve"].dtype == bool:
+        # Only true curves (a recalibration run): pandas reads the column as booleans.
+        reliability["curve"] = reliability["curve"].map({True: "true", False: "false"})
     return Results(path=path, scenario=scenario, meta=meta, config=config, raw=raw,
                    cells=read("cells.csv", True), summary=summary,
                    truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
                    requirements=read("requirements.csv", False), rankings=rankings,
-                   reliability=read("reliability.csv", False))
+                   reliability=reliability)

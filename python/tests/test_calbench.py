@@ -29,6 +29,10 @@ CONFIGS = {
     "decision": os.path.join(HERE, "data", "tiny_decision.json"),
     # estimator_bias with a `reliability` section: reliability.csv
     "reliability": os.path.join(REPO, "tests", "data", "tiny_report.json"),
+    # a whole `generator` object swept (as configs/papers/kyle_calibration_game.json)
+    "swept_generator": os.path.join(HERE, "data", "tiny_swept_generator.json"),
+    # recalibration with a `reliability` section: true curves after each method
+    "recalibration_curves": os.path.join(HERE, "data", "tiny_recalibration_curves.json"),
 }
 
 
@@ -244,6 +248,177 @@ class FigureTest(Base):
         no_reps = calbench.Results(**{**r.__dict__, "replicates": None})
         with self.assertRaisesRegex(ValueError, "replicate_values"):
             calbench.estimate_distribution(no_reps, 0, "ece_ew15")
+
+
+def _containers(fig):
+    """{label: (x, y)} of every labelled errorbar / bar container in the figure, over panels."""
+    from matplotlib.container import BarContainer, ErrorbarContainer
+    out = {}
+    for ax in fig.axes:
+        for c in ax.containers:
+            label = c.get_label()
+            if isinstance(c, ErrorbarContainer):  # (data line, caps, bars)
+                if c.lines[0] is None:  # the error bars of a bar chart
+                    continue
+                xy = (list(c.lines[0].get_xdata()), list(c.lines[0].get_ydata()))
+            elif isinstance(c, BarContainer):  # barh: (lengths, positions)
+                xy = ([p.get_width() for p in c.patches], [p.get_y() for p in c.patches])
+            else:
+                continue
+            old = out.get(label, ([], []))
+            out[label] = (old[0] + xy[0], old[1] + xy[1])
+    return out
+
+
+class FigureDataTest(Base):
+    """The figures draw the numbers of the result files (data, not pixels)."""
+
+    def test_bias_curves_and_split(self):
+        r = self.results["estimator_bias"]
+        s = r.summary
+        drawn = _containers(calbench.bias_curves(r))
+        for label in dict.fromkeys(s["estimator"]):
+            rows = s[s["estimator"] == label]
+            x, y = drawn[label]
+            # one panel per temperature, sizes ascending in each
+            want = rows.sort_values(["generator.miscalibration.temperature", "sample_size"])
+            self.assertEqual(x, list(want["sample_size"]), label)
+            np.testing.assert_array_equal(y, want["bias"], label)
+        # bias_split: per estimator a solid (finite-sample) and a dashed (binning) line whose
+        # sum is the bias.
+        fig = calbench.bias_split(r)
+        binned = s[s["binning_bias"].notna()]
+        labels = list(dict.fromkeys(binned["estimator"]))
+        for ax, (_, rows) in zip(fig.axes, binned.groupby("generator.miscalibration.temperature",
+                                                          sort=False)):
+            for i, label in enumerate(labels):
+                want = rows[rows["estimator"] == label].sort_values("sample_size")
+                finite, binning = ax.lines[2 * i], ax.lines[2 * i + 1]
+                self.assertEqual(binning.get_linestyle(), "--")
+                np.testing.assert_allclose(
+                    np.asarray(finite.get_ydata()) + np.asarray(binning.get_ydata()),
+                    want["bias"], rtol=0, atol=1e-12)
+
+    def test_estimate_distribution(self):
+        r = self.results["estimator_bias"]
+        fig = calbench.estimate_distribution(r, 0, "ece_ew15")
+        ax = fig.axes[0]
+        reps = r.replicates
+        n = len(reps[(reps["cell"] == 0) & (reps["estimator"] == "ece_ew15")])
+        self.assertEqual(sum(p.get_height() for p in ax.patches), n)
+        row = r.summary[(r.summary["cell"] == 0) & (r.summary["estimator"] == "ece_ew15")].iloc[0]
+        vertical = {ln.get_label(): ln.get_xdata()[0] for ln in ax.lines}
+        self.assertEqual(vertical["truth (ece_top_l1)"], row["truth"])
+        self.assertEqual(vertical["mean estimate"], row["mean"])
+
+    def test_recalibration_figures(self):
+        r = self.results["recalibration"]
+        s = r.summary
+        truth = s[(s["kind"] == "truth") & (s["quantity"] == "ece_top_l1")]
+        drawn = _containers(calbench.recalibration_error(r))
+        for method, rows in truth.groupby("method", sort=False):
+            rows = rows.sort_values("fit_size")
+            self.assertEqual(drawn[method][0], list(rows["fit_size"]), method)
+            np.testing.assert_array_equal(drawn[method][1], rows["mean"], method)
+        # method_comparison: one bar per (cell, method), its length the mean true ECE.
+        bars = _containers(calbench.method_comparison(r))
+        for method, rows in truth.groupby("method", sort=False):
+            np.testing.assert_array_equal(bars[method][0], rows.sort_values("cell")["mean"])
+        # measured_vs_true: each point is (truth of the target, mean estimate).
+        fig = calbench.measured_vs_true(r)
+        est = s[(s["kind"] == "estimate") & s["target"].notna()]
+        for ax, (label, rows) in zip(fig.axes, est.groupby("quantity", sort=False)):
+            for c in ax.containers:
+                m = rows[rows["method"] == c.get_label()]
+                x, y = c.lines[0].get_xdata(), c.lines[0].get_ydata()
+                want_x = [s[(s["kind"] == "truth") & (s["cell"] == cell) &
+                            (s["method"] == c.get_label()) & (s["quantity"] == t)]["mean"].iloc[0]
+                          for cell, t in zip(m["cell"], m["target"])]
+                np.testing.assert_array_equal(x, want_x)
+                np.testing.assert_array_equal(y, m["mean"])
+        # ranking_disagreement: the solid line of each estimator is its disagreement.
+        fig = calbench.ranking_disagreement(r)
+        rk = r.rankings
+        solid = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "-"]
+        for ln, (label, rows) in zip(solid, rk.groupby("estimator", sort=False)):
+            np.testing.assert_array_equal(ln.get_ydata(),
+                                          rows.sort_values("fit_size")["disagreement"])
+
+    def test_decision_figures(self):
+        r = self.results["decision"]
+        s = r.summary
+        drawn = _containers(calbench.cost_vs_ece(r))
+        costs = sorted(v for _, (x, y) in drawn.items() for v in y)
+        # A calibrated cell (overconfidence 0) ends both the overconfident and the
+        # underconfident line, so it is drawn twice.
+        twice = s[s["overconfidence"] == 0]["miscalibration_cost"]
+        self.assertEqual(costs, sorted(list(s["miscalibration_cost"]) + list(twice)))
+        # utility_map: the frontier (black line) passes through each reached requirement's
+        # minimal accuracy.
+        fig = calbench.utility_map(r)
+        frontier = [ln for ln in fig.axes[0].lines if ln.get_label().startswith("frontier")]
+        reached = r.requirements[r.requirements["status"] != "unreachable"]
+        self.assertEqual(len(frontier), 1)
+        np.testing.assert_array_equal(sorted(frontier[0].get_xdata()),
+                                      sorted(reached["minimal_accuracy"]))
+
+    def test_swept_generator(self):
+        # A swept object is kept as the compact JSON text cells.csv holds, drawn against its
+        # position in the sweep; the report draws every figure.
+        r = self.results["swept_generator"]
+        self.assertEqual(r.sweep_keys, ["generator"])
+        texts = list(dict.fromkeys(r.summary["generator"]))
+        self.assertEqual(texts, list(dict.fromkeys(r.cells["generator"])))
+        self.assertEqual(json.loads(texts[1]), self.json["swept_generator"]["cells"][1]
+                         ["parameters"]["generator"])
+        x, _ = _containers(calbench.bias_curves(r))["ece_ew15"]
+        self.assertEqual(x, [1, 2])
+        from calbench import report
+        page = report.render(r)
+        self.assertNotIn("not drawn", page)
+        self.assertIn("generator of cell 1", page)
+
+
+class RecalibratedCurvesTest(Base):
+    def test_curves_after_recalibration(self):
+        r, js = self.results["recalibration_curves"], self.json["recalibration_curves"]
+        t = r.reliability
+        self.assertEqual(set(t["curve"]), {"true"})
+        for c in js["cells"]:
+            rows = t[t["cell"] == c["index"]]
+            # The uncalibrated model and every method that fitted in replicate 0, in config
+            # order; matrix scaling (12 parameters) cannot be fitted on 10 rows: no curve.
+            fitted = [m for m, v in c["methods"].items() if v["fits"] == c["replicates"]]
+            self.assertEqual(list(dict.fromkeys(rows["method"])), fitted)
+            for method, g in rows.groupby("method", sort=False):
+                self.assertAlmostEqual(g["weight"].sum(), 1.0, delta=1e-12)
+                self.assertTrue((np.diff(g["score"]) > 0).all())
+            # The uncalibrated model's curve gives its true ECE: sum w |f - s| differs from the
+            # composed truth's ece_top_l1 by at most the points' errors (4 x sum w err) and the
+            # truth's own error.
+            u = rows[rows["method"] == "uncalibrated"]
+            ece = float(np.sum(u["weight"] * np.abs(u["frequency"] - u["score"])))
+            truth = c["methods"]["uncalibrated"]["truth"]["ece_top_l1"]
+            bound = 4 * float(np.sum(u["weight"] * u["error"])) + 4 * truth["error"]
+            self.assertLess(abs(ece - truth["mean"]), bound)
+            # Fitted on 300 rows, temperature scaling repairs a temperature map: its curve's
+            # ECE is a fraction of the uncalibrated one.
+            if c["fit_size"] < 300:
+                continue
+            ts = rows[rows["method"] == "temperature"]
+            self.assertLess(float(np.sum(ts["weight"] * np.abs(ts["frequency"] - ts["score"]))),
+                            ece / 3)
+        self.assertEqual(js["reliability"], {"points": 30, "samples": 100000})
+        # Same bytes on one thread.
+        one = os.path.join(self.tmp, "curves_threads1")
+        run("run", CONFIGS["recalibration_curves"], "--out", one, "--threads", "2", "--quiet")
+        with open(os.path.join(one, "reliability.csv"), "rb") as a, \
+                open(os.path.join(self.dirs["recalibration_curves"], "reliability.csv"),
+                     "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        page = __import__("calbench.report", fromlist=["render"]).render(r)
+        self.assertIn("true curves after recalibration", page)
+        self.assertNotIn("not drawn", page)
 
 
 class ReportTest(Base):

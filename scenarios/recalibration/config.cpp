@@ -35,11 +35,26 @@ class Sections : public ScenarioSections {
   void parse_output(ObjectReader& output) override {
     if (const auto v = output.boolean("timings", false)) timings_ = *v;
   }
+  void parse_after_sweep(ObjectReader& top, const std::vector<std::string>& /*keys*/,
+                         const CellBase* /*base*/) override {
+    const Json* value = top.find("reliability");
+    if (value == nullptr) return;
+    ObjectReader o(*value, top.pointer_to("reliability"), top.problems());
+    if (!o.is_object()) return;
+    o.allow_only({"points", "samples"});
+    const ReliabilitySettings defaults;
+    const auto points = o.integer("points", 2, static_cast<std::int64_t>(defaults.points));
+    const auto samples = o.unsigned_integer("samples", 1000, defaults.samples);
+    top.set_resolved("reliability", o.take_resolved());
+    if (points && samples)
+      reliability_ = ReliabilitySettings{static_cast<std::size_t>(*points), *samples};
+  }
   std::unique_ptr<ExperimentBase> finish(ExperimentBase header,
                                          std::vector<std::unique_ptr<CellBase>> cells) override {
     auto out = std::make_unique<RecalibrationConfig>();
     static_cast<ExperimentBase&>(*out) = std::move(header);
     out->timings = timings_;
+    out->reliability = reliability_;
     for (auto& cell : cells)
       out->cells.push_back(std::move(static_cast<RecalibrationCell&>(*cell)));
     return out;
@@ -47,6 +62,7 @@ class Sections : public ScenarioSections {
 
  private:
   bool timings_ = false;
+  std::optional<ReliabilitySettings> reliability_;
 };
 
 }  // namespace

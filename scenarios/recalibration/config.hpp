@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "config/experiment.hpp"
 #include "config/registry.hpp"
+#include "truth/reliability_curve.hpp"
 
 namespace calbench {
 
@@ -23,6 +25,10 @@ struct RecalibrationConfig : ExperimentBase {
   // output.timings: also write each method's fit time into summary.json (it is always in
   // run.json). Off by default: timings would break the byte-identical contract.
   bool timings = false;
+  // `reliability` {points, samples}: per cell, the true top-label curve of the uncalibrated model
+  // and of each method as fitted in replicate 0 (truth/reliability_curve.hpp), into
+  // reliability.csv. Absent: no reliability.csv, every output as before.
+  std::optional<ReliabilitySettings> reliability;
   std::vector<RecalibrationCell> cells;
 };
 

@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "core/curve_point.hpp"
 #include "core/quantity.hpp"
 #include "core/value.hpp"
 #include "report/cell_record.hpp"
 #include "scenarios/scenario.hpp"
+#include "truth/reliability_curve.hpp"
 
 namespace calbench {
 
@@ -56,11 +58,15 @@ struct RecalibrationCellRecord {
   std::size_t fit_size = 0, test_size = 0;
   std::vector<MethodRecord> methods;  // the uncalibrated model first
   std::vector<RankingRecord> rankings;
+  // With `reliability`: the true top-label curve of each model as fitted in replicate 0, in the
+  // order of `methods` (the uncalibrated model first); empty for a method whose fit failed.
+  std::vector<std::vector<CurvePoint>> curves;
 };
 
 struct RecalibrationResults : ScenarioResults {
   std::vector<std::string> sweep_keys;
   bool timings_in_summary = false;
+  std::optional<ReliabilitySettings> reliability;
   std::vector<RecalibrationCellRecord> records;
 };
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/format.hpp"
+#include "report/reliability_record.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/recalibration/run.hpp"
@@ -113,6 +114,16 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
                                  "quantity", "target", "mean", "sd", "truth_error", "improvement",
                                  "rank_disagreement", "fits", "failed_fits"});
   header.tables.push_back({"cells.csv", columns});
+  if (r.reliability) {
+    // The true top-label curve of each model as fitted in replicate 0 (docs/recalibration.md).
+    header.summary_blocks.emplace_back("reliability",
+                                       Value::Object{{"points", count_value(r.reliability->points)},
+                                                     {"samples", r.reliability->samples}});
+    std::vector<std::string> curve_table = key_columns(r.sweep_keys, targets, own_columns);
+    curve_table.insert(curve_table.end(), {"fit_size", "method"});
+    curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
+    header.tables.push_back({"reliability.csv", std::move(curve_table)});
+  }
   reporter.begin(header);
   for (const auto& c : r.records) {
     ReportRecord record;
@@ -155,6 +166,15 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
         row("parameter", s.key, std::nullopt, s.mean, s.sd, std::nullopt, s.improvement,
             s.rank_disagreement);
     }
+    if (r.reliability)
+      for (std::size_t m = 0; m < c.methods.size() && m < c.curves.size(); ++m) {
+        if (c.curves[m].empty()) continue;  // the fit failed in replicate 0
+        std::vector<Value> key = key_fields(c.cell, targets, own_columns);
+        key.insert(key.end(), {count_value(c.fit_size), c.methods[m].label});
+        append_curve_rows("reliability.csv", key,
+                          {CurveRecord{"true", "fine", "top_label", std::nullopt, c.curves[m]}},
+                          record.rows);
+      }
     record.terminal = terminal_cell(c);
     reporter.record(record);
   }

@@ -15,6 +15,7 @@
 #include "scenarios/common.hpp"
 #include "scenarios/task_codec.hpp"
 #include "truth/composed_truth.hpp"
+#include "truth/reliability_curve.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -298,6 +299,31 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
   return rec;
 }
 
+// With `reliability`: the true top-label curve of the uncalibrated model and of each method as
+// fitted in replicate 0 (its fit sample redrawn from the same stream, so the same model as in the
+// run, also when the replicate's outcome came from the journal). A failed fit has no curve.
+std::vector<std::vector<CurvePoint>> replicate0_curves(
+    const RecalibrationConfig& config, std::size_t cell, const Generator& gen,
+    const std::vector<CurvePoint>& uncalibrated) {
+  const RecalibrationCell& cc = config.cells[cell];
+  Sample fit_sample;
+  GeneratorScratch scratch;
+  Engine fit_engine = make_engine({config.seed, cell, 0, Purpose::fit});
+  gen.sample(fit_engine, cc.fit_size, fit_sample, scratch);
+  std::vector<std::vector<CurvePoint>> out{uncalibrated};
+  for (const auto& method : cc.methods) {
+    std::unique_ptr<const CalibrationModel> model;
+    try {
+      model = fit(*method.method, fit_sample);
+    } catch (const DomainError&) {
+      out.emplace_back();
+      continue;
+    }
+    out.push_back(true_top_reliability_curve(gen, model.get(), *config.reliability));
+  }
+  return out;
+}
+
 }  // namespace
 
 RecalibrationResults run_recalibration(const RecalibrationConfig& config,
@@ -354,6 +380,19 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
       control);
   if (control.shard) return {};  // a shard's results are its journal
   for (; next_cell < cells; ++next_cell) summarise(next_cell);
+  if (config.reliability) {
+    std::map<std::string, std::vector<CurvePoint>> uncalibrated;  // per distinct generator
+    for (std::size_t c = 0; c < cells; ++c) {
+      auto it = uncalibrated.find(generators[c]->canonical_text());
+      if (it == uncalibrated.end())
+        it = uncalibrated
+                 .emplace(generators[c]->canonical_text(),
+                          true_top_reliability_curve(*generators[c], nullptr, *config.reliability))
+                 .first;
+      out.records[c].curves = replicate0_curves(config, c, *generators[c], it->second);
+    }
+  }
+  out.reliability = config.reliability;
 
   out.meta = result_meta(config);
   out.cells = cells;
