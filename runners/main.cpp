@@ -2,15 +2,10 @@
 // Exit status: 0 success, 2 bad input (config, data, usage), 1 anything else.
 #include <tbb/global_control.h>
 #include <tbb/info.h>
-#include <tbb/version.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <boost/version.hpp>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <iostream>
 
 #include "config/experiment.hpp"
@@ -27,18 +22,6 @@
 namespace calbench {
 namespace {
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
-}
-
 int run_command(const std::string& file, std::size_t threads, const std::string& out_dir,
                 bool quiet) {
   std::unique_ptr<ExperimentBase> config = load_experiment(file);
@@ -50,20 +33,11 @@ int run_command(const std::string& file, std::size_t threads, const std::string&
   RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   const auto start = std::chrono::steady_clock::now();
-  RunInfo info;
-  info.started_utc = utc_now();
+  RunInfo info = start_run_info(threads);
   scenario.prepare(*config);
   const std::unique_ptr<ScenarioResults> results = scenario.run(*config, control);
   progress.finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  info.host = host_name();
-  info.threads = threads;
-  info.compiler = std::string("g++ ") + __VERSION__;
-  info.libraries = "boost " + std::to_string(BOOST_VERSION / 100000) + "." +
-                   std::to_string(BOOST_VERSION / 100 % 1000) + ", oneTBB " +
-                   std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
-                   ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
-                   std::to_string(NLOHMANN_JSON_VERSION_MINOR);
   const std::filesystem::path& dir = config->output.directory;
   write_results(scenario, *results, config->resolved, info, dir, quiet ? nullptr : &std::cout);
   if (!quiet)

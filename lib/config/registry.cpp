@@ -252,6 +252,8 @@ EstimatorEntry ece_sweep_estimator();
 EstimatorEntry nll_estimator();
 EstimatorEntry skce_estimator();
 EstimatorEntry smooth_ece_estimator();
+// lib/estimators/external_json.cpp
+EstimatorEntry external_estimator();
 
 const std::vector<EstimatorEntry>& estimator_registry() {
   static const std::vector<EstimatorEntry> rows = [] {
@@ -268,12 +270,16 @@ const std::vector<EstimatorEntry>& estimator_registry() {
         named("nll", nll_estimator()),
         named("skce", skce_estimator()),
         named("smooth_ece", smooth_ece_estimator()),
+        named("external", external_estimator()),
     };
     for (auto& row : out)
-      row.notes.push_back({"cost", row.extra == Cost::quadratic
-                                       ? "O(n^2) per evaluation: calbench eval runs it only "
-                                         "when asked for"
-                                       : "O(n log n) per evaluation at its defaults"});
+      row.notes.push_back(
+          {"cost", row.extra == Cost::quadratic
+                       ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
+                   : row.extra == Cost::external
+                       ? "one start of the command per cell (estimator_bias), else per "
+                         "evaluation: calbench eval runs it only when asked for"
+                       : "O(n log n) per evaluation at its defaults"});
     return out;
   }();
   return rows;

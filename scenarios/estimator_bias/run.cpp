@@ -11,6 +11,7 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "estimators/external.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
@@ -42,9 +43,58 @@ struct Simulation {
   IntervalSlots intervals;                  // empty without intervals
 };
 
+// Per cell, per estimator: the external estimator (estimators/external.hpp), else null.
+using Externals = std::vector<std::vector<const ExternalEstimator*>>;
+
+Externals find_externals(const EstimatorBiasConfig& config) {
+  Externals out;
+  for (const auto& cell : config.cells) {
+    out.emplace_back();
+    for (const auto& ec : cell.estimators)
+      out.back().push_back(dynamic_cast<const ExternalEstimator*>(ec.estimator.get()));
+  }
+  return out;
+}
+
+// "cell 3 (sample_size = 100, ...)": where an external estimator's messages say it failed.
+std::string cell_place(const EstimatorBiasCell& cell) {
+  std::string swept;
+  for (const auto& s : cell.swept)
+    swept += (swept.empty() ? " (" : ", ") + s.key + " = " + to_text(s.value);
+  return "cell " + std::to_string(cell.index) + swept + (swept.empty() ? "" : ")");
+}
+
+// The external estimators, one command start per (cell, estimator) (docs/external.md): the
+// cell's replicates are drawn again from their streams (the tasks' draws, bit for bit) and
+// written as NPY files into one directory in parallel; the directory goes when the cell is done.
+void run_externals(const EstimatorBiasConfig& config, const Generators& generators,
+                   const Externals& externals, std::vector<std::vector<double>>& values) {
+  for (std::size_t cell = 0; cell < config.cells.size(); ++cell) {
+    const auto& ext = externals[cell];
+    if (std::all_of(ext.begin(), ext.end(), [](const auto* e) { return e == nullptr; })) continue;
+    const EstimatorBiasCell& cc = config.cells[cell];
+    const std::size_t R = cc.replicates, E = cc.estimators.size();
+    const TempDirectory directory("calbench-cell-");
+    for_each_index<ThreadBuffers>(R, [&](std::size_t rep, ThreadBuffers& buf) {
+      Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+      generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
+      write_replicate(directory.path(), rep, R, buf.sample);
+    });
+    const ExternalBatch batch{{}, cell_place(cc), R, cc.sample_size, generators[cell]->classes()};
+    for (std::size_t e = 0; e < E; ++e) {
+      if (ext[e] == nullptr) continue;
+      ExternalBatch named = batch;
+      named.label = cc.estimators[e].label;
+      const std::vector<double> out = ext[e]->run(directory.path(), named);
+      for (std::size_t r = 0; r < R; ++r) values[cell][r * E + e] = out[r];
+    }
+  }
+}
+
 Simulation simulate(const EstimatorBiasConfig& config, const Generators& generators,
                     const RunControl& control) {
   const std::size_t cells = config.cells.size();
+  const Externals externals = find_externals(config);
   std::vector<std::size_t> replicates(cells);
   // values[c][r * E + e]: pre-sized slots, so tasks never share a write.
   std::vector<std::vector<double>> values(cells);
@@ -70,8 +120,9 @@ Simulation simulate(const EstimatorBiasConfig& config, const Generators& generat
         generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
         const std::size_t E = cc.estimators.size();
         for (std::size_t e = 0; e < E; ++e)
-          values[cell][rep * E + e] =
-              cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+          if (externals[cell][e] == nullptr)  // those run per cell, in run_externals
+            values[cell][rep * E + e] =
+                cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
         if (!config.intervals) return;
         // Serial inside the task: the (cell, replicate) tasks already fill the cores.
         const IntervalSettings& is = *config.intervals;
@@ -92,6 +143,7 @@ Simulation simulate(const EstimatorBiasConfig& config, const Generators& generat
         }
       },
       control.progress);
+  run_externals(config, generators, externals, values);
   return {std::move(values), std::move(slots)};
 }
 
