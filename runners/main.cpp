@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "runners/bench.hpp"
+#include "runners/check.hpp"
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
@@ -147,6 +148,18 @@ int main(int argc, char** argv) {
                   "write an estimator_bias config on the fitted generator to this file");
   fit->add_flag("--json", fit_options.json, "print JSON instead of the tables");
 
+  CheckOptions check_options;
+  auto* check = app.add_subcommand(
+      "check", "compare an estimator_bias run with a baseline run: z-tests, Holm (docs/check.md)");
+  check->add_option("RESULTS", check_options.results, "result directory (or its summary.json)")
+      ->required();
+  check->add_option("--baseline", check_options.baseline, "the baseline's summary.json")
+      ->required();
+  check
+      ->add_option("--alpha", check_options.alpha,
+                   "family-wise error rate over all tests (default 0.01)")
+      ->check(CLI::Range(1e-12, 0.5));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -173,6 +186,7 @@ int main(int argc, char** argv) {
       return run_eval(eval_options, std::cout);
     }
     if (*fit) return run_fit(fit_options, std::cout);
+    if (*check) return run_check(check_options, std::cout);
   } catch (const ConfigError& e) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;

@@ -45,15 +45,16 @@ GENERATORS = [
 ]
 
 
+# The check a maintainer's test suite runs (pytest or unittest).
+CHECK = dict(target="ece_top_l1", generators=GENERATORS, sizes=[500, 20000], replicates=100,
+             tolerance=0.005, reference={"name": "ece", "bins": 15})
+
+
 def test_sklearn_ece():
     from calbench.testing import check_estimator
-    check_estimator(sklearn_ece, target="ece_top_l1", generators=GENERATORS,
-                    sizes=[500, 20000], replicates=100, tolerance=0.005,
-                    reference={"name": "ece", "bins": 15})
+    check_estimator(sklearn_ece, **CHECK)
 
 
 def test_buggy_ece():
     from calbench.testing import check_estimator
-    check_estimator(buggy_ece, target="ece_top_l1", generators=GENERATORS,
-                    sizes=[500, 20000], replicates=100, tolerance=0.005,
-                    reference={"name": "ece", "bins": 15})
+    check_estimator(buggy_ece, **CHECK)  # raises AssertionError: the bug is caught

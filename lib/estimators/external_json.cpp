@@ -31,7 +31,10 @@ bool read_command(Args& args) {
     if (arg) command.push_back(*arg);
   }
   if (!ok) return false;
-  args.set("command", command, ParamValue(value->dump()));
+  // Results show it as a shell would (the resolved config keeps the array).
+  std::string shown;
+  for (const auto& arg : command) shown += (shown.empty() ? "" : " ") + arg;
+  args.set("command", command, ParamValue(shown));
   return true;
 }
 

@@ -1,13 +1,19 @@
-"""Tests of calbench.testing.check_estimator (ctest: python.check_estimator).
+"""Tests of calbench.testing.check_estimator and `calbench check` (ctest: python.check_estimator).
 
 The worked example of docs/python.md (docs/examples/metric_examples.py): scikit-learn's
 calibration_curve-based ECE passes, the numpy ECE that hides confidences of 1.0 in an extra bin
 is caught, on the generator that has such confidences only. And the z-tests themselves: an
-unbiased metric passes with tolerance 0, the same metric shifted by 0.01 fails.
+unbiased metric passes with tolerance 0, the same metric shifted by 0.01 fails. The same two
+metrics as external estimators (python3 -m calbench.external) in a config: `calbench check`
+passes a rerun of the correct one with another seed and flags the buggy one.
 """
 
+import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 
 import numpy as np
@@ -29,14 +35,13 @@ def accuracy(p, y):
 
 class CheckEstimatorTest(unittest.TestCase):
     def test_sklearn_ece_passes(self):
-        metric_examples.test_sklearn_ece()
-        table = check_estimator(metric_examples.sklearn_ece, target="ece_top_l1",
-                                generators=GENERATORS, sizes=[500, 20000], replicates=100,
-                                tolerance=0.005)
+        table = check_estimator(metric_examples.sklearn_ece, **metric_examples.CHECK)
         self.assertEqual(list(table.n), [500, 20000, 500, 20000])
         # Binned ECE is biased upward at small n, and far less at large n.
         self.assertTrue((table.bias[table.n == 500] > 0).all())
         self.assertTrue((table.bias[table.n == 20000].abs() < 0.005).all())
+        # The same binning rule as calbench's ece, to rounding.
+        self.assertTrue((table.reference_difference.abs() < 1e-12).all())
 
     def test_buggy_ece_is_caught_where_confidences_of_one_occur(self):
         with self.assertRaises(AssertionError) as caught:
@@ -53,7 +58,7 @@ class CheckEstimatorTest(unittest.TestCase):
         # Without the reference the truth alone catches it.
         with self.assertRaisesRegex(AssertionError, r"does not converge to ece_top_l1"):
             check_estimator(metric_examples.buggy_ece, target="ece_top_l1",
-                            generators=GENERATORS[:1], sizes=[500, 20000], replicates=100,
+                            generators=GENERATORS[:1], sizes=[500, 5000], replicates=50,
                             tolerance=0.005)
 
     def test_an_unbiased_metric_passes_with_tolerance_zero(self):
@@ -81,6 +86,88 @@ class CheckEstimatorTest(unittest.TestCase):
         with self.assertRaisesRegex(AssertionError, r"returned nan on replicate 0"):
             check_estimator(lambda p, y: float("nan"), target="accuracy",
                             generators=GENERATORS[1:], sizes=[10], replicates=3)
+
+
+def metric_config(function, seed, path):
+    python_dir = os.path.join(REPO, "python")
+    config = {
+        "name": "metric_check", "scenario": "estimator_bias", "seed": seed, "replicates": 40,
+        "sample_size": 300, "generator": GENERATORS[0],
+        "estimators": [
+            {"name": "ece", "bins": 15},
+            {"name": "external", "label": "my_ece", "target": "ece_top_l1",
+             "command": [sys.executable, "-m", "calbench.external", "--path",
+                         os.path.join(REPO, "docs", "examples"), f"metric_examples:{function}"]}],
+        "truth": {"samples": 20000},
+        "sweep": {"sample_size": [300, 3000]}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(config, f)
+    return dict(os.environ, PYTHONPATH=python_dir)
+
+
+class CalbenchCheckTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="calbench_check_")
+        cls.binary = os.environ["CALBENCH_BIN"]
+        cls.baseline = os.path.join(cls.run_metric("sklearn_ece", 1), "summary.json")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def run_metric(cls, function, seed):
+        config = os.path.join(cls.tmp, f"{function}_{seed}.json")
+        env = metric_config(function, seed, config)
+        out = os.path.join(cls.tmp, f"{function}_{seed}")
+        done = subprocess.run([cls.binary, "run", config, "--out", out, "--quiet"],
+                              capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise RuntimeError(f"calbench run {config}: {done.stderr}")
+        return out
+
+    def check(self, results, baseline):
+        return subprocess.run([self.binary, "check", results, "--baseline", baseline],
+                              capture_output=True, text=True)
+
+    def test_check_passes_a_rerun_and_flags_the_bug(self):
+        rerun = self.check(self.run_metric("sklearn_ece", 2), self.baseline)
+        self.assertEqual(rerun.returncode, 0, rerun.stdout + rerun.stderr)
+        self.assertIn("no regression: none of the 8 tests moved", rerun.stdout)
+        buggy = self.check(self.run_metric("buggy_ece", 2), self.baseline)
+        self.assertEqual(buggy.returncode, 1, buggy.stdout + buggy.stderr)
+        lines = buggy.stdout.splitlines()
+        moved = [line for line in lines[lines.index("moved:") + 1:] if line.startswith("  cell")]
+        # Only the buggy metric's bias moves, in both cells; the built-in ece does not.
+        self.assertEqual(len(moved), 2, buggy.stdout)
+        for line in moved:
+            self.assertRegex(line, r"cell \d \(sample_size = \d+\)\s+my_ece\s+bias\s+\S+ -> -")
+        self.assertIn("its parameters changed (command: ", buggy.stdout)
+        self.assertTrue(lines[-1].startswith("regression: 2 of 8 tests moved"), buggy.stdout)
+
+    def test_check_input_errors(self):
+        results = os.path.dirname(self.baseline)
+        other = os.path.join(self.tmp, "other.json")
+        with open(self.baseline) as f:
+            summary = json.load(f)
+        summary["cells"][1]["generator"] = "dirichlet:K=3"
+        with open(other, "w") as f:
+            json.dump(summary, f)
+        done = self.check(results, other)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("cell 1 (sample_size = 3000)", done.stderr)
+        self.assertIn("not the same experiment", done.stderr)
+        done = self.check(results, os.path.join(self.tmp, "missing.json"))
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("missing.json: cannot open the baseline", done.stderr)
+        summary["meta"]["scenario"] = "decision"
+        with open(other, "w") as f:
+            json.dump(summary, f)
+        done = self.check(results, other)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("calbench check compares estimator_bias results; this is scenario decision",
+                      done.stderr)
 
 
 if __name__ == "__main__":
