@@ -15,6 +15,7 @@
 #include "runners/bench.hpp"
 #include "runners/check.hpp"
 #include "runners/eval.hpp"
+#include "runners/export_cases.hpp"
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
 #include "scenarios/registry.hpp"
@@ -160,6 +161,11 @@ int main(int argc, char** argv) {
                    "family-wise error rate over all tests (default 0.01)")
       ->check(CLI::Range(1e-12, 0.5));
 
+  std::string cases_dir;
+  auto* export_cases = app.add_subcommand(
+      "export-cases", "write edge-case data sets with every estimator's value (docs/cases.md)");
+  export_cases->add_option("DIR", cases_dir, "a new directory")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -187,6 +193,7 @@ int main(int argc, char** argv) {
     }
     if (*fit) return run_fit(fit_options, std::cout);
     if (*check) return run_check(check_options, std::cout);
+    if (*export_cases) return run_export_cases(cases_dir, std::cout);
   } catch (const ConfigError& e) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;

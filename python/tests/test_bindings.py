@@ -209,6 +209,44 @@ class BindingsTest(unittest.TestCase):
             self.assertEqual(text_a, text_b, name)
         self.assertEqual(r.scenario, "estimator_bias")
 
+    def test_export_cases(self):
+        directory = os.path.join(self.tmp, "cases")
+        out = cli("export-cases", directory)
+        self.assertIn("8 cases", out.stdout)
+        with open(os.path.join(directory, "cases.json")) as f:
+            document = json.load(f)
+        cases = {c["name"]: c for c in document["cases"]}
+        self.assertEqual(set(cases), {"confident_wrong", "confident_half_right",
+                                      "zero_probabilities", "ties", "bin_edges", "empty_class",
+                                      "single_row", "uniform"})
+        compared = 0
+        for case in document["cases"]:
+            p = np.load(os.path.join(directory, case["p"]))
+            y = np.load(os.path.join(directory, case["y"]))
+            self.assertEqual(p.shape, (case["n"], case["classes"]))
+            for item in case["expected"]:
+                if "value" in item and item["value"] is not None:
+                    with self.subTest(case=case["name"], estimator=item["label"]):
+                        self.assertEqual(calbench.estimate(item["estimator"], p, y),
+                                         item["value"])
+                    compared += 1
+        self.assertGreater(compared, 300)
+        # By hand: confidence exactly 1 everywhere, wrong everywhere / on half of the rows.
+        for name, ece in (("confident_wrong", 1.0), ("confident_half_right", 0.5)):
+            values = {i["label"]: i.get("value") for i in cases[name]["expected"]}
+            self.assertEqual(cases[name]["plugin_truth"]["ece_top_l1"], ece)
+            self.assertEqual(values["ece_calbench"], ece)
+            self.assertEqual(values["ece_binary_calbench"], ece)
+        self.assertIsNone(cases["confident_wrong"]["plugin_truth"]["nll"])  # log 0
+        uniform = {i["label"]: i.get("value") for i in cases["uniform"]["expected"]}
+        for convention in calbench.conventions():
+            self.assertEqual(uniform[f"ece_{convention}"], 0.0)
+        # An existing non-empty directory is refused, and left alone.
+        again = cli("export-cases", directory, check=False)
+        self.assertEqual(again.returncode, 2)
+        self.assertIn("exists and is not an empty directory", again.stderr)
+        self.assertTrue(os.path.exists(os.path.join(directory, "cases.json")))
+
     def test_import_without_the_extension(self):
         # A copy of the pure-Python package without _core: import works, the verbs explain.
         copy = os.path.join(self.tmp, "pkg")

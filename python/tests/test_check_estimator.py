@@ -73,6 +73,31 @@ class CheckEstimatorTest(unittest.TestCase):
             check_estimator(shifted, target="accuracy", generators=generators, sizes=[50, 400],
                             replicates=300, tolerance=0.0)
 
+    def test_export_cases_catch_the_bug_without_sampling(self):
+        # `calbench export-cases`: the edge cases a test suite can load with numpy.load.
+        directory = os.path.join(tempfile.mkdtemp(prefix="calbench_cases_"), "cases")
+        try:
+            done = subprocess.run([os.environ["CALBENCH_BIN"], "export-cases", directory],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(os.path.join(directory, "cases.json")) as f:
+                cases = json.load(f)["cases"]
+            wrong = []
+            for case in cases:
+                p = np.load(os.path.join(directory, case["p"]))
+                y = np.load(os.path.join(directory, case["y"]))
+                expected = {i["label"]: i.get("value") for i in case["expected"]}["ece_calbench"]
+                # sklearn_ece follows calbench's 15-bin rule on every case.
+                self.assertAlmostEqual(metric_examples.sklearn_ece(p, y), expected, delta=1e-12)
+                if abs(metric_examples.buggy_ece(p, y) - expected) > 1e-12:
+                    wrong.append(case["name"])
+            # The cases where a confidence of exactly 1.0 is not always right, and bin_edges,
+            # where floor(confidence * 15) also closes the bins on the left.
+            self.assertEqual(wrong, ["confident_wrong", "confident_half_right",
+                                     "zero_probabilities", "bin_edges"])
+        finally:
+            shutil.rmtree(os.path.dirname(directory), ignore_errors=True)
+
     def test_bad_arguments(self):
         with self.assertRaisesRegex(ValueError, r"target = 'ece': expected one of accuracy, "):
             check_estimator(accuracy, target="ece", generators=GENERATORS[1:], sizes=[10])
