@@ -13,6 +13,7 @@
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/uncertainty.hpp"
+#include "report/value_format.hpp"
 
 namespace calbench {
 namespace {
@@ -89,7 +90,7 @@ std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) 
 
 Json params_json(const std::vector<NamedParam>& params) {
   Json out = Json::object();
-  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
+  for (const auto& p : params) out[p.key] = to_json(p.value);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "config/experiment.hpp"
 #include "config/registry.hpp"
+#include "report/listing.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "runners/bench.hpp"

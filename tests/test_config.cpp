@@ -15,6 +15,7 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
+#include "report/listing.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"
@@ -703,9 +704,9 @@ TEST_CASE("estimator labels and parameters are built from the parameters", "[uni
   CHECK(e[0].name == "ece");
   REQUIRE(e[0].params.size() == 5);  // bins, binning, norm, scope, convention
   CHECK(e[0].params[0].key == "bins");
-  CHECK(std::get<std::int64_t>(e[0].params[0].value) == 10);
-  CHECK(std::get<std::string>(e[0].params[1].value) == "equal_mass");
-  CHECK(std::get<std::string>(e[0].params[2].value) == "max");
+  CHECK(std::get<std::int64_t>(e[0].params[0].value.data) == 10);
+  CHECK(std::get<std::string>(e[0].params[1].value.data) == "equal_mass");
+  CHECK(std::get<std::string>(e[0].params[2].value.data) == "max");
   CHECK(!e[0].estimator->target().has_value());
   CHECK(e[1].estimator->target() == calbench::Quantity::ece_top_l2);
   CHECK(e[3].estimator->target() == calbench::Quantity::accuracy);

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
+#include "report/listing.hpp"
 #include "scenarios/recalibration/run.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"

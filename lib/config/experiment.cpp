@@ -6,7 +6,6 @@
 #include <cstring>
 #include <map>
 
-#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"

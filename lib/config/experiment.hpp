@@ -13,9 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
-#include "config/param_value.hpp"
+#include "config/registry.hpp"
 #include "core/value.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/generator.hpp"
@@ -23,13 +22,6 @@
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
-
-struct EstimatorConfig {
-  std::string name;                // registry name, e.g. "ece"
-  std::string label;               // unique within the experiment, e.g. "ece_ew15"
-  std::vector<NamedParam> params;  // every parameter, defaults filled, in registry order
-  std::shared_ptr<const Estimator> estimator;
-};
 
 // One cell of the sweep: what every scenario's cell has. Scenario cells derive from it.
 struct CellBase {

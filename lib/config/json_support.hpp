@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/format.hpp"
+
 namespace calbench {
 
 // ordered_json keeps the file's key order: it decides the order of the sweep cells and keeps
@@ -45,10 +47,6 @@ class Problems {
 std::string describe(const Json& value);
 // A JSON string literal: "foo" with quotes and escapes.
 std::string quote(std::string_view text);
-std::string join(const std::vector<std::string>& parts, std::string_view separator);
-// Rows of cells as text columns aligned on two spaces, each line starting with `indent`.
-std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
-                            std::string_view indent);
 // `unknown estimator "foo"; valid: accuracy, brier, ece, nll` (names sorted).
 std::string unknown_name(std::string_view what, std::string_view name,
                          std::vector<std::string> valid);

@@ -11,7 +11,7 @@ namespace calbench {
 
 // ---- parameters ---------------------------------------------------------------------------
 
-void Args::set(std::string_view key, std::any value, std::optional<ParamValue> shown) {
+void Args::set(std::string_view key, std::any value, std::optional<Value> shown) {
   entries_.push_back({std::string(key), std::move(value), std::move(shown)});
 }
 
@@ -81,7 +81,7 @@ Param integer(std::string key, std::int64_t min, std::optional<std::int64_t> fal
           {}};
   p.read = [key, min, fallback](Args& args) {
     const auto value = args.reader().integer(key, min, fallback);
-    if (value) args.set(key, *value, ParamValue(*value));
+    if (value) args.set(key, *value, Value(*value));
     return value.has_value();
   };
   return p;
@@ -101,7 +101,7 @@ Param integer_after(std::string key, std::int64_t min, std::string after,
           {}};
   p.read = [key, min, fallback](Args& args) {
     const auto value = args.reader().integer(key, min, fallback(args));
-    if (value) args.set(key, *value, ParamValue(*value));
+    if (value) args.set(key, *value, Value(*value));
     return value.has_value();
   };
   return p;
@@ -120,7 +120,7 @@ Param number(std::string key, std::optional<double> fallback, bool (*in_range)(d
           {}};
   p.read = [key, fallback, in_range, rule](Args& args) {
     const auto value = args.reader().number(key, fallback, in_range, rule);
-    if (value) args.set(key, *value, ParamValue(*value));
+    if (value) args.set(key, *value, Value(*value));
     return value.has_value();
   };
   return p;
@@ -141,7 +141,7 @@ Param number_after(std::string key, std::string after,
           {}};
   p.read = [key, fallback, in_range, rule](Args& args) {
     const auto value = args.reader().number(key, fallback(args), in_range, rule);
-    if (value) args.set(key, *value, ParamValue(*value));
+    if (value) args.set(key, *value, Value(*value));
     return value.has_value();
   };
   return p;
@@ -159,7 +159,7 @@ Param positive(std::string key, std::optional<double> fallback, std::string doc)
           {}};
   p.read = [key, fallback](Args& args) {
     const auto value = args.reader().positive(key, fallback);
-    if (value) args.set(key, *value, ParamValue(*value));
+    if (value) args.set(key, *value, Value(*value));
     return value.has_value();
   };
   return p;
@@ -171,7 +171,7 @@ Param boolean(std::string key, bool fallback, std::string doc) {
       {Json("yes")}, {}};
   p.read = [key, fallback](Args& args) {
     const auto value = args.reader().boolean(key, fallback);
-    if (value) args.set(key, *value, ParamValue(*value));
+    if (value) args.set(key, *value, Value(*value));
     return value.has_value();
   };
   return p;
@@ -193,17 +193,17 @@ Param literal_or_number(std::string key, std::string literal, bool (*in_range)(d
     const Json* value = reader.find(key);
     if (value == nullptr) {
       reader.add_default(key, literal);
-      args.set(key, std::optional<double>(), ParamValue(literal));
+      args.set(key, std::optional<double>(), Value(literal));
       return true;
     }
     if (value->is_string() && value->get<std::string>() == literal) {
-      args.set(key, std::optional<double>(), ParamValue(literal));
+      args.set(key, std::optional<double>(), Value(literal));
       return true;
     }
     if (value->is_number() && std::isfinite(value->get<double>()) &&
         in_range(value->get<double>())) {
       const double x = value->get<double>();
-      args.set(key, std::optional<double>(x), ParamValue(x));
+      args.set(key, std::optional<double>(x), Value(x));
       return true;
     }
     reader.problems().add(reader.pointer_to(key), "expected " + quote(literal) + " or a number " +
@@ -403,6 +403,13 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
                               estimator_registry());
 }
 
+std::optional<MethodConfig> parse_recalibration_method(const Json& entry,
+                                                       const std::string& pointer,
+                                                       Problems& problems, Json& resolved) {
+  return parse_registry_entry(entry, pointer, problems, resolved, "recalibration method",
+                              recalibrator_registry());
+}
+
 const Json& default_miscalibration() {
   static const Json identity = {{"map", "identity"}};
   return identity;
@@ -433,135 +440,6 @@ std::optional<ParsedGenerator> parse_generator(const Json& generator, const std:
     return std::nullopt;
   }
   return parsed;
-}
-
-// ---- listing ------------------------------------------------------------------------------
-namespace {
-
-// "LABEL  first line" with the continuation lines indented under the first.
-std::string labelled(std::string_view indent, std::string_view label, std::string_view text) {
-  const std::string head = std::string(indent) + std::string(label) + "  ";
-  const std::string pad(head.size(), ' ');
-  std::string out;
-  std::size_t start = 0;
-  bool first = true;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    out += (first ? head : pad) + std::string(text.substr(start, end - start)) + '\n';
-    first = false;
-    start = end + 1;
-  }
-  return out;
-}
-
-// The one format of a row of every kind: summary, parameters, example, notes.
-std::string format_row(std::string_view name_key, std::string_view name, std::string_view summary,
-                       const std::vector<Param>& params, std::string_view example,
-                       const std::vector<Note>& notes) {
-  std::string out = "\n";
-  out += labelled("  ", name, summary);
-  if (params.empty()) {
-    out += "    parameters:  none\n";
-  } else {
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& p : params)
-      rows.push_back({p.key, p.type,
-                      p.fallback == "required" ? std::string("required") : "default " + p.fallback,
-                      p.rule, p.doc});
-    out += "    parameters:\n" + aligned_columns(rows, "      ");
-  }
-  const auto note = [&](std::string label, std::string_view text) {
-    label += ':';
-    label.resize(std::max<std::size_t>(label.size(), 11), ' ');
-    out += labelled("    ", label, text);
-  };
-  note("example", example_object(name_key, name, example));
-  for (const auto& n : notes) note(n.label, n.text);
-  return out;
-}
-
-template <typename R>
-std::string format_rows(std::string header, std::string_view name_key, const std::vector<R>& rows,
-                        std::string_view footer = {}) {
-  std::string out = header + "\n";
-  for (const auto& r : rows)
-    out += format_row(name_key, r.name, r.summary, r.params, r.example, r.notes);
-  return out + std::string(footer);
-}
-
-std::string format_estimators() {
-  return format_rows(
-      "ESTIMATORS  (\"estimators\": [{\"name\": NAME, \"label\": LABEL, PARAMS...}])", "name",
-      estimator_registry());
-}
-
-std::string format_maps() {
-  return format_rows(
-      "MISCALIBRATION MAPS  (\"generator\": {\"miscalibration\": {\"map\": NAME, PARAMS...}})",
-      "map", map_registry());
-}
-
-std::string format_families() {
-  return format_rows("FAMILIES  (\"generator\": {\"family\": NAME, PARAMS...})", "family",
-                     family_registry());
-}
-
-std::string format_scenarios(const std::vector<ScenarioEntry>& scenarios) {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& s : scenarios) rows.push_back({s.name, s.summary});
-  return "SCENARIOS  (\"scenario\": NAME)\n\n" + aligned_columns(rows, "  ");
-}
-
-std::string format_quantities() {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& q : quantity_registry())
-    rows.push_back({std::string(to_string(q.quantity)), q.definition});
-  return "QUANTITIES  (ground truth; an estimator's target)\n\n" + aligned_columns(rows, "  ");
-}
-
-}  // namespace
-
-std::string format_decisions() {
-  return format_rows(
-      "DECISION TASKS  (scenario decision: \"decision\": {\"task\": NAME, PARAMS...})", "task",
-      decision_registry(),
-      "\n  every task also reports expected_utility, oracle_expected_utility and\n"
-      "  miscalibration_cost (= oracle - policy); any of them can be a requirement's metric\n");
-}
-
-std::string format_recalibrators() {
-  return format_rows(
-      "RECALIBRATORS  (\"methods\": [{\"name\": NAME, \"label\": LABEL, PARAMS...}]; scenario "
-      "recalibration)",
-      "name", recalibrator_registry());
-}
-
-std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios) {
-  using Formatter = std::function<std::string()>;
-  const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators},
-      {"maps", format_maps},
-      {"families", format_families},
-      {"scenarios", [&scenarios] { return format_scenarios(scenarios); }},
-      {"quantities", format_quantities},
-      {"decisions", format_decisions},
-      {"recalibrators", format_recalibrators}};
-  std::string out;
-  for (const auto& [name, format] : sections) {
-    if (kind.empty()) {
-      if (!out.empty()) out += '\n';
-      out += format();
-    } else if (kind == name) {
-      return format();
-    }
-  }
-  if (!kind.empty()) {
-    std::vector<std::string> valid;
-    for (const auto& section : sections) valid.push_back(section.first);
-    throw ConfigError(
-        {"calbench list: unknown kind " + quote(kind) + "; valid: " + join(valid, ", ")});
-  }
-  return out;
 }
 
 }  // namespace calbench

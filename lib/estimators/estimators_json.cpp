@@ -23,7 +23,7 @@ EstimatorConfig plain(const Args& a, std::shared_ptr<const Estimator> estimator)
 }
 
 std::string shown_text(const Args& a, std::string_view key) {
-  return std::get<std::string>(a.shown(key));
+  return std::get<std::string>(a.shown(key).data);
 }
 
 const std::vector<Choice<BrierComponent>> component_choices = {

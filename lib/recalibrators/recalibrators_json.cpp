@@ -122,7 +122,7 @@ bool read_inner(Args& a) {
                                     "recalibration method", recalibrator_registry(), a.depth() + 1);
   entry.set_resolved("method", std::move(resolved));
   if (!inner) return false;
-  a.set("method", *inner, ParamValue(inner->label));
+  a.set("method", *inner, Value(inner->label));
   return true;
 }
 
