@@ -34,7 +34,7 @@ bool read_command(Args& args) {
   // Results show it as a shell would (the resolved config keeps the array).
   std::string shown;
   for (const auto& arg : command) shown += (shown.empty() ? "" : " ") + arg;
-  args.set("command", command, ParamValue(shown));
+  args.set("command", command, Value(shown));
   return true;
 }
 
@@ -53,7 +53,7 @@ bool read_target(Args& args) {
     reader.problems().add(reader.pointer_to("target"), unknown_name("target", *name, names));
     return false;
   }
-  args.set("target", *quantity, ParamValue(*name));
+  args.set("target", *quantity, Value(*name));
   return true;
 }
 
