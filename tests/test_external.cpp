@@ -160,7 +160,7 @@ TEST_CASE("an external numpy ECE reproduces the built-in ece in a run, on any th
   }
 }
 
-TEST_CASE("a failing external command stops the run naming the cell; nothing is written",
+TEST_CASE("a failing external command stops the run naming the cell, and nothing is written",
           "[e2e][external]") {
   // Fails only in the second cell (sample_size 300), after printing for the first.
   const OJ doc = external_ece_experiment(
