@@ -57,20 +57,25 @@ def _count(value: Any, argument: str, minimum: int) -> int:
 
 
 def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int = 0,
-           with_c: bool = False):
+           with_c: bool = False, settings: dict | None = None):
     """n draws of the fake classifier `generator` (a config's generator object).
 
     Returns (p, y): p the (n, K) reported probabilities, y the (n,) int64 labels; with
     with_c=True also c, the (n, K) true class distributions (E[1{y=k} | p] = E[c_k | p]).
     The draws are those of replicate `replicate` of cell `cell` in a run with this `seed`
     (the stream (seed, cell, replicate, sample)), so they equal what `calbench run` draws.
+    A generator given by a `target` is solved first, under `settings` (a config's `truth`
+    object: give the run's to get the run's solution).
     """
     core = _extension()
     n = _count(n, "n", 1)
     seed = _count(seed, "seed", 0)
     replicate = _count(replicate, "replicate", 0)
     cell = _count(cell, "cell", 0)
-    text = _json_text({"generator": generator}, "generator")
+    document = {"generator": generator}
+    if settings is not None:
+        document["truth"] = settings
+    text = _json_text(document, "generator")
     p, y, c = core.sample(text, n, seed, cell, replicate, bool(with_c))
     return (p, y, c) if with_c else (p, y)
 

@@ -11,6 +11,8 @@
 #include <tbb/global_control.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -55,7 +57,7 @@ struct GeneratorArgument {
   std::optional<TargetSolution> solution;
 };
 
-GeneratorArgument read_generator(const std::string& text, const std::string& source) {
+GeneratorArgument read_generator_uncached(const std::string& text, const std::string& source) {
   const Json document = parse_argument(text, source);
   Problems problems;
   ObjectReader top(document, "", problems);
@@ -74,6 +76,24 @@ GeneratorArgument read_generator(const std::string& text, const std::string& sou
     out.spec = out.solution->spec;
   }
   return out;
+}
+
+// Solving a target takes seconds; a loop of sample() calls on one target generator solves it
+// once. The key is the argument's JSON text (generator and truth settings); a small cache.
+GeneratorArgument read_generator(const std::string& text, const std::string& source) {
+  static std::mutex mutex;
+  static std::map<std::string, GeneratorArgument> solved;
+  {
+    const std::lock_guard lock(mutex);
+    if (const auto it = solved.find(text); it != solved.end()) return it->second;
+  }
+  GeneratorArgument argument = read_generator_uncached(text, source);
+  if (argument.solution) {
+    const std::lock_guard lock(mutex);
+    if (solved.size() >= 64) solved.clear();
+    solved.emplace(text, argument);
+  }
+  return argument;
 }
 
 // (p, y, c): p (n, K) float64, y (n,) int64, c (n, K) float64 or None.

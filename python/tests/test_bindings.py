@@ -42,7 +42,11 @@ GENERATORS = [
     {"family": "dirichlet", "classes": 4, "alpha": [0.5, 1, 1.5, 2],
      "miscalibration": {"map": "power", "exponents": [1.2, 0.8, 1, 1.5]}},
     {"family": "class_conditional", "classes": 2, "alpha": [[3, 1], [1, 3]]},
+    {"family": "dirichlet", "classes": 3,
+     "target": {"accuracy": 0.8, "ece_top_l1": 0.05, "direction": "overconfident"},
+     "miscalibration": {"map": "temperature"}},
 ]
+SETTINGS = {"samples": 20000}  # the truth settings of experiment()
 
 
 def experiment(tmp, generator, estimators, sweep=None, **extra):
@@ -87,7 +91,8 @@ class BindingsTest(unittest.TestCase):
                     n = int(f.read().split(":")[1])
                 cell = [50, 120].index(n)
                 for r in range(5):
-                    p, y = calbench.sample(generator, n, seed=4242, replicate=r, cell=cell)
+                    p, y = calbench.sample(generator, n, seed=4242, replicate=r, cell=cell,
+                                           settings=SETTINGS)
                     np.testing.assert_array_equal(p, np.load(os.path.join(dump, d, f"p_{r:06d}.npy")))
                     np.testing.assert_array_equal(y, np.load(os.path.join(dump, d, f"y_{r:06d}.npy")))
                     self.assertEqual(p.dtype, np.float64)
@@ -109,7 +114,7 @@ class BindingsTest(unittest.TestCase):
         self.assertFalse(np.array_equal(p, p3))
 
     def test_truth_equals_the_command_line_to_the_last_digit(self):
-        settings = {"samples": 20000}
+        settings = SETTINGS
         for gi, generator in enumerate(GENERATORS):
             _, path = experiment(self.tmp, generator, [{"name": "accuracy"}])
             out = os.path.join(self.tmp, f"truth{gi}")
