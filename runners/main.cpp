@@ -10,9 +10,9 @@
 
 #include "config/experiment.hpp"
 #include "config/registry.hpp"
-#include "report/listing.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "report/listing.hpp"
 #include "runners/bench.hpp"
 #include "runners/check.hpp"
 #include "runners/eval.hpp"

@@ -418,7 +418,8 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
   }
 }
 
-TEST_CASE("an integral float is an integer, and the full seed range is accepted", "[unit][config]") {
+TEST_CASE("an integral float is an integer, and the full seed range is accepted",
+          "[unit][config]") {
   OJ document = base();
   document["sample_size"] = 1e4;
   document["seed"] = 18446744073709551615ULL;
