@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 import calbench
+import calbench._core  # the compiled module itself (estimator_rows)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
