@@ -212,9 +212,8 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     CHECK_PROBLEM(
         p, "/frobnicate",
         "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, "
-        "name, output, recalibrator, replicates, requirement, sample_size, scenario, seed, sweep, "
-        "test_size, "
-        "truth, truth_samples");
+        "name, output, recalibrator, reliability, replicates, requirement, sample_size, scenario, "
+        "seed, sweep, test_size, truth, truth_samples");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });
@@ -416,6 +415,15 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
     const auto p = problems_with([](OJ& d) { d["name"] = "../up"; });
     CHECK_PROBLEM(p, "/name", "it names the output directory");
   }
+}
+
+TEST_CASE("reliability: its keys are checked", "[unit][config]") {
+  CHECK_PROBLEM(problems_with([](OJ& d) { d["reliability"] = OJ::parse(R"({"points": 1})"); }),
+                "/reliability/points", "expected an integer >= 2, found 1");
+  CHECK_PROBLEM(problems_with([](OJ& d) { d["reliability"] = OJ::parse(R"({"bin": 10})"); }),
+                "/reliability/bin", "unknown key; valid keys: bins, points, samples");
+  CHECK_PROBLEM(problems_with([](OJ& d) { d["reliability"] = OJ::parse(R"({"samples": 10})"); }),
+                "/reliability/samples", "expected an integer >= 1000, found 10");
 }
 
 TEST_CASE("an integral float is an integer, and the full seed range is accepted",

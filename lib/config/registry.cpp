@@ -54,127 +54,106 @@ bool read_params(const std::vector<Param>& params, Args& args) {
 namespace param {
 namespace {
 
-// A value outside the rule of `in_range`, when one of these is.
-std::vector<Json> outside(bool (*in_range)(double)) {
+// A value outside the rule of `in_range`, when one of these is; after `first`.
+std::vector<Json> bad_values(std::vector<Json> first, bool (*in_range)(double)) {
   for (double x : {-1.0, 0.0, 1.0, 2.0, 1e300})
-    if (!in_range(x)) return {Json(x)};
-  return {};
+    if (!in_range(x)) {
+      first.push_back(Json(x));
+      break;
+    }
+  return first;
 }
 
-std::vector<Json> with(std::vector<Json> first, std::vector<Json> more) {
-  first.insert(first.end(), more.begin(), more.end());
-  return first;
+std::string shown_fallback(std::optional<double> fallback) {
+  return fallback ? format_double(*fallback) : "required";
+}
+
+// A declaration whose value read_value(args) -> std::optional<T> reads (reporting its
+// problems) and which results report as it is read.
+template <typename T, typename ReadValue>
+Param typed(Param p, ReadValue read_value) {
+  p.read = [key = p.key, read_value](Args& args) {
+    const std::optional<T> value = read_value(args);
+    if (value) args.set(key, *value, Value(*value));
+    return value.has_value();
+  };
+  return p;
 }
 
 }  // namespace
 
 Param integer(std::string key, std::int64_t min, std::optional<std::int64_t> fallback,
               std::string doc) {
-  Param p{key,
-          "integer",
-          fallback ? std::to_string(*fallback) : "required",
-          ">= " + std::to_string(min),
-          std::move(doc),
-          {},
-          {},
-          {Json(true), Json(min - 1)},
-          {}};
-  p.read = [key, min, fallback](Args& args) {
-    const auto value = args.reader().integer(key, min, fallback);
-    if (value) args.set(key, *value, Value(*value));
-    return value.has_value();
-  };
-  return p;
+  return typed<std::int64_t>(
+      {key,
+       "integer",
+       fallback ? std::to_string(*fallback) : "required",
+       ">= " + std::to_string(min),
+       std::move(doc),
+       {},
+       {},
+       {Json(true), Json(min - 1)},
+       {}},
+      [key, min, fallback](Args& args) { return args.reader().integer(key, min, fallback); });
 }
 
 Param integer_after(std::string key, std::int64_t min, std::string after,
                     std::function<std::int64_t(const Args&)> fallback, std::string fallback_doc,
                     std::string doc) {
-  Param p{key,
-          "integer",
-          std::move(fallback_doc),
-          ">= " + std::to_string(min),
-          std::move(doc),
-          after,
-          {},
-          {Json(true), Json(min - 1)},
-          {}};
-  p.read = [key, min, fallback](Args& args) {
-    const auto value = args.reader().integer(key, min, fallback(args));
-    if (value) args.set(key, *value, Value(*value));
-    return value.has_value();
-  };
-  return p;
+  return typed<std::int64_t>(
+      {key,
+       "integer",
+       std::move(fallback_doc),
+       ">= " + std::to_string(min),
+       std::move(doc),
+       std::move(after),
+       {},
+       {Json(true), Json(min - 1)},
+       {}},
+      [key, min, fallback](Args& args) { return args.reader().integer(key, min, fallback(args)); });
 }
 
 Param number(std::string key, std::optional<double> fallback, bool (*in_range)(double),
              std::string rule, std::string doc) {
-  Param p{key,
-          "number",
-          fallback ? format_double(*fallback) : "required",
-          rule,
-          std::move(doc),
-          {},
-          {},
-          with({Json(true)}, outside(in_range)),
-          {}};
-  p.read = [key, fallback, in_range, rule](Args& args) {
-    const auto value = args.reader().number(key, fallback, in_range, rule);
-    if (value) args.set(key, *value, Value(*value));
-    return value.has_value();
-  };
-  return p;
+  return number_after(
+      key, {}, [fallback](const Args&) { return fallback; }, shown_fallback(fallback), in_range,
+      std::move(rule), std::move(doc));
 }
 
 Param number_after(std::string key, std::string after,
                    std::function<std::optional<double>(const Args&)> fallback,
                    std::string fallback_doc, bool (*in_range)(double), std::string rule,
                    std::string doc) {
-  Param p{key,
-          "number",
-          std::move(fallback_doc),
-          rule,
-          std::move(doc),
-          after,
-          {},
-          with({Json(true)}, outside(in_range)),
-          {}};
-  p.read = [key, fallback, in_range, rule](Args& args) {
-    const auto value = args.reader().number(key, fallback(args), in_range, rule);
-    if (value) args.set(key, *value, Value(*value));
-    return value.has_value();
-  };
-  return p;
+  return typed<double>({key,
+                        "number",
+                        std::move(fallback_doc),
+                        rule,
+                        std::move(doc),
+                        std::move(after),
+                        {},
+                        bad_values({Json(true)}, in_range),
+                        {}},
+                       [key, fallback, in_range, rule](Args& args) {
+                         return args.reader().number(key, fallback(args), in_range, rule);
+                       });
 }
 
 Param positive(std::string key, std::optional<double> fallback, std::string doc) {
-  Param p{key,
-          "number",
-          fallback ? format_double(*fallback) : "required",
-          "> 0",
-          std::move(doc),
-          {},
-          {},
-          {Json(true), Json(0.0)},
-          {}};
-  p.read = [key, fallback](Args& args) {
-    const auto value = args.reader().positive(key, fallback);
-    if (value) args.set(key, *value, Value(*value));
-    return value.has_value();
-  };
-  return p;
+  return number(
+      std::move(key), fallback, [](double x) { return x > 0.0; }, "> 0", std::move(doc));
 }
 
 Param boolean(std::string key, bool fallback, std::string doc) {
-  Param p{
-      key,           "boolean", fallback ? "true" : "false", "true | false", std::move(doc), {}, {},
-      {Json("yes")}, {}};
-  p.read = [key, fallback](Args& args) {
-    const auto value = args.reader().boolean(key, fallback);
-    if (value) args.set(key, *value, Value(*value));
-    return value.has_value();
-  };
-  return p;
+  return typed<bool>({key,
+                      "boolean",
+                      fallback ? "true" : "false",
+                      "true | false",
+                      std::move(doc),
+                      {},
+                      {},
+                      {Json("yes")},
+                      {}},
+                     [key, fallback](Args& args) { return args.reader().boolean(key, fallback); });
 }
 
 Param literal_or_number(std::string key, std::string literal, bool (*in_range)(double),
@@ -186,17 +165,13 @@ Param literal_or_number(std::string key, std::string literal, bool (*in_range)(d
           std::move(doc),
           {},
           {},
-          with({Json(true)}, outside(in_range)),
+          bad_values({Json(true)}, in_range),
           {}};
   p.read = [key, literal, in_range, rule](Args& args) {
     ObjectReader& reader = args.reader();
     const Json* value = reader.find(key);
-    if (value == nullptr) {
-      reader.add_default(key, literal);
-      args.set(key, std::optional<double>(), Value(literal));
-      return true;
-    }
-    if (value->is_string() && value->get<std::string>() == literal) {
+    if (value == nullptr) reader.add_default(key, literal);
+    if (value == nullptr || (value->is_string() && value->get<std::string>() == literal)) {
       args.set(key, std::optional<double>(), Value(literal));
       return true;
     }
@@ -232,167 +207,13 @@ std::string example_object(std::string_view name_key, std::string_view name,
                            std::string_view example) {
   std::string members(example.substr(std::min<std::size_t>(1, example.size())));
   const bool empty = members.find_first_not_of(" }") == std::string::npos;
-  return "{" + quote(name_key) + ": " + quote(name) + (empty ? "}" : ", " + members);
-}
-
-// ---- the tables ---------------------------------------------------------------------------
-// Each row is defined beside its concept (the file named in the comment); a new row is its
-// declaration and its line in the table.
-
-// lib/estimators/estimators_json.cpp and binned_ece_json.cpp
-EstimatorEntry accuracy_estimator();
-EstimatorEntry ace_estimator();
-EstimatorEntry brier_estimator();
-EstimatorEntry classwise_ece_estimator();
-EstimatorEntry ece_estimator();
-EstimatorEntry kde_ece_estimator();
-EstimatorEntry kde_canonical_estimator();
-EstimatorEntry ece_debiased_estimator();
-EstimatorEntry ece_sweep_estimator();
-EstimatorEntry nll_estimator();
-EstimatorEntry skce_estimator();
-EstimatorEntry smooth_ece_estimator();
-// lib/estimators/external_json.cpp
-EstimatorEntry external_estimator();
-
-const std::vector<EstimatorEntry>& estimator_registry() {
-  static const std::vector<EstimatorEntry> rows = [] {
-    std::vector<EstimatorEntry> out = {
-        named("accuracy", accuracy_estimator()),
-        named("ace", ace_estimator()),
-        named("brier", brier_estimator()),
-        named("classwise_ece", classwise_ece_estimator()),
-        named("ece", ece_estimator()),
-        named("kde_ece", kde_ece_estimator()),
-        named("kde_canonical", kde_canonical_estimator()),
-        named("ece_debiased", ece_debiased_estimator()),
-        named("ece_sweep", ece_sweep_estimator()),
-        named("nll", nll_estimator()),
-        named("skce", skce_estimator()),
-        named("smooth_ece", smooth_ece_estimator()),
-        named("external", external_estimator()),
-    };
-    for (auto& row : out)
-      row.notes.push_back(
-          {"cost", row.extra == Cost::quadratic
-                       ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
-                   : row.extra == Cost::external
-                       ? "one start of the command per cell (estimator_bias), else per "
-                         "evaluation: calbench eval runs it only when asked for"
-                       : "O(n log n) per evaluation at its defaults"});
-    return out;
-  }();
-  return rows;
-}
-
-// lib/recalibrators/recalibrators_json.cpp
-RecalibratorEntry temperature_recalibrator();
-RecalibratorEntry vector_recalibrator();
-RecalibratorEntry matrix_recalibrator();
-RecalibratorEntry dirichlet_recalibrator();
-RecalibratorEntry platt_recalibrator();
-RecalibratorEntry logistic_recalibrator();
-RecalibratorEntry beta_recalibrator();
-RecalibratorEntry isotonic_recalibrator();
-RecalibratorEntry histogram_binning_recalibrator();
-RecalibratorEntry bbq_recalibrator();
-RecalibratorEntry ensemble_temperature_recalibrator();
-RecalibratorEntry scaling_binning_recalibrator();
-RecalibratorEntry classwise_recalibrator();
-RecalibratorEntry top_label_reduced_recalibrator();
-
-const std::vector<RecalibratorEntry>& recalibrator_registry() {
-  static const std::vector<RecalibratorEntry> rows = {
-      named("temperature", temperature_recalibrator()),
-      named("vector", vector_recalibrator()),
-      named("matrix", matrix_recalibrator()),
-      named("dirichlet", dirichlet_recalibrator()),
-      named("platt", platt_recalibrator()),
-      named("logistic", logistic_recalibrator()),
-      named("beta", beta_recalibrator()),
-      named("isotonic", isotonic_recalibrator()),
-      named("histogram_binning", histogram_binning_recalibrator()),
-      named("bbq", bbq_recalibrator()),
-      named("ensemble_temperature", ensemble_temperature_recalibrator()),
-      named("scaling_binning", scaling_binning_recalibrator()),
-      named("classwise", classwise_recalibrator()),
-      named("top_label_reduced", top_label_reduced_recalibrator()),
-  };
-  return rows;
-}
-
-// lib/decisions/decision_tasks_json.cpp
-DecisionEntry cost_matrix_task();
-DecisionEntry selective_task();
-DecisionEntry triage_task();
-DecisionEntry betting_task();
-
-const std::vector<DecisionEntry>& decision_registry() {
-  static const std::vector<DecisionEntry> rows = {
-      named("cost_matrix", cost_matrix_task()),
-      named("selective", selective_task()),
-      named("triage", triage_task()),
-      named("betting", betting_task()),
-  };
-  return rows;
-}
-
-// lib/generators/generators_json.cpp
-MapEntry identity_map();
-MapEntry temperature_map();
-MapEntry power_map();
-MapEntry top_label_map();
-MapEntry affine_logit_map();
-FamilyEntry dirichlet_family();
-FamilyEntry class_conditional_family();
-FamilyEntry label_noise_family();
-FamilyEntry beta_binary_family();
-
-const std::vector<MapEntry>& map_registry() {
-  static const std::vector<MapEntry> rows = {
-      named("identity", identity_map()),
-      named("temperature", temperature_map()),
-      named("power", power_map()),
-      named("top_label", top_label_map()),
-      named("affine_logit", affine_logit_map()),
-  };
-  return rows;
-}
-
-const std::vector<FamilyEntry>& family_registry() {
-  static const std::vector<FamilyEntry> rows = {
-      named("dirichlet", dirichlet_family()),
-      named("class_conditional", class_conditional_family()),
-      named("label_noise", label_noise_family()),
-      named("beta_binary", beta_binary_family()),
-  };
-  return rows;
-}
-
-const std::vector<QuantityEntry>& quantity_registry() {
-  // Definitions of DESIGN.md §1; Z = max_k p_k, c the true class distribution, r(p) = E[c | p].
-  static const std::vector<QuantityEntry> rows = {
-      {Quantity::accuracy, "P(y = argmax p) = E[c_{argmax p}]"},
-      {Quantity::ece_top_l1, "E_Z |P(y = argmax p | Z) - Z|, Z = max p"},
-      {Quantity::ece_top_l2, "sqrt(E_Z (P(y = argmax p | Z) - Z)^2)"},
-      {Quantity::classwise_ece_l1, "(1/K) sum_k E |P(y = k | p_k) - p_k|"},
-      {Quantity::canonical_l1, "E ||r(p) - p||_1"},
-      {Quantity::canonical_l2, "sqrt(E ||r(p) - p||_2^2)"},
-      {Quantity::brier, "E sum_k (p_k - 1{y=k})^2 = E[sum p_k^2 - 2 sum p_k c_k + 1]"},
-      {Quantity::nll, "E[-log p_y] = E[-sum c_k log p_k]"},
-      {Quantity::overconfidence, "E[Z] - accuracy"},
-  };
-  return rows;
-}
-
-std::vector<std::string> estimator_names() {
-  return names_of(estimator_registry());
-}
-std::vector<std::string> decision_names() {
-  return names_of(decision_registry());
-}
-std::vector<std::string> recalibrator_names() {
-  return names_of(recalibrator_registry());
+  // Appended piece by piece: GCC 12 gives a false -Wrestrict on `"{" + std::string`.
+  std::string out = "{";
+  out += quote(name_key);
+  out += ": ";
+  out += quote(name);
+  out += empty ? "}" : ", " + members;
+  return out;
 }
 
 // ---- parsing ------------------------------------------------------------------------------

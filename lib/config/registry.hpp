@@ -214,17 +214,14 @@ using DecisionEntry = Row<DecisionSpec>;
 using MapEntry = Row<MiscalibrationMap>;
 using FamilyEntry = Row<ParsedGenerator>;
 
-struct QuantityEntry {
-  Quantity quantity;
-  std::string definition;
-};
-
+// The tables, each defined beside its concept: lib/estimators/estimators_json.cpp,
+// lib/recalibrators/recalibrators_json.cpp, lib/decisions/decision_tasks_json.cpp and
+// lib/generators/generators_json.cpp (maps and families).
 const std::vector<EstimatorEntry>& estimator_registry();
 const std::vector<RecalibratorEntry>& recalibrator_registry();
 const std::vector<DecisionEntry>& decision_registry();
 const std::vector<MapEntry>& map_registry();
 const std::vector<FamilyEntry>& family_registry();
-const std::vector<QuantityEntry>& quantity_registry();
 
 // ---- reading an object of a row ---------------------------------------------------------------
 
@@ -296,11 +293,6 @@ std::optional<typename R::Config> parse_registry_entry(const Json& entry,
   if (problems.size() != before) return std::nullopt;
   return config;
 }
-
-// The valid names of a kind, in registry order.
-std::vector<std::string> estimator_names();
-std::vector<std::string> decision_names();
-std::vector<std::string> recalibrator_names();
 
 // Section parsers built on the rows. Each reports every problem at its JSON pointer, writes the
 // section with its defaults filled into `resolved`, and returns nullopt when it found problems.

@@ -233,4 +233,45 @@ EstimatorEntry smooth_ece_estimator() {
       Cost::n_log_n};
 }
 
+// ---- the table ------------------------------------------------------------------------------
+// The binned rows are defined in binned_ece_json.cpp.
+EstimatorEntry ace_estimator();
+EstimatorEntry classwise_ece_estimator();
+EstimatorEntry ece_estimator();
+EstimatorEntry ece_debiased_estimator();
+EstimatorEntry ece_sweep_estimator();
+// Defined in external_json.cpp.
+EstimatorEntry external_estimator();
+
+// The estimators a config can name, in listing order: a new estimator is its row and a line here.
+const std::vector<EstimatorEntry>& estimator_registry() {
+  static const std::vector<EstimatorEntry> rows = [] {
+    std::vector<EstimatorEntry> out = {
+        named("accuracy", accuracy_estimator()),
+        named("ace", ace_estimator()),
+        named("brier", brier_estimator()),
+        named("classwise_ece", classwise_ece_estimator()),
+        named("ece", ece_estimator()),
+        named("kde_ece", kde_ece_estimator()),
+        named("kde_canonical", kde_canonical_estimator()),
+        named("ece_debiased", ece_debiased_estimator()),
+        named("ece_sweep", ece_sweep_estimator()),
+        named("nll", nll_estimator()),
+        named("skce", skce_estimator()),
+        named("smooth_ece", smooth_ece_estimator()),
+        named("external", external_estimator()),
+    };
+    for (auto& row : out)
+      row.notes.push_back(
+          {"cost", row.extra == Cost::quadratic
+                       ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
+                   : row.extra == Cost::external
+                       ? "one start of the command per cell (estimator_bias), else per "
+                         "evaluation: calbench eval runs it only when asked for"
+                       : "O(n log n) per evaluation at its defaults"});
+    return out;
+  }();
+  return rows;
+}
+
 }  // namespace calbench

@@ -13,7 +13,8 @@ if _os.environ.get("CALBENCH_CORE_DIR"):
     __path__.insert(0, _os.environ["CALBENCH_CORE_DIR"])
 
 from .results import KNOWN_SCHEMA_VERSIONS, Results, ResultsError, load, read_csv
-from .reliability import classwise_reliability, reliability_diagram, reliability_table
+from .reliability import (class_reliability_curves, classwise_reliability, reliability_curves,
+                          reliability_diagram, reliability_table)
 from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
                    truth)
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
@@ -23,7 +24,8 @@ from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
-    "reliability_table", "reliability_diagram", "classwise_reliability",
+    "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",
+    "class_reliability_curves",
     "bias_curves", "error_curves", "estimate_distribution", "bias_split",
     "recalibration_error", "measured_vs_true", "ranking_disagreement",
     "utility_map", "cost_vs_ece",

@@ -32,6 +32,24 @@ std::optional<IntervalSettings> parse_intervals(ObjectReader& top) {
   return IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level};
 }
 
+// `reliability`: only when present (absent keeps every output as it was).
+std::optional<ReliabilityOutput> parse_reliability(ObjectReader& top) {
+  const Json* value = top.find("reliability");
+  if (value == nullptr) return std::nullopt;
+  ObjectReader o(*value, top.pointer_to("reliability"), top.problems());
+  if (!o.is_object()) return std::nullopt;
+  o.allow_only({"points", "samples", "bins"});
+  const ReliabilityOutput defaults;
+  const auto points = o.integer("points", 2, static_cast<std::int64_t>(defaults.truth.points));
+  const auto samples =
+      o.unsigned_integer("samples", 1000, static_cast<std::uint64_t>(defaults.truth.samples));
+  const auto bins = o.integer("bins", 1, static_cast<std::int64_t>(defaults.bins));
+  top.set_resolved("reliability", o.take_resolved());
+  if (!points || !samples || !bins) return std::nullopt;
+  return ReliabilityOutput{{static_cast<std::size_t>(*points), *samples},
+                           static_cast<std::size_t>(*bins)};
+}
+
 class Sections : public ScenarioSections {
  public:
   std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
@@ -52,7 +70,11 @@ class Sections : public ScenarioSections {
   void parse_output(ObjectReader& output) override {
     if (const auto v = output.boolean("replicate_values", false)) replicate_values_ = *v;
   }
-  void parse_fixed(ObjectReader& top) override { intervals_ = parse_intervals(top); }
+  void parse_after_sweep(ObjectReader& top, const std::vector<std::string>&,
+                         const CellBase*) override {
+    intervals_ = parse_intervals(top);
+    reliability_ = parse_reliability(top);
+  }
   // Intervals resample every replicate hundreds of times: an external estimator would start
   // its command for each resample.
   void check(const std::vector<std::unique_ptr<CellBase>>& cells, Problems& problems) override {
@@ -72,6 +94,7 @@ class Sections : public ScenarioSections {
     auto out = std::make_unique<EstimatorBiasConfig>();
     static_cast<ExperimentBase&>(*out) = std::move(header);
     out->intervals = intervals_;
+    out->reliability = reliability_;
     out->replicate_values = replicate_values_;
     for (auto& cell : cells)
       out->cells.push_back(std::move(static_cast<EstimatorBiasCell&>(*cell)));
@@ -80,6 +103,7 @@ class Sections : public ScenarioSections {
 
  private:
   std::optional<IntervalSettings> intervals_;
+  std::optional<ReliabilityOutput> reliability_;
   bool replicate_values_ = false;
 };
 

@@ -5,17 +5,22 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "estimators/binned_reliability.hpp"
 #include "estimators/external.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/task_codec.hpp"
 #include "truth/population.hpp"
+#include "truth/reliability_curve.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -31,30 +36,29 @@ struct ThreadBuffers {
   std::vector<double> observed;
 };
 
-// With intervals, per (replicate, estimator): the bootstrap interval and the consistency
-// test's p-value, in pre-sized slots like the values.
-struct IntervalSlots {
-  std::vector<std::vector<Interval>> interval;  // [cell][r * E + e]
-  std::vector<std::vector<double>> p_value;     // [cell][r * E + e]
+// What one (cell, replicate) task produced: every estimator's value and, with intervals, its
+// bootstrap interval and consistency p-value.
+struct ReplicateResult {
+  std::vector<double> values;
+  std::vector<Interval> intervals;
+  std::vector<double> p_values;
 };
 
-struct Simulation {
-  std::vector<std::vector<double>> values;  // [cell][r * E + e]
-  IntervalSlots intervals;                  // empty without intervals
-};
-
-// Per cell, per estimator: the external estimator (estimators/external.hpp), else null.
-using Externals = std::vector<std::vector<const ExternalEstimator*>>;
-
-Externals find_externals(const EstimatorBiasConfig& config) {
-  Externals out;
-  for (const auto& cell : config.cells) {
-    out.emplace_back();
-    for (const auto& ec : cell.estimators)
-      out.back().push_back(dynamic_cast<const ExternalEstimator*>(ec.estimator.get()));
-  }
-  return out;
+template <typename Archive>
+void serialize(Archive& a, ReplicateResult& r) {
+  a(r.values, r.intervals, r.p_values);
 }
+
+// The external estimators' values (estimators/external.hpp, docs/external.md), computed before
+// the task stream: values[c][r * X + x] for external estimator x (in the cell's estimator order)
+// of cell c's X external ones, replicate r. index[c][e] is estimator e's x, or none. The memory
+// is cells x replicates x external estimators doubles (the other estimators' values are folded
+// as they arrive and not kept).
+struct ExternalValues {
+  std::vector<std::vector<std::optional<std::size_t>>> index;
+  std::vector<std::vector<double>> values;
+  std::vector<std::size_t> count;  // X per cell
+};
 
 // "cell 3 (sample_size = 100, ...)": where an external estimator's messages say it failed.
 std::string cell_place(const EstimatorBiasCell& cell) {
@@ -64,16 +68,29 @@ std::string cell_place(const EstimatorBiasCell& cell) {
   return "cell " + std::to_string(cell.index) + swept + (swept.empty() ? "" : ")");
 }
 
-// The external estimators, one command start per (cell, estimator) (docs/external.md): the
-// cell's replicates are drawn again from their streams (the tasks' draws, bit for bit) and
-// written as NPY files into one directory in parallel; the directory goes when the cell is done.
-void run_externals(const EstimatorBiasConfig& config, const Generators& generators,
-                   const Externals& externals, std::vector<std::vector<double>>& values) {
-  for (std::size_t cell = 0; cell < config.cells.size(); ++cell) {
-    const auto& ext = externals[cell];
-    if (std::all_of(ext.begin(), ext.end(), [](const auto* e) { return e == nullptr; })) continue;
+// One command start per (cell, external estimator): the cell's replicates are drawn again from
+// their streams (the tasks' draws, bit for bit) and written as NPY files into one directory in
+// parallel; the directory goes when the cell is done. Deterministic, so a resumed run or a
+// shard computes the same values again.
+ExternalValues run_externals(const EstimatorBiasConfig& config, const Generators& generators) {
+  const std::size_t cells = config.cells.size();
+  ExternalValues out;
+  out.index.resize(cells);
+  out.values.resize(cells);
+  out.count.assign(cells, 0);
+  for (std::size_t cell = 0; cell < cells; ++cell) {
     const EstimatorBiasCell& cc = config.cells[cell];
-    const std::size_t R = cc.replicates, E = cc.estimators.size();
+    std::vector<const ExternalEstimator*> externals;
+    for (const auto& ec : cc.estimators) {
+      const auto* external = dynamic_cast<const ExternalEstimator*>(ec.estimator.get());
+      out.index[cell].push_back(external != nullptr ? std::optional(externals.size())
+                                                    : std::nullopt);
+      if (external != nullptr) externals.push_back(external);
+    }
+    if (externals.empty()) continue;
+    const std::size_t R = cc.replicates, X = externals.size();
+    out.count[cell] = X;
+    out.values[cell].resize(R * X);
     const TempDirectory directory("calbench-cell-");
     for_each_index<ThreadBuffers>(R, [&](std::size_t rep, ThreadBuffers& buf) {
       Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
@@ -81,71 +98,83 @@ void run_externals(const EstimatorBiasConfig& config, const Generators& generato
       write_replicate(directory.path(), rep, R, buf.sample);
     });
     const ExternalBatch batch{{}, cell_place(cc), R, cc.sample_size, generators[cell]->classes()};
-    for (std::size_t e = 0; e < E; ++e) {
-      if (ext[e] == nullptr) continue;
+    for (std::size_t e = 0; e < cc.estimators.size(); ++e) {
+      if (!out.index[cell][e]) continue;
+      const std::size_t x = *out.index[cell][e];
       ExternalBatch named = batch;
       named.label = cc.estimators[e].label;
-      const std::vector<double> out = ext[e]->run(directory.path(), named);
-      for (std::size_t r = 0; r < R; ++r) values[cell][r * E + e] = out[r];
+      const std::vector<double> values = externals[x]->run(directory.path(), named);
+      for (std::size_t r = 0; r < R; ++r) out.values[cell][r * X + x] = values[r];
     }
   }
+  return out;
 }
 
-Simulation simulate(const EstimatorBiasConfig& config, const Generators& generators,
-                    const RunControl& control) {
-  const std::size_t cells = config.cells.size();
-  const Externals externals = find_externals(config);
-  std::vector<std::size_t> replicates(cells);
-  // values[c][r * E + e]: pre-sized slots, so tasks never share a write.
-  std::vector<std::vector<double>> values(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    replicates[c] = config.cells[c].replicates;
-    values[c].resize(config.cells[c].replicates * config.cells[c].estimators.size());
-  }
-  IntervalSlots slots;
-  if (config.intervals) {
-    slots.interval.resize(cells);
-    slots.p_value.resize(cells);
-    for (std::size_t c = 0; c < cells; ++c) {
-      slots.interval[c].resize(values[c].size());
-      slots.p_value[c].resize(values[c].size());
-    }
-  }
-  for_each_task<ThreadBuffers>(
+ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generators& generators,
+                              const ExternalValues& externals, TaskKey key, ThreadBuffers& buf) {
+  const std::size_t cell = key.cell, rep = key.replicate;
+  const EstimatorBiasCell& cc = config.cells[cell];
+  Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+  generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
+  const std::size_t E = cc.estimators.size();
+  ReplicateResult out;
+  out.values.resize(E);
+  for (std::size_t e = 0; e < E; ++e)
+    if (const auto x = externals.index[cell][e])  // computed per cell, before the tasks
+      out.values[e] = externals.values[cell][rep * externals.count[cell] + *x];
+    else
+      out.values[e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+  if (!config.intervals) return out;
+  // Serial inside the task: the (cell, replicate) tasks already fill the cores.
+  const IntervalSettings& is = *config.intervals;
+  buf.estimators.clear();
+  for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
+  const ResampleKey resample_key{config.seed, cell, rep};
+  const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                     Execution::serial, buf.resample);
+  out.intervals = percentile_intervals(boot, E, is.level);
+  const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                       Execution::serial, buf.resample);
+  out.p_values = consistency_p_values(null, out.values);
+  return out;
+}
+
+// Runs every (cell, replicate) task and hands its result to consume(key, result), in task
+// order (stream_tasks): each task draws from the stream (seed, cell, replicate, sample). The
+// external estimators run first, per cell (run_externals), and the tasks take their values.
+template <typename Consume>
+void simulate(const EstimatorBiasConfig& config, const Generators& generators,
+              const RunControl& control, Consume&& consume) {
+  std::vector<std::size_t> replicates;
+  for (const auto& cell : config.cells) replicates.push_back(cell.replicates);
+  const ExternalValues externals = run_externals(config, generators);
+  stream_tasks<ReplicateResult, ThreadBuffers>(
       TaskGrid(replicates),
       [&](TaskKey key, ThreadBuffers& buf) {
-        const std::size_t cell = key.cell, rep = key.replicate;
-        const EstimatorBiasCell& cc = config.cells[cell];
-        Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
-        generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
-        const std::size_t E = cc.estimators.size();
-        for (std::size_t e = 0; e < E; ++e)
-          if (externals[cell][e] == nullptr)  // those run per cell, in run_externals
-            values[cell][rep * E + e] =
-                cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
-        if (!config.intervals) return;
-        // Serial inside the task: the (cell, replicate) tasks already fill the cores.
-        const IntervalSettings& is = *config.intervals;
-        buf.estimators.clear();
-        for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
-        const ResampleKey resample_key{config.seed, cell, rep};
-        const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                           Execution::serial, buf.resample);
-        const auto ci = percentile_intervals(boot, E, is.level);
-        const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                             Execution::serial, buf.resample);
-        buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
-                            values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
-        const auto p = consistency_p_values(null, buf.observed);
-        for (std::size_t e = 0; e < E; ++e) {
-          slots.interval[cell][rep * E + e] = ci[e];
-          slots.p_value[cell][rep * E + e] = p[e];
-        }
+        return run_replicate(config, generators, externals, key, buf);
       },
-      control.progress);
-  run_externals(config, generators, externals, values);
-  return {std::move(values), std::move(slots)};
+      std::forward<Consume>(consume), control);
 }
+
+// What an estimator's bias is measured against in one cell: its target's truth, or its own
+// population value (with that value's error); neither: no bias.
+struct Reference {
+  std::optional<double> value;
+  double error = 0.0;
+};
+
+// One estimator's statistics over a cell's replicates, folded in replicate order (the same
+// bits for any thread count), so that no replicate value need be kept.
+struct EstimatorFold {
+  RunningStats stats;
+  double squared_error = 0.0;  // sum of (value - reference)^2
+  std::size_t covered = 0, rejected = 0;
+};
+
+struct CellFold {
+  std::vector<EstimatorFold> estimators;
+  std::vector<std::vector<double>> replicate_values;  // [r][e], on request only
+};
 
 // A fraction of R replicates and its binomial standard error.
 std::pair<double, double> proportion(std::size_t hits, std::size_t R) {
@@ -195,6 +224,58 @@ Populations compute_populations(const EstimatorBiasConfig& config, const Generat
   return out;
 }
 
+// The curves of reliability.csv for one cell: the generator's true curves (computed once per
+// distinct generator, `cache`) and those of replicate 0's sample (its stream is the replicate's,
+// so the estimated top-label equal-width curve gives replicate 0's 15-bin `ece` when bins = 15).
+std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::size_t cell,
+                                     const Generator& generator,
+                                     std::map<std::string, ReliabilityCurves>& cache) {
+  const ReliabilityOutput& settings = *config.reliability;
+  auto it = cache.find(generator.canonical_text());
+  if (it == cache.end())
+    it =
+        cache
+            .emplace(generator.canonical_text(), true_reliability_curves(generator, settings.truth))
+            .first;
+  const ReliabilityCurves& truth = it->second;
+  const std::size_t K = generator.classes();
+  const char* class_scope = truth.pooled ? "classes_pooled" : "class";
+  auto class_index = [&](std::size_t k) {
+    return truth.pooled ? std::nullopt : std::optional<std::size_t>(k);
+  };
+  std::vector<CurveRecord> out;
+  out.push_back({"true", "fine", "top_label", std::nullopt, truth.top});
+  for (std::size_t k = 0; k < truth.classes.size(); ++k)
+    out.push_back({"true", "fine", class_scope, class_index(k), truth.classes[k]});
+
+  Sample sample;
+  GeneratorScratch scratch;
+  EstimatorWorkspace workspace;
+  Engine engine = make_engine({config.seed, cell, 0, Purpose::sample});
+  generator.sample(engine, config.cells[cell].sample_size, sample, scratch);
+  const std::size_t n = sample.size;
+  std::vector<double> correct(n);
+  for (std::size_t i = 0; i < n; ++i) correct[i] = sample.predicted[i] == sample.label[i];
+  // Per class (or all classes pooled): the scores p_ik and outcomes 1{y_i = k}.
+  std::vector<std::vector<double>> scores(truth.classes.size()), hits(truth.classes.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t ch = truth.pooled ? 0 : k;
+      scores[ch].push_back(sample.p[i * K + k]);
+      hits[ch].push_back(sample.label[i] == k ? 1.0 : 0.0);
+    }
+  for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
+    const char* name = binning == Binning::equal_width ? "equal_width" : "equal_mass";
+    out.push_back(
+        {"estimated", name, "top_label", std::nullopt,
+         binned_reliability(sample.confidence, correct, binning, settings.bins, workspace)});
+    for (std::size_t ch = 0; ch < scores.size(); ++ch)
+      out.push_back({"estimated", name, class_scope, class_index(ch),
+                     binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string target_name(const EstimatorRecord& e) {
@@ -204,7 +285,12 @@ std::string target_name(const EstimatorRecord& e) {
 
 std::vector<std::vector<double>> simulate_estimates(const EstimatorBiasConfig& config,
                                                     const RunControl& control) {
-  return simulate(config, make_generators(bases(config.cells)), control).values;
+  std::vector<std::vector<double>> values(config.cells.size());
+  simulate(config, make_generators(bases(config.cells)), control,
+           [&](TaskKey key, ReplicateResult&& r) {
+             values[key.cell].insert(values[key.cell].end(), r.values.begin(), r.values.end());
+           });
+  return values;
 }
 
 EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
@@ -216,14 +302,53 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
   const std::vector<const GroundTruth*> truths =
       cell_truths(bases(config.cells), generators, cache);
   const Populations populations = compute_populations(config, generators);
-  const Simulation simulation = simulate(config, generators, control);
-  const std::vector<std::vector<double>>& values = simulation.values;
+
+  // Bias against the target's truth, or against the estimator's own population value.
+  std::vector<std::vector<Reference>> references(cells);
+  for (std::size_t c = 0; c < cells; ++c)
+    for (std::size_t e = 0; e < config.cells[c].estimators.size(); ++e) {
+      Reference ref;
+      if (auto target = config.cells[c].estimators[e].estimator->target()) {
+        ref.value = (*truths[c])[*target].value;
+      } else if (const auto& population = populations[c][e]) {
+        ref.value = population->value;
+        ref.error = population->error;
+      }
+      references[c].push_back(ref);
+    }
+
+  // The replicates, folded as they arrive: O(cells x estimators) memory, not O(replicates).
+  std::vector<CellFold> folds(cells);
+  for (std::size_t c = 0; c < cells; ++c)
+    folds[c].estimators.resize(config.cells[c].estimators.size());
+  simulate(config, generators, control, [&](TaskKey key, ReplicateResult&& r) {
+    CellFold& fold = folds[key.cell];
+    const std::vector<Reference>& refs = references[key.cell];
+    for (std::size_t e = 0; e < r.values.size(); ++e) {
+      EstimatorFold& f = fold.estimators[e];
+      const double v = r.values[e];
+      f.stats.add(v);
+      if (refs[e].value) {
+        const double d = v - *refs[e].value;
+        f.squared_error += d * d;
+      }
+      if (!config.intervals) continue;
+      if (r.p_values[e] <= config.intervals->test_level) ++f.rejected;
+      if (refs[e].value && r.intervals[e].lo <= *refs[e].value &&
+          *refs[e].value <= r.intervals[e].hi)
+        ++f.covered;
+    }
+    if (config.replicate_values) fold.replicate_values.push_back(std::move(r.values));
+  });
+  if (control.shard) return {};  // a shard's results are its journal
 
   EstimatorBiasResults out;
   out.meta = result_meta(config);
   out.cells = cells;
   out.sweep_keys = config.sweep_keys;
   out.intervals = config.intervals;
+  out.reliability = config.reliability;
+  std::map<std::string, ReliabilityCurves> curve_cache;
   out.replicate_values = config.replicate_values;
   for (std::size_t c = 0; c < cells; ++c) {
     const EstimatorBiasCell& cc = config.cells[c];
@@ -233,8 +358,8 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
     const std::size_t E = cc.estimators.size(), R = cc.replicates;
     for (std::size_t e = 0; e < E; ++e) {
       const EstimatorConfig& ec = cc.estimators[e];
-      RunningStats stats;  // replicates in order: the same bits for any thread count
-      for (std::size_t r = 0; r < R; ++r) stats.add(values[c][r * E + e]);
+      const EstimatorFold& f = folds[c].estimators[e];
+      const RunningStats& stats = f.stats;
       EstimatorRecord er;
       er.label = ec.label;
       er.name = ec.name;
@@ -248,54 +373,31 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
         er.population_error = population->error;
         er.population_samples = population->samples;
       }
-      // Bias against the target's truth, or against the estimator's own population value.
-      std::optional<double> reference;
-      double reference_error = 0.0;
+      const Reference& reference = references[c][e];
       if (auto target = ec.estimator->target()) {
         er.target = *target;
-        reference = (*truths[c])[*target].value;
         if (population) {
-          er.binning_bias = population->value - *reference;
+          er.binning_bias = population->value - *reference.value;
           er.finite_sample_bias = stats.mean() - population->value;
         }
       } else if (population) {
         er.own_target = true;
-        reference = population->value;
-        reference_error = population->error;
       }
-      if (reference) {
-        er.truth = *reference;
-        er.bias = stats.mean() - *reference;
-        double sq = 0.0;
-        for (std::size_t r = 0; r < R; ++r) {
-          const double d = values[c][r * E + e] - *reference;
-          sq += d * d;
-        }
-        er.rmse = std::sqrt(sq / static_cast<double>(R));
+      if (reference.value) {
+        er.truth = *reference.value;
+        er.bias = stats.mean() - *reference.value;
+        er.rmse = std::sqrt(f.squared_error / static_cast<double>(R));
         const double se = stats.standard_error();
-        er.se_bias = std::sqrt(se * se + reference_error * reference_error);
+        er.se_bias = std::sqrt(se * se + reference.error * reference.error);
       }
       if (config.intervals) {
-        const auto& ci = simulation.intervals.interval[c];
-        const auto& p = simulation.intervals.p_value[c];
-        std::size_t rejected = 0;
-        for (std::size_t r = 0; r < R; ++r)
-          if (p[r * E + e] <= config.intervals->test_level) ++rejected;
-        std::tie(er.rejection_rate, er.rejection_se) = proportion(rejected, R);
-        if (er.truth) {
-          std::size_t covered = 0;
-          for (std::size_t r = 0; r < R; ++r)
-            if (ci[r * E + e].lo <= *er.truth && *er.truth <= ci[r * E + e].hi) ++covered;
-          std::tie(er.coverage, er.coverage_se) = proportion(covered, R);
-        }
+        std::tie(er.rejection_rate, er.rejection_se) = proportion(f.rejected, R);
+        if (er.truth) std::tie(er.coverage, er.coverage_se) = proportion(f.covered, R);
       }
       rec.estimators.push_back(std::move(er));
     }
-    if (config.replicate_values) {
-      rec.replicate_values.assign(R, std::vector<double>(E));
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t e = 0; e < E; ++e) rec.replicate_values[r][e] = values[c][r * E + e];
-    }
+    rec.replicate_values = std::move(folds[c].replicate_values);
+    if (config.reliability) rec.reliability = cell_curves(config, c, *generators[c], curve_cache);
     out.records.push_back(std::move(rec));
   }
   return out;
