@@ -34,18 +34,7 @@ fail() {
   exit 1
 }
 
-# The files of two result sets are the same, but for run.json.
-same_set() {
-  local expected=$1 actual=$2 what=$3
-  [ -d "$actual" ] || fail "$what: no result directory $actual"
-  [ "$(ls "$expected")" = "$(ls "$actual")" ] ||
-    fail "$what: files differ: $(ls "$expected" | tr '\n' ' ') vs $(ls "$actual" | tr '\n' ' ')"
-  for file in "$expected"/*; do
-    name=$(basename "$file")
-    [ "$name" = run.json ] && continue
-    cmp -s "$file" "$actual/$name" || fail "$what: $name differs from the uninterrupted run"
-  done
-}
+. "$src/tests/result_sets.sh"
 
 # Nothing but result directories in DIR: no lock, no work directory, no temporary file.
 no_stray() {

@@ -20,17 +20,7 @@ fail() {
   exit 1
 }
 
-same_set() {
-  local expected=$1 actual=$2 what=$3
-  [ -d "$actual" ] || fail "$what: no result directory $actual"
-  [ "$(ls "$expected")" = "$(ls "$actual")" ] ||
-    fail "$what: files differ: $(ls "$expected" | tr '\n' ' ') vs $(ls "$actual" | tr '\n' ' ')"
-  for file in "$expected"/*; do
-    name=$(basename "$file")
-    [ "$name" = run.json ] && continue
-    cmp -s "$file" "$actual/$name" || fail "$what: $name differs from the single run"
-  done
-}
+. "$src/tests/result_sets.sh"
 
 for name in tiny tiny_recalibration durable_decision; do
   config="$src/tests/data/$name.json"
