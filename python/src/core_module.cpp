@@ -26,6 +26,7 @@
 #include "estimators/convention.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/generator.hpp"
+#include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
 #include "truth/target_solver.hpp"
@@ -180,8 +181,12 @@ py::tuple estimate(const std::string& estimator_text,
       target ? py::object(py::str(std::string(to_string(*target)))) : py::object(py::none()));
 }
 
-// A whole run, its files written into `directory` (the Python layer loads and removes them).
-// `source` names the config in messages (a file's path, or "calbench.run" for a dict).
+// A whole run into `directory` through the command line's result-set transaction
+// (report/result_set.hpp): the directory is locked, the files are staged beside it and swapped
+// in by one rename when every one is written, so a failure or an exception leaves `directory`
+// as it was. No journal: a Python run cannot be resumed, and one that finds an interrupted
+// command-line run's journal refuses rather than touch it. `source` names the config in
+// messages (a file's path, or "calbench.run" for a dict).
 void run(const std::string& config_text, const std::string& source, const std::string& directory,
          std::size_t threads) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
@@ -190,12 +195,18 @@ void run(const std::string& config_text, const std::string& source, const std::s
   const ScenarioModule& scenario = module_of(*config);
   py::gil_scoped_release release;
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  ResultSetTransaction results_set(config->output.directory);
+  if (const auto previous = results_set.previous_journal())
+    throw OutputError(directory + " has the journal of an interrupted run (" + previous->string() +
+                      "): `calbench run CONFIG --out " + directory +
+                      " --resume` continues it, --restart discards it");
   const auto start = std::chrono::steady_clock::now();
   RunInfo info = start_run_info(threads);
   scenario.prepare(*config);
   const std::unique_ptr<ScenarioResults> results = scenario.run(*config, RunControl{});
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_results(scenario, *results, config->resolved, info, config->output.directory);
+  write_results(scenario, *results, config->resolved, info, results_set.staging());
+  results_set.commit();
 }
 
 // Every estimator row: (name, its documented example object as JSON text, its parameter keys).
@@ -228,6 +239,8 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception_translator([](std::exception_ptr error) {
     try {
       if (error) std::rethrow_exception(error);
+    } catch (const OutputError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
     } catch (const ConfigError& e) {
       std::string text;
       for (const auto& line : e.problems()) text += (text.empty() ? "" : "\n") + line;

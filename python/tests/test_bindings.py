@@ -215,6 +215,52 @@ class BindingsTest(unittest.TestCase):
             self.assertEqual(text_a, text_b, name)
         self.assertEqual(r.scenario, "estimator_bias")
 
+    def test_run_writes_a_whole_result_set_or_nothing(self):
+        # run(out=...) commits through the command line's transaction (report/result_set.hpp):
+        # a run that fails halfway leaves the previous set byte for byte, and no work files.
+        config, _ = experiment(self.tmp, GENERATORS[0], [{"name": "ece"}],
+                               sweep={"sample_size": [100, 200]})
+        kept = os.path.join(self.tmp, "kept")
+        calbench.run(config, out=kept)
+
+        def files():
+            found = {}
+            for root, _dirs, names in os.walk(self.tmp):
+                for name in names:
+                    path = os.path.join(root, name)
+                    if not path.endswith("config.json"):
+                        with open(path, "rb") as f:
+                            found[os.path.relpath(path, self.tmp)] = f.read()
+            return found
+
+        before = files()
+        self.assertIn(os.path.join("kept", "summary.json"), before)
+        # An external estimator that fails in cell 1, after cell 0 has been computed.
+        failing = dict(config, estimators=[
+            {"name": "ece"},
+            {"name": "external", "label": "fails_late", "target": "ece_top_l1",
+             "command": ["sh", "-c", "if grep -q '\"sample_size\": 200' \"$0/manifest.json\"; "
+                         "then exit 3; fi; for f in \"$0\"/y_*.npy; do echo 0.5; done"]}])
+        with self.assertRaisesRegex(RuntimeError, r'"fails_late", cell 1 \(sample_size = 200\)'):
+            calbench.run(failing, out=kept)
+        self.assertEqual(files(), before)
+        # A directory that is not a result set, and an interrupted command-line run's journal,
+        # are refused (OSError) and left alone.
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(other)
+        with open(os.path.join(other, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        with self.assertRaisesRegex(OSError, "other"):
+            calbench.run(config, out=other)
+        partial = os.path.join(self.tmp, ".kept.partial")
+        os.makedirs(partial)
+        with open(os.path.join(partial, "journal.bin"), "wb") as f:
+            f.write(b"an interrupted run's journal")
+        before = files()
+        with self.assertRaisesRegex(OSError, "journal of an interrupted run.*--resume"):
+            calbench.run(config, out=kept)
+        self.assertEqual(files(), before)
+
     def test_export_cases(self):
         directory = os.path.join(self.tmp, "cases")
         out = cli("export-cases", directory)
