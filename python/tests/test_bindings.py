@@ -46,6 +46,9 @@ GENERATORS = [
     {"family": "dirichlet", "classes": 3,
      "target": {"accuracy": 0.8, "ece_top_l1": 0.05, "direction": "overconfident"},
      "miscalibration": {"map": "temperature"}},
+    # Not injective (DESIGN.md §1): its truth sums over preimages (truth/map_preimage.hpp).
+    {"family": "dirichlet", "classes": 3, "alpha": 0.8,
+     "miscalibration": {"map": "top_label", "gamma": 2}},
 ]
 SETTINGS = {"samples": 20000}  # the truth settings of experiment()
 
@@ -260,6 +263,36 @@ class BindingsTest(unittest.TestCase):
         with self.assertRaisesRegex(OSError, "journal of an interrupted run.*--resume"):
             calbench.run(config, out=kept)
         self.assertEqual(files(), before)
+
+    def test_external_example_config_reproduces_the_builtin_ece_on_any_thread_count(self):
+        # docs/examples/external_ece.json as a user runs it (from the repository root): the
+        # numpy script computes the built-in 15-bin ECE, so every replicate agrees up to the
+        # order of the floating-point sums, and the result files do not depend on the threads.
+        config = os.path.join(REPO, "docs", "examples", "external_ece.json")
+        outs = []
+        for threads in ("1", "2"):
+            outs.append(os.path.join(self.tmp, f"external{threads}"))
+            done = subprocess.run([calbench_binary(), "run", config, "--out", outs[-1],
+                                   "--threads", threads, "--quiet", "--no-report"],
+                                  capture_output=True, text=True, cwd=REPO)
+            self.assertEqual(done.returncode, 0, done.stderr)
+        for name in ("summary.json", "cells.csv", "replicates.csv", "config.resolved.json"):
+            with open(os.path.join(outs[0], name), "rb") as a, \
+                    open(os.path.join(outs[1], name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+        r = calbench.load(outs[1])
+        values = r.replicates.pivot_table(index=["cell", "replicate"], columns="estimator",
+                                          values="value")
+        self.assertEqual(len(values), 4 * 100)
+        self.assertLessEqual((values["numpy_ece"] - values["ece_ew15"]).abs().max(), 1e-12)
+        self.assertGreater(values["ece_ew15"].min(), 0.0)
+        s = r.summary.set_index(["cell", "estimator"])
+        for cell in range(4):
+            builtin, external = s.loc[(cell, "ece_ew15")], s.loc[(cell, "numpy_ece")]
+            self.assertEqual(external["target"], "ece_top_l1")
+            self.assertEqual(external["truth"], builtin["truth"])
+            for column in ("mean", "bias", "sd", "rmse", "se_bias"):
+                self.assertAlmostEqual(external[column], builtin[column], delta=1e-12)
 
     def test_export_cases(self):
         directory = os.path.join(self.tmp, "cases")
