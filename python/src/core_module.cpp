@@ -10,11 +10,14 @@
 #include <pybind11/stl.h>
 #include <tbb/global_control.h>
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -187,26 +190,63 @@ py::tuple estimate(const std::string& estimator_text,
 // as it was. No journal: a Python run cannot be resumed, and one that finds an interrupted
 // command-line run's journal refuses rather than touch it. `source` names the config in
 // messages (a file's path, or "calbench.run" for a dict).
+//
+// The run works on a thread of its own while this one, Python's, checks for signals every
+// 0.1 s: Python runs its handlers only on its main thread between bytecodes, so without this a
+// KeyboardInterrupt would wait for the whole run. An exception from a handler stops the run as
+// the command line's SIGINT does (no task starts, the running ones finish), commits nothing and
+// is raised.
 void run(const std::string& config_text, const std::string& source, const std::string& directory,
          std::size_t threads) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
   const ScenarioModule& scenario = module_of(*config);
-  py::gil_scoped_release release;
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-  ResultSetTransaction results_set(config->output.directory);
-  if (const auto previous = results_set.previous_journal())
-    throw OutputError(directory + " has the journal of an interrupted run (" + previous->string() +
-                      "): `calbench run CONFIG --out " + directory +
-                      " --resume` continues it, --restart discards it");
-  const auto start = std::chrono::steady_clock::now();
-  RunInfo info = start_run_info(threads);
-  scenario.prepare(*config);
-  const std::unique_ptr<ScenarioResults> results = scenario.run(*config, RunControl{});
-  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_results(scenario, *results, config->resolved, info, results_set.staging());
-  results_set.commit();
+  std::optional<py::error_already_set> signalled;
+  std::exception_ptr failure;
+  {
+    py::gil_scoped_release release;
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    ResultSetTransaction results_set(config->output.directory);
+    if (const auto previous = results_set.previous_journal())
+      throw OutputError(directory + " has the journal of an interrupted run (" +
+                        previous->string() + "): `calbench run CONFIG --out " + directory +
+                        " --resume` continues it, --restart discards it");
+    std::atomic<bool> stop{false};
+    RunControl control;
+    control.stop = &stop;
+    const auto start = std::chrono::steady_clock::now();
+    RunInfo info = start_run_info(threads);
+    std::unique_ptr<ScenarioResults> results;
+    std::promise<void> finished;
+    std::future<void> done = finished.get_future();
+    std::thread worker([&] {
+      try {
+        scenario.prepare(*config);
+        results = scenario.run(*config, control);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished.set_value();
+    });
+    while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (signalled) continue;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        signalled.emplace();  // takes the handler's exception out of Python's error indicator
+        stop = true;
+      }
+    }
+    worker.join();
+    if (!signalled && !failure) {
+      info.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      write_results(scenario, *results, config->resolved, info, results_set.staging());
+      results_set.commit();
+    }
+  }
+  if (signalled) throw *signalled;
+  if (failure) std::rethrow_exception(failure);
 }
 
 // Every estimator row: (name, its documented example object as JSON text, its parameter keys).

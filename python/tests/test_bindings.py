@@ -8,9 +8,11 @@ hands an external estimator, truth against summary.json to the last digit, estim
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -263,6 +265,36 @@ class BindingsTest(unittest.TestCase):
         with self.assertRaisesRegex(OSError, "journal of an interrupted run.*--resume"):
             calbench.run(config, out=kept)
         self.assertEqual(files(), before)
+
+    def test_keyboard_interrupt_stops_a_run_and_writes_nothing(self):
+        # A run of some minutes, interrupted once it has started: KeyboardInterrupt within
+        # seconds, and no result set, staging directory or lock left behind.
+        out = os.path.join(self.tmp, "long")
+        code = ("import signal, sys, calbench\n"
+                # a background process may inherit SIGINT ignored; Python's own handler back
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                "g = {'family': 'dirichlet', 'classes': 10, 'alpha': 0.5}\n"
+                "calbench.run({'scenario': 'estimator_bias', 'seed': 1, 'replicates': 200000,\n"
+                "              'sample_size': 2000, 'generator': g, 'truth': {'samples': 20000},\n"
+                "              'estimators': [{'name': 'ece'}]}, out=sys.argv[1], threads=1)\n")
+        child = subprocess.Popen([sys.executable, "-B", "-c", code, out], text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        partial = os.path.join(self.tmp, ".long.partial")
+        for _ in range(600):
+            if os.path.isdir(partial) or child.poll() is not None:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        try:
+            _, stderr = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            self.fail("calbench.run went on for 60 s after SIGINT")
+        self.assertNotEqual(child.returncode, 0)
+        self.assertIn("KeyboardInterrupt", stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
 
     def test_external_example_config_reproduces_the_builtin_ece_on_any_thread_count(self):
         # docs/examples/external_ece.json as a user runs it (from the repository root): the
