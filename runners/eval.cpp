@@ -66,6 +66,10 @@ std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) 
       skipped.push_back({row.name, "O(n^2): give it with --estimators to run it"});
       continue;
     }
+    if (row.extra == Cost::external) {
+      skipped.push_back({row.name, "runs a command: give it with --estimators to run it"});
+      continue;
+    }
     Problems problems;
     Json resolved;
     auto config = parse_estimator(Json{{"name", row.name}}, "", problems, resolved);

@@ -2,17 +2,13 @@
 // Exit status: 0 success, 2 bad input (config, data, usage), 1 anything else.
 #include <tbb/global_control.h>
 #include <tbb/info.h>
-#include <tbb/version.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
-#include <boost/version.hpp>
 #include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -30,7 +26,9 @@
 #include "report/listing.hpp"
 #include "report/result_set.hpp"
 #include "runners/bench.hpp"
+#include "runners/check.hpp"
 #include "runners/eval.hpp"
+#include "runners/export_cases.hpp"
 #include "runners/fit.hpp"
 #include "runners/plan.hpp"
 #include "runners/progress.hpp"
@@ -41,18 +39,6 @@
 
 namespace calbench {
 namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
-}
 
 // SIGINT and SIGTERM ask the run to stop: no task starts, the running ones finish and are
 // journaled, and the run exits 128 + the signal with the command that resumes it. The handler
@@ -184,8 +170,7 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
   control.stop = &stop_requested;
   control.shard = options.shard;
   const auto start = std::chrono::steady_clock::now();
-  RunInfo info;
-  info.started_utc = utc_now();
+  RunInfo info = start_run_info(options.threads);
   std::unique_ptr<ScenarioResults> results;
   try {
     scenario.prepare(config);
@@ -210,14 +195,6 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
   }
   progress.finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  info.host = host_name();
-  info.threads = options.threads;
-  info.compiler = std::string("g++ ") + __VERSION__;
-  info.libraries = "boost " + std::to_string(BOOST_VERSION / 100000) + "." +
-                   std::to_string(BOOST_VERSION / 100 % 1000) + ", oneTBB " +
-                   std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
-                   ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
-                   std::to_string(NLOHMANN_JSON_VERSION_MINOR);
   try {
     if (options.shard) {
       write_shard(config_file, config, *options.shard, run_identity(config), journal, results_set);
@@ -510,6 +487,22 @@ int main(int argc, char** argv) {
   plan->add_option("--threads", plan_threads, "worker threads (default: all cores)")
       ->check(thread_range);
   plan->add_flag("--quiet", plan_options.quiet, "no progress lines on stderr");
+  CheckOptions check_options;
+  auto* check = app.add_subcommand(
+      "check", "compare an estimator_bias run with a baseline run: z-tests, Holm (docs/check.md)");
+  check->add_option("RESULTS", check_options.results, "result directory (or its summary.json)")
+      ->required();
+  check->add_option("--baseline", check_options.baseline, "the baseline's summary.json")
+      ->required();
+  check
+      ->add_option("--alpha", check_options.alpha,
+                   "family-wise error rate over all tests (default 0.01)")
+      ->check(CLI::Range(1e-12, 0.5));
+
+  std::string cases_dir;
+  auto* export_cases = app.add_subcommand(
+      "export-cases", "write edge-case data sets with every estimator's value (docs/cases.md)");
+  export_cases->add_option("DIR", cases_dir, "a new directory")->required();
 
   try {
     app.parse(argc, argv);
@@ -555,6 +548,8 @@ int main(int argc, char** argv) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, plan_threads);
       return run_plan(plan_options, std::cout);
     }
+    if (*check) return run_check(check_options, std::cout);
+    if (*export_cases) return run_export_cases(cases_dir, std::cout);
   } catch (const ConfigError& e) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;

@@ -10,6 +10,10 @@
 
 namespace calbench {
 
+// run.json's facts known when a run starts: time (UTC), host, threads, compiler and library
+// versions (the caller adds the duration). The command line and the Python binding share it.
+RunInfo start_run_info(std::size_t threads);
+
 void write_results(const ScenarioModule& scenario, const ScenarioResults& results,
                    const nlohmann::ordered_json& resolved, const RunInfo& run,
                    const std::filesystem::path& directory, std::ostream* terminal = nullptr);

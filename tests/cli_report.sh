@@ -31,7 +31,10 @@ fail() {
 # checks its determinism.)
 "$bin" run "$config" --threads 2 --out "$work/t1" >"$work/t1.out" 2>"$work/t1.err" ||
   fail "run: $(cat "$work/t1.err")"
-[ -s "$work/t1.err" ] && fail "the run printed to stderr: $(cat "$work/t1.err")"
+# Progress lines (every 5 s when stderr is not a terminal) appear when a loaded machine makes
+# the run slow; anything else is a failure.
+grep -v -E '^tiny_report: [0-9]+/[0-9]+ replicates \(' "$work/t1.err" >"$work/t1.other"
+[ -s "$work/t1.other" ] && fail "the run printed to stderr: $(cat "$work/t1.err")"
 grep -qx "report: $work/t1/report/index.html" "$work/t1.out" ||
   fail "the run did not print where the report is: $(tail -2 "$work/t1.out")"
 page="$work/t1/report/index.html"

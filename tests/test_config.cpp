@@ -1,5 +1,6 @@
 // The config layer: every bad input is reported with the file, its JSON pointer and the rule;
 // defaults, sweep expansion and the registry behave as DESIGN.md §3 states.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -425,7 +426,8 @@ TEST_CASE("reliability: its keys are checked", "[unit][config]") {
                 "/reliability/samples", "expected an integer >= 1000, found 10");
 }
 
-TEST_CASE("an integral float is an integer; the full seed range is accepted", "[unit][config]") {
+TEST_CASE("an integral float is an integer, and the full seed range is accepted",
+          "[unit][config]") {
   OJ document = base();
   document["sample_size"] = 1e4;
   document["seed"] = 18446744073709551615ULL;
@@ -442,9 +444,10 @@ TEST_CASE("an integral float is an integer; the full seed range is accepted", "[
 TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   SECTION("estimator") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
-    CHECK_PROBLEM(p, "/estimators/2/name",
-                  "unknown estimator \"foo\"; valid: accuracy, ace, brier, classwise_ece, ece, "
-                  "ece_debiased, ece_sweep, kde_canonical, kde_ece, nll, skce, smooth_ece");
+    CHECK_PROBLEM(
+        p, "/estimators/2/name",
+        "unknown estimator \"foo\"; valid: accuracy, ace, brier, classwise_ece, ece, "
+        "ece_debiased, ece_sweep, external, kde_canonical, kde_ece, nll, skce, smooth_ece");
   }
   SECTION("map") {
     const auto p = problems_with([](OJ& d) {
@@ -773,10 +776,15 @@ TEST_CASE("the registry lists every kind and rejects an unknown one", "[unit][co
 
 TEST_CASE("every registry row parses with its defaults and documents its parameters",
           "[unit][config]") {
-  // The contract rig of the config layer: each estimator row builds from {"name": NAME}.
+  // The contract rig of the config layer: each estimator row builds from {"name": NAME}, or
+  // from its example when it has a required parameter (external: command and target).
   for (const auto& row : calbench::estimator_registry()) {
     OJ d = base();
-    d["estimators"] = OJ::array({{{"name", row.name}}});
+    const bool required = std::any_of(row.params.begin(), row.params.end(),
+                                      [](const auto& p) { return p.fallback == "required"; });
+    d["estimators"] =
+        OJ::array({required ? OJ::parse(calbench::example_object("name", row.name, row.example))
+                            : OJ{{"name", row.name}}});
     const auto config = parse_experiment(d, source);
     const auto& e = config.cells[0].estimators.at(0);
     CHECK(e.name == row.name);

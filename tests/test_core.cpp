@@ -12,6 +12,7 @@
 #include "core/atomic_file.hpp"
 #include "core/fast_math.hpp"
 #include "core/format.hpp"
+#include "core/multiple_testing.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 
@@ -211,4 +212,23 @@ TEST_CASE("fast::max equals std::max_element's value", "[unit][core]") {
     x[n - 1] = 1.0;  // the largest in the tail
     REQUIRE(fast::max(x.data(), n) == 1.0);
   }
+}
+
+TEST_CASE("Holm's adjusted p-values and the two-sided normal p-value", "[unit][core]") {
+  // By hand (Holm 1979): sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 is 0.02, 0.03, 0.06,
+  // 0.04, made non-decreasing: 0.02, 0.03, 0.06, 0.06; R's p.adjust(c(0.01, 0.04, 0.03, 0.005),
+  // "holm") gives 0.03 0.06 0.06 0.02.
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  const auto adjusted = calbench::holm_adjusted(p);
+  REQUIRE(adjusted.size() == 4);
+  CHECK(adjusted[0] == Approx(0.03).epsilon(1e-15));
+  CHECK(adjusted[1] == Approx(0.06).epsilon(1e-15));
+  CHECK(adjusted[2] == Approx(0.06).epsilon(1e-15));
+  CHECK(adjusted[3] == Approx(0.02).epsilon(1e-15));
+  CHECK(calbench::holm_adjusted(std::vector<double>{0.5, 0.9}) == std::vector<double>{1.0, 1.0});
+  CHECK(calbench::holm_adjusted(std::vector<double>{}).empty());
+  // The 97.5% normal quantile gives 0.05; z = 0 gives 1; the sign does not matter.
+  CHECK(calbench::two_sided_normal_p(1.959963984540054) == Approx(0.05).epsilon(1e-12));
+  CHECK(calbench::two_sided_normal_p(-1.959963984540054) == Approx(0.05).epsilon(1e-12));
+  CHECK(calbench::two_sided_normal_p(0.0) == 1.0);
 }

@@ -189,7 +189,7 @@ TEST_CASE("on calibrated data every method leaves the truth nearly unchanged at 
         truth_of(method(r.records[1], "isotonic"), "classwise_ece_l1"));
 }
 
-TEST_CASE("temperature cannot repair a power map; vector, matrix and dirichlet repair more",
+TEST_CASE("temperature cannot repair a power map, vector, matrix and dirichlet repair more",
           "[stat][recalibration]") {
   const OJ methods = OJ::array({{{"name", "temperature"}},
                                 {{"name", "vector"}},

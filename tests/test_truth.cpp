@@ -12,6 +12,7 @@
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/map_preimage.hpp"
 #include "truth/monte_carlo_sampler.hpp"
+#include "truth/plugin_truth.hpp"
 #include "truth/population.hpp"
 #include "truth/ternary_quadrature.hpp"
 #include "truth/truth_engine.hpp"
@@ -340,4 +341,30 @@ TEST_CASE("fine bins: monotone in v, 2^sub_bits per octave, the ends in one bin 
   CHECK(Bins::of(0.25) != Bins::of(0.25 * 1.25));  // a quarter octave apart: the next bin
   CHECK(Bins::of(0.25) == Bins::of(0.25 * 1.24));
   CHECK(Bins::of(0.5) < Bins::of(0.5000001));  // 0.5 belongs to the lower side
+}
+
+TEST_CASE("plug-in truth of a finite sample, by hand", "[unit][truth]") {
+  using calbench::Quantity;
+  // Four rows p = (1, 0), labels 0, 1, 0, 1: one confidence group (z = 1, accuracy 1/2).
+  const auto s = calbench::make_sample(2, {1, 0, 1, 0, 1, 0, 1, 0}, {0, 1, 0, 1});
+  const auto t = calbench::plugin_truth(s);
+  const auto at = [&](Quantity q) { return t[static_cast<std::size_t>(q)]; };
+  CHECK(at(Quantity::accuracy) == 0.5);
+  CHECK(at(Quantity::ece_top_l1) == 0.5);
+  CHECK(at(Quantity::ece_top_l2) == 0.5);
+  CHECK(at(Quantity::overconfidence) == 0.5);
+  // classwise: class 0 |1/2 - 1|, class 1 |1/2 - 0|, averaged; canonical: their sum, and
+  // sqrt(1/4 + 1/4) for L2.
+  CHECK(at(Quantity::classwise_ece_l1) == 0.5);
+  CHECK(at(Quantity::canonical_l1) == 1.0);
+  CHECK(*at(Quantity::canonical_l2) == Approx(std::sqrt(0.5)).epsilon(1e-15));
+  // Brier: 0 on the right rows, (1 - 0)^2 + (0 - 1)^2 = 2 on the wrong ones; NLL: log 0.
+  CHECK(at(Quantity::brier) == 1.0);
+  CHECK(!at(Quantity::nll).has_value());
+  // Six rows, three confidence groups (0.7 right; 0.8 wrong; 0.5 wrong; 1.0 twice right once
+  // wrong): (0.3 + 0.8 + 0.5 + 3 |2/3 - 1|) / 6 = 2.6 / 6.
+  const auto z = calbench::make_sample(
+      3, {0.7, 0.3, 0, 0, 1, 0, 0.5, 0, 0.5, 0, 0, 1, 0.2, 0.8, 0, 1, 0, 0}, {0, 1, 2, 2, 0, 1});
+  CHECK(*calbench::plugin_truth(z)[static_cast<std::size_t>(Quantity::ece_top_l1)] ==
+        Approx(2.6 / 6).epsilon(1e-15));
 }

@@ -204,8 +204,9 @@ R named(std::string name, R row) {
 }
 
 // How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
-// ones only when asked for, since it evaluates every estimator on hundreds of resamples.
-enum class Cost { n_log_n, quadratic };
+// ones only when asked for, since it evaluates every estimator on hundreds of resamples, and
+// so the external ones, which start a program per evaluation there.
+enum class Cost { n_log_n, quadratic, external };
 
 using EstimatorEntry = Row<EstimatorConfig, Cost>;
 using RecalibratorEntry = Row<MethodConfig>;

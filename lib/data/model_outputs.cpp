@@ -163,12 +163,20 @@ Sample read_npy_outputs(const std::filesystem::path& values, const std::filesyst
   if (y.shape[0] != n)
     throw InputError(labels.string() + ": " + std::to_string(y.shape[0]) + " labels for " +
                      std::to_string(n) + " rows in " + values.string());
+  return checked_outputs(values, labels, K, std::move(v.floats), y.ints, kind);
+}
+
+Sample checked_outputs(const std::filesystem::path& values_name,
+                       const std::filesystem::path& labels_name, std::size_t classes,
+                       std::vector<double> values, std::span<const std::int64_t> labels,
+                       ValueKind kind) {
+  const std::size_t n = labels.size();
   std::vector<std::uint32_t> out_labels(n);
   for (std::size_t i = 0; i < n; ++i) {
-    check_row(v.floats.data() + i * K, K, kind, {&values, "row", i});
-    out_labels[i] = check_label(y.ints[i], K, {&labels, "row", i});
+    check_row(values.data() + i * classes, classes, kind, {&values_name, "row", i});
+    out_labels[i] = check_label(labels[i], classes, {&labels_name, "row", i});
   }
-  return make_sample(K, std::move(v.floats), std::move(out_labels));
+  return make_sample(classes, std::move(values), std::move(out_labels));
 }
 
 Sample read_model_outputs(const std::string& data, const std::string& labels, ValueKind kind) {

@@ -3,7 +3,10 @@
 // logits, turned into probabilities by a stable softmax) per row, read from CSV or NPY and
 // checked. Every problem is an InputError naming the file and the line (CSV) or row (NPY).
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <span>
+#include <vector>
 
 #include "core/sample.hpp"
 
@@ -25,6 +28,14 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind);
 // (or (n, 1)), little-endian (docs/eval.md says why calbench reads NPY itself).
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
                         ValueKind kind);
+
+// Rows already in memory (n = labels.size() rows of `classes` values, row-major), checked like
+// a file's: the messages name `values_name` or `labels_name` and the row (0-based). The NPY
+// reader and the Python binding's estimate() use it.
+Sample checked_outputs(const std::filesystem::path& values_name,
+                       const std::filesystem::path& labels_name, std::size_t classes,
+                       std::vector<double> values, std::span<const std::int64_t> labels,
+                       ValueKind kind);
 
 // DATA as `calbench eval` and `calbench fit` take it: an NPY pair when `labels` is given, else a
 // CSV file (an NPY file without labels is an InputError saying so).

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -138,6 +140,54 @@ NpyArray read_npy(const std::filesystem::path& file) {
     }
   }
   return out;
+}
+
+namespace {
+
+// The header dict, padded with spaces and a newline so that magic + version + length + header
+// is a multiple of 64 bytes.
+std::string npy_header(const char* descr, const std::vector<std::size_t>& shape) {
+  std::string dims;  // "n, k"; a 1-tuple is "n,"
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    dims += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  std::string dict =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t unpadded = 10 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict.push_back('\n');
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(dict.size() & 0xff));
+  out.push_back(static_cast<char>(dict.size() >> 8));
+  return out + dict;
+}
+
+template <typename T>
+void write_array(const std::filesystem::path& file, const char* descr,
+                 const std::vector<std::size_t>& shape, std::span<const T> values) {
+  std::size_t count = 1;
+  for (std::size_t d : shape) count *= d;
+  if (count != values.size())
+    throw std::logic_error("write_npy: shape and value count disagree for " + file.string());
+  std::ofstream out(file, std::ios::binary);
+  const std::string header = npy_header(descr, shape);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(values.size() * sizeof(T)));
+  out.close();
+  if (!out) throw std::runtime_error(file.string() + ": cannot write the NPY file");
+}
+
+}  // namespace
+
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
+               std::span<const double> values) {
+  write_array(file, "<f8", shape, values);
+}
+
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
+               std::span<const std::int64_t> values) {
+  write_array(file, "<i8", shape, values);
 }
 
 }  // namespace calbench

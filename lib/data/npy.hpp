@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,14 @@ struct NpyArray {
 
 // Throws InputError naming the file on anything it cannot read as promised.
 NpyArray read_npy(const std::filesystem::path& file);
+
+// An NPY 1.0 file of little-endian float64 ('<f8') or int64 ('<i8') values in C order with the
+// given shape (external estimators' input, docs/external.md). The header is padded to a
+// multiple of 64 bytes, as NumPy writes it. Throws std::runtime_error naming the file when it
+// cannot be written.
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
+               std::span<const double> values);
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
+               std::span<const std::int64_t> values);
 
 }  // namespace calbench

@@ -240,6 +240,8 @@ EstimatorEntry classwise_ece_estimator();
 EstimatorEntry ece_estimator();
 EstimatorEntry ece_debiased_estimator();
 EstimatorEntry ece_sweep_estimator();
+// Defined in external_json.cpp.
+EstimatorEntry external_estimator();
 
 // The estimators a config can name, in listing order: a new estimator is its row and a line here.
 const std::vector<EstimatorEntry>& estimator_registry() {
@@ -257,12 +259,16 @@ const std::vector<EstimatorEntry>& estimator_registry() {
         named("nll", nll_estimator()),
         named("skce", skce_estimator()),
         named("smooth_ece", smooth_ece_estimator()),
+        named("external", external_estimator()),
     };
     for (auto& row : out)
-      row.notes.push_back({"cost", row.extra == Cost::quadratic
-                                       ? "O(n^2) per evaluation: calbench eval runs it only "
-                                         "when asked for"
-                                       : "O(n log n) per evaluation at its defaults"});
+      row.notes.push_back(
+          {"cost", row.extra == Cost::quadratic
+                       ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
+                   : row.extra == Cost::external
+                       ? "one start of the command per cell (estimator_bias), else per "
+                         "evaluation: calbench eval runs it only when asked for"
+                       : "O(n log n) per evaluation at its defaults"});
     return out;
   }();
   return rows;

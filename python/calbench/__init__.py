@@ -1,18 +1,28 @@
-"""calbench: load result directories and draw their figures (docs/python.md).
+"""calbench: the library's verbs, result directories as DataFrames, figures (docs/python.md).
 
-The names at this level are the package's public interface. `sample`, `truth`, `estimate`,
-`fit`, `apply` and `run` are kept free for the compiled extension `calbench._core` (issue 13),
-which will expose the library's verbs here.
+The names at this level are the package's public interface. `sample`, `truth`, `estimate` and
+`run` call the compiled extension `calbench._core`; everything else is pure Python and works
+without it (those four raise ImportError saying how to build it).
 """
+
+import os as _os
+
+# A build other than the release preset's keeps the extension in its binary directory; ctest
+# names it here so that each build tests its own module.
+if _os.environ.get("CALBENCH_CORE_DIR"):
+    __path__.insert(0, _os.environ["CALBENCH_CORE_DIR"])
 
 from .results import KNOWN_SCHEMA_VERSIONS, Results, ResultsError, load, read_csv
 from .reliability import (class_reliability_curves, classwise_reliability, recalibrated_curves,
                           reliability_curves, reliability_diagram, reliability_table)
+from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
+                   truth)
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, measured_vs_true, method_comparison,
                       ranking_disagreement, recalibration_error, utility_map)
 
 __all__ = [
+    "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",
     "class_reliability_curves", "recalibrated_curves",

@@ -1,6 +1,7 @@
 #include "scenarios/estimator_bias/config.hpp"
 
 #include "config/registry.hpp"
+#include "estimators/external.hpp"
 
 namespace calbench {
 namespace {
@@ -73,6 +74,20 @@ class Sections : public ScenarioSections {
                          const CellBase*) override {
     intervals_ = parse_intervals(top);
     reliability_ = parse_reliability(top);
+  }
+  // Intervals resample every replicate hundreds of times: an external estimator would start
+  // its command for each resample.
+  void check(const std::vector<std::unique_ptr<CellBase>>& cells, Problems& problems) override {
+    if (!intervals_) return;
+    for (const auto& cell : cells)
+      for (const auto& e : static_cast<const EstimatorBiasCell&>(*cell).estimators)
+        if (dynamic_cast<const ExternalEstimator*>(e.estimator.get()) != nullptr) {
+          problems.add_unique({"/intervals",
+                               "intervals are not available with the external "
+                               "estimator " +
+                                   quote(e.label) +
+                                   " (its command would start once per resample)"});
+        }
   }
   std::unique_ptr<ExperimentBase> finish(ExperimentBase header,
                                          std::vector<std::unique_ptr<CellBase>> cells) override {

@@ -5,13 +5,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
 #include "estimators/binned_reliability.hpp"
+#include "estimators/external.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
@@ -46,8 +49,69 @@ void serialize(Archive& a, ReplicateResult& r) {
   a(r.values, r.intervals, r.p_values);
 }
 
+// The external estimators' values (estimators/external.hpp, docs/external.md), computed before
+// the task stream: values[c][r * X + x] for external estimator x (in the cell's estimator order)
+// of cell c's X external ones, replicate r. index[c][e] is estimator e's x, or none. The memory
+// is cells x replicates x external estimators doubles (the other estimators' values are folded
+// as they arrive and not kept).
+struct ExternalValues {
+  std::vector<std::vector<std::optional<std::size_t>>> index;
+  std::vector<std::vector<double>> values;
+  std::vector<std::size_t> count;  // X per cell
+};
+
+// "cell 3 (sample_size = 100, ...)": where an external estimator's messages say it failed.
+std::string cell_place(const EstimatorBiasCell& cell) {
+  std::string swept;
+  for (const auto& s : cell.swept)
+    swept += (swept.empty() ? " (" : ", ") + s.key + " = " + to_text(s.value);
+  return "cell " + std::to_string(cell.index) + swept + (swept.empty() ? "" : ")");
+}
+
+// One command start per (cell, external estimator): the cell's replicates are drawn again from
+// their streams (the tasks' draws, bit for bit) and written as NPY files into one directory in
+// parallel; the directory goes when the cell is done. Deterministic, so a resumed run or a
+// shard computes the same values again.
+ExternalValues run_externals(const EstimatorBiasConfig& config, const Generators& generators) {
+  const std::size_t cells = config.cells.size();
+  ExternalValues out;
+  out.index.resize(cells);
+  out.values.resize(cells);
+  out.count.assign(cells, 0);
+  for (std::size_t cell = 0; cell < cells; ++cell) {
+    const EstimatorBiasCell& cc = config.cells[cell];
+    std::vector<const ExternalEstimator*> externals;
+    for (const auto& ec : cc.estimators) {
+      const auto* external = dynamic_cast<const ExternalEstimator*>(ec.estimator.get());
+      out.index[cell].push_back(external != nullptr ? std::optional(externals.size())
+                                                    : std::nullopt);
+      if (external != nullptr) externals.push_back(external);
+    }
+    if (externals.empty()) continue;
+    const std::size_t R = cc.replicates, X = externals.size();
+    out.count[cell] = X;
+    out.values[cell].resize(R * X);
+    const TempDirectory directory("calbench-cell-");
+    for_each_index<ThreadBuffers>(R, [&](std::size_t rep, ThreadBuffers& buf) {
+      Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+      generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
+      write_replicate(directory.path(), rep, R, buf.sample);
+    });
+    const ExternalBatch batch{{}, cell_place(cc), R, cc.sample_size, generators[cell]->classes()};
+    for (std::size_t e = 0; e < cc.estimators.size(); ++e) {
+      if (!out.index[cell][e]) continue;
+      const std::size_t x = *out.index[cell][e];
+      ExternalBatch named = batch;
+      named.label = cc.estimators[e].label;
+      const std::vector<double> values = externals[x]->run(directory.path(), named);
+      for (std::size_t r = 0; r < R; ++r) out.values[cell][r * X + x] = values[r];
+    }
+  }
+  return out;
+}
+
 ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generators& generators,
-                              TaskKey key, ThreadBuffers& buf) {
+                              const ExternalValues& externals, TaskKey key, ThreadBuffers& buf) {
   const std::size_t cell = key.cell, rep = key.replicate;
   const EstimatorBiasCell& cc = config.cells[cell];
   Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
@@ -56,7 +120,10 @@ ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generator
   ReplicateResult out;
   out.values.resize(E);
   for (std::size_t e = 0; e < E; ++e)
-    out.values[e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+    if (const auto x = externals.index[cell][e])  // computed per cell, before the tasks
+      out.values[e] = externals.values[cell][rep * externals.count[cell] + *x];
+    else
+      out.values[e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
   if (!config.intervals) return out;
   // Serial inside the task: the (cell, replicate) tasks already fill the cores.
   const IntervalSettings& is = *config.intervals;
@@ -73,15 +140,19 @@ ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generator
 }
 
 // Runs every (cell, replicate) task and hands its result to consume(key, result), in task
-// order (stream_tasks): each task draws from the stream (seed, cell, replicate, sample).
+// order (stream_tasks): each task draws from the stream (seed, cell, replicate, sample). The
+// external estimators run first, per cell (run_externals), and the tasks take their values.
 template <typename Consume>
 void simulate(const EstimatorBiasConfig& config, const Generators& generators,
               const RunControl& control, Consume&& consume) {
   std::vector<std::size_t> replicates;
   for (const auto& cell : config.cells) replicates.push_back(cell.replicates);
+  const ExternalValues externals = run_externals(config, generators);
   stream_tasks<ReplicateResult, ThreadBuffers>(
       TaskGrid(replicates),
-      [&](TaskKey key, ThreadBuffers& buf) { return run_replicate(config, generators, key, buf); },
+      [&](TaskKey key, ThreadBuffers& buf) {
+        return run_replicate(config, generators, externals, key, buf);
+      },
       std::forward<Consume>(consume), control);
 }
 

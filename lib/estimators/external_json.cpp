@@ -1,0 +1,99 @@
+// The registry row of the external estimator (estimators/external.hpp, docs/external.md).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/registry.hpp"
+#include "estimators/external.hpp"
+
+namespace calbench {
+namespace {
+
+// `command`: a non-empty array of non-empty strings, the program first (looked up on PATH).
+bool read_command(Args& args) {
+  ObjectReader& reader = args.reader();
+  const std::string pointer = reader.pointer_to("command");
+  const Json* value = reader.require("command", "an array of strings, the program first");
+  if (value == nullptr) return false;
+  if (!value->is_array() || value->empty()) {
+    reader.problems().add(
+        pointer,
+        "expected a non-empty array of strings (the program and its "
+        "arguments), found " +
+            (value->is_array() ? std::string("an empty array") : describe(*value)));
+    return false;
+  }
+  std::vector<std::string> command;
+  bool ok = true;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const auto arg = read_string((*value)[i], pointer_join(pointer, i), reader.problems());
+    ok = ok && arg.has_value();
+    if (arg) command.push_back(*arg);
+  }
+  if (!ok) return false;
+  // Results show it as a shell would (the resolved config keeps the array).
+  std::string shown;
+  for (const auto& arg : command) shown += (shown.empty() ? "" : " ") + arg;
+  args.set("command", command, Value(shown));
+  return true;
+}
+
+// `target`: the quantity whose truth the command's numbers are compared with (required: calbench
+// cannot compute the population value of a program it only runs on samples).
+bool read_target(Args& args) {
+  ObjectReader& reader = args.reader();
+  std::vector<std::string> names;
+  for (const Quantity q : all_quantities) names.emplace_back(to_string(q));
+  const Json* value = reader.require("target", "one of: " + join(names, ", "));
+  if (value == nullptr) return false;
+  const auto name = read_string(*value, reader.pointer_to("target"), reader.problems());
+  if (!name) return false;
+  const auto quantity = quantity_from_string(*name);
+  if (!quantity) {
+    reader.problems().add(reader.pointer_to("target"), unknown_name("target", *name, names));
+    return false;
+  }
+  args.set("target", *quantity, Value(*name));
+  return true;
+}
+
+std::optional<EstimatorConfig> build(Args& a) {
+  EstimatorConfig out;
+  out.label = "external";
+  out.params = a.shown();
+  out.estimator =
+      std::make_shared<ExternalEstimator>(a.get<std::vector<std::string>>("command"),
+                                          a.get<Quantity>("target"), a.get<double>("timeout"));
+  return out;
+}
+
+}  // namespace
+
+EstimatorEntry external_estimator() {
+  return {
+      {},
+      "a metric computed by another program: calbench writes each cell's replicates as NPY "
+      "files into a directory, runs the command once with that directory as its last "
+      "argument and reads one number per replicate from its standard output "
+      "(docs/external.md)",
+      {param::custom("command", "array of strings", "required", "non-empty, program first",
+                     "the program (looked up on PATH, relative paths from calbench's working "
+                     "directory) and its arguments",
+                     read_command, {Json("python3 my_ece.py"), Json::array()}),
+       param::custom("target", "string", "required", "a quantity name",
+                     "the quantity the numbers estimate: bias, RMSE and coverage are "
+                     "measured against its truth",
+                     read_target, {Json(1), Json("no_such_quantity")}),
+       param::positive("timeout", 600.0,
+                       "seconds one start of the command may take before it is killed")},
+      // Chance accuracy 1/K for every replicate: the protocol in one line of plain Python.
+      R"js({"command": ["python3", "-c", "import json, sys; m = json.load(open(sys.argv[1] + '/manifest.json')); print(*[1 / m['classes']] * m['replicates'])"], "target": "accuracy"})js",
+      {{"target", "the `target` given (required)"},
+       {"convention",
+        "whatever the command computes; calbench checks only that it prints "
+        "one finite number per replicate and exits with status 0 in time"}},
+      build,
+      Cost::external};
+}
+
+}  // namespace calbench

@@ -1,0 +1,155 @@
+"""The library's verbs through the compiled extension calbench._core (docs/python.md).
+
+Components are the same dicts a config holds; the C++ registry reads them with the same rules
+and messages, and every problem is a ValueError naming the argument and the key (its JSON
+pointer). `import calbench` works without the extension; these functions raise ImportError
+saying how to build it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .results import Results, load
+
+
+def _extension():
+    try:
+        from . import _core
+    except ImportError as e:
+        raise ImportError(
+            "this function needs calbench's compiled extension calbench._core, which is not "
+            "built for this checkout: run scripts/setup.sh (or `cmake --preset release && "
+            "cmake --build --preset release`), which writes it into python/calbench/ "
+            f"({e})") from None
+    return _core
+
+
+def _json_value(value: Any) -> Any:
+    # numpy scalars and arrays as their Python values; anything else is not a JSON value.
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{value!r} ({type(value).__name__}) is not a JSON value")
+
+
+def _json_text(value: Any, argument: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=False, default=_json_value)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"calbench: {argument}: {e}") from None
+
+
+def _count(value: Any, argument: str, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{argument} = {value!r}: expected an integer >= {minimum}")
+    value = int(value)
+    if value < minimum or value >= 2**64:
+        raise ValueError(f"{argument} = {value}: expected an integer >= {minimum} and < 2^64")
+    return value
+
+
+def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int = 0,
+           with_c: bool = False, settings: dict | None = None):
+    """n draws of the fake classifier `generator` (a config's generator object).
+
+    Returns (p, y): p the (n, K) reported probabilities, y the (n,) int64 labels; with
+    with_c=True also c, the (n, K) true class distributions (E[1{y=k} | p] = E[c_k | p]).
+    The draws are those of replicate `replicate` of cell `cell` in a run with this `seed`
+    (the stream (seed, cell, replicate, sample)), so they equal what `calbench run` draws.
+    A generator given by a `target` is solved first, under `settings` (a config's `truth`
+    object: give the run's to get the run's solution).
+    """
+    core = _extension()
+    n = _count(n, "n", 1)
+    seed = _count(seed, "seed", 0)
+    replicate = _count(replicate, "replicate", 0)
+    cell = _count(cell, "cell", 0)
+    document = {"generator": generator}
+    if settings is not None:
+        document["truth"] = settings
+    text = _json_text(document, "generator")
+    p, y, c = core.sample(text, n, seed, cell, replicate, bool(with_c))
+    return (p, y, c) if with_c else (p, y)
+
+
+class TruthValue(NamedTuple):
+    """A ground-truth value with its method (closed_form, quadrature, monte_carlo) and error."""
+
+    value: float
+    method: str
+    error: float
+
+
+def truth(generator: dict, settings: dict | None = None) -> dict[str, TruthValue]:
+    """The ground truth of `generator`: {quantity: TruthValue}, the nine design quantities.
+
+    `settings` is a config's `truth` object ({"samples": ..., "tolerance": ...}); the values
+    are those a run with the same generator and settings reports, to the last digit.
+    """
+    core = _extension()
+    document = {"generator": generator}
+    if settings is not None:
+        document["truth"] = settings
+    rows = core.truth(_json_text(document, "generator"))
+    return {q: TruthValue(value, method, error) for q, value, method, error in rows}
+
+
+def estimate(estimator: dict, p, y) -> float:
+    """The registry estimator `estimator` (a config's estimators entry) on probabilities p
+    (n, K) and integer labels y (n,). Rows are checked like `calbench eval`'s."""
+    core = _extension()
+    p = np.asarray(p)
+    y = np.asarray(y)
+    if not np.issubdtype(p.dtype, np.floating):
+        raise ValueError(f"p: expected a float array (n, K), found dtype {p.dtype}")
+    if not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
+        raise ValueError(f"y: expected an integer array of labels, found dtype {y.dtype}")
+    value, _label, _target = core.estimate(_json_text(estimator, "estimator"),
+                                           np.ascontiguousarray(p, dtype=np.float64),
+                                           np.ascontiguousarray(y, dtype=np.int64))
+    return value
+
+
+def estimator_examples() -> list[dict]:
+    """Every registry estimator's documented example, as the dict a config would hold."""
+    return [json.loads(text) for _name, text, _keys in _extension().estimator_rows()]
+
+
+def conventions() -> list[str]:
+    """The binning conventions a binned estimator's `convention` takes (docs/conventions.md)."""
+    return list(_extension().conventions())
+
+
+def run(config, out: str | os.PathLike | None = None, threads: int | None = None) -> Results:
+    """Runs an experiment (a config dict, or the path of a config file) and returns its
+    Results (DataFrames, calbench.load). With `out` the result files are written there (as
+    `calbench run --out`), otherwise into a temporary directory that is removed afterwards."""
+    core = _extension()
+    if isinstance(config, (str, os.PathLike)):
+        source = os.fspath(config)
+        try:
+            with open(source, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise ValueError(f"{source}: cannot open the file ({e.strerror})") from None
+    else:
+        source, text = "calbench.run", _json_text(config, "config")
+    threads = _count(threads, "threads", 1) if threads is not None else (os.cpu_count() or 1)
+    if out is not None:
+        core.run(text, source, os.fspath(out), threads)
+        return load(os.fspath(out))
+    directory = tempfile.mkdtemp(prefix="calbench-run-")
+    try:
+        target = os.path.join(directory, "results")
+        core.run(text, source, target, threads)
+        return load(target)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

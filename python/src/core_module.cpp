@@ -1,0 +1,302 @@
+// calbench._core: the library's verbs for Python (docs/python.md, "The compiled verbs").
+//
+// A thin front end beside runners/main.cpp: components arrive as the JSON text of the same
+// objects a config holds (python/calbench/core.py turns the dicts into text), and are read by
+// the same registry rows with the same messages; a problem is a ConfigError whose lines name
+// the argument and the JSON pointer, raised in Python as ValueError. Samples are drawn from
+// the stream a run uses for (seed, cell, replicate), so they are the command line's draws.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <tbb/global_control.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "config/registry.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "core/version.hpp"
+#include "data/model_outputs.hpp"
+#include "estimators/convention.hpp"
+#include "estimators/estimator.hpp"
+#include "generators/generator.hpp"
+#include "report/result_set.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/results.hpp"
+#include "truth/target_solver.hpp"
+#include "truth/truth_engine.hpp"
+
+namespace py = pybind11;
+
+namespace calbench {
+namespace {
+
+// A JSON document handed over by the Python layer, which wrote it with json.dumps.
+Json parse_argument(const std::string& text, const std::string& source) {
+  Problems problems;
+  Json out;
+  try {
+    out = parse_json_text(text, problems);
+  } catch (const std::exception& error) {
+    throw ConfigError({source + ": not valid JSON: " + error.what()});
+  }
+  if (!problems.empty()) throw ConfigError(problems.render(source));
+  return out;
+}
+
+// {"generator": ..., "truth": ...} read by the config's own section parsers; a generator given
+// by a target is solved as a run would solve it.
+struct GeneratorArgument {
+  GeneratorSpec spec;
+  TruthSettings truth;
+  std::optional<TargetSolution> solution;
+};
+
+GeneratorArgument read_generator_uncached(const std::string& text, const std::string& source) {
+  const Json document = parse_argument(text, source);
+  Problems problems;
+  ObjectReader top(document, "", problems);
+  auto generator = parse_generator_section(top);
+  const auto truth = parse_truth_section(top);
+  if (!problems.empty() || !generator || !truth) throw ConfigError(problems.render(source));
+  GeneratorArgument out{std::move(generator->spec), *truth, std::nullopt};
+  if (generator->target) {
+    TargetSolver solver;
+    try {
+      out.solution = solver.solve(*generator->target, *truth);
+    } catch (const TargetError& error) {
+      throw ConfigError(
+          {source + ": " + pointer_join("/generator/target", error.field()) + ": " + error.what()});
+    }
+    out.spec = out.solution->spec;
+  }
+  return out;
+}
+
+// Solving a target takes seconds; a loop of sample() calls on one target generator solves it
+// once. The key is the argument's JSON text (generator and truth settings); a small cache.
+GeneratorArgument read_generator(const std::string& text, const std::string& source) {
+  static std::mutex mutex;
+  static std::map<std::string, GeneratorArgument> solved;
+  {
+    const std::lock_guard lock(mutex);
+    if (const auto it = solved.find(text); it != solved.end()) return it->second;
+  }
+  GeneratorArgument argument = read_generator_uncached(text, source);
+  if (argument.solution) {
+    const std::lock_guard lock(mutex);
+    if (solved.size() >= 64) solved.clear();
+    solved.emplace(text, argument);
+  }
+  return argument;
+}
+
+// (p, y, c): p (n, K) float64, y (n,) int64, c (n, K) float64 or None.
+py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t seed,
+                 std::uint64_t cell, std::uint64_t replicate, bool keep_truth) {
+  const GeneratorArgument argument = read_generator(generator_text, "calbench.sample");
+  if (n == 0) throw ConfigError({"calbench.sample: n = 0: must be >= 1"});
+  Sample out;
+  {
+    py::gil_scoped_release release;
+    const Generator generator(argument.spec);
+    GeneratorScratch scratch;
+    // The stream of run task (cell, replicate): scenarios/estimator_bias/run.cpp.
+    Engine engine = make_engine({seed, cell, replicate, Purpose::sample});
+    generator.sample(engine, n, out, scratch, keep_truth);
+  }
+  const std::size_t K = out.classes;
+  py::array_t<double> p({n, K});
+  std::copy(out.p.begin(), out.p.end(), p.mutable_data());
+  py::array_t<std::int64_t> y(static_cast<py::ssize_t>(n));
+  std::copy(out.label.begin(), out.label.end(), y.mutable_data());
+  py::object c = py::none();
+  if (keep_truth) {
+    py::array_t<double> truth({n, K});
+    std::copy(out.truth.begin(), out.truth.end(), truth.mutable_data());
+    c = truth;
+  }
+  return py::make_tuple(p, y, c);
+}
+
+// [(quantity, value, method, error)] in the contract's order.
+std::vector<std::tuple<std::string, double, std::string, double>> truth(
+    const std::string& generator_text) {
+  const GeneratorArgument argument = read_generator(generator_text, "calbench.truth");
+  GroundTruth values;
+  {
+    py::gil_scoped_release release;
+    if (argument.solution && argument.solution->truth) {
+      values = *argument.solution->truth;
+    } else {
+      const Generator generator(argument.spec);
+      values = compute_truth(generator, argument.truth);
+    }
+  }
+  std::vector<std::tuple<std::string, double, std::string, double>> out;
+  for (const Quantity q : all_quantities) {
+    const TruthValue& v = values[q];
+    out.emplace_back(std::string(to_string(q)), v.value, std::string(to_string(v.method)), v.error);
+  }
+  return out;
+}
+
+// One estimator on (p, y): (value, label, target or None).
+py::tuple estimate(const std::string& estimator_text,
+                   const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+                   const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y) {
+  const std::string source = "calbench.estimate";
+  const Json entry = parse_argument(estimator_text, source);
+  Problems problems;
+  Json resolved;
+  const auto config = parse_estimator(entry, "/estimator", problems, resolved);
+  if (!problems.empty() || !config) throw ConfigError(problems.render(source));
+  if (p.ndim() != 2)
+    throw InputError("p: expected a 2-D array (n, K), found " + std::to_string(p.ndim()) +
+                     " dimension(s)");
+  const auto n = static_cast<std::size_t>(p.shape(0)), K = static_cast<std::size_t>(p.shape(1));
+  if (n == 0) throw InputError("p: the array has no rows");
+  if (K < 2) throw InputError("p: K = " + std::to_string(K) + ": must be >= 2");
+  if (y.ndim() != 1 || static_cast<std::size_t>(y.shape(0)) != n)
+    throw InputError("y: expected a 1-D array of " + std::to_string(n) +
+                     " labels (one per row of p)");
+  std::vector<double> values(p.data(), p.data() + n * K);
+  const Sample sample =
+      checked_outputs("p", "y", K, std::move(values), {y.data(), n}, ValueKind::probabilities);
+  double value = 0.0;
+  {
+    py::gil_scoped_release release;
+    EstimatorWorkspace workspace;
+    value = config->estimator->estimate(sample, workspace);
+  }
+  const auto target = config->estimator->target();
+  return py::make_tuple(
+      value, config->label,
+      target ? py::object(py::str(std::string(to_string(*target)))) : py::object(py::none()));
+}
+
+// A whole run into `directory` through the command line's result-set transaction
+// (report/result_set.hpp): the directory is locked, the files are staged beside it and swapped
+// in by one rename when every one is written, so a failure or an exception leaves `directory`
+// as it was. No journal: a Python run cannot be resumed, and one that finds an interrupted
+// command-line run's journal refuses rather than touch it. `source` names the config in
+// messages (a file's path, or "calbench.run" for a dict).
+//
+// The run works on a thread of its own while this one, Python's, checks for signals every
+// 0.1 s: Python runs its handlers only on its main thread between bytecodes, so without this a
+// KeyboardInterrupt would wait for the whole run. An exception from a handler stops the run as
+// the command line's SIGINT does (no task starts, the running ones finish), commits nothing and
+// is raised.
+void run(const std::string& config_text, const std::string& source, const std::string& directory,
+         std::size_t threads) {
+  const nlohmann::ordered_json document = parse_argument(config_text, source);
+  std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
+  config->output.directory = directory;
+  const ScenarioModule& scenario = module_of(*config);
+  std::optional<py::error_already_set> signalled;
+  std::exception_ptr failure;
+  {
+    py::gil_scoped_release release;
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    ResultSetTransaction results_set(config->output.directory);
+    if (const auto previous = results_set.previous_journal())
+      throw OutputError(directory + " has the journal of an interrupted run (" +
+                        previous->string() + "): `calbench run CONFIG --out " + directory +
+                        " --resume` continues it, --restart discards it");
+    std::atomic<bool> stop{false};
+    RunControl control;
+    control.stop = &stop;
+    const auto start = std::chrono::steady_clock::now();
+    RunInfo info = start_run_info(threads);
+    std::unique_ptr<ScenarioResults> results;
+    std::promise<void> finished;
+    std::future<void> done = finished.get_future();
+    std::thread worker([&] {
+      try {
+        scenario.prepare(*config);
+        results = scenario.run(*config, control);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished.set_value();
+    });
+    while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (signalled) continue;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        signalled.emplace();  // takes the handler's exception out of Python's error indicator
+        stop = true;
+      }
+    }
+    worker.join();
+    if (!signalled && !failure) {
+      info.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      write_results(scenario, *results, config->resolved, info, results_set.staging());
+      results_set.commit();
+    }
+  }
+  if (signalled) throw *signalled;
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Every estimator row: (name, its documented example object as JSON text, its parameter keys).
+std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> estimator_rows() {
+  std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> out;
+  for (const auto& row : estimator_registry()) {
+    std::vector<std::string> keys;
+    for (const auto& p : row.params) keys.push_back(p.key);
+    out.emplace_back(row.name, example_object("name", row.name, row.example), std::move(keys));
+  }
+  return out;
+}
+
+// The names of the binning conventions (the `convention` parameter's values).
+std::vector<std::string> convention_names() {
+  std::vector<std::string> out;
+  for (const auto& c : conventions()) out.emplace_back(c.name);
+  return out;
+}
+
+}  // namespace
+}  // namespace calbench
+
+PYBIND11_MODULE(_core, m) {
+  using namespace calbench;
+  m.doc() = "calbench's C++ library: sample, truth, estimate, run (docs/python.md)";
+  m.attr("version") = std::string(version);
+  m.attr("git_revision") = std::string(git_revision);
+  // Every bad argument is a ValueError: config problems one per line, bad data naming the row.
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const OutputError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const ConfigError& e) {
+      std::string text;
+      for (const auto& line : e.problems()) text += (text.empty() ? "" : "\n") + line;
+      PyErr_SetString(PyExc_ValueError, text.c_str());
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const DomainError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  m.def("sample", &sample, py::arg("generator"), py::arg("n"), py::arg("seed"), py::arg("cell"),
+        py::arg("replicate"), py::arg("keep_truth"));
+  m.def("truth", &truth, py::arg("generator"));
+  m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"));
+  m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"),
+        py::arg("threads"));
+  m.def("estimator_rows", &estimator_rows);
+  m.def("conventions", &convention_names);
+}

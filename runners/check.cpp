@@ -1,0 +1,183 @@
+#include "runners/check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <vector>
+
+#include "config/json_support.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/multiple_testing.hpp"
+
+namespace calbench {
+namespace {
+
+struct Summary {
+  std::string file;
+  Json document;
+};
+
+Summary read_summary(const std::string& path, const std::string& role) {
+  std::filesystem::path file = path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) file /= "summary.json";
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw InputError(file.string() + ": cannot open the " + role +
+                     " (a result directory or its summary.json)");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Summary out{file.string(), {}};
+  try {
+    out.document = Json::parse(text);
+  } catch (const std::exception&) {
+    throw InputError(out.file + ": not valid JSON");
+  }
+  const Json& d = out.document;
+  const auto scenario = d.contains("meta") ? d["meta"].value("scenario", "") : "";
+  if (scenario != "estimator_bias")
+    throw InputError(
+        out.file + ": calbench check compares estimator_bias results; this is " +
+        (scenario.empty() ? std::string("not a calbench summary.json") : "scenario " + scenario));
+  if (!d.contains("cells") || !d["cells"].is_array())
+    throw InputError(out.file + ": no cells array");
+  return out;
+}
+
+// "cell 3 (sample_size = 100, ...)".
+std::string cell_text(const Json& cell) {
+  std::string swept;
+  if (cell.contains("parameters"))
+    for (const auto& [key, value] : cell["parameters"].items())
+      swept += (swept.empty() ? " (" : ", ") + key + " = " + value.dump();
+  return "cell " + cell["index"].dump() + swept + (swept.empty() ? "" : ")");
+}
+
+double number(const Json& entry, const char* key, const std::string& where) {
+  if (!entry.contains(key) || !entry[key].is_number())
+    throw InputError(where + ": no number \"" + key + "\"");
+  return entry[key].get<double>();
+}
+
+struct Test {
+  std::string cell, label, what;  // what: bias, mean or sd
+  double old_value = 0.0, new_value = 0.0, z = 0.0, p = 1.0;
+};
+
+// z = (new - old) / sqrt(se_new^2 + se_old^2). Two runs of identical numbers give z = 0 even
+// with zero standard errors (deterministic estimators); different numbers with zero errors
+// give an infinite z.
+Test z_test(std::string cell, std::string label, std::string what, double old_value, double old_se,
+            double new_value, double new_se) {
+  Test t{std::move(cell), std::move(label), std::move(what), old_value, new_value, 0.0, 1.0};
+  const double se = std::hypot(old_se, new_se), d = new_value - old_value;
+  t.z = d == 0.0 ? 0.0 : se > 0.0 ? d / se : std::copysign(INFINITY, d);
+  t.p = two_sided_normal_p(t.z);
+  return t;
+}
+
+// A value with `digits` significant digits ("%.*g").
+std::string significant(double x, int digits) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& o, std::ostream& out) {
+  if (!(o.alpha > 0.0 && o.alpha < 1.0))
+    throw InputError("--alpha " + format_double(o.alpha) + ": must be > 0 and < 1");
+  const Summary results = read_summary(o.results, "results");
+  const Summary baseline = read_summary(o.baseline, "baseline");
+  std::vector<Test> tests;
+  std::vector<std::string> not_compared;
+  std::size_t estimators = 0;
+  for (const Json& cell : results.document["cells"]) {
+    const std::string where = cell_text(cell);
+    const auto& cells = baseline.document["cells"];
+    const auto base = std::find_if(cells.begin(), cells.end(), [&](const Json& c) {
+      return c.value("index", -1) == cell.value("index", -2);
+    });
+    if (base == cells.end()) {
+      not_compared.push_back(where + ": not in the baseline");
+      continue;
+    }
+    if (base->value("parameters", Json()) != cell.value("parameters", Json()) ||
+        base->value("generator", Json()) != cell.value("generator", Json()))
+      throw InputError(results.file + ": " + where + " (generator " +
+                       cell.value("generator", Json()).dump() + ") is not the baseline's " +
+                       cell_text(*base) + " (generator " + base->value("generator", Json()).dump() +
+                       "): not the same experiment");
+    for (const auto& [label, e] : cell["estimators"].items()) {
+      if (!base->at("estimators").contains(label)) {
+        not_compared.push_back(where + " " + label + ": not in the baseline");
+        continue;
+      }
+      const Json& b = base->at("estimators").at(label);
+      ++estimators;
+      const std::string at = results.file + ": " + where + " " + label;
+      const double R1 = number(e, "replicates", at), R0 = number(b, "replicates", at);
+      const double sd1 = number(e, "sd", at), sd0 = number(b, "sd", at);
+      if (e.contains("bias") && b.contains("bias")) {
+        tests.push_back(z_test(where, label, "bias", number(b, "bias", at),
+                               number(b, "se_bias", at), number(e, "bias", at),
+                               number(e, "se_bias", at)));
+      } else {
+        tests.push_back(z_test(where, label, "mean", number(b, "mean", at), sd0 / std::sqrt(R0),
+                               number(e, "mean", at), sd1 / std::sqrt(R1)));
+      }
+      // se(sd) ~ sd / sqrt(2 (R - 1)): the normal approximation (docs/check.md says when it
+      // is rough).
+      tests.push_back(z_test(where, label, "sd", sd0, R0 > 1 ? sd0 / std::sqrt(2 * (R0 - 1)) : 0,
+                             sd1, R1 > 1 ? sd1 / std::sqrt(2 * (R1 - 1)) : 0));
+      const Json p0 = b.value("params", Json::object()), p1 = e.value("params", Json::object());
+      std::string changed;
+      for (const auto& [key, value] : p1.items())
+        if (!p0.contains(key) || p0[key] != value)
+          changed += (changed.empty() ? "" : "; ") + key + ": " +
+                     (p0.contains(key) ? p0[key].dump() : "(none)") + " -> " + value.dump();
+      if (!changed.empty())
+        not_compared.push_back(where + " " + label + ": its parameters changed (" + changed +
+                               "); compared anyway");
+    }
+  }
+  if (tests.empty())
+    throw InputError(results.file + ": nothing to compare with " + baseline.file +
+                     " (no cell and label in common)");
+  std::vector<double> p;
+  for (const auto& t : tests) p.push_back(t.p);
+  const std::vector<double> adjusted = holm_adjusted(p);
+  out << "calbench check " << results.file << " against " << baseline.file << ": " << estimators
+      << " (cell, estimator) pairs, " << tests.size()
+      << " z-tests of bias (mean without a truth) and sd, Holm at alpha " << format_double(o.alpha)
+      << "\n";
+  for (const auto& note : not_compared) out << "  note: " << note << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    if (adjusted[i] > o.alpha) continue;
+    const Test& t = tests[i];
+    rows.push_back({t.cell, t.label, t.what,
+                    significant(t.old_value, 5) + " -> " + significant(t.new_value, 5),
+                    "z = " + format_fixed(t.z, 1), "Holm p = " + significant(adjusted[i], 2)});
+  }
+  if (rows.empty()) {
+    std::size_t largest = 0;
+    for (std::size_t i = 1; i < tests.size(); ++i)
+      if (std::fabs(tests[i].z) > std::fabs(tests[largest].z)) largest = i;
+    const Test& t = tests[largest];
+    out << "no regression: none of the " << tests.size()
+        << " tests moved (largest |z| = " << format_fixed(std::fabs(t.z), 2) << ": " << t.label
+        << " " << t.what << " in " << t.cell << ")\n";
+    return 0;
+  }
+  out << "moved:\n" << aligned_columns(rows, "  ");
+  out << "regression: " << rows.size() << " of " << tests.size() << " tests moved\n";
+  return 1;
+}
+
+}  // namespace calbench
