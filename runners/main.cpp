@@ -272,12 +272,16 @@ int run_command(const std::string& file, const RunOptions& options) {
     return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
   } catch (const std::bad_alloc&) {
     const PreflightEstimate e = estimate_run(*config);
-    throw NumericalError(
-        "out of memory: the largest arrays are set by sample_size x generator.classes, the "
-        "estimators' bins x classes and truth.samples (pre-flight estimate " +
-        format_double(e.bytes_per_thread * static_cast<double>(options.threads) / 1e9) +
-        " GB for the samples and bins of " + std::to_string(options.threads) +
-        " workers); lower them or use fewer --threads");
+    char estimate[32];
+    std::snprintf(estimate, sizeof estimate, "%.3g GB",
+                  e.bytes_per_thread * static_cast<double>(options.threads) / 1e9);
+    throw NumericalError(file +
+                         ": out of memory: the largest arrays are set by sample_size x "
+                         "generator.classes, the estimators' bins x classes and truth.samples "
+                         "(pre-flight estimate " +
+                         estimate + " for the samples and bins of " +
+                         std::to_string(options.threads) +
+                         " workers); lower them or use fewer --threads");
   } catch (const NumericalError& e) {
     throw NumericalError(file + ": " + e.what());
   }

@@ -269,6 +269,8 @@ expect_bad sample_size_1e12 "$(config 5 1e12 "$gen_ok" "$est_ok")" \
   '/sample_size|of memory (sample size 1e+12 x classes 3 x 4 doubles per worker'
 expect_bad replicates_1e12 "$(config 1e12 50 "$gen_ok" "$est_ok")" \
   '/replicates|more than calbench'"'"'s limit of 1e+10'
+expect_bad truth_samples_1e15 "$(config 5 50 "$gen_ok" "$est_ok" '"truth": {"samples": 1e15}')" \
+  '/truth/samples|the truth engine may draw 3e+15 numbers (1 cells x truth.samples 1e+15 x classes 3)'
 expect_bad swept_sample_size \
   "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"sample_size": [50, 1e13]}')" \
   '/sweep/sample_size/1|of memory (sample size 1e+13 x classes 3'

@@ -140,6 +140,19 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
                        " replicates x sample size " + amount(n.value) + " x classes " +
                        amount(K.value) + "), more than calbench's limit of " +
                        amount(max_component_draws) + " (months of CPU time)");
+  // The truth engine's Monte Carlo draws up to truth.samples (and population_samples) vectors
+  // per distinct generator: at most one per cell.
+  for (const char* key : {"samples", "population_samples"}) {
+    const Largest t =
+        largest(config.resolved, std::string("/truth/") + key, std::string("truth.") + key);
+    const double draws = static_cast<double>(e.cells) * t.value * std::max(K.value, 2.0);
+    if (draws > max_component_draws)
+      add(t.pointer, "the truth engine may draw " + amount(draws) + " numbers (" +
+                         amount(static_cast<double>(e.cells)) + " cells x truth." + key + " " +
+                         amount(t.value) + " x classes " + amount(std::max(K.value, 2.0)) +
+                         "), more than calbench's limit of " + amount(max_component_draws) +
+                         " (months of CPU time)");
+  }
   if (!problems.empty()) throw ConfigError(std::move(problems));
 }
 
