@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <system_error>
 
 #include "config/experiment.hpp"
+#include "config/preflight.hpp"
 #include "config/registry.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -237,13 +239,31 @@ int run_command(const std::string& file, const RunOptions& options) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
 
+  // Before anything is created: what the run needs must fit (config/preflight.hpp).
+  preflight(*config, options.threads, physical_memory_bytes());
   // Before any computation: the lock, a writable place for the results, the journal.
   ResultSetTransaction results_set(config->output.directory);
   const std::string identity = run_identity(*config);
   TaskJournal journal = open_journal(results_set, identity, shown_out, options);
   std::string resume = "calbench run " + file + " --out " + shown_out;
   if (options.shard) resume += " --shard " + shard_text(*options.shard);
-  return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
+  try {
+    return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
+  } catch (const std::bad_alloc&) {
+    const PreflightEstimate e = estimate_run(*config);
+    char estimate[32];
+    std::snprintf(estimate, sizeof estimate, "%.3g GB",
+                  e.bytes_per_thread * static_cast<double>(options.threads) / 1e9);
+    throw NumericalError(file +
+                         ": out of memory: the largest arrays are set by sample_size x "
+                         "generator.classes, the estimators' bins x classes and truth.samples "
+                         "(pre-flight estimate " +
+                         estimate + " for the samples and bins of " +
+                         std::to_string(options.threads) +
+                         " workers); lower them or use fewer --threads");
+  } catch (const NumericalError& e) {
+    throw NumericalError(file + ": " + e.what());
+  }
 }
 
 // calbench merge: the shards' journals joined and replayed by one run of their config, which
@@ -554,6 +574,9 @@ int main(int argc, char** argv) {
     for (const auto& p : e.problems()) std::cerr << "error: " << p << '\n';
     return 2;
   } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 2;
+  } catch (const NumericalError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 2;
   } catch (const std::exception& e) {

@@ -118,16 +118,16 @@ expect_bad alpha_wrong_length \
   '/generator/alpha|expected an array of 3 numbers > 0 (one per class), found an array of 2'
 expect_bad temperature_0 \
   "$(config 5 50 "$(gen_with_map '{"map": "temperature", "temperature": 0}')" "$est_ok")" \
-  '/generator/miscalibration/temperature|temperature = 0: must be > 0'
+  '/generator/miscalibration/temperature|temperature = 0: must be >= 0.0001 and <= 1e+06'
 expect_bad temperature_nan_string \
   "$(config 5 50 "$(gen_with_map '{"map": "temperature", "temperature": "NaN"}')" "$est_ok")" \
-  '/generator/miscalibration/temperature|expected a finite number > 0, found a string ("NaN")'
+  '/generator/miscalibration/temperature|expected a finite number >= 0.0001 and <= 1e+06, found a string ("NaN")'
 expect_bad exponents_wrong_length \
   "$(config 5 50 "$(gen_with_map '{"map": "power", "exponents": [1, 2]}')" "$est_ok")" \
   '/generator/miscalibration/exponents|expected an array of 3 numbers > 0 (one per class), found an array of 2'
 expect_bad gamma_negative \
   "$(config 5 50 "$(gen_with_map '{"map": "top_label", "gamma": -1}')" "$est_ok")" \
-  '/generator/miscalibration/gamma|gamma = -1: must be > 0'
+  '/generator/miscalibration/gamma|gamma = -1: must be >= 0.0001 and <= 100'
 expect_bad bins_0 "$(config 5 50 "$gen_ok" '[{"name": "ece", "bins": 0}]')" \
   '/estimators/0/bins|expected an integer >= 1, found 0'
 expect_bad replicates_0 "$(config 0 50 "$gen_ok" "$est_ok")" \
@@ -191,7 +191,7 @@ expect_bad class_conditional_matrix \
 expect_bad beta_binary_bad \
   "$(config 5 50 '{"family": "beta_binary", "classes": 3, "a": 0, "b": 1, "calibration": {"curve": "polynomial"}}' "$est_ok")" \
   '/generator/classes|beta_binary has K = 2' \
-  '/generator/a|a = 0: must be > 0' \
+  '/generator/a|a = 0: must be >= 0.01 and <= 1000' \
   '/generator/calibration/d|required key is missing'
 expect_bad beta_binary_point_mass \
   "$(config 5 50 '{"family": "beta_binary", "a": 2, "b": 1, "point_mass": 0.1, "calibration": {"curve": "logistic", "a": 0, "b": 2}}' "$est_ok")" \
@@ -201,7 +201,7 @@ expect_bad beta_binary_point_mass \
 expect_bad two_problems \
   "$(config 0 50 "$(gen_with_map '{"map": "temperature", "temperature": -1}')" "$est_ok")" \
   '/replicates|expected an integer >= 1, found 0' \
-  '/generator/miscalibration/temperature|temperature = -1: must be > 0'
+  '/generator/miscalibration/temperature|temperature = -1: must be >= 0.0001 and <= 1e+06'
 
 # `validate` rejects what `run` rejects, with the same status.
 cases=$((cases + 1))
@@ -210,6 +210,70 @@ status=$?
 [ "$status" -eq 2 ] || fail "validate of a bad config: exit status $status, expected 2"
 grep -q "^error: $work/replicates_0.json: /replicates: " "$work/validate.err" ||
   fail "validate of a bad config: $(cat "$work/validate.err")"
+
+# ---- bounds, pre-flight and numerical guards (issue #14) --------------------------------------
+# Values that used to exit 0 with null or wrong truths, die with a bare Boost error or
+# std::bad_alloc, or run without end (docs/config.md, "Parameter bounds" and "Pre-flight").
+dir_gen() {  # dir_gen ALPHA MAP_OBJECT
+  printf '{"family": "dirichlet", "classes": 3, "alpha": %s, "miscalibration": %s}' "$1" "$2"
+}
+identity='{"map": "identity"}'
+eye='[[1, 0, 0], [0, 1, 0], [0, 0, 1]]'
+expect_bad alpha_1e300 "$(config 5 50 "$(dir_gen 1e300 "$identity")" "$est_ok")" \
+  '/generator/alpha|alpha = 1e+300: must be >= 0.0001 and <= 1000'
+expect_bad alpha_2000 "$(config 5 50 "$(dir_gen 2000 "$identity")" "$est_ok")" \
+  '/generator/alpha|alpha = 2000: must be >= 0.0001 and <= 1000'
+expect_bad alpha_tiny_element "$(config 5 50 "$(dir_gen '[1, 1e-300, 1]' "$identity")" "$est_ok")" \
+  '/generator/alpha/1|alpha[1] = 1e-300: must be >= 0.0001 and <= 1000'
+expect_bad temperature_1e17 \
+  "$(config 5 50 "$(gen_with_map '{"map": "temperature", "temperature": 1e17}')" "$est_ok")" \
+  '/generator/miscalibration/temperature|temperature = 1e+17: must be >= 0.0001 and <= 1e+06'
+expect_bad temperature_1e-300 \
+  "$(config 5 50 "$(gen_with_map '{"map": "temperature", "temperature": 1e-300}')" "$est_ok")" \
+  '/generator/miscalibration/temperature|temperature = 1e-300: must be >= 0.0001 and <= 1e+06'
+expect_bad gamma_1e300 "$(config 5 50 "$(gen_with_map '{"map": "top_label", "gamma": 1e300}')" "$est_ok")" \
+  '/generator/miscalibration/gamma|gamma = 1e+300: must be >= 0.0001 and <= 100'
+expect_bad exponent_1e300 \
+  "$(config 5 50 "$(gen_with_map '{"map": "power", "exponents": [1, 1e300, 1]}')" "$est_ok")" \
+  '/generator/miscalibration/exponents/1|exponents[1] = 1e+300: must be >= 0.0001 and <= 100'
+expect_bad bias_1e308 \
+  "$(config 5 50 "$(gen_with_map "{\"map\": \"affine_logit\", \"weights\": $eye, \"bias\": [1e308, 0, -1e308]}")" "$est_ok")" \
+  '/generator/miscalibration/bias/0|bias[0] = 1e+308: must be >= -700 and <= 700' \
+  '/generator/miscalibration/bias/2|bias[2] = -1e+308: must be >= -700 and <= 700'
+expect_bad weight_1e308 \
+  "$(config 5 50 "$(gen_with_map '{"map": "affine_logit", "weights": [[1e308, 0, 0], [0, 1, 0], [0, 0, 1]]}')" "$est_ok")" \
+  '/generator/miscalibration/weights/0/0|weights[0] = 1e+308: must be >= -10000 and <= 10000'
+expect_bad label_noise_alpha_1e-300 \
+  "$(config 5 50 '{"family": "label_noise", "classes": 3, "alpha": 1e-300, "weight": 0.2}' "$est_ok")" \
+  '/generator/alpha|alpha = 1e-300: must be >= 0.0001 and <= 1000'
+expect_bad class_conditional_1e300 \
+  "$(config 5 50 '{"family": "class_conditional", "classes": 3, "concentration": 1e300, "correct_class": 4}' "$est_ok")" \
+  '/generator/concentration|concentration = 1e+300: must be >= 0.0001 and <= 1000'
+expect_bad beta_binary_a_tiny \
+  "$(config 5 50 '{"family": "beta_binary", "a": 1e-300, "b": 1}' "$est_ok")" \
+  '/generator/a|a = 1e-300: must be >= 0.01 and <= 1000'
+expect_bad smooth_ece_bandwidth_1e-300 \
+  "$(config 5 50 "$gen_ok" '[{"name": "smooth_ece", "bandwidth": 1e-300}]')" \
+  '/estimators/0/bandwidth|in [1e-4, 1]'
+expect_bad bins_1e9 "$(config 5 50 "$gen_ok" '[{"name": "ece", "bins": 1e9}]')" \
+  '/estimators/0/bins|bins = 1000000000: must be <= 1000000'
+expect_bad triage_1e308 \
+  '{"scenario": "decision", "replicates": 5, "sample_size": 50,
+    "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5},
+    "decision": {"task": "triage", "disease": 1, "benefit": 1e308, "harm": 1e308},
+    "requirement": {"metric": "expected_utility", "at_least": 0.4}}' \
+  '/decision/benefit|benefit = 1e+308: must be > 0 and <= 1e6' \
+  '/decision/harm|harm = 1e+308: must be > 0 and <= 1e6'
+# Pre-flight: memory (n x K doubles per worker) and work, refused before anything is created.
+expect_bad sample_size_1e12 "$(config 5 1e12 "$gen_ok" "$est_ok")" \
+  '/sample_size|of memory (sample size 1e+12 x classes 3 x 4 doubles per worker'
+expect_bad replicates_1e12 "$(config 1e12 50 "$gen_ok" "$est_ok")" \
+  '/replicates|more than calbench'"'"'s limit of 1e+10'
+expect_bad truth_samples_1e15 "$(config 5 50 "$gen_ok" "$est_ok" '"truth": {"samples": 1e15}')" \
+  '/truth/samples|the truth engine may draw 3e+15 numbers (1 cells x truth.samples 1e+15 x classes 3)'
+expect_bad swept_sample_size \
+  "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"sample_size": [50, 1e13]}')" \
+  '/sweep/sample_size/1|of memory (sample size 1e+13 x classes 3'
 
 # ---- usage ----------------------------------------------------------------------------------
 # expect_status STATUS PHRASE_IN_OUTPUT ARGS...: stdout and stderr together must contain PHRASE.
@@ -236,6 +300,11 @@ expect_status 2 "--seed: must be an integer in [0, 2^64 - 1], found -1" eval "$w
 expect_status 2 "found 99999999999999999999999" eval "$work/two_rows.csv" --seed 99999999999999999999999
 expect_status 2 "--runs: Value -1 not in range 1 to 1000" bench --runs -1
 expect_status 2 "--out: must not be empty" run "$src/tests/data/tiny.json" --out ""
+expect_status 2 "--shard: must be I/N with 1 <= I <= N" run "$src/tests/data/tiny.json" --shard 0/3
+expect_status 2 "--shard: must be I/N with 1 <= I <= N" run "$src/tests/data/tiny.json" --shard -1/3
+expect_status 2 "--shard: must be I/N with 1 <= I <= N" run "$src/tests/data/tiny.json" --shard 4/3
+expect_status 2 "--threads: Value 99999 not in range 1 to 4096" run "$src/tests/data/tiny.json" --threads 99999
+expect_status 2 "--seed: must be an integer in [0, 2^64 - 1], found -1" fit "$work/two_rows.csv" --seed -1
 expect_status 2 'unknown kind "bogus"; valid: estimators, maps, families' list bogus
 expect_status 0 "equal_mass" list
 expect_status 0 "ece" list

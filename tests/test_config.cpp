@@ -262,7 +262,7 @@ TEST_CASE("wrong types name what was expected and what was found", "[unit][confi
     const auto p =
         problems_with([](OJ& d) { d["generator"]["miscalibration"]["temperature"] = "hot"; });
     CHECK_PROBLEM(p, "/generator/miscalibration/temperature",
-                  "expected a finite number > 0, found a string (\"hot\")");
+                  "expected a finite number >= 0.0001 and <= 1e+06, found a string (\"hot\")");
   }
   SECTION("a number where a string belongs") {
     const auto p = problems_with([](OJ& d) { d["estimators"][0]["name"] = 5; });
@@ -306,7 +306,7 @@ TEST_CASE("missing required keys are reported at the key's pointer", "[unit][con
   CHECK_PROBLEM(p, "/replicates", "required key is missing; expected an integer >= 1");
   CHECK_PROBLEM(p, "/generator/classes", "required key is missing; expected an integer >= 2");
   CHECK_PROBLEM(p, "/generator/miscalibration/temperature",
-                "required key is missing; expected a number > 0");
+                "required key is missing; expected a number >= 0.0001 and <= 1e+06");
   CHECK(p.size() == 3);
 }
 
@@ -337,7 +337,8 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
   SECTION("temperature <= 0") {
     const auto p =
         problems_with([](OJ& d) { d["generator"]["miscalibration"]["temperature"] = 0; });
-    CHECK_PROBLEM(p, "/generator/miscalibration/temperature", "temperature = 0: must be > 0");
+    CHECK_PROBLEM(p, "/generator/miscalibration/temperature",
+                  "temperature = 0: must be >= 0.0001 and <= 1e+06");
   }
   SECTION("exponents of the wrong length") {
     const auto p = problems_with([](OJ& d) {
@@ -356,7 +357,8 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
     const auto p = problems_with([](OJ& d) {
       d["generator"]["miscalibration"] = {{"map", "top_label"}, {"gamma", -0.5}};
     });
-    CHECK_PROBLEM(p, "/generator/miscalibration/gamma", "gamma = -0.5: must be > 0");
+    CHECK_PROBLEM(p, "/generator/miscalibration/gamma",
+                  "gamma = -0.5: must be >= 0.0001 and <= 100");
   }
   SECTION("affine_logit weights that are not K x K") {
     const auto p = problems_with([](OJ& d) {
@@ -398,7 +400,7 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
       d["replicates"] = std::numeric_limits<double>::infinity();
     });
     CHECK_PROBLEM(p, "/generator/miscalibration/temperature",
-                  "expected a finite number > 0, found inf");
+                  "expected a finite number >= 0.0001 and <= 1e+06, found inf");
     CHECK_PROBLEM(p, "/generator/alpha/1", "expected a finite number > 0, found nan");
     CHECK_PROBLEM(p, "/replicates", "expected an integer >= 1, found inf");
   }
@@ -509,7 +511,8 @@ TEST_CASE("every problem of a file is reported at once", "[unit][config]") {
   CHECK_PROBLEM(p, "/sample_size", "found a string (\"big\")");
   CHECK_PROBLEM(p, "/generator/classes", "found 1");
   CHECK_PROBLEM(p, "/generator/alpha", "alpha = -2: must be > 0");
-  CHECK_PROBLEM(p, "/generator/miscalibration/temperature", "temperature = -1: must be > 0");
+  CHECK_PROBLEM(p, "/generator/miscalibration/temperature",
+                "temperature = -1: must be >= 0.0001 and <= 1e+06");
   CHECK_PROBLEM(p, "/estimators/0/bins", "found 2.5");
   CHECK_PROBLEM(p, "/estimators/1/name", "unknown estimator \"foo\"");
 }
@@ -548,7 +551,7 @@ TEST_CASE("sweep problems point into the sweep", "[unit][config]") {
     REQUIRE(p.size() == 1);
     CHECK(p[0] == source +
                       ": /sweep/generator.miscalibration.temperature/2: temperature = -1: "
-                      "must be > 0");
+                      "must be >= 0.0001 and <= 1e+06");
   }
   SECTION("a bad value inside a swept array value") {
     const auto p = problems_with([](OJ& d) {

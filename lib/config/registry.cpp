@@ -54,13 +54,15 @@ bool read_params(const std::vector<Param>& params, Args& args) {
 namespace param {
 namespace {
 
-// A value outside the rule of `in_range`, when one of these is; after `first`.
+// A value outside the rule of `in_range`, when one of these is, and 1e300 when the rule has an
+// upper bound (so the rig checks both ends); after `first`.
 std::vector<Json> bad_values(std::vector<Json> first, bool (*in_range)(double)) {
   for (double x : {-1.0, 0.0, 1.0, 2.0, 1e300})
     if (!in_range(x)) {
       first.push_back(Json(x));
       break;
     }
+  if (!in_range(1e300) && first.back() != Json(1e300)) first.push_back(Json(1e300));
   return first;
 }
 
@@ -111,6 +113,21 @@ Param integer_after(std::string key, std::int64_t min, std::string after,
        {Json(true), Json(min - 1)},
        {}},
       [key, min, fallback](Args& args) { return args.reader().integer(key, min, fallback(args)); });
+}
+
+Param at_most(Param p, std::int64_t max) {
+  p.rule += " and <= " + std::to_string(max);
+  p.bad.push_back(Json(max + 1));
+  p.read = [inner = std::move(p.read), key = p.key, max](Args& args) {
+    if (!inner(args)) return false;
+    const std::int64_t value = args.get<std::int64_t>(key);
+    if (value <= max) return true;
+    args.reader().problems().add(
+        args.reader().pointer_to(key),
+        key + " = " + std::to_string(value) + ": must be <= " + std::to_string(max));
+    return false;
+  };
+  return p;
 }
 
 Param number(std::string key, std::optional<double> fallback, bool (*in_range)(double),

@@ -153,6 +153,9 @@ Param choice(std::string key, const std::vector<Choice<E>>& choices, E fallback,
 // "expected \"LITERAL\" or a number RULE, found X".
 Param literal_or_number(std::string key, std::string literal, bool (*in_range)(double),
                         std::string rule, std::string doc);
+// `p`, an integer parameter (integer, integer_after), with an upper bound too:
+// "KEY = X: must be <= MAX" (docs/config.md, "Parameter bounds").
+Param at_most(Param p, std::int64_t max);
 // Anything else (arrays, objects, values whose rule needs the context): `read` does the work.
 Param custom(std::string key, std::string type, std::string fallback, std::string rule,
              std::string doc, std::function<bool(Args&)> read, std::vector<Json> bad);

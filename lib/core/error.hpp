@@ -31,6 +31,15 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A computed truth or estimate that is not a finite number, or a numerical library's failure
+// while computing one, for parameters the config layer accepted: the message names the cell,
+// the generator or estimator and the value. The runner reports it as a bad input (status 2),
+// never as a null in the results.
+class NumericalError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A run stopped on request (its stop flag, set by SIGINT or SIGTERM) before it finished; the
 // results of the tasks that finished are in its journal (core/journal.hpp).
 class Interrupted : public std::runtime_error {

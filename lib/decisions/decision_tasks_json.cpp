@@ -173,8 +173,12 @@ std::optional<DecisionSpec> build_betting(Args& a) {
   return BettingSpec{a.get<std::vector<double>>("odds"), a.get<double>("fraction")};
 }
 
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0.0;
+// triage's benefit and harm act through t* = harm / (benefit + harm) and as a common scale of
+// the utilities; a scale of 1e308 overflowed the exact decision value's integral (benefit +
+// harm = inf). 1e6 leaves every threshold in (1e-6, 1 - 1e-6) reachable with the other at 1.
+constexpr double max_utility = 1e6;
+bool utility_in_range(double x) {
+  return x > 0.0 && x <= max_utility;
 }
 
 }  // namespace
@@ -218,9 +222,9 @@ DecisionEntry triage_task() {
   return {{},
           "treat when P(disease) > t* = harm / (benefit + harm); treating a diseased patient is\n"
           "worth `benefit`, a healthy one costs `harm`, not treating is worth 0",
-          {param::number("benefit", 1.0, positive_finite, "> 0 and finite",
+          {param::number("benefit", 1.0, utility_in_range, "> 0 and <= 1e6",
                          "value of treating a diseased patient"),
-           param::number("harm", 1.0, positive_finite, "> 0 and finite",
+           param::number("harm", 1.0, utility_in_range, "> 0 and <= 1e6",
                          "cost of treating a healthy patient"),
            param::custom("disease", "integer", std::to_string(default_disease) + " (K = 2)",
                          "a class index; required when K > 2", "the disease class", read_disease,

@@ -52,13 +52,15 @@ Param convention_param(const Convention& fallback, std::string doc) {
   return p;
 }
 Param bins_param() {
-  return param::integer_after(
-      "bins", 1, "convention",
-      [](const Args& a) {
-        return static_cast<std::int64_t>(a.get<const Convention*>("convention")->default_bins);
-      },
-      std::to_string(calbench_convention().default_bins) + " (calbench; else the convention's)",
-      "number of bins B");
+  return param::at_most(
+      param::integer_after(
+          "bins", 1, "convention",
+          [](const Args& a) {
+            return static_cast<std::int64_t>(a.get<const Convention*>("convention")->default_bins);
+          },
+          std::to_string(calbench_convention().default_bins) + " (calbench; else the convention's)",
+          "number of bins B"),
+      max_bins);
 }
 Param binning_param(Binning fallback, std::string doc = "how the scores are binned") {
   return param::choice("binning", binning_choices, fallback, std::move(doc));
@@ -224,7 +226,8 @@ EstimatorEntry ace_estimator() {
   return {
       {},
       "adaptive calibration error, exactly as Nixon et al. 2019 print it",
-      {read_after(param::integer("bins", 1, 15, "number of bins B"), "convention"),
+      {read_after(param::at_most(param::integer("bins", 1, 15, "number of bins B"), max_bins),
+                  "convention"),
        threshold_param("keep p_k > threshold; 1e-3 gives their TACE"),
        convention_param(*find_convention("nixon"),
                         "nixon: the paper; robustness_metrics: weights n_kb/n_k; others: that "

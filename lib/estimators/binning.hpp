@@ -25,6 +25,12 @@
 
 namespace calbench {
 
+// The most bins a binned estimator or recalibrator takes. Each worker holds a few doubles per
+// bin (per bin and class for the classwise ones), allocated for every evaluation: 1e9 bins
+// exhausted the memory of a 23 GB machine before one replicate finished. A million bins is
+// far more than any sample fills (B > n leaves bins empty) and costs 24 MB per class.
+inline constexpr std::int64_t max_bins = 1'000'000;
+
 enum class Binning { equal_width, equal_mass };
 // l1, l2, max: weighted by n_b/n as below. average: the unweighted mean of |gap_b| over
 // non-empty bins (netcal's and kyle's "ACE", average calibration error).

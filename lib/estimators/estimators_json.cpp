@@ -107,7 +107,8 @@ EstimatorEntry brier_estimator() {
       "mean Brier score, summed over classes, or a component of its Murphy decomposition",
       {param::choice("component", component_choices, BrierComponent::total,
                      "the score or one of Murphy's (1973) terms"),
-       param::integer("bins", 1, 15, "equal-width bins of p_k for the components")},
+       param::at_most(param::integer("bins", 1, 15, "equal-width bins of p_k for the components"),
+                      max_bins)},
       R"({"component": "reliability", "bins": 10})",
       {{"target", "brier (component total); none for the components"},
        {"convention",
@@ -214,7 +215,10 @@ EstimatorEntry smooth_ece_estimator() {
       {},
       "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
       {param::literal_or_number(
-          "bandwidth", "fixed_point", [](double x) { return x > 0.0 && x <= 1.0; }, "in (0, 1]",
+          // The kernel is sampled on max(2000, round(20/sigma)) nodes: sigma 1e-300 asked for
+          // 2e301 (the estimate was NaN, written as null); 1e-4 is 200,001 nodes.
+          "bandwidth", "fixed_point", [](double x) { return x >= 1e-4 && x <= 1.0; },
+          "in [1e-4, 1]",
           "sigma: the fixed point sigma = smECE_sigma (relplot's 10-step bisection), or fixed")},
       R"({"bandwidth": 0.1})",
       {{"target", "none: its own population value"},

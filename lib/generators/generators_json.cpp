@@ -1,6 +1,7 @@
 // Registry rows of the miscalibration maps and generator families: parameters,
 // documentation and construction of a GeneratorSpec from a `generator` object.
 #include <cmath>
+#include <cstdio>
 
 #include "config/registry.hpp"
 #include "core/format.hpp"
@@ -12,6 +13,67 @@ namespace {
 // turns an allocation failure deep in a run into a config error.
 constexpr std::int64_t max_classes = 1'000'000;
 
+// ---- bounds -----------------------------------------------------------------------------------
+// Where the mathematics or double precision stops carrying a parameter (docs/generators.md,
+// "Parameter bounds"). Each bound was found by sweeping the parameter with `calbench run` and
+// comparing the truth with the sampled accuracy and Brier score (z within 3) at K = 2, 3, 10.
+struct Bounds {
+  double lo, hi;
+};
+
+// Dirichlet concentrations (alpha, concentration, correct_class, class_conditional's matrix).
+// Above 1e3 Boost's regularised incomplete gamma P(a, x), which the exact accuracy integral
+// and class_conditional's truth evaluate, overflows tgamma<long double> (a > 1755) or stops
+// converging (the run died with "Result of tgamma is too large" at alpha 2000); at alpha
+// 1e3 c is within 1/sqrt(K alpha) of uniform anyway. Below 1e-4 a draw's non-top components
+// underflow to exactly 0 with probability 1 - exp(-709 alpha) > 0.93 (u^(1/alpha) < 1e-308):
+// p is a vertex of the simplex in double precision and the log-loss truths grow like 1/alpha
+// (label_noise NLL 1.3e299 at alpha 1e-300).
+constexpr Bounds concentration_bounds{1e-4, 1e3};
+// temperature: p_k proportional to c_k^(1/T) = softmax(log c / T). Above 1e6 the differences
+// (log c_i - log c_j) / T fall below the spacing of doubles near 1 for a fraction ~T 1e-16 of
+// draws, so p has exact ties the truth (argmax kept) does not have: at T = 1e17 every sample
+// was a tie and the truth said accuracy 0.70. Below 1e-4 p is one-hot in double precision for
+// every gap of log c above 0.07 and NLL grows like 1/T.
+constexpr Bounds temperature_bounds{1e-4, 1e6};
+// top_label gamma: g(m) - 1/K = (1 - 1/K) u^gamma. Above 100, u^gamma is below the double
+// spacing of 1/K for u < 2^(-53/gamma) = 0.69, so the top component ties its runner-up (K = 2)
+// and the argmax the samples use is not the truth's (K = 2, gamma 1000: z = -10.7 on
+// accuracy). Below 1e-4 as the temperature.
+constexpr Bounds gamma_bounds{1e-4, 100};
+// power exponents t_k: a temperature per class, the same reasoning (as 1/T); above 100 the
+// run did not finish in 60 s at K = 3.
+constexpr Bounds exponent_bounds{1e-4, 100};
+// affine_logit weights: W acts on log c as 1/T does, so |W_ij| <= 1/1e-4.
+constexpr Bounds weight_bounds{-1e4, 1e4};
+// affine_logit bias: a gap of 745 between two softmax arguments already makes a p_k exactly
+// 0 (e^-745 is below the smallest double); beyond |b_k| = 700 the map is degenerate, and at
+// 1e308 the arguments overflow (the truths were NaN, written as null).
+constexpr Bounds bias_bounds{-700, 700};
+// beta_binary a, b: Beta(1e-4, 1) and Beta(1e4, 1) gave a Brier truth off by z = -590 and
+// -73,528 (the quadrature misses mass within 1e-300 of 0 or 1); [1e-2, 1e3] checked.
+constexpr Bounds beta_shape_bounds{1e-2, 1e3};
+
+bool in_beta_shape_bounds(double x) {
+  return x >= beta_shape_bounds.lo && x <= beta_shape_bounds.hi;
+}
+
+// ">= 0.0001 and <= 1000": %g, the shortest way to write a round bound.
+std::string bounds_rule(Bounds b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ">= %g and <= %g", b.lo, b.hi);
+  return buf;
+}
+
+// x within b, else "NAME = X: must be >= LO and <= HI" at `pointer`.
+bool check_bounds(double x, Bounds b, std::string_view name, const std::string& pointer,
+                  Problems& problems) {
+  if (x >= b.lo && x <= b.hi) return true;
+  problems.add(pointer,
+               std::string(name) + " = " + format_double(x) + ": must be " + bounds_rule(b));
+  return false;
+}
+
 std::string count_text(std::optional<std::size_t> length) {
   return length ? std::to_string(*length) + " " : std::string();
 }
@@ -21,7 +83,8 @@ std::string count_text(std::optional<std::size_t> length) {
 std::optional<std::vector<double>> read_vector(const Json& value, const std::string& pointer,
                                                std::string_view name, bool positive,
                                                std::optional<std::size_t> length,
-                                               Problems& problems) {
+                                               Problems& problems,
+                                               std::optional<Bounds> bounds = std::nullopt) {
   const std::string expected = "expected an array of " + count_text(length) + "numbers" +
                                (positive ? " > 0" : "") + " (one per class)";
   if (!value.is_array()) {
@@ -36,11 +99,10 @@ std::optional<std::vector<double>> read_vector(const Json& value, const std::str
   std::vector<double> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
     const std::string at = pointer_join(pointer, i);
-    const auto x = positive
-                       ? read_positive(value[i], at,
-                                       std::string(name) + "[" + std::to_string(i) + "]", problems)
-                       : read_number(value[i], at, problems);
-    if (x)
+    const std::string element = std::string(name) + "[" + std::to_string(i) + "]";
+    const auto x = positive ? read_positive(value[i], at, element, problems)
+                            : read_number(value[i], at, problems);
+    if (x && (!bounds || check_bounds(*x, *bounds, element, at, problems)))
       out.push_back(*x);
     else
       ok = false;
@@ -58,14 +120,16 @@ std::optional<std::vector<double>> parse_alpha(ObjectReader& g, std::optional<st
     return std::vector<double>{fallback};
   }
   const std::string pointer = g.pointer_to("alpha");
-  if (value->is_array()) return read_vector(*value, pointer, "alpha", true, classes, g.problems());
+  if (value->is_array())
+    return read_vector(*value, pointer, "alpha", true, classes, g.problems(), concentration_bounds);
   if (!value->is_number()) {
     g.problems().add(pointer, "expected a number > 0 or an array of " + count_text(classes) +
                                   "numbers > 0 (one per class), found " + describe(*value));
     return std::nullopt;
   }
   const auto a = read_positive(*value, pointer, "alpha", g.problems());
-  if (!a) return std::nullopt;
+  if (!a || !check_bounds(*a, concentration_bounds, "alpha", pointer, g.problems()))
+    return std::nullopt;
   return std::vector<double>{*a};
 }
 
@@ -267,7 +331,7 @@ bool read_class_alphas(Args& args) {
       for (std::size_t i = 0; i < value.size(); ++i) {
         const auto row =
             read_vector(value[i], pointer_join(pointer, i), "alpha[" + std::to_string(i) + "]",
-                        true, classes, g.problems());
+                        true, classes, g.problems(), concentration_bounds);
         if (row)
           matrix.insert(matrix.end(), row->begin(), row->end());
         else
@@ -276,8 +340,14 @@ bool read_class_alphas(Args& args) {
       if (ok) alpha = std::move(matrix);
     }
   } else {
-    const auto a = g.positive("concentration");
-    const auto b = g.positive("correct_class");
+    auto bounded = [&g](std::string_view key) -> std::optional<double> {
+      const auto x = g.positive(key);
+      if (x && !check_bounds(*x, concentration_bounds, key, g.pointer_to(key), g.problems()))
+        return std::nullopt;
+      return x;
+    };
+    const auto a = bounded("concentration");
+    const auto b = bounded("correct_class");
     if (a && b && classes) alpha = class_conditional_alpha(*classes, *a, *b);
   }
   if (alpha) args.set("alpha", std::move(*alpha));
@@ -404,8 +474,8 @@ std::optional<std::vector<double>> read_matrix(const Json& value, const std::str
   }
   std::vector<double> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
-    const auto row =
-        read_vector(value[i], pointer_join(pointer, i), "weights", false, classes, problems);
+    const auto row = read_vector(value[i], pointer_join(pointer, i), "weights", false, classes,
+                                 problems, weight_bounds);
     if (row)
       out.insert(out.end(), row->begin(), row->end());
     else
@@ -436,14 +506,16 @@ Param classes_param() {
 // (parse_dirichlet_target reports an alpha given with it).
 Param alpha_param(std::string doc) {
   return param::custom("alpha", "number or array", format_double(default_alpha),
-                       "> 0, or one per class", std::move(doc),
+                       "in [1e-4, 1e3], or one per class", std::move(doc),
                        [](Args& args) {
                          if (args.reader().find("target") != nullptr) return true;
                          auto alpha = parse_alpha(args.reader(), args.classes(), default_alpha);
                          if (alpha) args.set("alpha", std::move(*alpha));
                          return alpha.has_value();
                        },
-                       {Json(true), Json(0.0), Json::array({1.0, -1.0})});
+                       {Json(true), Json(0.0), Json::array({1.0, -1.0}),
+                        Json(concentration_bounds.lo / 10.0), Json(concentration_bounds.hi * 10.0),
+                        Json::array({1.0, 1.0, concentration_bounds.hi * 10.0})});
 }
 
 std::vector<double> expand(const std::vector<double>& alpha, std::size_t classes) {
@@ -461,9 +533,12 @@ Param read_with_another(std::string key, std::string type, std::string fallback,
 
 // `alpha` reads the pair too (read_with_another above), so that it is read with them.
 Param class_alphas_param() {
-  Param p = param::custom("alpha", "array of arrays", "none", "K x K, > 0, instead of the pair",
-                          "row k is alpha^(k)", read_class_alphas,
-                          {Json(true), Json::array({Json::array({1, 1, 1})})});
+  Param p = param::custom("alpha", "array of arrays", "none",
+                          "K x K, in [1e-4, 1e3], instead of the pair", "row k is alpha^(k)",
+                          read_class_alphas,
+                          {Json(true), Json::array({Json::array({1, 1, 1})}),
+                           Json::array({Json::array({1, 1, 1}), Json::array({1, 1, 1}),
+                                        Json::array({1, 1, concentration_bounds.hi * 10.0})})});
   p.excludes = {"concentration", "correct_class"};
   return p;
 }
@@ -492,8 +567,8 @@ bool read_exponents(Args& a) {
   ObjectReader& m = a.reader();
   const Json* value = m.require("exponents", "an array of numbers > 0, one per class");
   if (value == nullptr) return false;
-  auto exponents =
-      read_vector(*value, m.pointer_to("exponents"), "exponents", true, a.classes(), m.problems());
+  auto exponents = read_vector(*value, m.pointer_to("exponents"), "exponents", true, a.classes(),
+                               m.problems(), exponent_bounds);
   if (exponents) a.set("exponents", std::move(*exponents));
   return exponents.has_value();
 }
@@ -511,7 +586,8 @@ bool read_bias(Args& a) {
   ObjectReader& m = a.reader();
   std::optional<std::vector<double>> bias;
   if (const Json* value = m.find("bias")) {
-    bias = read_vector(*value, m.pointer_to("bias"), "bias", false, a.classes(), m.problems());
+    bias = read_vector(*value, m.pointer_to("bias"), "bias", false, a.classes(), m.problems(),
+                       bias_bounds);
     if (!bias) return false;
   } else if (a.classes()) {
     bias = std::vector<double>(*a.classes(), 0.0);
@@ -578,21 +654,26 @@ MapEntry identity_map() {
 MapEntry temperature_map() {
   return {{},
           "p_k proportional to c_k^(1/T): T < 1 overconfident, T > 1 underconfident; keeps argmax",
-          {param::positive("temperature", std::nullopt, "the temperature T")},
+          {param::number(
+              "temperature", std::nullopt,
+              [](double t) { return t >= temperature_bounds.lo && t <= temperature_bounds.hi; },
+              bounds_rule(temperature_bounds), "the temperature T")},
           R"({"temperature": 0.7})",
           {},
           build_temperature};
 }
 
 MapEntry power_map() {
-  return {{},
-          "p_k proportional to c_k^(t_k): class-dependent miscalibration",
-          {param::custom("exponents", "array of numbers", "required", "one per class, each > 0",
-                         "the exponents t_1..t_K", read_exponents,
-                         {Json(true), Json::array({1.0, 1.0, 0.0}), Json::array({1.0})})},
-          R"({"exponents": [0.5, 1, 2]})",
-          {},
-          build_power};
+  return {
+      {},
+      "p_k proportional to c_k^(t_k): class-dependent miscalibration",
+      {param::custom("exponents", "array of numbers", "required",
+                     "one per class, each in [1e-4, 100]", "the exponents t_1..t_K", read_exponents,
+                     {Json(true), Json::array({1.0, 1.0, 0.0}), Json::array({1.0}),
+                      Json::array({1.0, 1.0, exponent_bounds.hi * 10.0})})},
+      R"({"exponents": [0.5, 1, 2]})",
+      {},
+      build_power};
 }
 
 MapEntry top_label_map() {
@@ -600,7 +681,10 @@ MapEntry top_label_map() {
           "kyle's max-component map: m = max c, u = (m - 1/K)/(1 - 1/K); the top component\n"
           "becomes g(m) = 1/K + (1 - 1/K) u^gamma, the others scale by (1 - g(m))/(1 - m).\n"
           "gamma < 1 overconfident; for gamma > 1 and K >= 3 the argmax can change",
-          {param::positive("gamma", std::nullopt, "the exponent gamma")},
+          {param::number(
+              "gamma", std::nullopt,
+              [](double g) { return g >= gamma_bounds.lo && g <= gamma_bounds.hi; },
+              bounds_rule(gamma_bounds), "the exponent gamma")},
           R"({"gamma": 0.5})",
           {},
           build_top_label};
@@ -609,11 +693,15 @@ MapEntry top_label_map() {
 MapEntry affine_logit_map() {
   return {{},
           "p = softmax(W log c + b), the map Dirichlet calibration inverts",
-          {param::custom("weights", "array of arrays of numbers", "required", "K x K, finite",
-                         "W, one row per class", read_weights,
-                         {Json(true), Json::array({Json::array({1, 0, 0})})}),
-           param::custom("bias", "array of numbers", "all 0", "one per class, finite", "b",
-                         read_bias, {Json(true), Json::array({0.0})})},
+          {param::custom("weights", "array of arrays of numbers", "required",
+                         "K x K, in [-1e4, 1e4]", "W, one row per class", read_weights,
+                         {Json(true), Json::array({Json::array({1, 0, 0})}),
+                          Json::array({Json::array({weight_bounds.hi * 10.0, 0, 0}),
+                                       Json::array({0, 1, 0}), Json::array({0, 0, 1})})}),
+           param::custom(
+               "bias", "array of numbers", "all 0", "one per class, in [-700, 700]", "b", read_bias,
+               {Json(true), Json::array({0.0}), Json::array({bias_bounds.hi * 10.0, 0.0, 0.0}),
+                Json::array({bias_bounds.lo * 10.0, 0.0, 0.0})})},
           R"({"weights": [[2, 0, 0], [0, 1, 0], [0, 0, 0.5]], "bias": [0.1, 0, -0.1]})",
           {},
           build_affine_logit};
@@ -643,11 +731,12 @@ FamilyEntry class_conditional_family() {
       {classes_param(),
        param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1", "pi",
                      read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
-       read_with_another("concentration", "number", "none", "> 0, with correct_class",
-                         "a: alpha^(k) = a 1 + (b - a) e_k", {Json(true), Json(0.0)}, {"alpha"}),
-       read_with_another("correct_class", "number", "none", "> 0, with concentration",
-                         "b: the concentration on the true class", {Json(true), Json(-1.0)},
-                         {"alpha"}),
+       read_with_another("concentration", "number", "none", "in [1e-4, 1e3], with correct_class",
+                         "a: alpha^(k) = a 1 + (b - a) e_k",
+                         {Json(true), Json(0.0), Json(concentration_bounds.hi * 10.0)}, {"alpha"}),
+       read_with_another("correct_class", "number", "none", "in [1e-4, 1e3], with concentration",
+                         "b: the concentration on the true class",
+                         {Json(true), Json(-1.0), Json(concentration_bounds.lo / 10.0)}, {"alpha"}),
        class_alphas_param()},
       R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
       {},
@@ -676,8 +765,9 @@ FamilyEntry beta_binary_family() {
       {param::custom("classes", "integer", std::to_string(binary_classes),
                      std::to_string(binary_classes), "always 2", read_two_classes,
                      {Json(true), Json(3)}),
-       param::positive("a", std::nullopt, "Beta(a, b) of the score f"),
-       param::positive("b", std::nullopt, ""),
+       param::number("a", std::nullopt, in_beta_shape_bounds, bounds_rule(beta_shape_bounds),
+                     "Beta(a, b) of the score f"),
+       param::number("b", std::nullopt, in_beta_shape_bounds, bounds_rule(beta_shape_bounds), ""),
        param::number("point_mass", 0.0, unit_half_open, ">= 0 and < 1",
                      "P(f = 1); needs phi(1) = 1"),
        param::custom("calibration", "object", default_calibration().dump(),

@@ -4,6 +4,7 @@
 
 #include "config/registry.hpp"
 #include "core/format.hpp"
+#include "estimators/binning.hpp"
 #include "recalibrators/bbq.hpp"
 #include "recalibrators/classwise.hpp"
 #include "recalibrators/ensemble_temperature.hpp"
@@ -237,7 +238,7 @@ RecalibratorEntry isotonic_recalibrator() {
 
 RecalibratorEntry histogram_binning_recalibrator() {
   return row("histogram binning one-vs-rest (Zadrozny & Elkan 2001): mean outcome per score bin",
-             {param::integer("bins", 1, 10, "the number of bins B"),
+             {param::at_most(param::integer("bins", 1, 10, "the number of bins B"), max_bins),
               param::choice("binning", binning_choices, ScoreBinning::equal_mass, "bin edges")},
              R"({"bins": 15, "binning": "equal_width"})",
              std::string(ovr) +
@@ -268,7 +269,8 @@ RecalibratorEntry ensemble_temperature_recalibrator() {
 RecalibratorEntry scaling_binning_recalibrator() {
   return row(
       "scaling-binning (Kumar et al. 2019), top label: Platt, then equal-mass bins of its outputs",
-      {param::integer("bins", 1, 10, "the number of bins B")}, R"({"bins": 15})",
+      {param::at_most(param::integer("bins", 1, 10, "the number of bins B"), max_bins)},
+      R"({"bins": 15})",
       std::string(top) +
           "\nEach bin outputs the mean of the Platt outputs in it; one fit sample for all\n"
           "three steps, as the authors' package does.",

@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "truth/quadrature_check.hpp"
+
 namespace calbench {
 namespace {
 
@@ -396,6 +398,8 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   const auto gap = [](const AtLambda& a, double lam) {
     return lam > 0.0 ? sigmoid(-lam) - a.phic : a.phi - sigmoid(lam);
   };
+  if (!quadrature_mass_ok(whole([&](double lam) { return problem.at(lam).q; }).value))
+    return false;  // Monte Carlo instead
   const TruthValue acc = whole([&](double lam) {
     const AtLambda a = problem.at(lam);
     return a.q * (lam > 0.0 ? a.phi : a.phic);

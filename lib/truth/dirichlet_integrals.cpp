@@ -8,6 +8,8 @@
 #include <cmath>
 #include <map>
 
+#include "truth/quadrature_check.hpp"
+
 namespace calbench {
 namespace {
 
@@ -136,6 +138,7 @@ bool binary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth
         0.0, 0.5, quad_tolerance, &err);
     return TruthValue{v, TruthMethod::quadrature, 2.0 * err};
   };
+  if (!quadrature_mass_ok(twice_integral([](const Point&) { return 1.0; }).value)) return false;
   const TruthValue acc = twice_integral([](const Point& q) { return q.x; });
   const TruthValue l1 = twice_integral([](const Point& q) { return std::abs(q.x - q.p1); });
   const TruthValue l2sq =

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "truth/map_preimage.hpp"
+#include "truth/quadrature_check.hpp"
 
 namespace calbench {
 namespace {
@@ -459,6 +460,7 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
         return v;
       },
       -std::log(2.0), inf, {0.0}, problem.span(), s_gap, s_mass, error, top_l1);
+  if (!quadrature_mass_ok(value[s_mass])) return false;  // Monte Carlo instead
   // The inner integrators' errors, integrated over t, add to the outer one.
   const double err = error + std::abs(value[s_err]);
   const auto quad = [&](double v) { return TruthValue{v, TruthMethod::quadrature, err}; };

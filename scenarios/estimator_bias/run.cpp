@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
@@ -327,6 +329,11 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
     for (std::size_t e = 0; e < r.values.size(); ++e) {
       EstimatorFold& f = fold.estimators[e];
       const double v = r.values[e];
+      if (!std::isfinite(v))
+        throw NumericalError("cell " + std::to_string(config.cells[key.cell].index) +
+                             ", replicate " + std::to_string(key.replicate) + ": estimator " +
+                             config.cells[key.cell].estimators[e].label + " gave " +
+                             format_double(v) + ", not a finite number");
       f.stats.add(v);
       if (refs[e].value) {
         const double d = v - *refs[e].value;

@@ -1,0 +1,166 @@
+#include "config/preflight.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace calbench {
+namespace {
+
+// Per worker: the sample (p, log p, c and a scratch copy: 4 doubles per component, plus the
+// label) and the estimators' bin arrays (classwise: sums of p, of outcomes and counts per bin
+// and class, 3 doubles).
+constexpr double bytes_per_component = 4.0 * sizeof(double);
+constexpr double bytes_per_row = sizeof(double);
+constexpr double bytes_per_bin_and_class = 3.0 * sizeof(double);
+
+// The largest value a number-valued key takes: its value in the base document (at `path`, a
+// JSON pointer) and every value the sweep gives `dotted`; with where it was found.
+struct Largest {
+  double value = 0.0;
+  std::string pointer;
+};
+
+void consider(Largest& best, const Json* value, const std::string& pointer) {
+  if (value != nullptr && value->is_number() && value->get<double>() > best.value)
+    best = {value->get<double>(), pointer};
+}
+
+Largest largest(const Json& resolved, const std::string& pointer, const std::string& dotted) {
+  Largest best;
+  const Json::json_pointer at(pointer);
+  if (resolved.contains(at)) consider(best, &resolved.at(at), pointer);
+  if (const auto sweep = resolved.find("sweep"); sweep != resolved.end() && sweep->is_object())
+    if (const auto values = sweep->find(dotted); values != sweep->end() && values->is_array())
+      for (std::size_t i = 0; i < values->size(); ++i)
+        consider(best, &(*values)[i], pointer_join(pointer_join("/sweep", dotted), i));
+  return best;
+}
+
+// The largest `bins` of any estimator or method entry (swept bins are in the sweep as
+// "estimators.I.bins").
+Largest largest_bins(const Json& resolved) {
+  Largest best;
+  for (const char* list : {"estimators", "methods"}) {
+    const auto entries = resolved.find(list);
+    if (entries == resolved.end() || !entries->is_array()) continue;
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      const std::string at = pointer_join(pointer_join("", list), i);
+      const Largest b =
+          largest(resolved, at + "/bins", std::string(list) + "." + std::to_string(i) + ".bins");
+      if (b.value > best.value) best = b;
+    }
+  }
+  return best;
+}
+
+std::string amount(double x) {
+  return format_double(x);
+}
+
+std::string gigabytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g GB", bytes / 1e9);
+  return buf;
+}
+
+// The estimate with the largest values it was computed from.
+struct Figures {
+  PreflightEstimate estimate;
+  Largest n, K, bins, reps;
+};
+
+Figures figures_of(const Json& r) {
+  Figures f;
+  PreflightEstimate& e = f.estimate;
+  e.cells = 1;
+  if (const auto sweep = r.find("sweep"); sweep != r.end() && sweep->is_object())
+    for (const auto& item : sweep->items())
+      if (item.value().is_array()) e.cells *= std::max<std::size_t>(item.value().size(), 1);
+  for (const char* key : {"sample_size", "fit_size", "test_size"}) {
+    const Largest x = largest(r, std::string("/") + key, key);
+    if (x.value > f.n.value) f.n = x;
+  }
+  f.K = largest(r, "/generator/classes", "generator.classes");
+  f.bins = largest_bins(r);
+  f.reps = largest(r, "/replicates", "replicates");
+  const double K = std::max(f.K.value, 2.0), reps = std::max(f.reps.value, 1.0);
+  const double cells = static_cast<double>(e.cells);
+  e.tasks = static_cast<std::uint64_t>(std::min(cells * reps, 1e19));
+  e.bytes_per_thread = f.n.value * (K * bytes_per_component + bytes_per_row) +
+                       f.bins.value * K * bytes_per_bin_and_class;
+  e.component_draws = cells * reps * f.n.value * K;
+  return f;
+}
+
+}  // namespace
+
+PreflightEstimate estimate_run(const ExperimentBase& config) {
+  return figures_of(config.resolved).estimate;
+}
+
+void preflight(const ExperimentBase& config, std::size_t threads, double memory_bytes) {
+  const Figures f = figures_of(config.resolved);
+  const PreflightEstimate& e = f.estimate;
+  const Largest &n = f.n, &K = f.K, &bins = f.bins, &reps = f.reps;
+  std::vector<std::string> problems;
+  const auto add = [&](const std::string& pointer, const std::string& message) {
+    problems.push_back(config.source + ": " + (pointer.empty() ? "/" : pointer) + ": " + message);
+  };
+  const double needed = static_cast<double>(threads) * e.bytes_per_thread;
+  if (needed > memory_bytes) {
+    // Name the term that dominates: the samples (n x K) or the bins (bins x K).
+    const double sample_bytes = n.value * (K.value * bytes_per_component + bytes_per_row);
+    const bool by_bins = bins.value * K.value * bytes_per_bin_and_class > sample_bytes;
+    const std::string why = by_bins ? "bins " + amount(bins.value) + " x classes " +
+                                          amount(K.value) + " x 3 doubles per worker"
+                                    : "sample size " + amount(n.value) + " x classes " +
+                                          amount(K.value) + " x 4 doubles per worker";
+    add(by_bins ? bins.pointer : n.pointer,
+        "the run needs about " + gigabytes(needed) + " of memory (" + why + ", " +
+            std::to_string(threads) + " workers) but the machine has " + gigabytes(memory_bytes) +
+            "; lower it or run with fewer --threads");
+  }
+  if (static_cast<double>(e.cells) * std::max(reps.value, 1.0) > max_tasks)
+    add(reps.pointer, "the run has " + amount(static_cast<double>(e.cells)) + " cells x " +
+                          amount(reps.value) +
+                          " replicates = " + amount(static_cast<double>(e.cells) * reps.value) +
+                          " tasks, more than calbench's limit of " + amount(max_tasks) +
+                          " (each task is journaled: about a terabyte of journal)");
+  else if (e.component_draws > max_component_draws)
+    add(n.pointer, "the run draws about " + amount(e.component_draws) + " numbers (" +
+                       amount(static_cast<double>(e.cells)) + " cells x " + amount(reps.value) +
+                       " replicates x sample size " + amount(n.value) + " x classes " +
+                       amount(K.value) + "), more than calbench's limit of " +
+                       amount(max_component_draws) + " (months of CPU time)");
+  // The truth engine's Monte Carlo draws up to truth.samples (and population_samples) vectors
+  // per distinct generator: at most one per cell.
+  for (const char* key : {"samples", "population_samples"}) {
+    const Largest t =
+        largest(config.resolved, std::string("/truth/") + key, std::string("truth.") + key);
+    const double draws = static_cast<double>(e.cells) * t.value * std::max(K.value, 2.0);
+    if (draws > max_component_draws)
+      add(t.pointer, "the truth engine may draw " + amount(draws) + " numbers (" +
+                         amount(static_cast<double>(e.cells)) + " cells x truth." + key + " " +
+                         amount(t.value) + " x classes " + amount(std::max(K.value, 2.0)) +
+                         "), more than calbench's limit of " + amount(max_component_draws) +
+                         " (months of CPU time)");
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+}
+
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(pages) * static_cast<double>(page);
+}
+
+}  // namespace calbench

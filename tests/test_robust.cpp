@@ -1,0 +1,110 @@
+// Issue #14, "no crash, hang or silent NaN": the pre-flight estimate, the quadrature mass check
+// and the guard against non-finite truths. The command-line corpus is tests/cli_bad_inputs.sh.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "config/preflight.hpp"
+#include "core/error.hpp"
+#include "scenarios/common.hpp"
+#include "truth/quadrature_check.hpp"
+
+namespace calbench {
+namespace {
+
+ExperimentBase experiment(const std::string& resolved) {
+  ExperimentBase e;
+  e.source = "x.json";
+  e.resolved = Json::parse(resolved);
+  return e;
+}
+
+std::string preflight_message(const ExperimentBase& e, std::size_t threads, double memory) {
+  try {
+    preflight(e, threads, memory);
+  } catch (const ConfigError& error) {
+    REQUIRE(error.problems().size() == 1);
+    return error.problems().front();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the pre-flight estimate is the documented formula", "[unit][preflight]") {
+  // n = 1000, K = 10, bins 15 (the largest of two estimators), 2 x 3 cells, 200 replicates:
+  // per worker 1000 (10 x 4 + 1) doubles + 15 x 10 x 3 doubles = 328,000 + 3,600 bytes.
+  const ExperimentBase e = experiment(R"({
+    "replicates": 200, "sample_size": 1000,
+    "generator": {"family": "dirichlet", "classes": 10},
+    "estimators": [{"name": "ece", "bins": 15}, {"name": "ece", "bins": 5}],
+    "sweep": {"generator.alpha": [0.5, 1], "estimators.1.bins": [2, 3, 4]}})");
+  const PreflightEstimate est = estimate_run(e);
+  CHECK(est.cells == 6);
+  CHECK(est.tasks == 1200);
+  CHECK(est.bytes_per_thread == 331'600.0);
+  CHECK(est.component_draws == 1200.0 * 1000.0 * 10.0);
+  CHECK(preflight_message(e, 2, 1e9).empty());
+  // 2 workers need 663,200 bytes.
+  CHECK(preflight_message(e, 2, 663'199.0) ==
+        "x.json: /sample_size: the run needs about 0.000663 GB of memory (sample size 1000 x "
+        "classes 10 x 4 doubles per worker, 2 workers) but the machine has 0.000663 GB; lower "
+        "it or run with fewer --threads");
+  CHECK(preflight_message(e, 2, 663'200.0).empty());
+}
+
+TEST_CASE("the pre-flight names the swept value that sets the figure", "[unit][preflight]") {
+  const ExperimentBase bins = experiment(R"({
+    "replicates": 2, "sample_size": 10, "generator": {"classes": 1000},
+    "estimators": [{"name": "ece", "bins": 15}],
+    "sweep": {"estimators.0.bins": [10, 1000000]}})");
+  // bins x K x 3 doubles = 2.4e10 bytes dominate 10 x (1000 x 4 + 1) doubles.
+  CHECK_THAT(preflight_message(bins, 1, 1e10),
+             Catch::StartsWith("x.json: /sweep/estimators.0.bins/1: the run needs about 24 GB") &&
+                 Catch::Contains("bins 1e+06 x classes 1000 x 3 doubles per worker"));
+  const ExperimentBase tasks = experiment(R"({
+    "replicates": 1e6, "sample_size": 10, "generator": {"classes": 2},
+    "sweep": {"replicates": [10, 2e6], "generator.alpha": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}})");
+  // The upper bound: 2 x 10 cells, each counted with the largest replicate count, 4e7 tasks.
+  CHECK(estimate_run(tasks).tasks == 40'000'000);
+  CHECK(preflight_message(tasks, 1, 1e12).empty());
+  const ExperimentBase many = experiment(R"({
+    "replicates": 1e9, "sample_size": 1, "generator": {"classes": 2},
+    "sweep": {"generator.alpha": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}})");
+  CHECK_THAT(preflight_message(many, 1, 1e12),
+             Catch::StartsWith("x.json: /replicates: the run has 11 cells x 1e+09 replicates"));
+}
+
+TEST_CASE("the quadrature mass check", "[unit][truth]") {
+  CHECK(quadrature_mass_ok(1.0));
+  CHECK(quadrature_mass_ok(1.0 + 0.9e-6));
+  CHECK_FALSE(quadrature_mass_ok(1.0 - 1.1e-6));
+  CHECK_FALSE(quadrature_mass_ok(0.0));  // temperature 1e17 at K = 3 integrated to 0
+  CHECK_FALSE(quadrature_mass_ok(std::numeric_limits<double>::quiet_NaN()));
+}
+
+TEST_CASE("a non-finite truth is an error naming the cell (never a null)", "[unit][truth]") {
+  Generators generators;
+  generators.push_back(std::make_unique<Generator>(DirichletSpec{3, {1.0, 1.0, 1.0}}));
+  CellBase cell;
+  cell.index = 4;
+  cell.solution = TargetSolution{};
+  auto truth = std::make_shared<GroundTruth>();
+  for (Quantity q : all_quantities) (*truth)[q] = {0.5, TruthMethod::closed_form, 0.0};
+  // The documented unknown (NaN with an infinite error) passes.
+  (*truth)[Quantity::canonical_l1] = {std::numeric_limits<double>::quiet_NaN(),
+                                      TruthMethod::monte_carlo,
+                                      std::numeric_limits<double>::infinity()};
+  cell.solution->truth = truth;
+  TruthCache cache;
+  CHECK(cell_truths({&cell}, generators, cache).front() == truth.get());
+  (*truth)[Quantity::nll] = {std::numeric_limits<double>::infinity(), TruthMethod::closed_form,
+                             0.0};
+  CHECK_THROWS_WITH(cell_truths({&cell}, generators, cache),
+                    Catch::StartsWith("cell 4 (") &&
+                        Catch::Contains("the ground truth nll is inf, not a finite number"));
+}
+
+}  // namespace calbench
