@@ -18,6 +18,7 @@
 #include "config/param_value.hpp"
 #include "core/value.hpp"
 #include "estimators/estimator.hpp"
+#include "estimators/interval_methods.hpp"
 #include "generators/generator.hpp"
 #include "truth/target_solver.hpp"
 #include "truth/truth_settings.hpp"
@@ -29,6 +30,7 @@ struct EstimatorConfig {
   std::string label;               // unique within the experiment, e.g. "ece_ew15"
   std::vector<NamedParam> params;  // every parameter, defaults filled, in registry order
   std::shared_ptr<const Estimator> estimator;
+  IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
 };
 
 // One cell of the sweep: what every scenario's cell has. Scenario cells derive from it.

@@ -269,11 +269,15 @@ const std::vector<EstimatorEntry>& estimator_registry() {
         named("skce", skce_estimator()),
         named("smooth_ece", smooth_ece_estimator()),
     };
-    for (auto& row : out)
-      row.notes.push_back({"cost", row.extra == Cost::quadratic
+    for (auto& row : out) {
+      row.notes.push_back({"cost", row.extra.cost == Cost::quadratic
                                        ? "O(n^2) per evaluation: calbench eval runs it only "
                                          "when asked for"
                                        : "O(n log n) per evaluation at its defaults"});
+      row.notes.push_back({"interval", "default method " +
+                                           std::string(to_string(row.extra.interval)) +
+                                           " (docs/intervals.md: measured coverage)"});
+    }
     return out;
   }();
   return rows;
@@ -379,6 +383,15 @@ const std::vector<QuantityEntry>& quantity_registry() {
   return rows;
 }
 
+const std::vector<Choice<IntervalChoice>>& interval_choices() {
+  static const std::vector<Choice<IntervalChoice>> choices = [] {
+    std::vector<Choice<IntervalChoice>> out = {{"default", std::nullopt}};
+    for (IntervalMethod m : interval_methods()) out.push_back({to_string(m), m});
+    return out;
+  }();
+  return choices;
+}
+
 std::vector<std::string> estimator_names() {
   return names_of(estimator_registry());
 }
@@ -393,8 +406,12 @@ std::vector<std::string> recalibrator_names() {
 
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved) {
-  return parse_registry_entry(entry, pointer, problems, resolved, "estimator",
-                              estimator_registry());
+  auto config =
+      parse_registry_entry(entry, pointer, problems, resolved, "estimator", estimator_registry());
+  if (config)
+    for (const auto& row : estimator_registry())
+      if (row.name == config->name) config->interval = row.extra.interval;
+  return config;
 }
 
 const Json& default_miscalibration() {

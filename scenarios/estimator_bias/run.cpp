@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
@@ -28,14 +30,31 @@ struct ThreadBuffers {
   ResampleWorkspace resample;  // bootstrap and consistency resamples (intervals)
   std::vector<const Estimator*> estimators;
   std::vector<double> observed;
+  std::vector<double> column;  // one estimator's bootstrap or jackknife values
+  std::vector<double> jack_column;
 };
 
-// With intervals, per (replicate, estimator): the bootstrap interval and the consistency
-// test's p-value, in pre-sized slots like the values.
+// With intervals, per (method, replicate, estimator): the interval (NaN ends where the method
+// does not apply) and per (replicate, estimator) the consistency test's p-value, in
+// pre-sized slots like the values.
 struct IntervalSlots {
-  std::vector<std::vector<Interval>> interval;  // [cell][r * E + e]
+  std::vector<std::vector<Interval>> interval;  // [cell][(m * R + r) * E + e]
   std::vector<std::vector<double>> p_value;     // [cell][r * E + e]
 };
+
+// The method the m-th requested one is for estimator `ec`.
+IntervalMethod resolved_method(const IntervalSettings& settings, std::size_t m,
+                               const EstimatorConfig& ec) {
+  return settings.methods[m].value_or(ec.interval);
+}
+
+// The values of estimator e from values[b * E + e].
+void column_of(const std::vector<double>& values, std::size_t E, std::size_t e,
+               std::vector<double>& out) {
+  const std::size_t R = E == 0 ? 0 : values.size() / E;
+  out.resize(R);
+  for (std::size_t b = 0; b < R; ++b) out[b] = values[b * E + e];
+}
 
 struct Simulation {
   std::vector<std::vector<double>> values;  // [cell][r * E + e]
@@ -57,7 +76,7 @@ Simulation simulate(const EstimatorBiasConfig& config, const Generators& generat
     slots.interval.resize(cells);
     slots.p_value.resize(cells);
     for (std::size_t c = 0; c < cells; ++c) {
-      slots.interval[c].resize(values[c].size());
+      slots.interval[c].resize(config.intervals->methods.size() * values[c].size());
       slots.p_value[c].resize(values[c].size());
     }
   }
@@ -78,17 +97,40 @@ Simulation simulate(const EstimatorBiasConfig& config, const Generators& generat
         buf.estimators.clear();
         for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
         const ResampleKey resample_key{config.seed, cell, rep};
+        const std::size_t M = is.methods.size(), R = cc.replicates;
+        bool bca = false, analytic = false;
+        for (std::size_t m = 0; m < M; ++m)
+          for (const auto& ec : cc.estimators) {
+            bca |= resolved_method(is, m, ec) == IntervalMethod::bca;
+            analytic |= resolved_method(is, m, ec) == IntervalMethod::analytic;
+          }
         const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
                                            Execution::serial, buf.resample);
-        const auto ci = percentile_intervals(boot, E, is.level);
         const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
                                              Execution::serial, buf.resample);
+        const auto jack = bca && cc.sample_size >= 2
+                              ? jackknife_values(buf.sample, buf.estimators, is.jackknife_groups,
+                                                 Execution::serial, buf.resample)
+                              : std::vector<double>();
         buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
                             values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
         const auto p = consistency_p_values(null, buf.observed);
+        constexpr double nan = std::numeric_limits<double>::quiet_NaN();
         for (std::size_t e = 0; e < E; ++e) {
-          slots.interval[cell][rep * E + e] = ci[e];
           slots.p_value[cell][rep * E + e] = p[e];
+          column_of(boot, E, e, buf.column);
+          column_of(jack, E, e, buf.jack_column);
+          IntervalInputs in;
+          in.estimate = buf.observed[e];
+          in.bootstrap = buf.column;
+          in.jackknife = buf.jack_column;
+          in.p_calibrated = p[e];
+          in.vanishes_when_calibrated = buf.estimators[e]->vanishes_when_calibrated();
+          if (analytic) in.squared = buf.estimators[e]->squared_error(buf.sample, buf.workspace);
+          for (std::size_t m = 0; m < M; ++m) {
+            const auto ci = interval_of(resolved_method(is, m, cc.estimators[e]), in, is.level);
+            slots.interval[cell][(m * R + rep) * E + e] = ci.value_or(Interval{nan, nan});
+          }
         }
       },
       control.progress);
@@ -224,18 +266,38 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
         er.se_bias = std::sqrt(se * se + reference_error * reference_error);
       }
       if (config.intervals) {
+        const IntervalSettings& is = *config.intervals;
         const auto& ci = simulation.intervals.interval[c];
         const auto& p = simulation.intervals.p_value[c];
         std::size_t rejected = 0;
         for (std::size_t r = 0; r < R; ++r)
-          if (p[r * E + e] <= config.intervals->test_level) ++rejected;
+          if (p[r * E + e] <= is.test_level) ++rejected;
         std::tie(er.rejection_rate, er.rejection_se) = proportion(rejected, R);
-        if (er.truth) {
-          std::size_t covered = 0;
-          for (std::size_t r = 0; r < R; ++r)
-            if (ci[r * E + e].lo <= *er.truth && *er.truth <= ci[r * E + e].hi) ++covered;
-          std::tie(er.coverage, er.coverage_se) = proportion(covered, R);
+        for (std::size_t m = 0; m < is.methods.size(); ++m) {
+          const auto of = [&](std::size_t r) -> const Interval& { return ci[(m * R + r) * E + e]; };
+          IntervalRecord ir;
+          ir.requested = is.methods[m];
+          ir.method = resolved_method(is, m, ec);
+          ir.applies = R > 0 && !std::isnan(of(0).lo);
+          if (ir.applies) {
+            RunningStats width;
+            for (std::size_t r = 0; r < R; ++r) width.add(of(r).hi - of(r).lo);
+            ir.mean_width = width.mean();
+          }
+          if (ir.applies && er.truth) {
+            std::size_t below = 0, above = 0;
+            for (std::size_t r = 0; r < R; ++r) {
+              if (*er.truth < of(r).lo) ++below;
+              if (*er.truth > of(r).hi) ++above;
+            }
+            std::tie(ir.coverage, ir.coverage_se) = proportion(R - below - above, R);
+            ir.truth_below = proportion(below, R).first;
+            ir.truth_above = proportion(above, R).first;
+          }
+          er.intervals.push_back(ir);
         }
+        er.coverage = er.intervals.front().coverage;
+        er.coverage_se = er.intervals.front().coverage_se;
       }
       rec.estimators.push_back(std::move(er));
     }
