@@ -211,8 +211,11 @@ TEST_CASE("analytic variance of the debiased squared error matches Monte Carlo",
 
 // Every method on a cheap setting (K = 3, n = 200, 400 replicates of 200 resamples):
 // coverage within 3 binomial SE (0.045) of 0.90 where theory promises it: the three bootstrap
-// intervals for the accuracy (a mean); consistency for the ECE of a calibrated model (at least
-// 0.90 by construction); analytic for the debiased squared error (calibrated and not).
+// intervals for the accuracy (a mean); consistency for the ECE and the debiased squared error
+// of a calibrated model (at least 0.90 by construction); analytic for the debiased squared
+// error of a miscalibrated model (T = 0.5), where S is asymptotically normal. For a calibrated
+// model the analytic interval undercovers (S's estimated variance falls with S itself;
+// docs/intervals.md), which the last check records so that a change shows.
 TEST_CASE("coverage of each method on a cheap setting", "[stat]") {
   const OJ doc = OJ::parse(R"({
     "name": "methods", "scenario": "estimator_bias", "seed": 77, "replicates": 400,
@@ -244,11 +247,10 @@ TEST_CASE("coverage of each method on a cheap setting", "[stat]") {
       CHECK(std::fabs(coverage(cell, 0, m) - 0.9) < tolerance);
     }
   CHECK(coverage(0, 1, IntervalMethod::consistency) > 0.9 - tolerance);
+  CHECK(coverage(0, 2, IntervalMethod::consistency) > 0.9 - tolerance);
   CHECK(coverage(0, 1, IntervalMethod::percentile) == 0.0);  // the failure it repairs
-  for (std::size_t cell : {0, 1}) {
-    INFO("cell " << cell << " analytic");
-    CHECK(std::fabs(coverage(cell, 2, IntervalMethod::analytic) - 0.9) < tolerance);
-  }
+  CHECK(std::fabs(coverage(1, 2, IntervalMethod::analytic) - 0.9) < tolerance);
+  CHECK(coverage(0, 2, IntervalMethod::analytic) < 0.9 - tolerance);
   // Methods that do not apply give no interval.
   for (const auto& ir : r.records[0].estimators[0].intervals)
     if (ir.method == IntervalMethod::consistency || ir.method == IntervalMethod::analytic)
