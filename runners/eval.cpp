@@ -12,9 +12,14 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/rng.hpp"
 #include "data/model_outputs.hpp"
+#include "estimators/binned_reliability.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"
+#include "report/reliability_record.hpp"
+#include "report/reporter.hpp"
+#include "report/value_format.hpp"
 
 namespace calbench {
 namespace {
@@ -28,19 +33,9 @@ std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
   const auto first = value.find_first_not_of(" \t\r\n");
   const bool inline_json = first != std::string::npos && value[first] == '[';
   const std::string source = inline_json ? std::string("--estimators") : value;
-  std::string text = value;
-  if (!inline_json) {
-    std::ifstream in(value, std::ios::binary);
-    if (!in) throw ConfigError({value + ": cannot open the --estimators file"});
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
   Problems problems;
-  Json document;
-  try {
-    document = parse_json_text(text, problems);
-  } catch (const Json::exception& error) {
-    throw ConfigError({source + ": not valid JSON: " + error.what()});
-  }
+  const Json document =
+      inline_json ? parse_json_source(value, source, problems) : read_json_file(value, problems);
   if (!document.is_array() || document.empty())
     problems.add("",
                  "expected a non-empty array of estimators like a config's \"estimators\", "
@@ -87,7 +82,7 @@ std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) 
 
 Json params_json(const std::vector<NamedParam>& params) {
   Json out = Json::object();
-  for (const auto& p : params) std::visit([&](const auto& v) { out[p.key] = v; }, p.value);
+  for (const auto& p : params) out[p.key] = to_json(p.value);
   return out;
 }
 
@@ -114,6 +109,50 @@ std::string coverage_note(const EstimatorConfig& config, IntervalMethod method, 
     return c.text;
   }
   return "";
+}
+
+// The model's binned reliability curves as reliability.csv rows (no key columns): the top label
+// and each class, equal-width and equal-mass bins.
+void write_curves(const EvalOptions& o, const Sample& sample) {
+  constexpr std::size_t bins = 15;
+  const std::size_t n = sample.size, K = sample.classes;
+  std::vector<double> correct(n), scores(n), hits(n);
+  for (std::size_t i = 0; i < n; ++i) correct[i] = sample.predicted[i] == sample.label[i];
+  EstimatorWorkspace workspace;
+  std::vector<CurveRecord> curves;
+  for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
+    const char* name = binning == Binning::equal_width ? "equal_width" : "equal_mass";
+    curves.push_back({"estimated", name, "top_label", std::nullopt,
+                      binned_reliability(sample.confidence, correct, binning, bins, workspace)});
+    for (std::size_t k = 0; k < K; ++k) {
+      for (std::size_t i = 0; i < n; ++i) {
+        scores[i] = sample.p[i * K + k];
+        hits[i] = sample.label[i] == k ? 1.0 : 0.0;
+      }
+      curves.push_back({"estimated", name, "class", k,
+                        binned_reliability(scores, hits, binning, bins, workspace)});
+    }
+  }
+  const std::filesystem::path dir = o.plot;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    throw InputError("--plot " + o.plot + ": cannot create the directory: " + error.message());
+  ResultMeta meta;
+  meta.name = std::filesystem::path(o.data).filename().string();
+  meta.scenario = "eval";
+  meta.seed = o.seed;
+  meta.config_hash = format_hash(
+      hash64("eval|" + o.data + "|" + o.labels + "|" + (o.logits ? "logits" : "probabilities")));
+  ReportHeader header;
+  header.meta = meta;
+  header.tables.push_back({"reliability.csv", curve_columns()});
+  ReportRecord record;
+  append_curve_rows("reliability.csv", {}, curves, record.rows);
+  CsvReporter csv(dir);
+  csv.begin(header);
+  csv.record(record);
+  csv.end();
 }
 
 }  // namespace
@@ -212,8 +251,11 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
         {"label", "value", ci_head, "method", "p_calibrated", "note"}};
     for (std::size_t e = 0; e < E; ++e)
       rows.push_back({used[e].label, format_fixed(observed[e], 6),
-                      intervals[e] ? "[" + format_fixed(intervals[e]->lo, 6) + ", " +
-                                         format_fixed(intervals[e]->hi, 6) + "]"
+                      intervals[e] ? std::string("[")
+                                             .append(format_fixed(intervals[e]->lo, 6))
+                                             .append(", ")
+                                             .append(format_fixed(intervals[e]->hi, 6)) +
+                                         "]"  // not "[" + ...: GCC 12 -Wrestrict
                                    : std::string("-"),
                       std::string(to_string(methods[e])), format_fixed(p[e], 4), notes[e]});
     text << aligned_columns(rows, "  ");
@@ -225,6 +267,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
             "calibration allows\n";
     for (const auto& s : skipped) text << "skipped " << s.name << ": " << s.reason << '\n';
   }
+  if (!o.plot.empty()) write_curves(o, sample);
   out << text.str();
   return 0;
 }

@@ -19,10 +19,13 @@ struct EvalOptions {
   double level = 0.95;
   std::uint64_t seed = 0;
   bool json = false;
+  std::string plot;  // --plot DIR: reliability.csv there (the renderer draws it, runners/report)
 };
 
 // Computes everything, then writes the table (or JSON) to `out`: on an error (InputError,
-// ConfigError) nothing has been written.
+// ConfigError) nothing has been written. With `plot`, first writes PLOT/reliability.csv: the
+// model's binned reliability curves (top label and per class, equal-width and equal-mass, 15
+// bins; the columns of a run's reliability.csv after its key columns, docs/eval.md).
 int run_eval(const EvalOptions& options, std::ostream& out);
 
 }  // namespace calbench

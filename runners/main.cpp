@@ -6,21 +6,34 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <boost/version.hpp>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
+#include <system_error>
 
 #include "config/experiment.hpp"
 #include "config/registry.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/journal.hpp"
+#include "core/rng.hpp"
 #include "core/version.hpp"
+#include "report/listing.hpp"
+#include "report/result_set.hpp"
 #include "runners/bench.hpp"
 #include "runners/eval.hpp"
 #include "runners/fit.hpp"
 #include "runners/progress.hpp"
+#include "runners/report.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
 
@@ -39,37 +52,271 @@ std::string host_name() {
   return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "unknown";
 }
 
-int run_command(const std::string& file, std::size_t threads, const std::string& out_dir,
-                bool quiet) {
-  std::unique_ptr<ExperimentBase> config = load_experiment(file);
-  if (!out_dir.empty()) config->output.directory = out_dir;
-  const ScenarioModule& scenario = module_of(*config);
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+// SIGINT and SIGTERM ask the run to stop: no task starts, the running ones finish and are
+// journaled, and the run exits 128 + the signal with the command that resumes it. The handler
+// is reset after the first signal, so a second one ends the process at once (the journal
+// survives that too: a torn last record is dropped on resume).
+std::atomic<bool> stop_requested{false};
+volatile std::sig_atomic_t stop_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
 
-  Progress progress(config->name, !quiet);
+// Renders DIR/report/index.html (runners/report.hpp). Without python3 or its packages: one
+// warning, and the run still succeeds; a failure of the report itself is an error (status 1),
+// though every result file is complete.
+// `options` go before the directory (--eval: eval's diagrams, written into DIR itself).
+int write_report(const std::filesystem::path& dir, bool quiet,
+                 std::vector<std::string> options = {}) {
+  options.push_back(dir.string());
+  const ReportOutcome outcome = run_report_module(options);
+  if (outcome.status == ReportStatus::written) {
+    const std::filesystem::path page =
+        options.size() > 1 ? dir / "index.html" : dir / "report" / "index.html";
+    if (!quiet) std::cout << "report: " << page.string() << '\n';
+    return 0;
+  }
+  if (outcome.status == ReportStatus::unavailable) {
+    std::cerr << "calbench: warning: no HTML report: " << outcome.message
+              << " (scripts/setup.sh installs python3-matplotlib); the results are in "
+              << dir.string() << '\n';
+    return 0;
+  }
+  std::cerr << "calbench: the HTML report failed (the results in " << dir.string()
+            << " are complete):\n"
+            << outcome.message << '\n';
+  return 1;
+}
+
+extern "C" void request_stop(int signal) {
+  stop_signal = signal;
+  stop_requested.store(true);
+}
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+enum class Continue { no, resume, restart };
+
+struct RunOptions {
+  std::size_t threads = 1;
+  std::optional<std::string> out;
+  bool quiet = false;
+  Continue mode = Continue::no;
+  std::optional<RunControl::Shard> shard;
+  bool report = true;  // render OUT/report/index.html after the results (not for a shard)
+};
+
+// The journal of this run: the interrupted run's, continued (--resume), or a new one.
+TaskJournal open_journal(ResultSetTransaction& results, const std::string& identity,
+                         const std::string& shown_out, const RunOptions& options) {
+  const auto previous = results.previous_journal();
+  if (previous && options.mode == Continue::no)
+    throw OutputError(shown_out + " has the journal of an interrupted run (" + previous->string() +
+                      "): --resume continues it, --restart discards it");
+  if (previous && options.mode == Continue::resume) {
+    try {
+      TaskJournal journal = TaskJournal::resume(*previous, identity);
+      if (!options.quiet) {
+        std::cerr << "calbench: resuming " << shown_out << ": " << journal.records()
+                  << " finished tasks in the journal";
+        if (journal.dropped_bytes() > 0)
+          std::cerr << " (a torn last record of " << journal.dropped_bytes() << " bytes dropped)";
+        std::cerr << '\n';
+      }
+      return journal;
+    } catch (const JournalMismatch& e) {
+      throw JournalMismatch(std::string(e.what()) + ": --restart discards it");
+    }
+  }
+  if (previous) results.discard_previous();
+  if (options.mode == Continue::resume && !options.quiet)
+    std::cerr << "calbench: nothing to resume in " << shown_out << "; starting the run\n";
+  return TaskJournal::create(results.journal_path(), identity);
+}
+
+std::string run_identity(const ExperimentBase& config) {
+  return "config " + format_hash(hash64(config.resolved.dump())) + ", calbench " + version + " (" +
+         git_revision + ")";
+}
+
+std::string shard_text(const RunControl::Shard& shard) {
+  return std::to_string(shard.index + 1) + "/" + std::to_string(shard.count);
+}
+
+// A shard's result set: its journal, the config it ran (config.json, what `merge` loads),
+// config.resolved.json, and shard.json.
+void write_shard(const std::string& config_file, const ExperimentBase& config,
+                 const RunControl::Shard& shard, const std::string& identity, TaskJournal& journal,
+                 ResultSetTransaction& results_set) {
+  const std::filesystem::path staged = results_set.staging();
+  std::ifstream in(config_file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError("cannot read " + config_file + " again to keep it with the shard");
+  write_file_atomically(staged / "config.json", text.str());
+  write_resolved_config(config.resolved, staged);
+  const nlohmann::ordered_json info = {{"shard", shard.index + 1},
+                                       {"shards", shard.count},
+                                       {"identity", identity},
+                                       {"records", journal.records()}};
+  write_file_atomically(staged / "shard.json", info.dump(2) + "\n");
+  journal.flush(true);
+  std::filesystem::rename(journal.path(), staged / "journal.bin");
+}
+
+// The run itself, once its result set is locked and its journal open: run.cpp and merge.
+int execute(const std::string& config_file, ExperimentBase& config, const std::string& shown_out,
+            ResultSetTransaction& results_set, TaskJournal& journal, const RunOptions& options,
+            const std::string& resume_command) {
+  const ScenarioModule& scenario = module_of(config);
+  install_stop_handlers();
+  Progress progress(config.name, !options.quiet);
   RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  control.journal = &journal;
+  control.stop = &stop_requested;
+  control.shard = options.shard;
   const auto start = std::chrono::steady_clock::now();
   RunInfo info;
   info.started_utc = utc_now();
-  scenario.prepare(*config);
-  const std::unique_ptr<ScenarioResults> results = scenario.run(*config, control);
+  std::unique_ptr<ScenarioResults> results;
+  try {
+    scenario.prepare(config);
+    results = scenario.run(config, control);
+  } catch (const Interrupted&) {
+    progress.finish();
+    results_set.keep_journal(true);
+    const int signal = stop_signal;
+    std::cerr << "calbench: stopped by " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << "; "
+              << journal.records() << " finished tasks are kept in " << journal.path().string()
+              << "\nresume with: " << resume_command << "\n";
+    return 128 + (signal == 0 ? SIGINT : signal);
+  } catch (const std::system_error&) {
+    // A full disk or a failing device: what is journaled survives for --resume.
+    progress.finish();
+    if (journal.records() > 0) {
+      results_set.keep_journal(true);
+      std::cerr << "calbench: " << journal.records() << " finished tasks are kept in "
+                << journal.path().string() << ": --resume continues, --restart discards them\n";
+    }
+    throw;
+  }
   progress.finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   info.host = host_name();
-  info.threads = threads;
+  info.threads = options.threads;
   info.compiler = std::string("g++ ") + __VERSION__;
   info.libraries = "boost " + std::to_string(BOOST_VERSION / 100000) + "." +
                    std::to_string(BOOST_VERSION / 100 % 1000) + ", oneTBB " +
                    std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
                    ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
                    std::to_string(NLOHMANN_JSON_VERSION_MINOR);
-  const std::filesystem::path& dir = config->output.directory;
-  write_results(scenario, *results, config->resolved, info, dir, quiet ? nullptr : &std::cout);
-  if (!quiet)
-    std::cout << "wrote " << dir.string() << " (" << results->cells << " cells, " << info.seconds
-              << " s, " << threads << " threads)\n";
-  return 0;
+  try {
+    if (options.shard) {
+      write_shard(config_file, config, *options.shard, run_identity(config), journal, results_set);
+    } else {
+      write_results(scenario, *results, config.resolved, info, results_set.staging(),
+                    options.quiet ? nullptr : &std::cout);
+      journal.flush();
+    }
+    results_set.commit();
+  } catch (const std::system_error&) {
+    results_set.keep_journal(true);
+    std::cerr << "calbench: the results could not be written; the " << journal.records()
+              << " finished tasks are kept in " << journal.path().string()
+              << ": --resume writes them once the cause is fixed, --restart discards them\n";
+    throw;
+  }
+  if (!options.quiet) {
+    if (options.shard)
+      std::cout << "wrote shard " << shard_text(*options.shard) << " to " << shown_out << " ("
+                << journal.records() << " tasks, " << info.seconds << " s)\n";
+    else
+      std::cout << "wrote " << shown_out << " (" << results->cells << " cells, " << info.seconds
+                << " s, " << options.threads << " threads)\n";
+  }
+  if (options.shard || !options.report || reports_disabled_by_environment()) return 0;
+  return write_report(config.output.directory, options.quiet);
+}
+
+int run_command(const std::string& file, const RunOptions& options) {
+  std::unique_ptr<ExperimentBase> config = load_experiment(file);
+  if (options.out) config->output.directory = *options.out;
+  if (options.shard && !options.out) {
+    std::filesystem::path dir = config->output.directory.lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();  // "results/x/" names results/x
+    dir += ".shard-" + std::to_string(options.shard->index + 1) + "-of-" +
+           std::to_string(options.shard->count);
+    config->output.directory = dir;
+  }
+  module_of(*config);
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
+  const std::string shown_out = config->output.directory.string();
+
+  // Before any computation: the lock, a writable place for the results, the journal.
+  ResultSetTransaction results_set(config->output.directory);
+  const std::string identity = run_identity(*config);
+  TaskJournal journal = open_journal(results_set, identity, shown_out, options);
+  std::string resume = "calbench run " + file + " --out " + shown_out;
+  if (options.shard) resume += " --shard " + shard_text(*options.shard);
+  return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
+}
+
+// calbench merge: the shards' journals joined and replayed by one run of their config, which
+// computes nothing the shards recorded and writes the result set a single run writes.
+int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
+  std::vector<std::filesystem::path> journals(dirs.size());
+  std::string config_text;
+  std::size_t count = 0;
+  for (const auto& dir : dirs) {
+    const std::filesystem::path info_file = std::filesystem::path(dir) / "shard.json";
+    std::ifstream in(info_file, std::ios::binary);
+    if (!in) throw InputError(dir + " is not a shard of a run (no shard.json)");
+    nlohmann::json info;
+    try {
+      info = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(info_file.string() + ": not valid JSON");
+    }
+    const auto shard = info.value("shard", std::size_t{0});
+    const auto shards = info.value("shards", std::size_t{0});
+    if (count == 0) count = shards;
+    if (shards != count || shards != dirs.size() || shard < 1 || shard > shards)
+      throw InputError(info_file.string() + ": shard " + std::to_string(shard) + " of " +
+                       std::to_string(shards) + ", but " + std::to_string(dirs.size()) +
+                       " shard directories were given: merge takes every shard of one run once");
+    if (!journals[shard - 1].empty())
+      throw InputError(dir + ": shard " + std::to_string(shard) + " is given twice");
+    journals[shard - 1] = std::filesystem::path(dir) / "journal.bin";
+    std::ifstream config_in(std::filesystem::path(dir) / "config.json", std::ios::binary);
+    std::ostringstream text;
+    text << config_in.rdbuf();
+    if (config_text.empty()) config_text = text.str();
+    if (text.str() != config_text)
+      throw InputError(dir + "/config.json differs from " + dirs.front() +
+                       "/config.json: the shards are of different runs");
+  }
+  const std::string config_file = (std::filesystem::path(dirs.front()) / "config.json").string();
+  std::unique_ptr<ExperimentBase> config = load_experiment(config_file);
+  if (options.out) config->output.directory = *options.out;
+  module_of(*config);
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
+  const std::string shown_out = config->output.directory.string();
+  ResultSetTransaction results_set(config->output.directory);
+  if (results_set.previous_journal()) results_set.discard_previous();
+  const std::string identity = run_identity(*config);
+  merge_shards(journals, identity, results_set.journal_path());
+  TaskJournal journal = TaskJournal::resume(results_set.journal_path(), identity);
+  options.shard.reset();
+  std::string command = "calbench merge";
+  for (const auto& dir : dirs) command += " " + dir;
+  return execute(config_file, *config, shown_out, results_set, journal, options,
+                 command + " --out " + shown_out);
 }
 
 }  // namespace
@@ -95,20 +342,62 @@ int main(int argc, char** argv) {
                    : std::string();
       },
       "UINT64");
-  std::string config_file, out_dir, kind;
+  std::string config_file, kind;
   std::size_t threads = static_cast<std::size_t>(tbb::info::default_concurrency());
-  bool quiet = false;
+  RunOptions run_options;
+  run_options.threads = threads;
+  bool resume = false, restart = false;
+  bool no_report = false;
 
   auto* run = app.add_subcommand("run", "run an experiment config and write its results");
   run->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
-  run->add_option("--threads", threads, "worker threads (default: all cores)")->check(thread_range);
-  run->add_option("--out", out_dir, "output directory (overrides output.directory)")
+  run->add_option("--threads", run_options.threads, "worker threads (default: all cores)")
+      ->check(thread_range);
+  run->add_option("--out", run_options.out, "output directory (overrides output.directory)")
       ->check(CLI::Validator(
           [](const std::string& dir) {
             return dir.empty() ? std::string("must not be empty") : "";
           },
           "DIR"));
-  run->add_flag("--quiet", quiet, "no progress and no summary table");
+  run->add_flag("--quiet", run_options.quiet, "no progress and no summary table");
+  run->add_flag(
+      "--no-report", no_report,
+      "do not render report/index.html (python3 -m calbench.report OUTDIR does it later)");
+  auto* resume_flag =
+      run->add_flag("--resume", resume,
+                    "continue an interrupted run on the same output directory from its journal");
+  run->add_flag("--restart", restart, "discard an interrupted run's journal and start afresh")
+      ->excludes(resume_flag);
+  std::string shard_spec;
+  run->add_option("--shard", shard_spec,
+                  "I/N: run shard I of N (1 <= I <= N), a contiguous part of every task stream, "
+                  "into OUT.shard-I-of-N; `calbench merge` joins the shards")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            unsigned long long i = 0, n = 0;
+            char extra = 0;
+            return std::sscanf(text.c_str(), "%llu/%llu%c", &i, &n, &extra) == 2 && i >= 1 &&
+                           i <= n && n <= 1'000'000
+                       ? std::string()
+                       : "must be I/N with 1 <= I <= N <= 1000000, found " + text;
+          },
+          "I/N"));
+
+  std::vector<std::string> merge_dirs;
+  RunOptions merge_options;
+  merge_options.threads = threads;
+  auto* merge = app.add_subcommand(
+      "merge", "join the shards of one run (calbench run --shard I/N) into its result set");
+  merge->add_option("SHARD_DIRS", merge_dirs, "every shard's directory, in any order")->required();
+  merge->add_option("--out", merge_options.out, "output directory (overrides output.directory)")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir.empty() ? std::string("must not be empty") : "";
+          },
+          "DIR"));
+  merge->add_option("--threads", merge_options.threads, "worker threads (default: all cores)")
+      ->check(thread_range);
+  merge->add_flag("--quiet", merge_options.quiet, "no progress and no summary table");
 
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
   validate->add_option("CONFIG", config_file, "experiment config (JSON)")->required();
@@ -162,6 +451,13 @@ int main(int argc, char** argv) {
   eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")
       ->check(thread_range);
   eval->add_flag("--json", eval_options.json, "print JSON instead of the table");
+  eval->add_option("--plot", eval_options.plot,
+                   "write reliability.csv and the reliability diagrams (index.html, SVG) to DIR")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir.empty() ? std::string("must not be empty") : "";
+          },
+          "DIR"));
 
   FitOptions fit_options;
   auto* fit = app.add_subcommand("fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
@@ -186,7 +482,18 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (*run) return run_command(config_file, threads, out_dir, quiet);
+    if (*run) {
+      run_options.report = !no_report;
+      run_options.mode = resume ? Continue::resume : restart ? Continue::restart : Continue::no;
+      if (!shard_spec.empty()) {
+        unsigned long long i = 0, n = 0;
+        std::sscanf(shard_spec.c_str(), "%llu/%llu", &i, &n);
+        run_options.shard =
+            RunControl::Shard{static_cast<std::size_t>(i - 1), static_cast<std::size_t>(n)};
+      }
+      return run_command(config_file, run_options);
+    }
+    if (*merge) return merge_command(merge_dirs, merge_options);
     if (*validate) {
       const auto config = load_experiment(config_file);
       std::cout << module_of(*config).describe(*config);
@@ -202,7 +509,9 @@ int main(int argc, char** argv) {
     if (*bench) return run_bench(bench_options, std::cout);
     if (*eval) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, eval_threads);
-      return run_eval(eval_options, std::cout);
+      const int status = run_eval(eval_options, std::cout);
+      if (status != 0 || eval_options.plot.empty()) return status;
+      return write_report(eval_options.plot, eval_options.json, {"--eval"});
     }
     if (*fit) return run_fit(fit_options, std::cout);
   } catch (const ConfigError& e) {

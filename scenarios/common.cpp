@@ -3,13 +3,36 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "report/value_format.hpp"
 
 namespace calbench {
+namespace {
+
+// What config.resolved.json reports for a cell whose generator was given by a target:
+// {"accuracy", "ece_top_l1", "direction", "map", "solved": {"alpha", "temperature"|"gamma"},
+//  "achieved": {"accuracy": {value, method, error}, "ece_top_l1": {...}}}.
+Json target_json(const DirichletTarget& target, const TargetSolution& solution) {
+  auto truth = [](const TruthValue& v) {
+    return Json{
+        {"value", v.value}, {"method", std::string(to_string(v.method))}, {"error", v.error}};
+  };
+  Json solved = Json::object();
+  solved["alpha"] = solution.alpha;
+  solved[target.map == TargetMap::temperature ? "temperature" : "gamma"] = solution.parameter;
+  return Json{
+      {"accuracy", target.accuracy},
+      {"ece_top_l1", target.ece_top_l1},
+      {"direction", std::string(to_string(target.direction))},
+      {"map", std::string(to_string(target.map))},
+      {"solved", solved},
+      {"achieved",
+       {{"accuracy", truth(solution.accuracy)}, {"ece_top_l1", truth(solution.ece_top_l1)}}}};
+}
+
+}  // namespace
 
 void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells) {
   TargetSolver solver;
@@ -82,8 +105,7 @@ CellHeader cell_header(const CellBase& cell, const Generator& generator, const G
 
 Value params_value(const std::vector<NamedParam>& params) {
   Value::Object out;
-  for (const auto& p : params)
-    std::visit([&](const auto& v) { out.emplace_back(p.key, Value(v)); }, p.value);
+  for (const auto& p : params) out.emplace_back(p.key, p.value);
   return out;
 }
 

@@ -36,9 +36,8 @@ std::string describe(const ExperimentBase& config) {
 std::vector<ScenarioModule> make_table() {
   return {
       {{"estimator_bias",
-        /*keys=*/{"sample_size", "estimators", "intervals"},
-        /*claimed=*/{},
-        /*fixed=*/{"intervals"},
+        /*keys=*/{"sample_size", "estimators", "intervals", "reliability"},
+        /*fixed=*/{"intervals", "reliability"},
         /*output_keys=*/{"replicate_values"},
         /*unused_note=*/"", &estimator_bias_sections},
        "bias, spread and error of each estimator against the exact value of its target, per "
@@ -49,7 +48,6 @@ std::vector<ScenarioModule> make_table() {
        &describe<EstimatorBiasConfig, &describe_estimator_bias>},
       {{"decision",
         /*keys=*/{"sample_size", "decision", "recalibrator", "requirement"},
-        /*claimed=*/{"decision", "requirement", "recalibrator"},
         /*fixed=*/{"requirement"},
         /*output_keys=*/{"replicate_values"},
         /*unused_note=*/"", &decision_sections},
@@ -61,7 +59,6 @@ std::vector<ScenarioModule> make_table() {
        &describe<DecisionConfig, &describe_decision>},
       {{"recalibration",
         /*keys=*/{"estimators", "fit_size", "test_size", "truth_samples", "methods"},
-        /*claimed=*/{"fit_size", "test_size", "truth_samples", "methods"},
         /*fixed=*/{},
         /*output_keys=*/{"timings"},
         /*unused_note=*/" (it draws fit_size and test_size rows)", &recalibration_sections},

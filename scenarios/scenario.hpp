@@ -12,10 +12,10 @@
 
 namespace calbench {
 
-struct RunControl {
-  // Called from worker threads after each finished (cell, replicate) task; see ProgressFn.
-  ProgressFn progress;
-};
+// Progress (called after each finished (cell, replicate) task; see ProgressFn), the run
+// journal and the stop flag, handed by a scenario's run to every task stream it starts
+// (stream_tasks in core/task_kernel.hpp), in a fixed order: each stream is a journal stage.
+struct RunControl : StreamControl {};
 
 // A scenario's results: its typed records (a scenario's Results struct derives from this).
 struct ScenarioResults {

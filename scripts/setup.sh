@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
           nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev
-          python3 python3-numpy python3-pandas python3-matplotlib)
+          python3 python3-numpy python3-pandas python3-matplotlib chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

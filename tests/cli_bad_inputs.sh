@@ -100,7 +100,7 @@ expect_bad many_keys "{$(seq -f '"k%.0f": 0,' 0 20000 | tr -d '\n')\"z\": 0}" \
 
 # ---- keys and types -------------------------------------------------------------------------
 expect_bad unknown_top_key "$(config 5 50 "$gen_ok" "$est_ok" '"frobnicate": 1')" \
-  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, name, output, recalibrator, replicates'
+  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, name, output, recalibrator, reliability, replicates'
 expect_bad unknown_generator_key \
   "$(config 5 50 '{"family": "dirichlet", "classes": 3, "colour": "red"}' "$est_ok")" \
   '/generator/colour|unknown key; valid keys: alpha, classes, family, miscalibration'
@@ -176,7 +176,7 @@ expect_bad target_swept "$(config 5 50 "$(target_gen 0.8 0.1)" "$est_ok" "$sweep
   '/sweep/generator.target.ece_top_l1/1|ece_top_l1 = 0.3 is unreachable at accuracy 0.8'
 expect_bad label_noise_bad \
   "$(config 5 50 '{"family": "label_noise", "classes": 3, "weight": 1.5, "beta": [0.5, 0.6, 0]}' "$est_ok")" \
-  '/generator/weight|weight = 1.5: must be >= 0 and < 1' \
+  '/generator/weight|weight = 1.5: must be >= 0 and <= 1' \
   '/generator/beta|beta sums to 1.1: must sum to 1'
 expect_bad label_noise_index \
   "$(config 5 50 '{"family": "label_noise", "classes": 3, "weight": 0.2, "beta": 3}' "$est_ok")" \

@@ -2,8 +2,9 @@
 // configs/NAME.json with the JSON merge patch tests/golden/NAME.patch.json (RFC 7386: the patch
 // only shrinks replicates, sample sizes, sweep lists and truth samples, so an edit of the shipped
 // config reaches the small run), runs the calbench binary on the merged config and compares
-// summary.json, cells.csv and requirements.csv byte for byte with tests/golden/NAME/. It talks to
-// calbench only through its command line, so it does not depend on any internal API.
+// summary.json, cells.csv, requirements.csv and reliability.csv byte for byte with
+// tests/golden/NAME/. It talks to calbench only through its command line, so it does not depend on
+// any internal API.
 //
 // Usage: calbench_golden [--update] [--threads N[,M...]] [--keep] (--all | NAME...)
 //   --update      rewrite the golden files from this build instead of comparing
@@ -32,7 +33,8 @@ namespace {
 
 // The files a run writes that are pure functions of the config (DESIGN.md §4). run.json and
 // config.resolved.json carry volatile facts and the build's revision, so they are not compared.
-const std::vector<std::string> compared_files = {"summary.json", "cells.csv", "requirements.csv"};
+const std::vector<std::string> compared_files = {"summary.json", "cells.csv", "requirements.csv",
+                                                 "reliability.csv"};
 
 struct Options {
   bool update = false;
@@ -121,7 +123,7 @@ int check(const Options& opt, const std::string& name, unsigned threads, const f
   const fs::path out = dir / "out";
   const std::string command = shell_quote(opt.calbench.string()) + " run " +
                               shell_quote(merged.string()) + " --out " + shell_quote(out.string()) +
-                              " --quiet --threads " + std::to_string(threads);
+                              " --quiet --no-report --threads " + std::to_string(threads);
   if (std::system(command.c_str()) != 0)
     throw std::runtime_error(name + ": `" + command + "` failed");
 

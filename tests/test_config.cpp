@@ -14,6 +14,7 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
+#include "report/listing.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"
@@ -210,9 +211,8 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     CHECK_PROBLEM(
         p, "/frobnicate",
         "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, "
-        "name, output, recalibrator, replicates, requirement, sample_size, scenario, seed, sweep, "
-        "test_size, "
-        "truth, truth_samples");
+        "name, output, recalibrator, reliability, replicates, requirement, sample_size, scenario, "
+        "seed, sweep, test_size, truth, truth_samples");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });
@@ -414,6 +414,15 @@ TEST_CASE("out-of-range values name the value and the rule", "[unit][config]") {
     const auto p = problems_with([](OJ& d) { d["name"] = "../up"; });
     CHECK_PROBLEM(p, "/name", "it names the output directory");
   }
+}
+
+TEST_CASE("reliability: its keys are checked", "[unit][config]") {
+  CHECK_PROBLEM(problems_with([](OJ& d) { d["reliability"] = OJ::parse(R"({"points": 1})"); }),
+                "/reliability/points", "expected an integer >= 2, found 1");
+  CHECK_PROBLEM(problems_with([](OJ& d) { d["reliability"] = OJ::parse(R"({"bin": 10})"); }),
+                "/reliability/bin", "unknown key; valid keys: bins, points, samples");
+  CHECK_PROBLEM(problems_with([](OJ& d) { d["reliability"] = OJ::parse(R"({"samples": 10})"); }),
+                "/reliability/samples", "expected an integer >= 1000, found 10");
 }
 
 TEST_CASE("an integral float is an integer; the full seed range is accepted", "[unit][config]") {
@@ -701,9 +710,9 @@ TEST_CASE("estimator labels and parameters are built from the parameters", "[uni
   CHECK(e[0].name == "ece");
   REQUIRE(e[0].params.size() == 5);  // bins, binning, norm, scope, convention
   CHECK(e[0].params[0].key == "bins");
-  CHECK(std::get<std::int64_t>(e[0].params[0].value) == 10);
-  CHECK(std::get<std::string>(e[0].params[1].value) == "equal_mass");
-  CHECK(std::get<std::string>(e[0].params[2].value) == "max");
+  CHECK(std::get<std::int64_t>(e[0].params[0].value.data) == 10);
+  CHECK(std::get<std::string>(e[0].params[1].value.data) == "equal_mass");
+  CHECK(std::get<std::string>(e[0].params[2].value.data) == "max");
   CHECK(!e[0].estimator->target().has_value());
   CHECK(e[1].estimator->target() == calbench::Quantity::ece_top_l2);
   CHECK(e[3].estimator->target() == calbench::Quantity::accuracy);

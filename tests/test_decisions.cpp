@@ -9,8 +9,8 @@
 #include <cmath>
 #include <memory>
 
-#include "config/decision_registry.hpp"
 #include "config/experiment.hpp"
+#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/running_stats.hpp"
 #include "decisions/decision_spec.hpp"

@@ -2,11 +2,13 @@
 // each [slow] case runs one config of configs/ in full through the command line, as a reader
 // would, and checks every quoted number to the precision it is printed with. A config or code
 // change that moves a quoted figure fails here until the text is corrected.
+#include <boost/math/special_functions/beta.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -30,6 +32,7 @@ struct Run {
   std::vector<Row> cells;
   std::vector<Row> requirements;
   std::vector<Row> intervals;  // intervals.csv (estimator_bias with intervals)
+  std::vector<Row> replicates;  // replicates.csv when the config asks for it
   nlohmann::json summary;
 };
 
@@ -63,16 +66,26 @@ std::vector<Row> read_csv(const fs::path& file) {
   return rows;
 }
 
-// Runs configs/NAME.json as shipped, once per test process.
-const Run& shipped(const std::string& name) {
+// Runs configs/NAME.json (NAME may be papers/X) through the command line, merged with the JSON
+// merge patch `patch` (RFC 7386; empty: as shipped), once per (name, patch) per test process.
+const Run& run_config(const std::string& name, const std::string& patch = "") {
   static std::map<std::string, Run> runs;
   static TempDir dir;
-  if (auto it = runs.find(name); it != runs.end()) return it->second;
-  const fs::path out = dir.path / name;
-  const fs::path printed = dir.path / (name + ".out");
-  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + CALBENCH_SOURCE_DIR +
-                              "/configs/" + name + ".json' --threads 2 --out '" + out.string() +
-                              "' >'" + printed.string() + "' 2>/dev/null";
+  const std::string key = name + "|" + patch;
+  if (auto it = runs.find(key); it != runs.end()) return it->second;
+  const std::string id = "run" + std::to_string(runs.size());
+  fs::path config = fs::path(CALBENCH_SOURCE_DIR) / "configs" / (name + ".json");
+  if (!patch.empty()) {
+    auto merged = nlohmann::ordered_json::parse(read_text(config));
+    merged.merge_patch(nlohmann::ordered_json::parse(patch));
+    config = dir.path / (id + ".json");
+    std::ofstream(config) << merged.dump(2) << '\n';
+  }
+  const fs::path out = dir.path / id;
+  const fs::path printed = dir.path / (id + ".out");
+  const std::string command = std::string("'") + CALBENCH_BINARY + "' run '" + config.string() +
+                              "' --threads 2 --no-report --out '" + out.string() + "' >'" +
+                              printed.string() + "' 2>/dev/null";
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
   Run run;
@@ -80,8 +93,14 @@ const Run& shipped(const std::string& name) {
   run.cells = read_csv(out / "cells.csv");
   run.requirements = read_csv(out / "requirements.csv");
   run.intervals = read_csv(out / "intervals.csv");
+  run.replicates = read_csv(out / "replicates.csv");
   run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
-  return runs.emplace(name, std::move(run)).first->second;
+  return runs.emplace(key, std::move(run)).first->second;
+}
+
+// Runs configs/NAME.json as shipped.
+const Run& shipped(const std::string& name) {
+  return run_config(name);
 }
 
 // The one row whose columns have the given values.
@@ -459,6 +478,183 @@ TEST_CASE("docs/intervals.md: the coverage tables and the defaults", "[slow][e2e
       CHECK(std::stoul(group.front()->at("generator.classes")) >= caveat.classes_min);
       if (group.front()->at("generator.miscalibration.temperature") == "1")
         CHECK(!caveat.when_rejected);
+    }
+  }
+}
+
+// ---- configs/papers/: the field's published numbers (docs/papers.md) -------------------------
+
+// Roelofs et al. 2022, Fig. 1: beta_binary Beta(2.8, 0.05), calibrated (every ECE's truth is 0),
+// n = 200: the 15-bin L2 ECE of the score averages about 6.6 % with equal-width bins and 2.6 %
+// with equal-mass bins. The shipped config's first three sample sizes only (cell 2, n = 200, keeps
+// its index, hence its streams and its numbers; the larger sizes are the bias-versus-n figure
+// below): fast enough for the default run.
+TEST_CASE("papers: Roelofs et al. Fig. 1, 15-bin L2 ECE at n = 200", "[e2e][papers]") {
+  const auto& run =
+      run_config("papers/roelofs_fig1", R"({"sweep": {"sample_size": [50, 100, 200]}})");
+  for (const auto& [label, published] : std::vector<std::pair<std::string, double>>{
+           {"ece_ew15_l2", 0.066}, {"ece_em15_l2", 0.026}}) {
+    INFO(label);
+    const Row& r = row(run.cells, {{"estimator", label}, {"sample_size", "200"}});
+    CHECK(number(r, "truth") == 0.0);  // calibrated: the binned quantity is exactly 0
+    // As published (two significant digits), and statistically: within half a unit of the
+    // published last digit plus 3 standard errors of the mean over 2,000 replicates.
+    CHECK(fixed(number(r, "mean"), 3) == fixed(published, 3));
+    CHECK(std::abs(number(r, "mean") - published) < 0.0005 + 3.0 * number(r, "se_bias"));
+  }
+  // docs/papers.md: "Beta(2.8, 0.05) puts 93.1 % of its mass above 14/15".
+  CHECK(fixed(100.0 * boost::math::ibetac(2.8, 0.05, 14.0 / 15.0), 1) == "93.1");
+}
+
+// Their bias-versus-n comparison: every estimator's bias falls with n; equal-mass bins are less
+// biased than equal-width ones at every n; the figures docs/papers.md quotes.
+TEST_CASE("papers: Roelofs et al. bias against n", "[slow][e2e][papers]") {
+  const auto& run = shipped("papers/roelofs_fig1");
+  const std::vector<std::string> sizes = {"50", "100", "200", "400", "800", "1600", "3200"};
+  auto bias = [&](const std::string& label, const std::string& n) {
+    return number(row(run.cells, {{"estimator", label}, {"sample_size", n}}), "bias");
+  };
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    INFO("n = " << sizes[i]);
+    CHECK(bias("ece_em15_l2", sizes[i]) < bias("ece_ew15_l2", sizes[i]));
+    if (i > 0) {
+      CHECK(bias("ece_ew15_l2", sizes[i]) < bias("ece_ew15_l2", sizes[i - 1]));
+      CHECK(bias("ece_em15_l2", sizes[i]) < bias("ece_em15_l2", sizes[i - 1]));
+      CHECK(bias("ece_sweep_em_l2", sizes[i]) < bias("ece_sweep_em_l2", sizes[i - 1]));
+    }
+  }
+  // docs/papers.md's table.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> quoted = {
+      {"ece_ew15_l2", {"0.077", "0.074", "0.066", "0.056", "0.045", "0.034", "0.025"}},
+      {"ece_em15_l2", {"0.046", "0.036", "0.026", "0.019", "0.014", "0.010", "0.007"}},
+      {"ece_sweep_em_l2", {"0.054", "0.044", "0.033", "0.023", "0.016", "0.011", "0.008"}},
+      {"ece_debiased_ew15", {"0.016", "0.020", "0.018", "0.016", "0.013", "0.010", "0.007"}}};
+  for (const auto& [label, values] : quoted)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      INFO(label << " at n = " << sizes[i]);
+      CHECK(fixed(bias(label, sizes[i]), 3) == values[i]);
+    }
+}
+
+// Widmann, Lindsten & Zachariah 2019's label-noise model (label_noise: p ~ Dir(1) over K = 10
+// classes, labels from c = (1 - w) p + w e_0, w = 0 .. 1): the analytic ECE with respect to total
+// variation, ECE_TV = (1/2) E||r(p) - p||_1 = (1/2) w E||p - e_0||_1 = w (1 - 1/K) (E p_0 = 1/K).
+// calbench's canonical_l1 is the L1 norm without the 1/2: twice ECE_TV. w = 1 (labels ignore p) is
+// allowed. Replicates shrunk to 20: the checked numbers are truths, which do not depend on them.
+TEST_CASE("papers: Widmann et al. ECE_TV on label_noise", "[e2e][papers]") {
+  const auto& run = run_config("papers/widmann_label_noise", R"({"replicates": 20})");
+  const auto& cells = run.summary.at("cells");
+  REQUIRE(cells.size() == 5);
+  for (const auto& cell : cells) {
+    const double w = cell.at("parameters").at("generator.weight").get<double>();
+    const auto& t = cell.at("truth").at("canonical_l1");
+    INFO("w = " << w);
+    CHECK(t.at("method") == "closed_form");
+    const double ece_tv = 0.5 * t.at("value").get<double>();
+    CHECK(ece_tv == Approx(w * (1.0 - 1.0 / 10.0)).margin(1e-12));
+    // classwise_ece_l1 = (1/K) sum_k E|w (beta_k - p_k)| = 2 ECE_TV / K here.
+    CHECK(cell.at("truth").at("classwise_ece_l1").at("value").get<double>() ==
+          Approx(2.0 * ece_tv / 10.0).margin(1e-12));
+  }
+  // docs/papers.md: "ECE_TV 0.9 at w = 1 (canonical_l1 1.8)".
+  CHECK(fixed(0.5 * cells.back().at("truth").at("canonical_l1").at("value").get<double>(), 1) ==
+        "0.9");
+}
+
+// Kumar, Liang & Ma 2019 ("Verified uncertainty calibration"): the plug-in estimate of the squared
+// binned L2 error is biased upward and their debiased estimator removes most of it. Exactly, for
+// a calibrated score s (P(y = 1 | s) = s) in B fixed bins with probabilities pi_b, n rows: given
+// the m >= 1 rows of bin b, the gap mean(y - s) has mean 0 and variance E[s(1 - s) | b]/m, so
+//   E[plug-in] = (1/n) sum_b P(n_b >= 1) E[s(1 - s) | b],        P(n_b >= 1) = 1 - (1 - pi_b)^n;
+// and the debiased term gap^2 - ybar(1 - ybar)/(m - 1) has mean (E[s(1 - s) | b] - mu_b(1 -
+// mu_b))/m = -Var(s | b)/m (ybar's variance includes the spread of s within the bin), singletons
+// dropping out, so
+//   E[debiased] = -(1/n) sum_b P(n_b >= 2) Var(s | b),  P(n_b >= 2) = P(n_b >= 1) - n pi_b (1 -
+//   pi_b)^(n-1).
+// The truth of both is 0. Moments of s ~ Beta(a, b) on a bin (l, u]:
+// E[s^k 1{l < s <= u}] = B(a + k, b)/B(a, b) (I_u(a + k, b) - I_l(a + k, b)).
+TEST_CASE("papers: Kumar et al. plug-in and debiased squared error, exact bias", "[e2e][papers]") {
+  const auto& run = run_config("papers/kumar_debiased");
+  const double a = 2.0, b = 5.0;
+  constexpr int B = 10;
+  auto moment = [&](int k, double lo, double hi) {
+    return boost::math::beta(a + k, b) / boost::math::beta(a, b) *
+           (boost::math::ibeta(a + k, b, hi) - boost::math::ibeta(a + k, b, lo));
+  };
+  auto exact = [&](double n) {
+    double plug = 0.0, debiased = 0.0;
+    for (int i = 0; i < B; ++i) {
+      const double lo = i / double(B), hi = (i + 1) / double(B);
+      const double pi = moment(0, lo, hi), m1 = moment(1, lo, hi) / pi, m2 = moment(2, lo, hi) / pi;
+      const double any = 1.0 - std::pow(1.0 - pi, n);
+      const double two = any - n * pi * std::pow(1.0 - pi, n - 1.0);
+      plug += any * (m1 - m2) / n;
+      debiased -= two * (m2 - m1 * m1) / n;
+    }
+    return std::pair{plug, debiased};
+  };
+  // Mean and standard error over the replicates of one estimator in one cell (squared: the
+  // plug-in estimator reports the root).
+  auto mean_se = [&](const std::string& cell, const std::string& label, bool square) {
+    double sum = 0.0, sum_sq = 0.0, R = 0.0;
+    for (const auto& r : run.replicates) {
+      if (r.at("cell") != cell || r.at("estimator") != label) continue;
+      const double v = square ? std::pow(std::stod(r.at("value")), 2) : std::stod(r.at("value"));
+      sum += v;
+      sum_sq += v * v;
+      R += 1.0;
+    }
+    REQUIRE(R == 4000.0);
+    const double mean = sum / R;
+    return std::pair{mean, std::sqrt((sum_sq / R - mean * mean) / (R - 1.0))};
+  };
+  // 8 checks; 3.5 standard errors keep the family-wise false-alarm rate below 0.4 %.
+  constexpr double z = 3.5;
+  const std::vector<std::string> sizes = {"30", "100", "300", "1000"};
+  std::vector<std::string> quoted_exact, quoted_mean;
+  for (std::size_t c = 0; c < sizes.size(); ++c) {
+    const std::string cell = std::to_string(c);
+    const auto [plug, debiased] = exact(std::stod(sizes[c]));
+    const auto [plug_mean, plug_se] = mean_se(cell, "plugin_ew10_l2", true);
+    const auto [deb_mean, deb_se] = mean_se(cell, "debiased_ew10_sq", false);
+    INFO("n = " << sizes[c] << ": plug-in " << plug_mean << " (exact " << plug << ", SE " << plug_se
+                << "), debiased " << deb_mean << " (exact " << debiased << ", SE " << deb_se
+                << ")");
+    CHECK(std::abs(plug_mean - plug) < z * plug_se);
+    CHECK(std::abs(deb_mean - debiased) < z * deb_se);
+    // Kumar et al.'s point: the plug-in is far off (the truth is 0), the debiased one is not.
+    CHECK(plug_mean > 20.0 * plug_se);
+    CHECK(std::abs(deb_mean) < plug_mean / 20.0);
+    quoted_exact.push_back(fixed(plug, 4));
+    quoted_mean.push_back(fixed(plug_mean, 4));
+  }
+  // docs/papers.md's table.
+  CHECK(quoted_exact == std::vector<std::string>{"0.0416", "0.0145", "0.0052", "0.0016"});
+  CHECK(quoted_mean == std::vector<std::string>{"0.0412", "0.0144", "0.0051", "0.0016"});
+  CHECK(fixed(exact(30.0).second, 5) == "-0.00015");
+}
+
+// caltrain's polynomial calibration curve (Roelofs et al. 2022's code): f ~ Beta(a, b),
+// P(y = 1 | f) = f^d, whose binary L1 calibration error has the closed form
+// E|f^d - f| = |R(d) - R(1)|, R(x) = B(a + x, b)/B(a, b) (f^d - f has one sign). For a = 2, b = 1,
+// d = 2 by hand: f has density 2f, E f = 2/3, E f^2 = 1/2, so E|f^2 - f| = 1/6, and
+// E(f^2 - f)^2 = 2 (1/6 - 2/5 + 1/4) = 1/30 (canonical_l2 counts both classes: sqrt(2/30)).
+TEST_CASE("papers: caltrain's polynomial closed form", "[e2e][papers]") {
+  const auto& run = run_config("papers/caltrain_polynomial", R"({"replicates": 20})");
+  for (const auto& cell : run.summary.at("cells")) {
+    const auto& truth = cell.at("truth");
+    CHECK(truth.at("classwise_ece_l1").at("method") == "closed_form");
+    CHECK(truth.at("classwise_ece_l1").at("value").get<double>() ==
+          Approx(1.0 / 6.0).margin(1e-14));
+    CHECK(truth.at("canonical_l2").at("value").get<double>() ==
+          Approx(std::sqrt(2.0 / 30.0)).margin(1e-14));
+    // A one-signed gap makes every binned L1 ECE of the score equal E|f^2 - f| in the limit:
+    // each estimator's own population value is 1/6 within its Monte Carlo error.
+    for (const char* label : {"ece_ew15_binary", "ece_em15_binary"}) {
+      INFO(label);
+      const auto& population = cell.at("estimators").at(label).at("population");
+      CHECK(std::abs(population.at("value").get<double>() - 1.0 / 6.0) <
+            3.5 * population.at("error").get<double>());
     }
   }
 }

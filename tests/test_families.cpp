@@ -116,7 +116,7 @@ TEST_CASE("every family samples valid rows and keeps its truth on request", "[un
       REQUIRE(s.label[i] < gen.classes());
     }
   }
-  CHECK_THROWS_WITH(Generator(LabelNoiseSpec{3, {1.0}, 1.0, {1, 0, 0}}), Catch::Contains("weight"));
+  CHECK_THROWS_WITH(Generator(LabelNoiseSpec{3, {1.0}, 1.5, {1, 0, 0}}), Catch::Contains("weight"));
   CHECK_THROWS_WITH(Generator(ClassConditionalSpec{3, {0.5, 0.5, 0.5}, std::vector<double>(9, 1)}),
                     Catch::Contains("prior sums to 1.5"));
   CHECK_THROWS_WITH(Generator(BetaBinarySpec{1.0, -1.0, 0.0, IdentityCurve{}}),
@@ -151,7 +151,9 @@ TEST_CASE("label_noise: canonical L1 = w 2(K-1)/K for a unit beta, closed forms 
   // Every quantity against the generic Monte Carlo, symmetric (all exact) and not.
   for (const LabelNoiseSpec& spec :
        {LabelNoiseSpec{4, {0.5}, 0.3, {1, 0, 0, 0}}, LabelNoiseSpec{3, {2.0}, 0.2, {0.2, 0.3, 0.5}},
-        LabelNoiseSpec{3, {0.3, 0.6, 1.0}, 0.25, {0.6, 0.1, 0.3}}}) {
+        LabelNoiseSpec{3, {0.3, 0.6, 1.0}, 0.25, {0.6, 0.1, 0.3}},
+        // w = 1: the labels ignore p (Widmann et al.'s most miscalibrated model).
+        LabelNoiseSpec{3, {1.0}, 1.0, {1, 0, 0}}}) {
     INFO(Generator(spec).canonical_text());
     check_exact_against_mc(truth_of(spec), mc_of(spec, 800'000));
   }

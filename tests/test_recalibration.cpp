@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
+#include "report/listing.hpp"
 #include "scenarios/recalibration/run.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
@@ -272,8 +273,9 @@ TEST_CASE("recalibration config: keys of other scenarios and bad methods are err
     const auto p = problems_of(doc);
     CHECK(has_problem(
         p, "/sample_size: key \"sample_size\" is not used by scenario \"recalibration\""));
-    CHECK(
-        has_problem(p, "/intervals: key \"intervals\" is not used by scenario \"recalibration\""));
+    CHECK(has_problem(p,
+                      "/intervals: key \"intervals\" belongs to scenario \"estimator_bias\", not "
+                      "\"recalibration\""));
   }
   {
     OJ doc = good;
@@ -332,7 +334,7 @@ TEST_CASE("recalibration config: keys of other scenarios and bad methods are err
 
 TEST_CASE("every recalibrator registry row builds from its name and fits",
           "[unit][recalibration]") {
-  const std::vector<std::string> names = recalibrator_names();
+  const std::vector<std::string> names = names_of(recalibrator_registry());
   CHECK(names.size() == 14);
   OJ methods = OJ::array();
   for (const auto& name : names) {

@@ -389,3 +389,51 @@ TEST_CASE("on a calibrated generator the unbiased estimators are unbiased", "[e2
   CHECK(*ece.bias == ece.mean);
   CHECK(ece.mean > 0.0);
 }
+
+TEST_CASE("reliability: true and replicate 0's curves, into reliability.csv", "[e2e]") {
+  OJ document = small_experiment();
+  document["reliability"] = OJ::parse(R"({"samples": 40000, "points": 50})");
+  const ExperimentConfig config = parse(document, "e2e.json");
+  REQUIRE(config.reliability);
+  CHECK(config.reliability->bins == 15);
+  const ResultSet results = run_with_threads(config, 2);
+  for (const auto& cell : results.records) {
+    // K = 4, symmetric alpha, temperature: the classes are pooled. true top and pooled curves,
+    // then per binning the estimated top and pooled curves.
+    REQUIRE(cell.reliability.size() == 6);
+    CHECK(cell.reliability[0].curve == "true");
+    CHECK(cell.reliability[1].scope == "classes_pooled");
+    // The estimated top-label equal-width curve is replicate 0's sample binned as `ece`
+    // (15 equal-width bins), so sum_b w_b |frequency_b - score_b| is replicate 0's value.
+    const calbench::CurveRecord& ew = cell.reliability[2];
+    CHECK(ew.curve == "estimated");
+    CHECK(ew.binning == "equal_width");
+    CHECK(ew.scope == "top_label");
+    double ece = 0.0;
+    for (const auto& p : ew.points) ece += p.weight * std::abs(p.frequency - p.score);
+    CHECK(ece == Approx(cell.replicate_values[0][0]).epsilon(1e-12));
+    // The true top-label curve averages to the accuracy (temperature keeps the argmax:
+    // E[c_top] = accuracy, exact); SE of a mean of c_top over 40,000 draws <= 0.5/200.
+    double acc = 0.0;
+    for (const auto& p : cell.reliability[0].points) acc += p.weight * p.frequency;
+    CHECK(std::abs(acc - truth_of(cell, "accuracy").value) < 4.5 * 0.5 / 200.0);
+  }
+  TempDir dir;
+  write_results(results, config, some_run_info(1.0), dir.path);
+  const auto lines = table_lines_of(read_text(dir.path / "reliability.csv"));
+  CHECK(lines.at(0) ==
+        "cell,generator.miscalibration.temperature,sample_size,curve,binning,scope,class,lower,"
+        "upper,score,frequency,error,count,weight");
+  std::size_t points = 0;
+  for (const auto& cell : results.records)
+    for (const auto& curve : cell.reliability) points += curve.points.size();
+  CHECK(lines.size() == 1 + points);
+  const auto summary = nlohmann::json::parse(read_text(dir.path / "summary.json"));
+  CHECK(summary["reliability"]["samples"] == 40000);
+  // A run without `reliability` removes a stale reliability.csv.
+  ResultSet without = results;
+  without.reliability.reset();
+  for (auto& cell : without.records) cell.reliability.clear();
+  write_results(without, config, some_run_info(1.0), dir.path);
+  CHECK_FALSE(fs::exists(dir.path / "reliability.csv"));
+}

@@ -1,12 +1,8 @@
 #include "config/experiment.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <map>
 
-#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
@@ -109,20 +105,19 @@ const ScenarioSyntax* parse_scenario(ObjectReader& top,
   return &*it;
 }
 
-// A key of another scenario: "belongs to" the scenario that claims it, else "is not used".
+// A key of other scenarios: it "belongs to" the one scenario that reads it, else "is not used".
 void reject_foreign_keys(const ObjectReader& top, const ScenarioSyntax& own,
                          const std::vector<ScenarioSyntax>& scenarios) {
   for (const auto& key : all_keys(scenarios, &ScenarioSyntax::keys, {})) {
     if (contains(own.keys, key) || top.find(key) == nullptr) continue;
-    const auto claimer =
-        std::find_if(scenarios.begin(), scenarios.end(),
-                     [&](const ScenarioSyntax& s) { return contains(s.claimed, key); });
+    std::vector<std::string_view> readers;
+    for (const auto& s : scenarios)
+      if (contains(s.keys, key)) readers.push_back(s.name);
     top.problems().add(top.pointer_to(key),
-                       claimer != scenarios.end()
-                           ? "key " + quote(key) + " belongs to scenario " + quote(claimer->name) +
-                                 ", not " + quote(own.name)
-                           : "key " + quote(key) + " is not used by scenario " + quote(own.name) +
-                                 own.unused_note);
+                       readers.size() == 1 ? "key " + quote(key) + " belongs to scenario " +
+                                                 quote(readers[0]) + ", not " + quote(own.name)
+                                           : "key " + quote(key) + " is not used by scenario " +
+                                                 quote(own.name) + own.unused_note);
   }
 }
 
@@ -213,8 +208,6 @@ Value to_value(const Json& json) {
 }
 
 namespace {
-
-// ---- the sweep ----------------------------------------------------------------------------
 
 // ---- the sweep ----------------------------------------------------------------------------
 
@@ -379,6 +372,20 @@ bool under(const std::string& pointer, const std::string& prefix) {
           pointer[prefix.size()] == '/');
 }
 
+using SweepPointers = std::vector<std::pair<std::string, std::string>>;
+
+// Where `pointer`, when under a swept path, is in `sweep`: at the cell's value of that path
+// (/sweep/KEY/i...), given the cell's position on each axis; nullopt when under none.
+std::optional<std::string> sweep_place(const std::string& pointer, const SweepPointers& pointers,
+                                       const std::vector<std::size_t>& position) {
+  for (std::size_t a = 0; a < pointers.size() && a < position.size(); ++a) {
+    const auto& [config_pointer, sweep_pointer] = pointers[a];
+    if (under(pointer, config_pointer))
+      return pointer_join(sweep_pointer, position[a]) + pointer.substr(config_pointer.size());
+  }
+  return std::nullopt;
+}
+
 // A problem a cell has that the base document does not, with the cells that have it.
 struct CellProblem {
   Problem problem;
@@ -410,22 +417,16 @@ std::string with_cells(const CellProblem& p) {
 // Where a cell's problem goes: one at a swept value to its place in `sweep`; one the base
 // document has too nowhere (it is reported already); any other to `unexplained`, with the cell.
 void route_cell_problem(Problem problem, std::size_t index, const std::vector<std::size_t>& digits,
-                        const std::vector<SweepAxis>& axes, const std::vector<Problem>& base,
-                        Problems& problems, std::vector<CellProblem>& unexplained) {
-  for (std::size_t a = 0; a < axes.size(); ++a) {
-    if (under(problem.pointer, axes[a].config_pointer)) {
-      problem.pointer = pointer_join(axes[a].sweep_pointer, digits[a]) +
-                        problem.pointer.substr(axes[a].config_pointer.size());
-      problems.add_unique(problem);
-      return;
-    }
+                        const std::vector<SweepAxis>& axes, const SweepPointers& pointers,
+                        const std::vector<Problem>& base, Problems& problems,
+                        std::vector<CellProblem>& unexplained) {
+  if (auto place = sweep_place(problem.pointer, pointers, digits)) {
+    problems.add_unique({std::move(*place), std::move(problem.message)});
+    return;
   }
-  const auto same = [&](const Problem& p) {
-    return p.pointer == problem.pointer && p.message == problem.message;
-  };
-  if (std::any_of(base.begin(), base.end(), same)) return;
+  if (std::find(base.begin(), base.end(), problem) != base.end()) return;
   const auto it = std::find_if(unexplained.begin(), unexplained.end(),
-                               [&](const CellProblem& p) { return same(p.problem); });
+                               [&](const CellProblem& p) { return p.problem == problem; });
   if (it == unexplained.end())
     unexplained.push_back({std::move(problem), {index}, cell_values(axes, digits)});
   else
@@ -436,6 +437,7 @@ void route_cell_problem(Problem problem, std::size_t index, const std::vector<st
 // same functions as the base document.
 std::vector<std::unique_ptr<CellBase>> expand_cells(const Json& document, const Json& resolved,
                                                     const std::vector<SweepAxis>& axes,
+                                                    const SweepPointers& pointers,
                                                     ScenarioSections& sections,
                                                     Problems& problems) {
   std::size_t count = 1;
@@ -452,7 +454,7 @@ std::vector<std::unique_ptr<CellBase>> expand_cells(const Json& document, const 
     ObjectReader top(cell_document, "", found);
     auto cell = sections.parse_cell(top);
     for (const auto& problem : found.items())
-      route_cell_problem(problem, index, digits, axes, base, problems, unexplained);
+      route_cell_problem(problem, index, digits, axes, pointers, base, problems, unexplained);
     if (!cell) continue;
     cell->index = index;
     cell->sweep_position = digits;
@@ -472,43 +474,12 @@ std::vector<std::unique_ptr<CellBase>> expand_cells(const Json& document, const 
 
 // The base document's problems, less those at swept paths: a swept path's value in the
 // document is a placeholder that no cell uses.
-Problems without_swept(const Problems& problems, const std::vector<SweepAxis>& axes) {
+Problems without_swept(const Problems& problems, const SweepPointers& pointers) {
   Problems out;
-  for (const auto& p : problems.items()) {
-    const bool swept = std::any_of(axes.begin(), axes.end(), [&](const SweepAxis& a) {
-      return under(p.pointer, a.config_pointer);
-    });
-    if (!swept) out.add(p.pointer, p.message);
-  }
+  const std::vector<std::size_t> any_position(pointers.size(), 0);
+  for (const auto& p : problems.items())
+    if (!sweep_place(p.pointer, pointers, any_position)) out.add(p.pointer, p.message);
   return out;
-}
-
-std::string read_file(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw ConfigError({name + ": cannot open the file (it is a directory)"});
-  std::FILE* handle = std::fopen(name.c_str(), "rb");
-  if (handle == nullptr)
-    throw ConfigError({name + ": cannot open the file (" + std::strerror(errno) + ")"});
-  std::string text;
-  char buffer[65536];
-  std::size_t got;
-  while ((got = std::fread(buffer, 1, sizeof buffer, handle)) > 0) text.append(buffer, got);
-  const bool failed = std::ferror(handle) != 0;
-  const int error = errno;
-  std::fclose(handle);
-  if (failed) throw ConfigError({name + ": cannot read the file (" + std::strerror(error) + ")"});
-  return text;
-}
-
-// nlohmann's messages start with "[json.exception.parse_error.101] "; the id helps nobody.
-std::string without_exception_id(const std::string& what) {
-  if (what.rfind("[json.exception.", 0) == 0) {
-    const auto end = what.find("] ");
-    if (end != std::string::npos) return what.substr(end + 2);
-  }
-  return what;
 }
 
 // The whole document; `fallback_name` is the name when the document gives none.
@@ -531,7 +502,6 @@ std::unique_ptr<ExperimentBase> parse_document(const Json& document, const std::
   std::unique_ptr<CellBase> base_cell = sections->parse_cell(top);
   parse_output(top, header.name.empty() ? "experiment" : header.name, *reader, *sections,
                header.output);
-  sections->parse_fixed(top);
   const auto axes =
       parse_sweep(top, all_keys(scenarios, &ScenarioSyntax::fixed, common_fixed_keys));
   if (axes)
@@ -543,8 +513,9 @@ std::unique_ptr<ExperimentBase> parse_document(const Json& document, const std::
   header.resolved = top.take_resolved();
   std::vector<std::unique_ptr<CellBase>> cells;
   if (axes && !axes->empty() && top.is_object()) {
-    problems = without_swept(problems, *axes);
-    cells = expand_cells(document, header.resolved, *axes, *sections, problems);
+    problems = without_swept(problems, header.sweep_pointers);
+    cells =
+        expand_cells(document, header.resolved, *axes, header.sweep_pointers, *sections, problems);
   } else if (base_cell) {
     cells.push_back(std::move(base_cell));
   }
@@ -557,26 +528,14 @@ std::unique_ptr<ExperimentBase> parse_document(const Json& document, const std::
 
 std::string cell_pointer(const ExperimentBase& experiment, const CellBase& cell,
                          const std::string& pointer) {
-  for (std::size_t a = 0; a < experiment.sweep_pointers.size(); ++a) {
-    const auto& [config_pointer, sweep_pointer] = experiment.sweep_pointers[a];
-    if (a < cell.sweep_position.size() && under(pointer, config_pointer))
-      return pointer_join(sweep_pointer, cell.sweep_position[a]) +
-             pointer.substr(config_pointer.size());
-  }
-  return pointer;
+  return sweep_place(pointer, experiment.sweep_pointers, cell.sweep_position).value_or(pointer);
 }
 
 std::unique_ptr<ExperimentBase> load_experiment(const std::filesystem::path& file,
                                                 const std::vector<ScenarioSyntax>& scenarios) {
-  const std::string text = read_file(file);
   const std::string source = file.string();
   Problems problems;
-  Json document;
-  try {
-    document = parse_json_text(text, problems);
-  } catch (const Json::exception& error) {
-    throw ConfigError({source + ": not valid JSON: " + without_exception_id(error.what())});
-  }
+  const Json document = read_json_file(file, problems);
   // Duplicate keys are reported together with whatever else is wrong in the file.
   std::vector<std::string> found = problems.render(source);
   try {

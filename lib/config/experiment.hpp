@@ -13,25 +13,15 @@
 #include <string_view>
 #include <vector>
 
-#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
-#include "config/param_value.hpp"
+#include "config/registry.hpp"
 #include "core/value.hpp"
 #include "estimators/estimator.hpp"
-#include "estimators/interval_methods.hpp"
 #include "generators/generator.hpp"
 #include "truth/target_solver.hpp"
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
-
-struct EstimatorConfig {
-  std::string name;                // registry name, e.g. "ece"
-  std::string label;               // unique within the experiment, e.g. "ece_ew15"
-  std::vector<NamedParam> params;  // every parameter, defaults filled, in registry order
-  std::shared_ptr<const Estimator> estimator;
-  IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
-};
 
 // One cell of the sweep: what every scenario's cell has. Scenario cells derive from it.
 struct CellBase {
@@ -73,7 +63,7 @@ struct ExperimentBase {
 // ---- what a scenario adds to the parser -----------------------------------------------------
 
 // Reads a scenario's own sections. The parser makes one per document and calls, in this order:
-// parse_cell on the base document, parse_output, parse_fixed, parse_after_sweep, parse_cell on
+// parse_cell on the base document, parse_output, parse_after_sweep, parse_cell on
 // every sweep cell, check, finish. Each reports problems through the reader it is given.
 class ScenarioSections {
  public:
@@ -84,10 +74,8 @@ class ScenarioSections {
   virtual std::unique_ptr<CellBase> parse_cell(ObjectReader& top) = 0;
   // Its keys of `output` (the ScenarioSyntax lists them); the parser reads `directory`.
   virtual void parse_output(ObjectReader& output) = 0;
-  // Its keys fixed for the whole experiment, read before the sweep.
-  virtual void parse_fixed(ObjectReader& /*top*/) {}
-  // Those that depend on the sweep keys or on the base document's cell (null when it had
-  // problems).
+  // Its keys fixed for the whole experiment, given the sweep keys and the base document's cell
+  // (null when it had problems).
   virtual void parse_after_sweep(ObjectReader& /*top*/, const std::vector<std::string>& /*keys*/,
                                  const CellBase* /*base*/) {}
   // Checks across all cells.
@@ -103,7 +91,6 @@ class ScenarioSections {
 struct ScenarioSyntax {
   std::string_view name;
   std::vector<std::string> keys;         // its top-level keys besides the common ones
-  std::vector<std::string> claimed;      // keys no other scenario reads
   std::vector<std::string> fixed;        // its keys a sweep may not vary
   std::vector<std::string> output_keys;  // its keys of `output` besides directory
   std::string unused_note;               // after "key K is not used by scenario S" (may be empty)

@@ -1,26 +1,76 @@
 #include "config/json_support.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <unordered_set>
 
+#include "core/error.hpp"
 #include "core/format.hpp"
 
 namespace calbench {
 namespace {
 
-// 2^63 and 2^64 as doubles (exact): the first values out of range of int64 and uint64.
-constexpr double two_63 = 9223372036854775808.0;
-constexpr double two_64 = 18446744073709551616.0;
-
-std::string integer_rule(std::string_view min_text, bool has_min) {
-  return has_min ? "an integer >= " + std::string(min_text) : std::string("an integer");
+// The rule an integer reader states: "an integer >= MIN", or its whole range when MIN is the
+// type's least value.
+template <typename T>
+std::string integer_rule(T min) {
+  if (min != std::numeric_limits<T>::min()) return "an integer >= " + std::to_string(min);
+  if constexpr (std::is_signed_v<T>) return "an integer";
+  return "an integer in [0, " + std::to_string(std::numeric_limits<T>::max()) + "]";
 }
 
-bool integral(double x) {
-  return std::isfinite(x) && std::floor(x) == x;
+// An integer of type T >= min; a JSON float counts when integral and in range (2^63 and 2^64
+// are exact as doubles: the first values out of range of int64 and uint64).
+template <typename T>
+std::optional<T> read_whole(const Json& value, const std::string& pointer, T min,
+                            Problems& problems) {
+  constexpr double lowest = std::is_signed_v<T> ? -9223372036854775808.0 : 0.0;
+  constexpr double limit = std::is_signed_v<T> ? 9223372036854775808.0 : 18446744073709551616.0;
+  std::optional<T> result;
+  if (value.is_number_unsigned()) {
+    const auto u = value.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) result = T(u);
+  } else if (value.is_number_integer()) {
+    const auto i = value.get<std::int64_t>();
+    if (std::is_signed_v<T> || i >= 0) result = T(i);
+  } else if (value.is_number_float()) {
+    const double x = value.get<double>();
+    if (std::isfinite(x) && std::floor(x) == x && x >= lowest && x < limit) result = T(x);
+  }
+  if (!result || *result < min) {
+    problems.add(pointer, "expected " + integer_rule(min) + ", found " + describe(value));
+    return std::nullopt;
+  }
+  return result;
+}
+
+// A finite number with in_range(x): "expected a finite number RULE, found X" for a value that
+// is not one, "NAME = X: must be RULE" for one out of range.
+std::optional<double> read_ranged(const Json& value, const std::string& pointer,
+                                  std::string_view name, bool (*in_range)(double),
+                                  std::string_view rule, Problems& problems) {
+  if (!value.is_number() || !std::isfinite(value.get<double>())) {
+    problems.add(pointer, "expected a finite number" + std::string(rule.empty() ? "" : " ") +
+                              std::string(rule) + ", found " + describe(value));
+    return std::nullopt;
+  }
+  const double x = value.get<double>();
+  if (in_range != nullptr && !in_range(x)) {
+    problems.add(pointer,
+                 std::string(name) + " = " + format_double(x) + ": must be " + std::string(rule));
+    return std::nullopt;
+  }
+  return x;
+}
+
+bool is_positive(double x) {
+  return x > 0.0;
 }
 
 }  // namespace
@@ -48,10 +98,7 @@ void Problems::add(std::string pointer, std::string message) {
 }
 
 void Problems::add_unique(const Problem& problem) {
-  const bool seen = std::any_of(items_.begin(), items_.end(), [&](const Problem& p) {
-    return p.pointer == problem.pointer && p.message == problem.message;
-  });
-  if (!seen) items_.push_back(problem);
+  if (std::find(items_.begin(), items_.end(), problem) == items_.end()) items_.push_back(problem);
 }
 
 std::vector<std::string> Problems::render(std::string_view source) const {
@@ -87,36 +134,6 @@ std::string describe(const Json& value) {
     default:
       return "a binary value";
   }
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
-
-std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
-                            std::string_view indent) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (width.size() <= c) width.push_back(0);
-      width[c] = std::max(width[c], row[c].size());
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + '\n';
-  }
-  return out;
 }
 
 std::string unknown_name(std::string_view what, std::string_view name,
@@ -213,77 +230,49 @@ Json parse_json_text(const std::string& text, Problems& problems) {
   });
 }
 
+Json parse_json_source(const std::string& text, const std::string& source, Problems& problems) {
+  try {
+    return parse_json_text(text, problems);
+  } catch (const Json::exception& error) {
+    // nlohmann's messages start with "[json.exception.parse_error.101] "; the id helps nobody.
+    std::string what = error.what();
+    if (const auto end = what.find("] ");
+        what.rfind("[json.exception.", 0) == 0 && end != what.npos)
+      what.erase(0, end + 2);
+    throw ConfigError({source + ": not valid JSON: " + what});
+  }
+}
+
+Json read_json_file(const std::filesystem::path& file, Problems& problems) {
+  const std::string name = file.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw ConfigError({name + ": cannot open the file (it is a directory)"});
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError({name + ": cannot open the file (" + std::strerror(errno) + ")"});
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw ConfigError({name + ": cannot read the file (" + std::strerror(errno) + ")"});
+  return parse_json_source(text, name, problems);
+}
+
 std::optional<std::int64_t> read_integer(const Json& value, const std::string& pointer,
                                          std::int64_t min, Problems& problems) {
-  const bool has_min = min != std::numeric_limits<std::int64_t>::min();
-  const std::string rule = integer_rule(std::to_string(min), has_min);
-  std::optional<std::int64_t> result;
-  if (value.is_number_integer() && !value.is_number_unsigned()) {
-    result = value.get<std::int64_t>();
-  } else if (value.is_number_unsigned()) {
-    const auto u = value.get<std::uint64_t>();
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      result = static_cast<std::int64_t>(u);
-  } else if (value.is_number_float()) {
-    const double x = value.get<double>();
-    if (integral(x) && x >= -two_63 && x < two_63) result = static_cast<std::int64_t>(x);
-  }
-  if (!result || *result < min) {
-    problems.add(pointer, "expected " + rule + ", found " + describe(value));
-    return std::nullopt;
-  }
-  return result;
+  return read_whole(value, pointer, min, problems);
 }
 
 std::optional<std::uint64_t> read_unsigned(const Json& value, const std::string& pointer,
                                            std::uint64_t min, Problems& problems) {
-  const std::string rule =
-      min == 0
-          ? "an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + "]"
-          : integer_rule(std::to_string(min), true);
-  std::optional<std::uint64_t> result;
-  if (value.is_number_unsigned()) {
-    result = value.get<std::uint64_t>();
-  } else if (value.is_number_integer()) {
-    const auto i = value.get<std::int64_t>();
-    if (i >= 0) result = static_cast<std::uint64_t>(i);
-  } else if (value.is_number_float()) {
-    const double x = value.get<double>();
-    if (integral(x) && x >= 0.0 && x < two_64) result = static_cast<std::uint64_t>(x);
-  }
-  if (!result || *result < min) {
-    problems.add(pointer, "expected " + rule + ", found " + describe(value));
-    return std::nullopt;
-  }
-  return result;
+  return read_whole(value, pointer, min, problems);
 }
 
 std::optional<double> read_number(const Json& value, const std::string& pointer,
                                   Problems& problems) {
-  if (!value.is_number()) {
-    problems.add(pointer, "expected a number, found " + describe(value));
-    return std::nullopt;
-  }
-  const double x = value.get<double>();
-  if (!std::isfinite(x)) {
-    problems.add(pointer, "expected a finite number, found " + describe(value));
-    return std::nullopt;
-  }
-  return x;
+  return read_ranged(value, pointer, "", nullptr, "", problems);
 }
 
 std::optional<double> read_positive(const Json& value, const std::string& pointer,
                                     std::string_view name, Problems& problems) {
-  if (!value.is_number() || !std::isfinite(value.get<double>())) {
-    problems.add(pointer, "expected a finite number > 0, found " + describe(value));
-    return std::nullopt;
-  }
-  const double x = value.get<double>();
-  if (!(x > 0.0)) {
-    problems.add(pointer, std::string(name) + " = " + format_double(x) + ": must be > 0");
-    return std::nullopt;
-  }
-  return x;
+  return read_ranged(value, pointer, name, is_positive, "> 0", problems);
 }
 
 std::optional<std::string> read_string(const Json& value, const std::string& pointer,
@@ -350,73 +339,59 @@ void ObjectReader::set_resolved(std::string_view key, Json value) {
   resolved_[std::string(key)] = std::move(value);
 }
 
-std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min,
-                                                  std::optional<std::int64_t> fallback) {
-  const Json* value = fallback ? find(key) : require(key, integer_rule(std::to_string(min), true));
+template <typename T, typename Read>
+std::optional<T> ObjectReader::read_key(std::string_view key, std::optional<T> fallback,
+                                        std::string_view expected, Read read) {
+  const Json* value = fallback ? find(key) : require(key, expected);
   if (value == nullptr) {
     if (fallback) add_default(key, *fallback);
     return fallback;
   }
-  const auto result = read_integer(*value, pointer_to(key), min, *problems_);
-  if (result) set_resolved(key, *result);
-  return result;
+  return read(*value, pointer_to(key));
+}
+
+template <typename T>
+std::optional<T> ObjectReader::whole(std::string_view key, T min, std::optional<T> fallback) {
+  return read_key<T>(key, fallback, integer_rule(min), [&](const Json& v, const std::string& at) {
+    const auto result = read_whole(v, at, min, *problems_);
+    if (result) set_resolved(key, *result);  // normalised: 1e4 is written 10000
+    return result;
+  });
+}
+
+std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min,
+                                                  std::optional<std::int64_t> fallback) {
+  return whole(key, min, fallback);
 }
 
 std::optional<std::uint64_t> ObjectReader::unsigned_integer(std::string_view key, std::uint64_t min,
                                                             std::optional<std::uint64_t> fallback) {
-  const Json* value = fallback ? find(key) : require(key, integer_rule(std::to_string(min), true));
-  if (value == nullptr) {
-    if (fallback) add_default(key, *fallback);
-    return fallback;
-  }
-  const auto result = read_unsigned(*value, pointer_to(key), min, *problems_);
-  if (result) set_resolved(key, *result);
-  return result;
+  return whole(key, min, fallback);
 }
 
 std::optional<double> ObjectReader::positive(std::string_view key, std::optional<double> fallback) {
-  const Json* value = fallback ? find(key) : require(key, "a number > 0");
-  if (value == nullptr) {
-    if (fallback) add_default(key, *fallback);
-    return fallback;
-  }
-  return read_positive(*value, pointer_to(key), key, *problems_);
+  return number(key, fallback, is_positive, "> 0");
 }
 
 std::optional<double> ObjectReader::number(std::string_view key, std::optional<double> fallback,
                                            bool (*in_range)(double), std::string_view rule) {
-  const Json* value = fallback ? find(key) : require(key, "a number " + std::string(rule));
-  if (value == nullptr) {
-    if (fallback) add_default(key, *fallback);
-    return fallback;
-  }
-  const auto x = read_number(*value, pointer_to(key), *problems_);
-  if (!x) return std::nullopt;
-  if (!in_range(*x)) {
-    problems_->add(pointer_to(key),
-                   std::string(key) + " = " + format_double(*x) + ": must be " + std::string(rule));
-    return std::nullopt;
-  }
-  return x;
+  return read_key<double>(key, fallback, "a number " + std::string(rule),
+                          [&](const Json& v, const std::string& at) {
+                            return read_ranged(v, at, key, in_range, rule, *problems_);
+                          });
 }
 
 std::optional<std::string> ObjectReader::string(std::string_view key,
                                                 std::optional<std::string> fallback) {
-  const Json* value = fallback ? find(key) : require(key, "a non-empty string");
-  if (value == nullptr) {
-    if (fallback) add_default(key, *fallback);
-    return fallback;
-  }
-  return read_string(*value, pointer_to(key), *problems_);
+  return read_key<std::string>(
+      key, fallback, "a non-empty string",
+      [&](const Json& v, const std::string& at) { return read_string(v, at, *problems_); });
 }
 
 std::optional<bool> ObjectReader::boolean(std::string_view key, std::optional<bool> fallback) {
-  const Json* value = fallback ? find(key) : require(key, "true or false");
-  if (value == nullptr) {
-    if (fallback) add_default(key, *fallback);
-    return fallback;
-  }
-  return read_bool(*value, pointer_to(key), *problems_);
+  return read_key<bool>(key, fallback, "true or false", [&](const Json& v, const std::string& at) {
+    return read_bool(v, at, *problems_);
+  });
 }
 
 }  // namespace calbench

@@ -4,12 +4,15 @@
 // The readers are strict: a wrong type, an unknown key, a non-finite number, a fractional
 // integer or a value out of range is a problem, never a silent conversion.
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/format.hpp"
 
 namespace calbench {
 
@@ -24,6 +27,7 @@ std::string pointer_join(std::string_view pointer, std::size_t index);
 struct Problem {
   std::string pointer;  // "" is the whole document (shown as "/")
   std::string message;  // what was expected and what was found
+  friend bool operator==(const Problem&, const Problem&) = default;
 };
 
 class Problems {
@@ -45,10 +49,6 @@ class Problems {
 std::string describe(const Json& value);
 // A JSON string literal: "foo" with quotes and escapes.
 std::string quote(std::string_view text);
-std::string join(const std::vector<std::string>& parts, std::string_view separator);
-// Rows of cells as text columns aligned on two spaces, each line starting with `indent`.
-std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
-                            std::string_view indent);
 // `unknown estimator "foo"; valid: accuracy, brier, ece, nll` (names sorted).
 std::string unknown_name(std::string_view what, std::string_view name,
                          std::vector<std::string> valid);
@@ -58,6 +58,10 @@ std::string unknown_name(std::string_view what, std::string_view name,
 // keep parsing linear and the stack bounded; docs/config.md); a key that appears twice in one
 // object (the parser would silently keep the last) is reported here.
 Json parse_json_text(const std::string& text, Problems& problems);
+// The same, a syntax error or limit thrown as ConfigError "SOURCE: not valid JSON: ...".
+Json parse_json_source(const std::string& text, const std::string& source, Problems& problems);
+// A file's text parsed so; a missing, unreadable or directory file is a ConfigError too.
+Json read_json_file(const std::filesystem::path& file, Problems& problems);
 
 // Value readers: each returns the value, or reports a problem at `pointer` and returns nullopt.
 // Integers accept a JSON float whose value is integral (1e4 is 10000, 2.5 is an error).
@@ -151,6 +155,14 @@ class ObjectReader {
   Json take_resolved() { return std::move(resolved_); }
 
  private:
+  // The value of `key` through read(value, pointer); absent, the fallback (into the resolved
+  // copy) or, without one, "required key is missing; expected EXPECTED".
+  template <typename T, typename Read>
+  std::optional<T> read_key(std::string_view key, std::optional<T> fallback,
+                            std::string_view expected, Read read);
+  template <typename T>
+  std::optional<T> whole(std::string_view key, T min, std::optional<T> fallback);
+
   const Json* object_ = nullptr;
   std::string pointer_;
   Problems* problems_;

@@ -13,25 +13,57 @@
 #include <any>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-#include "config/decision_config.hpp"
-#include "config/experiment.hpp"
-#include "config/generator_config.hpp"
 #include "config/json_support.hpp"
-#include "config/param_value.hpp"
-#include "config/recalibration_config.hpp"
 #include "core/error.hpp"
 #include "core/quantity.hpp"
+#include "core/value.hpp"
 #include "decisions/decision_spec.hpp"
+#include "estimators/estimator.hpp"
 #include "estimators/interval_methods.hpp"
+#include "generators/generator.hpp"
 #include "generators/miscalibration.hpp"
+#include "recalibrators/recalibrator.hpp"
+#include "truth/target_solver.hpp"
 
 namespace calbench {
+
+// ---- what the rows build -----------------------------------------------------------------------
+
+// A labelled entry of `estimators` and of `methods`: the row's name, the label results use
+// (unique within the experiment), every parameter in row order with defaults filled, and the
+// built component.
+struct EstimatorConfig {
+  std::string name;
+  std::string label;
+  std::vector<NamedParam> params;
+  std::shared_ptr<const Estimator> estimator;
+  IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
+};
+
+struct MethodConfig {
+  std::string name;
+  std::string label;  // never "uncalibrated"
+  std::vector<NamedParam> params;
+  std::shared_ptr<const Recalibrator> method;
+};
+
+// The label of the uncalibrated model in results; reserved.
+inline constexpr const char* uncalibrated_label = "uncalibrated";
+
+// A generator section as parsed: the spec and, when the dirichlet family was given a
+// `target`, the request. Until the target is solved (scenarios/common.hpp) the spec holds
+// placeholder parameters (alpha 1, map parameter 1).
+struct ParsedGenerator {
+  GeneratorSpec spec;
+  std::optional<DirichletTarget> target;
+};
 
 // ---- parameter declarations ------------------------------------------------------------------
 
@@ -49,14 +81,14 @@ class Args {
   int depth() const { return depth_; }                             // wrappers around it
 
   // `shown` is the value as results report it (a choice by its name); none: not reported.
-  void set(std::string_view key, std::any value, std::optional<ParamValue> shown = {});
+  void set(std::string_view key, std::any value, std::optional<Value> shown = {});
   bool has(std::string_view key) const { return find(key) != nullptr; }
   template <typename T>
   T get(std::string_view key) const {
     return std::any_cast<T>(find(key)->value);
   }
   // The reported value of a parameter (a choice's name, ...).
-  const ParamValue& shown(std::string_view key) const { return *find(key)->shown; }
+  const Value& shown(std::string_view key) const { return *find(key)->shown; }
   // Every reported parameter, in the order read: the `params` of a result.
   std::vector<NamedParam> shown() const;
 
@@ -64,7 +96,7 @@ class Args {
   struct Entry {
     std::string key;
     std::any value;
-    std::optional<ParamValue> shown;
+    std::optional<Value> shown;
   };
   const Entry* find(std::string_view key) const;
 
@@ -203,24 +235,14 @@ using DecisionEntry = Row<DecisionSpec>;
 using MapEntry = Row<MiscalibrationMap>;
 using FamilyEntry = Row<ParsedGenerator>;
 
-// A scenario as `calbench list scenarios` shows it; the rows come from the scenario table
-// (scenarios/registry.cpp), the one place that knows them.
-struct ScenarioEntry {
-  std::string name;
-  std::string summary;
-};
-
-struct QuantityEntry {
-  Quantity quantity;
-  std::string definition;
-};
-
+// The tables, each defined beside its concept: lib/estimators/estimators_json.cpp,
+// lib/recalibrators/recalibrators_json.cpp, lib/decisions/decision_tasks_json.cpp and
+// lib/generators/generators_json.cpp (maps and families).
 const std::vector<EstimatorEntry>& estimator_registry();
 const std::vector<RecalibratorEntry>& recalibrator_registry();
 const std::vector<DecisionEntry>& decision_registry();
 const std::vector<MapEntry>& map_registry();
 const std::vector<FamilyEntry>& family_registry();
-const std::vector<QuantityEntry>& quantity_registry();
 
 // ---- reading an object of a row ---------------------------------------------------------------
 
@@ -295,13 +317,9 @@ std::optional<typename R::Config> parse_registry_entry(const Json& entry,
 
 // The interval methods by their config names (`intervals.methods`, `calbench eval --interval`):
 // "default" (nullopt: each estimator's own, EstimatorTraits::interval) and every method.
+// Defined beside the estimator table (lib/estimators/estimators_json.cpp).
 using IntervalChoice = std::optional<IntervalMethod>;
 const std::vector<Choice<IntervalChoice>>& interval_choices();
-
-// The valid names of a kind, in registry order.
-std::vector<std::string> estimator_names();
-std::vector<std::string> decision_names();
-std::vector<std::string> recalibrator_names();
 
 // Section parsers built on the rows. Each reports every problem at its JSON pointer, writes the
 // section with its defaults filled into `resolved`, and returns nullopt when it found problems.
@@ -309,6 +327,11 @@ std::vector<std::string> recalibrator_names();
 //   generator: {"family": ..., params..., "miscalibration": {"map": ..., params...}}
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved);
+// One method object at `pointer`, exactly as an item of `methods` (wrappers included); scenario
+// decision's `recalibrator.method` uses it too.
+std::optional<MethodConfig> parse_recalibration_method(const Json& entry,
+                                                       const std::string& pointer,
+                                                       Problems& problems, Json& resolved);
 // A generator given by `target` comes back unsolved (ParsedGenerator::target set, the spec
 // a placeholder); config/experiment.cpp solves it per cell.
 std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
@@ -318,13 +341,6 @@ std::optional<ParsedGenerator> parse_generator(const Json& generator, const std:
 const Json& default_miscalibration();
 std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
                                                       std::optional<std::size_t> classes);
-
-// The registry as text for `calbench list [KIND]`: KIND is "" (everything), "estimators",
-// "maps", "families", "scenarios", "quantities", "decisions" or "recalibrators"; another KIND
-// throws ConfigError listing the valid ones. `scenarios` are the scenario table's rows.
-std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios);
-std::string format_decisions();
-std::string format_recalibrators();
 
 // `{"KEY": "NAME", MEMBERS...}`: a row's documented example as a complete object.
 std::string example_object(std::string_view name_key, std::string_view name,
@@ -354,7 +370,7 @@ Param param::choice(std::string key, const std::vector<Choice<E>>& choices, E fa
     const auto value = args.reader().choice(key, key, choices, fallback);
     if (!value) return false;
     for (const auto& c : choices)
-      if (c.value == *value) args.set(key, *value, ParamValue(std::string(c.name)));
+      if (c.value == *value) args.set(key, *value, Value(std::string(c.name)));
     return true;
   };
   return p;

@@ -31,4 +31,11 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run stopped on request (its stop flag, set by SIGINT or SIGTERM) before it finished; the
+// results of the tasks that finished are in its journal (core/journal.hpp).
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
 }  // namespace calbench

@@ -1,10 +1,12 @@
 #include "core/format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace calbench {
+
 std::string format_double(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
@@ -12,9 +14,7 @@ std::string format_double(double value) {
   auto res = std::to_chars(buf, buf + sizeof buf, value);
   return std::string(buf, res.ptr);
 }
-}  // namespace calbench
 
-namespace calbench {
 std::string format_hash(std::uint64_t hash) {
   char buf[17];
   for (int i = 15; i >= 0; --i) {
@@ -28,6 +28,36 @@ std::string format_fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
+                            std::string_view indent) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+  }
+  return out;
 }
 
 }  // namespace calbench

@@ -1,16 +1,22 @@
 #pragma once
-// Number formatting shared by messages, cache keys and result files.
+// Text formatting shared by messages, cache keys, listings and result files.
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace calbench {
+
 // Shortest text that reads back as the same double ("0.7", "1e-05", "nan", "inf").
 std::string format_double(double value);
 // `digits` digits after the point, as printf's %.*f (tables for people).
 std::string format_fixed(double value, int digits);
-}  // namespace calbench
-
-#include <cstdint>
-namespace calbench {
 // 16 lower-case hex digits.
 std::string format_hash(std::uint64_t hash);
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// Rows of cells as text columns aligned on two spaces, each line starting with `indent`.
+std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
+                            std::string_view indent);
+
 }  // namespace calbench

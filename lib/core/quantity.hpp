@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace calbench {
 
@@ -28,5 +29,13 @@ inline constexpr std::array<Quantity, 9> all_quantities = {
 
 std::string_view to_string(Quantity q);
 std::optional<Quantity> quantity_from_string(std::string_view name);
+
+// A quantity with its definition (DESIGN.md §1), as `calbench list quantities` shows it.
+struct QuantityEntry {
+  Quantity quantity;
+  std::string definition;
+};
+
+const std::vector<QuantityEntry>& quantity_registry();
 
 }  // namespace calbench

@@ -81,14 +81,16 @@ using Engine = Xoshiro256pp;
 // | truth     | H(canonical + "|population")       | group | 0            | population values (2)|
 // | truth     | H(canonical + "|recalibration")    | 0     | 0            | recalibrated truth(3)|
 // | truth     | H("target-solver|" + canonical)    | chunk | 0            | target solver (4)    |
+// | truth     | H(canonical + "|reliability")      | group | 0            | reliability curve (6)|
 // | decision  | H(canonical)                       | batch | 0            | decision values (5)  |
 //
 // H = hash64, canonical = the generator's canonical text. (1) truth/monte_carlo_sampler.hpp,
 // (2) truth/population.cpp, (3) truth/composed_truth.cpp, (4) truth/target_solver.cpp,
-// (5) decisions/decision_value.cpp; the resamples: estimators/uncertainty.hpp. `split` is
-// reserved for a fit/test split of given data; 3 and 9-11 belonged to purposes since removed.
-// The truth streams share a purpose and are told apart by the tag hashed into the seed word
-// (a purpose each would be cleaner, but would change every truth value's bits).
+// (5) decisions/decision_value.cpp, (6) truth/reliability_curve.cpp; the resamples:
+// estimators/uncertainty.hpp. `split` is reserved for a fit/test split of given data; 3 and 9-11
+// belonged to purposes since removed. The truth streams share a purpose and are told apart by the
+// tag hashed into the seed word (a purpose each would be cleaner, but would change every truth
+// value's bits).
 enum class Purpose : std::uint32_t {
   sample = 1,
   truth = 2,

@@ -7,7 +7,11 @@
 //   - fixed batches: map_batches computes batch b into slot b, and the caller folds the slots
 //     in index order (or fold_batches does it), so a sum has the same bits for any thread count;
 //   - for_each_index: index i of [0, count) writes only what belongs to i (row i of an array,
-//     group i's own accumulators); the other two are built on it.
+//     group i's own accumulators); the other two are built on it;
+//   - a task stream: stream_tasks computes the tasks of a TaskGrid in parallel and hands their
+//     results to the caller in task order, a bounded number in flight, so a run folds its
+//     statistics as it goes (memory independent of the replicate count), records each result
+//     in the run journal and, on resume, replays the recorded ones instead of computing them.
 // Work is keyed by what it computes (a cell and replicate, a batch or an index), never by
 // thread: a task draws from the stream make_engine({seed, cell, replicate, purpose}) and writes
 // only its own pre-sized slot. Scratch buffers are per thread and allocated once.
@@ -18,13 +22,21 @@
 // docs/performance.md).
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "core/byte_archive.hpp"
+#include "core/error.hpp"
+#include "core/journal.hpp"
 
 namespace calbench {
 
@@ -115,6 +127,101 @@ T fold_batches(std::size_t batches, T init, Fn&& fn, Combine&& combine) {
   std::vector<T> slots = map_batches<T, Scratch>(batches, std::forward<Fn>(fn));
   for (auto& slot : slots) init = combine(std::move(init), std::move(slot));
   return init;
+}
+
+// How a task stream runs besides its work: progress, the journal, and a stop request.
+struct StreamControl {
+  ProgressFn progress;
+  // Each stream given a journal is the journal's next stage: its results are recorded in task
+  // order, and the ones a resumed journal holds are replayed (decoded, not computed).
+  TaskJournal* journal = nullptr;
+  // Once set, no task starts; the ones running finish, are recorded and handed over, and
+  // stream_tasks throws Interrupted. (An atomic<bool> may be set from a signal handler.)
+  const std::atomic<bool>* stop = nullptr;
+  // A shard (0-based index of count) computes and journals only its contiguous range of each
+  // stream's tasks, [total * index / count, total * (index + 1) / count), and hands none of
+  // them to consume: a sharded run's folds stay empty and the shards' journals are merged
+  // (merge_shards in core/journal.hpp) into one that a run replays whole.
+  struct Shard {
+    std::size_t index = 0, count = 1;
+  };
+  std::optional<Shard> shard;
+};
+
+// Runs compute(key, scratch) -> Result for every task of the grid, in parallel, and calls
+// consume(key, Result&&) once per task, serially and in task order (cell-major, replicates in
+// order): a fold in consume gives the same bits for any thread count. At most a few tasks per
+// thread are in flight, so memory holds a few Results per thread, never one per task. With a
+// journal, Result is written and read with core/byte_archive.hpp (a `serialize` for record
+// types), and a resumed stream hands consume the recorded results first, bit for bit.
+template <typename Result, typename Scratch = NoScratch, typename Compute, typename Consume>
+void stream_tasks(const TaskGrid& grid, Compute&& compute, Consume&& consume,
+                  const StreamControl& control = {}) {
+  struct Item {
+    std::size_t task = 0;
+    bool recorded = false;  // replayed from the journal
+    std::string bytes;
+    Result result{};
+  };
+  TaskJournal* const journal = control.journal;
+  // This run's tasks: all, or the shard's range [begin, end).
+  std::size_t begin = 0, end = grid.size();
+  if (control.shard) {
+    begin = grid.size() * control.shard->index / control.shard->count;
+    end = grid.size() * (control.shard->index + 1) / control.shard->count;
+  }
+  const std::size_t recorded = journal != nullptr ? journal->begin_stage(end, begin) : 0;
+  // Recorded results are replayed to consume; a shard hands nothing to consume, so it skips
+  // them instead.
+  const std::size_t replay_end = control.shard ? begin : begin + recorded;
+  const std::size_t start = control.shard ? begin + recorded : begin;
+  const auto in_flight = static_cast<std::size_t>(4 * tbb::this_task_arena::max_concurrency());
+  tbb::enumerable_thread_specific<Scratch> scratch;
+  std::size_t next = start, done = 0;
+  bool stopped = false;
+  try {
+    tbb::parallel_pipeline(
+        in_flight,
+        tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
+                                                                                flow) {
+          Item item;
+          if (next == end || (control.stop != nullptr && control.stop->load())) {
+            stopped = next != end;
+            flow.stop();
+            return item;
+          }
+          item.task = next++;
+          if (item.task < replay_end) {
+            item.recorded = true;
+            item.bytes = journal->next_replayed();
+          }
+          return item;
+        }) & tbb::make_filter<Item, Item>(tbb::filter_mode::parallel, [&](Item item) {
+          if (item.recorded) {
+            item.result = from_bytes<Result>(item.bytes);
+          } else {
+            item.result = detail::call_with_scratch(compute, grid.key(item.task), scratch.local());
+            if (journal != nullptr) item.bytes = to_bytes(item.result);
+          }
+          return item;
+        }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
+          if (journal != nullptr && !item.recorded) journal->append(item.task, item.bytes);
+          if (!control.shard) consume(grid.key(item.task), std::move(item.result));
+          ++done;
+          if (control.progress) control.progress(done, end - start);
+        }));
+  } catch (...) {
+    if (journal != nullptr) {
+      try {
+        journal->flush();
+      } catch (const std::exception&) {
+        // The first error is the one to report.
+      }
+    }
+    throw;
+  }
+  if (journal != nullptr) journal->flush(stopped);
+  if (stopped) throw Interrupted();
 }
 
 }  // namespace calbench

@@ -38,6 +38,12 @@ inline Value count_value(std::size_t n) {
   return Value(static_cast<std::uint64_t>(n));
 }
 
+// One parameter of a component (an estimator's `bins`, a method's `method`) as results show it.
+struct NamedParam {
+  std::string key;
+  Value value;
+};
+
 // One swept parameter of a cell: the dotted sweep key and the cell's value.
 struct SweptValue {
   std::string key;

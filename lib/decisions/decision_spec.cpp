@@ -14,4 +14,10 @@ std::unique_ptr<DecisionTask> make_task(const DecisionSpec& spec) {
       spec);
 }
 
+const std::vector<std::string>& common_decision_metrics() {
+  static const std::vector<std::string> names = {"expected_utility", "oracle_expected_utility",
+                                                 "miscalibration_cost"};
+  return names;
+}
+
 }  // namespace calbench

@@ -1,8 +1,10 @@
 #pragma once
 // The typed parameters of every decision task, and the one factory that builds a task from
-// them. The config layer (config/decision_config.cpp) makes these from JSON.
+// them. The rows of decisions/decision_tasks_json.cpp make these from JSON.
 #include <memory>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "decisions/betting.hpp"
 #include "decisions/cost_matrix.hpp"
@@ -15,5 +17,8 @@ using DecisionSpec = std::variant<CostMatrixSpec, SelectiveSpec, TriageSpec, Bet
 
 // Validates (throws DomainError naming the parameter) and builds the task.
 std::unique_ptr<DecisionTask> make_task(const DecisionSpec& spec);
+
+// The metrics every task reports besides its own figures (any of them can be a requirement's).
+const std::vector<std::string>& common_decision_metrics();
 
 }  // namespace calbench

@@ -246,4 +246,17 @@ DecisionEntry betting_task() {
           build_betting};
 }
 
+// ---- the table ------------------------------------------------------------------------------
+
+// The tasks a config can name, in listing order: a new task is its row and a line here.
+const std::vector<DecisionEntry>& decision_registry() {
+  static const std::vector<DecisionEntry> rows = {
+      named("cost_matrix", cost_matrix_task()),
+      named("selective", selective_task()),
+      named("triage", triage_task()),
+      named("betting", betting_task()),
+  };
+  return rows;
+}
+
 }  // namespace calbench

@@ -6,10 +6,12 @@
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <cmath>
 #include <functional>
+#include <memory>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
+#include "truth/map_preimage.hpp"
 #include "truth/monte_carlo_sampler.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -159,7 +161,8 @@ std::vector<double> figures_from(const DecisionTask& task, const std::vector<dou
 // One Monte Carlo case: the true c, the reported p, and r(p) = E[c | p] (with logarithms).
 struct Draw {
   std::vector<double> c, log_c, p, log_p, r, log_r, tmp;
-  explicit Draw(std::size_t K) : c(K), log_c(K), p(K), log_p(K), r(K), log_r(K), tmp(K) {}
+  // tmp: the map's scratch (K), then the posterior's (3K, map_preimage.hpp).
+  explicit Draw(std::size_t K) : c(K), log_c(K), p(K), log_p(K), r(K), log_r(K), tmp(3 * K) {}
 };
 
 // E over draws of the policy's and the oracle's utilities and tallies, weighted by r(p); the
@@ -228,20 +231,18 @@ DecisionValue monte_carlo_core(const std::string& canonical, std::size_t K,
 // injective map c itself; otherwise the posterior mean, which has the same expectation against
 // any function of p and less variance.
 auto dirichlet_cases(const DirichletGenerator& generator) {
-  const std::size_t K = generator.classes();
-  const MiscalibrationMap& map = generator.spec().map;
-  const bool injective = is_injective(map, K);
-  const auto* top_label = std::get_if<TopLabelMap>(&map);  // points into the generator
-  if (!injective && top_label == nullptr)
-    throw DomainError("no posterior mean r(p) for the non-injective map " + map_name(map));
-  return [&generator, injective, top_label](Engine& engine, Draw& d, GeneratorScratch&) {
+  auto preimages = std::make_shared<const MapPreimages>(generator.spec());
+  if (preimages->fibres() == MapPreimages::Fibres::continuum)
+    throw DomainError("no posterior mean r(p) for the map " + map_name(generator.spec().map) +
+                      ": each p has a continuum of preimages");
+  return [&generator, preimages](Engine& engine, Draw& d, GeneratorScratch&) {
     generator.draw_truth(engine, d.c, d.log_c);
     report(generator.spec().map, d.c, d.log_c, d.p, d.log_p, d.tmp);
-    if (injective) {
+    if (preimages->injective()) {
       std::copy(d.c.begin(), d.c.end(), d.r.begin());
       std::copy(d.log_c.begin(), d.log_c.end(), d.log_r.begin());
     } else {
-      top_label_posterior_mean(d.p, d.log_p, generator.spec().alpha, top_label->gamma, d.r);
+      posterior_mean(*preimages, d.c, d.log_p, d.r, d.tmp);
       for (std::size_t k = 0; k < d.r.size(); ++k) d.log_r[k] = std::log(d.r[k]);
     }
   };

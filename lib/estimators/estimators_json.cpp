@@ -23,7 +23,7 @@ EstimatorConfig plain(const Args& a, std::shared_ptr<const Estimator> estimator)
 }
 
 std::string shown_text(const Args& a, std::string_view key) {
-  return std::get<std::string>(a.shown(key));
+  return std::get<std::string>(a.shown(key).data);
 }
 
 const std::vector<Choice<BrierComponent>> component_choices = {
@@ -235,6 +235,54 @@ EstimatorEntry smooth_ece_estimator() {
         "point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001."}},
       build_smooth_ece,
       {Cost::n_log_n, IntervalMethod::consistency, {}}};
+}
+
+// ---- the table ------------------------------------------------------------------------------
+// The binned rows are defined in binned_ece_json.cpp.
+EstimatorEntry ace_estimator();
+EstimatorEntry classwise_ece_estimator();
+EstimatorEntry ece_estimator();
+EstimatorEntry ece_debiased_estimator();
+EstimatorEntry ece_sweep_estimator();
+
+// The estimators a config can name, in listing order: a new estimator is its row and a line here.
+const std::vector<EstimatorEntry>& estimator_registry() {
+  static const std::vector<EstimatorEntry> rows = [] {
+    std::vector<EstimatorEntry> out = {
+        named("accuracy", accuracy_estimator()),
+        named("ace", ace_estimator()),
+        named("brier", brier_estimator()),
+        named("classwise_ece", classwise_ece_estimator()),
+        named("ece", ece_estimator()),
+        named("kde_ece", kde_ece_estimator()),
+        named("kde_canonical", kde_canonical_estimator()),
+        named("ece_debiased", ece_debiased_estimator()),
+        named("ece_sweep", ece_sweep_estimator()),
+        named("nll", nll_estimator()),
+        named("skce", skce_estimator()),
+        named("smooth_ece", smooth_ece_estimator()),
+    };
+    for (auto& row : out) {
+      row.notes.push_back({"cost", row.extra.cost == Cost::quadratic
+                                       ? "O(n^2) per evaluation: calbench eval runs it only "
+                                         "when asked for"
+                                       : "O(n log n) per evaluation at its defaults"});
+      row.notes.push_back({"interval", "default method " +
+                                           std::string(to_string(row.extra.interval)) +
+                                           " (docs/intervals.md: measured coverage)"});
+    }
+    return out;
+  }();
+  return rows;
+}
+
+const std::vector<Choice<IntervalChoice>>& interval_choices() {
+  static const std::vector<Choice<IntervalChoice>> choices = [] {
+    std::vector<Choice<IntervalChoice>> out = {{"default", std::nullopt}};
+    for (IntervalMethod m : interval_methods()) out.push_back({to_string(m), m});
+    return out;
+  }();
+  return choices;
 }
 
 }  // namespace calbench

@@ -80,9 +80,14 @@ std::optional<std::size_t> parse_classes(ObjectReader& g) {
   return static_cast<std::size_t>(*classes);
 }
 
-// A number in [0, 1): weights and masses.
+// A number in [0, 1): masses.
 bool unit_half_open(double x) {
   return x >= 0.0 && x < 1.0;
+}
+
+// A number in [0, 1]: label_noise's weight.
+bool unit_closed(double x) {
+  return x >= 0.0 && x <= 1.0;
 }
 
 // A finite number, required.
@@ -653,7 +658,7 @@ FamilyEntry label_noise_family() {
   return {{},
           "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
           {classes_param(), alpha_param("the Dirichlet of p"),
-           param::number("weight", std::nullopt, unit_half_open, ">= 0 and < 1", "w"),
+           param::number("weight", std::nullopt, unit_closed, ">= 0 and <= 1", "w"),
            param::custom("beta", "integer or array", std::to_string(default_beta_class),
                          "a class index j (beta = e_j), or K numbers >= 0 summing to 1",
                          "the noise distribution", read_beta,
@@ -682,6 +687,31 @@ FamilyEntry beta_binary_family() {
       R"({"a": 2, "b": 1, "calibration": {"curve": "polynomial", "d": 2}})",
       {},
       build_beta_binary};
+}
+
+// ---- the tables -----------------------------------------------------------------------------
+
+// The maps and families a config can name, in listing order: a new one is its row and a line
+// here.
+const std::vector<MapEntry>& map_registry() {
+  static const std::vector<MapEntry> rows = {
+      named("identity", identity_map()),
+      named("temperature", temperature_map()),
+      named("power", power_map()),
+      named("top_label", top_label_map()),
+      named("affine_logit", affine_logit_map()),
+  };
+  return rows;
+}
+
+const std::vector<FamilyEntry>& family_registry() {
+  static const std::vector<FamilyEntry> rows = {
+      named("dirichlet", dirichlet_family()),
+      named("class_conditional", class_conditional_family()),
+      named("label_noise", label_noise_family()),
+      named("beta_binary", beta_binary_family()),
+  };
+  return rows;
 }
 
 }  // namespace calbench

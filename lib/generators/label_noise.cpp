@@ -19,8 +19,10 @@ LabelNoiseGenerator::LabelNoiseGenerator(LabelNoiseSpec spec)
     : spec_(std::move(spec)), reported_(reported_spec(spec_)) {
   const std::size_t K = spec_.classes;
   spec_.alpha = reported_.spec().alpha;  // expanded
-  if (!(std::isfinite(spec_.weight) && spec_.weight >= 0.0 && spec_.weight < 1.0))
-    throw DomainError("weight = " + format_double(spec_.weight) + ": must be >= 0 and < 1");
+  // w = 1 is allowed: the labels then ignore p (c = beta), Widmann et al.'s most miscalibrated
+  // model, whose ECE_TV = (1/2) E||beta - p||_1 is 1 - alpha_j/alpha_0 for beta = e_j.
+  if (!(std::isfinite(spec_.weight) && spec_.weight >= 0.0 && spec_.weight <= 1.0))
+    throw DomainError("weight = " + format_double(spec_.weight) + ": must be >= 0 and <= 1");
   if (spec_.beta.size() != K)
     throw DomainError("beta has " + std::to_string(spec_.beta.size()) +
                       " entries: must have one per class (" + std::to_string(K) + ")");

@@ -1,5 +1,6 @@
 #include "generators/miscalibration.hpp"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -219,11 +220,64 @@ bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes) {
 }
 
 bool is_injective(const MiscalibrationMap& map, std::size_t classes) {
-  // power: log p_k = t_k log c_k - const is invertible given the normalisation. affine_logit
-  // is injective iff W is invertible on the sum-zero subspace; it is treated as injective
-  // (r(p) = c) and documented, since a singular W is a user choice with no preimage formula.
   if (std::holds_alternative<TopLabelMap>(map)) return is_argmax_keeping_top_label(map, classes);
-  return true;
+  if (!std::holds_alternative<AffineLogitMap>(map)) return true;  // S = span(1/t), one sign
+  const LogAffineFibres fibres = log_affine_fibres(log_affine_form(map, classes), classes);
+  if (fibres.dimension != 1) return false;
+  double largest = 0.0;
+  for (double v : fibres.direction) largest = std::max(largest, std::abs(v));
+  // Oriented to a sum >= 0: one sign means no component clearly negative.
+  return std::all_of(fibres.direction.begin(), fibres.direction.end(),
+                     [&](double v) { return v >= -1e-12 * largest; });
+}
+
+LogAffineForm log_affine_form(const MiscalibrationMap& map, std::size_t classes) {
+  const std::size_t K = classes;
+  LogAffineForm out;
+  if (std::holds_alternative<TopLabelMap>(map)) return out;
+  // W as a function of (i, j), b as a function of i.
+  const auto weight = [&](std::size_t i, std::size_t j) -> double {
+    if (const auto* a = std::get_if<AffineLogitMap>(&map)) return a->weights[i * K + j];
+    if (i != j) return 0.0;
+    if (const auto* t = std::get_if<TemperatureMap>(&map)) return 1.0 / t->temperature;
+    if (const auto* p = std::get_if<PowerMap>(&map)) return p->exponents[i];
+    return 1.0;  // identity
+  };
+  const auto bias = [&](std::size_t i) {
+    const auto* a = std::get_if<AffineLogitMap>(&map);
+    return a != nullptr ? a->bias[i] : 0.0;
+  };
+  out.D.resize((K - 1) * K);
+  out.d.resize(K - 1);
+  for (std::size_t k = 0; k + 1 < K; ++k) {
+    for (std::size_t j = 0; j < K; ++j) out.D[k * K + j] = weight(k, j) - weight(K - 1, j);
+    out.d[k] = bias(k) - bias(K - 1);
+  }
+  return out;
+}
+
+LogAffineFibres log_affine_fibres(const LogAffineForm& form, std::size_t classes) {
+  const auto K = static_cast<Eigen::Index>(classes);
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> D(
+      form.D.data(), K - 1, K);
+  Eigen::FullPivLU<Eigen::MatrixXd> lu(D);
+  lu.setThreshold(1e-12);
+  const Eigen::MatrixXd kernel = lu.kernel();
+  LogAffineFibres out;
+  out.dimension = static_cast<std::size_t>(K - lu.rank());
+  if (out.dimension == 1) {
+    out.direction.assign(static_cast<std::size_t>(K), 0.0);
+    double norm = 0.0, sum = 0.0;
+    for (Eigen::Index k = 0; k < K; ++k) {
+      const double v = kernel(k, 0);
+      norm += v * v;
+      sum += v;
+    }
+    const double scale = (sum < 0.0 ? -1.0 : 1.0) / std::sqrt(norm);
+    for (Eigen::Index k = 0; k < K; ++k)
+      out.direction[static_cast<std::size_t>(k)] = kernel(k, 0) * scale;
+  }
+  return out;
 }
 
 bool has_sign_constant_top_gap(const MiscalibrationMap& map, std::size_t classes) {

@@ -62,8 +62,33 @@ bool is_class_symmetric(const MiscalibrationMap& map);
 // True when the map keeps the argmax (p's argmax is c's argmax for every c).
 bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes);
 
-// True when h is injective on the open simplex, so r(p) = E[c | p] = c.
+// True when h is injective on the open simplex, so r(p) = E[c | p] = c. Every map but
+// top_label is log-affine (log_affine_form): then h(c) = h(c') iff log c - log c' lies in the
+// subspace S = {delta : W delta in span(1)}, and two points of {l : sum_k e^(l_k) = 1} differ
+// by delta iff delta has components of both signs (sum_k c_k (e^(delta_k) - 1) = 0 needs terms
+// of both signs). So h is injective iff every nonzero vector of S has one sign, i.e. iff S is
+// spanned by one vector with no two components of opposite signs (a subspace of dimension
+// >= 2 always holds a vector of mixed signs). identity, temperature and power: S = span of
+// (1/t_k), injective; affine_logit: decided by log_affine_fibres.
 bool is_injective(const MiscalibrationMap& map, std::size_t classes);
+
+// The log-affine form of every map but top_label: alr(p)_k = log(p_k/p_K)
+// = sum_j D_kj log c_j + d_k (k < K), with D_kj = W_kj - W_Kj and d_k = b_k - b_K for
+// p = softmax(W log c + b) (identity: W = I; temperature: I/T; power: diag(t)). D is stored
+// row-major, (K - 1) x K. Empty for top_label.
+struct LogAffineForm {
+  std::vector<double> D, d;
+};
+LogAffineForm log_affine_form(const MiscalibrationMap& map, std::size_t classes);
+
+// The fibres of a log-affine map: S = ker D (the directions along which log c moves without
+// changing p), its dimension (numerical rank with a relative threshold of 1e-12), and when it
+// is one a unit vector spanning it, oriented so that its components sum to >= 0.
+struct LogAffineFibres {
+  std::size_t dimension = 0;
+  std::vector<double> direction;
+};
+LogAffineFibres log_affine_fibres(const LogAffineForm& form, std::size_t classes);
 
 // True when P(y = argmax p | Z) - Z has one sign for every Z = max p, so that
 // ece_top_l1 = |E[Z] - accuracy| (temperature either side of 1, top_label with gamma <= 1,

@@ -122,7 +122,7 @@ bool read_inner(Args& a) {
                                     "recalibration method", recalibrator_registry(), a.depth() + 1);
   entry.set_resolved("method", std::move(resolved));
   if (!inner) return false;
-  a.set("method", *inner, ParamValue(inner->label));
+  a.set("method", *inner, Value(inner->label));
   return true;
 }
 
@@ -289,6 +289,29 @@ RecalibratorEntry top_label_reduced_recalibrator() {
              "Rows (1 - max p, max p), label 1 when argmax p = y; q_top from the binary model, "
              "the\nothers rescaled.",
              build_top_label_reduced);
+}
+
+// ---- the table ------------------------------------------------------------------------------
+
+// The methods a config can name, in listing order: a new method is its row and a line here.
+const std::vector<RecalibratorEntry>& recalibrator_registry() {
+  static const std::vector<RecalibratorEntry> rows = {
+      named("temperature", temperature_recalibrator()),
+      named("vector", vector_recalibrator()),
+      named("matrix", matrix_recalibrator()),
+      named("dirichlet", dirichlet_recalibrator()),
+      named("platt", platt_recalibrator()),
+      named("logistic", logistic_recalibrator()),
+      named("beta", beta_recalibrator()),
+      named("isotonic", isotonic_recalibrator()),
+      named("histogram_binning", histogram_binning_recalibrator()),
+      named("bbq", bbq_recalibrator()),
+      named("ensemble_temperature", ensemble_temperature_recalibrator()),
+      named("scaling_binning", scaling_binning_recalibrator()),
+      named("classwise", classwise_recalibrator()),
+      named("top_label_reduced", top_label_reduced_recalibrator()),
+  };
+  return rows;
 }
 
 }  // namespace calbench

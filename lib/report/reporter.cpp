@@ -66,7 +66,8 @@ void JsonReporter::end() {
 namespace {
 
 // Tables a run writes only on request; a stale one is removed.
-const std::vector<std::string> optional_tables = {"replicates.csv", "requirements.csv"};
+const std::vector<std::string> optional_tables = {"replicates.csv", "requirements.csv",
+                                                  "reliability.csv"};
 
 }  // namespace
 

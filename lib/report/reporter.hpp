@@ -82,8 +82,8 @@ class JsonReporter : public Reporter {
 };
 
 // Every table of the header into `directory`, each after the meta lines; the optional tables a
-// run did not declare (replicates.csv, requirements.csv) are removed, since one left by an
-// earlier run would not belong to these results.
+// run did not declare (replicates.csv, requirements.csv, reliability.csv) are removed, since one
+// left by an earlier run would not belong to these results.
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path directory);

@@ -13,26 +13,6 @@ namespace {
 
 using boost::math::quadrature::tanh_sinh;
 constexpr double quad_tolerance = 1e-11;
-// The K = 3 integrands have kinks where the argmax changes and where |c_k - p_k| crosses 0,
-// on which tanh-sinh refines without converging; capping its levels bounds the cost. The
-// error estimate is then the outer integrator's, and the tests compare against Monte Carlo.
-constexpr std::size_t ternary_levels = 7;
-constexpr double ternary_tolerance = 1e-9;
-
-// int_0^1 f(x, 1 - x) dx, with both complements exact: each half is integrated from an end at
-// 0, where tanh-sinh approaches the (possibly singular) end without losing precision.
-template <class F>
-TruthValue integrate_unit(const F& f, std::size_t max_refinements = 15,
-                          double tolerance = quad_tolerance) {
-  tanh_sinh<double> integrator(max_refinements);
-  double err_a = 0.0, err_b = 0.0;
-  const double a =
-      integrator.integrate([&](double t) { return f(t, 1.0 - t); }, 0.0, 0.5, tolerance, &err_a);
-  const double b =
-      integrator.integrate([&](double s) { return f(1.0 - s, s); }, 0.0, 0.5, tolerance, &err_b);
-  return {a + b, TruthMethod::quadrature, err_a + err_b};
-}
-
 }  // namespace
 
 std::string_view to_string(TruthMethod method) {
@@ -57,7 +37,9 @@ void set_binary_canonical(GroundTruth& out, const TruthValue& classwise,
 
 TruthValue root_of(TruthValue v) {
   const double r = std::sqrt(std::max(v.value, 0.0));
-  v.error = r > 0.0 ? v.error / (2.0 * r) : std::sqrt(v.error);
+  // sqrt(x + e) - sqrt(x) <= min(e / (2 sqrt x), sqrt e): the delta method, capped where x is
+  // near 0 and its slope blows up.
+  v.error = r > 0.0 ? std::min(v.error / (2.0 * r), std::sqrt(v.error)) : std::sqrt(v.error);
   v.value = r;
   return v;
 }
@@ -167,7 +149,9 @@ bool binary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth
   auto root = [](TruthValue v) {
     const double r = std::sqrt(std::max(v.value, 0.0));
     // d sqrt(v) = dv / (2 sqrt v); at v = 0 the bound is sqrt(error).
-    v.error = r > 0.0 ? v.error / (2.0 * r) : std::sqrt(v.error);
+    // sqrt(x + e) - sqrt(x) <= min(e / (2 sqrt x), sqrt e): the delta method, capped where x is
+    // near 0 and its slope blows up.
+    v.error = r > 0.0 ? std::min(v.error / (2.0 * r), std::sqrt(v.error)) : std::sqrt(v.error);
     v.value = r;
     return v;
   };
@@ -182,81 +166,6 @@ bool binary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth
   out[Quantity::brier] = brier;
   out[Quantity::nll] = nll;
   return true;
-}
-
-int ternary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth& out,
-                                std::array<bool, all_quantities.size()>& filled) {
-  const auto& spec = generator.spec();
-  filled.fill(false);
-  if (spec.classes != 3 || !is_injective(spec.map, 3)) return 0;
-  const double a1 = spec.alpha[0], a2 = spec.alpha[1], a3 = spec.alpha[2];
-  const double log_norm =
-      std::lgamma(a1) + std::lgamma(a2) + std::lgamma(a3) - std::lgamma(a1 + a2 + a3);
-  // c = (x, (1-x) v, (1-x)(1-v)); the Dirichlet density times the Jacobian (1 - x) factorises:
-  // x^(a1-1) (1-x)^(a2+a3-1) v^(a2-1) (1-v)^(a3-1) / B(alpha).
-  enum Slot { acc, over, brier, nll, l1, l2sq, slots };
-  auto integrand = [&](int slot) {
-    return [&, slot](double x, double xc) {
-      return integrate_unit(
-                 [&](double v, double vc) {
-                   const double log_c[3] = {std::log(x), std::log(xc) + std::log(v),
-                                            std::log(xc) + std::log(vc)};
-                   const double c[3] = {x, xc * v, xc * vc};
-                   double p[3], log_p[3], scratch[3];
-                   apply(spec.map, c, log_c, p, log_p, scratch);
-                   const double density =
-                       std::exp((a1 - 1.0) * log_c[0] + (a2 + a3 - 1.0) * std::log(xc) +
-                                (a2 - 1.0) * std::log(v) + (a3 - 1.0) * std::log(vc) - log_norm);
-                   if (density == 0.0) return 0.0;
-                   const std::size_t top = static_cast<std::size_t>(std::max_element(p, p + 3) - p);
-                   double g = 0.0;
-                   switch (slot) {
-                     case acc:
-                       g = c[top];
-                       break;
-                     case over:
-                       g = p[top] - c[top];
-                       break;
-                     case brier:
-                       for (int k = 0; k < 3; ++k) g += p[k] * p[k] - 2.0 * p[k] * c[k];
-                       g += 1.0;
-                       break;
-                     case nll:
-                       for (int k = 0; k < 3; ++k) g -= c[k] * log_p[k];
-                       break;
-                     case l1:
-                       for (int k = 0; k < 3; ++k) g += std::abs(c[k] - p[k]);
-                       break;
-                     case l2sq:
-                       for (int k = 0; k < 3; ++k) g += (c[k] - p[k]) * (c[k] - p[k]);
-                       break;
-                   }
-                   return density * g;
-                 },
-                 ternary_levels, ternary_tolerance)
-          .value;
-    };
-  };
-  TruthValue v[slots];
-  for (int s = 0; s < slots; ++s)
-    v[s] = integrate_unit(integrand(s), ternary_levels, ternary_tolerance);
-  auto set = [&](Quantity q, TruthValue value) {
-    out[q] = value;
-    filled[static_cast<std::size_t>(q)] = true;
-  };
-  set(Quantity::accuracy, v[acc]);
-  set(Quantity::overconfidence, v[over]);
-  set(Quantity::brier, v[brier]);
-  set(Quantity::nll, v[nll]);
-  set(Quantity::canonical_l1, v[l1]);
-  const double r = std::sqrt(std::max(v[l2sq].value, 0.0));
-  set(Quantity::canonical_l2,
-      {r, TruthMethod::quadrature, r > 0.0 ? v[l2sq].error / (2.0 * r) : 0.0});
-  if (has_sign_constant_top_gap(spec.map, spec.classes))
-    set(Quantity::ece_top_l1, {std::abs(v[over].value), TruthMethod::quadrature, v[over].error});
-  int count = 0;
-  for (bool f : filled) count += f ? 1 : 0;
-  return count;
 }
 
 }  // namespace calbench

@@ -31,11 +31,4 @@ GroundTruth identity_truth(std::span<const double> alpha);
 // top_label, power with equal exponents) and symmetric alpha. Returns false when not applicable.
 bool binary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth& out);
 
-// The unconditional quantities (accuracy, brier, nll, canonical_l1, canonical_l2,
-// overconfidence, and ece_top_l1 where the top gap has one sign) for K = 3 by nested
-// tanh-sinh quadrature over the simplex, for injective maps. Returns the number of quantities
-// filled (entries of `filled` set true); used by the tests to check the Monte Carlo engine.
-int ternary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth& out,
-                                std::array<bool, all_quantities.size()>& filled);
-
 }  // namespace calbench

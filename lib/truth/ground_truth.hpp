@@ -20,8 +20,8 @@ struct TruthValue {
 };
 
 // sqrt of a value that estimates a square (the L2 quantities), with its error carried by the
-// delta method, |d sqrt(x)/dx| = 1/(2 sqrt x); at 0, where that slope is infinite, the root of
-// the error bounds the root's error instead.
+// delta method, |d sqrt(x)/dx| = 1/(2 sqrt x), capped by the root of the error, which bounds
+// the root's error wherever x is (near 0 the slope is infinite).
 TruthValue root_of(TruthValue v);
 
 struct GroundTruth {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/format.hpp"
@@ -11,7 +12,9 @@
 #include "truth/binary_quadrature.hpp"
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/family_truth.hpp"
+#include "truth/map_preimage.hpp"
 #include "truth/monte_carlo_sampler.hpp"
+#include "truth/ternary_quadrature.hpp"
 
 namespace calbench {
 namespace {
@@ -36,54 +39,6 @@ mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
 
 }  // namespace
 
-void top_label_posterior_mean(std::span<const double> p, std::span<const double> log_p,
-                              std::span<const double> alpha, double gamma, std::span<double> r) {
-  const std::size_t K = p.size();
-  const double Kd = static_cast<double>(K);
-  // The largest and second-largest components of p.
-  std::size_t first = 0, second = 1;
-  if (p[second] > p[first]) std::swap(first, second);
-  for (std::size_t k = 2; k < K; ++k) {
-    if (p[k] > p[first]) {
-      second = first;
-      first = k;
-    } else if (p[k] > p[second]) {
-      second = k;
-    }
-  }
-  double best_log_w = -INFINITY;
-  std::fill(r.begin(), r.end(), 0.0);
-  // Weighted sum accumulated relative to the largest log weight seen so far.
-  double total = 0.0;
-  for (std::size_t j = 0; j < K; ++j) {
-    if (p[j] < 1.0 / Kd || p[j] >= 1.0) continue;
-    const double m = top_label_g_inverse(p[j], gamma, K);
-    const double scale = (1.0 - m) / (1.0 - p[j]);  // c_i = p_i * scale for i != j
-    const double other_max = p[j == first ? second : first];
-    if (other_max * scale > m) continue;  // c^(j) would not have j as its argmax
-    const double g_prime = top_label_g_prime(m, gamma, K);
-    if (!(g_prime > 0.0)) continue;
-    const double log_scale = std::log(scale);
-    double log_w = (alpha[j] - 1.0) * std::log(m) + (Kd - 2.0) * log_scale - std::log(g_prime);
-    for (std::size_t i = 0; i < K; ++i)
-      if (i != j) log_w += (alpha[i] - 1.0) * (log_p[i] + log_scale);
-    if (log_w > best_log_w) {
-      const double f = std::exp(best_log_w - log_w);  // rescale what was accumulated
-      for (double& v : r) v *= f;
-      total *= f;
-      best_log_w = log_w;
-    }
-    const double w = std::exp(log_w - best_log_w);
-    for (std::size_t i = 0; i < K; ++i) r[i] += w * (i == j ? m : p[i] * scale);
-    total += w;
-  }
-  if (total > 0.0) {
-    for (double& v : r) v /= total;
-  } else {
-    std::copy(p.begin(), p.end(), r.begin());  // measure zero: p on the boundary of the image
-  }
-}
-
 GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();
   const std::size_t K = gen.classes();
@@ -91,12 +46,13 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   const std::array<double, controls> mu = {expected_sum_squares(spec.alpha),
                                            expected_neg_entropy(spec.alpha),
                                            expected_max(spec.alpha).value};
-  const bool injective = is_injective(spec.map, K);
-  const double gamma =
-      std::holds_alternative<TopLabelMap>(spec.map) ? std::get<TopLabelMap>(spec.map).gamma : 1.0;
+  const MapPreimages preimages(spec);
+  const bool continuum = preimages.fibres() == MapPreimages::Fibres::continuum;
+  const bool r_is_c = preimages.injective() || continuum;
   // c from the Dirichlet, p = h(c); r = E[c | p] by the posterior over h's preimages when h is
-  // not injective. The controls sum c^2, sum c log c and max c have exact means `mu`.
-  const auto draw = [&gen, &spec, injective, gamma, tmp = std::vector<double>(K)](
+  // not injective (map_preimage.hpp). The controls sum c^2, sum c log c and max c have exact
+  // means `mu`.
+  const auto draw = [&gen, &spec, &preimages, r_is_c, tmp = std::vector<double>(3 * K)](
                         Engine& engine, mc::Draw& d) mutable {
     gen.draw_truth(engine, d.c, d.log_c);
     apply(spec.map, d.c, d.log_c, d.p, d.log_p, tmp);
@@ -107,18 +63,28 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
       max_c = std::max(max_c, d.c[k]);
     }
     d.control = {sum_sq_c, neg_ent, max_c};
-    d.r_is_c = injective;
-    if (!injective) top_label_posterior_mean(d.p, d.log_p, spec.alpha, gamma, d.r);
+    d.r_is_c = r_is_c;
+    if (!r_is_c) posterior_mean(preimages, d.c, d.log_p, d.r, tmp);
   };
-  return mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape_of(gen, pooled), mu,
-                               settings.samples, settings.tolerance, all_quantities, draw);
+  GroundTruth t = mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape_of(gen, pooled), mu,
+                                        settings.samples, settings.tolerance, all_quantities, draw);
+  if (continuum) {
+    // Each p has a continuum of preimages: r(p) has no formula here, so the canonical errors
+    // are unknown (not E|c - p|, which only bounds them from above).
+    for (Quantity q : {Quantity::canonical_l1, Quantity::canonical_l2})
+      t[q] = {std::numeric_limits<double>::quiet_NaN(), TruthMethod::monte_carlo,
+              std::numeric_limits<double>::infinity()};
+  }
+  return t;
 }
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
   const auto& spec = gen.spec();
   if (is_identity(spec.map)) return identity_truth(spec.alpha);
   GroundTruth t;
-  if (binary_truth_by_quadrature(gen, t) || binary_quadrature_truth(gen, t)) return t;
+  if (binary_truth_by_quadrature(gen, t) || binary_quadrature_truth(gen, t) ||
+      ternary_quadrature_truth(gen, t))
+    return t;
   t = monte_carlo_truth(gen, settings);
   if (preserves_argmax(spec.map, gen.classes())) {
     // Accuracy = E[max c] exactly; E[Z] - accuracy keeps its Monte Carlo error.

@@ -34,12 +34,6 @@ GroundTruth compute_truth(const Generator& generator, const TruthSettings& setti
 // cross-checks against quadrature).
 GroundTruth monte_carlo_truth(const DirichletGenerator& generator, const TruthSettings& settings);
 
-// r(p) = E[c | p] for the non-injective top_label map (gamma > 1, K >= 3): the posterior mean
-// over the preimages of p, one per class j that may have been the argmax of c, weighted by
-// Dir(c^(j); alpha) |det d c^(j) / d p| = Dir(c^(j)) ((1 - m_j)/(1 - p_j))^(K-2) / g'(m_j).
-void top_label_posterior_mean(std::span<const double> p, std::span<const double> log_p,
-                              std::span<const double> alpha, double gamma, std::span<double> r);
-
 // Thread-safe cache: one computation per distinct (generator, settings).
 class TruthCache {
  public:

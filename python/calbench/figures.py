@@ -109,6 +109,10 @@ def _log_x(ax, values) -> None:
         ax.set_xticks(ticks)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
+        if len(ticks) > 4:  # labels of many sizes would overlap on a narrow panel
+            ax.tick_params(axis="x", labelrotation=45)
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("right")
 
 
 def _other_keys(results: Results, x: str) -> list[str]:

@@ -214,3 +214,141 @@ def classwise_reliability(p, y, bins: int = 15, binning: str = "equal_width",
         axes[0, j].set_title(f"class {k}: CE = {ece:.4f}", fontsize=10)
     axes[0, 0].legend(loc="upper left", fontsize=7, frameon=False)
     return fig
+
+
+# ---- curves of a reliability.csv (a run's `reliability` section, or `calbench eval --plot`) --
+
+
+def _cell_title(results, cell: int) -> str:
+    """'T = 0.7, n = 1,000' from the cell's swept values (or the cell index alone)."""
+    row = results.summary[results.summary["cell"] == cell]
+    parts = []
+    for k in results.sweep_keys:
+        if k in row.columns and len(row):
+            v = row[k].iloc[0]
+            name = {"sample_size": "n", "generator.miscalibration.temperature": "T"}.get(
+                k, k.split(".")[-1])
+            parts.append(f"{name} = {v:,.6g}" if isinstance(v, (int, float, np.number))
+                         else f"{name} = {v}")
+    return ", ".join(parts) if parts else f"cell {cell}"
+
+
+def _truth_value(results, cell: int, quantity: str) -> str:
+    t = results.truth
+    row = t[(t["cell"] == cell) & (t["quantity"] == quantity)]
+    return f"{float(row['value'].iloc[0]):.4f}" if len(row) else "n/a"
+
+
+def _curve_rows(results, cell: int) -> pd.DataFrame:
+    table = getattr(results, "reliability", None)
+    if table is None:
+        raise ValueError(f"{results.path}: no reliability.csv (add a `reliability` section to "
+                         "the config: docs/config.md)")
+    rows = table[table["cell"] == cell]
+    if rows.empty:
+        raise ValueError(f"{results.path}: reliability.csv has no rows for cell {cell}")
+    return rows
+
+
+def _draw_curves(ax, ax_hist, rows: pd.DataFrame, binning: str, xlabel: str) -> float:
+    """One panel of a reliability.csv's rows: the estimated bins of `binning` (bars; points with
+    ±2 binomial SE), the true curve with its ±2 error band when present, the diagonal; the rows
+    per bin beneath. Returns the estimated sum of weight |frequency - score| (the ECE)."""
+    est = rows[(rows["curve"] == "estimated") & (rows["binning"] == binning)].sort_values("lower")
+    tr = rows[rows["curve"] == "true"].sort_values("score")
+    ax.bar(est["lower"], est["frequency"], width=est["upper"] - est["lower"], align="edge",
+           color=COLOURS[1], alpha=0.3, edgecolor=COLOURS[1], linewidth=0.8,
+           label="observed frequency per bin")
+    ax.errorbar(est["score"], est["frequency"], yerr=2 * est["error"], fmt="o",
+                color=COLOURS[1], markersize=3.5, elinewidth=0.9, capsize=0,
+                label="(mean score, frequency) ±2 SE")
+    ax.plot([0, 1], [0, 1], linestyle="--", color="0.4", linewidth=1, label="perfect calibration")
+    if len(tr):
+        ax.fill_between(tr["score"], tr["frequency"] - 2 * tr["error"],
+                        tr["frequency"] + 2 * tr["error"], color=COLOURS[0], alpha=0.25,
+                        linewidth=0)
+        ax.plot(tr["score"], tr["frequency"], color=COLOURS[0], linewidth=1.6,
+                label="true curve (±2 errors)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("observed frequency (probability)")
+    ax.tick_params(labelbottom=False)
+    ax_hist.bar(est["lower"], est["count"], width=est["upper"] - est["lower"], align="edge",
+                color="0.55", edgecolor="white", linewidth=0.5)
+    ax_hist.set_xlim(0, 1)
+    ax_hist.set_xlabel(xlabel)
+    ax_hist.set_ylabel("rows per bin (count)")
+    return float(np.sum(est["weight"] * np.abs(est["frequency"] - est["score"])))
+
+
+def curves_figure(panels, binning: str = "equal_width", columns: int = 4,
+                  title: str | None = None) -> Figure:
+    """Reliability diagrams from reliability.csv rows, one panel per (title, rows, xlabel); a
+    panel's title may hold "{ece}", filled with its binned ECE. The building block of
+    reliability_curves, class_reliability_curves and `calbench eval --plot`."""
+    if binning not in BINNINGS:
+        raise ValueError(f"binning = {binning!r}: must be one of {', '.join(BINNINGS)}")
+    panels = list(panels)
+    if not panels:
+        raise ValueError("no curves to draw")
+    cols = min(len(panels), columns)
+    rows = -(-len(panels) // cols)
+    fig = Figure(figsize=(max(3.3 * cols, 4.4) + 0.4, 4.3 * rows + 0.4), layout="constrained")
+    grid = fig.add_gridspec(2 * rows, cols, height_ratios=[3, 1] * rows)
+    first = None
+    for i, (name, sel, xlabel) in enumerate(panels):
+        r, c = divmod(i, cols)
+        ax = fig.add_subplot(grid[2 * r, c])
+        ax_hist = fig.add_subplot(grid[2 * r + 1, c], sharex=ax)
+        ece = _draw_curves(ax, ax_hist, sel, binning, xlabel)
+        ax.set_title(name.format(ece=f"{ece:.4f}"), fontsize=8.5)
+        if c > 0:
+            ax.set_ylabel("")
+            ax_hist.set_ylabel("")
+        first = first or ax
+    first.legend(loc="upper left", fontsize=7, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def reliability_curves(results, cells=None, binning: str = "equal_width",
+                       max_cells: int = 12) -> Figure:
+    """Top-label reliability diagrams of a run with a `reliability` section: per cell, replicate
+    0's sample binned (equal_width or equal_mass, the config's `reliability.bins`) beside the
+    generator's true curve P(correct | max p = z). cells: a list of cell indices (default: the
+    first max_cells)."""
+    table = getattr(results, "reliability", None)
+    if table is None:
+        _curve_rows(results, 0)  # raises the explanation
+    if cells is None:
+        cells = sorted(int(c) for c in table["cell"].unique())[:max_cells]
+    panels = []
+    for cell in cells:
+        sel = _curve_rows(results, cell)
+        panels.append((f"{_cell_title(results, cell)}\nECE {{ece}} (replicate 0), "
+                       f"true {_truth_value(results, cell, 'ece_top_l1')}",
+                       sel[sel["scope"] == "top_label"], "confidence max p (probability)"))
+    return curves_figure(panels, binning)
+
+
+def class_panels(rows: pd.DataFrame, classes=None, max_classes: int = 4):
+    """(title, rows, xlabel) per class of reliability.csv rows (one panel when pooled)."""
+    rows = rows[rows["scope"] != "top_label"]
+    if (rows["scope"] == "classes_pooled").any():
+        return [("all classes pooled (exchangeable)\nCE {ece}", rows, "p_k (probability)")]
+    present = sorted(int(k) for k in rows["class"].dropna().unique())
+    chosen = present[:max_classes] if classes is None else list(classes)
+    return [(f"class {k}\nCE {{ece}}", rows[rows["class"] == k], f"p_{k} (probability)")
+            for k in chosen]
+
+
+def class_reliability_curves(results, cell: int = 0, binning: str = "equal_width",
+                             classes=None, max_classes: int = 4) -> Figure:
+    """Per-class reliability diagrams P(y = k | p_k = s) of one cell: replicate 0's binned curve
+    and the true curve. When the generator's classes are exchangeable the run pools them into
+    one curve (scope classes_pooled), drawn as one panel."""
+    panels = class_panels(_curve_rows(results, cell), classes, max_classes)
+    return curves_figure(panels, binning,
+                         title=f"{_cell_title(results, cell)}: true classwise ECE "
+                               f"{_truth_value(results, cell, 'classwise_ece_l1')}")

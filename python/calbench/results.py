@@ -37,6 +37,7 @@ class Results:
     replicates: pd.DataFrame | None = field(default=None, repr=False)
     requirements: pd.DataFrame | None = field(default=None, repr=False)
     rankings: pd.DataFrame | None = field(default=None, repr=False)
+    reliability: pd.DataFrame | None = field(default=None, repr=False)  # reliability.csv
 
     @property
     def sweep_keys(self) -> list[str]:
@@ -240,4 +241,5 @@ def load(path: str | os.PathLike[str]) -> Results:
     return Results(path=path, scenario=scenario, meta=meta, config=config, raw=raw,
                    cells=read("cells.csv", True), summary=summary,
                    truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
-                   requirements=read("requirements.csv", False), rankings=rankings)
+                   requirements=read("requirements.csv", False), rankings=rankings,
+                   reliability=read("reliability.csv", False))

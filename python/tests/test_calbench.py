@@ -8,6 +8,7 @@ the `ece` of `calbench eval` on the same rows.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,8 @@ CONFIGS = {
     "estimator_bias": os.path.join(REPO, "tests", "data", "tiny.json"),
     "recalibration": os.path.join(REPO, "tests", "data", "tiny_recalibration.json"),
     "decision": os.path.join(HERE, "data", "tiny_decision.json"),
+    # estimator_bias with a `reliability` section: reliability.csv
+    "reliability": os.path.join(REPO, "tests", "data", "tiny_report.json"),
 }
 
 
@@ -78,7 +81,7 @@ class LoadTest(Base):
         for scenario, r in self.results.items():
             with open(CONFIGS[scenario]) as f:
                 config = json.load(f)
-            self.assertEqual(r.scenario, scenario)
+            self.assertEqual(r.scenario, config["scenario"])
             self.assertEqual(r.meta["schema_version"], 1)
             self.assertEqual(r.meta["seed"], config["seed"])
             for k in ("calbench_version", "git_revision", "config_hash"):
@@ -227,6 +230,10 @@ class FigureTest(Base):
         self.render(calbench.reliability_diagram(
             p, y, binning="equal_mass", true_curve=([0.3, 1], [0.3, 1])), "reliability_em")
         self.render(calbench.classwise_reliability(p, y), "classwise")
+        rr = self.results["reliability"]
+        self.render(calbench.reliability_curves(rr), "reliability_curves")
+        self.render(calbench.reliability_curves(rr, binning="equal_mass"), "curves_em")
+        self.render(calbench.class_reliability_curves(rr, cell=3), "class_curves")
         # Figures come from matplotlib.figure.Figure: pyplot (and a GUI backend) never loads.
         self.assertNotIn("matplotlib.pyplot", sys.modules)
 
@@ -237,6 +244,81 @@ class FigureTest(Base):
         no_reps = calbench.Results(**{**r.__dict__, "replicates": None})
         with self.assertRaisesRegex(ValueError, "replicate_values"):
             calbench.estimate_distribution(no_reps, 0, "ece_ew15")
+
+
+class ReportTest(Base):
+    def test_reliability_frame(self):
+        t = self.results["reliability"].reliability
+        self.assertIsNone(self.results["estimator_bias"].reliability)
+        self.assertEqual(list(t.columns)[:3], ["cell", "generator.miscalibration.temperature",
+                                               "sample_size"])
+        self.assertEqual(set(t["curve"]), {"true", "estimated"})
+        # K = 3, symmetric alpha, temperature: classes pooled; top label and pooled, per cell.
+        self.assertEqual(set(t["scope"]), {"top_label", "classes_pooled"})
+        for cell, rows in t.groupby("cell"):
+            for (curve, binning, scope), g in rows.groupby(["curve", "binning", "scope"]):
+                self.assertAlmostEqual(g["weight"].sum(), 1.0, delta=1e-12,
+                                       msg=(cell, curve, binning, scope))
+        # Replicate 0's equal-width top-label curve gives replicate 0's ece_ew15.
+        reps = self.results["reliability"].replicates
+        for cell in range(4):
+            est = t[(t.cell == cell) & (t.curve == "estimated") & (t.binning == "equal_width")
+                    & (t.scope == "top_label")]
+            ece = float(np.sum(est.weight * np.abs(est.frequency - est.score)))
+            value = reps[(reps.cell == cell) & (reps.replicate == 0)
+                         & (reps.estimator == "ece_ew15")]["value"].iloc[0]
+            self.assertAlmostEqual(ece, value, delta=1e-12)
+
+    def test_report_of_every_scenario(self):
+        from calbench import report
+        pages = {}
+        for scenario in self.dirs:
+            page = report.render(self.results[scenario])
+            pages[scenario] = page
+            self.assertTrue(page.startswith("<!DOCTYPE html>"))
+            self.assertNotIn("not drawn", page, scenario)
+            self.assertGreaterEqual(page.count("<svg"), 2, scenario)
+            self.assertNotIn("<script", page)
+            # Ids unique in the page (every inline SVG's are prefixed), and every reference
+            # url(#...) / href="#..." resolves.
+            ids = re.findall(r' id="([^"]+)"', page)
+            self.assertEqual(len(ids), len(set(ids)), f"{scenario}: duplicate ids")
+            refs = set(re.findall(r'url\(#([^)]+)\)', page) +
+                       re.findall(r'href="#([^"]+)"', page))
+            self.assertEqual(refs - set(ids), set(), scenario)
+        page = pages["reliability"]
+        self.assertEqual(page.count("<svg"), 7)  # bias, error, split, 2 reliability, class, dist
+        self.assertIn("true curve", page)
+        # Deterministic bytes (no dates, fixed SVG ids): written from a fresh load, the same page.
+        out = report.write_report(self.dirs["reliability"])
+        self.assertEqual(out, os.path.join(self.dirs["reliability"], "report", "index.html"))
+        with open(out, encoding="utf-8") as f:
+            self.assertEqual(f.read(), page)
+
+    def test_eval_plot(self):
+        data = os.path.join(REPO, "tests", "reference", "datasets", "dir_k3_n2000.csv")
+        out_dir = os.path.join(self.tmp, "eval_plot")
+        env = dict(os.environ)
+        env.pop("CALBENCH_NO_REPORT", None)
+        estimators = [{"name": "ece", "bins": 15}, {"name": "ece", "bins": 15,
+                                                    "binning": "equal_mass"}]
+        out = subprocess.run([calbench_binary(), "eval", data, "--resamples", "1", "--json",
+                              "--estimators", json.dumps(estimators), "--plot", out_dir],
+                             capture_output=True, text=True, env=env)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        values = json.loads(out.stdout)["estimators"]
+        for name in ("index.html", "reliability.csv", "reliability_equal_width.svg",
+                     "reliability_equal_mass.svg", "reliability_classes.svg"):
+            self.assertTrue(os.path.exists(os.path.join(out_dir, name)), name)
+        rows, meta = calbench.read_csv(os.path.join(out_dir, "reliability.csv"))
+        self.assertEqual(meta["scenario"], "eval")
+        self.assertEqual(set(rows["class"].dropna().astype(int)), {0, 1, 2})
+        for binning, label in (("equal_width", "ece_ew15"), ("equal_mass", "ece_em15")):
+            top = rows[(rows.scope == "top_label") & (rows.binning == binning)]
+            ece = float(np.sum(top.weight * np.abs(top.frequency - top.score)))
+            self.assertAlmostEqual(ece, values[label]["value"], delta=1e-12)
+            with open(os.path.join(out_dir, f"reliability_{binning}.svg")) as f:
+                self.assertIn(f"ECE {values[label]['value']:.4f}", f.read())
 
 
 def sample(n, seed, K=4):

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "config/decision_config.hpp"
-#include "config/decision_registry.hpp"
+#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 

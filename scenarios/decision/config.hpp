@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/experiment.hpp"
-#include "config/recalibration_config.hpp"
+#include "config/registry.hpp"
 #include "core/value.hpp"
 #include "decisions/decision_spec.hpp"
 #include "decisions/requirement.hpp"

@@ -14,6 +14,7 @@
 #include "report/value_format.hpp"
 #include "report/verdict.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/task_codec.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -34,14 +35,26 @@ struct FitOutcome {
   std::string failure;
 };
 
+// A cell's recalibrator over its replicates: which fits succeeded (and why the others
+// failed), and the decision value of every fitted model, in replicate order.
+struct RecalibrationOutcome {
+  std::vector<bool> fitted;
+  std::vector<std::string> failures;  // "" where the fit succeeded
+  std::vector<RecalibratedValue> values;
+};
+
+template <typename Archive>
+void serialize(Archive& a, RecalibrationOutcome& x) {
+  a(x.fitted, x.failures, x.values);
+}
+
 // Per replicate, the exact expected utility after recalibration is the oracle's minus the
 // recalibrated cost: the cost is the mean of a per-draw difference that is 0 wherever the two
 // decide alike (common random numbers), so this carries far less noise than the policy's
 // own Monte Carlo mean, and uses the oracle's quadrature where that applies.
 RecalibratedRecord summarise_recalibrated(const DecisionRecalibratorConfig& rc,
                                           const DecisionValue& v,
-                                          const std::vector<FitOutcome>& fits,
-                                          const std::vector<RecalibratedValue>& values) {
+                                          const RecalibrationOutcome& outcome) {
   RecalibratedRecord out;
   out.label = rc.method.label;
   out.name = rc.method.name;
@@ -51,16 +64,16 @@ RecalibratedRecord summarise_recalibrated(const DecisionRecalibratorConfig& rc,
   RunningStats utility, cost;  // replicates in order
   double error = 0.0;
   std::size_t j = 0;
-  for (const auto& f : fits) {
-    if (!f.model) {
+  for (std::size_t r = 0; r < outcome.fitted.size(); ++r) {
+    if (!outcome.fitted[r]) {
       ++out.failed_fits;
-      if (out.failure.empty()) out.failure = f.failure;
+      if (out.failure.empty()) out.failure = outcome.failures[r];
       continue;
     }
-    const RecalibratedValue& r = values[j++];
-    utility.add(v.oracle.value - r.cost.value);
-    cost.add(r.cost.value);
-    error += r.cost.error;
+    const RecalibratedValue& value = outcome.values[j++];
+    utility.add(v.oracle.value - value.cost.value);
+    cost.add(value.cost.value);
+    error += value.cost.error;
   }
   out.fits = j;
   if (j > 0) {
@@ -75,44 +88,34 @@ RecalibratedRecord summarise_recalibrated(const DecisionRecalibratorConfig& rc,
   return out;
 }
 
-// Per (cell, replicate) with a recalibrator: the method fitted on fit_size cases from the
-// stream (seed, cell, replicate, fit), into `fits` (pre-sized slots); then per cell every
-// replicate's model valued on the same draws (each call parallel over its fixed batches).
-std::vector<std::vector<RecalibratedValue>> recalibrate(
-    const DecisionConfig& config, const Generators& generators,
-    const std::vector<std::unique_ptr<DecisionTask>>& tasks,
-    std::vector<std::vector<FitOutcome>>& fits) {
-  const std::size_t cells = config.cells.size();
-  std::vector<std::size_t> fit_cells, replicates(cells, 0);
-  for (std::size_t c = 0; c < cells; ++c)
-    if (config.cells[c].recalibrator) {
-      fits[c].resize(config.cells[c].replicates);
-      fit_cells.push_back(c);
-      replicates[c] = config.cells[c].replicates;
-    }
-  for_each_task(TaskGrid(replicates), [&](TaskKey key, NoScratch&) {
-    const std::size_t cell = key.cell, rep = key.replicate;
-    const DecisionRecalibratorConfig& rc = *config.cells[cell].recalibrator;
+// Cell c's recalibrator: fitted per replicate on fit_size cases from the stream
+// (seed, cell, replicate, fit), in parallel, then every fitted model valued on the same draws
+// (itself parallel over fixed batches).
+RecalibrationOutcome recalibrate_cell(const DecisionConfig& config, const Generators& generators,
+                                      const DecisionTask& task, std::size_t cell) {
+  const DecisionRecalibratorConfig& rc = *config.cells[cell].recalibrator;
+  std::vector<FitOutcome> fits(config.cells[cell].replicates);
+  for_each_index(fits.size(), [&](std::size_t rep) {
     Engine engine = make_engine({config.seed, cell, rep, Purpose::fit});
     Sample sample;
     GeneratorScratch scratch;
     scratch.reserve(generators[cell]->classes());
     generators[cell]->sample(engine, rc.fit_size, sample, scratch);
     try {
-      fits[cell][rep].model = fit(*rc.method.method, sample);
+      fits[rep].model = fit(*rc.method.method, sample);
     } catch (const DomainError& error) {
-      fits[cell][rep].failure = error.what();
+      fits[rep].failure = error.what();
     }
   });
-  std::vector<std::vector<RecalibratedValue>> out(cells);
-  for (std::size_t c : fit_cells) {
-    std::vector<const CalibrationModel*> models;
-    for (const auto& f : fits[c])
-      if (f.model) models.push_back(f.model.get());
-    if (!models.empty())
-      out[c] = recalibrated_decision_values(*generators[c], *tasks[c], models,
-                                            config.cells[c].recalibrator->samples);
+  RecalibrationOutcome out;
+  std::vector<const CalibrationModel*> models;
+  for (const auto& f : fits) {
+    out.fitted.push_back(f.model != nullptr);
+    out.failures.push_back(f.failure);
+    if (f.model) models.push_back(f.model.get());
   }
+  if (!models.empty())
+    out.values = recalibrated_decision_values(*generators[cell], task, models, rc.samples);
   return out;
 }
 
@@ -179,31 +182,43 @@ DecisionResults run_decision(const DecisionConfig& config, const RunControl& con
               to_text(cc.decision.params) + "|" + std::to_string(cc.truth.samples);
     if (slot_of.emplace(keys[c], first_cell.size()).second) first_cell.push_back(c);
   }
-  const std::vector<DecisionValue> values =
-      map_batches<DecisionValue>(first_cell.size(), [&](std::size_t s, NoScratch&) {
-        const std::size_t c = first_cell[s];
+  // Each stream below is a stage of the run journal; only the realised utilities report
+  // progress (they are the (cell, replicate) tasks).
+  StreamControl quiet = control;
+  quiet.progress = {};
+  std::vector<DecisionValue> values(first_cell.size());
+  stream_tasks<DecisionValue>(
+      TaskGrid(std::vector<std::size_t>(first_cell.size(), 1)),
+      [&](TaskKey key) {
+        const std::size_t c = first_cell[key.cell];
         return exact_decision_value(*generators[c], *tasks[c], config.cells[c].truth.samples);
-      });
+      },
+      [&](TaskKey key, DecisionValue&& v) { values[key.cell] = std::move(v); }, quiet);
 
   // Realised utility on test sets: tasks (cell, replicate), each from the stream
-  // (seed, cell, replicate, sample), into pre-sized slots.
+  // (seed, cell, replicate, sample), folded per cell in replicate order.
   std::vector<std::size_t> replicates(cells);
-  std::vector<std::vector<double>> realised(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    replicates[c] = config.cells[c].replicates;
-    realised[c].resize(replicates[c]);
-  }
-  for_each_task(
+  for (std::size_t c = 0; c < cells; ++c) replicates[c] = config.cells[c].replicates;
+  std::vector<RunningStats> realised(cells);
+  stream_tasks<double>(
       TaskGrid(replicates),
-      [&](TaskKey key, NoScratch&) {
+      [&](TaskKey key) {
         Engine engine = make_engine({config.seed, key.cell, key.replicate, Purpose::sample});
-        realised[key.cell][key.replicate] = realised_utility(
-            *generators[key.cell], *tasks[key.cell], config.cells[key.cell].sample_size, engine);
+        return realised_utility(*generators[key.cell], *tasks[key.cell],
+                                config.cells[key.cell].sample_size, engine);
       },
-      control.progress);
+      [&](TaskKey key, double u) { realised[key.cell].add(u); }, control);
 
-  std::vector<std::vector<FitOutcome>> fits(cells);
-  const auto recalibrated = recalibrate(config, generators, tasks, fits);
+  // The recalibrators: one task per cell that has one.
+  std::vector<std::size_t> has_recalibrator(cells, 0);
+  for (std::size_t c = 0; c < cells; ++c)
+    has_recalibrator[c] = config.cells[c].recalibrator ? 1 : 0;
+  std::vector<RecalibrationOutcome> recalibrated(cells);
+  stream_tasks<RecalibrationOutcome>(
+      TaskGrid(has_recalibrator),
+      [&](TaskKey key) { return recalibrate_cell(config, generators, *tasks[key.cell], key.cell); },
+      [&](TaskKey key, RecalibrationOutcome&& r) { recalibrated[key.cell] = std::move(r); }, quiet);
+  if (control.shard) return {};  // a shard's results are its journal
 
   DecisionResults out;
   out.meta = result_meta(config);
@@ -226,17 +241,15 @@ DecisionResults run_decision(const DecisionConfig& config, const RunControl& con
     d.oracle_expected_utility_error = v.oracle.error;
     d.miscalibration_cost = v.cost.value;
     d.miscalibration_cost_error = v.cost.error;
-    RunningStats stats;  // replicates in order: the same bits for any thread count
-    for (double u : realised[c]) stats.add(u);
-    d.realised_mean = stats.mean();
-    d.realised_sd = stats.sd();
+    d.realised_mean = realised[c].mean();  // replicates in order: the same bits for any
+    d.realised_sd = realised[c].sd();      // thread count
     const auto names = tasks[c]->figure_names();
     for (std::size_t i = 0; i < names.size(); ++i) {
       d.figures.emplace_back(names[i], v.figures[i]);
       d.oracle_figures.emplace_back(names[i], v.oracle_figures[i]);
     }
     if (cc.recalibrator)
-      d.recalibrated = summarise_recalibrated(*cc.recalibrator, v, fits[c], recalibrated[c]);
+      d.recalibrated = summarise_recalibrated(*cc.recalibrator, v, recalibrated[c]);
     out.records.push_back(std::move(rec));
   }
   if (config.requirement) out.requirements = requirements_record(config, out.records);

@@ -71,6 +71,24 @@ std::optional<IntervalSettings> parse_intervals(ObjectReader& top) {
                           static_cast<std::size_t>(*groups)};
 }
 
+// `reliability`: only when present (absent keeps every output as it was).
+std::optional<ReliabilityOutput> parse_reliability(ObjectReader& top) {
+  const Json* value = top.find("reliability");
+  if (value == nullptr) return std::nullopt;
+  ObjectReader o(*value, top.pointer_to("reliability"), top.problems());
+  if (!o.is_object()) return std::nullopt;
+  o.allow_only({"points", "samples", "bins"});
+  const ReliabilityOutput defaults;
+  const auto points = o.integer("points", 2, static_cast<std::int64_t>(defaults.truth.points));
+  const auto samples =
+      o.unsigned_integer("samples", 1000, static_cast<std::uint64_t>(defaults.truth.samples));
+  const auto bins = o.integer("bins", 1, static_cast<std::int64_t>(defaults.bins));
+  top.set_resolved("reliability", o.take_resolved());
+  if (!points || !samples || !bins) return std::nullopt;
+  return ReliabilityOutput{{static_cast<std::size_t>(*points), *samples},
+                           static_cast<std::size_t>(*bins)};
+}
+
 class Sections : public ScenarioSections {
  public:
   std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
@@ -91,12 +109,17 @@ class Sections : public ScenarioSections {
   void parse_output(ObjectReader& output) override {
     if (const auto v = output.boolean("replicate_values", false)) replicate_values_ = *v;
   }
-  void parse_fixed(ObjectReader& top) override { intervals_ = parse_intervals(top); }
+  void parse_after_sweep(ObjectReader& top, const std::vector<std::string>&,
+                         const CellBase*) override {
+    intervals_ = parse_intervals(top);
+    reliability_ = parse_reliability(top);
+  }
   std::unique_ptr<ExperimentBase> finish(ExperimentBase header,
                                          std::vector<std::unique_ptr<CellBase>> cells) override {
     auto out = std::make_unique<EstimatorBiasConfig>();
     static_cast<ExperimentBase&>(*out) = std::move(header);
     out->intervals = intervals_;
+    out->reliability = reliability_;
     out->replicate_values = replicate_values_;
     for (auto& cell : cells)
       out->cells.push_back(std::move(static_cast<EstimatorBiasCell&>(*cell)));
@@ -105,6 +128,7 @@ class Sections : public ScenarioSections {
 
  private:
   std::optional<IntervalSettings> intervals_;
+  std::optional<ReliabilityOutput> reliability_;
   bool replicate_values_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/experiment.hpp"
+#include "truth/reliability_curve.hpp"
 
 namespace calbench {
 
@@ -22,15 +23,23 @@ struct IntervalSettings {
   std::size_t jackknife_groups = 100;  // BCa's grouped jackknife (interval_methods.hpp)
 };
 
+// `reliability`: per cell, the generator's true reliability curves (truth/reliability_curve.hpp)
+// and the curves estimated from replicate 0's sample, into reliability.csv.
+struct ReliabilityOutput {
+  ReliabilitySettings truth;  // points, samples
+  std::size_t bins = 15;      // the estimated curves' bins (equal-width and equal-mass)
+};
+
 struct EstimatorBiasCell : CellBase {
   std::size_t sample_size = 0;
   std::vector<EstimatorConfig> estimators;
 };
 
 struct EstimatorBiasConfig : ExperimentBase {
-  std::optional<IntervalSettings> intervals;  // absent: no intervals, outputs as before
-  bool replicate_values = false;              // output.replicate_values: write replicates.csv
-  std::vector<EstimatorBiasCell> cells;       // Cartesian product, last key varying fastest
+  std::optional<IntervalSettings> intervals;     // absent: no intervals, outputs as before
+  std::optional<ReliabilityOutput> reliability;  // absent: no reliability.csv
+  bool replicate_values = false;                 // output.replicate_values: write replicates.csv
+  std::vector<EstimatorBiasCell> cells;          // Cartesian product, last key varying fastest
 };
 
 std::unique_ptr<ScenarioSections> estimator_bias_sections();

@@ -9,6 +9,7 @@
 #include "core/quantity.hpp"
 #include "core/value.hpp"
 #include "report/cell_record.hpp"
+#include "report/reliability_record.hpp"
 #include "scenarios/estimator_bias/config.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -58,11 +59,14 @@ struct EstimatorBiasCellRecord {
   std::vector<EstimatorRecord> estimators;
   // replicate_values[r][e]: estimator e on replicate r (kept only on request).
   std::vector<std::vector<double>> replicate_values;
+  // With `reliability`: the generator's true curves and replicate 0's binned curves.
+  std::vector<CurveRecord> reliability;
 };
 
 struct EstimatorBiasResults : ScenarioResults {
   std::vector<std::string> sweep_keys;
   std::optional<IntervalSettings> intervals;
+  std::optional<ReliabilityOutput> reliability;
   bool replicate_values = false;
   std::vector<EstimatorBiasCellRecord> records;
 };

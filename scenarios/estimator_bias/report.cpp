@@ -144,6 +144,16 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
   }
   if (r.replicate_values)
     header.tables.push_back({"replicates.csv", {"cell", "replicate", "estimator", "value"}});
+  if (r.reliability) {
+    header.summary_blocks.emplace_back(
+        "reliability", Value::Object{{"points", count_value(r.reliability->truth.points)},
+                                     {"samples", r.reliability->truth.samples},
+                                     {"bins", count_value(r.reliability->bins)}});
+    std::vector<std::string> curve_table = key_columns(r.sweep_keys, targets, own_columns);
+    curve_table.push_back("sample_size");
+    curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
+    header.tables.push_back({"reliability.csv", std::move(curve_table)});
+  }
   reporter.begin(header);
 
   for (const auto& c : r.records) {
@@ -207,6 +217,11 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
           record.rows.push_back({"replicates.csv",
                                  {count_value(c.cell.index), count_value(rep),
                                   c.estimators[e].label, c.replicate_values[rep][e]}});
+    if (r.reliability) {
+      std::vector<Value> key = key_fields(c.cell, targets, own_columns);
+      key.push_back(count_value(c.sample_size));
+      append_curve_rows("reliability.csv", key, c.reliability, record.rows);
+    }
     record.terminal = terminal_cell(c, !r.sweep_keys.empty(), intervals);
     reporter.record(record);
   }

@@ -12,11 +12,14 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "estimators/binned_reliability.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/task_codec.hpp"
 #include "truth/population.hpp"
+#include "truth/reliability_curve.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -29,17 +32,17 @@ struct ThreadBuffers {
   EstimatorWorkspace workspace;
   ResampleWorkspace resample;  // bootstrap and consistency resamples (intervals)
   std::vector<const Estimator*> estimators;
-  std::vector<double> observed;
-  std::vector<double> column;  // one estimator's bootstrap or jackknife values
-  std::vector<double> jack_column;
+  std::vector<double> column;       // one estimator's bootstrap values
+  std::vector<double> jack_column;  // one estimator's jackknife values
 };
 
-// With intervals, per (method, replicate, estimator): the interval (NaN ends where the method
-// does not apply) and per (replicate, estimator) the consistency test's p-value, in
-// pre-sized slots like the values.
-struct IntervalSlots {
-  std::vector<std::vector<Interval>> interval;  // [cell][(m * R + r) * E + e]
-  std::vector<std::vector<double>> p_value;     // [cell][r * E + e]
+// What one (cell, replicate) task produced: every estimator's value and, with intervals, each
+// requested method's interval ([m * E + e], NaN ends where the method does not apply) and the
+// consistency test's p-value ([e]).
+struct ReplicateResult {
+  std::vector<double> values;
+  std::vector<Interval> intervals;
+  std::vector<double> p_values;
 };
 
 // The method the m-th requested one is for estimator `ec`.
@@ -56,86 +59,104 @@ void column_of(const std::vector<double>& values, std::size_t E, std::size_t e,
   for (std::size_t b = 0; b < R; ++b) out[b] = values[b * E + e];
 }
 
-struct Simulation {
-  std::vector<std::vector<double>> values;  // [cell][r * E + e]
-  IntervalSlots intervals;                  // empty without intervals
+template <typename Archive>
+void serialize(Archive& a, ReplicateResult& r) {
+  a(r.values, r.intervals, r.p_values);
+}
+
+ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generators& generators,
+                              TaskKey key, ThreadBuffers& buf) {
+  const std::size_t cell = key.cell, rep = key.replicate;
+  const EstimatorBiasCell& cc = config.cells[cell];
+  Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
+  generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
+  const std::size_t E = cc.estimators.size();
+  ReplicateResult out;
+  out.values.resize(E);
+  for (std::size_t e = 0; e < E; ++e)
+    out.values[e] = cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
+  if (!config.intervals) return out;
+  // Serial inside the task: the (cell, replicate) tasks already fill the cores.
+  const IntervalSettings& is = *config.intervals;
+  buf.estimators.clear();
+  for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
+  const ResampleKey resample_key{config.seed, cell, rep};
+  const std::size_t M = is.methods.size();
+  bool bca = false, analytic = false;
+  for (std::size_t m = 0; m < M; ++m)
+    for (const auto& ec : cc.estimators) {
+      bca |= resolved_method(is, m, ec) == IntervalMethod::bca;
+      analytic |= resolved_method(is, m, ec) == IntervalMethod::analytic;
+    }
+  const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                     Execution::serial, buf.resample);
+  const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
+                                       Execution::serial, buf.resample);
+  const auto jack = bca && cc.sample_size >= 2
+                        ? jackknife_values(buf.sample, buf.estimators, is.jackknife_groups,
+                                           Execution::serial, buf.resample)
+                        : std::vector<double>();
+  out.p_values = consistency_p_values(null, out.values);
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  out.intervals.assign(M * E, Interval{nan, nan});
+  for (std::size_t e = 0; e < E; ++e) {
+    column_of(boot, E, e, buf.column);
+    column_of(jack, E, e, buf.jack_column);
+    IntervalInputs in;
+    in.estimate = out.values[e];
+    in.bootstrap = buf.column;
+    in.jackknife = buf.jack_column;
+    in.p_calibrated = out.p_values[e];
+    in.vanishes_when_calibrated = buf.estimators[e]->vanishes_when_calibrated();
+    if (analytic) in.squared = buf.estimators[e]->squared_error(buf.sample, buf.workspace);
+    for (std::size_t m = 0; m < M; ++m)
+      if (const auto ci = interval_of(resolved_method(is, m, cc.estimators[e]), in, is.level))
+        out.intervals[m * E + e] = *ci;
+  }
+  return out;
+}
+
+// Runs every (cell, replicate) task and hands its result to consume(key, result), in task
+// order (stream_tasks): each task draws from the stream (seed, cell, replicate, sample).
+template <typename Consume>
+void simulate(const EstimatorBiasConfig& config, const Generators& generators,
+              const RunControl& control, Consume&& consume) {
+  std::vector<std::size_t> replicates;
+  for (const auto& cell : config.cells) replicates.push_back(cell.replicates);
+  stream_tasks<ReplicateResult, ThreadBuffers>(
+      TaskGrid(replicates),
+      [&](TaskKey key, ThreadBuffers& buf) { return run_replicate(config, generators, key, buf); },
+      std::forward<Consume>(consume), control);
+}
+
+// What an estimator's bias is measured against in one cell: its target's truth, or its own
+// population value (with that value's error); neither: no bias.
+struct Reference {
+  std::optional<double> value;
+  double error = 0.0;
 };
 
-Simulation simulate(const EstimatorBiasConfig& config, const Generators& generators,
-                    const RunControl& control) {
-  const std::size_t cells = config.cells.size();
-  std::vector<std::size_t> replicates(cells);
-  // values[c][r * E + e]: pre-sized slots, so tasks never share a write.
-  std::vector<std::vector<double>> values(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    replicates[c] = config.cells[c].replicates;
-    values[c].resize(config.cells[c].replicates * config.cells[c].estimators.size());
-  }
-  IntervalSlots slots;
-  if (config.intervals) {
-    slots.interval.resize(cells);
-    slots.p_value.resize(cells);
-    for (std::size_t c = 0; c < cells; ++c) {
-      slots.interval[c].resize(config.intervals->methods.size() * values[c].size());
-      slots.p_value[c].resize(values[c].size());
-    }
-  }
-  for_each_task<ThreadBuffers>(
-      TaskGrid(replicates),
-      [&](TaskKey key, ThreadBuffers& buf) {
-        const std::size_t cell = key.cell, rep = key.replicate;
-        const EstimatorBiasCell& cc = config.cells[cell];
-        Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
-        generators[cell]->sample(engine, cc.sample_size, buf.sample, buf.scratch);
-        const std::size_t E = cc.estimators.size();
-        for (std::size_t e = 0; e < E; ++e)
-          values[cell][rep * E + e] =
-              cc.estimators[e].estimator->estimate(buf.sample, buf.workspace);
-        if (!config.intervals) return;
-        // Serial inside the task: the (cell, replicate) tasks already fill the cores.
-        const IntervalSettings& is = *config.intervals;
-        buf.estimators.clear();
-        for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
-        const ResampleKey resample_key{config.seed, cell, rep};
-        const std::size_t M = is.methods.size(), R = cc.replicates;
-        bool bca = false, analytic = false;
-        for (std::size_t m = 0; m < M; ++m)
-          for (const auto& ec : cc.estimators) {
-            bca |= resolved_method(is, m, ec) == IntervalMethod::bca;
-            analytic |= resolved_method(is, m, ec) == IntervalMethod::analytic;
-          }
-        const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                           Execution::serial, buf.resample);
-        const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                             Execution::serial, buf.resample);
-        const auto jack = bca && cc.sample_size >= 2
-                              ? jackknife_values(buf.sample, buf.estimators, is.jackknife_groups,
-                                                 Execution::serial, buf.resample)
-                              : std::vector<double>();
-        buf.observed.assign(values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E),
-                            values[cell].begin() + static_cast<std::ptrdiff_t>(rep * E + E));
-        const auto p = consistency_p_values(null, buf.observed);
-        constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-        for (std::size_t e = 0; e < E; ++e) {
-          slots.p_value[cell][rep * E + e] = p[e];
-          column_of(boot, E, e, buf.column);
-          column_of(jack, E, e, buf.jack_column);
-          IntervalInputs in;
-          in.estimate = buf.observed[e];
-          in.bootstrap = buf.column;
-          in.jackknife = buf.jack_column;
-          in.p_calibrated = p[e];
-          in.vanishes_when_calibrated = buf.estimators[e]->vanishes_when_calibrated();
-          if (analytic) in.squared = buf.estimators[e]->squared_error(buf.sample, buf.workspace);
-          for (std::size_t m = 0; m < M; ++m) {
-            const auto ci = interval_of(resolved_method(is, m, cc.estimators[e]), in, is.level);
-            slots.interval[cell][(m * R + rep) * E + e] = ci.value_or(Interval{nan, nan});
-          }
-        }
-      },
-      control.progress);
-  return {std::move(values), std::move(slots)};
-}
+// One estimator's statistics over a cell's replicates, folded in replicate order (the same
+// bits for any thread count), so that no replicate value need be kept.
+// One interval method's counts for one estimator: replicates whose interval lies wholly above
+// the reference (below) or wholly below it (above), and the widths.
+struct IntervalFold {
+  bool applies = true;  // false once a replicate's interval is NaN (the method gives none)
+  std::size_t below = 0, above = 0;
+  RunningStats width;
+};
+
+struct EstimatorFold {
+  RunningStats stats;
+  double squared_error = 0.0;  // sum of (value - reference)^2
+  std::size_t rejected = 0;
+  std::vector<IntervalFold> intervals;  // one per intervals.methods
+};
+
+struct CellFold {
+  std::vector<EstimatorFold> estimators;
+  std::vector<std::vector<double>> replicate_values;  // [r][e], on request only
+};
 
 // A fraction of R replicates and its binomial standard error.
 std::pair<double, double> proportion(std::size_t hits, std::size_t R) {
@@ -185,6 +206,58 @@ Populations compute_populations(const EstimatorBiasConfig& config, const Generat
   return out;
 }
 
+// The curves of reliability.csv for one cell: the generator's true curves (computed once per
+// distinct generator, `cache`) and those of replicate 0's sample (its stream is the replicate's,
+// so the estimated top-label equal-width curve gives replicate 0's 15-bin `ece` when bins = 15).
+std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::size_t cell,
+                                     const Generator& generator,
+                                     std::map<std::string, ReliabilityCurves>& cache) {
+  const ReliabilityOutput& settings = *config.reliability;
+  auto it = cache.find(generator.canonical_text());
+  if (it == cache.end())
+    it =
+        cache
+            .emplace(generator.canonical_text(), true_reliability_curves(generator, settings.truth))
+            .first;
+  const ReliabilityCurves& truth = it->second;
+  const std::size_t K = generator.classes();
+  const char* class_scope = truth.pooled ? "classes_pooled" : "class";
+  auto class_index = [&](std::size_t k) {
+    return truth.pooled ? std::nullopt : std::optional<std::size_t>(k);
+  };
+  std::vector<CurveRecord> out;
+  out.push_back({"true", "fine", "top_label", std::nullopt, truth.top});
+  for (std::size_t k = 0; k < truth.classes.size(); ++k)
+    out.push_back({"true", "fine", class_scope, class_index(k), truth.classes[k]});
+
+  Sample sample;
+  GeneratorScratch scratch;
+  EstimatorWorkspace workspace;
+  Engine engine = make_engine({config.seed, cell, 0, Purpose::sample});
+  generator.sample(engine, config.cells[cell].sample_size, sample, scratch);
+  const std::size_t n = sample.size;
+  std::vector<double> correct(n);
+  for (std::size_t i = 0; i < n; ++i) correct[i] = sample.predicted[i] == sample.label[i];
+  // Per class (or all classes pooled): the scores p_ik and outcomes 1{y_i = k}.
+  std::vector<std::vector<double>> scores(truth.classes.size()), hits(truth.classes.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t ch = truth.pooled ? 0 : k;
+      scores[ch].push_back(sample.p[i * K + k]);
+      hits[ch].push_back(sample.label[i] == k ? 1.0 : 0.0);
+    }
+  for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
+    const char* name = binning == Binning::equal_width ? "equal_width" : "equal_mass";
+    out.push_back(
+        {"estimated", name, "top_label", std::nullopt,
+         binned_reliability(sample.confidence, correct, binning, settings.bins, workspace)});
+    for (std::size_t ch = 0; ch < scores.size(); ++ch)
+      out.push_back({"estimated", name, class_scope, class_index(ch),
+                     binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string target_name(const EstimatorRecord& e) {
@@ -194,7 +267,12 @@ std::string target_name(const EstimatorRecord& e) {
 
 std::vector<std::vector<double>> simulate_estimates(const EstimatorBiasConfig& config,
                                                     const RunControl& control) {
-  return simulate(config, make_generators(bases(config.cells)), control).values;
+  std::vector<std::vector<double>> values(config.cells.size());
+  simulate(config, make_generators(bases(config.cells)), control,
+           [&](TaskKey key, ReplicateResult&& r) {
+             values[key.cell].insert(values[key.cell].end(), r.values.begin(), r.values.end());
+           });
+  return values;
 }
 
 EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
@@ -206,14 +284,65 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
   const std::vector<const GroundTruth*> truths =
       cell_truths(bases(config.cells), generators, cache);
   const Populations populations = compute_populations(config, generators);
-  const Simulation simulation = simulate(config, generators, control);
-  const std::vector<std::vector<double>>& values = simulation.values;
+
+  // Bias against the target's truth, or against the estimator's own population value.
+  std::vector<std::vector<Reference>> references(cells);
+  for (std::size_t c = 0; c < cells; ++c)
+    for (std::size_t e = 0; e < config.cells[c].estimators.size(); ++e) {
+      Reference ref;
+      if (auto target = config.cells[c].estimators[e].estimator->target()) {
+        ref.value = (*truths[c])[*target].value;
+      } else if (const auto& population = populations[c][e]) {
+        ref.value = population->value;
+        ref.error = population->error;
+      }
+      references[c].push_back(ref);
+    }
+
+  // The replicates, folded as they arrive: O(cells x estimators) memory, not O(replicates).
+  std::vector<CellFold> folds(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    folds[c].estimators.resize(config.cells[c].estimators.size());
+    if (config.intervals)
+      for (auto& f : folds[c].estimators) f.intervals.resize(config.intervals->methods.size());
+  }
+  simulate(config, generators, control, [&](TaskKey key, ReplicateResult&& r) {
+    CellFold& fold = folds[key.cell];
+    const std::vector<Reference>& refs = references[key.cell];
+    for (std::size_t e = 0; e < r.values.size(); ++e) {
+      EstimatorFold& f = fold.estimators[e];
+      const double v = r.values[e];
+      f.stats.add(v);
+      if (refs[e].value) {
+        const double d = v - *refs[e].value;
+        f.squared_error += d * d;
+      }
+      if (!config.intervals) continue;
+      if (r.p_values[e] <= config.intervals->test_level) ++f.rejected;
+      const std::size_t E = r.values.size();
+      for (std::size_t m = 0; m < f.intervals.size(); ++m) {
+        IntervalFold& fi = f.intervals[m];
+        const Interval& ci = r.intervals[m * E + e];
+        if (std::isnan(ci.lo)) {
+          fi.applies = false;
+          continue;
+        }
+        fi.width.add(ci.hi - ci.lo);
+        if (refs[e].value && *refs[e].value < ci.lo) ++fi.below;
+        if (refs[e].value && *refs[e].value > ci.hi) ++fi.above;
+      }
+    }
+    if (config.replicate_values) fold.replicate_values.push_back(std::move(r.values));
+  });
+  if (control.shard) return {};  // a shard's results are its journal
 
   EstimatorBiasResults out;
   out.meta = result_meta(config);
   out.cells = cells;
   out.sweep_keys = config.sweep_keys;
   out.intervals = config.intervals;
+  out.reliability = config.reliability;
+  std::map<std::string, ReliabilityCurves> curve_cache;
   out.replicate_values = config.replicate_values;
   for (std::size_t c = 0; c < cells; ++c) {
     const EstimatorBiasCell& cc = config.cells[c];
@@ -223,8 +352,8 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
     const std::size_t E = cc.estimators.size(), R = cc.replicates;
     for (std::size_t e = 0; e < E; ++e) {
       const EstimatorConfig& ec = cc.estimators[e];
-      RunningStats stats;  // replicates in order: the same bits for any thread count
-      for (std::size_t r = 0; r < R; ++r) stats.add(values[c][r * E + e]);
+      const EstimatorFold& f = folds[c].estimators[e];
+      const RunningStats& stats = f.stats;
       EstimatorRecord er;
       er.label = ec.label;
       er.name = ec.name;
@@ -238,61 +367,37 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
         er.population_error = population->error;
         er.population_samples = population->samples;
       }
-      // Bias against the target's truth, or against the estimator's own population value.
-      std::optional<double> reference;
-      double reference_error = 0.0;
+      const Reference& reference = references[c][e];
       if (auto target = ec.estimator->target()) {
         er.target = *target;
-        reference = (*truths[c])[*target].value;
         if (population) {
-          er.binning_bias = population->value - *reference;
+          er.binning_bias = population->value - *reference.value;
           er.finite_sample_bias = stats.mean() - population->value;
         }
       } else if (population) {
         er.own_target = true;
-        reference = population->value;
-        reference_error = population->error;
       }
-      if (reference) {
-        er.truth = *reference;
-        er.bias = stats.mean() - *reference;
-        double sq = 0.0;
-        for (std::size_t r = 0; r < R; ++r) {
-          const double d = values[c][r * E + e] - *reference;
-          sq += d * d;
-        }
-        er.rmse = std::sqrt(sq / static_cast<double>(R));
+      if (reference.value) {
+        er.truth = *reference.value;
+        er.bias = stats.mean() - *reference.value;
+        er.rmse = std::sqrt(f.squared_error / static_cast<double>(R));
         const double se = stats.standard_error();
-        er.se_bias = std::sqrt(se * se + reference_error * reference_error);
+        er.se_bias = std::sqrt(se * se + reference.error * reference.error);
       }
       if (config.intervals) {
         const IntervalSettings& is = *config.intervals;
-        const auto& ci = simulation.intervals.interval[c];
-        const auto& p = simulation.intervals.p_value[c];
-        std::size_t rejected = 0;
-        for (std::size_t r = 0; r < R; ++r)
-          if (p[r * E + e] <= is.test_level) ++rejected;
-        std::tie(er.rejection_rate, er.rejection_se) = proportion(rejected, R);
+        std::tie(er.rejection_rate, er.rejection_se) = proportion(f.rejected, R);
         for (std::size_t m = 0; m < is.methods.size(); ++m) {
-          const auto of = [&](std::size_t r) -> const Interval& { return ci[(m * R + r) * E + e]; };
+          const IntervalFold& fi = f.intervals[m];
           IntervalRecord ir;
           ir.requested = is.methods[m];
           ir.method = resolved_method(is, m, ec);
-          ir.applies = R > 0 && !std::isnan(of(0).lo);
-          if (ir.applies) {
-            RunningStats width;
-            for (std::size_t r = 0; r < R; ++r) width.add(of(r).hi - of(r).lo);
-            ir.mean_width = width.mean();
-          }
+          ir.applies = R > 0 && fi.applies;
+          if (ir.applies) ir.mean_width = fi.width.mean();
           if (ir.applies && er.truth) {
-            std::size_t below = 0, above = 0;
-            for (std::size_t r = 0; r < R; ++r) {
-              if (*er.truth < of(r).lo) ++below;
-              if (*er.truth > of(r).hi) ++above;
-            }
-            std::tie(ir.coverage, ir.coverage_se) = proportion(R - below - above, R);
-            ir.truth_below = proportion(below, R).first;
-            ir.truth_above = proportion(above, R).first;
+            std::tie(ir.coverage, ir.coverage_se) = proportion(R - fi.below - fi.above, R);
+            ir.truth_below = proportion(fi.below, R).first;
+            ir.truth_above = proportion(fi.above, R).first;
           }
           er.intervals.push_back(ir);
         }
@@ -301,11 +406,8 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
       }
       rec.estimators.push_back(std::move(er));
     }
-    if (config.replicate_values) {
-      rec.replicate_values.assign(R, std::vector<double>(E));
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t e = 0; e < E; ++e) rec.replicate_values[r][e] = values[c][r * E + e];
-    }
+    rec.replicate_values = std::move(folds[c].replicate_values);
+    if (config.reliability) rec.reliability = cell_curves(config, c, *generators[c], curve_cache);
     out.records.push_back(std::move(rec));
   }
   return out;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/experiment.hpp"
-#include "config/recalibration_config.hpp"
+#include "config/registry.hpp"
 
 namespace calbench {
 

@@ -13,6 +13,7 @@
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/task_codec.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -33,6 +34,16 @@ struct ReplicateOutcome {
   std::vector<double> uncalibrated;    // estimates of the uncalibrated model
   std::vector<MethodOutcome> methods;  // one per method
 };
+
+template <typename Archive>
+void serialize(Archive& a, MethodOutcome& m) {
+  a(m.fitted, m.failure, m.seconds, m.parameters, m.estimates, m.truth);
+}
+
+template <typename Archive>
+void serialize(Archive& a, ReplicateOutcome& r) {
+  a(r.uncalibrated, r.methods);
+}
 
 struct Buffers {
   Sample fit, test, calibrated;
@@ -316,22 +327,34 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
     uncal[c] = &it->second;
   }
 
-  // One task per (cell, replicate), each into its own slot.
+  RecalibrationResults out;
+  out.records.resize(cells);
+  // One task per (cell, replicate); a cell is summarised as soon as its last replicate
+  // arrives (in order), so only one cell's outcomes are held at a time.
   std::vector<std::size_t> replicates(cells);
-  std::vector<std::vector<ReplicateOutcome>> outcomes(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    replicates[c] = config.cells[c].replicates;
-    outcomes[c].resize(config.cells[c].replicates);
-  }
-  for_each_task<Buffers>(
+  for (std::size_t c = 0; c < cells; ++c) replicates[c] = config.cells[c].replicates;
+  std::vector<ReplicateOutcome> outcomes;
+  const auto summarise = [&](std::size_t c) {
+    out.records[c] = summarise_cell(config, c, *generators[c], *truths[c], *uncal[c], outcomes);
+    outcomes.clear();
+  };
+  std::size_t next_cell = 0;  // the first cell not summarised
+  stream_tasks<ReplicateOutcome, Buffers>(
       TaskGrid(replicates),
       [&](TaskKey key, Buffers& buffers) {
-        run_task(config, generators, key.cell, key.replicate, buffers,
-                 outcomes[key.cell][key.replicate]);
+        ReplicateOutcome outcome;
+        run_task(config, generators, key.cell, key.replicate, buffers, outcome);
+        return outcome;
       },
-      control.progress);
+      [&](TaskKey key, ReplicateOutcome&& outcome) {
+        for (; next_cell < key.cell; ++next_cell) summarise(next_cell);  // cells without tasks
+        outcomes.push_back(std::move(outcome));
+        if (outcomes.size() == replicates[key.cell]) summarise(next_cell++);
+      },
+      control);
+  if (control.shard) return {};  // a shard's results are its journal
+  for (; next_cell < cells; ++next_cell) summarise(next_cell);
 
-  RecalibrationResults out;
   out.meta = result_meta(config);
   out.cells = cells;
   out.sweep_keys = config.sweep_keys;
@@ -339,10 +362,8 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
   // Fit times are volatile: in run.json always, in summary.json only on request.
   Value::Object times;
   for (std::size_t c = 0; c < cells; ++c) {
-    out.records.push_back(
-        summarise_cell(config, c, *generators[c], *truths[c], *uncal[c], outcomes[c]));
     Value::Object cell;
-    for (const auto& m : out.records.back().methods)
+    for (const auto& m : out.records[c].methods)
       cell.emplace_back(m.label, optional_value(m.fit_seconds));
     times.emplace_back(std::to_string(config.cells[c].index), std::move(cell));
   }

@@ -1,0 +1,26 @@
+#include "report/reliability_record.hpp"
+
+#include "report/cell_record.hpp"
+
+namespace calbench {
+
+const std::vector<std::string>& curve_columns() {
+  static const std::vector<std::string> columns = {"curve", "binning", "scope", "class",
+                                                   "lower", "upper",   "score", "frequency",
+                                                   "error", "count",   "weight"};
+  return columns;
+}
+
+void append_curve_rows(const std::string& file, const std::vector<Value>& key,
+                       const std::vector<CurveRecord>& curves, std::vector<TableRow>& rows) {
+  for (const CurveRecord& curve : curves)
+    for (const CurvePoint& p : curve.points) {
+      std::vector<Value> fields = key;
+      fields.insert(fields.end(),
+                    {curve.curve, curve.binning, curve.scope, optional_value(curve.class_index),
+                     p.lower, p.upper, p.score, p.frequency, p.error, Value(p.count), p.weight});
+      rows.push_back({file, std::move(fields)});
+    }
+}
+
+}  // namespace calbench

@@ -1,0 +1,172 @@
+#include "report/result_set.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+namespace calbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string reason(int error) {
+  return std::generic_category().message(error);
+}
+
+// OUT as an absolute path without a trailing separator; its last component names the lock and
+// the work directory beside it.
+fs::path normal_out(const fs::path& given) {
+  if (given.empty()) throw OutputError("the output directory is empty: name a directory");
+  fs::path out = fs::absolute(given).lexically_normal();
+  if (!out.has_filename()) out = out.parent_path();
+  if (!out.has_filename() || out.filename() == "." || out.filename() == ".." ||
+      out == out.root_path())
+    throw OutputError("the output directory " + given.string() +
+                      " names no directory that a run can replace");
+  return out;
+}
+
+// OUT may be replaced when it is absent, empty, or a calbench result set.
+void check_replaceable(const fs::path& out, const fs::path& given) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(out, ec);
+  if (!fs::exists(st)) return;
+  if (!fs::is_directory(st))
+    throw OutputError("the output directory " + given.string() +
+                      " exists and is not a directory (a run replaces it with its results)");
+  if (fs::exists(out / "config.resolved.json") || fs::is_empty(out, ec)) return;
+  throw OutputError("the output directory " + given.string() +
+                    " is neither empty nor a calbench result set (it has no "
+                    "config.resolved.json): a run replaces it whole, so it refuses; choose "
+                    "another output directory");
+}
+
+std::string lock_holder(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string pid = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  return pid.empty() ? "another calbench run" : "another calbench run (pid " + pid + ")";
+}
+
+}  // namespace
+
+ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
+  out_ = normal_out(given);
+  const fs::path parent = out_.parent_path();
+  const std::string name = out_.filename().string();
+  work_ = parent / ("." + name + ".partial");
+  lock_path_ = parent / ("." + name + ".lock");
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec)
+    throw OutputError("cannot create the directory " + parent.string() +
+                      " for the results: " + ec.message());
+
+  // The lock file may be unlinked by the run that held it between our open and our flock:
+  // then the lock we hold is on a file no other run can find, and we try again.
+  for (;;) {
+    lock_fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0)
+      throw OutputError("cannot write in " + parent.string() + " (where " + given.string() +
+                        " goes): " + reason(errno));
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      const std::string holder = lock_holder(lock_fd_);
+      ::close(lock_fd_);
+      lock_fd_ = -1;
+      if (error == EWOULDBLOCK)
+        throw OutputError(holder + " is writing " + given.string() + " (it holds the lock " +
+                          lock_path_.string() +
+                          "): wait for it to finish, or choose another output directory");
+      throw OutputError("cannot lock " + lock_path_.string() + ": " + reason(error));
+    }
+    struct stat by_fd {
+    }, by_path{};
+    if (::fstat(lock_fd_, &by_fd) == 0 && ::stat(lock_path_.c_str(), &by_path) == 0 &&
+        by_fd.st_ino == by_path.st_ino && by_fd.st_dev == by_path.st_dev)
+      break;
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
+    const int error = errno;
+    release_lock();
+    throw OutputError("cannot write the lock " + lock_path_.string() + ": " + reason(error));
+  }
+
+  try {
+    check_replaceable(out_, given);
+    // A work directory without a journal is what a run killed before it began left.
+    had_previous_ = previous_journal().has_value();
+    if (!had_previous_) fs::remove_all(work_, ec);
+    fs::create_directories(work_, ec);
+    if (!ec) fs::remove_all(staging(), ec);  // a set staged by an interrupted run
+    if (!ec) fs::create_directory(staging(), ec);
+    if (ec)
+      throw OutputError("cannot write in " + parent.string() + " (where " + given.string() +
+                        " goes): " + ec.message());
+  } catch (...) {
+    release_lock();
+    throw;
+  }
+}
+
+ResultSetTransaction::~ResultSetTransaction() {
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(keep_journal_ || had_previous_ ? staging() : work_, ec);
+  }
+  release_lock();
+}
+
+std::optional<fs::path> ResultSetTransaction::previous_journal() const {
+  std::error_code ec;
+  if (fs::is_regular_file(journal_path(), ec)) return journal_path();
+  return std::nullopt;
+}
+
+void ResultSetTransaction::discard_previous() {
+  std::error_code ec;
+  fs::remove_all(work_, ec);
+  had_previous_ = false;
+  if (!ec) fs::create_directories(staging(), ec);
+  if (ec) throw OutputError("cannot replace " + work_.string() + ": " + ec.message());
+}
+
+void ResultSetTransaction::commit() {
+  const fs::path staged = staging();
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(out_, ec))) {
+    // One atomic step where the file system has it; else two renames, with the old set moved
+    // aside first (a crash between them leaves it in the work directory, OUT absent).
+    if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, out_.c_str(), RENAME_EXCHANGE) != 0) {
+      if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        throw std::system_error(errno, std::generic_category(), "cannot replace " + out_.string());
+      fs::rename(out_, work_ / "old");
+      fs::rename(staged, out_);
+    }
+  } else {
+    fs::rename(staged, out_);
+  }
+  committed_ = true;
+  fs::remove_all(work_, ec);  // the old set and the journal; a failure leaves them, harmless
+  release_lock();
+}
+
+void ResultSetTransaction::release_lock() noexcept {
+  if (lock_fd_ < 0) return;
+  // Unlinked while still held, so no run can lock this file after we let go of it.
+  ::unlink(lock_path_.c_str());
+  ::close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+}  // namespace calbench

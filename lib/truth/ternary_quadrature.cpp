@@ -1,0 +1,489 @@
+#include "truth/ternary_quadrature.hpp"
+
+#include <algorithm>
+#include <array>
+#include <boost/math/quadrature/gauss.hpp>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
+#include <boost/math/tools/roots.hpp>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "truth/map_preimage.hpp"
+
+namespace calbench {
+namespace {
+
+using boost::math::quadrature::gauss_kronrod;
+constexpr double inf = std::numeric_limits<double>::infinity();
+// Absolute tolerances of the inner and outer integrals (the integrands are densities of a
+// probability measure times quantities of order 1), and the most intervals of one integral.
+constexpr double inner_tolerance = 1e-11, outer_tolerance = 1e-9;
+constexpr std::size_t max_intervals = 200;
+// Points of the grids on which breaks are looked for.
+constexpr int inner_grid_points = 48;
+constexpr int outer_grid_points = 48;
+// Values within this of their scale count as zero when signs are compared (rounding noise).
+constexpr double noise = 1e-12;
+
+double softplus(double v) {
+  return v > 0.0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+}
+double sigmoid(double v) {
+  return 1.0 / (1.0 + std::exp(-v));
+}
+
+// A vector of integrands integrated together (one adaptive subdivision for all components;
+// abs is the max norm). The components are densities of one probability measure times
+// quantities of order 1, so one absolute tolerance suits them all.
+template <std::size_t N>
+struct Vec {
+  std::array<double, N> v{};
+  Vec() = default;
+  explicit Vec(double x) { v.fill(x); }
+  double& operator[](std::size_t i) { return v[i]; }
+  double operator[](std::size_t i) const { return v[i]; }
+  Vec& operator+=(const Vec& o) {
+    for (std::size_t i = 0; i < N; ++i) v[i] += o.v[i];
+    return *this;
+  }
+  friend Vec operator+(Vec a, const Vec& b) { return a += b; }
+  friend Vec operator-(Vec a, const Vec& b) {
+    for (std::size_t i = 0; i < N; ++i) a.v[i] -= b.v[i];
+    return a;
+  }
+  friend Vec operator-(Vec a) {
+    for (double& x : a.v) x = -x;
+    return a;
+  }
+  friend Vec operator*(Vec a, double s) {
+    for (double& x : a.v) x *= s;
+    return a;
+  }
+  friend Vec operator*(double s, Vec a) { return a * s; }
+  friend double abs(const Vec& a) {
+    double m = 0.0;
+    for (double x : a.v) m = std::max(m, std::abs(x));
+    return m;
+  }
+};
+
+// The 21-point Kronrod rule and its embedded 10-point Gauss rule on [lo, hi] (Boost.Math's
+// nodes and weights): the Kronrod value, and |Kronrod - Gauss| (max norm) as its error.
+template <std::size_t N, class F>
+Vec<N> kronrod_21(const F& f, double lo, double hi, double& error) {
+  using Rule = gauss_kronrod<double, 21>;
+  const auto& x = Rule::abscissa();
+  const auto& wk = Rule::weights();
+  const auto& wg = boost::math::quadrature::gauss<double, 10>::weights();
+  const double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
+  const Vec<N> centre = f(mid);
+  Vec<N> kronrod = centre * wk[0], gauss(0.0);
+  for (std::size_t i = 1; i < x.size(); ++i) {
+    const Vec<N> pair = f(mid - half * x[i]) + f(mid + half * x[i]);
+    kronrod += pair * wk[i];
+    if (i % 2 == 1) gauss += pair * wg[i / 2];
+  }
+  error = abs(kronrod - gauss) * half;
+  return kronrod * half;
+}
+
+// int_a^b f (a vector) by adaptive Gauss-Kronrod with a global absolute tolerance: the interval
+// with the largest error is bisected until the errors sum to at most `tolerance` (or
+// `max_intervals` are used). Boost's own adaptive rule is not used because it controls each
+// subinterval relative to its own value, which over-refines the far tails (where the values
+// are 1e-100 and need no digits). An infinite end is mapped to a finite one by
+// u = a + x/(1 - x), du = dx/(1 - x)^2. Returns the value; `error` is the sum of the errors.
+template <std::size_t N, class F>
+Vec<N> integrate_vector(const F& f, double a, double b, double tolerance, double& error) {
+  error = 0.0;
+  if (!(b > a)) return Vec<N>(0.0);
+  if (!std::isfinite(a) && !std::isfinite(b)) {
+    double e1 = 0.0, e2 = 0.0;
+    const Vec<N> lo = integrate_vector<N>(f, a, 0.0, 0.5 * tolerance, e1);
+    const Vec<N> hi = integrate_vector<N>(f, 0.0, b, 0.5 * tolerance, e2);
+    error = e1 + e2;
+    return lo + hi;
+  }
+  const auto g = [&](double x) -> Vec<N> {
+    if (std::isfinite(a) && std::isfinite(b)) return f(x);
+    const double xc = 1.0 - x, u = x / xc, w = 1.0 / (xc * xc);
+    return f(std::isfinite(a) ? a + u : b - u) * w;
+  };
+  const double lo = std::isfinite(a) && std::isfinite(b) ? a : 0.0;
+  const double hi = std::isfinite(a) && std::isfinite(b) ? b : 1.0;
+  struct Interval {
+    double lo, hi, error;
+    Vec<N> value;
+  };
+  std::vector<Interval> parts;
+  double e = 0.0;
+  Vec<N> v = kronrod_21<N>(g, lo, hi, e);
+  parts.push_back({lo, hi, e, v});
+  double total_error = e;
+  while (total_error > tolerance && parts.size() < max_intervals) {
+    const auto worst =
+        std::max_element(parts.begin(), parts.end(),
+                         [](const Interval& x, const Interval& y) { return x.error < y.error; });
+    const double m = 0.5 * (worst->lo + worst->hi);
+    if (!(m > worst->lo && m < worst->hi)) break;  // no room left to bisect
+    double e1 = 0.0, e2 = 0.0;
+    Interval left{worst->lo, m, 0.0, kronrod_21<N>(g, worst->lo, m, e1)};
+    Interval right{m, worst->hi, 0.0, kronrod_21<N>(g, m, worst->hi, e2)};
+    left.error = e1;
+    right.error = e2;
+    *worst = left;
+    parts.push_back(right);
+    total_error = 0.0;
+    for (const Interval& part : parts) total_error += part.error;
+  }
+  // Summed in the order of the intervals on the line, so the bits do not depend on the order
+  // of refinement.
+  std::sort(parts.begin(), parts.end(),
+            [](const Interval& x, const Interval& y) { return x.lo < y.lo; });
+  Vec<N> out(0.0);
+  for (const Interval& part : parts) {
+    out += part.value;
+    error += part.error;
+  }
+  return out;
+}
+
+// Points between a and b (finite or not) spaced evenly in asinh, so fine near 0 and coarse in
+// the tails; `span` bounds the infinite ends.
+std::vector<double> sinh_grid(double a, double b, double span, int points) {
+  const double lo = std::asinh(std::max(a, -span)), hi = std::asinh(std::min(b, span));
+  std::vector<double> out;
+  for (int i = 0; i <= points; ++i) {
+    const double x = std::sinh(lo + (hi - lo) * i / points);
+    if (x > a && x < b) out.push_back(x);
+  }
+  return out;
+}
+
+// Where h (value, scale) changes sign on the grid, refined by TOMS 748; values within `noise`
+// of their scale count as zero.
+template <class H>
+void sign_breaks(const H& h, const std::vector<double>& grid, std::vector<double>& breaks) {
+  double prev_x = 0.0, prev_v = 0.0;
+  int prev_sign = 0;
+  for (double x : grid) {
+    const auto [v, scale] = h(x);
+    const int sign = std::abs(v) <= noise * scale ? 0 : (v > 0.0 ? 1 : -1);
+    if (sign == 0) continue;
+    if (prev_sign != 0 && sign != prev_sign) {
+      boost::math::tools::eps_tolerance<double> tol(50);
+      std::uintmax_t iterations = 100;
+      const auto [a, b] = boost::math::tools::toms748_solve([&](double y) { return h(y).first; },
+                                                            prev_x, x, prev_v, v, tol, iterations);
+      breaks.push_back(0.5 * (a + b));
+    }
+    prev_x = x;
+    prev_v = v;
+    prev_sign = sign;
+  }
+}
+
+// Sorted, unique breaks with the ends a and b added.
+std::vector<double> pieces(std::vector<double> breaks, double a, double b) {
+  std::vector<double> out = {a, b};
+  for (double x : breaks)
+    if (x > a && x < b) out.push_back(x);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The point of the segment of class k at (t, u): p_k = sigmoid(t), the two others j < l
+// sharing the rest as sigmoid(u) : sigmoid(-u).
+struct Point {
+  std::array<double, 3> p, log_p;
+};
+Point segment_point(std::size_t k, double t, double u) {
+  const std::size_t j = k == 0 ? 1 : 0, l = k == 2 ? 1 : 2;
+  Point out;
+  out.log_p[k] = -softplus(-t);
+  out.log_p[j] = -softplus(t) - softplus(-u);
+  out.log_p[l] = -softplus(t) - softplus(u);
+  for (std::size_t i = 0; i < 3; ++i) out.p[i] = std::exp(out.log_p[i]);
+  return out;
+}
+
+// a_i - b_i written where it does not cancel: for a_i > 1/2 as (1 - b_i) - (1 - a_i), each
+// complement summed from the other components (both vectors sum to 1).
+double difference(const std::array<double, 3>& a, const std::array<double, 3>& b, std::size_t i) {
+  if (a[i] <= 0.5) return a[i] - b[i];
+  double rest_a = 0.0, rest_b = 0.0;
+  for (std::size_t j = 0; j < 3; ++j)
+    if (j != i) {
+      rest_a += a[j];
+      rest_b += b[j];
+    }
+  return rest_b - rest_a;
+}
+
+class TernaryProblem {
+ public:
+  explicit TernaryProblem(const DirichletGenerator& gen)
+      : preimages_(gen.spec()),
+        exchangeable_(gen.symmetric() && is_class_symmetric(gen.spec().map)) {
+    // Grid span: the Dirichlet's 1e-16 lower tail of log c_k, about
+    // (log 1e-16 + log alpha_k + log B(alpha_k, alpha_0 - alpha_k)) / alpha_k, scaled by how
+    // much the map stretches log-ratios (the largest row sum of |D|; 1 for top_label).
+    const auto& alpha = gen.spec().alpha;
+    double a0 = 0.0;
+    for (double a : alpha) a0 += a;
+    double tail = 40.0;
+    for (double a : alpha) {
+      const double lb = std::lgamma(a) + std::lgamma(a0 - a) - std::lgamma(a0);
+      tail = std::max(tail, -(std::log(1e-16) + std::log(a) + lb) / a);
+    }
+    double stretch = 1.0;
+    const LogAffineForm form = log_affine_form(gen.spec().map, 3);
+    for (std::size_t k = 0; k + 1 < 3 && !form.D.empty(); ++k) {
+      double row = 0.0;
+      for (std::size_t j = 0; j < 3; ++j) row += std::abs(form.D[k * 3 + j]);
+      stretch = std::max(stretch, row);
+    }
+    span_ = tail * stretch;
+  }
+
+  bool valid() const { return preimages_.fibres() == MapPreimages::Fibres::finite; }
+  bool exchangeable() const { return exchangeable_; }
+  double span() const { return span_; }
+
+  // Phi and r at a point, and the posterior's structure code.
+  double at(const Point& pt, std::array<double, 3>& r, unsigned* structure = nullptr) const {
+    std::array<double, 9> scratch;
+    return preimages_.posterior(pt.log_p, r, scratch, structure);
+  }
+
+ private:
+  MapPreimages preimages_;
+  bool exchangeable_;
+  double span_ = 40.0;
+};
+
+// ---- the top label and the unconditional quantities --------------------------------------
+
+// Per unit of t, summed over the top segments: M, N, accuracy, brier, nll, canonical L1 and
+// L2^2 integrands integrated over u, and the inner integrators' error.
+enum TopSlot { s_mass, s_gap, s_acc, s_brier, s_nll, s_l1, s_l2, s_err, top_slots };
+constexpr std::size_t point_slots = s_err;
+
+// The integrand on the top segment of class k at (t, u), z = p_k.
+Vec<point_slots> top_integrand(const TernaryProblem& problem, std::size_t k, double t, double u) {
+  const Point pt = segment_point(k, t, u);
+  std::array<double, 3> r;
+  const double phi = problem.at(pt, r);
+  Vec<point_slots> out(0.0);
+  if (!(phi > 0.0)) return out;
+  double rest_r = 0.0;
+  for (std::size_t j = 0; j < 3; ++j)
+    if (j != k) rest_r += r[j];
+  // r_k - z: (1 - z) - (1 - r_k) where z > 1/2.
+  const double z_gap = t > 0.0 ? sigmoid(-t) - rest_r : r[k] - pt.p[k];
+  double brier = 0.0, nll = 0.0, l1 = 0.0, l2 = 0.0;
+  for (std::size_t j = 0; j < 3; ++j) {
+    const double d = difference(r, pt.p, j);
+    double rest = 0.0;
+    for (std::size_t i = 0; i < 3; ++i)
+      if (i != j) rest += r[i];
+    brier += d * d + r[j] * rest;
+    nll -= r[j] * pt.log_p[j];
+    l1 += std::abs(d);
+    l2 += d * d;
+  }
+  out[s_mass] = phi;
+  out[s_gap] = phi * z_gap;
+  out[s_acc] = phi * r[k];
+  out[s_brier] = phi * brier;
+  out[s_nll] = phi * nll;
+  out[s_l1] = phi * l1;
+  out[s_l2] = phi * l2;
+  return out;
+}
+
+// The breaks of the inner integrand on the segment of class k at t, within (lo, hi): where the
+// posterior's structure changes (bisection) and, with `signs`, where r_j - p_j changes sign
+// (TOMS 748).
+std::vector<double> inner_breaks(const TernaryProblem& problem, std::size_t k, double t, double lo,
+                                 double hi, bool signs) {
+  struct Probe {
+    unsigned code;
+    std::array<double, 3> d;
+  };
+  const auto probe = [&](double u) {
+    const Point pt = segment_point(k, t, u);
+    std::array<double, 3> r;
+    Probe out{0, {}};
+    problem.at(pt, r, &out.code);
+    for (std::size_t j = 0; j < 3; ++j) out.d[j] = difference(r, pt.p, j);
+    return out;
+  };
+  const std::vector<double> grid = sinh_grid(lo, hi, 2.0 * problem.span(), inner_grid_points);
+  std::vector<double> breaks;
+  if (grid.empty()) return breaks;
+  Probe prev = probe(grid.front());
+  for (std::size_t i = 1; i < grid.size(); ++i) {
+    const Probe next = probe(grid[i]);
+    if (next.code != prev.code) {
+      double a = grid[i - 1], b = grid[i];
+      for (int it = 0; it < 80 && b - a > 1e-13 * (1.0 + std::abs(a)); ++it) {
+        const double m = 0.5 * (a + b);
+        (probe(m).code == prev.code ? a : b) = m;
+      }
+      breaks.push_back(0.5 * (a + b));
+    } else if (signs) {
+      for (std::size_t j = 0; j < 3; ++j) {
+        const double da = prev.d[j], db = next.d[j];
+        if (std::abs(da) <= noise || std::abs(db) <= noise || (da > 0.0) == (db > 0.0)) continue;
+        boost::math::tools::eps_tolerance<double> tol(50);
+        std::uintmax_t iterations = 100;
+        const auto [a, b] = boost::math::tools::toms748_solve(
+            [&](double u) { return probe(u).d[j]; }, grid[i - 1], grid[i], da, db, tol, iterations);
+        breaks.push_back(0.5 * (a + b));
+      }
+    }
+    prev = next;
+  }
+  return breaks;
+}
+
+// The inner integrals at t, summed over the top segments.
+Vec<top_slots> top_inner(const TernaryProblem& problem, double t) {
+  // z >= 1/2: the whole line; below, |u| <= U with p_j, p_l <= z.
+  const double U = t >= 0.0 ? inf : t - std::log(-std::expm1(t));
+  Vec<top_slots> out(0.0);
+  const std::size_t segments = problem.exchangeable() ? 1 : 3;
+  for (std::size_t k = 0; k < segments; ++k) {
+    const std::vector<double> ends = pieces(inner_breaks(problem, k, t, -U, U, true), -U, U);
+    for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
+      double error = 0.0;
+      const Vec<point_slots> v =
+          integrate_vector<point_slots>([&](double u) { return top_integrand(problem, k, t, u); },
+                                        ends[i], ends[i + 1], inner_tolerance, error);
+      for (std::size_t s = 0; s < point_slots; ++s) out[s] += v[s];
+      out[s_err] += error;
+    }
+  }
+  if (segments == 1) out = out * 3.0;
+  return out;
+}
+
+// ---- classwise ------------------------------------------------------------------------------
+
+// C_k(t) = int Phi (r_k - p_k) du on the segment of class k, its mass, and the inner error.
+Vec<3> class_inner(const TernaryProblem& problem, std::size_t k, double t) {
+  const std::vector<double> ends = pieces(inner_breaks(problem, k, t, -inf, inf, false), -inf, inf);
+  Vec<3> out(0.0);
+  for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
+    double error = 0.0;
+    const Vec<2> v = integrate_vector<2>(
+        [&](double u) {
+          const Point pt = segment_point(k, t, u);
+          std::array<double, 3> r;
+          const double phi = problem.at(pt, r);
+          Vec<2> w(0.0);
+          if (phi > 0.0) {
+            w[0] = phi * difference(r, pt.p, k);
+            w[1] = phi;
+          }
+          return w;
+        },
+        ends[i], ends[i + 1], inner_tolerance, error);
+    out[0] += v[0];
+    out[1] += v[1];
+    out[2] += error;
+  }
+  return out;
+}
+
+// Integrates the outer function f over (a, b), split at `breaks` and at the sign changes of its
+// component `signed_slot` on a grid (values within `noise` of `scale_slot` count as 0); returns
+// the integrals, the integrator's error, and the sum over pieces of |int signed_slot|.
+template <std::size_t N, class F>
+Vec<N> outer_integrals(const F& f, double a, double b, std::vector<double> breaks, double span,
+                       std::size_t signed_slot, std::size_t scale_slot, double& error,
+                       double& absolute) {
+  sign_breaks(
+      [&](double t) {
+        const Vec<N> v = f(t);
+        return std::pair{v[signed_slot], v[scale_slot]};
+      },
+      sinh_grid(a, b, span, outer_grid_points), breaks);
+  const std::vector<double> ends = pieces(breaks, a, b);
+  Vec<N> value(0.0);
+  error = 0.0;
+  absolute = 0.0;
+  for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
+    double e = 0.0;
+    const Vec<N> v = integrate_vector<N>(f, ends[i], ends[i + 1], outer_tolerance, e);
+    value += v;
+    error += e;
+    absolute += std::abs(v[signed_slot]);
+  }
+  return value;
+}
+
+}  // namespace
+
+double ternary_quadrature_mass(const DirichletGenerator& gen) {
+  if (gen.classes() != 3 || !is_injective(gen.spec().map, 3) ||
+      std::holds_alternative<TopLabelMap>(gen.spec().map))
+    return 0.0;
+  const TernaryProblem problem(gen);
+  if (!problem.valid()) return 0.0;
+  double error = 0.0, absolute = 0.0;
+  const Vec<top_slots> v =
+      outer_integrals<top_slots>([&](double t) { return top_inner(problem, t); }, -std::log(2.0),
+                                 inf, {0.0}, problem.span(), s_mass, s_mass, error, absolute);
+  return v[s_mass];
+}
+
+bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
+  if (gen.classes() != 3 || !is_injective(gen.spec().map, 3) ||
+      std::holds_alternative<TopLabelMap>(gen.spec().map))
+    return false;
+  const TernaryProblem problem(gen);
+  if (!problem.valid()) return false;
+  // Top label: the outer function adds N^2/M to the inner integrals.
+  constexpr std::size_t n = top_slots + 1, s_sq = top_slots;
+  double error = 0.0, top_l1 = 0.0;
+  const Vec<n> value = outer_integrals<n>(
+      [&](double t) {
+        const Vec<top_slots> inner = top_inner(problem, t);
+        Vec<n> v(0.0);
+        for (std::size_t s = 0; s < top_slots; ++s) v[s] = inner[s];
+        v[s_sq] = inner[s_mass] > 0.0 ? inner[s_gap] * inner[s_gap] / inner[s_mass] : 0.0;
+        return v;
+      },
+      -std::log(2.0), inf, {0.0}, problem.span(), s_gap, s_mass, error, top_l1);
+  // The inner integrators' errors, integrated over t, add to the outer one.
+  const double err = error + std::abs(value[s_err]);
+  const auto quad = [&](double v) { return TruthValue{v, TruthMethod::quadrature, err}; };
+  out[Quantity::accuracy] = quad(value[s_acc]);
+  out[Quantity::overconfidence] = quad(-value[s_gap]);
+  out[Quantity::brier] = quad(value[s_brier]);
+  out[Quantity::nll] = quad(value[s_nll]);
+  out[Quantity::canonical_l1] = quad(value[s_l1]);
+  out[Quantity::canonical_l2] = root_of(quad(value[s_l2]));
+  out[Quantity::ece_top_l1] = quad(top_l1);
+  out[Quantity::ece_top_l2] = root_of(quad(value[s_sq]));
+
+  // Classwise, one class for all when they are exchangeable.
+  double cw = 0.0, cw_err = 0.0;
+  const std::size_t classes = problem.exchangeable() ? 1 : 3;
+  for (std::size_t k = 0; k < classes; ++k) {
+    double e = 0.0, absolute = 0.0;
+    const Vec<3> v = outer_integrals<3>([&](double t) { return class_inner(problem, k, t); }, -inf,
+                                        inf, {}, problem.span(), 0, 1, e, absolute);
+    cw += absolute;
+    cw_err += e + std::abs(v[2]);
+  }
+  const double scale = 1.0 / static_cast<double>(classes);
+  out[Quantity::classwise_ece_l1] = {cw * scale, TruthMethod::quadrature, cw_err * scale};
+  return true;
+}
+
+}  // namespace calbench

@@ -1,0 +1,34 @@
+#pragma once
+// The HTML report of a run (docs/python.md, "The HTML report"): `calbench run` writes its result
+// files, then has the Python package render OUTDIR/report/index.html (python3 -m
+// calbench.report OUTDIR); `calbench eval DATA --plot DIR` has it draw the model's reliability
+// diagrams into DIR. The report is optional: without python3 or its packages the run prints one
+// warning and succeeds.
+//
+// The interpreter: $CALBENCH_PYTHON, else the python3 this build was configured with
+// (CMake's CALBENCH_PYTHON3, Debian's /usr/bin/python3 first), else python3 on PATH. The
+// package: this checkout's python/ is put first on PYTHONPATH when it exists, so a build finds
+// its own package without scripts/setup.sh's .pth file.
+// $CALBENCH_NO_REPORT set to a non-empty value other than 0 skips the report like --no-report
+// (the test suite sets it for the runs that do not check the report).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace calbench {
+
+enum class ReportStatus { written, unavailable, failed };
+
+struct ReportOutcome {
+  ReportStatus status = ReportStatus::failed;
+  std::string message;  // unavailable: why (one line); failed: the Python error's last lines
+};
+
+// Runs `python -c BOOTSTRAP args...` where the bootstrap imports numpy, pandas, matplotlib and
+// calbench.report (exit 3 naming a missing module) and calls calbench.report.main(args).
+ReportOutcome run_report_module(const std::vector<std::string>& args);
+
+// Whether $CALBENCH_NO_REPORT asks to skip reports.
+bool reports_disabled_by_environment();
+
+}  // namespace calbench

@@ -1,0 +1,168 @@
+// Truth at K = 3 by two-dimensional quadrature (ternary_quadrature.hpp) and the posterior over a
+// map's preimages (map_preimage.hpp): known answers, invariants, and Rao-Blackwellised Monte
+// Carlo; and the affine_logit injectivity bug (is_injective took every affine_logit map as
+// injective, so Monte Carlo used r(p) = c and overstated the canonical errors).
+#include <boost/math/distributions/normal.hpp>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/running_stats.hpp"
+#include "truth/binary_quadrature.hpp"
+#include "truth/dirichlet_integrals.hpp"
+#include "truth/map_preimage.hpp"
+#include "truth/ternary_quadrature.hpp"
+#include "truth/truth_engine.hpp"
+
+using namespace calbench;
+
+namespace {
+
+GroundTruth ternary(const DirichletSpec& spec) {
+  GroundTruth t;
+  REQUIRE(ternary_quadrature_truth(DirichletGenerator(spec), t));
+  for (Quantity q : all_quantities) {
+    INFO(to_string(q));
+    CHECK(t[q].method == TruthMethod::quadrature);
+    CHECK(std::isfinite(t[q].value));
+    CHECK(t[q].error < 1e-6);  // the L2 roots' delta method inflates the 1e-9 of a square
+  }
+  return t;
+}
+
+// A K = 3 affine_logit whose fibre direction v (ker D) has mixed signs: two preimages on one
+// side of a fold. D's rows W_1 - W_3 = (1, 1, 0) and W_2 - W_3 = (0, 1, 1) have kernel
+// span(1, -1, 1)/sqrt 3.
+// An injective one: W = I + 0.3 (1 e_1^T) + noise-free bias, S = span(W^-1 1), one-signed.
+const AffineLogitMap injective_affine{{1.3, 0.0, 0.0, 0.3, 1.0, 0.0, 0.3, 0.0, 1.0},
+                                      {0.2, -0.1, 0.0}};
+const AffineLogitMap two_preimage_map{{1.5, 1.0, 0.2, 0.5, 1.0, 1.2, 0.5, 0.0, 0.2},
+                                      {0.5, 0.0, 0.0}};
+
+}  // namespace
+
+TEST_CASE("is_injective: affine_logit by the sign pattern of its fibre direction",
+          "[unit][truth]") {
+  // K = 2: S = {delta : A delta_1 + B delta_2 = 0}, spanned by (B, -A): one sign iff A B <= 0
+  // (A = W11 - W21, B = W12 - W22), the case binary_quadrature.hpp treats with one branch.
+  CHECK(is_injective(AffineLogitMap{{1.0, 0.5, 0.2, 1.5}, {0.3, -0.1}}, 2));   // A 0.8, B -1
+  CHECK(!is_injective(AffineLogitMap{{1.0, 0.5, 0.2, -0.5}, {1.0, 0.0}}, 2));  // A 0.8, B 1
+  // K = 3: W = I + 0.3 (1 e_1^T) keeps S = span(W^-1 1), one-signed; the map above does not.
+  CHECK(is_injective(injective_affine, 3));
+  CHECK(!is_injective(two_preimage_map, 3));
+  const LogAffineFibres f = log_affine_fibres(log_affine_form(two_preimage_map, 3), 3);
+  REQUIRE(f.dimension == 1);
+  CHECK(std::abs(std::abs(f.direction[0]) - 1.0 / std::sqrt(3.0)) < 1e-12);
+  CHECK(f.direction[0] * f.direction[1] < 0.0);
+  // A singular W with 1 in its range: S has dimension 2 (p is a function of one statistic).
+  const AffineLogitMap rank_one{{1, 1, 0, 1, 1, 0, 0, 0, 0}, {0, 0, 0}};
+  CHECK(!is_injective(rank_one, 3));
+  CHECK(MapPreimages(DirichletSpec{3, {1.0}, rank_one}).fibres() ==
+        MapPreimages::Fibres::continuum);
+  CHECK(
+      MapPreimages(DirichletSpec{3, {1.0}, AffineLogitMap{std::vector<double>(9, 0.0), {0, 1, 2}}})
+          .fibres() == MapPreimages::Fibres::constant);
+  // The others: every power and temperature map is injective (S = span(1/t)).
+  CHECK(is_injective(PowerMap{{0.5, 1.0, 3.0}}, 3));
+}
+
+TEST_CASE("affine_logit with two preimages: Monte Carlo canonical errors match quadrature",
+          "[stat][truth]") {
+  // The bug: with r(p) = c the Monte Carlo canonical L1 of this K = 2 generator was 0.431
+  // against E|r(p) - p|_1 = 0.139 from the one-dimensional quadrature, whose preimage code
+  // (binary_quadrature.cpp) is independent of map_preimage.cpp.
+  const DirichletSpec spec{2, {0.8, 1.2}, AffineLogitMap{{1.0, 0.5, 0.2, -0.5}, {1.0, 0.0}}};
+  const DirichletGenerator gen(spec);
+  GroundTruth exact;
+  REQUIRE(binary_quadrature_truth(gen, exact));
+  const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{1'000'000, 0.0});
+  for (Quantity q : {Quantity::canonical_l1, Quantity::canonical_l2}) {
+    INFO(to_string(q) << ": quadrature " << exact[q].value << ", MC " << mc[q].value << " +- "
+                      << mc[q].error);
+    CHECK(std::abs(exact[q].value - mc[q].value) < 4.0 * mc[q].error + 1e-9);
+  }
+  CHECK(exact[Quantity::canonical_l1].value == Approx(0.139).margin(1e-3));
+}
+
+TEST_CASE("map posterior: the tower property E[(r(p) - c) f(p)] = 0", "[stat][truth]") {
+  // For the two-preimage K = 3 map: r(p) from the preimages and their Jacobian weights must
+  // average c over draws of c, against f = 1 and f = p_k; and both preimages must really occur.
+  const DirichletSpec spec{3, {0.7, 1.1, 1.6}, two_preimage_map};
+  const DirichletGenerator gen(spec);
+  const MapPreimages preimages(gen.spec());
+  Engine engine = make_engine({3, 0, 0, Purpose::truth});
+  std::vector<double> c(3), log_c(3), p(3), log_p(3), tmp(9), r(3);
+  std::array<RunningStats, 6> moments;
+  int two = 0;
+  for (int i = 0; i < 200'000; ++i) {
+    gen.draw_truth(engine, c, log_c);
+    apply(gen.spec().map, c, log_c, p, log_p, tmp);
+    unsigned roots = 0;
+    REQUIRE(preimages.posterior(log_p, r, tmp, &roots) > 0.0);
+    two += roots == 2 ? 1 : 0;
+    REQUIRE(r[0] + r[1] + r[2] == Approx(1.0).margin(1e-12));
+    for (int k = 0; k < 3; ++k) {
+      moments[k].add(r[k] - c[k]);
+      moments[3 + k].add((r[k] - c[k]) * p[k]);
+    }
+  }
+  // Six comparisons: z = 3.5 keeps the family-wise false-alarm rate near 0.3%.
+  for (const auto& m : moments) CHECK(std::abs(m.mean()) < 3.5 * m.standard_error());
+  CHECK(two == 200'000);  // every draw of this map has its twin preimage
+}
+
+TEST_CASE("ternary quadrature: the mass of p", "[unit][truth]") {
+  for (const MiscalibrationMap& map :
+       {MiscalibrationMap{TemperatureMap{0.7}}, MiscalibrationMap{PowerMap{{0.5, 1.0, 2.0}}},
+        MiscalibrationMap{injective_affine}}) {
+    const DirichletGenerator gen({3, {0.6, 1.0, 1.8}, map});
+    INFO(gen.canonical_text());
+    CHECK(ternary_quadrature_mass(gen) == Approx(1.0).margin(1e-8));
+  }
+}
+
+TEST_CASE("ternary quadrature: sign-constant gaps and E[max c]", "[unit][truth]") {
+  // temperature keeps the argmax (accuracy = E[max c]) and its top gap has one sign
+  // (ece_top_l1 = |overconfidence|, miscalibration.hpp); so does power with equal exponents.
+  for (const DirichletSpec& spec : {DirichletSpec{3, {0.5}, TemperatureMap{0.5}},
+                                    DirichletSpec{3, {0.8, 1.0, 2.0}, TemperatureMap{1.6}},
+                                    DirichletSpec{3, {0.2, 0.4, 0.3}, PowerMap{{1.5, 1.5, 1.5}}}}) {
+    const DirichletGenerator gen(spec);
+    INFO(gen.canonical_text());
+    const GroundTruth t = ternary(spec);
+    CHECK(t[Quantity::ece_top_l1].value ==
+          Approx(std::abs(t[Quantity::overconfidence].value)).margin(1e-9));
+    CHECK(t[Quantity::accuracy].value == Approx(expected_max(gen.spec().alpha).value).margin(1e-9));
+  }
+}
+
+TEST_CASE("ternary quadrature agrees with Rao-Blackwellised Monte Carlo", "[stat][truth]") {
+  // Nine quantities on three generators: Bonferroni over 27 comparisons at a family-wise rate
+  // of 1% gives z = 3.7 (the Monte Carlo error is its standard error plus, for binned
+  // conditional quantities, its bias bracket); a floor of 1e-7 for the controlled accuracy.
+  const double z = boost::math::quantile(
+      boost::math::complement(boost::math::normal_distribution<double>(), 0.01 / (2.0 * 27.0)));
+  for (const DirichletSpec& spec : {DirichletSpec{3, {0.8, 1.0, 2.0}, TemperatureMap{0.7}},
+                                    DirichletSpec{3, {1.0}, PowerMap{{0.5, 1.0, 2.0}}},
+                                    DirichletSpec{3, {0.7, 1.1, 1.6}, injective_affine}}) {
+    const DirichletGenerator gen(spec);
+    const GroundTruth exact = ternary(spec);
+    const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{1'000'000, 0.0});
+    for (Quantity q : all_quantities) {
+      INFO(gen.canonical_text() << " " << to_string(q) << ": quadrature " << exact[q].value
+                                << ", MC " << mc[q].value << " +- " << mc[q].error);
+      CHECK(std::abs(exact[q].value - mc[q].value) <= z * mc[q].error + exact[q].error + 1e-7);
+    }
+  }
+}
+
+TEST_CASE("truth at K = 3 is quadrature for the log-affine maps", "[unit][truth]") {
+  const GroundTruth t =
+      compute_truth(DirichletGenerator({3, {0.5}, PowerMap{{0.8, 1.0, 1.3}}}), TruthSettings{});
+  for (Quantity q : all_quantities) CHECK(t[q].method == TruthMethod::quadrature);
+  const GroundTruth top =
+      compute_truth(DirichletGenerator({3, {0.5}, TopLabelMap{2.0}}), TruthSettings{200'000});
+  CHECK(top[Quantity::ece_top_l2].method == TruthMethod::monte_carlo);
+}
