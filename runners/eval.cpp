@@ -187,45 +187,25 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
 
   const IntervalChoice choice = interval_choice(o.interval);
   std::vector<const Estimator*> estimators;
-  std::vector<IntervalMethod> methods;
-  bool bca = false;
+  std::vector<std::vector<IntervalMethod>> methods(1);
   for (const auto& c : used) {
     estimators.push_back(c.estimator.get());
-    methods.push_back(choice.value_or(c.interval));
-    bca |= methods.back() == IntervalMethod::bca;
+    methods[0].push_back(choice.value_or(c.interval));
   }
   const std::size_t E = used.size();
-  const ResampleKey key{o.seed, 0, 0};
   ResampleWorkspace unused;
-  const auto boot =
-      bootstrap_values(sample, estimators, key, o.resamples, Execution::parallel, unused);
-  const auto null =
-      consistency_values(sample, estimators, key, o.resamples, Execution::parallel, unused);
-  const auto jack =
-      bca && sample.size >= 2
-          ? jackknife_values(sample, estimators, o.jackknife_groups, Execution::parallel, unused)
-          : std::vector<double>();
-  const auto p = consistency_p_values(null, observed);
-  std::vector<std::optional<Interval>> intervals(E);
+  const auto computed = sample_intervals(sample, estimators, observed, methods,
+                                         {o.resamples, o.level, o.jackknife_groups}, {o.seed, 0, 0},
+                                         Execution::parallel, unused, workspace);
+  const std::vector<double>& p = computed.p_values;
+  const std::vector<std::optional<Interval>>& intervals = computed.intervals;
   std::vector<std::string> notes(E);
   for (std::size_t e = 0; e < E; ++e) {
-    std::vector<double> column, jack_column;
-    for (std::size_t b = 0; b < o.resamples; ++b) column.push_back(boot[b * E + e]);
-    for (std::size_t g = 0; g < jack.size() / E; ++g) jack_column.push_back(jack[g * E + e]);
-    IntervalInputs in;
-    in.estimate = observed[e];
-    in.bootstrap = column;
-    in.jackknife = jack_column;
-    in.p_calibrated = p[e];
-    in.vanishes_when_calibrated = estimators[e]->vanishes_when_calibrated();
-    if (methods[e] == IntervalMethod::analytic)
-      in.squared = estimators[e]->squared_error(sample, workspace);
-    intervals[e] = interval_of(methods[e], in, o.level);
     if (!intervals[e])
-      notes[e] = std::string(to_string(methods[e])) + " does not apply";
+      notes[e] = std::string(to_string(methods[0][e])) + " does not apply";
     else
       notes[e] =
-          coverage_note(used[e], methods[e], sample.size, sample.classes, p[e] <= 1.0 - o.level);
+          coverage_note(used[e], methods[0][e], sample.size, sample.classes, p[e] <= 1.0 - o.level);
   }
 
   std::ostringstream text;
@@ -237,7 +217,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
           {"name", used[e].name},
           {"params", params_json(used[e].params)},
           {"value", observed[e]},
-          {"interval", std::string(to_string(methods[e]))},
+          {"interval", std::string(to_string(methods[0][e]))},
           {"ci", intervals[e] ? Json{intervals[e]->lo, intervals[e]->hi} : Json()},
           {"p_calibrated", p[e]},
           {"note", notes[e].empty() ? Json() : Json(notes[e])}};
@@ -257,7 +237,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
                                              .append(format_fixed(intervals[e]->hi, 6)) +
                                          "]"  // not "[" + ...: GCC 12 -Wrestrict
                                    : std::string("-"),
-                      std::string(to_string(methods[e])), format_fixed(p[e], 4), notes[e]});
+                      std::string(to_string(methods[0][e])), format_fixed(p[e], 4), notes[e]});
     text << aligned_columns(rows, "  ");
     text << "\nCI: the method's interval (docs/intervals.md); a note says where its coverage "
             "was measured\n  below nominal for data like these (or that the method does not "

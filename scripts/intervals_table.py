@@ -4,14 +4,14 @@ configs/interval_coverage_k100.json (their intervals.csv files).
 
 Usage: scripts/intervals_table.py RESULTS_DIR [RESULTS_DIR ...] > table.md
 
-One table per estimator: a row per (model, K, n), a column per method, the coverage to two
-decimals ("-" where the method does not apply). tests/test_doc_figures.cpp checks every figure
+One table per estimator: a row per (model, K, n), a column per method, the coverage and its
+binomial standard error to two decimals ("0.88 ±0.02"; "-" where the method does not apply). tests/test_doc_figures.cpp checks every figure
 against a fresh run.
 """
 import csv
 import sys
 
-METHODS = ["percentile", "basic", "bca", "consistency", "analytic"]
+METHODS = ["percentile", "basic", "bca", "consistency", "analytic", "bias_corrected"]
 MODELS = {"1": "calibrated (T = 1)", "0.7": "overconfident (T = 0.7)",
           "1.4": "underconfident (T = 1.4)"}
 
@@ -48,7 +48,7 @@ def main(directories):
             for m in METHODS:
                 r = table[k].get(m)
                 cells.append("-" if r is None or r["coverage"] == "" else
-                             f"{float(r['coverage']):.2f}")
+                             f"{float(r['coverage']):.2f} ±{float(r['coverage_se']):.2f}")
             print(f"| {MODELS[k[1]]} | {k[2]} | {k[3]} | " + " | ".join(cells) + " |")
         print()
 

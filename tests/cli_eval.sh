@@ -53,7 +53,7 @@ assert e["name"] == "ece" and e["params"]["bins"] == 15
 assert abs(e["value"] - 0.08481027356675136) < 1e-12, e["value"]
 lo, hi = e["ci"]
 assert lo <= hi and 0 < e["p_calibrated"] <= 1
-assert e["interval"] in ("percentile", "basic", "bca", "consistency", "analytic"), e
+assert e["interval"] == "bias_corrected", e  # the default of the binned L1 errors
 assert "note" in e
 PY
   # --interval picks the method for every estimator; an unknown one is an input error.
@@ -61,6 +61,11 @@ PY
     --estimators '[{"name": "ece"}, {"name": "accuracy"}]' >"$work/pct.json" || fail "--interval exited $?"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["estimators"]; assert all(e["interval"] == "percentile" for e in d.values()), d' "$work/pct.json" ||
     fail "--interval percentile not used"
+  # The default of ece falls back to consistency for a norm without a bias model.
+  "$bin" eval "$data/dir_k3_n2000.csv" --resamples 20 --json \
+    --estimators '[{"name": "ece", "norm": "l2"}]' >"$work/l2.json" || fail "ece l2 exited $?"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["estimators"]; assert all(e["interval"] == "consistency" and e["ci"] is not None for e in d.values()), d' "$work/l2.json" ||
+    fail "ece norm l2: the default is not consistency"
   "$bin" eval "$data/dir_k3_n2000.csv" --resamples 5 --interval nope >/dev/null 2>"$work/nope.err"
   [ $? -eq 2 ] && grep -q 'unknown interval method "nope"' "$work/nope.err" ||
     fail "--interval nope: $(cat "$work/nope.err")"

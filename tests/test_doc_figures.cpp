@@ -31,7 +31,7 @@ struct Run {
   std::string printed;  // stdout of `calbench run` without --quiet
   std::vector<Row> cells;
   std::vector<Row> requirements;
-  std::vector<Row> intervals;  // intervals.csv (estimator_bias with intervals)
+  std::vector<Row> intervals;   // intervals.csv (estimator_bias with intervals)
   std::vector<Row> replicates;  // replicates.csv when the config asks for it
   nlohmann::json summary;
 };
@@ -407,8 +407,8 @@ TEST_CASE("docs/intervals.md: the coverage tables and the defaults", "[slow][e2e
     rows.push_back(r);
   }
   REQUIRE(!rows.empty());
-  const std::vector<std::string> methods = {"percentile", "basic", "bca", "consistency",
-                                            "analytic"};
+  const std::vector<std::string> methods = {"percentile",  "basic",    "bca",
+                                            "consistency", "analytic", "bias_corrected"};
   const std::map<std::string, std::string> models = {{"calibrated (T = 1)", "1"},
                                                      {"overconfident (T = 0.7)", "0.7"},
                                                      {"underconfident (T = 1.4)", "1.4"}};
@@ -437,13 +437,15 @@ TEST_CASE("docs/intervals.md: the coverage tables and the defaults", "[slow][e2e
             r.at("generator.miscalibration.temperature") == models.at(fields[0]) &&
             r.at("generator.classes") == fields[1] && r.at("sample_size") == fields[2]) {
           found = true;
-          CHECK(fixed(number(r, "coverage"), 2) == fields[3 + m]);
+          CHECK(fixed(number(r, "coverage"), 2) + " ±" + fixed(number(r, "coverage_se"), 2) ==
+                fields[3 + m]);
         }
       if (!found) CHECK(fields[3 + m] == "-");
       ++checked;
     }
   }
-  CHECK(checked >= 5 * 8 * 3 * 6);  // 8 estimators x 3 models x 6 (K, n) settings (K = 2, 10)
+  CHECK(checked >=
+        6 * 8 * 3 * 6);  // 6 methods x 8 estimators x 3 models x 6 (K, n) settings (K = 2, 10)
   // The defaults against the rule.
   std::map<std::string, std::vector<const Row*>> settings;
   for (const auto& r : rows)

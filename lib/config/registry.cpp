@@ -225,6 +225,11 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
   if (config)
     for (const auto& row : estimator_registry())
       if (row.name == config->name) config->interval = row.extra.interval;
+  // bias_corrected needs the estimator's bias model (the binned L1 errors); the other norms of
+  // the same rows fall back to consistency.
+  if (config && config->interval == IntervalMethod::bias_corrected &&
+      !config->estimator->has_finite_sample_bias())
+    config->interval = IntervalMethod::consistency;
   return config;
 }
 

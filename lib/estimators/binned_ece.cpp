@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "estimators/bin_gap_bias.hpp"
 
 namespace calbench {
 
@@ -37,7 +38,7 @@ BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
 }
 
 double BinnedEce::scope_error(std::span<const double> scores, std::span<const double> outcomes,
-                              EstimatorWorkspace& ws) const {
+                              EstimatorWorkspace& ws, bool bias) const {
   const Convention& c = *spec_.convention;
   const std::size_t n = scores.size();
   if (n == 0) return 0.0;
@@ -49,7 +50,8 @@ double BinnedEce::scope_error(std::span<const double> scores, std::span<const do
     const double m = ws.bin_count[b];
     if (m == 0.0) continue;
     ++nonempty;
-    const double gap = std::abs(ws.bin_score[b] - ws.bin_hits[b]) / m;
+    const double gap = bias ? abs_gap_bias(m, ws.bin_score[b], ws.bin_hits[b])
+                            : std::abs(ws.bin_score[b] - ws.bin_hits[b]) / m;
     if (spec_.debiased) {
       out += debiased_term(m, ws.bin_score[b], ws.bin_hits[b], nd, c.debias_keep_singleton);
       continue;
@@ -120,6 +122,11 @@ std::optional<SquaredErrorEstimate> BinnedEce::squared_error(const Sample& s,
   return out;
 }
 
+std::optional<double> BinnedEce::finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const {
+  if (!has_finite_sample_bias()) return std::nullopt;
+  return by_scope(s, ws, true);
+}
+
 double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   const Convention& c = *spec_.convention;
   // calbench's own top-label ECE keeps its single-pass path.
@@ -164,13 +171,19 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     const double mean = total / static_cast<double>(K);
     return spec_.norm == Norm::l2 ? std::sqrt(mean) : mean;
   }
+  return by_scope(s, ws, false);
+}
+
+double BinnedEce::by_scope(const Sample& s, EstimatorWorkspace& ws, bool bias) const {
+  const Convention& c = *spec_.convention;
   const auto finish = [&](double e) {
+    if (bias) return e;
     if (spec_.debiased) return spec_.squared ? e : std::sqrt(std::max(0.0, e));
     return spec_.norm == Norm::l2 ? std::sqrt(e) : e;
   };
   if (spec_.scope == Scope::top || spec_.scope == Scope::binary) {
     single_scope(s, ws);
-    return finish(scope_error(ws.scores, ws.outcomes, ws));
+    return finish(scope_error(ws.scores, ws.outcomes, ws, bias));
   }
   // classwise: mean over classes of CE_k (of CE_k^2 for l2 and the debiased estimator, whose
   // per-class estimate is clipped at 0 first, as Kumar et al.'s marginal mode).
@@ -222,7 +235,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       gather(truth, as_float);
     for (std::size_t j = 0; j < g; ++j) {
       const double e = scope_error({ws.scores.data() + j * n, ws.kept[j]},
-                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws);
+                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws, bias);
       total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
     }
   }

@@ -52,6 +52,13 @@ class BinnedEce final : public Estimator {
   // which inflated sqrt(V) by 14 % at 15 bins (20 % at 5) for a calibrated model.
   std::optional<SquaredErrorEstimate> squared_error(const Sample& sample,
                                                     EstimatorWorkspace& workspace) const override;
+  // Norm l1, not debiased (ece, classwise_ece, ace): the estimate of E[T] minus the binned
+  // population value under the binomial model of each bin at its debiased gap
+  // (bin_gap_bias.hpp), weighted and averaged over classes as the estimate is; nullopt for the
+  // other norms and the debiased estimator.
+  std::optional<double> finite_sample_bias(const Sample& sample,
+                                           EstimatorWorkspace& workspace) const override;
+  bool has_finite_sample_bias() const override { return !spec_.debiased && spec_.norm == Norm::l1; }
   const BinnedEceSpec& spec() const { return spec_; }
 
  private:
@@ -59,8 +66,11 @@ class BinnedEce final : public Estimator {
   // the square (the root is taken after averaging over classes).
   // The top-label (or binary) scores and outcomes into workspace.scores, outcomes.
   void single_scope(const Sample& sample, EstimatorWorkspace& workspace) const;
+  // With `bias`, each bin's |gap| is replaced by its abs_gap_bias (same weights).
   double scope_error(std::span<const double> scores, std::span<const double> outcomes,
-                     EstimatorWorkspace& workspace) const;
+                     EstimatorWorkspace& workspace, bool bias) const;
+  // The estimate (or, with `bias`, finite_sample_bias) by the general path of each scope.
+  double by_scope(const Sample& sample, EstimatorWorkspace& workspace, bool bias) const;
   BinnedEceSpec spec_;
 };
 

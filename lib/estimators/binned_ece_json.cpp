@@ -198,7 +198,7 @@ EstimatorEntry ece_estimator() {
             convention_text}},
       build_ece,
       {Cost::n_log_n,
-       IntervalMethod::consistency,
+       IntervalMethod::bias_corrected,
        {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 
@@ -220,7 +220,7 @@ EstimatorEntry classwise_ece_estimator() {
             std::string(binning_conventions) + "\n" + convention_text}},
       build_classwise_ece,
       {Cost::n_log_n,
-       IntervalMethod::consistency,
+       IntervalMethod::bias_corrected,
        {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 
@@ -246,7 +246,7 @@ EstimatorEntry ace_estimator() {
             std::string(convention_text)}},
       build_ace,
       {Cost::n_log_n,
-       IntervalMethod::consistency,
+       IntervalMethod::bias_corrected,
        {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 

@@ -68,6 +68,15 @@ class Estimator {
       const Sample& /*sample*/, EstimatorWorkspace& /*workspace*/) const {
     return std::nullopt;
   }
+  // A model-based estimate, from this sample, of the estimator's finite-sample bias
+  // E[T] - (its population value), for the `bias_corrected` interval (interval_methods.hpp);
+  // nullopt when the estimator has none.
+  virtual std::optional<double> finite_sample_bias(const Sample& /*sample*/,
+                                                   EstimatorWorkspace& /*workspace*/) const {
+    return std::nullopt;
+  }
+  // Whether finite_sample_bias gives a value (it depends on the parameters, not the sample).
+  virtual bool has_finite_sample_bias() const { return false; }
 };
 
 }  // namespace calbench

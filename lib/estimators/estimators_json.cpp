@@ -267,9 +267,12 @@ const std::vector<EstimatorEntry>& estimator_registry() {
                                        ? "O(n^2) per evaluation: calbench eval runs it only "
                                          "when asked for"
                                        : "O(n log n) per evaluation at its defaults"});
-      row.notes.push_back({"interval", "default method " +
-                                           std::string(to_string(row.extra.interval)) +
-                                           " (docs/intervals.md: measured coverage)"});
+      row.notes.push_back(
+          {"interval", "default method " + std::string(to_string(row.extra.interval)) +
+                           (row.extra.interval == IntervalMethod::bias_corrected
+                                ? " (consistency where it does not apply: norms other than l1)"
+                                : "") +
+                           " (docs/intervals.md: measured coverage)"});
     }
     return out;
   }();

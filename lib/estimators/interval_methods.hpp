@@ -31,6 +31,16 @@
 // - analytic: for Kumar et al. 2019's debiased squared error S (Estimator::squared_error),
 //   the normal interval S -/+ z sqrt(V) with its delta-method variance V
 //   (binned_ece.hpp), mapped through sqrt(max(0, .)) when the estimator reports the root.
+// - bias_corrected: for an estimator with a model-based bias estimate beta
+//   (Estimator::finite_sample_bias: the binned L1 errors, bin_gap_bias.hpp), the corrected
+//   estimate U = T - beta and the normal interval U -/+ z sd*(U), sd*(U) the sd of U over the
+//   bootstrap resamples (U recomputed on each: BiasCorrected below), joined with 0 as
+//   `consistency` is when the calibration test does not reject. The basic interval corrects
+//   by the bootstrap's bias estimate, the bias of |gap| at the observed gaps; beta is the bias
+//   at the debiased gaps, which is larger where the true gaps are within a few sd of 0, the
+//   regime where the bias is of the order of the spread. The sd of U, not of T: the
+//   correction falls as |gap| grows, so U varies more than T. (docs/intervals.md: measured
+//   coverage, and where it still falls short.)
 #include <optional>
 #include <span>
 #include <string_view>
@@ -41,7 +51,7 @@
 
 namespace calbench {
 
-enum class IntervalMethod { percentile, basic, bca, consistency, analytic };
+enum class IntervalMethod { percentile, basic, bca, consistency, analytic, bias_corrected };
 
 // Every method, in the order of the enum; their config names.
 const std::vector<IntervalMethod>& interval_methods();
@@ -56,7 +66,44 @@ struct IntervalInputs {
   std::optional<double> p_calibrated;
   bool vanishes_when_calibrated = false;
   std::optional<SquaredErrorEstimate> squared;
+  std::optional<double> corrected;              // U = T - beta (bias_corrected)
+  std::span<const double> corrected_bootstrap;  // U on the R bootstrap resamples
 };
+
+// T - beta for an estimator with a finite_sample_bias (the statistic bias_corrected
+// bootstraps); the estimator's value where it has none.
+class BiasCorrected final : public Estimator {
+ public:
+  explicit BiasCorrected(const Estimator& inner) : inner_(&inner) {}
+  double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override {
+    const double value = inner_->estimate(sample, workspace);
+    return value - inner_->finite_sample_bias(sample, workspace).value_or(0.0);
+  }
+  std::optional<Quantity> target() const override { return inner_->target(); }
+
+ private:
+  const Estimator* inner_;
+};
+
+// Every estimator's intervals on one sample, with the resamples the requested methods need
+// computed once (bootstrap and consistency always; the jackknife for bca, the
+// corrected bootstrap for bias_corrected, squared_error for analytic). methods[m][e] is the m-th
+// method of estimator e; observed[e] its value on the sample.
+struct IntervalRequest {
+  std::size_t resamples = 200;
+  double level = 0.9;
+  std::size_t jackknife_groups = 100;
+};
+struct SampleIntervals {
+  std::vector<std::optional<Interval>> intervals;  // [m * E + e], nullopt: does not apply
+  std::vector<double> p_values;                    // [e], the consistency test's
+};
+SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator* const> estimators,
+                                 std::span<const double> observed,
+                                 const std::vector<std::vector<IntervalMethod>>& methods,
+                                 const IntervalRequest& request, const ResampleKey& key,
+                                 Execution execution, ResampleWorkspace& resample,
+                                 EstimatorWorkspace& workspace);
 
 // The interval of `method` at `level` in (0, 1); nullopt when the method does not apply to the
 // inputs (consistency for an estimator not 0 under calibration, analytic without `squared`).
@@ -73,5 +120,7 @@ Interval bca_interval(double estimate, std::span<const double> bootstrap,
 Interval bca_interval(double estimate, std::span<const double> bootstrap, double acceleration,
                       double level);
 Interval analytic_interval(const SquaredErrorEstimate& squared, double level);
+// center -/+ z sd(bootstrap), sd with divisor R - 1 (bias_corrected before the join with 0).
+Interval normal_interval(double center, std::span<const double> bootstrap, double level);
 
 }  // namespace calbench

@@ -32,8 +32,6 @@ struct ThreadBuffers {
   EstimatorWorkspace workspace;
   ResampleWorkspace resample;  // bootstrap and consistency resamples (intervals)
   std::vector<const Estimator*> estimators;
-  std::vector<double> column;       // one estimator's bootstrap values
-  std::vector<double> jack_column;  // one estimator's jackknife values
 };
 
 // What one (cell, replicate) task produced: every estimator's value and, with intervals, each
@@ -49,14 +47,6 @@ struct ReplicateResult {
 IntervalMethod resolved_method(const IntervalSettings& settings, std::size_t m,
                                const EstimatorConfig& ec) {
   return settings.methods[m].value_or(ec.interval);
-}
-
-// The values of estimator e from values[b * E + e].
-void column_of(const std::vector<double>& values, std::size_t E, std::size_t e,
-               std::vector<double>& out) {
-  const std::size_t R = E == 0 ? 0 : values.size() / E;
-  out.resize(R);
-  for (std::size_t b = 0; b < R; ++b) out[b] = values[b * E + e];
 }
 
 template <typename Archive>
@@ -82,37 +72,17 @@ ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generator
   for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
   const ResampleKey resample_key{config.seed, cell, rep};
   const std::size_t M = is.methods.size();
-  bool bca = false, analytic = false;
+  std::vector<std::vector<IntervalMethod>> methods(M);
   for (std::size_t m = 0; m < M; ++m)
-    for (const auto& ec : cc.estimators) {
-      bca |= resolved_method(is, m, ec) == IntervalMethod::bca;
-      analytic |= resolved_method(is, m, ec) == IntervalMethod::analytic;
-    }
-  const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                     Execution::serial, buf.resample);
-  const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                       Execution::serial, buf.resample);
-  const auto jack = bca && cc.sample_size >= 2
-                        ? jackknife_values(buf.sample, buf.estimators, is.jackknife_groups,
-                                           Execution::serial, buf.resample)
-                        : std::vector<double>();
-  out.p_values = consistency_p_values(null, out.values);
+    for (const auto& ec : cc.estimators) methods[m].push_back(resolved_method(is, m, ec));
+  auto intervals = sample_intervals(buf.sample, buf.estimators, out.values, methods,
+                                    {is.resamples, is.level, is.jackknife_groups}, resample_key,
+                                    Execution::serial, buf.resample, buf.workspace);
+  out.p_values = std::move(intervals.p_values);
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  out.intervals.assign(M * E, Interval{nan, nan});
-  for (std::size_t e = 0; e < E; ++e) {
-    column_of(boot, E, e, buf.column);
-    column_of(jack, E, e, buf.jack_column);
-    IntervalInputs in;
-    in.estimate = out.values[e];
-    in.bootstrap = buf.column;
-    in.jackknife = buf.jack_column;
-    in.p_calibrated = out.p_values[e];
-    in.vanishes_when_calibrated = buf.estimators[e]->vanishes_when_calibrated();
-    if (analytic) in.squared = buf.estimators[e]->squared_error(buf.sample, buf.workspace);
-    for (std::size_t m = 0; m < M; ++m)
-      if (const auto ci = interval_of(resolved_method(is, m, cc.estimators[e]), in, is.level))
-        out.intervals[m * E + e] = *ci;
-  }
+  out.intervals.reserve(M * E);
+  for (const auto& ci : intervals.intervals)
+    out.intervals.push_back(ci.value_or(Interval{nan, nan}));
   return out;
 }
 
