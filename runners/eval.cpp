@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/binned_reliability.hpp"
+#include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
@@ -62,11 +64,11 @@ std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
 std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) {
   std::vector<EstimatorConfig> out;
   for (const auto& row : estimator_registry()) {
-    if (row.extra == Cost::quadratic) {
+    if (row.extra.cost == Cost::quadratic) {
       skipped.push_back({row.name, "O(n^2): give it with --estimators to run it"});
       continue;
     }
-    if (row.extra == Cost::external) {
+    if (row.extra.cost == Cost::external) {
       skipped.push_back({row.name, "runs a command: give it with --estimators to run it"});
       continue;
     }
@@ -86,6 +88,31 @@ Json params_json(const std::vector<NamedParam>& params) {
   Json out = Json::object();
   for (const auto& p : params) out[p.key] = to_json(p.value);
   return out;
+}
+
+// The --interval value: "default" or a method.
+IntervalChoice interval_choice(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& c : interval_choices()) {
+    if (c.name == name) return c.value;
+    names.emplace_back(c.name);
+  }
+  throw InputError("--interval: " + unknown_name("interval method", name, names));
+}
+
+// The note beside an interval whose method was measured below level - 0.05 in settings like
+// these (EstimatorTraits::caveat, docs/intervals.md); empty otherwise.
+std::string coverage_note(const EstimatorConfig& config, IntervalMethod method, std::size_t n,
+                          std::size_t classes, bool rejected) {
+  for (const auto& row : estimator_registry()) {
+    if (row.name != config.name) continue;
+    const CoverageCaveat& c = row.extra.caveat;
+    if (method != row.extra.interval || c.text.empty()) return "";
+    if (c.when_rejected && !rejected) return "";
+    if (n > c.n_max || classes < c.classes_min) return "";
+    return c.text;
+  }
+  return "";
 }
 
 // The model's binned reliability curves as reliability.csv rows (no key columns): the top label
@@ -138,6 +165,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   if (!(o.level > 0.0 && o.level < 1.0))
     throw InputError("--level " + std::to_string(o.level) + ": must be > 0 and < 1");
   if (o.resamples < 1) throw InputError("--resamples must be >= 1");
+  if (o.jackknife_groups < 2) throw InputError("--jackknife-groups must be >= 2");
   const Sample sample =
       read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
   std::vector<Skipped> skipped;
@@ -161,45 +189,64 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   }
   if (used.empty()) throw InputError(o.data + ": no estimator applies to this data");
 
+  const IntervalChoice choice = interval_choice(o.interval);
   std::vector<const Estimator*> estimators;
-  for (const auto& c : used) estimators.push_back(c.estimator.get());
+  std::vector<std::vector<IntervalMethod>> methods(1);
+  for (const auto& c : used) {
+    estimators.push_back(c.estimator.get());
+    methods[0].push_back(choice.value_or(c.interval));
+  }
   const std::size_t E = used.size();
-  const ResampleKey key{o.seed, 0, 0};
   ResampleWorkspace unused;
-  const auto boot =
-      bootstrap_values(sample, estimators, key, o.resamples, Execution::parallel, unused);
-  const auto intervals = percentile_intervals(boot, E, o.level);
-  const auto null =
-      consistency_values(sample, estimators, key, o.resamples, Execution::parallel, unused);
-  const auto p = consistency_p_values(null, observed);
+  const auto computed = sample_intervals(sample, estimators, observed, methods,
+                                         {o.resamples, o.level, o.jackknife_groups}, {o.seed, 0, 0},
+                                         Execution::parallel, unused, workspace);
+  const std::vector<double>& p = computed.p_values;
+  const std::vector<std::optional<Interval>>& intervals = computed.intervals;
+  std::vector<std::string> notes(E);
+  for (std::size_t e = 0; e < E; ++e) {
+    if (!intervals[e])
+      notes[e] = std::string(to_string(methods[0][e])) + " does not apply";
+    else
+      notes[e] =
+          coverage_note(used[e], methods[0][e], sample.size, sample.classes, p[e] <= 1.0 - o.level);
+  }
 
   std::ostringstream text;
   if (o.json) {
     Json doc = {{"n", sample.size}, {"classes", sample.classes}};
     Json entries = Json::object();
     for (std::size_t e = 0; e < E; ++e)
-      entries[used[e].label] = {{"name", used[e].name},
-                                {"params", params_json(used[e].params)},
-                                {"value", observed[e]},
-                                {"ci", {intervals[e].lo, intervals[e].hi}},
-                                {"p_calibrated", p[e]}};
+      entries[used[e].label] = {
+          {"name", used[e].name},
+          {"params", params_json(used[e].params)},
+          {"value", observed[e]},
+          {"interval", std::string(to_string(methods[0][e]))},
+          {"ci", intervals[e] ? Json{intervals[e]->lo, intervals[e]->hi} : Json()},
+          {"p_calibrated", p[e]},
+          {"note", notes[e].empty() ? Json() : Json(notes[e])}};
     doc["estimators"] = std::move(entries);
     text << doc.dump(2) << '\n';
   } else {
     text << o.data << ": n = " << sample.size << ", K = " << sample.classes << "; " << o.resamples
          << " resamples, seed " << o.seed << "\n\n";
-    const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI (bootstrap percentile)";
-    std::vector<std::vector<std::string>> rows = {{"label", "value", ci_head, "p_calibrated"}};
+    const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI";
+    std::vector<std::vector<std::string>> rows = {
+        {"label", "value", ci_head, "method", "p_calibrated", "note"}};
     for (std::size_t e = 0; e < E; ++e)
       rows.push_back({used[e].label, format_fixed(observed[e], 6),
-                      std::string("[")
-                              .append(format_fixed(intervals[e].lo, 6))
-                              .append(", ")
-                              .append(format_fixed(intervals[e].hi, 6)) +
-                          "]",  // not "[" + ...: GCC 12 -Wrestrict
-                      format_fixed(p[e], 4)});
+                      intervals[e] ? std::string("[")
+                                             .append(format_fixed(intervals[e]->lo, 6))
+                                             .append(", ")
+                                             .append(format_fixed(intervals[e]->hi, 6)) +
+                                         "]"  // not "[" + ...: GCC 12 -Wrestrict
+                                   : std::string("-"),
+                      std::string(to_string(methods[0][e])), format_fixed(p[e], 4), notes[e]});
     text << aligned_columns(rows, "  ");
-    text << "\np_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
+    text << "\nCI: the method's interval (docs/intervals.md); a note says where its coverage "
+            "was measured\n  below nominal for data like these (or that the method does not "
+            "apply)\n"
+            "p_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
             "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "
             "calibration allows\n";
     for (const auto& s : skipped) text << "skipped " << s.name << ": " << s.reason << '\n';

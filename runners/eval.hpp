@@ -9,10 +9,12 @@
 namespace calbench {
 
 struct EvalOptions {
-  std::string data;        // CSV, or NPY with `labels`
-  std::string labels;      // NPY labels (required for NPY data)
-  bool logits = false;     // the values are logits
-  std::string estimators;  // JSON array, inline or a file; empty: the whole registry
+  std::string data;                  // CSV, or NPY with `labels`
+  std::string labels;                // NPY labels (required for NPY data)
+  bool logits = false;               // the values are logits
+  std::string estimators;            // JSON array, inline or a file; empty: the whole registry
+  std::string interval = "default";  // an interval_choices() name (docs/intervals.md)
+  std::size_t jackknife_groups = 100;
   std::size_t resamples = 1000;
   double level = 0.95;
   std::uint64_t seed = 0;

@@ -84,7 +84,7 @@ std::vector<Case> edge_cases() {
 std::vector<Json> entries(std::size_t classes) {
   std::vector<Json> out;
   for (const auto& row : estimator_registry()) {
-    if (row.extra == Cost::external) continue;
+    if (row.extra.cost == Cost::external) continue;
     bool has_convention = false;
     for (const auto& p : row.params) has_convention = has_convention || p.key == "convention";
     if (!has_convention) {

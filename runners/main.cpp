@@ -469,6 +469,12 @@ int main(int argc, char** argv) {
                    "bootstrap and consistency resamples (default 1000)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   eval->add_option("--level", eval_options.level, "interval level (default 0.95)");
+  eval->add_option("--interval", eval_options.interval,
+                   "interval method: default (each estimator's), percentile, basic, bca, "
+                   "consistency, analytic (docs/intervals.md)");
+  eval->add_option("--jackknife-groups", eval_options.jackknife_groups,
+                   "groups of BCa's grouped jackknife (default 100)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1'000'000}));
   eval->add_option("--seed", eval_options.seed, "seed of the resample streams (default 0)")
       ->check(uint64_text);
   eval->add_option("--threads", eval_threads, "worker threads (default: all cores)")

@@ -52,8 +52,23 @@ e = d["estimators"]["ece_ew15"]
 assert e["name"] == "ece" and e["params"]["bins"] == 15
 assert abs(e["value"] - 0.08481027356675136) < 1e-12, e["value"]
 lo, hi = e["ci"]
-assert lo <= e["value"] <= hi and 0 < e["p_calibrated"] <= 1
+assert lo <= hi and 0 < e["p_calibrated"] <= 1
+assert e["interval"] == "bias_corrected", e  # the default of the binned L1 errors
+assert "note" in e
 PY
+  # --interval picks the method for every estimator; an unknown one is an input error.
+  "$bin" eval "$data/dir_k3_n2000.csv" --resamples 50 --interval percentile --json \
+    --estimators '[{"name": "ece"}, {"name": "accuracy"}]' >"$work/pct.json" || fail "--interval exited $?"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["estimators"]; assert all(e["interval"] == "percentile" for e in d.values()), d' "$work/pct.json" ||
+    fail "--interval percentile not used"
+  # The default of ece falls back to consistency for a norm without a bias model.
+  "$bin" eval "$data/dir_k3_n2000.csv" --resamples 20 --json \
+    --estimators '[{"name": "ece", "norm": "l2"}]' >"$work/l2.json" || fail "ece l2 exited $?"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["estimators"]; assert all(e["interval"] == "consistency" and e["ci"] is not None for e in d.values()), d' "$work/l2.json" ||
+    fail "ece norm l2: the default is not consistency"
+  "$bin" eval "$data/dir_k3_n2000.csv" --resamples 5 --interval nope >/dev/null 2>"$work/nope.err"
+  [ $? -eq 2 ] && grep -q 'unknown interval method "nope"' "$work/nope.err" ||
+    fail "--interval nope: $(cat "$work/nope.err")"
   # Logits: the same probabilities after softmax must pass the checks.
   "$bin" eval "$data/logits_k3_n1000.csv" --logits --resamples 20 >/dev/null 2>"$work/logits.err" ||
     fail "eval --logits exited $?: $(cat "$work/logits.err")"
@@ -129,10 +144,15 @@ table "$work/run/cells.csv" | head -1 | grep -q ',coverage,coverage_se,rejection
 python3 - "$work/run/summary.json" <<'PY' || fail "summary.json lacks the interval fields"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["intervals"] == {"resamples": 50, "level": 0.9, "test_level": 0.05}
+assert d["intervals"] == {"resamples": 50, "level": 0.9, "test_level": 0.05,
+                          "methods": ["default"], "jackknife_groups": 100}, d["intervals"]
 e = d["cells"][0]["estimators"]
 assert 0 <= e["ece_ew15"]["coverage"] <= 1 and 0 <= e["ece_ew15"]["rejection_rate"] <= 1
+m = e["ece_ew15"]["intervals"]
+assert len(m) == 1 and m[0]["requested"] == "default" and m[0]["coverage"] == e["ece_ew15"]["coverage"]
 PY
+table "$work/run/intervals.csv" | head -1 | grep -q ',requested,method,coverage,coverage_se,truth_below,truth_above,mean_width$' ||
+  fail "intervals.csv lacks its columns: $(table "$work/run/intervals.csv" | head -1)"
 "$bin" run "$src/tests/data/tiny_intervals.json" --out "$work/run2" --threads 1 2>/dev/null |
   grep -Eq '^  estimator .* coverage +rejected$' || fail "the summary table lacks coverage columns"
 "$bin" run "$src/tests/data/tiny.json" --out "$work/plain" --quiet --threads 1 || fail "plain run"

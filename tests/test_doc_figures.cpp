@@ -11,11 +11,13 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "config/registry.hpp"
 #include "temp_files.hpp"
 
 namespace {
@@ -29,6 +31,7 @@ struct Run {
   std::string printed;  // stdout of `calbench run` without --quiet
   std::vector<Row> cells;
   std::vector<Row> requirements;
+  std::vector<Row> intervals;   // intervals.csv (estimator_bias with intervals)
   std::vector<Row> replicates;  // replicates.csv when the config asks for it
   nlohmann::json summary;
 };
@@ -102,6 +105,7 @@ const Run& run_config(const std::string& name, const std::string& patch = "") {
   run.printed = read_text(printed);
   run.cells = read_csv(out / "cells.csv");
   run.requirements = read_csv(out / "requirements.csv");
+  run.intervals = read_csv(out / "intervals.csv");
   run.replicates = read_csv(out / "replicates.csv");
   run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
   return runs.emplace(key, std::move(run)).first->second;
@@ -403,6 +407,94 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
     }
   CHECK(fixed(100.0 * low, 1) == "62.5");
   CHECK(fixed(100.0 * high, 1) == "90.0");
+}
+
+// docs/intervals.md: every coverage figure of its tables (two decimals) from the two shipped
+// coverage configs, and the rule the defaults follow: where some method's coverage is within
+// 0.05 of the nominal 0.90, the estimator's default method's is too; where none is, the
+// registry row's caveat (printed by calbench eval) covers that setting.
+TEST_CASE("docs/intervals.md: the coverage tables and the defaults", "[slow][e2e][docs]") {
+  std::vector<Row> rows = shipped("interval_coverage").intervals;
+  for (Row r : shipped("interval_coverage_k100").intervals) {
+    r["generator.classes"] = "100";
+    rows.push_back(r);
+  }
+  REQUIRE(!rows.empty());
+  const std::vector<std::string> methods = {"percentile",  "basic",    "bca",
+                                            "consistency", "analytic", "bias_corrected"};
+  const std::map<std::string, std::string> models = {{"calibrated (T = 1)", "1"},
+                                                     {"overconfident (T = 0.7)", "0.7"},
+                                                     {"underconfident (T = 1.4)", "1.4"}};
+  // The tables: "#### LABEL (target ...)" then "| model | K | n | figures... |" rows.
+  std::stringstream doc(read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "intervals.md"));
+  std::string line, label;
+  std::size_t checked = 0;
+  while (std::getline(doc, line)) {
+    if (line.rfind("#### ", 0) == 0) {
+      label = line.substr(5, line.find(' ', 5) - 5);
+      continue;
+    }
+    if (label.empty() || line.rfind("| ", 0) != 0 || line.rfind("| model", 0) == 0) continue;
+    std::vector<std::string> fields;
+    for (const auto& f : split(line.substr(2, line.size() - 4), '|')) {
+      const auto a = f.find_first_not_of(' '), b = f.find_last_not_of(' ');
+      fields.push_back(a == std::string::npos ? "" : f.substr(a, b - a + 1));
+    }
+    REQUIRE(fields.size() == 3 + methods.size());
+    REQUIRE(models.count(fields[0]));
+    for (std::size_t m = 0; m < methods.size(); ++m) {
+      INFO(line << ": " << methods[m]);
+      bool found = false;
+      for (const auto& r : rows)
+        if (r.at("estimator") == label && r.at("method") == methods[m] &&
+            r.at("generator.miscalibration.temperature") == models.at(fields[0]) &&
+            r.at("generator.classes") == fields[1] && r.at("sample_size") == fields[2]) {
+          found = true;
+          CHECK(fixed(number(r, "coverage"), 2) + " ±" + fixed(number(r, "coverage_se"), 2) ==
+                fields[3 + m]);
+        }
+      if (!found) CHECK(fields[3 + m] == "-");
+      ++checked;
+    }
+  }
+  CHECK(checked >=
+        6 * 8 * 3 * 6);  // 6 methods x 8 estimators x 3 models x 6 (K, n) settings (K = 2, 10)
+  // The defaults against the rule.
+  std::map<std::string, std::vector<const Row*>> settings;
+  for (const auto& r : rows)
+    settings[r.at("estimator") + "|" + r.at("generator.miscalibration.temperature") + "|" +
+             r.at("generator.classes") + "|" + r.at("sample_size")]
+        .push_back(&r);
+  for (const auto& [key, group] : settings) {
+    const std::string name = group.front()->at("name");
+    const calbench::EstimatorEntry* row = nullptr;
+    for (const auto& e : calbench::estimator_registry())
+      if (e.name == name) row = &e;
+    REQUIRE(row != nullptr);
+    bool any = false;
+    std::optional<double> by_default;
+    for (const Row* r : group) {
+      if (r->at("coverage").empty()) continue;
+      const double c = number(*r, "coverage");
+      any = any || std::fabs(c - 0.9) <= 0.05;
+      if (r->at("method") == calbench::to_string(row->extra.interval)) by_default = c;
+    }
+    INFO(key << ": default " << calbench::to_string(row->extra.interval));
+    REQUIRE(by_default);
+    // Where the default misses although another method covers (one fixed method cannot serve
+    // both a calibrated and a miscalibrated model for some estimators), the caveat must flag
+    // it, as where none covers.
+    if (any && std::fabs(*by_default - 0.9) <= 0.05) {
+      SUCCEED();
+    } else {
+      const auto& caveat = row->extra.caveat;
+      CHECK(!caveat.text.empty());
+      CHECK(std::stoul(group.front()->at("sample_size")) <= caveat.n_max);
+      CHECK(std::stoul(group.front()->at("generator.classes")) >= caveat.classes_min);
+      if (group.front()->at("generator.miscalibration.temperature") == "1")
+        CHECK(!caveat.when_rejected);
+    }
+  }
 }
 
 // ---- configs/papers/: the field's published numbers (docs/papers.md) -------------------------

@@ -237,8 +237,17 @@ std::string example_object(std::string_view name_key, std::string_view name,
 
 std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
                                                Problems& problems, Json& resolved) {
-  return parse_registry_entry(entry, pointer, problems, resolved, "estimator",
-                              estimator_registry());
+  auto config =
+      parse_registry_entry(entry, pointer, problems, resolved, "estimator", estimator_registry());
+  if (config)
+    for (const auto& row : estimator_registry())
+      if (row.name == config->name) config->interval = row.extra.interval;
+  // bias_corrected needs the estimator's bias model (the binned L1 errors); the other norms of
+  // the same rows fall back to consistency.
+  if (config && config->interval == IntervalMethod::bias_corrected &&
+      !config->estimator->has_finite_sample_bias())
+    config->interval = IntervalMethod::consistency;
+  return config;
 }
 
 std::optional<MethodConfig> parse_recalibration_method(const Json& entry,

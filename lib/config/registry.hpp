@@ -26,6 +26,7 @@
 #include "core/value.hpp"
 #include "decisions/decision_spec.hpp"
 #include "estimators/estimator.hpp"
+#include "estimators/interval_methods.hpp"
 #include "generators/generator.hpp"
 #include "generators/miscalibration.hpp"
 #include "recalibrators/recalibrator.hpp"
@@ -43,6 +44,7 @@ struct EstimatorConfig {
   std::string label;
   std::vector<NamedParam> params;
   std::shared_ptr<const Estimator> estimator;
+  IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
 };
 
 struct MethodConfig {
@@ -211,7 +213,27 @@ R named(std::string name, R row) {
 // so the external ones, which start a program per evaluation there.
 enum class Cost { n_log_n, quadratic, external };
 
-using EstimatorEntry = Row<EstimatorConfig, Cost>;
+// What an estimator row adds: its cost, and the interval method used when none is asked for
+// (`intervals` in estimator_bias, `calbench eval`), chosen by the coverage measured in
+// configs/interval_coverage.json (docs/intervals.md).
+// Where the default method's coverage was measured more than 0.05 below nominal and no
+// other method did better (docs/intervals.md): `calbench eval` prints `text` beside the
+// interval when n <= n_max, K >= classes_min and, with when_rejected, the calibration test
+// rejects at 1 - level (the data look miscalibrated). Empty text: no such setting measured.
+struct CoverageCaveat {
+  std::string text;
+  bool when_rejected = true;
+  std::size_t n_max = static_cast<std::size_t>(-1);
+  std::size_t classes_min = 2;
+};
+
+struct EstimatorTraits {
+  Cost cost = Cost::n_log_n;
+  IntervalMethod interval = IntervalMethod::basic;
+  CoverageCaveat caveat;
+};
+
+using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;
 using RecalibratorEntry = Row<MethodConfig>;
 using DecisionEntry = Row<DecisionSpec>;
 using MapEntry = Row<MiscalibrationMap>;
@@ -296,6 +318,12 @@ std::optional<typename R::Config> parse_registry_entry(const Json& entry,
   if (problems.size() != before) return std::nullopt;
   return config;
 }
+
+// The interval methods by their config names (`intervals.methods`, `calbench eval --interval`):
+// "default" (nullopt: each estimator's own, EstimatorTraits::interval) and every method.
+// Defined beside the estimator table (lib/estimators/estimators_json.cpp).
+using IntervalChoice = std::optional<IntervalMethod>;
+const std::vector<Choice<IntervalChoice>>& interval_choices();
 
 // Section parsers built on the rows. Each reports every problem at its JSON pointer, writes the
 // section with its defaults filled into `resolved`, and returns nullopt when it found problems.

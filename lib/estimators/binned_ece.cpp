@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "estimators/bin_gap_bias.hpp"
 
 namespace calbench {
 
@@ -17,6 +18,16 @@ inline double indicator(bool b) {
   return values[b];
 }
 
+// Kumar et al. 2019's unbiased estimate of bin b's squared gap, weighted by n_b/n: m rows,
+// score and outcome sums. A singleton bin has no variance estimate: it drops out (their
+// `calibration` package) or keeps its biased term (torchmetrics).
+double debiased_term(double m, double score_sum, double hits_sum, double n, bool keep_singleton) {
+  const double gap = (score_sum - hits_sum) / m;
+  if (m < 2.0) return keep_singleton ? m / n * gap * gap : 0.0;
+  const double ybar = hits_sum / m;
+  return m / n * (gap * gap - ybar * (1.0 - ybar) / (m - 1.0));
+}
+
 }  // namespace
 
 BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
@@ -27,7 +38,7 @@ BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
 }
 
 double BinnedEce::scope_error(std::span<const double> scores, std::span<const double> outcomes,
-                              EstimatorWorkspace& ws) const {
+                              EstimatorWorkspace& ws, bool bias) const {
   const Convention& c = *spec_.convention;
   const std::size_t n = scores.size();
   if (n == 0) return 0.0;
@@ -39,16 +50,10 @@ double BinnedEce::scope_error(std::span<const double> scores, std::span<const do
     const double m = ws.bin_count[b];
     if (m == 0.0) continue;
     ++nonempty;
-    const double gap = std::abs(ws.bin_score[b] - ws.bin_hits[b]) / m;
+    const double gap = bias ? abs_gap_bias(m, ws.bin_score[b], ws.bin_hits[b])
+                            : std::abs(ws.bin_score[b] - ws.bin_hits[b]) / m;
     if (spec_.debiased) {
-      // Kumar et al. 2019: a singleton bin has no variance estimate; it drops out (their
-      // `calibration` package) or keeps its biased term (torchmetrics).
-      if (m < 2.0) {
-        if (c.debias_keep_singleton) out += m / nd * gap * gap;
-        continue;
-      }
-      const double ybar = ws.bin_hits[b] / m;
-      out += m / nd * (gap * gap - ybar * (1.0 - ybar) / (m - 1.0));
+      out += debiased_term(m, ws.bin_score[b], ws.bin_hits[b], nd, c.debias_keep_singleton);
       continue;
     }
     switch (spec_.norm) {
@@ -71,6 +76,55 @@ double BinnedEce::scope_error(std::span<const double> scores, std::span<const do
   if (!spec_.debiased && spec_.norm == Norm::l1 && c.unweighted_ranges)
     return out / static_cast<double>(spec_.bins);  // (1/R) sum_r |gap_r|, R = B ranges
   return out;
+}
+
+void BinnedEce::single_scope(const Sample& s, EstimatorWorkspace& ws) const {
+  if (spec_.scope == Scope::binary && s.classes != 2)
+    throw DomainError("scope binary needs K = 2 classes, found K = " + std::to_string(s.classes));
+  const bool float32 = spec_.convention->float32;
+  const bool top = spec_.scope == Scope::top;
+  ws.scores.resize(s.size);
+  ws.outcomes.resize(s.size);
+  for (std::size_t i = 0; i < s.size; ++i) {
+    const double v = top ? s.confidence[i] : s.p[2 * i + 1];
+    ws.scores[i] = float32 ? static_cast<double>(static_cast<float>(v)) : v;
+    ws.outcomes[i] = s.outcome(i, top ? s.predicted[i] : 1);
+  }
+}
+
+std::optional<SquaredErrorEstimate> BinnedEce::squared_error(const Sample& s,
+                                                             EstimatorWorkspace& ws) const {
+  if (!spec_.debiased || spec_.scope == Scope::classwise) return std::nullopt;
+  single_scope(s, ws);
+  const Convention& c = *spec_.convention;
+  const std::size_t nb =
+      bin_statistics_with_squares(ws.scores, ws.outcomes, spec_.binning, spec_.bins, c, ws);
+  const double n = static_cast<double>(s.size);
+  SquaredErrorEstimate out;
+  out.root = !spec_.squared;
+  if (s.size == 0) return out;
+  double first = 0.0, second = 0.0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const double m = ws.bin_count[b];
+    if (m == 0.0) continue;
+    const double term =
+        debiased_term(m, ws.bin_score[b], ws.bin_hits[b], n, c.debias_keep_singleton);
+    out.square += term;
+    if (m < 2.0) continue;
+    const double w = m / n;
+    const double e = term / w;  // unbiased for d_b^2; clipping it would inflate V at d_b = 0
+    const double mean = (ws.bin_score[b] - ws.bin_hits[b]) / m;
+    const double v = std::max(0.0, (ws.bin_gap_squares[b] - m * mean * mean) / (m - 1.0));
+    first += w * e * (4.0 * v + e);
+    second += v * v;
+  }
+  out.variance = std::max(0.0, (first - out.square * out.square) / n + 2.0 * second / (n * n));
+  return out;
+}
+
+std::optional<double> BinnedEce::finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const {
+  if (!has_finite_sample_bias()) return std::nullopt;
+  return by_scope(s, ws, true);
 }
 
 double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
@@ -117,24 +171,19 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     const double mean = total / static_cast<double>(K);
     return spec_.norm == Norm::l2 ? std::sqrt(mean) : mean;
   }
-  const auto to_score = [&](double v) {
-    return c.float32 ? static_cast<double>(static_cast<float>(v)) : v;
-  };
+  return by_scope(s, ws, false);
+}
+
+double BinnedEce::by_scope(const Sample& s, EstimatorWorkspace& ws, bool bias) const {
+  const Convention& c = *spec_.convention;
   const auto finish = [&](double e) {
+    if (bias) return e;
     if (spec_.debiased) return spec_.squared ? e : std::sqrt(std::max(0.0, e));
     return spec_.norm == Norm::l2 ? std::sqrt(e) : e;
   };
   if (spec_.scope == Scope::top || spec_.scope == Scope::binary) {
-    if (spec_.scope == Scope::binary && s.classes != 2)
-      throw DomainError("scope binary needs K = 2 classes, found K = " + std::to_string(s.classes));
-    ws.scores.resize(s.size);
-    ws.outcomes.resize(s.size);
-    for (std::size_t i = 0; i < s.size; ++i) {
-      const bool top = spec_.scope == Scope::top;
-      ws.scores[i] = to_score(top ? s.confidence[i] : s.p[2 * i + 1]);
-      ws.outcomes[i] = s.outcome(i, top ? s.predicted[i] : 1);
-    }
-    return finish(scope_error(ws.scores, ws.outcomes, ws));
+    single_scope(s, ws);
+    return finish(scope_error(ws.scores, ws.outcomes, ws, bias));
   }
   // classwise: mean over classes of CE_k (of CE_k^2 for l2 and the debiased estimator, whose
   // per-class estimate is clipped at 0 first, as Kumar et al.'s marginal mode).
@@ -186,7 +235,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       gather(truth, as_float);
     for (std::size_t j = 0; j < g; ++j) {
       const double e = scope_error({ws.scores.data() + j * n, ws.kept[j]},
-                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws);
+                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws, bias);
       total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
     }
   }

@@ -199,7 +199,9 @@ EstimatorEntry ece_estimator() {
             "scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.\n" +
             convention_text}},
       build_ece,
-      Cost::n_log_n};
+      {Cost::n_log_n,
+       IntervalMethod::bias_corrected,
+       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 
 EstimatorEntry classwise_ece_estimator() {
@@ -219,7 +221,9 @@ EstimatorEntry classwise_ece_estimator() {
         "sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.\n" +
             std::string(binning_conventions) + "\n" + convention_text}},
       build_classwise_ece,
-      Cost::n_log_n};
+      {Cost::n_log_n,
+       IntervalMethod::bias_corrected,
+       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 
 EstimatorEntry ace_estimator() {
@@ -244,7 +248,9 @@ EstimatorEntry ace_estimator() {
         "kyle's \"ACE\" (average calibration error: ece with norm average).\n" +
             std::string(convention_text)}},
       build_ace,
-      Cost::n_log_n};
+      {Cost::n_log_n,
+       IntervalMethod::bias_corrected,
+       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 
 EstimatorEntry ece_debiased_estimator() {
@@ -270,7 +276,9 @@ EstimatorEntry ece_debiased_estimator() {
         "max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).\n" +
             std::string(binning_conventions)}},
       build_ece_debiased,
-      Cost::n_log_n};
+      {Cost::n_log_n,
+       IntervalMethod::consistency,
+       {"coverage off nominal by > 0.05 (docs/intervals.md)", false}}};
 }
 
 EstimatorEntry ece_sweep_estimator() {
@@ -292,7 +300,9 @@ EstimatorEntry ece_sweep_estimator() {
         "n)));\n"
         "all wrong rows below all correct ones: b* = n-1 without a scan."}},
       build_ece_sweep,
-      Cost::n_log_n};
+      {Cost::n_log_n,
+       IntervalMethod::consistency,
+       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
 }
 
 }  // namespace calbench

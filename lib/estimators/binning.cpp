@@ -528,4 +528,28 @@ std::size_t bin_statistics(std::span<const double> scores, std::span<const doubl
   return nb;
 }
 
+std::size_t bin_statistics_with_squares(std::span<const double> scores,
+                                        std::span<const double> outcomes, Binning binning,
+                                        std::size_t bins, const Convention& c,
+                                        EstimatorWorkspace& ws) {
+  const std::size_t nb = number_of_bins(scores.size(), binning, bins, c);
+  ws.bin_count.assign(nb, 0.0);
+  ws.bin_score.assign(nb, 0.0);
+  ws.bin_hits.assign(nb, 0.0);
+  ws.bin_gap_squares.assign(nb, 0.0);
+  if (scores.empty()) return nb;
+  double* count = ws.bin_count.data();
+  double* score = ws.bin_score.data();
+  double* hits = ws.bin_hits.data();
+  double* squares = ws.bin_gap_squares.data();
+  for_each_bin(scores, binning, bins, c, ws, [&](std::size_t i, std::size_t b) {
+    count[b] += 1.0;
+    score[b] += scores[i];
+    hits[b] += outcomes[i];
+    const double g = scores[i] - outcomes[i];
+    squares[b] += g * g;
+  });
+  return nb;
+}
+
 }  // namespace calbench

@@ -119,6 +119,12 @@ std::size_t bin_statistics(std::span<const double> scores, std::span<const doubl
                            Binning binning, std::size_t bins, const Convention& convention,
                            EstimatorWorkspace& workspace);
 
+// bin_statistics, and per bin the sum of (score - outcome)^2 (workspace.bin_gap_squares).
+std::size_t bin_statistics_with_squares(std::span<const double> scores,
+                                        std::span<const double> outcomes, Binning binning,
+                                        std::size_t bins, const Convention& convention,
+                                        EstimatorWorkspace& workspace);
+
 // Row indices 0..n-1 in ascending order of score, ties in row order (the permutation of
 // std::stable_sort by score; scores must not be NaN), into `order`, in O(n) expected time.
 // Uses workspace.bucket, bucket_start and fill.

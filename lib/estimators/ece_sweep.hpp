@@ -33,6 +33,7 @@ class EceSweep final : public Estimator {
   explicit EceSweep(EceSweepSpec spec);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override;
+  bool vanishes_when_calibrated() const override { return true; }
   // The b* of the last estimate() on this workspace's sample (tests, docs).
   static std::size_t last_bins(const EstimatorWorkspace& workspace);
 

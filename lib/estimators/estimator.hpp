@@ -30,9 +30,17 @@ struct EstimatorWorkspace {
   // the binned family (estimators/binning.cpp, binned_ece.cpp): one scope's scores, each
   // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
   std::vector<double> scores, sorted, bin_score, bin_hits;
+  std::vector<double> bin_gap_squares;  // per bin, sum of (score - outcome)^2
   std::vector<std::uint32_t> bin_of;
   std::vector<std::uint32_t> cell_bin;  // equal-width bins by table (binning.hpp)
   std::vector<std::size_t> kept;        // classwise: kept rows of each gathered class
+};
+
+// An estimate of a squared calibration error S with its delta-method variance V; the
+// estimator reports S, or sqrt(max(0, S)) when `root` (estimators/interval_methods.hpp).
+struct SquaredErrorEstimate {
+  double square = 0.0, variance = 0.0;
+  bool root = false;
 };
 
 class Estimator {
@@ -52,6 +60,23 @@ class Estimator {
   // Binned estimators with a fixed number of bins converge to the binned quantity instead:
   // they say false, and the runner reports their binning and finite-sample bias apart.
   virtual bool converges_to_target() const { return true; }
+  // Whether the estimator's population value is 0 for every calibrated model (an error
+  // measure): then a calibration test can be inverted into its interval (interval_methods.hpp).
+  virtual bool vanishes_when_calibrated() const { return false; }
+  // The squared error with its analytic variance, for estimators that have one (nullopt: none).
+  virtual std::optional<SquaredErrorEstimate> squared_error(
+      const Sample& /*sample*/, EstimatorWorkspace& /*workspace*/) const {
+    return std::nullopt;
+  }
+  // A model-based estimate, from this sample, of the estimator's finite-sample bias
+  // E[T] - (its population value), for the `bias_corrected` interval (interval_methods.hpp);
+  // nullopt when the estimator has none.
+  virtual std::optional<double> finite_sample_bias(const Sample& /*sample*/,
+                                                   EstimatorWorkspace& /*workspace*/) const {
+    return std::nullopt;
+  }
+  // Whether finite_sample_bias gives a value (it depends on the parameters, not the sample).
+  virtual bool has_finite_sample_bias() const { return false; }
 };
 
 }  // namespace calbench

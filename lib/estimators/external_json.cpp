@@ -93,7 +93,7 @@ EstimatorEntry external_estimator() {
         "whatever the command computes; calbench checks only that it prints "
         "one finite number per replicate and exits with status 0 in time"}},
       build,
-      Cost::external};
+      {Cost::external, IntervalMethod::basic, {}}};
 }
 
 }  // namespace calbench

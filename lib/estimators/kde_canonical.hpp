@@ -40,6 +40,7 @@ class KdeCanonical final : public Estimator {
   explicit KdeCanonical(KdeCanonicalSpec spec);  // power 1 or 2, bandwidth > 0 and finite
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override;
+  bool vanishes_when_calibrated() const override { return true; }
   const KdeCanonicalSpec& spec() const { return spec_; }
 
   // The bandwidth "loo" selects on this sample (the fixed one when set).

@@ -29,6 +29,7 @@ class KdeEce final : public Estimator {
  public:
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return Quantity::ece_top_l1; }
+  bool vanishes_when_calibrated() const override { return true; }
 };
 
 }  // namespace calbench

@@ -31,6 +31,10 @@ class BrierEstimator final : public Estimator {
   explicit BrierEstimator(BrierComponent component = BrierComponent::total, std::size_t bins = 15);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override;
+  // The reliability term alone is an error measure.
+  bool vanishes_when_calibrated() const override {
+    return component_ == BrierComponent::reliability;
+  }
 
  private:
   BrierComponent component_;

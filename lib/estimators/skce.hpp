@@ -37,6 +37,7 @@ class Skce final : public Estimator {
   explicit Skce(SkceSpec spec);  // bandwidth > 0 and finite
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return std::nullopt; }
+  bool vanishes_when_calibrated() const override { return true; }
   std::shared_ptr<const Estimator> population_estimator() const override;
   const SkceSpec& spec() const { return spec_; }
   // h((p_i, y_i), (p_j, y_j)) of the header comment.

@@ -47,6 +47,7 @@ class SmoothEce final : public Estimator {
   explicit SmoothEce(SmoothEceSpec spec);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return std::nullopt; }
+  bool vanishes_when_calibrated() const override { return true; }
   // The bandwidth used on this sample: the fixed point or the given one.
   double bandwidth(const Sample& sample, EstimatorWorkspace& workspace) const;
   const SmoothEceSpec& spec() const { return spec_; }

@@ -105,6 +105,46 @@ std::vector<double> consistency_values(const Sample& sample,
                           relabel);
 }
 
+std::vector<double> jackknife_values(const Sample& sample,
+                                     std::span<const Estimator* const> estimators,
+                                     std::size_t groups, Execution execution,
+                                     ResampleWorkspace& workspace) {
+  const std::size_t n = sample.size, K = sample.classes, E = estimators.size();
+  if (n < 2) throw DomainError("the jackknife needs n >= 2 rows, found " + std::to_string(n));
+  if (groups < 2)
+    throw DomainError("jackknife groups = " + std::to_string(groups) + ": must be >= 2");
+  const std::size_t G = std::min(groups, n);
+  std::vector<double> values(G * E);
+  const auto one = [&](std::size_t g, ResampleWorkspace& ws) {
+    // Rows g, g + G, g + 2G, ... left out.
+    const std::size_t left_out = (n - g + G - 1) / G;
+    ws.sample.resize(n - left_out, K);
+    const bool truth = !sample.truth.empty();
+    if (truth)
+      ws.sample.truth.resize((n - left_out) * K);
+    else
+      ws.sample.truth.clear();
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % G == g) continue;
+      std::copy_n(sample.p.data() + i * K, K, ws.sample.p.data() + at * K);
+      if (truth) std::copy_n(sample.truth.data() + i * K, K, ws.sample.truth.data() + at * K);
+      ws.sample.label[at] = sample.label[i];
+      ws.sample.confidence[at] = sample.confidence[i];
+      ws.sample.predicted[at] = sample.predicted[i];
+      ++at;
+    }
+    for (std::size_t e = 0; e < E; ++e)
+      values[g * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
+  };
+  if (execution == Execution::serial) {
+    for (std::size_t g = 0; g < G; ++g) one(g, workspace);
+  } else {
+    for_each_index<ResampleWorkspace>(G, one);
+  }
+  return values;
+}
+
 double quantile_type7(std::vector<double>& values, double a) {
   if (values.empty()) throw DomainError("quantile of no values");
   std::sort(values.begin(), values.end());

@@ -75,6 +75,15 @@ std::vector<double> consistency_values(const Sample& sample,
                                        const ResampleKey& key, std::size_t resamples,
                                        Execution execution, ResampleWorkspace& workspace);
 
+// values[g * E + e]: estimator e on the sample without the rows i with i mod G = g, for
+// g < G = min(groups, n) (the grouped jackknife of BCa's acceleration, interval_methods.hpp).
+// Interleaved groups need no random stream and stay representative when the rows are sorted
+// (a real model's outputs grouped by class). Requires n >= 2 and groups >= 2.
+std::vector<double> jackknife_values(const Sample& sample,
+                                     std::span<const Estimator* const> estimators,
+                                     std::size_t groups, Execution execution,
+                                     ResampleWorkspace& workspace);
+
 // The type-7 quantile of `values` at probability a in [0, 1]; sorts `values` in place.
 double quantile_type7(std::vector<double>& values, double a);
 

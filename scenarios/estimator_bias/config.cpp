@@ -1,5 +1,7 @@
 #include "scenarios/estimator_bias/config.hpp"
 
+#include <algorithm>
+
 #include "config/registry.hpp"
 #include "estimators/external.hpp"
 
@@ -12,13 +14,46 @@ constexpr auto unit_open = [](double x) { return x > 0.0 && x < 1.0; };
 // Most resamples per replicate: more is a typo, and the streams' key holds 32 bits of index.
 constexpr std::int64_t max_resamples = 1'000'000;
 
+// `intervals.methods`: a non-empty array of distinct interval_choices() names; ["default"]
+// when absent.
+std::optional<std::vector<IntervalChoice>> parse_methods(ObjectReader& o) {
+  const Json* value = o.find("methods");
+  if (value == nullptr) {
+    o.add_default("methods", Json::array({"default"}));
+    return std::vector<IntervalChoice>{std::nullopt};
+  }
+  const std::string pointer = o.pointer_to("methods");
+  if (!value->is_array() || value->empty()) {
+    o.problems().add(pointer,
+                     "expected a non-empty array of interval methods, found " + describe(*value));
+    return std::nullopt;
+  }
+  std::vector<IntervalChoice> out;
+  bool ok = true;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const auto method = read_choice((*value)[i], pointer_join(pointer, i), "interval method",
+                                    interval_choices(), o.problems());
+    if (!method) {
+      ok = false;
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), *method) != out.end()) {
+      o.problems().add(pointer_join(pointer, i), "method listed twice");
+      ok = false;
+    }
+    out.push_back(*method);
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
 // `intervals`: only when present (absent keeps every output as it was).
 std::optional<IntervalSettings> parse_intervals(ObjectReader& top) {
   const Json* value = top.find("intervals");
   if (value == nullptr) return std::nullopt;
   ObjectReader o(*value, top.pointer_to("intervals"), top.problems());
   if (!o.is_object()) return std::nullopt;
-  o.allow_only({"resamples", "level", "test_level"});
+  o.allow_only({"resamples", "level", "test_level", "methods", "jackknife_groups"});
   const IntervalSettings defaults;
   const auto resamples = o.integer("resamples", 1, static_cast<std::int64_t>(defaults.resamples));
   if (resamples && *resamples > max_resamples)
@@ -27,9 +62,14 @@ std::optional<IntervalSettings> parse_intervals(ObjectReader& top) {
                            ": must be <= " + std::to_string(max_resamples));
   const auto level = o.number("level", defaults.level, unit_open, "> 0 and < 1");
   const auto test_level = o.number("test_level", defaults.test_level, unit_open, "> 0 and < 1");
+  const auto methods = parse_methods(o);
+  const auto groups =
+      o.integer("jackknife_groups", 2, static_cast<std::int64_t>(defaults.jackknife_groups));
   top.set_resolved("intervals", o.take_resolved());
-  if (!resamples || *resamples > max_resamples || !level || !test_level) return std::nullopt;
-  return IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level};
+  if (!resamples || *resamples > max_resamples || !level || !test_level || !methods || !groups)
+    return std::nullopt;
+  return IntervalSettings{static_cast<std::size_t>(*resamples), *level, *test_level, *methods,
+                          static_cast<std::size_t>(*groups)};
 }
 
 // `reliability`: only when present (absent keeps every output as it was).

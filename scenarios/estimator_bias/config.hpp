@@ -17,6 +17,10 @@ struct IntervalSettings {
   std::size_t resamples = 200;  // bootstrap and consistency resamples, each
   double level = 0.9;           // the intervals' nominal coverage
   double test_level = 0.05;     // reject calibration when p <= test_level
+  // The methods measured; nullopt: each estimator's default. The first gives cells.csv's
+  // coverage column; every one gets a row of intervals.csv.
+  std::vector<std::optional<IntervalMethod>> methods = {std::nullopt};
+  std::size_t jackknife_groups = 100;  // BCa's grouped jackknife (interval_methods.hpp)
 };
 
 // `reliability`: per cell, the generator's true reliability curves (truth/reliability_curve.hpp)

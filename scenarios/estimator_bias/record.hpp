@@ -15,6 +15,17 @@
 
 namespace calbench {
 
+// One interval method's record for one estimator in one cell (with `intervals`).
+struct IntervalRecord {
+  std::optional<IntervalMethod> requested;  // as listed in intervals.methods (nullopt: default)
+  IntervalMethod method = IntervalMethod::basic;  // what it resolved to for this estimator
+  bool applies = false;  // false: the method gives no interval for this estimator
+  std::optional<double> mean_width;
+  // With a reference value: the fraction of replicates whose interval holds it, its binomial
+  // SE, and the fractions whose interval lies wholly above it (truth_below) or below it.
+  std::optional<double> coverage, coverage_se, truth_below, truth_above;
+};
+
 struct EstimatorRecord {
   std::string label, name;
   Value params;  // the estimator's parameters, defaults filled
@@ -32,10 +43,11 @@ struct EstimatorRecord {
   std::uint64_t population_samples = 0;
   std::optional<double> binning_bias, finite_sample_bias;
   std::size_t replicates = 0;
-  // With `intervals`: the fraction of replicates whose bootstrap interval holds the target's
-  // truth (estimators with a target) and the fraction whose consistency test rejected
-  // calibration, each with its binomial standard error sqrt(f (1 - f) / R).
+  // With `intervals`: the coverage of the first listed method's interval (that of
+  // intervals[0]) and the fraction of replicates whose consistency test rejected calibration,
+  // each with its binomial standard error sqrt(f (1 - f) / R); every method's record.
   std::optional<double> coverage, coverage_se, rejection_rate, rejection_se;
+  std::vector<IntervalRecord> intervals;
 };
 
 // "ece_top_l1", "own" or "" (the results' spelling of the reference).

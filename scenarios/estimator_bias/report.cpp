@@ -13,6 +13,21 @@ namespace {
 // Columns of their own in cells.csv: a swept one is not repeated as a parameter column.
 const std::vector<std::string> own_columns = {"sample_size", "replicates"};
 
+std::string requested_name(const IntervalRecord& ir) {
+  return ir.requested ? std::string(to_string(*ir.requested)) : "default";
+}
+
+Value interval_summary(const IntervalRecord& ir) {
+  return Value::Object{{"requested", requested_name(ir)},
+                       {"method", std::string(to_string(ir.method))},
+                       {"applies", ir.applies},
+                       {"coverage", optional_value(ir.coverage)},
+                       {"coverage_se", optional_value(ir.coverage_se)},
+                       {"truth_below", optional_value(ir.truth_below)},
+                       {"truth_above", optional_value(ir.truth_above)},
+                       {"mean_width", optional_value(ir.mean_width)}};
+}
+
 Value estimator_summary(const EstimatorRecord& e, bool intervals) {
   const std::string target = target_name(e);
   Value::Object out = {
@@ -37,6 +52,9 @@ Value estimator_summary(const EstimatorRecord& e, bool intervals) {
     out.emplace_back("coverage_se", optional_value(e.coverage_se));
     out.emplace_back("rejection_rate", optional_value(e.rejection_rate));
     out.emplace_back("rejection_se", optional_value(e.rejection_se));
+    Value::Array methods;
+    for (const auto& ir : e.intervals) methods.push_back(interval_summary(ir));
+    out.emplace_back("intervals", std::move(methods));
   }
   return out;
 }
@@ -74,6 +92,19 @@ std::string terminal_cell(const EstimatorBiasCellRecord& c, bool swept, bool int
     if (intervals) out << ' ' << num(e.coverage) << ' ' << num(e.rejection_rate);
     out << '\n';
   }
+  // More than one method: each method's coverage, estimator by estimator.
+  if (intervals && !c.estimators.empty() && c.estimators.front().intervals.size() > 1) {
+    std::vector<std::vector<std::string>> rows = {{"coverage by method"}};
+    for (const auto& ir : c.estimators.front().intervals)
+      rows.front().push_back(requested_name(ir));
+    for (const auto& e : c.estimators) {
+      std::vector<std::string> row = {e.label};
+      for (const auto& ir : e.intervals)
+        row.push_back(!ir.applies ? "n/a" : ir.coverage ? format_fixed(*ir.coverage, 3) : "-");
+      rows.push_back(std::move(row));
+    }
+    out << aligned_columns(rows, "  ");
+  }
   return out.str();
 }
 
@@ -83,11 +114,18 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
   const bool targets = any_target(r.records);
   const bool intervals = r.intervals.has_value();
   ReportHeader header = report_header(r.meta, r.sweep_keys);
-  if (r.intervals)
+  if (r.intervals) {
+    Value::Array methods;
+    for (const auto& m : r.intervals->methods)
+      methods.emplace_back(m ? std::string(to_string(*m)) : std::string("default"));
     header.summary_blocks.emplace_back(
-        "intervals", Value::Object{{"resamples", count_value(r.intervals->resamples)},
-                                   {"level", r.intervals->level},
-                                   {"test_level", r.intervals->test_level}});
+        "intervals",
+        Value::Object{{"resamples", count_value(r.intervals->resamples)},
+                      {"level", r.intervals->level},
+                      {"test_level", r.intervals->test_level},
+                      {"methods", std::move(methods)},
+                      {"jackknife_groups", count_value(r.intervals->jackknife_groups)}});
+  }
   std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
   columns.insert(columns.end(),
                  {"sample_size", "replicates", "estimator", "name", "target", "truth",
@@ -96,6 +134,14 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
   if (intervals)
     columns.insert(columns.end(), {"coverage", "coverage_se", "rejection_rate", "rejection_se"});
   header.tables.push_back({"cells.csv", columns});
+  if (intervals) {
+    std::vector<std::string> interval_columns = key_columns(r.sweep_keys, targets, own_columns);
+    interval_columns.insert(
+        interval_columns.end(),
+        {"sample_size", "replicates", "estimator", "name", "target", "truth", "requested", "method",
+         "coverage", "coverage_se", "truth_below", "truth_above", "mean_width"});
+    header.tables.push_back({"intervals.csv", interval_columns});
+  }
   if (r.replicate_values)
     header.tables.push_back({"replicates.csv", {"cell", "replicate", "estimator", "value"}});
   if (r.reliability) {
@@ -145,6 +191,25 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
         row.insert(row.end(), {optional_value(e.coverage), optional_value(e.coverage_se),
                                optional_value(e.rejection_rate), optional_value(e.rejection_se)});
       record.rows.push_back({"cells.csv", std::move(row)});
+      for (const auto& ir : e.intervals) {
+        if (!ir.applies) continue;
+        std::vector<Value> irow = key_fields(c.cell, targets, own_columns);
+        const std::vector<Value> fields = {count_value(c.sample_size),
+                                           count_value(c.cell.replicates),
+                                           e.label,
+                                           e.name,
+                                           target_name(e),
+                                           optional_value(e.truth),
+                                           requested_name(ir),
+                                           std::string(to_string(ir.method)),
+                                           optional_value(ir.coverage),
+                                           optional_value(ir.coverage_se),
+                                           optional_value(ir.truth_below),
+                                           optional_value(ir.truth_above),
+                                           optional_value(ir.mean_width)};
+        irow.insert(irow.end(), fields.begin(), fields.end());
+        record.rows.push_back({"intervals.csv", std::move(irow)});
+      }
     }
     if (r.replicate_values)
       for (std::size_t rep = 0; rep < c.replicate_values.size(); ++rep)
@@ -164,7 +229,8 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
     ReportRecord legend;
     std::ostringstream out;
     out << "coverage: fraction of replicates whose " << 100.0 * r.intervals->level
-        << "% bootstrap interval holds the target's truth; rejected: fraction where the\n"
+        << "% interval (the first of intervals.methods; docs/intervals.md) holds the\n"
+           "target's truth; rejected: fraction where the\n"
            "consistency test rejected calibration at level "
         << r.intervals->test_level << " (its size when calibrated, its power otherwise)\n";
     legend.terminal = out.str();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "core/task_kernel.hpp"
 #include "estimators/binned_reliability.hpp"
 #include "estimators/external.hpp"
+#include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
@@ -35,16 +37,22 @@ struct ThreadBuffers {
   EstimatorWorkspace workspace;
   ResampleWorkspace resample;  // bootstrap and consistency resamples (intervals)
   std::vector<const Estimator*> estimators;
-  std::vector<double> observed;
 };
 
-// What one (cell, replicate) task produced: every estimator's value and, with intervals, its
-// bootstrap interval and consistency p-value.
+// What one (cell, replicate) task produced: every estimator's value and, with intervals, each
+// requested method's interval ([m * E + e], NaN ends where the method does not apply) and the
+// consistency test's p-value ([e]).
 struct ReplicateResult {
   std::vector<double> values;
   std::vector<Interval> intervals;
   std::vector<double> p_values;
 };
+
+// The method the m-th requested one is for estimator `ec`.
+IntervalMethod resolved_method(const IntervalSettings& settings, std::size_t m,
+                               const EstimatorConfig& ec) {
+  return settings.methods[m].value_or(ec.interval);
+}
 
 template <typename Archive>
 void serialize(Archive& a, ReplicateResult& r) {
@@ -132,12 +140,18 @@ ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generator
   buf.estimators.clear();
   for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
   const ResampleKey resample_key{config.seed, cell, rep};
-  const auto boot = bootstrap_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                     Execution::serial, buf.resample);
-  out.intervals = percentile_intervals(boot, E, is.level);
-  const auto null = consistency_values(buf.sample, buf.estimators, resample_key, is.resamples,
-                                       Execution::serial, buf.resample);
-  out.p_values = consistency_p_values(null, out.values);
+  const std::size_t M = is.methods.size();
+  std::vector<std::vector<IntervalMethod>> methods(M);
+  for (std::size_t m = 0; m < M; ++m)
+    for (const auto& ec : cc.estimators) methods[m].push_back(resolved_method(is, m, ec));
+  auto intervals = sample_intervals(buf.sample, buf.estimators, out.values, methods,
+                                    {is.resamples, is.level, is.jackknife_groups}, resample_key,
+                                    Execution::serial, buf.resample, buf.workspace);
+  out.p_values = std::move(intervals.p_values);
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  out.intervals.reserve(M * E);
+  for (const auto& ci : intervals.intervals)
+    out.intervals.push_back(ci.value_or(Interval{nan, nan}));
   return out;
 }
 
@@ -167,10 +181,19 @@ struct Reference {
 
 // One estimator's statistics over a cell's replicates, folded in replicate order (the same
 // bits for any thread count), so that no replicate value need be kept.
+// One interval method's counts for one estimator: replicates whose interval lies wholly above
+// the reference (below) or wholly below it (above), and the widths.
+struct IntervalFold {
+  bool applies = true;  // false once a replicate's interval is NaN (the method gives none)
+  std::size_t below = 0, above = 0;
+  RunningStats width;
+};
+
 struct EstimatorFold {
   RunningStats stats;
   double squared_error = 0.0;  // sum of (value - reference)^2
-  std::size_t covered = 0, rejected = 0;
+  std::size_t rejected = 0;
+  std::vector<IntervalFold> intervals;  // one per intervals.methods
 };
 
 struct CellFold {
@@ -321,8 +344,11 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
 
   // The replicates, folded as they arrive: O(cells x estimators) memory, not O(replicates).
   std::vector<CellFold> folds(cells);
-  for (std::size_t c = 0; c < cells; ++c)
+  for (std::size_t c = 0; c < cells; ++c) {
     folds[c].estimators.resize(config.cells[c].estimators.size());
+    if (config.intervals)
+      for (auto& f : folds[c].estimators) f.intervals.resize(config.intervals->methods.size());
+  }
   simulate(config, generators, control, [&](TaskKey key, ReplicateResult&& r) {
     CellFold& fold = folds[key.cell];
     const std::vector<Reference>& refs = references[key.cell];
@@ -341,9 +367,18 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
       }
       if (!config.intervals) continue;
       if (r.p_values[e] <= config.intervals->test_level) ++f.rejected;
-      if (refs[e].value && r.intervals[e].lo <= *refs[e].value &&
-          *refs[e].value <= r.intervals[e].hi)
-        ++f.covered;
+      const std::size_t E = r.values.size();
+      for (std::size_t m = 0; m < f.intervals.size(); ++m) {
+        IntervalFold& fi = f.intervals[m];
+        const Interval& ci = r.intervals[m * E + e];
+        if (std::isnan(ci.lo)) {
+          fi.applies = false;
+          continue;
+        }
+        fi.width.add(ci.hi - ci.lo);
+        if (refs[e].value && *refs[e].value < ci.lo) ++fi.below;
+        if (refs[e].value && *refs[e].value > ci.hi) ++fi.above;
+      }
     }
     if (config.replicate_values) fold.replicate_values.push_back(std::move(r.values));
   });
@@ -398,8 +433,24 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
         er.se_bias = std::sqrt(se * se + reference.error * reference.error);
       }
       if (config.intervals) {
+        const IntervalSettings& is = *config.intervals;
         std::tie(er.rejection_rate, er.rejection_se) = proportion(f.rejected, R);
-        if (er.truth) std::tie(er.coverage, er.coverage_se) = proportion(f.covered, R);
+        for (std::size_t m = 0; m < is.methods.size(); ++m) {
+          const IntervalFold& fi = f.intervals[m];
+          IntervalRecord ir;
+          ir.requested = is.methods[m];
+          ir.method = resolved_method(is, m, ec);
+          ir.applies = R > 0 && fi.applies;
+          if (ir.applies) ir.mean_width = fi.width.mean();
+          if (ir.applies && er.truth) {
+            std::tie(ir.coverage, ir.coverage_se) = proportion(R - fi.below - fi.above, R);
+            ir.truth_below = proportion(fi.below, R).first;
+            ir.truth_above = proportion(fi.above, R).first;
+          }
+          er.intervals.push_back(ir);
+        }
+        er.coverage = er.intervals.front().coverage;
+        er.coverage_se = er.intervals.front().coverage_se;
       }
       rec.estimators.push_back(std::move(er));
     }

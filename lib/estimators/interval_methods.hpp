@@ -1,0 +1,126 @@
+#pragma once
+// Confidence intervals for an estimate on one sample, from the resampled values of
+// estimators/uncertainty.hpp (docs/intervals.md: definitions, measured coverage, defaults).
+//
+// level = 1 - 2 alpha; q(.) is the type-7 quantile of the R bootstrap values (quantile_type7).
+// - percentile: [q(alpha), q(1 - alpha)] (Efron & Tibshirani 1993, eq. 13.5).
+// - basic: [2 t - q(1 - alpha), 2 t - q(alpha)], t the estimate (Davison & Hinkley 1997,
+//   eq. 5.6): the bootstrap distribution of T* - t stands in for that of T - theta, so an
+//   upward bias of T (as |.| of a noisy bin gap has) is subtracted, not added.
+// - bca: [q(a1), q(a2)], a_i = Phi(z0 + (z0 + z_i) / (1 - a (z0 + z_i))), z_1 = Phi^-1(alpha),
+//   z_2 = Phi^-1(1 - alpha) (Efron 1987, "Better bootstrap confidence intervals", JASA 82;
+//   Efron & Tibshirani 1993, eqs. 14.9-14.15). Bias correction z0 = Phi^-1(f), f = (#{T* < t}
+//   + #{T* = t}/2) / R (ties halved as scipy.stats.bootstrap does), f clamped to
+//   [1/(2R), 1 - 1/(2R)] so that z0 stays finite. Acceleration from the jackknife:
+//   a = sum_g d_g^3 / (6 (sum_g d_g^2)^(3/2)), d_g = mean(T_(.)) - T_(g) (eq. 14.15), over G
+//   leave-one-group-out values (jackknife_values); with G = n this is the ordinary jackknife.
+//   The grouped form has the same expectation to first order: for an estimate whose influence
+//   values are IF_i, d_g is proportional to the sum U_g of IF over group g, and
+//   sum U_g^3 / (sum U_g^2)^(3/2) ~ G m k3 / (G m s^2)^(3/2) = k3 / (s^3 sqrt(n)) for groups of
+//   m = n / G rows, as for single rows (k3, s^2: third cumulant and variance of IF).
+// - consistency: the inverted calibration test, for an estimator whose population value is 0
+//   for every calibrated model (Estimator::vanishes_when_calibrated). With p the consistency
+//   p-value (labels redrawn from p, Bröcker & Smith 2007) and B the basic interval:
+//       the hull of B and {0} when p > 1 - level (the test of "error = 0" at size 1 - level
+//       does not reject), else B.
+//   It is a union of two confidence statements: error = 0 is kept whenever its own exact test
+//   does not reject it, every error in B is kept. So its coverage is at least B's for every
+//   model, and at least `level` for a calibrated one (the Monte Carlo test has size at most
+//   1 - level, Davison & Hinkley 1997 eq. 4.11), where every interval built from the
+//   estimator's bootstrap distribution alone lies above 0.
+// - analytic: for Kumar et al. 2019's debiased squared error S (Estimator::squared_error),
+//   the normal interval S -/+ z sqrt(V) with its delta-method variance V
+//   (binned_ece.hpp), mapped through sqrt(max(0, .)) when the estimator reports the root.
+// - bias_corrected: for an estimator with a model-based bias estimate beta
+//   (Estimator::finite_sample_bias: the binned L1 errors, bin_gap_bias.hpp), the corrected
+//   estimate U = T - beta and the normal interval U -/+ z sd*(U), sd*(U) the sd of U over the
+//   bootstrap resamples (U recomputed on each: BiasCorrected below), joined with 0 as
+//   `consistency` is when the calibration test does not reject. The basic interval corrects
+//   by the bootstrap's bias estimate, the bias of |gap| at the observed gaps; beta is the bias
+//   at the debiased gaps, which is larger where the true gaps are within a few sd of 0, the
+//   regime where the bias is of the order of the spread. The sd of U, not of T: the
+//   correction falls as |gap| grows, so U varies more than T. (docs/intervals.md: measured
+//   coverage, and where it still falls short.)
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "estimators/estimator.hpp"
+#include "estimators/uncertainty.hpp"
+
+namespace calbench {
+
+enum class IntervalMethod { percentile, basic, bca, consistency, analytic, bias_corrected };
+
+// Every method, in the order of the enum; their config names.
+const std::vector<IntervalMethod>& interval_methods();
+std::string_view to_string(IntervalMethod method);
+
+// The inputs of one estimator's interval on one sample; a method whose input is missing (no
+// jackknife values, no p-value, no squared-error estimate) gives no interval.
+struct IntervalInputs {
+  double estimate = 0.0;
+  std::span<const double> bootstrap;  // R values
+  std::span<const double> jackknife;  // G leave-one-group-out values (bca)
+  std::optional<double> p_calibrated;
+  bool vanishes_when_calibrated = false;
+  std::optional<SquaredErrorEstimate> squared;
+  std::optional<double> corrected;              // U = T - beta (bias_corrected)
+  std::span<const double> corrected_bootstrap;  // U on the R bootstrap resamples
+};
+
+// T - beta for an estimator with a finite_sample_bias (the statistic bias_corrected
+// bootstraps); the estimator's value where it has none.
+class BiasCorrected final : public Estimator {
+ public:
+  explicit BiasCorrected(const Estimator& inner) : inner_(&inner) {}
+  double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override {
+    const double value = inner_->estimate(sample, workspace);
+    return value - inner_->finite_sample_bias(sample, workspace).value_or(0.0);
+  }
+  std::optional<Quantity> target() const override { return inner_->target(); }
+
+ private:
+  const Estimator* inner_;
+};
+
+// Every estimator's intervals on one sample, with the resamples the requested methods need
+// computed once (bootstrap and consistency always; the jackknife for bca, the
+// corrected bootstrap for bias_corrected, squared_error for analytic). methods[m][e] is the m-th
+// method of estimator e; observed[e] its value on the sample.
+struct IntervalRequest {
+  std::size_t resamples = 200;
+  double level = 0.9;
+  std::size_t jackknife_groups = 100;
+};
+struct SampleIntervals {
+  std::vector<std::optional<Interval>> intervals;  // [m * E + e], nullopt: does not apply
+  std::vector<double> p_values;                    // [e], the consistency test's
+};
+SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator* const> estimators,
+                                 std::span<const double> observed,
+                                 const std::vector<std::vector<IntervalMethod>>& methods,
+                                 const IntervalRequest& request, const ResampleKey& key,
+                                 Execution execution, ResampleWorkspace& resample,
+                                 EstimatorWorkspace& workspace);
+
+// The interval of `method` at `level` in (0, 1); nullopt when the method does not apply to the
+// inputs (consistency for an estimator not 0 under calibration, analytic without `squared`).
+std::optional<Interval> interval_of(IntervalMethod method, const IntervalInputs& in, double level);
+
+// The pieces, for tests and for callers that hold them apart.
+Interval basic_interval(double estimate, std::span<const double> bootstrap, double level);
+double jackknife_acceleration(std::span<const double> jackknife);
+// z0 = Phi^-1(f) as above.
+double bca_bias_correction(double estimate, std::span<const double> bootstrap);
+Interval bca_interval(double estimate, std::span<const double> bootstrap,
+                      std::span<const double> jackknife, double level);
+// The same with a given acceleration a.
+Interval bca_interval(double estimate, std::span<const double> bootstrap, double acceleration,
+                      double level);
+Interval analytic_interval(const SquaredErrorEstimate& squared, double level);
+// center -/+ z sd(bootstrap), sd with divisor R - 1 (bias_corrected before the join with 0).
+Interval normal_interval(double center, std::span<const double> bootstrap, double level);
+
+}  // namespace calbench
