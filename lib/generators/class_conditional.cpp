@@ -74,6 +74,30 @@ ClassConditionalGenerator::ClassConditionalGenerator(ClassConditionalSpec spec)
   for (std::size_t i = 0; i < K * K && symmetric_; ++i)
     symmetric_ = spec_.alpha[i] == (i / K == i % K ? b : a);
   exponent_ = b - a;
+  // Sparse form of the posterior's weights: each column's most common value as its base.
+  std::vector<double> base(K), column(K);
+  for (std::size_t j = 0; j < K; ++j) {
+    for (std::size_t k = 0; k < K; ++k) column[k] = spec_.alpha[k * K + j];
+    std::sort(column.begin(), column.end());
+    std::size_t best = 0;
+    for (std::size_t i = 0, run = 0; i < K; ++i) {
+      run = i > 0 && column[i] == column[i - 1] ? run + 1 : 1;
+      if (run > best) {
+        best = run;
+        base[j] = column[i];
+      }
+    }
+  }
+  row_begin_.push_back(0);
+  for (std::size_t k = 0; k < K; ++k) {
+    offset_.push_back(log_prior_[k] - log_norm_[k]);
+    for (std::size_t j = 0; j < K; ++j)
+      if (const double dev = spec_.alpha[k * K + j] - base[j]; dev != 0.0) {
+        deviation_column_.push_back(j);
+        deviation_.push_back(dev);
+      }
+    row_begin_.push_back(deviation_.size());
+  }
 }
 
 std::string ClassConditionalGenerator::canonical_text() const {
@@ -85,16 +109,17 @@ void ClassConditionalGenerator::posterior(std::span<const double> log_p,
                                           std::span<double> r) const {
   const std::size_t K = spec_.classes;
   // log pi_k + log Dir(p; alpha^(k)) = log pi_k - log B(alpha^(k)) + sum_j (alpha_kj - 1) log p_j;
-  // in the symmetric form every term but (b - a) log p_k is common to all k: O(K), not O(K^2).
+  // in the symmetric form every term but (b - a) log p_k is common to all k: O(K), not O(K^2);
+  // otherwise the terms of each column's base value are common to all k (offset_, above).
   double best = -INFINITY;
   for (std::size_t k = 0; k < K; ++k) {
     double w;
     if (symmetric_) {
       w = exponent_ * log_p[k];
     } else {
-      const auto row = alpha_row(k);
-      w = log_prior_[k] - log_norm_[k];
-      for (std::size_t j = 0; j < K; ++j) w += (row[j] - 1.0) * log_p[j];
+      w = offset_[k];
+      for (std::size_t i = row_begin_[k]; i < row_begin_[k + 1]; ++i)
+        w += deviation_[i] * log_p[deviation_column_[i]];
     }
     r[k] = w;
     best = std::max(best, w);

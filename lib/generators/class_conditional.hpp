@@ -55,6 +55,13 @@ class ClassConditionalGenerator {
   ClassConditionalSpec spec_;
   std::vector<DirichletGenerator> rows_;  // p | y = k
   std::vector<double> log_prior_, log_norm_;
+  // Row k's log weight as offset_k + sum over its entries that differ from their column's most
+  // common value base_j: (alpha_kj - base_j) log p_j (the common part sum_j (base_j - 1)
+  // log p_j cancels in r), O(K) per draw for a few distinct entries per row instead of O(K^2).
+  // (class, alpha_kj - base_j) per row from row_begin_[k] to row_begin_[k + 1].
+  std::vector<double> offset_;
+  std::vector<std::size_t> row_begin_, deviation_column_;
+  std::vector<double> deviation_;
   bool symmetric_ = false;
   double exponent_ = 1.0;
 };

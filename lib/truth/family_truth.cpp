@@ -165,17 +165,34 @@ mc::SummaryShape family_shape(const Generator& gen) {
 }
 
 // Monte Carlo until the errors of `needed` quantities are within the tolerance. Every family
-// here draws c as a function of p, so r(p) = c; no control variates.
+// here draws c as a function of p, so r(p) = c. With `controls` (their exact means), the
+// control variates are functions of p: sum p^2, sum p log p and max p. Per-class bins are kept
+// only when the classwise error is needed.
 GroundTruth run_monte_carlo(const Generator& gen, const TruthSettings& settings,
-                            const std::vector<Quantity>& needed) {
+                            const std::vector<Quantity>& needed,
+                            const std::array<double, mc::controls>* controls = nullptr) {
   const std::size_t K = gen.classes();
   GeneratorScratch scratch;
   scratch.reserve(K);
-  const auto draw = [&gen, scratch](Engine& engine, mc::Draw& d) mutable {
+  const bool with_controls = controls != nullptr;
+  const auto draw = [&gen, scratch, with_controls](Engine& engine, mc::Draw& d) mutable {
     gen.draw(engine, d.c, d.p, d.log_p, scratch);
+    if (!with_controls) return;
+    double sum_sq = 0.0, p_log_p = 0.0, max_p = 0.0;
+    for (std::size_t k = 0; k < d.p.size(); ++k) {
+      sum_sq += d.p[k] * d.p[k];
+      if (d.p[k] > 0.0) p_log_p += d.p[k] * d.log_p[k];
+      max_p = std::max(max_p, d.p[k]);
+    }
+    d.control = {sum_sq, p_log_p, max_p};
   };
-  return mc::truth_monte_carlo(hash64(gen.canonical_text()), K, family_shape(gen), {0.0, 0.0, 0.0},
-                               settings.samples, settings.tolerance, needed, draw);
+  mc::SummaryShape shape = family_shape(gen);
+  shape.classwise =
+      std::find(needed.begin(), needed.end(), Quantity::classwise_ece_l1) != needed.end();
+  return mc::truth_monte_carlo(
+      hash64(gen.canonical_text()), K, shape,
+      with_controls ? *controls : std::array<double, mc::controls>{0.0, 0.0, 0.0}, settings.samples,
+      settings.tolerance, needed, draw);
 }
 
 double log_beta(double a, double b) {
@@ -313,6 +330,8 @@ GroundTruth class_conditional_truth(const ClassConditionalGenerator& gen,
   }
   GroundTruth t;
   double acc = 0.0, acc_err = 0.0, mean_z = 0.0, z_err = 0.0, brier = 1.0, nll = 0.0;
+  // The means of the Monte Carlo's controls sum p^2 and sum p log p (closed forms per row).
+  double mean_sum_sq = 0.0, mean_p_log_p = 0.0;
   // The symmetric form's rows are permutations of one another: one row stands for all.
   const bool same_rows = gen.symmetric();
   TruthValue P_first, M_first;
@@ -332,7 +351,10 @@ GroundTruth class_conditional_truth(const ClassConditionalGenerator& gen,
     mean_z += pi[k] * M.value;
     z_err += pi[k] * M.error;
     // Brier = E sum p^2 - 2 E[p_y] + 1; NLL = -E log p_y, E_k log p_k = psi(a_kk) - psi(a_k0).
-    brier += pi[k] * (expected_sum_squares(row) - 2.0 * row[k] / a0);
+    const double sum_sq = expected_sum_squares(row);
+    brier += pi[k] * (sum_sq - 2.0 * row[k] / a0);
+    mean_sum_sq += pi[k] * sum_sq;
+    mean_p_log_p += pi[k] * expected_neg_entropy(row);
     nll -= pi[k] * (digamma(row[k]) - digamma(a0));
   }
   t[Quantity::accuracy] = {acc, TruthMethod::quadrature, acc_err};
@@ -374,7 +396,10 @@ GroundTruth class_conditional_truth(const ClassConditionalGenerator& gen,
   std::vector<Quantity> needed = {Quantity::ece_top_l2, Quantity::canonical_l1,
                                   Quantity::canonical_l2};
   if (!gen.symmetric()) needed.push_back(Quantity::ece_top_l1);
-  const GroundTruth mc = run_monte_carlo(Generator(ClassConditionalSpec(spec)), settings, needed);
+  // The controls' means are exact: max p's is E[Z] (quadrature, its error ~1e-15).
+  const std::array<double, mc::controls> mu = {mean_sum_sq, mean_p_log_p, mean_z};
+  const GroundTruth mc =
+      run_monte_carlo(Generator(ClassConditionalSpec(spec)), settings, needed, &mu);
   for (Quantity q : needed) t[q] = mc[q];
   if (gen.symmetric()) {
     // r(p) = softmax((b - a) log p): a temperature map of p, one-signed gap.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace calbench::mc {
 
@@ -52,6 +53,12 @@ GroundTruth summarise(const std::vector<const GroupResult*>& samplers,
                                v > 0.0 ? err_sq / (2.0 * v) : std::sqrt(err_sq)};
   }
 
+  if (!shape.classwise) {
+    t[Quantity::classwise_ece_l1] = {std::numeric_limits<double>::quiet_NaN(),
+                                     TruthMethod::monte_carlo,
+                                     std::numeric_limits<double>::infinity()};
+    return t;
+  }
   const BinSums cw_all = merge_bins(samplers, &GroupResult::classwise, -1);
   const BinSums cw_a = merge_bins(samplers, &GroupResult::classwise, 0);
   const BinSums cw_b = merge_bins(samplers, &GroupResult::classwise, 1);

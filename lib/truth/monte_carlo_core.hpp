@@ -264,6 +264,7 @@ struct SummaryShape {
   bool pooled = false;             // classes exchangeable: one set of classwise bins
   bool sign_constant_top = false;  // ece_top_l1 = |E[Z - c_top]|, no binning
   bool z_determines_gap = false;   // c_top - Z is a function of Z: ece_top_l2 unconditional
+  bool classwise = true;           // per-class bins kept (else classwise_ece_l1 is unknown)
 };
 
 // The nine quantities from the groups' accumulators (merged in the given order) and the

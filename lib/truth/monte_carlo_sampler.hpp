@@ -117,11 +117,17 @@ struct Draw {
 template <typename DrawFn>
 class TruthGroup {
  public:
+  // Without `classwise` the per-class bins are not kept (a family whose classwise error is
+  // exact skips K bin updates per draw).
   TruthGroup(const KeyedBatches& streams, std::size_t group, std::size_t classes, bool pooled,
-             DrawFn draw_fn)
-      : engine_(streams.engine(group)), pooled_(pooled), draw_fn_(draw_fn), d_(classes) {
+             DrawFn draw_fn, bool classwise = true)
+      : engine_(streams.engine(group)),
+        pooled_(pooled),
+        classwise_(classwise),
+        draw_fn_(draw_fn),
+        d_(classes) {
     result_.top.resize(fine_bins);
-    result_.classwise.resize(fine_bins * (pooled ? 1 : classes));
+    result_.classwise.resize(classwise ? fine_bins * (pooled ? 1 : classes) : 0);
   }
 
   void draw(std::size_t count) {
@@ -151,6 +157,7 @@ class TruthGroup {
       result_.moments.add({c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
                           d_.control);
       result_.top.add(fine_bin(Z), gap);
+      if (!classwise_) continue;
       for (std::size_t k = 0; k < K; ++k)
         result_.classwise.add((pooled_ ? 0 : k * fine_bins) + fine_bin(p[k]), c[k] - p[k]);
     }
@@ -160,7 +167,7 @@ class TruthGroup {
 
  private:
   Engine engine_;
-  bool pooled_;
+  bool pooled_, classwise_;
   DrawFn draw_fn_;
   Draw d_;
   GroupResult result_;
@@ -185,7 +192,7 @@ GroundTruth truth_monte_carlo(std::uint64_t key, std::size_t classes, const Summ
   std::vector<TruthGroup<DrawFn>> members;
   members.reserve(groups);
   for (std::size_t g = 0; g < groups; ++g)
-    members.emplace_back(streams, g, classes, shape.pooled, draw_fn);
+    members.emplace_back(streams, g, classes, shape.pooled, draw_fn, shape.classwise);
   const auto results = results_of(members);
   return draw_in_rounds(members, samples, tolerance, needed,
                         [&] { return summarise(results, mu, shape); });

@@ -162,24 +162,29 @@ std::vector<double> sinh_grid(double a, double b, double span, int points) {
   return out;
 }
 
-// Where h (value, scale) changes sign on the grid, refined by TOMS 748; values within `noise`
-// of their scale count as zero.
+// A sampled value of a function whose sign changes are sought: at x, value and its scale.
+struct SignSample {
+  double x, value, scale;
+};
+
+// Where the samples (sorted by x) change sign, refined by TOMS 748 on h(x) (the value alone);
+// values within `noise` of their scale count as zero.
 template <class H>
-void sign_breaks(const H& h, const std::vector<double>& grid, std::vector<double>& breaks) {
+void sign_breaks(const H& h, const std::vector<SignSample>& samples, std::vector<double>& breaks) {
   double prev_x = 0.0, prev_v = 0.0;
   int prev_sign = 0;
-  for (double x : grid) {
-    const auto [v, scale] = h(x);
-    const int sign = std::abs(v) <= noise * scale ? 0 : (v > 0.0 ? 1 : -1);
+  for (const SignSample& sample : samples) {
+    const double v = sample.value;
+    const int sign = std::abs(v) <= noise * sample.scale ? 0 : (v > 0.0 ? 1 : -1);
     if (sign == 0) continue;
     if (prev_sign != 0 && sign != prev_sign) {
       boost::math::tools::eps_tolerance<double> tol(50);
       std::uintmax_t iterations = 100;
-      const auto [a, b] = boost::math::tools::toms748_solve([&](double y) { return h(y).first; },
-                                                            prev_x, x, prev_v, v, tol, iterations);
+      const auto [a, b] =
+          boost::math::tools::toms748_solve(h, prev_x, sample.x, prev_v, v, tol, iterations);
       breaks.push_back(0.5 * (a + b));
     }
-    prev_x = x;
+    prev_x = sample.x;
     prev_v = v;
     prev_sign = sign;
   }
@@ -228,6 +233,7 @@ class TernaryProblem {
   explicit TernaryProblem(const DirichletGenerator& gen)
       : preimages_(gen.spec()),
         exchangeable_(gen.symmetric() && is_class_symmetric(gen.spec().map)) {
+    if (const auto* top = std::get_if<TopLabelMap>(&gen.spec().map)) gamma_ = top->gamma;
     // Grid span: the Dirichlet's 1e-16 lower tail of log c_k, about
     // (log 1e-16 + log alpha_k + log B(alpha_k, alpha_0 - alpha_k)) / alpha_k, scaled by how
     // much the map stretches log-ratios (the largest row sum of |D|; 1 for top_label).
@@ -250,6 +256,8 @@ class TernaryProblem {
   }
 
   bool valid() const { return preimages_.fibres() == MapPreimages::Fibres::finite; }
+  // top_label's exponent gamma, 0 for a log-affine map.
+  double top_label_gamma() const { return gamma_; }
   bool exchangeable() const { return exchangeable_; }
   double span() const { return span_; }
 
@@ -262,6 +270,7 @@ class TernaryProblem {
  private:
   MapPreimages preimages_;
   bool exchangeable_;
+  double gamma_ = 0.0;
   double span_ = 40.0;
 };
 
@@ -305,6 +314,59 @@ Vec<point_slots> top_integrand(const TernaryProblem& problem, std::size_t k, dou
   return out;
 }
 
+// top_label at K = 3: where a candidate preimage becomes valid or invalid on the segment of
+// class k at t, in closed form or as roots of smooth functions of one variable (the grid search
+// of inner_breaks can miss a candidate's interval narrower than its cells). On the segment
+// p_k = v = sigmoid(t), the others are p_j = y and p_l = w - y, w = 1 - v, y = w sigmoid(u).
+// Candidate j (c_j = m(p_j) = g^-1(p_j), the others scaled by (1 - m)/(1 - p_j)) is valid iff
+// p_j > 1/3 and every other p_i <= B(p_j) = m (1 - p_j)/(1 - m) (m is c's largest component).
+// So candidate k holds for y in [w - B(v), B(v)], candidate j where B(y) >= v and
+// B(y) >= w - y, candidate l likewise in w - y.
+std::vector<double> top_label_breaks(double gamma, double t, double lo, double hi) {
+  const double v = sigmoid(t), w = sigmoid(-t), third = 1.0 / 3.0;
+  const auto B = [&](double y) {
+    // u^gamma = (y - 1/3)/(2/3); m = 1/3 + (2/3) u, 1 - m = (2/3)(1 - u).
+    const double u = std::pow(std::max(0.0, 1.5 * (y - third)), 1.0 / gamma);
+    const double m = third + 2.0 * third * u;
+    return m * (1.0 - y) / (2.0 * third * (1.0 - u));
+  };
+  std::vector<double> ys;
+  if (v > third) {
+    ys.push_back(w - B(v));
+    ys.push_back(B(v));
+  }
+  // Roots of B(y) - v and B(y) - (w - y) for y in (1/3, w), and their mirror images w - y.
+  if (w > third) {
+    const int points = 64;
+    for (int which = 0; which < 2; ++which) {
+      const auto f = [&](double y) { return B(y) - (which == 0 ? v : w - y); };
+      double prev_y = third, prev = f(third);
+      for (int i = 1; i <= points; ++i) {
+        const double y = third + (w - third) * i / points, fy = f(y);
+        if ((prev < 0.0) != (fy < 0.0) && prev != 0.0 && fy != 0.0) {
+          boost::math::tools::eps_tolerance<double> tol(50);
+          std::uintmax_t iterations = 100;
+          const auto [a, b] =
+              boost::math::tools::toms748_solve(f, prev_y, y, prev, fy, tol, iterations);
+          ys.push_back(0.5 * (a + b));
+          ys.push_back(w - 0.5 * (a + b));
+        }
+        prev_y = y;
+        prev = fy;
+      }
+    }
+    ys.push_back(third);
+    ys.push_back(w - third);
+  }
+  std::vector<double> out;
+  for (double y : ys) {
+    if (!(y > 0.0 && y < w)) continue;
+    const double u = std::log(y) - std::log(w - y);
+    if (u > lo && u < hi) out.push_back(u);
+  }
+  return out;
+}
+
 // The breaks of the inner integrand on the segment of class k at t, within (lo, hi): where the
 // posterior's structure changes (bisection) and, with `signs`, where r_j - p_j changes sign
 // (TOMS 748).
@@ -324,11 +386,13 @@ std::vector<double> inner_breaks(const TernaryProblem& problem, std::size_t k, d
   };
   const std::vector<double> grid = sinh_grid(lo, hi, 2.0 * problem.span(), inner_grid_points);
   std::vector<double> breaks;
+  if (problem.top_label_gamma() > 0.0)
+    breaks = top_label_breaks(problem.top_label_gamma(), t, lo, hi);
   if (grid.empty()) return breaks;
   Probe prev = probe(grid.front());
   for (std::size_t i = 1; i < grid.size(); ++i) {
     const Probe next = probe(grid[i]);
-    if (next.code != prev.code) {
+    if (next.code != prev.code && problem.top_label_gamma() == 0.0) {
       double a = grid[i - 1], b = grid[i];
       for (int it = 0; it < 80 && b - a > 1e-13 * (1.0 + std::abs(a)); ++it) {
         const double m = 0.5 * (a + b);
@@ -401,38 +465,63 @@ Vec<3> class_inner(const TernaryProblem& problem, std::size_t k, double t) {
 }
 
 // Integrates the outer function f over (a, b), split at `breaks` and at the sign changes of its
-// component `signed_slot` on a grid (values within `noise` of `scale_slot` count as 0); returns
-// the integrals, the integrator's error, and the sum over pieces of |int signed_slot|.
+// component `signed_slot` (values within `noise` of `scale_slot` count as 0); returns the
+// integrals, the integrator's error, and the sum over pieces of |int signed_slot|. Sign changes
+// are looked for on a grid and then among every point the integrator evaluated in a piece: a
+// piece where the sign changes is split there and integrated again, so a pair of crossings
+// closer than the grid's cells is still found wherever the integrator looked.
 template <std::size_t N, class F>
 Vec<N> outer_integrals(const F& f, double a, double b, std::vector<double> breaks, double span,
                        std::size_t signed_slot, std::size_t scale_slot, double& error,
                        double& absolute) {
-  sign_breaks(
-      [&](double t) {
-        const Vec<N> v = f(t);
-        return std::pair{v[signed_slot], v[scale_slot]};
-      },
-      sinh_grid(a, b, span, outer_grid_points), breaks);
-  const std::vector<double> ends = pieces(breaks, a, b);
+  const auto h = [&](double t) { return f(t)[signed_slot]; };
+  std::vector<SignSample> samples;
+  for (double t : sinh_grid(a, b, span, outer_grid_points)) {
+    const Vec<N> v = f(t);
+    samples.push_back({t, v[signed_slot], v[scale_slot]});
+  }
+  sign_breaks(h, samples, breaks);
   Vec<N> value(0.0);
   error = 0.0;
   absolute = 0.0;
-  for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
+  const auto piece = [&](const auto& self, double lo, double hi, int depth) -> void {
+    std::vector<SignSample> seen;
+    const auto recorded = [&](double t) {
+      const Vec<N> v = f(t);
+      seen.push_back({t, v[signed_slot], v[scale_slot]});
+      return v;
+    };
     double e = 0.0;
-    const Vec<N> v = integrate_vector<N>(f, ends[i], ends[i + 1], outer_tolerance, e);
+    const Vec<N> v = integrate_vector<N>(recorded, lo, hi, outer_tolerance, e);
+    std::sort(seen.begin(), seen.end(),
+              [](const SignSample& x, const SignSample& y) { return x.x < y.x; });
+    std::vector<double> more;
+    if (depth < 4) sign_breaks(h, seen, more);
+    const std::vector<double> ends = pieces(more, lo, hi);
+    if (ends.size() > 2) {
+      for (std::size_t i = 0; i + 1 < ends.size(); ++i) self(self, ends[i], ends[i + 1], depth + 1);
+      return;
+    }
     value += v;
     error += e;
     absolute += std::abs(v[signed_slot]);
-  }
+  };
+  const std::vector<double> ends = pieces(breaks, a, b);
+  for (std::size_t i = 0; i + 1 < ends.size(); ++i) piece(piece, ends[i], ends[i + 1], 0);
   return value;
+}
+
+// K = 3, and top_label or an injective log-affine map other than identity (closed forms).
+bool dispatched(const DirichletGenerator& gen) {
+  const auto& map = gen.spec().map;
+  return gen.classes() == 3 && !is_identity(map) &&
+         (is_injective(map, 3) || std::holds_alternative<TopLabelMap>(map));
 }
 
 }  // namespace
 
 double ternary_quadrature_mass(const DirichletGenerator& gen) {
-  if (gen.classes() != 3 || !is_injective(gen.spec().map, 3) ||
-      std::holds_alternative<TopLabelMap>(gen.spec().map))
-    return 0.0;
+  if (!dispatched(gen)) return 0.0;
   const TernaryProblem problem(gen);
   if (!problem.valid()) return 0.0;
   double error = 0.0, absolute = 0.0;
@@ -443,9 +532,7 @@ double ternary_quadrature_mass(const DirichletGenerator& gen) {
 }
 
 bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
-  if (gen.classes() != 3 || !is_injective(gen.spec().map, 3) ||
-      std::holds_alternative<TopLabelMap>(gen.spec().map))
-    return false;
+  if (!dispatched(gen)) return false;
   const TernaryProblem problem(gen);
   if (!problem.valid()) return false;
   // Top label: the outer function adds N^2/M to the inner integrals.
@@ -478,8 +565,15 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   const std::size_t classes = problem.exchangeable() ? 1 : 3;
   for (std::size_t k = 0; k < classes; ++k) {
     double e = 0.0, absolute = 0.0;
+    // top_label: candidate k appears at p_k = 1/3 (where 1/g' is singular) and covers the
+    // whole segment from p_k = g(1/2) on.
+    std::vector<double> breaks;
+    if (const double gamma = problem.top_label_gamma(); gamma > 0.0) {
+      const double g_half = 1.0 / 3.0 + 2.0 / 3.0 * std::pow(0.25, gamma);
+      breaks = {-std::log(2.0), std::log(g_half) - std::log1p(-g_half)};
+    }
     const Vec<3> v = outer_integrals<3>([&](double t) { return class_inner(problem, k, t); }, -inf,
-                                        inf, {}, problem.span(), 0, 1, e, absolute);
+                                        inf, breaks, problem.span(), 0, 1, e, absolute);
     cw += absolute;
     cw_err += e + std::abs(v[2]);
   }

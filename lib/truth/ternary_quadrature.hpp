@@ -1,13 +1,11 @@
 #pragma once
-// Exact truth at K = 3 for the injective log-affine `dirichlet` maps (identity, temperature,
-// power, injective affine_logit), by two-dimensional quadrature over the simplex of p
-// (docs/truth.md, "K = 3"). A two-preimage affine_logit is not dispatched here: the code
-// handles its fold, but the inverse square-root singularity along it made the integral take
-// minutes (not yet tuned), so Monte Carlo with the exact posterior stays. top_label is not
-// handled either (Monte Carlo stays): the code below
-// covers it, and its top-label and canonical values agree with Monte Carlo, but its classwise
-// inner integrals (across the holes of top_label's image) moved by 8e-6 when the break-search
-// grid changed while reporting 1e-9, so the error estimate cannot be trusted there yet.
+// Exact truth at K = 3 for the `dirichlet` maps top_label and the injective log-affine ones
+// (temperature, power, injective affine_logit; identity has closed forms), by two-dimensional
+// quadrature over the simplex of p (docs/truth.md, "K = 3"). A two-preimage affine_logit is not
+// dispatched here: the code handles its fold, but the inverse square-root singularity along it
+// made the integral take minutes (not yet tuned), so Monte Carlo with the exact posterior stays.
+// top_label's candidate preimages start and stop where closed-form or one-variable conditions
+// change sign (top_label_breaks in the .cpp), not only where a grid sees its structure change.
 //
 // Coordinates. Every point of the open simplex lies on the segment {p_k = sigmoid(t)} of any
 // class k, where the other two classes j < l share the rest as p_j = sigmoid(-t) sigmoid(u),
@@ -32,20 +30,24 @@
 // where Phi has an inverse square-root singularity; the candidates of top_label) and where
 // r_j - p_j changes sign (canonical_l1's |.|). Breaks are located on sinh-spaced grids that
 // span the Dirichlet's 1e-16 tails in log-ratio coordinates, then refined (TOMS 748 for sign
-// changes, bisection for structure).
+// changes, bisection for structure); the outer sign changes are looked for again among every
+// point the integrator evaluated, and a piece where the sign changes is split and redone (with a
+// 48-point grid alone, a pair of crossings of a top_label classwise C_k fell in one cell and
+// moved the value by 1.2e-4 while the error estimate said 2e-9). top_label's classwise outer
+// integral is also split at p_k = 1/3 (candidate k appears, 1/g' singular) and p_k = g(1/2).
 //
 // Each integral is a vector of integrands sharing one adaptive 21-point Gauss-Kronrod
 // subdivision (Boost.Math's nodes and weights) with a global absolute tolerance (1e-11 inner,
 // 1e-9 outer); infinite ends are mapped by u = a + x/(1 - x). The reported error is the sum of
 // the outer |Kronrod - Gauss| estimates and the integral of the inner ones; it does not cover a
-// break the grid missed (two sign changes within one grid cell).
+// break that neither the grid nor the integrator's points saw.
 #include "generators/dirichlet.hpp"
 #include "truth/ground_truth.hpp"
 
 namespace calbench {
 
 // All nine quantities, method `quadrature`. Returns false (out untouched) unless K = 3 and the
-// map is log-affine and injective.
+// map is top_label or log-affine and injective (and not identity).
 bool ternary_quadrature_truth(const DirichletGenerator& generator, GroundTruth& out);
 
 // int Phi over the simplex, which must be 1 (a check of the coordinates and the posterior's
