@@ -508,48 +508,49 @@ std::size_t number_of_bins(std::size_t n, Binning binning, std::size_t bins, con
   return c.own_bin_for_one ? bins + 1 : bins;
 }
 
-std::size_t bin_statistics(std::span<const double> scores, std::span<const double> outcomes,
-                           Binning binning, std::size_t bins, const Convention& c,
-                           EstimatorWorkspace& ws) {
+namespace {
+
+// The bins' counts, score sums and hit sums (and, with Squares, sums of squared row gaps) in one
+// pass: each row's bin goes straight into the sums, which add up in row order.
+template <bool Squares>
+std::size_t accumulate_bins(std::span<const double> scores, std::span<const double> outcomes,
+                            Binning binning, std::size_t bins, const Convention& c,
+                            EstimatorWorkspace& ws) {
   const std::size_t nb = number_of_bins(scores.size(), binning, bins, c);
   ws.bin_count.assign(nb, 0.0);
   ws.bin_score.assign(nb, 0.0);
   ws.bin_hits.assign(nb, 0.0);
+  if constexpr (Squares) ws.bin_gap_squares.assign(nb, 0.0);
   if (scores.empty()) return nb;
-  // One pass: each row's bin goes straight into the sums, which add up in row order.
   double* count = ws.bin_count.data();
   double* score = ws.bin_score.data();
   double* hits = ws.bin_hits.data();
+  [[maybe_unused]] double* squares = Squares ? ws.bin_gap_squares.data() : nullptr;
   for_each_bin(scores, binning, bins, c, ws, [&](std::size_t i, std::size_t b) {
     count[b] += 1.0;
     score[b] += scores[i];
     hits[b] += outcomes[i];
+    if constexpr (Squares) {
+      const double g = scores[i] - outcomes[i];
+      squares[b] += g * g;
+    }
   });
   return nb;
+}
+
+}  // namespace
+
+std::size_t bin_statistics(std::span<const double> scores, std::span<const double> outcomes,
+                           Binning binning, std::size_t bins, const Convention& c,
+                           EstimatorWorkspace& ws) {
+  return accumulate_bins<false>(scores, outcomes, binning, bins, c, ws);
 }
 
 std::size_t bin_statistics_with_squares(std::span<const double> scores,
                                         std::span<const double> outcomes, Binning binning,
                                         std::size_t bins, const Convention& c,
                                         EstimatorWorkspace& ws) {
-  const std::size_t nb = number_of_bins(scores.size(), binning, bins, c);
-  ws.bin_count.assign(nb, 0.0);
-  ws.bin_score.assign(nb, 0.0);
-  ws.bin_hits.assign(nb, 0.0);
-  ws.bin_gap_squares.assign(nb, 0.0);
-  if (scores.empty()) return nb;
-  double* count = ws.bin_count.data();
-  double* score = ws.bin_score.data();
-  double* hits = ws.bin_hits.data();
-  double* squares = ws.bin_gap_squares.data();
-  for_each_bin(scores, binning, bins, c, ws, [&](std::size_t i, std::size_t b) {
-    count[b] += 1.0;
-    score[b] += scores[i];
-    hits[b] += outcomes[i];
-    const double g = scores[i] - outcomes[i];
-    squares[b] += g * g;
-  });
-  return nb;
+  return accumulate_bins<true>(scores, outcomes, binning, bins, c, ws);
 }
 
 }  // namespace calbench
