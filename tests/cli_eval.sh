@@ -53,7 +53,7 @@ assert e["name"] == "ece" and e["params"]["bins"] == 15
 assert abs(e["value"] - 0.08481027356675136) < 1e-12, e["value"]
 lo, hi = e["ci"]
 assert lo <= hi and 0 < e["p_calibrated"] <= 1
-assert e["interval"] == "bias_corrected", e  # the default of the binned L1 errors
+assert e["interval"] == "bias_corrected", e  # the default of ece and ace
 assert "note" in e
 PY
   # --interval picks the method for every estimator; an unknown one is an input error.
