@@ -83,6 +83,15 @@ for _ in $(seq 1 200); do
   [ "$(squeue --noheader --jobs "${array}_1" --format=%T 2>/dev/null)" = PENDING ] && break
   sleep 0.05
 done
+# Release it only once the first instance has stopped and slurmd has finished with it: released
+# at once, slurmd may still be killing the old instance and refuses the launch ("Job N already
+# killed, do not launch batch job"), which fails the task (seen once under load in a full run).
+log="$out.slurm/logs/shard-1.out"
+for _ in $(seq 1 400); do
+  grep -q "stopped by SIGTERM" "$log" 2>/dev/null && ! pgrep -f -- "--shard 1/3" >/dev/null && break
+  sleep 0.05
+done
+sleep 1
 scontrol update JobId="${array}_1" StartTime=now || fail "cannot release the requeued task"
 
 for _ in $(seq 1 1200); do
@@ -93,7 +102,6 @@ done
   fail "the jobs did not finish in 120 s: $(squeue)"
 scontrol show job "$merge" | grep -q "JobState=COMPLETED" ||
   fail "the merge job did not complete: $(scontrol show job "$merge" | grep JobState)"
-log="$out.slurm/logs/shard-1.out"
 grep -q "stopped by SIGTERM" "$log" || fail "array task 1 was not stopped by the requeue: $(cat "$log")"
 grep -q "resuming .*: [1-9][0-9]* finished tasks in the journal" "$log" ||
   fail "the requeued task did not resume its journal: $(cat "$log")"
