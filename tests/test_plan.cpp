@@ -64,6 +64,19 @@ PlanSpec binary_brier(double alpha, PlanQuestion question, std::size_t replicate
   return spec;
 }
 
+// The n from which the Brier estimate's width 2 z sd is <= w, for K = 2, c ~ Beta(a, a), p = c:
+// the estimate is the mean of s_i = 2 (c_i - y_i)^2, so its sd is sigma / sqrt(n) exactly,
+// sigma^2 = E s^2 - (E s)^2 with E s = 2 E c(1 - c) and E s^2 = 4 E[c (1 - c)^4 + (1 - c) c^4]
+// (y ~ Bernoulli(c)); E c^i (1 - c)^j = B(a + i, a + j) / B(a, a). n = sigma^2 (2 z / w)^2.
+double brier_width_n(double a, double w, double level) {
+  auto m = [&](double i, double j) {
+    return boost::math::beta(a + i, a + j) / boost::math::beta(a, a);
+  };
+  const double sigma2 = 4.0 * (m(1, 4) + m(4, 1)) - 4.0 * m(1, 1) * m(1, 1);
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + 0.5 * level);
+  return sigma2 * std::pow(2.0 * z / w, 2);
+}
+
 }  // namespace
 
 TEST_CASE("scaled_generator: s = 1 is the generator, s = 0 is calibrated", "[unit][plan]") {
@@ -91,17 +104,9 @@ TEST_CASE("scaled_generator: s = 1 is the generator, s = 0 is calibrated", "[uni
 }
 
 TEST_CASE("plan: n for a Brier interval width matches sigma^2 (2 z / w)^2", "[stat][plan]") {
-  // K = 2, c ~ Beta(a, a), p = c: the Brier estimate is the mean of s_i = 2 (c_i - y_i)^2, so
-  // its sd is sigma / sqrt(n) exactly, sigma^2 = E s^2 - (E s)^2 with E s = 2 E c(1 - c) and
-  // E s^2 = 4 E[c (1 - c)^4 + (1 - c) c^4] (y ~ Bernoulli(c)); E c^i (1 - c)^j =
-  // B(a + i, a + j) / B(a, a). The width 2 z sd is <= w from n = sigma^2 (2 z / w)^2 on.
+  // sd = sigma / sqrt(n) exactly (brier_width_n).
   const double a = 2.0, w = 0.02, level = 0.9;
-  auto m = [&](double i, double j) {
-    return boost::math::beta(a + i, a + j) / boost::math::beta(a, a);
-  };
-  const double sigma2 = 4.0 * (m(1, 4) + m(4, 1)) - 4.0 * m(1, 1) * m(1, 1);
-  const double z = boost::math::quantile(boost::math::normal(), 0.5 + 0.5 * level);
-  const double n_true = sigma2 * std::pow(2.0 * z / w, 2);  // 3401.25
+  const double n_true = brier_width_n(a, w, level);  // 3401.25
   const PlanResult r = plan_sample_size(binary_brier(a, WidthQuestion{w, level}, 1000));
   REQUIRE(r.answer.kind == AnswerKind::found);
   const double se = log_se(r.answer);
@@ -111,10 +116,11 @@ TEST_CASE("plan: n for a Brier interval width matches sigma^2 (2 z / w)^2", "[st
   CHECK(se > 0.01);
   CHECK(se < 0.06);
   CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se);
-  // Every simulated point's width agrees with 2 z sigma / sqrt(n) within 3.5 of its errors.
+  // Every simulated point's width agrees with 2 z sigma / sqrt(n) = w sqrt(n_true / n) within 3.5
+  // of its errors.
   for (const PlanPoint& p : r.points) {
     INFO("n = " << p.n << ": width " << p.figure << " ± " << p.figure_se);
-    CHECK(std::abs(p.figure - 2.0 * z * std::sqrt(sigma2 / static_cast<double>(p.n))) <
+    CHECK(std::abs(p.figure - w * std::sqrt(n_true / static_cast<double>(p.n))) <
           3.5 * p.figure_se);
   }
 }
@@ -303,12 +309,7 @@ TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate",
   // O(1/n) and the type-7 quantile of 200 resamples), so the n for width w is near
   // sigma^2 (2 z / w)^2 as in the width test above.
   const double a = 2.0, w = 0.05, level = 0.9;
-  auto m = [&](double i, double j) {
-    return boost::math::beta(a + i, a + j) / boost::math::beta(a, a);
-  };
-  const double sigma2 = 4.0 * (m(1, 4) + m(4, 1)) - 4.0 * m(1, 1) * m(1, 1);
-  const double z = boost::math::quantile(boost::math::normal(), 0.5 + 0.5 * level);
-  const double n_true = sigma2 * std::pow(2.0 * z / w, 2);  // 544.2
+  const double n_true = brier_width_n(a, w, level);  // 544.2
   PlanSpec spec = binary_brier(a, WidthQuestion{w, level, WidthInterval::percentile, 200}, 200);
   spec.search = {100, 10'000, 2.0, 2};
   const PlanResult r = plan_sample_size(spec);
