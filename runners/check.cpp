@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -97,13 +98,15 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   std::vector<Test> tests;
   std::vector<std::string> not_compared;
   std::size_t estimators = 0;
+  // The baseline's cells by index, built once (the first cell of an index wins).
+  std::map<std::int64_t, const Json*> base_by_index;
+  for (const Json& c : baseline.document["cells"])
+    base_by_index.emplace(c.value("index", std::int64_t{-1}), &c);
   for (const Json& cell : results.document["cells"]) {
     const std::string where = cell_text(cell);
-    const auto& cells = baseline.document["cells"];
-    const auto base = std::find_if(cells.begin(), cells.end(), [&](const Json& c) {
-      return c.value("index", -1) == cell.value("index", -2);
-    });
-    if (base == cells.end()) {
+    const auto found = base_by_index.find(cell.value("index", std::int64_t{-2}));
+    const Json* base = found == base_by_index.end() ? nullptr : found->second;
+    if (base == nullptr) {
       not_compared.push_back(where + ": not in the baseline");
       continue;
     }

@@ -120,8 +120,9 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
   fs::remove_all(staging, ec);
   fs::create_directories(staging);
   Json cases = Json::array();
+  const std::vector<Case> all = edge_cases();
   try {
-    for (const Case& c : edge_cases()) {
+    for (const Case& c : all) {
       const Sample sample = make_sample(c.classes, c.p, c.y);
       fs::create_directories(staging / c.name);
       write_npy(staging / c.name / "p.npy", {sample.size, sample.classes},
@@ -176,7 +177,7 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
     fs::remove_all(staging, ec);
     throw;
   }
-  out << "wrote " << directory.string() << " (" << edge_cases().size()
+  out << "wrote " << directory.string() << " (" << all.size()
       << " cases: p.npy, y.npy and cases.json)\n";
   return 0;
 }

@@ -251,9 +251,8 @@ int run_command(const std::string& file, const RunOptions& options) {
     return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
   } catch (const std::bad_alloc&) {
     const PreflightEstimate e = estimate_run(*config);
-    char estimate[32];
-    std::snprintf(estimate, sizeof estimate, "%.3g GB",
-                  e.bytes_per_thread * static_cast<double>(options.threads) / 1e9);
+    const std::string estimate =
+        gigabytes(e.bytes_per_thread * static_cast<double>(options.threads));
     throw NumericalError(file +
                          ": out of memory: the largest arrays are set by sample_size x "
                          "generator.classes, the estimators' bins x classes and truth.samples "

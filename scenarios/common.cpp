@@ -82,8 +82,11 @@ std::vector<const GroundTruth*> cell_truths(const std::vector<const CellBase*>& 
   std::vector<const GroundTruth*> out(cells.size());
   for (std::size_t c = 0; c < out.size(); ++c) {
     const auto& solution = cells[c]->solution;
-    const std::string where =
-        "cell " + std::to_string(cells[c]->index) + " (" + generators[c]->canonical_text() + ")";
+    // Built only for a message: canonical_text is not free and most cells do not fail.
+    const auto where = [&] {
+      return "cell " + std::to_string(cells[c]->index) + " (" + generators[c]->canonical_text() +
+             ")";
+    };
     try {
       out[c] = solution && solution->truth ? solution->truth.get()
                                            : &cache.get(*generators[c], cells[c]->truth);
@@ -92,14 +95,14 @@ std::vector<const GroundTruth*> cell_truths(const std::vector<const CellBase*>& 
     } catch (const std::exception& e) {
       // Boost.Math's overflow, domain and evaluation errors: the parameters are outside what
       // the truth engine evaluates (docs/config.md, "Parameter bounds").
-      throw NumericalError(where + ": the ground truth could not be computed: " + e.what());
+      throw NumericalError(where() + ": the ground truth could not be computed: " + e.what());
     }
     // NaN with an infinite error is the documented "unknown" (canonical errors of a map with
     // a continuum of preimages, docs/truth.md); anything else non-finite is an error.
     for (Quantity q : all_quantities) {
       const TruthValue& v = (*out[c])[q];
       if (!std::isfinite(v.value) && !(std::isnan(v.value) && std::isinf(v.error)))
-        throw NumericalError(where + ": the ground truth " + std::string(to_string(q)) + " is " +
+        throw NumericalError(where() + ": the ground truth " + std::string(to_string(q)) + " is " +
                              format_double(v.value) +
                              ", not a finite number; the generator's parameters are outside "
                              "what the truth engine computes");

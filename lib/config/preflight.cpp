@@ -65,11 +65,15 @@ std::string amount(double x) {
   return format_double(x);
 }
 
+}  // namespace
+
 std::string gigabytes(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g GB", bytes / 1e9);
   return buf;
 }
+
+namespace {
 
 // The estimate with the largest values it was computed from.
 struct Figures {

@@ -8,6 +8,7 @@
 // the number of cells times the largest replicate count.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "config/experiment.hpp"
 
@@ -29,6 +30,9 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
 
 // The machine's physical memory in bytes (sysconf), or +infinity when unknown.
 double physical_memory_bytes();
+
+// `bytes` as the pre-flight's messages print it: "%.3g GB".
+std::string gigabytes(double bytes);
 
 // Limits on the work one run may ask for. A task journals at least ~100 bytes
 // (docs/durability.md), so 1e10 tasks would need a terabyte of journal; 1e15 drawn components

@@ -73,9 +73,10 @@ bool read_at(int fd, std::uint64_t offset, std::size_t n, std::string& out,
 
 }  // namespace
 
-std::uint32_t crc32(std::string_view bytes) {
+std::uint32_t crc32(std::string_view bytes, std::string_view more) {
   boost::crc_32_type crc;
   crc.process_bytes(bytes.data(), bytes.size());
+  crc.process_bytes(more.data(), more.size());
   return crc.checksum();
 }
 
@@ -153,7 +154,8 @@ TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string i
     const auto stage = read_raw<std::uint32_t>(head.data() + 4);
     const auto task = read_raw<std::uint64_t>(head.data() + 8);
     if (length > max_payload || !read_at(fd, offset + record_head, length + 4, body, path)) break;
-    if (read_raw<std::uint32_t>(body.data() + length) != crc32(head + body.substr(0, length)))
+    if (read_raw<std::uint32_t>(body.data() + length) !=
+        crc32(head, std::string_view(body).substr(0, length)))
       break;
     auto& stages = journal.recovered_;
     const bool next_stage = stages.empty() || stage >= stages.size();

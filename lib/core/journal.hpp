@@ -97,7 +97,7 @@ class TaskJournal {
 void merge_shards(const std::vector<std::filesystem::path>& shards, const std::string& identity,
                   const std::filesystem::path& out);
 
-// The CRC-32 (IEEE 802.3, as zlib's crc32) of `bytes`.
-std::uint32_t crc32(std::string_view bytes);
+// The CRC-32 (IEEE 802.3, as zlib's crc32) of `bytes` followed by `more` (without joining them).
+std::uint32_t crc32(std::string_view bytes, std::string_view more = {});
 
 }  // namespace calbench

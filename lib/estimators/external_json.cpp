@@ -32,9 +32,7 @@ bool read_command(Args& args) {
   }
   if (!ok) return false;
   // Results show it as a shell would (the resolved config keeps the array).
-  std::string shown;
-  for (const auto& arg : command) shown += (shown.empty() ? "" : " ") + arg;
-  args.set("command", command, Value(shown));
+  args.set("command", command, Value(join(command, " ")));
   return true;
 }
 

@@ -73,8 +73,7 @@ std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
                      "canonical_l1, canonical_l2");
     return std::nullopt;
   }
-  const auto detect = d.number(
-      *quantity_key, std::nullopt, [](double x) { return x > 0.0 && x < 1.0; }, "> 0 and < 1");
+  const auto detect = d.number(*quantity_key, std::nullopt, open_unit, "> 0 and < 1");
   const auto direction = d.choice("direction", "direction", directions, Direction::overconfident);
   q.set_resolved("detect", d.take_resolved());
   if (!detect || !direction) return std::nullopt;

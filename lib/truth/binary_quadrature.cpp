@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "truth/logistic.hpp"
 #include "truth/quadrature_check.hpp"
 
 namespace calbench {
@@ -23,10 +24,6 @@ constexpr double quad_tolerance = 1e-11;
 // pieces need; the cap bounds the cost where an integrand is rounding noise (the gap of a map
 // that is the identity), on which tanh_sinh would refine to its default 15 without converging.
 constexpr std::size_t tanh_sinh_levels = 10;
-
-double softplus(double v) {
-  return v > 0.0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
-}
 
 // x = c_1 at s = logit x, with log x and log(1 - x) exact in both tails.
 struct Point {
@@ -370,10 +367,6 @@ TruthValue integrate_pieces(const BinaryProblem& problem, const G& g, std::vecto
     out.error += piece.error;
   }
   return out;
-}
-
-double sigmoid(double v) {
-  return 1.0 / (1.0 + std::exp(-v));
 }
 
 }  // namespace

@@ -149,23 +149,15 @@ bool binary_truth_by_quadrature(const DirichletGenerator& generator, GroundTruth
   });
   const TruthValue nll =
       twice_integral([](const Point& q) { return -(q.x * q.log_p1 + q.t * q.log_p2); });
-  auto root = [](TruthValue v) {
-    const double r = std::sqrt(std::max(v.value, 0.0));
-    // d sqrt(v) = dv / (2 sqrt v); at v = 0 the bound is sqrt(error).
-    // sqrt(x + e) - sqrt(x) <= min(e / (2 sqrt x), sqrt e): the delta method, capped where x is
-    // near 0 and its slope blows up.
-    v.error = r > 0.0 ? std::min(v.error / (2.0 * r), std::sqrt(v.error)) : std::sqrt(v.error);
-    v.value = r;
-    return v;
-  };
   out[Quantity::accuracy] = acc;
   out[Quantity::ece_top_l1] = l1;
-  out[Quantity::ece_top_l2] = root(l2sq);
+  out[Quantity::ece_top_l2] = root_of(l2sq);
   out[Quantity::overconfidence] = over;
   // On K = 2, p_k determines x, so E[c_k | p_k] = c_k and the classwise error is E|x - p_1|.
   out[Quantity::classwise_ece_l1] = l1;
   out[Quantity::canonical_l1] = {2.0 * l1.value, TruthMethod::quadrature, 2.0 * l1.error};
-  out[Quantity::canonical_l2] = root({2.0 * l2sq.value, TruthMethod::quadrature, 2.0 * l2sq.error});
+  out[Quantity::canonical_l2] =
+      root_of({2.0 * l2sq.value, TruthMethod::quadrature, 2.0 * l2sq.error});
   out[Quantity::brier] = brier;
   out[Quantity::nll] = nll;
   return true;

@@ -29,6 +29,7 @@ std::array<std::optional<double>, all_quantities.size()> plugin_truth(const Samp
   Groups<double> top;
   std::vector<Groups<double>> per_class(K);
   std::map<std::vector<double>, std::vector<double>> label_counts;  // p -> counts per class
+  std::vector<double> key;
   for (std::size_t i = 0; i < n; ++i) {
     const auto row = s.row(i);
     correct += s.correct(i) ? 1.0 : 0.0;
@@ -40,9 +41,10 @@ std::array<std::optional<double>, all_quantities.size()> plugin_truth(const Samp
       per_class[k].add(row[k], hit);
     }
     nll -= std::log(row[s.label[i]]);
-    auto& counts = label_counts[std::vector<double>(row.begin(), row.end())];
-    counts.resize(K);
-    counts[s.label[i]] += 1.0;
+    key.assign(row.begin(), row.end());  // one buffer: a new vector only for a new key
+    auto it = label_counts.find(key);
+    if (it == label_counts.end()) it = label_counts.emplace(key, std::vector<double>(K)).first;
+    it->second[s.label[i]] += 1.0;
   }
   set(Quantity::accuracy, correct / N);
   set(Quantity::overconfidence, (confidence - correct) / N);

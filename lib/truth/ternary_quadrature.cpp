@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "truth/logistic.hpp"
 #include "truth/map_preimage.hpp"
 #include "truth/quadrature_check.hpp"
 
@@ -26,13 +27,6 @@ constexpr int inner_grid_points = 48;
 constexpr int outer_grid_points = 48;
 // Values within this of their scale count as zero when signs are compared (rounding noise).
 constexpr double noise = 1e-12;
-
-double softplus(double v) {
-  return v > 0.0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
-}
-double sigmoid(double v) {
-  return 1.0 / (1.0 + std::exp(-v));
-}
 
 // A vector of integrands integrated together (one adaptive subdivision for all components;
 // abs is the max norm). The components are densities of one probability measure times

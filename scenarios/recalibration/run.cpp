@@ -383,12 +383,9 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
   if (config.reliability) {
     std::map<std::string, std::vector<CurvePoint>> uncalibrated;  // per distinct generator
     for (std::size_t c = 0; c < cells; ++c) {
-      auto it = uncalibrated.find(generators[c]->canonical_text());
-      if (it == uncalibrated.end())
-        it = uncalibrated
-                 .emplace(generators[c]->canonical_text(),
-                          true_top_reliability_curve(*generators[c], nullptr, *config.reliability))
-                 .first;
+      auto [it, added] = uncalibrated.try_emplace(generators[c]->canonical_text());
+      if (added)
+        it->second = true_top_reliability_curve(*generators[c], nullptr, *config.reliability);
       out.records[c].curves = replicate0_curves(config, c, *generators[c], it->second);
     }
   }
