@@ -91,7 +91,7 @@ def check_estimator(fn: Callable[[np.ndarray, np.ndarray], float], *, target: st
             values = np.empty(replicates)
             differences = np.empty(replicates) if reference is not None else None
             for r in range(replicates):
-                p, y = sample(g, n, seed, r, cell=cell)
+                p, y = sample(g, n, seed, r, cell=cell, settings=truth_settings)
                 values[r] = float(fn(p, y))
                 if differences is not None:
                     differences[r] = values[r] - estimate(reference, p, y)
