@@ -61,8 +61,8 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     return false;
   };
   bool bca = false;
-  // The corrected statistics of the estimators that have one and ask for it.
-  std::vector<BiasCorrected> corrected;
+  // The bias statistics of the estimators that have one and ask for bias_corrected.
+  std::vector<FiniteSampleBias> corrected;
   std::vector<std::size_t> corrected_of(E, E);  // index into `corrected`, E: none
   std::vector<std::optional<double>> corrected_value(E);
   for (std::size_t e = 0; e < E; ++e) {
@@ -84,15 +84,15 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
           : std::vector<double>();
   std::vector<const Estimator*> corrected_list;
   for (const auto& c : corrected) corrected_list.push_back(&c);
-  // The key's resample streams again: U* comes from the same resamples as T*.
-  const auto corrected_boot =
+  // The key's resample streams again: beta* comes from the same resamples as T*.
+  const auto bias_boot =
       corrected.empty()
           ? std::vector<double>()
           : bootstrap_values(sample, corrected_list, key, request.resamples, execution, resample);
   SampleIntervals out;
   out.p_values = consistency_p_values(null, observed);
   out.intervals.assign(M * E, std::nullopt);
-  std::vector<double> column, jack_column, corrected_column;
+  std::vector<double> column, jack_column, bias_column, corrected_column;
   for (std::size_t e = 0; e < E; ++e) {
     column_of(boot, E, e, column);
     column_of(jack, E, e, jack_column);
@@ -104,10 +104,12 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     in.vanishes_when_calibrated = estimators[e]->vanishes_when_calibrated();
     if (wants(e, IntervalMethod::analytic))
       in.squared = estimators[e]->squared_error(sample, workspace);
-    if (corrected_of[e] < E)
-      column_of(corrected_boot, corrected.size(), corrected_of[e], corrected_column);
-    else
-      corrected_column.clear();
+    corrected_column.clear();
+    if (corrected_of[e] < E) {  // U* = T* - beta*, resample by resample
+      column_of(bias_boot, corrected.size(), corrected_of[e], bias_column);
+      for (std::size_t b = 0; b < column.size(); ++b)
+        corrected_column.push_back(column[b] - bias_column[b]);
+    }
     in.corrected = corrected_value[e];
     in.corrected_bootstrap = corrected_column;
     for (std::size_t m = 0; m < M; ++m)

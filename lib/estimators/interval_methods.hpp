@@ -34,7 +34,7 @@
 // - bias_corrected: for an estimator with a model-based bias estimate beta
 //   (Estimator::finite_sample_bias: the binned L1 errors, bin_gap_bias.hpp), the corrected
 //   estimate U = T - beta and the normal interval U -/+ z sd*(U), sd*(U) the sd of U over the
-//   bootstrap resamples (U recomputed on each: BiasCorrected below), joined with 0 as
+//   bootstrap resamples (U* = T* - beta*, beta* by FiniteSampleBias below), joined with 0 as
 //   `consistency` is when the calibration test does not reject. The basic interval corrects
 //   by the bootstrap's bias estimate, the bias of |gap| at the observed gaps; beta is the bias
 //   at the debiased gaps, which is larger where the true gaps are within a few sd of 0, the
@@ -70,14 +70,14 @@ struct IntervalInputs {
   std::span<const double> corrected_bootstrap;  // U on the R bootstrap resamples
 };
 
-// T - beta for an estimator with a finite_sample_bias (the statistic bias_corrected
-// bootstraps); the estimator's value where it has none.
-class BiasCorrected final : public Estimator {
+// beta, an estimator's finite_sample_bias (0 where it has none), as a statistic: bootstrapped
+// on the resamples T* comes from, it gives bias_corrected's U* = T* - beta* without computing
+// T* a second time.
+class FiniteSampleBias final : public Estimator {
  public:
-  explicit BiasCorrected(const Estimator& inner) : inner_(&inner) {}
+  explicit FiniteSampleBias(const Estimator& inner) : inner_(&inner) {}
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override {
-    const double value = inner_->estimate(sample, workspace);
-    return value - inner_->finite_sample_bias(sample, workspace).value_or(0.0);
+    return inner_->finite_sample_bias(sample, workspace).value_or(0.0);
   }
   std::optional<Quantity> target() const override { return inner_->target(); }
 
