@@ -205,7 +205,7 @@ TEST_CASE("ternary quadrature agrees with Rao-Blackwellised Monte Carlo", "[stat
   }
 }
 
-TEST_CASE("truth at K = 3 is quadrature for top_label and the injective log-affine maps",
+TEST_CASE("truth at K = 3 is quadrature for top_label and the log-affine maps with finite fibres",
           "[unit][truth]") {
   const GroundTruth t =
       compute_truth(DirichletGenerator({3, {0.5}, PowerMap{{0.8, 1.0, 1.3}}}), TruthSettings{});
