@@ -6,6 +6,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/quadrature/tanh_sinh.hpp>
 #include <boost/math/special_functions/beta.hpp>
+#include <boost/math/special_functions/gamma.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -43,6 +44,49 @@ const AffineLogitMap injective_affine{{1.3, 0.0, 0.0, 0.3, 1.0, 0.0, 0.3, 0.0, 1
                                       {0.2, -0.1, 0.0}};
 const AffineLogitMap two_preimage_map{{1.5, 1.0, 0.2, 0.5, 1.0, 1.2, 0.5, 0.0, 0.2},
                                       {0.5, 0.0, 0.0}};
+// Three more two-preimage maps, W = (W_3 + d_1; W_3 + d_2; W_3) with d_1, d_2 orthogonal to a
+// mixed-sign v (so ker D = span v), and no ties within a column of W (a tie makes the fold
+// run out along a segment of constant t, which two_preimage_map has and which is slower):
+// v = (2, -1, 0.5), d_1 = (1, 1.5, -1), d_2 = (0.25, 1.25, 1.5);
+const AffineLogitMap fold_b{{1.3, 1.7, -0.4, 0.55, 1.45, 2.1, 0.3, 0.2, 0.6}, {0.1, -0.2, 0.0}};
+// v = (1, 1, -1.5), d_1 = (1.5, 0.3, 1.2), d_2 = (0.5, 1, 1); here z_3 - z_1 and z_3 - z_2 are
+// positive combinations of -log c_k minus at most 0.3, more than 1 on the simplex, so class 3
+// is always the argmax of p;
+const AffineLogitMap fold_c{{1.7, 0.8, 1.3, 0.7, 1.5, 1.1, 0.2, 0.5, 0.1}, {0.0, 0.2, -0.1}};
+// v = (1, -2, 1), d_1 = (1, 1, 1), d_2 = (2, 1.7, 1.4).
+const AffineLogitMap fold_d{{1.4, 1.1, 1.5, 2.4, 1.8, 1.9, 0.4, 0.1, 0.5}, {-0.3, 0.4, 0.1}};
+
+// E[f(c, p)] for c ~ Dirichlet(alpha), p = h(c), by nested tanh-sinh over the simplex of c
+// (c_1 = x, (c_2, c_3) = (1 - x)(y, 1 - y)), where the density is smooth: an independent check
+// of the quadrature over p for quantities that are smooth functions of c (Brier, NLL; and
+// accuracy and E[Z] when the argmax of p never changes).
+template <class F>
+double c_space_mean(const DirichletSpec& spec, const F& f) {
+  const DirichletGenerator gen(spec);
+  const auto& a = gen.spec().alpha;
+  const double log_beta =
+      std::lgamma(a[0]) + std::lgamma(a[1]) + std::lgamma(a[2]) - std::lgamma(a[0] + a[1] + a[2]);
+  // Two integrators: one may extend its node tables while the other's loop runs.
+  boost::math::quadrature::tanh_sinh<double> outer, inner;
+  return outer.integrate(
+      [&](double x, double xc) {
+        const double log_x = std::log(x), log_xc = xc > 0.0 ? std::log(xc) : std::log1p(-x);
+        return inner.integrate(
+            [&](double y, double yc) {
+              const double log_y = std::log(y), log_yc = yc > 0.0 ? std::log(yc) : std::log1p(-y);
+              std::vector<double> log_c = {log_x, log_xc + log_y, log_xc + log_yc}, c(3), p(3),
+                                  log_p(3), tmp(9);
+              for (int k = 0; k < 3; ++k) c[k] = std::exp(log_c[k]);
+              apply(spec.map, c, log_c, p, log_p, tmp);
+              // Dir(c) (1 - x): the Jacobian of (x, y) -> c.
+              double log_density = -log_beta + log_xc;
+              for (int k = 0; k < 3; ++k) log_density += (a[k] - 1.0) * log_c[k];
+              return std::exp(log_density) * f(c, p, log_p);
+            },
+            0.0, 1.0, 1e-11);
+      },
+      0.0, 1.0, 1e-10);
+}
 
 }  // namespace
 
@@ -161,7 +205,7 @@ TEST_CASE("ternary quadrature agrees with Rao-Blackwellised Monte Carlo", "[stat
   }
 }
 
-TEST_CASE("truth at K = 3 is quadrature for top_label and the injective log-affine maps",
+TEST_CASE("truth at K = 3 is quadrature for top_label and the log-affine maps with finite fibres",
           "[unit][truth]") {
   const GroundTruth t =
       compute_truth(DirichletGenerator({3, {0.5}, PowerMap{{0.8, 1.0, 1.3}}}), TruthSettings{});
@@ -169,10 +213,105 @@ TEST_CASE("truth at K = 3 is quadrature for top_label and the injective log-affi
   const GroundTruth top =
       compute_truth(DirichletGenerator({3, {0.5}, TopLabelMap{0.8}}), TruthSettings{200'000});
   for (Quantity q : all_quantities) CHECK(top[q].method == TruthMethod::quadrature);
-  // A two-preimage affine_logit stays on Monte Carlo (docs/truth.md).
+  // A two-preimage affine_logit too, since its fold is treated (docs/truth.md).
   const GroundTruth fold =
-      compute_truth(DirichletGenerator({3, {1.0}, two_preimage_map}), TruthSettings{80'000});
-  CHECK(fold[Quantity::canonical_l1].method == TruthMethod::monte_carlo);
+      compute_truth(DirichletGenerator({3, {3.0}, fold_c}), TruthSettings{80'000});
+  for (Quantity q : all_quantities) CHECK(fold[q].method == TruthMethod::quadrature);
+}
+
+TEST_CASE("ternary quadrature, two-preimage affine_logit: known answers over c", "[unit][truth]") {
+  // Over c the density has no fold, so Brier = E[sum p^2 - 2 sum p c + 1] and
+  // NLL = E[-sum c log p] are smooth two-dimensional integrals there; for fold_c, whose argmax
+  // is always class 3, also accuracy = E[c_3] = alpha_3 / alpha_0 (exact) and
+  // overconfidence = E[p_3] - accuracy. The quadrature over p reaches them through the two
+  // preimages' weights and the fold's square-root substitutions.
+  for (const bool fixed_argmax : {true, false}) {
+    const DirichletSpec spec =
+        fixed_argmax ? DirichletSpec{3, {0.8, 1.2, 2.0}, fold_c} : DirichletSpec{3, {0.5}, fold_b};
+    const DirichletGenerator gen(spec);
+    INFO(gen.canonical_text());
+    CHECK(ternary_quadrature_mass(gen) == Approx(1.0).margin(1e-9));
+    const GroundTruth t = ternary(spec);
+    const double brier = c_space_mean(spec, [](const auto& c, const auto& p, const auto&) {
+      double v = 1.0;
+      for (int k = 0; k < 3; ++k) v += p[k] * p[k] - 2.0 * p[k] * c[k];
+      return v;
+    });
+    const double nll = c_space_mean(spec, [](const auto& c, const auto&, const auto& log_p) {
+      double v = 0.0;
+      for (int k = 0; k < 3; ++k) v -= c[k] * log_p[k];
+      return v;
+    });
+    CHECK(t[Quantity::brier].value == Approx(brier).margin(1e-8));
+    CHECK(t[Quantity::nll].value == Approx(nll).margin(1e-8));
+    if (fixed_argmax) {
+      bool third_on_top = true;
+      const double top = c_space_mean(spec, [&](const auto&, const auto& p, const auto&) {
+        third_on_top = third_on_top && p[2] > std::max(p[0], p[1]);
+        return p[2];
+      });
+      CHECK(third_on_top);
+      CHECK(t[Quantity::accuracy].value == Approx(2.0 / 4.0).margin(1e-8));
+      CHECK(t[Quantity::overconfidence].value == Approx(top - 0.5).margin(1e-8));
+    }
+  }
+}
+
+TEST_CASE("ternary quadrature, two-preimage affine_logit: 48- and 96-point grids agree",
+          "[unit][truth]") {
+  // The break-search grids (and the fold curve's, 8 times finer) find the same breaks: the
+  // values agree far inside the 2e-4 target (measured: within 2e-10 on six generators).
+  const DirichletGenerator gen({3, {0.5}, fold_b});
+  GroundTruth coarse, fine;
+  REQUIRE(ternary_quadrature_truth(gen, coarse, {48}));
+  REQUIRE(ternary_quadrature_truth(gen, fine, {96}));
+  for (Quantity q : all_quantities) {
+    INFO(to_string(q) << ": " << coarse[q].value << " vs " << fine[q].value);
+    CHECK(std::abs(coarse[q].value - fine[q].value) <= 1e-8);
+  }
+}
+
+TEST_CASE("ternary quadrature, two-preimage affine_logit, against Monte Carlo", "[stat][truth]") {
+  // Nine quantities on three generators (alpha 0.5, 1 and 3), 1M Rao-Blackwellised draws each
+  // (r(p) from the exact posterior, map_preimage.hpp): Bonferroni over 27 comparisons at a
+  // family-wise 1% gives z = 3.7.
+  const double z = boost::math::quantile(
+      boost::math::complement(boost::math::normal_distribution<double>(), 0.01 / (2.0 * 27.0)));
+  for (const DirichletSpec& spec :
+       {DirichletSpec{3, {0.5}, fold_b}, DirichletSpec{3, {1.0}, fold_d},
+        DirichletSpec{3, {3.0}, fold_c}}) {
+    const DirichletGenerator gen(spec);
+    const GroundTruth exact = ternary(spec);
+    const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{1'000'000, 0.0});
+    for (Quantity q : all_quantities) {
+      INFO(gen.canonical_text() << " " << to_string(q) << ": quadrature " << exact[q].value
+                                << ", MC " << mc[q].value << " +- " << mc[q].error);
+      CHECK(std::abs(exact[q].value - mc[q].value) <= z * mc[q].error + exact[q].error + 1e-7);
+    }
+  }
+}
+
+TEST_CASE("ternary quadrature, two-preimage affine_logit whose fold runs along a segment",
+          "[stat][truth][slow]") {
+  // two_preimage_map has ties within columns of W, so its fold tends to segments of constant
+  // t (p_3 always the argmax; accuracy 1/3 exactly): the costliest case (about 5M evaluations
+  // of Phi). Mass, grid agreement and Monte Carlo (1M draws, Bonferroni over 9).
+  const double z = boost::math::quantile(
+      boost::math::complement(boost::math::normal_distribution<double>(), 0.01 / (2.0 * 9.0)));
+  const DirichletSpec spec{3, {1.0}, two_preimage_map};
+  const DirichletGenerator gen(spec);
+  CHECK(ternary_quadrature_mass(gen) == Approx(1.0).margin(1e-9));
+  const GroundTruth exact = ternary(spec);
+  CHECK(exact[Quantity::accuracy].value == Approx(1.0 / 3.0).margin(1e-8));
+  GroundTruth fine;
+  REQUIRE(ternary_quadrature_truth(gen, fine, {96}));
+  const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{1'000'000, 0.0});
+  for (Quantity q : all_quantities) {
+    INFO(to_string(q) << ": quadrature " << exact[q].value << " (96 points " << fine[q].value
+                      << "), MC " << mc[q].value << " +- " << mc[q].error);
+    CHECK(std::abs(exact[q].value - fine[q].value) <= 1e-8);
+    CHECK(std::abs(exact[q].value - mc[q].value) <= z * mc[q].error + exact[q].error + 1e-7);
+  }
 }
 
 TEST_CASE("ternary quadrature, top_label with gamma <= 1: one-dimensional known answers",

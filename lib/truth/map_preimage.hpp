@@ -43,6 +43,9 @@ class MapPreimages {
   bool injective() const { return injective_; }
   // E[c] = alpha / alpha_0 (r(p) of a constant map).
   const std::vector<double>& prior_mean() const { return mean_; }
+  // det(d alr(p) / d alr(c)) = b[0] + sum_j b[j + 1] c_j for a log-affine map with
+  // one-dimensional fibres (empty otherwise): zero on the fold of a two-preimage map.
+  std::span<const double> fold_coefficients() const { return beta_; }
 
   // For p given by its logarithms (exact where p_k underflows), writes r(p) = E[c | p] into r
   // and returns Phi(p); 0 (and r = p) when p has no preimage. `scratch` holds 3K doubles.

@@ -7,8 +7,10 @@
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "truth/fold_curve.hpp"
 #include "truth/logistic.hpp"
 #include "truth/map_preimage.hpp"
 #include "truth/quadrature_check.hpp"
@@ -22,9 +24,12 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 // probability measure times quantities of order 1), and the most intervals of one integral.
 constexpr double inner_tolerance = 1e-11, outer_tolerance = 1e-9;
 constexpr std::size_t max_intervals = 200;
-// Points of the grids on which breaks are looked for.
-constexpr int inner_grid_points = 48;
-constexpr int outer_grid_points = 48;
+// Points of the fold curve's grid per point of the break-search grids (fold_curve.hpp).
+constexpr int fold_grid_factor = 8;
+// The most evaluations of Phi for a map with a fold. The tested generators take 0.9-15 M (for
+// all nine quantities at 48 points, 22 M at 96); a fold that runs into a vertex of the simplex
+// (a map next to the injectivity boundary) took far more, and Monte Carlo is then cheaper.
+constexpr std::size_t fold_evaluation_budget = 30'000'000;
 // Values within this of their scale count as zero when signs are compared (rounding noise).
 constexpr double noise = 1e-12;
 
@@ -144,6 +149,56 @@ Vec<N> integrate_vector(const F& f, double a, double b, double tolerance, double
   return out;
 }
 
+// int_a^b f where f may have an inverse square-root singularity at a (`at_a`) or b (`at_b`),
+// as at a fold: u = a + s^2 (or b - s^2), du = 2 s ds, makes f(u) 2s smooth in s (each of the
+// two preimages near a fold is analytic in s). Both ends: split at the middle. The
+// substitution is used over at most one unit from the singular end (the rest is smooth, and a
+// long substituted range would squeeze the density's bulk into a few of the rule's nodes). Within
+// s^2 = 1e-12 (1 + |a|) of the end, where the two preimages are found from a quadratic
+// that has cancelled to rounding noise, the integrand is held at its value there (a change of
+// order 1e-12 in the integral of a bounded function).
+template <std::size_t N, class F>
+Vec<N> integrate_ends(const F& f, double a, double b, bool at_a, bool at_b, double tolerance,
+                      double& error) {
+  error = 0.0;
+  if (!(b > a)) return Vec<N>(0.0);
+  if (at_a && at_b) {
+    const double m = 0.5 * (a + b);
+    double e1 = 0.0, e2 = 0.0;
+    const Vec<N> lo = integrate_ends<N>(f, a, m, true, false, 0.5 * tolerance, e1);
+    const Vec<N> hi = integrate_ends<N>(f, m, b, false, true, 0.5 * tolerance, e2);
+    error = e1 + e2;
+    return lo + hi;
+  }
+  if (const double m = at_a ? a + 1.0 : b - 1.0; (at_a || at_b) && b - a > 2.0 && m > a && m < b) {
+    double e1 = 0.0, e2 = 0.0;
+    const Vec<N> lo = integrate_ends<N>(f, a, m, at_a, false, 0.5 * tolerance, e1);
+    const Vec<N> hi = integrate_ends<N>(f, m, b, false, at_b, 0.5 * tolerance, e2);
+    error = e1 + e2;
+    return lo + hi;
+  }
+  const double floor = std::sqrt(1e-12 * (1.0 + std::abs(at_a ? a : b)));
+  if (at_a)
+    return integrate_vector<N>(
+        [&](double s) {
+          s = std::max(s, floor);
+          return f(a + s * s) * (2.0 * s);
+        },
+        0.0, std::sqrt(b - a), tolerance, error);
+  if (at_b)
+    return integrate_vector<N>(
+        [&](double s) {
+          s = std::max(s, floor);
+          return f(b - s * s) * (2.0 * s);
+        },
+        0.0, std::sqrt(b - a), tolerance, error);
+  return integrate_vector<N>(f, a, b, tolerance, error);
+}
+
+bool contains(const std::vector<double>& xs, double x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
+
 // Points between a and b (finite or not) spaced evenly in asinh, so fine near 0 and coarse in
 // the tails; `span` bounds the infinite ends.
 std::vector<double> sinh_grid(double a, double b, double span, int points) {
@@ -224,9 +279,10 @@ double difference(const std::array<double, 3>& a, const std::array<double, 3>& b
 
 class TernaryProblem {
  public:
-  explicit TernaryProblem(const DirichletGenerator& gen)
+  TernaryProblem(const DirichletGenerator& gen, int grid_points)
       : preimages_(gen.spec()),
-        exchangeable_(gen.symmetric() && is_class_symmetric(gen.spec().map)) {
+        exchangeable_(gen.symmetric() && is_class_symmetric(gen.spec().map)),
+        grid_points_(grid_points) {
     if (const auto* top = std::get_if<TopLabelMap>(&gen.spec().map)) gamma_ = top->gamma;
     // Grid span: the Dirichlet's 1e-16 lower tail of log c_k, about
     // (log 1e-16 + log alpha_k + log B(alpha_k, alpha_0 - alpha_k)) / alpha_k, scaled by how
@@ -247,9 +303,21 @@ class TernaryProblem {
       stretch = std::max(stretch, row);
     }
     span_ = tail * stretch;
+    if (valid() && !preimages_.injective() && !form.D.empty())
+      fold_.emplace(gen.spec(), preimages_.fold_coefficients(), span_,
+                    fold_grid_factor * grid_points_);
   }
 
-  bool valid() const { return preimages_.fibres() == MapPreimages::Fibres::finite; }
+  // Finite fibres, and a fold where the map has two preimages.
+  bool valid() const {
+    return preimages_.fibres() == MapPreimages::Fibres::finite && (!fold_ || fold_->valid());
+  }
+  // The fold of a two-preimage log-affine map, null otherwise.
+  const FoldCurve* fold() const { return fold_ ? &*fold_ : nullptr; }
+  int grid_points() const { return grid_points_; }
+  // With a fold, true once fold_evaluation_budget evaluations of Phi are spent: Phi is then 0,
+  // so the mass check fails and the truth engine uses Monte Carlo instead.
+  bool exhausted() const { return fold_ && evaluations_ > fold_evaluation_budget; }
   // top_label's exponent gamma, 0 for a log-affine map.
   double top_label_gamma() const { return gamma_; }
   bool exchangeable() const { return exchangeable_; }
@@ -257,6 +325,12 @@ class TernaryProblem {
 
   // Phi and r at a point, and the posterior's structure code.
   double at(const Point& pt, std::array<double, 3>& r, unsigned* structure = nullptr) const {
+    ++evaluations_;
+    if (exhausted()) {  // every integral then converges at once, and the mass check fails
+      if (structure != nullptr) *structure = 0;
+      r = {std::exp(pt.log_p[0]), std::exp(pt.log_p[1]), std::exp(pt.log_p[2])};
+      return 0.0;
+    }
     std::array<double, 9> scratch;
     return preimages_.posterior(pt.log_p, r, scratch, structure);
   }
@@ -264,9 +338,24 @@ class TernaryProblem {
  private:
   MapPreimages preimages_;
   bool exchangeable_;
+  int grid_points_;
   double gamma_ = 0.0;
   double span_ = 40.0;
+  std::optional<FoldCurve> fold_;
+
+ public:
+  // Evaluations of Phi (a measure of cost; not synchronised: the quadrature is sequential).
+  mutable std::size_t evaluations_ = 0;
 };
+
+// With a fold, the breaks and 0: the density's bulk lies within a few units of u = 0 (and
+// t = 0), and a piece from a far crossing to beyond it would put the bulk between the rule's
+// first nodes (at alpha = 0.5 that lost 1.8e-6 of mass). Without a fold no piece starts far
+// out, and the breaks are left as they were (the shipped results keep their bits).
+std::vector<double> with_zero(const TernaryProblem& problem, std::vector<double> breaks) {
+  if (problem.fold() != nullptr) breaks.push_back(0.0);
+  return breaks;
+}
 
 // ---- the top label and the unconditional quantities --------------------------------------
 
@@ -362,10 +451,12 @@ std::vector<double> top_label_breaks(double gamma, double t, double lo, double h
 }
 
 // The breaks of the inner integrand on the segment of class k at t, within (lo, hi): where the
-// posterior's structure changes (bisection) and, with `signs`, where r_j - p_j changes sign
-// (TOMS 748).
+// posterior's structure changes and, with `signs`, where r_j - p_j changes sign (TOMS 748).
+// Where there is a fold its crossings are computed (FoldCurve) and also written to `folds`
+// (Phi is singular there); a structure change the grid sees in a cell without a computed
+// crossing is found by bisection and counted as a fold too.
 std::vector<double> inner_breaks(const TernaryProblem& problem, std::size_t k, double t, double lo,
-                                 double hi, bool signs) {
+                                 double hi, bool signs, std::vector<double>& folds) {
   struct Probe {
     unsigned code;
     std::array<double, 3> d;
@@ -378,21 +469,46 @@ std::vector<double> inner_breaks(const TernaryProblem& problem, std::size_t k, d
     for (std::size_t j = 0; j < 3; ++j) out.d[j] = difference(r, pt.p, j);
     return out;
   };
-  const std::vector<double> grid = sinh_grid(lo, hi, 2.0 * problem.span(), inner_grid_points);
-  std::vector<double> breaks;
+  const std::vector<double> grid = sinh_grid(lo, hi, 2.0 * problem.span(), problem.grid_points());
+  folds.clear();
+  if (const FoldCurve* fold = problem.fold()) {
+    // The crossings, moved to where the posterior's own structure changes (within 1e-15): where
+    // the fold is nearly parallel to the segment a crossing computed from the fold's
+    // parametrisation can be off by 1e-8, and Phi ~ 1/sqrt(distance) is not smooth there.
+    for (double u : fold->crossings(k, t, lo, hi)) {
+      const double w = 1e-6 * (1.0 + std::abs(u));
+      double a = std::max(u - w, lo), b = std::min(u + w, hi);
+      const unsigned code_a = probe(a).code;
+      if (std::isfinite(a) && std::isfinite(b) && code_a != probe(b).code) {
+        for (int it = 0; it < 60 && b - a > 1e-15 * (1.0 + std::abs(a)); ++it) {
+          const double m = 0.5 * (a + b);
+          (probe(m).code == code_a ? a : b) = m;
+        }
+        u = 0.5 * (a + b);
+      }
+      folds.push_back(u);
+    }
+  }
+  std::vector<double> breaks = folds;
   if (problem.top_label_gamma() > 0.0)
     breaks = top_label_breaks(problem.top_label_gamma(), t, lo, hi);
   if (grid.empty()) return breaks;
+  const std::vector<double> computed = folds;
   Probe prev = probe(grid.front());
   for (std::size_t i = 1; i < grid.size(); ++i) {
     const Probe next = probe(grid[i]);
     if (next.code != prev.code && problem.top_label_gamma() == 0.0) {
-      double a = grid[i - 1], b = grid[i];
-      for (int it = 0; it < 80 && b - a > 1e-13 * (1.0 + std::abs(a)); ++it) {
-        const double m = 0.5 * (a + b);
-        (probe(m).code == prev.code ? a : b) = m;
+      const bool known = std::any_of(computed.begin(), computed.end(),
+                                     [&](double u) { return u >= grid[i - 1] && u <= grid[i]; });
+      if (!known) {
+        double a = grid[i - 1], b = grid[i];
+        for (int it = 0; it < 80 && b - a > 1e-13 * (1.0 + std::abs(a)); ++it) {
+          const double m = 0.5 * (a + b);
+          (probe(m).code == prev.code ? a : b) = m;
+        }
+        breaks.push_back(0.5 * (a + b));
+        if (problem.fold() != nullptr) folds.push_back(0.5 * (a + b));
       }
-      breaks.push_back(0.5 * (a + b));
     } else if (signs) {
       for (std::size_t j = 0; j < 3; ++j) {
         const double da = prev.d[j], db = next.d[j];
@@ -416,12 +532,14 @@ Vec<top_slots> top_inner(const TernaryProblem& problem, double t) {
   Vec<top_slots> out(0.0);
   const std::size_t segments = problem.exchangeable() ? 1 : 3;
   for (std::size_t k = 0; k < segments; ++k) {
-    const std::vector<double> ends = pieces(inner_breaks(problem, k, t, -U, U, true), -U, U);
+    std::vector<double> folds;
+    const std::vector<double> ends =
+        pieces(with_zero(problem, inner_breaks(problem, k, t, -U, U, true, folds)), -U, U);
     for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
       double error = 0.0;
-      const Vec<point_slots> v =
-          integrate_vector<point_slots>([&](double u) { return top_integrand(problem, k, t, u); },
-                                        ends[i], ends[i + 1], inner_tolerance, error);
+      const Vec<point_slots> v = integrate_ends<point_slots>(
+          [&](double u) { return top_integrand(problem, k, t, u); }, ends[i], ends[i + 1],
+          contains(folds, ends[i]), contains(folds, ends[i + 1]), inner_tolerance, error);
       for (std::size_t s = 0; s < point_slots; ++s) out[s] += v[s];
       out[s_err] += error;
     }
@@ -434,11 +552,13 @@ Vec<top_slots> top_inner(const TernaryProblem& problem, double t) {
 
 // C_k(t) = int Phi (r_k - p_k) du on the segment of class k, its mass, and the inner error.
 Vec<3> class_inner(const TernaryProblem& problem, std::size_t k, double t) {
-  const std::vector<double> ends = pieces(inner_breaks(problem, k, t, -inf, inf, false), -inf, inf);
+  std::vector<double> folds;
+  const std::vector<double> ends =
+      pieces(with_zero(problem, inner_breaks(problem, k, t, -inf, inf, false, folds)), -inf, inf);
   Vec<3> out(0.0);
   for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
     double error = 0.0;
-    const Vec<2> v = integrate_vector<2>(
+    const Vec<2> v = integrate_ends<2>(
         [&](double u) {
           const Point pt = segment_point(k, t, u);
           std::array<double, 3> r;
@@ -450,7 +570,8 @@ Vec<3> class_inner(const TernaryProblem& problem, std::size_t k, double t) {
           }
           return w;
         },
-        ends[i], ends[i + 1], inner_tolerance, error);
+        ends[i], ends[i + 1], contains(folds, ends[i]), contains(folds, ends[i + 1]),
+        inner_tolerance, error);
     out[0] += v[0];
     out[1] += v[1];
     out[2] += error;
@@ -463,18 +584,30 @@ Vec<3> class_inner(const TernaryProblem& problem, std::size_t k, double t) {
 // integrals, the integrator's error, and the sum over pieces of |int signed_slot|. Sign changes
 // are looked for on a grid and then among every point the integrator evaluated in a piece: a
 // piece where the sign changes is split there and integrated again, so a pair of crossings
-// closer than the grid's cells is still found wherever the integrator looked.
+// closer than the grid's cells is still found wherever the integrator looked. `singular` are
+// breaks where f has a jump and a square-root term (a fold's tangencies and ties, FoldCurve):
+// pieces ending there are integrated with a square-root substitution (integrate_ends), and a
+// sign change found within 1e-9 of one is that jump itself, not a new break.
 template <std::size_t N, class F>
-Vec<N> outer_integrals(const F& f, double a, double b, std::vector<double> breaks, double span,
+Vec<N> outer_integrals(const F& f, double a, double b, std::vector<double> breaks,
+                       const std::vector<double>& singular, double span, int grid_points,
                        std::size_t signed_slot, std::size_t scale_slot, double& error,
                        double& absolute) {
   const auto h = [&](double t) { return f(t)[signed_slot]; };
   std::vector<SignSample> samples;
-  for (double t : sinh_grid(a, b, span, outer_grid_points)) {
+  for (double t : sinh_grid(a, b, span, grid_points)) {
     const Vec<N> v = f(t);
     samples.push_back({t, v[signed_slot], v[scale_slot]});
   }
-  sign_breaks(h, samples, breaks);
+  const auto near_singular = [&](double t) {
+    return std::any_of(singular.begin(), singular.end(),
+                       [&](double x) { return std::abs(t - x) <= 1e-9 * (1.0 + std::abs(x)); });
+  };
+  std::vector<double> signs;
+  sign_breaks(h, samples, signs);
+  for (double t : signs)
+    if (!near_singular(t)) breaks.push_back(t);
+  breaks.insert(breaks.end(), singular.begin(), singular.end());
   Vec<N> value(0.0);
   error = 0.0;
   absolute = 0.0;
@@ -486,11 +619,14 @@ Vec<N> outer_integrals(const F& f, double a, double b, std::vector<double> break
       return v;
     };
     double e = 0.0;
-    const Vec<N> v = integrate_vector<N>(recorded, lo, hi, outer_tolerance, e);
+    const Vec<N> v = integrate_ends<N>(recorded, lo, hi, contains(singular, lo),
+                                       contains(singular, hi), outer_tolerance, e);
     std::sort(seen.begin(), seen.end(),
               [](const SignSample& x, const SignSample& y) { return x.x < y.x; });
-    std::vector<double> more;
-    if (depth < 4) sign_breaks(h, seen, more);
+    std::vector<double> found, more;
+    if (depth < 4) sign_breaks(h, seen, found);
+    for (double t : found)
+      if (!near_singular(t)) more.push_back(t);
     const std::vector<double> ends = pieces(more, lo, hi);
     if (ends.size() > 2) {
       for (std::size_t i = 0; i + 1 < ends.size(); ++i) self(self, ends[i], ends[i + 1], depth + 1);
@@ -505,29 +641,50 @@ Vec<N> outer_integrals(const F& f, double a, double b, std::vector<double> break
   return value;
 }
 
-// K = 3, and top_label or an injective log-affine map other than identity (closed forms).
+// K = 3 and not identity (closed forms); top_label or a log-affine map with finite fibres
+// (injective, or two preimages on either side of a fold).
 bool dispatched(const DirichletGenerator& gen) {
   const auto& map = gen.spec().map;
-  return gen.classes() == 3 && !is_identity(map) &&
-         (is_injective(map, 3) || std::holds_alternative<TopLabelMap>(map));
+  return gen.classes() == 3 && !is_identity(map);
+}
+
+// The fold's breaks of the top-label outer integral over t in (-log 2, inf): every class's
+// tangencies and the ties (where a crossing meets the end of the range |u| <= U(t)).
+std::vector<double> top_fold_breaks(const TernaryProblem& problem) {
+  std::vector<double> out;
+  if (const FoldCurve* fold = problem.fold()) {
+    for (std::size_t k = 0; k < 3; ++k)
+      out.insert(out.end(), fold->tangencies(k).begin(), fold->tangencies(k).end());
+    out.insert(out.end(), fold->ties().begin(), fold->ties().end());
+  }
+  std::vector<double> inside;
+  for (double t : out)
+    if (t > -std::log(2.0) && t != 0.0) inside.push_back(t);
+  std::sort(inside.begin(), inside.end());
+  inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+  return inside;
 }
 
 }  // namespace
 
-double ternary_quadrature_mass(const DirichletGenerator& gen) {
+double ternary_quadrature_mass(const DirichletGenerator& gen,
+                               const TernaryQuadratureOptions& options) {
   if (!dispatched(gen)) return 0.0;
-  const TernaryProblem problem(gen);
+  const TernaryProblem problem(gen, options.grid_points);
   if (!problem.valid()) return 0.0;
   double error = 0.0, absolute = 0.0;
   const Vec<top_slots> v =
       outer_integrals<top_slots>([&](double t) { return top_inner(problem, t); }, -std::log(2.0),
-                                 inf, {0.0}, problem.span(), s_mass, s_mass, error, absolute);
+                                 inf, {0.0}, top_fold_breaks(problem), problem.span(),
+                                 problem.grid_points(), s_mass, s_mass, error, absolute);
+  if (options.evaluations != nullptr) *options.evaluations = problem.evaluations_;
   return v[s_mass];
 }
 
-bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
+bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
+                              const TernaryQuadratureOptions& options) {
   if (!dispatched(gen)) return false;
-  const TernaryProblem problem(gen);
+  const TernaryProblem problem(gen, options.grid_points);
   if (!problem.valid()) return false;
   // Top label: the outer function adds N^2/M to the inner integrals.
   constexpr std::size_t n = top_slots + 1, s_sq = top_slots;
@@ -540,19 +697,21 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
         v[s_sq] = inner[s_mass] > 0.0 ? inner[s_gap] * inner[s_gap] / inner[s_mass] : 0.0;
         return v;
       },
-      -std::log(2.0), inf, {0.0}, problem.span(), s_gap, s_mass, error, top_l1);
+      -std::log(2.0), inf, {0.0}, top_fold_breaks(problem), problem.span(), problem.grid_points(),
+      s_gap, s_mass, error, top_l1);
   if (!quadrature_mass_ok(value[s_mass])) return false;  // Monte Carlo instead
   // The inner integrators' errors, integrated over t, add to the outer one.
   const double err = error + std::abs(value[s_err]);
   const auto quad = [&](double v) { return TruthValue{v, TruthMethod::quadrature, err}; };
-  out[Quantity::accuracy] = quad(value[s_acc]);
-  out[Quantity::overconfidence] = quad(-value[s_gap]);
-  out[Quantity::brier] = quad(value[s_brier]);
-  out[Quantity::nll] = quad(value[s_nll]);
-  out[Quantity::canonical_l1] = quad(value[s_l1]);
-  out[Quantity::canonical_l2] = root_of(quad(value[s_l2]));
-  out[Quantity::ece_top_l1] = quad(top_l1);
-  out[Quantity::ece_top_l2] = root_of(quad(value[s_sq]));
+  GroundTruth result = out;
+  result[Quantity::accuracy] = quad(value[s_acc]);
+  result[Quantity::overconfidence] = quad(-value[s_gap]);
+  result[Quantity::brier] = quad(value[s_brier]);
+  result[Quantity::nll] = quad(value[s_nll]);
+  result[Quantity::canonical_l1] = quad(value[s_l1]);
+  result[Quantity::canonical_l2] = root_of(quad(value[s_l2]));
+  result[Quantity::ece_top_l1] = quad(top_l1);
+  result[Quantity::ece_top_l2] = root_of(quad(value[s_sq]));
 
   // Classwise, one class for all when they are exchangeable.
   double cw = 0.0, cw_err = 0.0;
@@ -566,13 +725,22 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
       const double g_half = 1.0 / 3.0 + 2.0 / 3.0 * std::pow(0.25, gamma);
       breaks = {-std::log(2.0), std::log(g_half) - std::log1p(-g_half)};
     }
+    std::vector<double> singular;
+    if (const FoldCurve* fold = problem.fold()) singular = fold->tangencies(k);
     const Vec<3> v = outer_integrals<3>([&](double t) { return class_inner(problem, k, t); }, -inf,
-                                        inf, breaks, problem.span(), 0, 1, e, absolute);
+                                        inf, with_zero(problem, breaks), singular, problem.span(),
+                                        problem.grid_points(), 0, 1, e, absolute);
     cw += absolute;
     cw_err += e + std::abs(v[2]);
+    // With a fold, each class's pass is checked too (it covers the simplex once more, in other
+    // coordinates), and so is the evaluation budget.
+    if (problem.fold() != nullptr && (!quadrature_mass_ok(v[1]) || problem.exhausted()))
+      return false;  // Monte Carlo instead
   }
   const double scale = 1.0 / static_cast<double>(classes);
-  out[Quantity::classwise_ece_l1] = {cw * scale, TruthMethod::quadrature, cw_err * scale};
+  result[Quantity::classwise_ece_l1] = {cw * scale, TruthMethod::quadrature, cw_err * scale};
+  if (options.evaluations != nullptr) *options.evaluations = problem.evaluations_;
+  out = result;
   return true;
 }
 

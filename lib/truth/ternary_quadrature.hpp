@@ -1,9 +1,12 @@
 #pragma once
-// Exact truth at K = 3 for the `dirichlet` maps top_label and the injective log-affine ones
-// (temperature, power, injective affine_logit; identity has closed forms), by two-dimensional
-// quadrature over the simplex of p (docs/truth.md, "K = 3"). A two-preimage affine_logit is not
-// dispatched here: the code handles its fold, but the inverse square-root singularity along it
-// made the integral take minutes (not yet tuned), so Monte Carlo with the exact posterior stays.
+// Exact truth at K = 3 for the `dirichlet` maps top_label and the log-affine ones with finite
+// fibres (temperature, power, affine_logit injective or with two preimages; identity has closed
+// forms), by two-dimensional quadrature over the simplex of p (docs/truth.md, "K = 3"). A
+// two-preimage affine_logit has a fold (fold_curve.hpp), along which Phi has an inverse
+// square-root singularity: its crossings of each segment are computed from the fold's
+// parametrisation (then moved to where the posterior's structure changes) and the inner pieces
+// that end there are integrated in s = sqrt(u - u_fold); the t where a segment is tangent to
+// the fold or where the fold crosses a tie are outer breaks with the same substitution.
 // top_label's candidate preimages start and stop where closed-form or one-variable conditions
 // change sign (top_label_breaks in the .cpp), not only where a grid sees its structure change.
 //
@@ -41,17 +44,30 @@
 // 1e-9 outer); infinite ends are mapped by u = a + x/(1 - x). The reported error is the sum of
 // the outer |Kronrod - Gauss| estimates and the integral of the inner ones; it does not cover a
 // break that neither the grid nor the integrator's points saw.
+#include <cstddef>
+
 #include "generators/dirichlet.hpp"
 #include "truth/ground_truth.hpp"
 
 namespace calbench {
 
+struct TernaryQuadratureOptions {
+  // Points of the grids on which breaks are looked for (the fold curve's: 8 times as many);
+  // tests compare 48 with 96.
+  int grid_points = 48;
+  // If set, receives the number of evaluations of Phi (the posterior), a measure of cost.
+  std::size_t* evaluations = nullptr;
+};
+
 // All nine quantities, method `quadrature`. Returns false (out untouched) unless K = 3 and the
-// map is top_label or log-affine and injective (and not identity).
-bool ternary_quadrature_truth(const DirichletGenerator& generator, GroundTruth& out);
+// map is top_label or log-affine with finite fibres (injective or two-preimage; not identity),
+// or when the integrated density's mass is not 1 (quadrature_check.hpp).
+bool ternary_quadrature_truth(const DirichletGenerator& generator, GroundTruth& out,
+                              const TernaryQuadratureOptions& options = {});
 
 // int Phi over the simplex, which must be 1 (a check of the coordinates and the posterior's
 // Jacobians, for tests).
-double ternary_quadrature_mass(const DirichletGenerator& generator);
+double ternary_quadrature_mass(const DirichletGenerator& generator,
+                               const TernaryQuadratureOptions& options = {});
 
 }  // namespace calbench
