@@ -11,9 +11,10 @@ struct FitOptions {
   std::string data;    // CSV, or NPY with `labels`
   std::string labels;  // NPY labels (required for NPY data)
   bool logits = false;
-  std::string map = "auto";  // auto | identity | temperature | power
-  std::uint64_t seed = 0;    // of the fake sample in the comparison and of the written config
-  std::string out;           // a config file to write (estimator_bias on the fitted generator)
+  std::string map = "auto";     // auto | identity | temperature | power
+  std::string family = "auto";  // auto | dirichlet | beta_binary (beta_binary needs K = 2)
+  std::uint64_t seed = 0;       // of the fake sample in the comparison and of the written config
+  std::string out;              // a config file to write (estimator_bias on the fitted generator)
   bool json = false;
 };
 

@@ -1,7 +1,9 @@
 #include "fit/fake_classifier_fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
@@ -36,12 +38,9 @@ std::vector<double> confidence_histogram(const Sample& s, std::size_t bins) {
   return out;
 }
 
-}  // namespace
-
-FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options) {
-  if (data.size < 2)
-    throw DomainError("fit needs at least 2 rows, found " + std::to_string(data.size));
-  FakeClassifierFit out;
+// The dirichlet family: the map by AIC on the labels, then alpha on c = r(p).
+void fit_dirichlet_family(const Sample& data, const FakeFitOptions& options,
+                          FakeClassifierFit& out) {
   std::vector<FittedMap> maps = {FittedMap::identity, FittedMap::temperature, FittedMap::power};
   if (options.map) maps = {*options.map};
   for (FittedMap map : maps) {
@@ -55,11 +54,96 @@ FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& 
     throw DomainError("no calibration map could be fitted: " + out.rejected.front());
   out.chosen = *std::min_element(out.candidates.begin(), out.candidates.end(),
                                  [](const MapFit& a, const MapFit& b) { return a.aic < b.aic; });
-
   const std::vector<double> c = calibrated_rows(data, out.chosen);
   out.dirichlet = fit_dirichlet(dirichlet_statistics(c, data.classes));
   out.spec = DirichletSpec{data.classes, out.dirichlet.alpha, generator_map(out.chosen)};
-  const Generator generator(out.spec);
+}
+
+// The fitted dirichlet generator's joint log-likelihood of (f, y) at K = 2: the density of each
+// f times r_y(p). -inf when some f is 0 or 1 exactly.
+double dirichlet_joint_log_likelihood(const Sample& data, const FakeClassifierFit& fit) {
+  double out = -fit.chosen.negative_log_likelihood;
+  for (std::size_t i = 0; i < data.size; ++i)
+    out += dirichlet_score_log_density(data.p[2 * i + 1], fit.chosen, fit.dirichlet.alpha);
+  return out;
+}
+
+FamilyCandidate candidate(FittedFamily family, double log_likelihood, std::size_t parameters) {
+  const double aic = std::isfinite(log_likelihood)
+                         ? 2.0 * static_cast<double>(parameters) - 2.0 * log_likelihood
+                         : std::numeric_limits<double>::infinity();
+  return {family, log_likelihood, parameters, aic};
+}
+
+}  // namespace
+
+double dirichlet_score_log_density(double f, const MapFit& map, std::span<const double> alpha) {
+  if (!(f > 0.0 && f < 1.0)) return -std::numeric_limits<double>::infinity();
+  std::vector<double> t = {1.0, 1.0};
+  if (map.map == FittedMap::temperature) t.assign(2, 1.0 / map.parameters.at(0));
+  if (map.map == FittedMap::power) t = map.parameters;
+  const std::array<double, 2> log_p = {std::log1p(-f), std::log(f)};
+  std::array<double, 2> c{};
+  power_inverse(log_p, t, c);
+  if (!(c[0] > 0.0 && c[1] > 0.0)) return -std::numeric_limits<double>::infinity();
+  const double log_beta =
+      std::lgamma(alpha[0]) + std::lgamma(alpha[1]) - std::lgamma(alpha[0] + alpha[1]);
+  return (alpha[1] - 1.0) * std::log(c[1]) + (alpha[0] - 1.0) * std::log(c[0]) - log_beta -
+         std::log(f) - std::log1p(-f) - std::log(t[1] / c[1] + t[0] / c[0]);
+}
+
+std::string_view to_string(FittedFamily family) {
+  return family == FittedFamily::beta_binary ? "beta_binary" : "dirichlet";
+}
+
+FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options) {
+  if (data.size < 2)
+    throw DomainError("fit needs at least 2 rows, found " + std::to_string(data.size));
+  FakeClassifierFit out;
+  const bool binary = data.classes == 2;
+  const bool want_dirichlet = !options.family || *options.family == FittedFamily::dirichlet;
+  const bool want_beta = options.family ? *options.family == FittedFamily::beta_binary : binary;
+  // A family the options fix must fit (its error propagates); in the automatic choice a family
+  // that cannot be fitted is listed with its reason and the other one is used.
+  const auto attempt = [&](FittedFamily family, auto&& fit) {
+    if (options.family) return fit();
+    try {
+      fit();
+    } catch (const DomainError& error) {
+      out.rejected_families.push_back(std::string(to_string(family)) + ": " + error.what());
+    }
+  };
+  if (want_dirichlet) {
+    attempt(FittedFamily::dirichlet, [&] {
+      fit_dirichlet_family(data, options, out);
+      if (binary)
+        out.families.push_back(candidate(FittedFamily::dirichlet,
+                                         dirichlet_joint_log_likelihood(data, out),
+                                         data.classes + out.chosen.free_parameters));
+    });
+  }
+  if (want_beta) {
+    attempt(FittedFamily::beta_binary, [&] {
+      out.beta_binary = fit_beta_binary(data);
+      out.families.push_back(candidate(FittedFamily::beta_binary, out.beta_binary->log_likelihood,
+                                       out.beta_binary->free_parameters));
+    });
+  }
+  if (binary) {
+    if (out.families.empty())
+      throw DomainError("neither family could be fitted: " + out.rejected_families.front());
+    // The lower AIC; on a tie (both infinite) the dirichlet family, listed first.
+    out.family = std::min_element(out.families.begin(), out.families.end(),
+                                  [](const FamilyCandidate& a, const FamilyCandidate& b) {
+                                    return a.aic < b.aic;
+                                  })
+                     ->family;
+  }
+  if (out.family == FittedFamily::beta_binary)
+    out.generator = out.beta_binary->spec;
+  else
+    out.generator = out.spec;
+  const Generator generator(out.generator);
   out.truth = compute_truth(generator, TruthSettings{});
 
   GoodnessOfFit& g = out.fit;

@@ -52,7 +52,7 @@ constexpr Bounds weight_bounds{-1e4, 1e4};
 constexpr Bounds bias_bounds{-700, 700};
 // beta_binary a, b: Beta(1e-4, 1) and Beta(1e4, 1) gave a Brier truth off by z = -590 and
 // -73,528 (the quadrature misses mass within 1e-300 of 0 or 1); [1e-2, 1e3] checked.
-constexpr Bounds beta_shape_bounds{1e-2, 1e3};
+constexpr Bounds beta_shape_bounds{beta_shape_min, beta_shape_max};
 
 bool in_beta_shape_bounds(double x) {
   return x >= beta_shape_bounds.lo && x <= beta_shape_bounds.hi;
