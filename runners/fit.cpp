@@ -26,9 +26,11 @@ std::optional<FittedMap> parse_map(const std::string& name) {
 
 std::optional<FittedFamily> parse_family(const std::string& name) {
   if (name == "auto") return std::nullopt;
-  for (FittedFamily f : {FittedFamily::dirichlet, FittedFamily::beta_binary})
+  for (FittedFamily f :
+       {FittedFamily::dirichlet, FittedFamily::beta_binary, FittedFamily::dirichlet_mixture})
     if (to_string(f) == name) return f;
-  throw InputError("--family " + name + ": expected auto, dirichlet or beta_binary");
+  throw InputError("--family " + name +
+                   ": expected auto, dirichlet, dirichlet_mixture or beta_binary");
 }
 
 // The beta_binary block: {"curve": NAME, its parameters} as docs/generators.md names them.
@@ -61,6 +63,15 @@ nlohmann::ordered_json generator_json(const FakeClassifierFit& fit) {
   nlohmann::ordered_json map = {{"map", std::string(to_string(fit.chosen.map))}};
   if (fit.chosen.map == FittedMap::temperature) map["temperature"] = fit.chosen.parameters[0];
   if (fit.chosen.map == FittedMap::power) map["exponents"] = fit.chosen.parameters;
+  if (fit.family == FittedFamily::dirichlet_mixture) {
+    nlohmann::ordered_json components = nlohmann::ordered_json::array();
+    for (const MixtureComponent& m : fit.components)
+      components.push_back({{"weight", m.weight}, {"alpha", m.alpha}});
+    return {{"family", "dirichlet_mixture"},
+            {"classes", fit.spec.classes},
+            {"components", components},
+            {"miscalibration", map}};
+  }
   return {{"family", "dirichlet"},
           {"classes", fit.spec.classes},
           {"alpha", fit.dirichlet.alpha},
@@ -106,6 +117,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   FakeFitOptions options;
   options.map = map;
   options.family = parse_family(o.family);
+  options.max_components = o.components;
   options.seed = o.seed;
   FakeClassifierFit fit;
   try {
@@ -131,6 +143,12 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                           {"log_likelihood", f.log_likelihood},
                           {"parameters", f.free_parameters},
                           {"aic", f.aic}});  // an infinite AIC is written as null
+    nlohmann::ordered_json mixtures = nlohmann::ordered_json::array();
+    for (const auto& m : fit.mixtures)
+      mixtures.push_back({{"components", m.components.size()},
+                          {"log_likelihood", m.log_likelihood},
+                          {"parameters", m.free_parameters},
+                          {"bic", m.bic}});
     nlohmann::ordered_json curves = nlohmann::ordered_json::array();
     if (fit.beta_binary)
       for (const auto& c : fit.beta_binary->candidates)
@@ -147,6 +165,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
         {"rejected_families", fit.rejected_families},
         {"maps", maps},
         {"rejected", fit.rejected},
+        {"mixtures", mixtures},
+        {"rejected_mixtures", fit.rejected_mixtures},
         {"curves", curves},
         {"rejected_curves",
          fit.beta_binary ? fit.beta_binary->rejected : std::vector<std::string>{}},
@@ -191,6 +211,14 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                         c.map == fit.chosen.map ? "<- chosen" : ""});
       text << aligned_columns(rows, "  ");
       for (const auto& r : fit.rejected) text << "  not fitted: " << r << '\n';
+      text << "\ndirichlet: confidence model of c = r(p), mixtures by EM (lowest BIC chosen):\n";
+      rows = {{"components", "parameters", "log L", "BIC", ""}};
+      for (const auto& m : fit.mixtures)
+        rows.push_back({std::to_string(m.components.size()), std::to_string(m.free_parameters),
+                        format_fixed(m.log_likelihood, 2), format_fixed(m.bic, 2),
+                        m.components.size() == fit.components.size() ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      for (const auto& r : fit.rejected_mixtures) text << "  not fitted: " << r << '\n';
     }
     if (fit.beta_binary) {
       const BetaBinaryFit& b = *fit.beta_binary;

@@ -1,5 +1,8 @@
 // calbench fit: the Dirichlet maximum-likelihood fit, the inverse maps, and parameter and
 // truth recovery on outputs sampled from a known generator (docs/fit.md).
+#include <tbb/task_arena.h>
+
+#include <Eigen/Dense>
 #include <array>
 #include <boost/math/quadrature/tanh_sinh.hpp>
 #include <boost/math/special_functions/digamma.hpp>
@@ -12,6 +15,7 @@
 #include "core/rng.hpp"
 #include "fit/beta_binary_fit.hpp"
 #include "fit/calibration_map_fit.hpp"
+#include "fit/dirichlet_mixture_fit.hpp"
 #include "fit/dirichlet_mle.hpp"
 #include "fit/fake_classifier_fit.hpp"
 #include "generators/generator.hpp"
@@ -279,18 +283,22 @@ TEST_CASE("the K = 2 dirichlet density of p_1 integrates to 1 for each fitted ma
   // were wrong the density would not integrate to 1 (tanh-sinh to 1e-9).
   const std::vector<double> alpha = {1.3, 2.2};
   boost::math::quadrature::tanh_sinh<double> integrator;
+  const std::vector<MixtureComponent> single = {{1.0, alpha}},
+                                      mixture = {{0.3, alpha}, {0.7, {4.0, 0.8}}};
   for (const MapFit& map : {MapFit{FittedMap::identity, {}}, MapFit{FittedMap::temperature, {0.6}},
-                            MapFit{FittedMap::power, {0.7, 1.6}}}) {
-    const double mass = integrator.integrate(
-        [&](double f) { return std::exp(dirichlet_score_log_density(f, map, alpha)); }, 0.0, 1.0);
-    INFO(to_string(map.map));
-    CHECK(mass == Approx(1.0).margin(1e-9));
-  }
+                            MapFit{FittedMap::power, {0.7, 1.6}}})
+    for (const auto* components : {&single, &mixture}) {
+      const double mass = integrator.integrate(
+          [&](double f) { return std::exp(dirichlet_score_log_density(f, map, *components)); }, 0.0,
+          1.0);
+      INFO(to_string(map.map) << ", " << components->size() << " components");
+      CHECK(mass == Approx(1.0).margin(1e-9));
+    }
   // Identity: the density is Beta(f; alpha_1, alpha_0) itself.
   const double f = 0.3;
   const double beta = std::pow(f, 1.2) * std::pow(1 - f, 0.3) /
                       std::exp(std::lgamma(1.3) + std::lgamma(2.2) - std::lgamma(3.5));
-  CHECK(std::exp(dirichlet_score_log_density(f, MapFit{FittedMap::identity, {}}, alpha)) ==
+  CHECK(std::exp(dirichlet_score_log_density(f, MapFit{FittedMap::identity, {}}, single)) ==
         Approx(beta).epsilon(1e-12));
 }
 
@@ -300,6 +308,7 @@ TEST_CASE("at K = 2 both families are fitted on one joint likelihood", "[stat][f
   const Sample data = draw(BetaBinarySpec{1.5, 2.5, 0.0, IdentityCurve{}}, 5'000, 54);
   FakeFitOptions options;
   options.map = FittedMap::identity;
+  options.max_components = 1;
   const FakeClassifierFit both = fit_fake_classifier(data, options);
   REQUIRE(both.families.size() == 2);
   const BetaBinaryFit beta = fit_beta_binary(data, CurveKind::identity);
@@ -372,4 +381,95 @@ TEST_CASE("the beta_binary fit refuses data the family cannot describe", "[unit]
   const Sample separable = make_sample(2, p, y);
   CHECK_THROWS_AS(fit_curve(separable, CurveKind::logit_logit), DomainError);
   CHECK_THROWS_AS(fit_curve(separable, CurveKind::logistic), DomainError);
+}
+
+// ---- mixtures of Dirichlets (the dirichlet_mixture family) --------------------------------------
+
+TEST_CASE("EM recovers a two-component Dirichlet mixture within its standard errors",
+          "[stat][fit][mixture]") {
+  // c drawn directly (identity map, p = c). Standard errors from the observed information: the
+  // Hessian of the log-likelihood in (w_1, alpha_1, alpha_2) by central differences, inverted;
+  // 4 of them per parameter (7 checks, family-wise error below 5e-4).
+  const DirichletMixtureSpec truth{3, {{0.6, {0.3, 0.3, 0.3}}, {0.4, {4.0, 2.0, 1.0}}}};
+  const std::size_t n = 20'000, K = 3;
+  const Sample s = draw(truth, n, 61);
+  const MixtureFit fit = fit_dirichlet_mixture(s.p, K, 2);
+  REQUIRE(fit.components.size() == 2);
+  // The components come out in either order: the confident one has the smaller alpha_0.
+  const auto a0 = [](const MixtureComponent& m) {
+    return std::accumulate(m.alpha.begin(), m.alpha.end(), 0.0);
+  };
+  const bool swapped = a0(fit.components[0]) > a0(fit.components[1]);
+  const MixtureComponent& first = fit.components[swapped ? 1 : 0];
+  const MixtureComponent& second = fit.components[swapped ? 0 : 1];
+  std::vector<double> theta = {first.weight};
+  theta.insert(theta.end(), first.alpha.begin(), first.alpha.end());
+  theta.insert(theta.end(), second.alpha.begin(), second.alpha.end());
+  std::vector<double> log_c(s.p.size());
+  for (std::size_t i = 0; i < s.p.size(); ++i) log_c[i] = std::log(s.p[i]);
+  const auto ll = [&](const std::vector<double>& t) {
+    const std::vector<MixtureComponent> m = {{t[0], {t[1], t[2], t[3]}},
+                                             {1.0 - t[0], {t[4], t[5], t[6]}}};
+    double out = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+      out += mixture_log_density(std::span<const double>(log_c.data() + i * K, K), m);
+    return out;
+  };
+  const std::size_t P = theta.size();
+  Eigen::MatrixXd H(P, P);
+  for (std::size_t a = 0; a < P; ++a)
+    for (std::size_t b = a; b < P; ++b) {
+      const double ha = 1e-4 * std::max(1.0, theta[a]), hb = 1e-4 * std::max(1.0, theta[b]);
+      auto at = [&](double da, double db) {
+        std::vector<double> t = theta;
+        t[a] += da;
+        t[b] += db;
+        return ll(t);
+      };
+      const double v = (at(ha, hb) - at(ha, -hb) - at(-ha, hb) + at(-ha, -hb)) / (4 * ha * hb);
+      H(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = -v;
+      H(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = -v;
+    }
+  const Eigen::MatrixXd cov = H.inverse();
+  const std::vector<double> expected = {0.6, 0.3, 0.3, 0.3, 4.0, 2.0, 1.0};
+  for (std::size_t j = 0; j < P; ++j) {
+    const double se = std::sqrt(cov(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(j)));
+    INFO("parameter " << j << ": " << theta[j] << " ± " << se << ", true " << expected[j]);
+    CHECK(std::abs(theta[j] - expected[j]) < 4 * se);
+  }
+  // BIC prefers two components to one and to three on these data.
+  FakeFitOptions options;
+  options.map = FittedMap::identity;
+  options.max_components = 3;
+  const FakeClassifierFit whole = fit_fake_classifier(s, options);
+  CHECK(whole.family == FittedFamily::dirichlet_mixture);
+  CHECK(whole.components.size() == 2);
+}
+
+TEST_CASE("fit recovers a Dirichlet mixture whose truth is within the sampling error",
+          "[stat][fit][mixture]") {
+  // As the single-Dirichlet case: the fitted fake's true accuracy and top-label ECE within 3
+  // standard errors of the data (plus the truth errors) of the original's; the same fit on 1
+  // and 2 threads.
+  const DirichletMixtureSpec spec{
+      3, {{0.55, {0.25, 0.25, 0.25}}, {0.45, {3.0, 1.5, 1.0}}}, TemperatureMap{0.7}};
+  const GroundTruth original = compute_truth(Generator(spec), TruthSettings{});
+  const Sample data = draw(spec, 10'000, 62);
+  FakeClassifierFit fit, again;
+  tbb::task_arena(1).execute([&] { fit = fit_fake_classifier(data, FakeFitOptions{}); });
+  tbb::task_arena(2).execute([&] { again = fit_fake_classifier(data, FakeFitOptions{}); });
+  INFO("family " << to_string(fit.family) << ", " << fit.components.size() << " components, map "
+                 << to_string(fit.chosen.map));
+  CHECK(fit.family == FittedFamily::dirichlet_mixture);
+  CHECK(Generator(fit.generator).family() == "dirichlet_mixture");
+  for (const auto& [q, se] : {std::pair{Quantity::accuracy, fit.fit.model_accuracy_se},
+                              std::pair{Quantity::ece_top_l1, fit.fit.model_gap_se}}) {
+    const double tolerance = 3.0 * se + 3.0 * (original[q].error + fit.truth[q].error);
+    INFO(to_string(q) << ": fitted " << fit.truth[q].value << ", original " << original[q].value
+                      << ", tolerance " << tolerance);
+    CHECK(std::abs(fit.truth[q].value - original[q].value) <= tolerance);
+  }
+  CHECK(fit.fit.total_variation < 0.05);
+  CHECK(Generator(fit.generator).canonical_text() == Generator(again.generator).canonical_text());
+  for (Quantity q : all_quantities) CHECK(fit.truth[q].value == again.truth[q].value);
 }

@@ -24,6 +24,7 @@
 #include "core/sample.hpp"
 #include "fit/beta_binary_fit.hpp"
 #include "fit/calibration_map_fit.hpp"
+#include "fit/dirichlet_mixture_fit.hpp"
 #include "fit/dirichlet_mle.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/generator.hpp"
@@ -31,7 +32,7 @@
 
 namespace calbench {
 
-enum class FittedFamily { dirichlet, beta_binary };
+enum class FittedFamily { dirichlet, beta_binary, dirichlet_mixture };
 
 std::string_view to_string(FittedFamily family);
 
@@ -40,8 +41,11 @@ struct FakeFitOptions {
   std::size_t bins = 15;         // of the ECE compared between model and fake
   std::size_t histogram_bins = 10;
   std::uint64_t seed = 0;  // of the fake sample drawn for the comparison
-  // Empty: at K = 2 the lower joint AIC of dirichlet and beta_binary, else dirichlet.
+  // Empty: the confidence model with the lowest BIC among a single Dirichlet and mixtures of
+  // 2..max_components (dirichlet or dirichlet_mixture), and at K = 2 the lower joint AIC of that
+  // and beta_binary. dirichlet: a single Dirichlet; dirichlet_mixture: 2..max_components.
   std::optional<FittedFamily> family;
+  std::size_t max_components = 4;
 };
 
 // A family's fit on the joint likelihood of the scores f = p_1 and the labels (K = 2): the
@@ -75,7 +79,13 @@ struct FakeClassifierFit {
   std::vector<std::string> rejected;  // maps whose fit ran away, with the reason
   MapFit chosen;
   DirichletFit dirichlet;
-  DirichletSpec spec;  // the fitted dirichlet generator
+  DirichletSpec spec;  // the fitted dirichlet generator (a single Dirichlet)
+  // The confidence model of c = r(p) under the chosen map: J = 1 (the single Dirichlet above)
+  // and each mixture of J = 2..max_components fitted by EM, in order of J, with the reasons
+  // of those not fitted; `components` is the one with the lowest BIC (or the family asked).
+  std::vector<MixtureFit> mixtures;
+  std::vector<std::string> rejected_mixtures;
+  std::vector<MixtureComponent> components;
   // The beta_binary family (K = 2 only, unless FakeFitOptions::family is dirichlet).
   std::optional<BetaBinaryFit> beta_binary;
   std::vector<FamilyCandidate> families;       // K = 2: each family fitted, on the joint AIC
@@ -91,7 +101,9 @@ struct FakeClassifierFit {
 // t_k = 1/T; identity: 1), logit f = t_1 log c_1 - t_0 log c_0, so
 // dc_1/df = 1 / (f (1 - f) (t_1/c_1 + t_0/c_0)) and the density is
 // Beta(c_1; alpha_1, alpha_0) |dc_1/df|. Returns its log; -inf at f = 0 or 1.
-double dirichlet_score_log_density(double f, const MapFit& map, std::span<const double> alpha);
+// A mixture's density is the weighted sum over its components.
+double dirichlet_score_log_density(double f, const MapFit& map,
+                                   std::span<const MixtureComponent> components);
 
 // Throws DomainError when no map can be fitted or the data are too small (fewer than 2 rows).
 FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options);
