@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <sstream>
+#include <variant>
 #include <vector>
 
 #include "config/json_support.hpp"
@@ -22,11 +24,54 @@ std::optional<FittedMap> parse_map(const std::string& name) {
   throw InputError("--map " + name + ": expected auto, identity, temperature or power");
 }
 
+std::optional<FittedFamily> parse_family(const std::string& name) {
+  if (name == "auto") return std::nullopt;
+  for (FittedFamily f :
+       {FittedFamily::dirichlet, FittedFamily::beta_binary, FittedFamily::dirichlet_mixture})
+    if (to_string(f) == name) return f;
+  throw InputError("--family " + name +
+                   ": expected auto, dirichlet, dirichlet_mixture or beta_binary");
+}
+
+// The beta_binary block: {"curve": NAME, its parameters} as docs/generators.md names them.
+nlohmann::ordered_json curve_json(const CalibrationCurve& curve) {
+  nlohmann::ordered_json out = {{"curve", curve_name(curve)}};
+  if (const auto* c = std::get_if<PolynomialCurve>(&curve)) out["d"] = c->d;
+  if (const auto* c = std::get_if<LogisticCurve>(&curve)) out.update({{"a", c->a}, {"b", c->b}});
+  if (const auto* c = std::get_if<LogitLogitCurve>(&curve)) out.update({{"a", c->a}, {"b", c->b}});
+  return out;
+}
+
+// The curve's parameters as a list (for the table and --json).
+std::vector<double> curve_parameters(const CalibrationCurve& curve) {
+  if (const auto* c = std::get_if<PolynomialCurve>(&curve)) return {c->d};
+  if (const auto* c = std::get_if<LogisticCurve>(&curve)) return {c->a, c->b};
+  if (const auto* c = std::get_if<LogitLogitCurve>(&curve)) return {c->a, c->b};
+  return {};
+}
+
 // The generator block of a config, exactly as `calbench run` reads it (DESIGN.md §3).
 nlohmann::ordered_json generator_json(const FakeClassifierFit& fit) {
+  if (fit.family == FittedFamily::beta_binary) {
+    const BetaBinarySpec& s = fit.beta_binary->spec;
+    return {{"family", "beta_binary"},
+            {"a", s.a},
+            {"b", s.b},
+            {"point_mass", s.point_mass},
+            {"calibration", curve_json(s.curve)}};
+  }
   nlohmann::ordered_json map = {{"map", std::string(to_string(fit.chosen.map))}};
   if (fit.chosen.map == FittedMap::temperature) map["temperature"] = fit.chosen.parameters[0];
   if (fit.chosen.map == FittedMap::power) map["exponents"] = fit.chosen.parameters;
+  if (fit.family == FittedFamily::dirichlet_mixture) {
+    nlohmann::ordered_json components = nlohmann::ordered_json::array();
+    for (const MixtureComponent& m : fit.components)
+      components.push_back({{"weight", m.weight}, {"alpha", m.alpha}});
+    return {{"family", "dirichlet_mixture"},
+            {"classes", fit.spec.classes},
+            {"components", components},
+            {"miscalibration", map}};
+  }
   return {{"family", "dirichlet"},
           {"classes", fit.spec.classes},
           {"alpha", fit.dirichlet.alpha},
@@ -71,6 +116,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
       read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
   FakeFitOptions options;
   options.map = map;
+  options.family = parse_family(o.family);
+  options.max_components = o.components;
   options.seed = o.seed;
   FakeClassifierFit fit;
   try {
@@ -90,12 +137,39 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                       {"parameters", c.parameters},
                       {"negative_log_likelihood", c.negative_log_likelihood},
                       {"aic", c.aic}});
+    nlohmann::ordered_json families = nlohmann::ordered_json::array();
+    for (const auto& f : fit.families)
+      families.push_back({{"family", std::string(to_string(f.family))},
+                          {"log_likelihood", f.log_likelihood},
+                          {"parameters", f.free_parameters},
+                          {"aic", f.aic}});  // an infinite AIC is written as null
+    nlohmann::ordered_json mixtures = nlohmann::ordered_json::array();
+    for (const auto& m : fit.mixtures)
+      mixtures.push_back({{"components", m.components.size()},
+                          {"log_likelihood", m.log_likelihood},
+                          {"parameters", m.free_parameters},
+                          {"bic", m.bic}});
+    nlohmann::ordered_json curves = nlohmann::ordered_json::array();
+    if (fit.beta_binary)
+      for (const auto& c : fit.beta_binary->candidates)
+        curves.push_back({{"curve", curve_name(c.curve)},
+                          {"parameters", curve_parameters(c.curve)},
+                          {"negative_log_likelihood", c.negative_log_likelihood},
+                          {"aic", c.aic}});
     nlohmann::ordered_json doc = {
         {"n", data.size},
         {"classes", data.classes},
+        {"family", std::string(to_string(fit.family))},
         {"generator", generator_json(fit)},
+        {"families", families},
+        {"rejected_families", fit.rejected_families},
         {"maps", maps},
         {"rejected", fit.rejected},
+        {"mixtures", mixtures},
+        {"rejected_mixtures", fit.rejected_mixtures},
+        {"curves", curves},
+        {"rejected_curves",
+         fit.beta_binary ? fit.beta_binary->rejected : std::vector<std::string>{}},
         {"model",
          {{"accuracy", g.model_accuracy},
           {"accuracy_se", g.model_accuracy_se},
@@ -116,14 +190,50 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     text << doc.dump(2) << '\n';
   } else {
     text << o.data << ": n = " << data.size << ", K = " << data.classes << "\n\n";
-    text << "calibration map, fitted on the labels given p (lowest AIC chosen):\n";
-    std::vector<std::vector<std::string>> rows = {{"map", "parameters", "-log L", "AIC", ""}};
-    for (const auto& c : fit.candidates)
-      rows.push_back({std::string(to_string(c.map)), std::to_string(c.free_parameters),
-                      format_fixed(c.negative_log_likelihood, 2), format_fixed(c.aic, 2),
-                      c.map == fit.chosen.map ? "<- chosen" : ""});
-    text << aligned_columns(rows, "  ");
-    for (const auto& r : fit.rejected) text << "  not fitted: " << r << '\n';
+    std::vector<std::vector<std::string>> rows;
+    if (!fit.families.empty()) {
+      text << "family, on the joint likelihood of p_1 and the labels (lowest AIC chosen):\n";
+      rows = {{"family", "parameters", "log L", "AIC", ""}};
+      for (const auto& f : fit.families)
+        rows.push_back({std::string(to_string(f.family)), std::to_string(f.free_parameters),
+                        format_fixed(f.log_likelihood, 2), format_fixed(f.aic, 2),
+                        f.family == fit.family ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
+      text << '\n';
+    }
+    if (!fit.candidates.empty()) {
+      text << "dirichlet: calibration map, fitted on the labels given p (lowest AIC chosen):\n";
+      rows = {{"map", "parameters", "-log L", "AIC", ""}};
+      for (const auto& c : fit.candidates)
+        rows.push_back({std::string(to_string(c.map)), std::to_string(c.free_parameters),
+                        format_fixed(c.negative_log_likelihood, 2), format_fixed(c.aic, 2),
+                        c.map == fit.chosen.map ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      for (const auto& r : fit.rejected) text << "  not fitted: " << r << '\n';
+      text << "\ndirichlet: confidence model of c = r(p), mixtures by EM (lowest BIC chosen):\n";
+      rows = {{"components", "parameters", "log L", "BIC", ""}};
+      for (const auto& m : fit.mixtures)
+        rows.push_back({std::to_string(m.components.size()), std::to_string(m.free_parameters),
+                        format_fixed(m.log_likelihood, 2), format_fixed(m.bic, 2),
+                        m.components.size() == fit.components.size() ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      for (const auto& r : fit.rejected_mixtures) text << "  not fitted: " << r << '\n';
+    }
+    if (fit.beta_binary) {
+      const BetaBinaryFit& b = *fit.beta_binary;
+      text << (fit.candidates.empty() ? "" : "\n") << "beta_binary: p_1 ~ Beta("
+           << format_fixed(b.scores.a, 4) << ", " << format_fixed(b.scores.b, 4)
+           << "), point mass at 1 " << format_fixed(b.scores.point_mass, 4)
+           << "; calibration curve, fitted on the labels given p_1 (lowest AIC chosen):\n";
+      rows = {{"curve", "parameters", "-log L", "AIC", ""}};
+      for (const auto& c : b.candidates)
+        rows.push_back({curve_name(c.curve), std::to_string(c.free_parameters),
+                        format_fixed(c.negative_log_likelihood, 2), format_fixed(c.aic, 2),
+                        c.curve.index() == b.chosen.curve.index() ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      for (const auto& r : b.rejected) text << "  not fitted: " << r << '\n';
+    }
     text << "\nfitted generator (a config's \"generator\"):\n  " << generator_json(fit).dump()
          << "\n\n";
     rows = {{"", "model (data)", "fake classifier"},

@@ -1,6 +1,7 @@
 #pragma once
 // `calbench fit DATA` (docs/fit.md): fits a dirichlet-family fake classifier to a real model's
 // outputs and reports how well it matches; with --out, writes a runnable config using it.
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -12,8 +13,11 @@ struct FitOptions {
   std::string labels;  // NPY labels (required for NPY data)
   bool logits = false;
   std::string map = "auto";  // auto | identity | temperature | power
-  std::uint64_t seed = 0;    // of the fake sample in the comparison and of the written config
-  std::string out;           // a config file to write (estimator_bias on the fitted generator)
+  std::string family = "auto";
+  std::size_t components = 4;  // the most mixture components tried (1: a single Dirichlet)  // auto
+                               // | dirichlet | beta_binary (beta_binary needs K = 2)
+  std::uint64_t seed = 0;      // of the fake sample in the comparison and of the written config
+  std::string out;             // a config file to write (estimator_bias on the fitted generator)
   bool json = false;
 };
 

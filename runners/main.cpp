@@ -497,6 +497,13 @@ int main(int argc, char** argv) {
   fit->add_option("--map", fit_options.map,
                   "auto (lowest AIC) | identity | temperature | power (default auto)")
       ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
+  fit->add_option("--family", fit_options.family,
+                  "auto (lowest BIC, at K = 2 lowest joint AIC) | dirichlet | dirichlet_mixture | "
+                  "beta_binary (default auto)")
+      ->check(CLI::IsMember({"auto", "dirichlet", "dirichlet_mixture", "beta_binary"}));
+  fit->add_option("--components", fit_options.components,
+                  "the most Dirichlet mixture components tried (default 4; 1: none)")
+      ->check(CLI::Range(1, 16));
   fit->add_option("--seed", fit_options.seed, "seed of the fake sample compared (default 0)")
       ->check(uint64_text);
   fit->add_option("--out", fit_options.out,

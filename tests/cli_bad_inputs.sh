@@ -148,7 +148,7 @@ expect_bad unknown_estimator "$(config 5 50 "$gen_ok" '[{"name": "ece"}, {"name"
 expect_bad unknown_map "$(config 5 50 "$(gen_with_map '{"map": "warp"}')" "$est_ok")" \
   '/generator/miscalibration/map|unknown miscalibration map "warp"; valid: affine_logit, identity'
 expect_bad unknown_family "$(config 5 50 '{"family": "beta", "classes": 3}' "$est_ok")" \
-  '/generator/family|unknown family "beta"; valid: beta_binary, class_conditional, dirichlet, label_noise'
+  '/generator/family|unknown family "beta"; valid: beta_binary, class_conditional, dirichlet, dirichlet_mixture, label_noise'
 
 # ---- generator families and targets (issue #5) ------------------------------------------------
 target_gen() {  # target_gen ACCURACY ECE [DIRECTION] [MAP]
@@ -196,6 +196,14 @@ expect_bad beta_binary_bad \
 expect_bad beta_binary_point_mass \
   "$(config 5 50 '{"family": "beta_binary", "a": 2, "b": 1, "point_mass": 0.1, "calibration": {"curve": "logistic", "a": 0, "b": 2}}' "$est_ok")" \
   '/generator|point_mass = 0.1 with the logistic curve'
+expect_bad dirichlet_mixture_bad \
+  "$(config 5 50 '{"family": "dirichlet_mixture", "classes": 3, "components": [{"weight": 0.5, "alpha": 1}, {"weight": 0.4, "alpha": 2}], "miscalibration": {"map": "top_label", "gamma": 0.5}}' "$est_ok")" \
+  '/generator/components|the weights sum to 0.9: must sum to 1' \
+  '/generator/miscalibration|dirichlet_mixture accepts identity, temperature or power'
+expect_bad dirichlet_mixture_alpha \
+  "$(config 5 50 '{"family": "dirichlet_mixture", "classes": 3, "components": [{"weight": 1, "alpha": [1, 2], "beta": 1}]}' "$est_ok")" \
+  '/generator/components/0/alpha|expected an array of 3 numbers > 0' \
+  '/generator/components/0/beta|unknown key; valid keys: alpha, weight'
 
 # ---- several problems are reported together -------------------------------------------------
 expect_bad two_problems \

@@ -50,5 +50,42 @@ head -1 "$work/model.csv" >"$work/one.csv"
 "$bin" fit "$work/model.csv" --map bogus >/dev/null 2>"$work/map.err"
 [ $? -eq 2 ] && grep -q "\-\-map" "$work/map.err" || fail "--map bogus: $(cat "$work/map.err")"
 
+# Binary data (K = 2): 600 rows, the score f = p_1 skewed towards 1 with every tenth row exactly
+# 1 (a point mass), labels y = 1 with probability f^1.5. Only beta_binary has a point mass, so
+# the joint AIC must choose it; the written config runs it.
+awk 'BEGIN { s = 777; for (i = 0; i < 600; i++) {
+  s = (s * 1103515245 + 12345) % 2147483648; u = (s % 100000 + 0.5) / 100000
+  f = (i % 10 == 0) ? 1 : u ^ 0.6
+  s = (s * 1103515245 + 12345) % 2147483648; v = (s % 100000) / 100000
+  y = (v < f ^ 1.5) ? 1 : 0
+  printf "%d,%.17g,%.17g\n", y, 1 - f, f } }' >"$work/binary.csv"
+"$bin" fit "$work/binary.csv" --json --out "$work/binary.json" >"$work/binary.out" 2>"$work/binary.err" ||
+  fail "binary fit exited $?: $(cat "$work/binary.err")"
+python3 - "$work/binary.out" <<'PY' || fail "binary fit --json: $(cat "$work/binary.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["classes"] == 2 and d["family"] == "beta_binary", d["family"]
+g = d["generator"]
+assert g["family"] == "beta_binary" and abs(g["point_mass"] - 0.1) < 1e-12, g
+assert g["calibration"]["curve"] in ("identity", "polynomial", "logit_logit"), g
+fams = {f["family"]: f for f in d["families"]}
+other = fams.pop("beta_binary") and [f for f in fams.values()]
+# The other candidate is the BIC-chosen Dirichlet model (single or mixture): no mass at p_1 = 1.
+assert len(other) == 1 and other[0]["family"] in ("dirichlet", "dirichlet_mixture"), other
+assert other[0]["aic"] is None, other
+assert [c["curve"] for c in d["curves"]] == ["identity", "polynomial", "logit_logit"], d["curves"]
+assert any(r.startswith("logistic") for r in d["rejected_curves"]), d["rejected_curves"]
+PY
+"$bin" validate "$work/binary.json" >/dev/null || fail "the written beta_binary config does not validate"
+"$bin" fit "$work/binary.csv" --family dirichlet --json >"$work/binary_d.out" ||
+  fail "--family dirichlet on binary data"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["generator"]["family"] == "dirichlet"' \
+  "$work/binary_d.out" || fail "--family dirichlet did not give a dirichlet generator"
+"$bin" fit "$work/binary.csv" >"$work/binary.txt" || fail "binary fit, text"
+grep -q "beta_binary: p_1 ~ Beta(" "$work/binary.txt" || fail "no beta_binary table: $(cat "$work/binary.txt")"
+"$bin" fit "$work/model.csv" --family beta_binary --out "$work/k3.json" >/dev/null 2>"$work/k3.err"
+[ $? -eq 2 ] && grep -q "model.csv: .*K = 2" "$work/k3.err" || fail "beta_binary on K = 3: $(cat "$work/k3.err")"
+[ -e "$work/k3.json" ] && fail "beta_binary on K = 3: a config was written"
+
 [ "$failures" -eq 0 ] && echo "cli_fit: all checks passed"
 [ "$failures" -eq 0 ]

@@ -172,7 +172,8 @@ TEST_CASE("a key given twice in one object is an error at its pointer", "[unit][
     CHECK(error.problems()[1] ==
           file.path.string() +
               ": /generator/family: required key is "
-              "missing; expected one of: dirichlet, class_conditional, label_noise, beta_binary");
+              "missing; expected one of: dirichlet, class_conditional, label_noise, beta_binary, "
+              "dirichlet_mixture");
   }
 }
 
@@ -461,9 +462,9 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
   }
   SECTION("family") {
     const auto p = problems_with([](OJ& d) { d["generator"]["family"] = "beta"; });
-    CHECK_PROBLEM(
-        p, "/generator/family",
-        "unknown family \"beta\"; valid: beta_binary, class_conditional, dirichlet, label_noise");
+    CHECK_PROBLEM(p, "/generator/family",
+                  "unknown family \"beta\"; valid: beta_binary, class_conditional, dirichlet, "
+                  "dirichlet_mixture, label_noise");
   }
   SECTION("scenario") {
     const auto p = problems_with([](OJ& d) { d["scenario"] = "bias"; });

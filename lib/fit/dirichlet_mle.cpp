@@ -74,11 +74,13 @@ std::vector<double> moment_start(const DirichletStatistics& s) {
 
 }  // namespace
 
-DirichletFit fit_dirichlet(const DirichletStatistics& stats) {
+DirichletFit fit_dirichlet(const DirichletStatistics& stats, std::span<const double> start) {
   const std::size_t K = stats.mean_log.size();
   if (stats.rows < 2 || K < 2)
     throw DomainError("a Dirichlet fit needs at least two rows of at least two classes");
-  std::vector<double> alpha = moment_start(stats), step(K), trial(K);
+  std::vector<double> alpha =
+      start.size() == K ? std::vector<double>(start.begin(), start.end()) : moment_start(stats);
+  std::vector<double> step(K), trial(K);
   double ll = dirichlet_mean_log_likelihood(stats, alpha);
   DirichletFit out;
   for (out.iterations = 0; out.iterations < 1000; ++out.iterations) {

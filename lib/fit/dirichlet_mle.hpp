@@ -37,8 +37,9 @@ double dirichlet_mean_log_likelihood(const DirichletStatistics& stats,
 // Newton's method with Minka's O(K) Hessian inverse (the Hessian is diagonal plus rank one),
 // started from the moment estimate, each step halved until it keeps alpha > 0 and does not
 // lower the likelihood, falling back to Minka's fixed point alpha_k = psi^-1(psi(alpha_0) +
-// s_k), which always increases it. Throws DomainError when fewer than two rows are given.
-DirichletFit fit_dirichlet(const DirichletStatistics& stats);
+// s_k), which always increases it. Throws DomainError when fewer than two rows are given. A
+// `start` of K values > 0 (the previous EM step's alpha) replaces the moment estimate.
+DirichletFit fit_dirichlet(const DirichletStatistics& stats, std::span<const double> start = {});
 
 // psi^-1(x), by Minka's starting point and five Newton steps (his appendix C).
 double inverse_digamma(double x);

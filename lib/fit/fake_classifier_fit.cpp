@@ -1,10 +1,13 @@
 #include "fit/fake_classifier_fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/binning.hpp"
@@ -36,12 +39,9 @@ std::vector<double> confidence_histogram(const Sample& s, std::size_t bins) {
   return out;
 }
 
-}  // namespace
-
-FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options) {
-  if (data.size < 2)
-    throw DomainError("fit needs at least 2 rows, found " + std::to_string(data.size));
-  FakeClassifierFit out;
+// The dirichlet family: the map by AIC on the labels, then alpha on c = r(p).
+void fit_dirichlet_family(const Sample& data, const FakeFitOptions& options,
+                          FakeClassifierFit& out) {
   std::vector<FittedMap> maps = {FittedMap::identity, FittedMap::temperature, FittedMap::power};
   if (options.map) maps = {*options.map};
   for (FittedMap map : maps) {
@@ -55,11 +55,151 @@ FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& 
     throw DomainError("no calibration map could be fitted: " + out.rejected.front());
   out.chosen = *std::min_element(out.candidates.begin(), out.candidates.end(),
                                  [](const MapFit& a, const MapFit& b) { return a.aic < b.aic; });
-
   const std::vector<double> c = calibrated_rows(data, out.chosen);
-  out.dirichlet = fit_dirichlet(dirichlet_statistics(c, data.classes));
-  out.spec = DirichletSpec{data.classes, out.dirichlet.alpha, generator_map(out.chosen)};
-  const Generator generator(out.spec);
+  const std::size_t K = data.classes;
+  out.dirichlet = fit_dirichlet(dirichlet_statistics(c, K));
+  out.spec = DirichletSpec{K, out.dirichlet.alpha, generator_map(out.chosen)};
+
+  // The confidence model: J = 1 and mixtures of J = 2..max_components, by BIC.
+  const double log_n = std::log(static_cast<double>(data.size));
+  MixtureFit single;
+  single.components = {{1.0, out.dirichlet.alpha}};
+  single.log_likelihood = static_cast<double>(data.size) * out.dirichlet.mean_log_likelihood;
+  single.free_parameters = K;
+  single.bic = static_cast<double>(K) * log_n - 2.0 * single.log_likelihood;
+  out.mixtures.push_back(single);
+  const bool single_only = options.family == FittedFamily::dirichlet;
+  for (std::size_t J = 2; J <= options.max_components && !single_only; ++J) {
+    try {
+      MixtureFit fit = fit_dirichlet_mixture(c, K, J);
+      for (const MixtureComponent& m : fit.components)
+        for (double a : m.alpha)
+          if (!(a >= concentration_min && a <= concentration_max))
+            throw DomainError("a fitted alpha = " + format_double(a) +
+                              " is outside the family's [1e-4, 1e3]");
+      out.mixtures.push_back(std::move(fit));
+    } catch (const DomainError& error) {
+      out.rejected_mixtures.push_back(std::to_string(J) + " components: " + error.what());
+    }
+  }
+  auto first = out.mixtures.begin();
+  if (options.family == FittedFamily::dirichlet_mixture) {
+    if (out.mixtures.size() < 2)
+      throw DomainError(
+          "no mixture of 2 to " + std::to_string(options.max_components) +
+          " Dirichlets could be fitted" +
+          (out.rejected_mixtures.empty() ? std::string() : ": " + out.rejected_mixtures.front()));
+    ++first;
+  }
+  out.components =
+      std::min_element(first, out.mixtures.end(), [](const MixtureFit& a, const MixtureFit& b) {
+        return a.bic < b.bic;
+      })->components;
+}
+
+// The chosen confidence model's family.
+FittedFamily dirichlet_kind(const FakeClassifierFit& fit) {
+  return fit.components.size() > 1 ? FittedFamily::dirichlet_mixture : FittedFamily::dirichlet;
+}
+
+// The fitted dirichlet generator's joint log-likelihood of (f, y) at K = 2: the density of each
+// f times r_y(p). -inf when some f is 0 or 1 exactly.
+double dirichlet_joint_log_likelihood(const Sample& data, const FakeClassifierFit& fit) {
+  double out = -fit.chosen.negative_log_likelihood;
+  for (std::size_t i = 0; i < data.size; ++i)
+    out += dirichlet_score_log_density(data.p[2 * i + 1], fit.chosen, fit.components);
+  return out;
+}
+
+FamilyCandidate candidate(FittedFamily family, double log_likelihood, std::size_t parameters) {
+  const double aic = std::isfinite(log_likelihood)
+                         ? 2.0 * static_cast<double>(parameters) - 2.0 * log_likelihood
+                         : std::numeric_limits<double>::infinity();
+  return {family, log_likelihood, parameters, aic};
+}
+
+}  // namespace
+
+double dirichlet_score_log_density(double f, const MapFit& map,
+                                   std::span<const MixtureComponent> components) {
+  if (!(f > 0.0 && f < 1.0)) return -std::numeric_limits<double>::infinity();
+  std::vector<double> t = {1.0, 1.0};
+  if (map.map == FittedMap::temperature) t.assign(2, 1.0 / map.parameters.at(0));
+  if (map.map == FittedMap::power) t = map.parameters;
+  const std::array<double, 2> log_p = {std::log1p(-f), std::log(f)};
+  std::array<double, 2> c{};
+  power_inverse(log_p, t, c);
+  if (!(c[0] > 0.0 && c[1] > 0.0)) return -std::numeric_limits<double>::infinity();
+  const std::array<double, 2> log_c = {std::log(c[0]), std::log(c[1])};
+  // The Dirichlet density of (c_0, c_1) with respect to Lebesgue measure on c_1 is the Beta's.
+  return mixture_log_density(log_c, components) - std::log(f) - std::log1p(-f) -
+         std::log(t[1] / c[1] + t[0] / c[0]);
+}
+
+std::string_view to_string(FittedFamily family) {
+  switch (family) {
+    case FittedFamily::dirichlet:
+      return "dirichlet";
+    case FittedFamily::beta_binary:
+      return "beta_binary";
+    case FittedFamily::dirichlet_mixture:
+      return "dirichlet_mixture";
+  }
+  return "?";
+}
+
+FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options) {
+  if (data.size < 2)
+    throw DomainError("fit needs at least 2 rows, found " + std::to_string(data.size));
+  FakeClassifierFit out;
+  const bool binary = data.classes == 2;
+  const bool want_dirichlet = options.family != FittedFamily::beta_binary;
+  const bool want_beta = options.family ? *options.family == FittedFamily::beta_binary : binary;
+  // A family the options fix must fit (its error propagates), as must the only one (K > 2); in
+  // the automatic choice at K = 2 a family that cannot be fitted is listed with its reason and
+  // the other one is used.
+  const auto attempt = [&](FittedFamily family, auto&& fit) {
+    if (options.family || !binary) return fit();
+    try {
+      fit();
+    } catch (const DomainError& error) {
+      out.rejected_families.push_back(std::string(to_string(family)) + ": " + error.what());
+    }
+  };
+  if (want_dirichlet) {
+    attempt(FittedFamily::dirichlet, [&] {
+      fit_dirichlet_family(data, options, out);
+      out.family = dirichlet_kind(out);
+      const std::size_t J = out.components.size();
+      if (binary)
+        out.families.push_back(candidate(out.family, dirichlet_joint_log_likelihood(data, out),
+                                         J * data.classes + J - 1 + out.chosen.free_parameters));
+    });
+  }
+  if (want_beta) {
+    attempt(FittedFamily::beta_binary, [&] {
+      out.beta_binary = fit_beta_binary(data);
+      out.families.push_back(candidate(FittedFamily::beta_binary, out.beta_binary->log_likelihood,
+                                       out.beta_binary->free_parameters));
+    });
+  }
+  if (binary) {
+    if (out.families.empty())
+      throw DomainError("neither family could be fitted: " + out.rejected_families.front());
+    // The lower AIC; on a tie (both infinite) the dirichlet family (or mixture), listed first.
+    out.family = std::min_element(out.families.begin(), out.families.end(),
+                                  [](const FamilyCandidate& a, const FamilyCandidate& b) {
+                                    return a.aic < b.aic;
+                                  })
+                     ->family;
+  }
+  if (out.family == FittedFamily::beta_binary)
+    out.generator = out.beta_binary->spec;
+  else if (out.family == FittedFamily::dirichlet_mixture)
+    out.generator = DirichletMixtureSpec{data.classes, out.components, out.spec.map};
+  else
+    out.generator = out.spec;
+  const Generator generator(out.generator);
   out.truth = compute_truth(generator, TruthSettings{});
 
   GoodnessOfFit& g = out.fit;

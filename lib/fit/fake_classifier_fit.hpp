@@ -10,23 +10,53 @@
 // 2. the confidence distribution: c_i = r(p_i) are the model's true class distributions under
 //    that map, and c ~ Dirichlet(alpha) is fitted to them (fit/dirichlet_mle.hpp).
 // The fake classifier is then c ~ Dir(alpha), y ~ Cat(c), p = h(c).
+//
+// For binary data (K = 2) the `beta_binary` family is fitted beside it (fit/beta_binary_fit.hpp,
+// as caltrain does) and the family with the lower AIC on the joint likelihood of the scores
+// f = p_1 and the labels is chosen, unless FakeFitOptions::family fixes it.
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/sample.hpp"
+#include "fit/beta_binary_fit.hpp"
 #include "fit/calibration_map_fit.hpp"
+#include "fit/dirichlet_mixture_fit.hpp"
 #include "fit/dirichlet_mle.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/generator.hpp"
 #include "truth/ground_truth.hpp"
 
 namespace calbench {
+
+enum class FittedFamily { dirichlet, beta_binary, dirichlet_mixture };
+
+std::string_view to_string(FittedFamily family);
 
 struct FakeFitOptions {
   std::optional<FittedMap> map;  // empty: the lowest AIC among the maps that fit
   std::size_t bins = 15;         // of the ECE compared between model and fake
   std::size_t histogram_bins = 10;
   std::uint64_t seed = 0;  // of the fake sample drawn for the comparison
+  // Empty: the confidence model with the lowest BIC among a single Dirichlet and mixtures of
+  // 2..max_components (dirichlet or dirichlet_mixture), and at K = 2 the lower joint AIC of that
+  // and beta_binary. dirichlet: a single Dirichlet; dirichlet_mixture: 2..max_components.
+  std::optional<FittedFamily> family;
+  std::size_t max_components = 4;
+};
+
+// A family's fit on the joint likelihood of the scores f = p_1 and the labels (K = 2): the
+// density of f (with respect to Lebesgue measure on (0, 1), plus the point mass at 1) times
+// P(y | f). AIC = 2 free_parameters - 2 log_likelihood; +inf when the family gives the data
+// zero density (the dirichlet family at an f of exactly 0 or 1).
+struct FamilyCandidate {
+  FittedFamily family = FittedFamily::dirichlet;
+  double log_likelihood = 0.0;
+  std::size_t free_parameters = 0;
+  double aic = 0.0;
 };
 
 // A side-by-side comparison of the model's data and the fitted fake classifier.
@@ -44,14 +74,36 @@ struct GoodnessOfFit {
 };
 
 struct FakeClassifierFit {
+  // The dirichlet family (empty when FakeFitOptions::family is beta_binary).
   std::vector<MapFit> candidates;     // every map tried that converged
   std::vector<std::string> rejected;  // maps whose fit ran away, with the reason
   MapFit chosen;
   DirichletFit dirichlet;
-  DirichletSpec spec;  // the fitted generator
-  GroundTruth truth;   // its exact or Monte Carlo truth (default truth settings)
+  DirichletSpec spec;  // the fitted dirichlet generator (a single Dirichlet)
+  // The confidence model of c = r(p) under the chosen map: J = 1 (the single Dirichlet above)
+  // and each mixture of J = 2..max_components fitted by EM, in order of J, with the reasons
+  // of those not fitted; `components` is the one with the lowest BIC (or the family asked).
+  std::vector<MixtureFit> mixtures;
+  std::vector<std::string> rejected_mixtures;
+  std::vector<MixtureComponent> components;
+  // The beta_binary family (K = 2 only, unless FakeFitOptions::family is dirichlet).
+  std::optional<BetaBinaryFit> beta_binary;
+  std::vector<FamilyCandidate> families;       // K = 2: each family fitted, on the joint AIC
+  std::vector<std::string> rejected_families;  // families not fitted, with the reason
+  FittedFamily family = FittedFamily::dirichlet;
+  GeneratorSpec generator;  // the chosen family's generator
+  GroundTruth truth;        // its exact or Monte Carlo truth (default truth settings)
   GoodnessOfFit fit;
 };
+
+// The density of f = p_1 under a K = 2 dirichlet-family generator, c ~ Dir(alpha), p = h(c)
+// with h the fitted map: with c = h^-1(p) and p_k proportional to c_k^(t_k) (temperature:
+// t_k = 1/T; identity: 1), logit f = t_1 log c_1 - t_0 log c_0, so
+// dc_1/df = 1 / (f (1 - f) (t_1/c_1 + t_0/c_0)) and the density is
+// Beta(c_1; alpha_1, alpha_0) |dc_1/df|. Returns its log; -inf at f = 0 or 1.
+// A mixture's density is the weighted sum over its components.
+double dirichlet_score_log_density(double f, const MapFit& map,
+                                   std::span<const MixtureComponent> components);
 
 // Throws DomainError when no map can be fitted or the data are too small (fewer than 2 rows).
 FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options);

@@ -39,6 +39,10 @@ double curve_value(const CalibrationCurve& curve, double f, double log_f, double
 // phi(1): the curve's limit at f = 1 (what the point mass's labels follow).
 double curve_at_one(const CalibrationCurve& curve);
 
+// The shapes a and b the family accepts (docs/config.md, "Parameter bounds"; the reason is at
+// beta_shape_bounds in generators_json.cpp). `calbench fit` refuses a fit outside them.
+inline constexpr double beta_shape_min = 1e-2, beta_shape_max = 1e3;
+
 struct BetaBinarySpec {
   double a = 1.0, b = 1.0;  // f ~ Beta(a, b)
   double point_mass = 0.0;  // P(f = 1)

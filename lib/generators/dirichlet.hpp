@@ -13,6 +13,10 @@
 
 namespace calbench {
 
+// The concentrations a config accepts (docs/config.md, "Parameter bounds"; the reason is at
+// concentration_bounds in generators_json.cpp). `calbench fit` refuses a fit outside them.
+inline constexpr double concentration_min = 1e-4, concentration_max = 1e3;
+
 struct DirichletSpec {
   std::size_t classes = 2;
   std::vector<double> alpha;  // one per class (a symmetric alpha is expanded)

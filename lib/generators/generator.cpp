@@ -15,6 +15,8 @@ FamilyGenerator make_family(GeneratorSpec spec) {
           return ClassConditionalGenerator(std::move(s));
         else if constexpr (std::is_same_v<S, LabelNoiseSpec>)
           return LabelNoiseGenerator(std::move(s));
+        else if constexpr (std::is_same_v<S, DirichletMixtureSpec>)
+          return DirichletMixtureGenerator(std::move(s));
         else
           return BetaBinaryGenerator(std::move(s));
       },
@@ -22,7 +24,7 @@ FamilyGenerator make_family(GeneratorSpec spec) {
 }
 
 constexpr std::string_view family_names[] = {"dirichlet", "class_conditional", "label_noise",
-                                             "beta_binary"};
+                                             "beta_binary", "dirichlet_mixture"};
 
 }  // namespace
 
@@ -81,6 +83,8 @@ std::uint32_t Generator::draw(Engine& engine, std::span<double> c, std::span<dou
       [&](const auto& g) -> std::uint32_t {
         if constexpr (std::is_same_v<std::decay_t<decltype(g)>, DirichletGenerator>)
           return 0;  // handled above
+        else if constexpr (std::is_same_v<std::decay_t<decltype(g)>, DirichletMixtureGenerator>)
+          return g.draw(engine, c, p, log_p, scratch.dirichlet);
         else
           return g.draw(engine, c, p, log_p);
       },

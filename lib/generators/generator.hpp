@@ -25,15 +25,17 @@
 #include "generators/beta_binary.hpp"
 #include "generators/class_conditional.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/dirichlet_mixture.hpp"
 #include "generators/label_noise.hpp"
 
 namespace calbench {
 
-using GeneratorSpec =
-    std::variant<DirichletSpec, ClassConditionalSpec, LabelNoiseSpec, BetaBinarySpec>;
+using GeneratorSpec = std::variant<DirichletSpec, ClassConditionalSpec, LabelNoiseSpec,
+                                   BetaBinarySpec, DirichletMixtureSpec>;
 
-using FamilyGenerator = std::variant<DirichletGenerator, ClassConditionalGenerator,
-                                     LabelNoiseGenerator, BetaBinaryGenerator>;
+using FamilyGenerator =
+    std::variant<DirichletGenerator, ClassConditionalGenerator, LabelNoiseGenerator,
+                 BetaBinaryGenerator, DirichletMixtureGenerator>;
 
 // The config name of a spec's family ("dirichlet", "class_conditional", ...).
 std::string_view family_name(const GeneratorSpec& spec);

@@ -29,7 +29,7 @@ struct Bounds {
 // underflow to exactly 0 with probability 1 - exp(-709 alpha) > 0.93 (u^(1/alpha) < 1e-308):
 // p is a vertex of the simplex in double precision and the log-loss truths grow like 1/alpha
 // (label_noise NLL 1.3e299 at alpha 1e-300).
-constexpr Bounds concentration_bounds{1e-4, 1e3};
+constexpr Bounds concentration_bounds{concentration_min, concentration_max};
 // temperature: p_k proportional to c_k^(1/T) = softmax(log c / T). Above 1e6 the differences
 // (log c_i - log c_j) / T fall below the spacing of doubles near 1 for a fraction ~T 1e-16 of
 // draws, so p has exact ties the truth (argmax kept) does not have: at T = 1e17 every sample
@@ -52,7 +52,7 @@ constexpr Bounds weight_bounds{-1e4, 1e4};
 constexpr Bounds bias_bounds{-700, 700};
 // beta_binary a, b: Beta(1e-4, 1) and Beta(1e4, 1) gave a Brier truth off by z = -590 and
 // -73,528 (the quadrature misses mass within 1e-300 of 0 or 1); [1e-2, 1e3] checked.
-constexpr Bounds beta_shape_bounds{1e-2, 1e3};
+constexpr Bounds beta_shape_bounds{beta_shape_min, beta_shape_max};
 
 bool in_beta_shape_bounds(double x) {
   return x >= beta_shape_bounds.lo && x <= beta_shape_bounds.hi;
@@ -645,6 +645,74 @@ std::optional<ParsedGenerator> build_beta_binary(Args& a) {
       {}};
 }
 
+// ---- dirichlet_mixture ------------------------------------------------------------------------
+
+// `components`: 1 to 16 objects {weight > 0, alpha (a number or one per class)}, weights summing
+// to 1 within 1e-9.
+bool read_components(Args& args) {
+  ObjectReader& g = args.reader();
+  const Json* value = g.require("components", "an array of {weight, alpha} objects");
+  if (value == nullptr) return false;
+  const std::string pointer = g.pointer_to("components");
+  if (!value->is_array() || value->empty() || value->size() > max_mixture_components) {
+    g.problems().add(pointer, "expected an array of 1 to " +
+                                  std::to_string(max_mixture_components) +
+                                  " {weight, alpha} objects, found " + describe(*value));
+    return false;
+  }
+  std::vector<MixtureComponent> out;
+  bool ok = true;
+  double total = 0.0;
+  for (std::size_t j = 0; j < value->size(); ++j) {
+    ObjectReader c((*value)[j], pointer_join(pointer, j), g.problems());
+    if (!c.is_object()) {
+      ok = false;
+      continue;
+    }
+    c.allow_only({"weight", "alpha"});
+    const auto weight = c.positive("weight");
+    std::optional<std::vector<double>> alpha;
+    if (c.require("alpha", "a number > 0 or one per class") != nullptr)
+      alpha = parse_alpha(c, args.classes(), default_alpha);
+    if (!weight || !alpha || !args.classes()) {
+      ok = false;
+      continue;
+    }
+    total += *weight;
+    out.push_back({*weight, expand(*alpha, *args.classes())});
+  }
+  if (ok && std::abs(total - 1.0) > 1e-9) {
+    g.problems().add(
+        pointer, "the weights sum to " + format_double(total) + ": must sum to 1 (within 1e-9)");
+    ok = false;
+  }
+  if (ok) args.set("components", std::move(out));
+  return ok;
+}
+
+// The map of a mixture: the dirichlet family's, restricted to those with r(p) = h^-1(p).
+bool read_mixture_map(Args& a) {
+  auto map = parse_miscalibration(a.reader(), a.classes());
+  if (!map) return false;
+  if (!mixture_accepts_map(*map)) {
+    a.reader().problems().add(
+        a.reader().pointer_to("miscalibration"),
+        "map " + canonical_text(*map) +
+            ": dirichlet_mixture accepts identity, temperature or power (injective maps, so "
+            "r(p) = h^-1(p) whatever the component)");
+    return false;
+  }
+  a.set("miscalibration", std::move(*map));
+  return true;
+}
+
+std::optional<ParsedGenerator> build_dirichlet_mixture(Args& a) {
+  return ParsedGenerator{DirichletMixtureSpec{a.get<std::size_t>("classes"),
+                                              a.get<std::vector<MixtureComponent>>("components"),
+                                              a.get<MiscalibrationMap>("miscalibration")},
+                         {}};
+}
+
 }  // namespace
 
 MapEntry identity_map() {
@@ -779,6 +847,28 @@ FamilyEntry beta_binary_family() {
       build_beta_binary};
 }
 
+FamilyEntry dirichlet_mixture_family() {
+  return {
+      {},
+      "kyle's multi-Dirichlet: component j with probability w_j, c ~ Dirichlet(alpha_j), y ~ c,\n"
+      "p = h(c) with one injective map h (identity, temperature, power)",
+      {classes_param(),
+       param::custom(
+           "components", "array of objects", "required",
+           "1 to 16 {weight > 0, alpha in [1e-4, 1e3] or one per class}, weights "
+           "summing to 1",
+           "the components: w_j and alpha_j", read_components,
+           {Json(true), Json::array(), Json::array({Json{{"weight", 0.5}, {"alpha", 1.0}}}),
+            Json::array({Json{{"weight", 1.0}, {"alpha", -1.0}}})}),
+       param::custom("miscalibration", "object", default_miscalibration().dump(),
+                     "identity, temperature or power (see `calbench list maps`)",
+                     "the miscalibration map h of every component", read_mixture_map,
+                     {Json(1.5), Json{{"map", "top_label"}, {"gamma", 0.5}}})},
+      R"({"classes": 3, "components": [{"weight": 0.7, "alpha": 0.3}, {"weight": 0.3, "alpha": [2, 1, 1]}], "miscalibration": {"map": "temperature", "temperature": 0.8}})",
+      {},
+      build_dirichlet_mixture};
+}
+
 // ---- the tables -----------------------------------------------------------------------------
 
 // The maps and families a config can name, in listing order: a new one is its row and a line
@@ -800,6 +890,7 @@ const std::vector<FamilyEntry>& family_registry() {
       named("class_conditional", class_conditional_family()),
       named("label_noise", label_noise_family()),
       named("beta_binary", beta_binary_family()),
+      named("dirichlet_mixture", dirichlet_mixture_family()),
   };
   return rows;
 }

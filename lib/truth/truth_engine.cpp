@@ -13,6 +13,7 @@
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/family_truth.hpp"
 #include "truth/map_preimage.hpp"
+#include "truth/mixture_truth.hpp"
 #include "truth/monte_carlo_sampler.hpp"
 #include "truth/ternary_quadrature.hpp"
 
@@ -103,6 +104,8 @@ GroundTruth compute_truth(const Generator& generator, const TruthSettings& setti
           return label_noise_truth(g, settings);
         else if constexpr (std::is_same_v<G, ClassConditionalGenerator>)
           return class_conditional_truth(g, settings);
+        else if constexpr (std::is_same_v<G, DirichletMixtureGenerator>)
+          return dirichlet_mixture_truth(g, settings);
         else
           return beta_binary_truth(g);
       },
