@@ -32,10 +32,10 @@ const AffineLogitMap injective_affine{{1.3, 0.0, 0.0, 0.3, 1.0, 0.0, 0.3, 0.0, 1
 std::vector<Case> cases(bool all) {
   std::vector<Case> out = {
       {"temperature 0.7, alpha (0.8, 1, 2)", {3, {0.8, 1.0, 2.0}, TemperatureMap{0.7}}},
-      {"power (0.5, 1, 2), alpha 1", {3, {1.0}, PowerMap{{0.5, 1.0, 2.0}}}},
       {"top_label 2, alpha 0.7", {3, {0.7}, TopLabelMap{2.0}}},
   };
   if (!all) return out;
+  out.push_back({"power (0.5, 1, 2), alpha 1", {3, {1.0}, PowerMap{{0.5, 1.0, 2.0}}}});
   out.push_back({"temperature 1.4, alpha 0.5", {3, {0.5}, TemperatureMap{1.4}}});
   out.push_back({"power (0.8, 1, 1.3), alpha 0.3", {3, {0.3}, PowerMap{{0.8, 1.0, 1.3}}}});
   out.push_back({"top_label 0.5, alpha 0.6", {3, {0.6}, TopLabelMap{0.5}}});
@@ -87,5 +87,5 @@ TEST_CASE("default Monte Carlo truth at K = 3 within 4 reported errors of the qu
 TEST_CASE("default Monte Carlo truth at K = 3 on more maps, against the quadrature",
           "[slow][stat][truth]") {
   const auto all = cases(true);
-  check_against_quadrature({all.begin() + 3, all.end()}, unreported_bias);
+  check_against_quadrature({all.begin() + 2, all.end()}, unreported_bias);
 }
