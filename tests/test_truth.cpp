@@ -272,7 +272,6 @@ struct CountingGroup {
 
 TEST_CASE("sampler: rounds of samples/8 over the groups, stopping once the needed errors are small",
           "[unit][truth]") {
-  std::vector<CountingGroup> groups(4);
   std::size_t round = 0;
   const std::vector<Quantity> needed = {Quantity::brier};
   const auto summarise = [&] {
@@ -284,6 +283,7 @@ TEST_CASE("sampler: rounds of samples/8 over the groups, stopping once the neede
   };
   // 1000 samples over 4 groups in 8 rounds: ceil(1000 / 32) = 32 per group and round. The
   // error 2^-round is within 1/8 after the third round.
+  std::vector<CountingGroup> groups(4);
   mc::draw_in_rounds(groups, 1000, 0.125, needed, summarise);
   CHECK(round == 3);
   for (const auto& g : groups) CHECK(g.drawn == 3 * 32);
@@ -293,6 +293,15 @@ TEST_CASE("sampler: rounds of samples/8 over the groups, stopping once the neede
   mc::draw_in_rounds(more, 1000, 0.0, needed, summarise);
   CHECK(round == mc::rounds);
   for (const auto& g : more) CHECK(g.drawn == mc::rounds * 32);
+  // Above 2,000,000 samples the rounds keep the size of 2,000,000/8 (62,500 per group of 4), so
+  // 5,000,000 samples are floor(5e6 / 250,000) = 20 rounds; stopping early is unchanged.
+  for (const auto& [tolerance, expected] : {std::pair{0.0, 20}, std::pair{0.125, 3}}) {
+    round = 0;
+    std::vector<CountingGroup> big(4);
+    mc::draw_in_rounds(big, 5'000'000, tolerance, needed, summarise);
+    CHECK(round == static_cast<std::size_t>(expected));
+    for (const auto& g : big) CHECK(g.drawn == static_cast<std::size_t>(expected) * 62'500);
+  }
 }
 
 TEST_CASE("sampler: a truth group's per-draw statistics by hand", "[unit][truth]") {

@@ -191,8 +191,8 @@ GroundTruth run_monte_carlo(const Generator& gen, const TruthSettings& settings,
       std::find(needed.begin(), needed.end(), Quantity::classwise_ece_l1) != needed.end();
   return mc::truth_monte_carlo(
       hash64(gen.canonical_text()), K, shape,
-      with_controls ? *controls : std::array<double, mc::controls>{0.0, 0.0, 0.0}, settings.samples,
-      settings.tolerance, needed, draw);
+      with_controls ? *controls : std::array<double, mc::controls>{0.0, 0.0, 0.0}, settings, needed,
+      draw);
 }
 
 double log_beta(double a, double b) {

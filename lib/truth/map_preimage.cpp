@@ -62,7 +62,8 @@ MapPreimages::MapPreimages(const DirichletSpec& spec)
 
 double MapPreimages::posterior(std::span<const double> log_p, std::span<double> r,
                                std::span<double> scratch, unsigned* structure) const {
-  return top_label_ ? top_label(log_p, r, structure) : log_affine(log_p, r, scratch, structure);
+  return top_label_ ? top_label(log_p, r, scratch, structure)
+                    : log_affine(log_p, r, scratch, structure);
 }
 
 double MapPreimages::log_affine(std::span<const double> log_p, std::span<double> r,
@@ -170,25 +171,31 @@ double MapPreimages::log_affine(std::span<const double> log_p, std::span<double>
 }
 
 double MapPreimages::top_label(std::span<const double> log_p, std::span<double> r,
-                               unsigned* structure) const {
+                               std::span<double> scratch, unsigned* structure) const {
   const std::size_t K = K_;
   const double Kd = static_cast<double>(K), spread = 1.0 - 1.0 / Kd;
+  // p_k once (K exponentials per call, not K per candidate); the sums below keep the order
+  // of index, skipping j, so the bits are those of recomputing each exp.
+  std::span<double> p = scratch.first(K);
   double sum_log_p = 0.0;
-  for (std::size_t k = 0; k < K; ++k) sum_log_p += log_p[k];
+  for (std::size_t k = 0; k < K; ++k) {
+    sum_log_p += log_p[k];
+    p[k] = std::exp(log_p[k]);
+  }
   double total = 0.0;
   unsigned bits = 0;
   std::fill(r.begin(), r.end(), 0.0);
   for (std::size_t j = 0; j < K; ++j) {
+    const double pj = p[j];
+    if (!(pj > 1.0 / Kd)) continue;  // only classes above 1/K have a candidate
     // 1 - p_j from the other components (exact where p_j is near 1).
     double rest = 0.0, other_max = 0.0;
     for (std::size_t i = 0; i < K; ++i)
       if (i != j) {
-        const double pi = std::exp(log_p[i]);
-        rest += pi;
-        other_max = std::max(other_max, pi);
+        rest += p[i];
+        other_max = std::max(other_max, p[i]);
       }
-    const double pj = std::exp(log_p[j]);
-    if (!(pj > 1.0 / Kd) || rest <= 0.0) continue;
+    if (rest <= 0.0) continue;
     // u^gamma = (p_j - 1/K)/(1 - 1/K) = 1 - rest/spread; m = g^-1(p_j) = 1/K + spread u with
     // 1 - m = spread (1 - u) = -spread expm1(log(u^gamma)/gamma).
     const double log_ug = std::log1p(-rest / spread);
@@ -208,13 +215,13 @@ double MapPreimages::top_label(std::span<const double> log_p, std::span<double> 
     if (!std::isfinite(w)) continue;
     bits |= 1u << std::min<std::size_t>(j, 31);
     total += w;
-    for (std::size_t i = 0; i < K; ++i) r[i] += w * (i == j ? m : std::exp(log_p[i]) * scale);
+    for (std::size_t i = 0; i < K; ++i) r[i] += w * (i == j ? m : p[i] * scale);
   }
   if (structure != nullptr) *structure = bits;
   if (total > 0.0) {
     for (double& v : r) v /= total;
   } else {
-    for (std::size_t k = 0; k < K; ++k) r[k] = std::exp(log_p[k]);
+    for (std::size_t k = 0; k < K; ++k) r[k] = p[k];
   }
   return total;
 }

@@ -58,7 +58,8 @@ class MapPreimages {
  private:
   double log_affine(std::span<const double> log_p, std::span<double> r, std::span<double> scratch,
                     unsigned* structure) const;
-  double top_label(std::span<const double> log_p, std::span<double> r, unsigned* structure) const;
+  double top_label(std::span<const double> log_p, std::span<double> r, std::span<double> scratch,
+                   unsigned* structure) const;
 
   std::size_t K_;
   std::vector<double> alpha_, mean_;

@@ -265,6 +265,10 @@ struct SummaryShape {
   bool sign_constant_top = false;  // ece_top_l1 = |E[Z - c_top]|, no binning
   bool z_determines_gap = false;   // c_top - Z is a function of Z: ece_top_l2 unconditional
   bool classwise = true;           // per-class bins kept (else classwise_ece_l1 is unknown)
+  // Where E[c_k - p_k | p_k] jumps (0: nowhere): the classwise bin holding it is split there,
+  // its part at or above moved into the next bin, so no bin mixes both sides of the jump
+  // (|.| of a mixed bin is biased towards 0).
+  double classwise_split = 0.0;
 };
 
 // The nine quantities from the groups' accumulators (merged in the given order) and the

@@ -27,6 +27,7 @@
 #include "core/task_kernel.hpp"
 #include "truth/ground_truth.hpp"
 #include "truth/monte_carlo_core.hpp"
+#include "truth/truth_settings.hpp"
 
 namespace calbench::mc {
 
@@ -74,21 +75,26 @@ BatchMean batch_mean(std::span<const double> values, std::size_t stride = 1,
 
 // ---- drawing in rounds ----------------------------------------------------------------------
 
-// `samples` are drawn in at most this many rounds of samples/rounds vectors over all groups.
+// Vectors over all groups in one round: `samples`/8 up to 2,000,000 samples, then fixed, so a
+// computation that stops early has the same bits whatever the cap (`samples`) above 2,000,000.
 constexpr std::size_t rounds = 8;
+constexpr std::uint64_t round_budget = 2'000'000;
 
 // Draws round after round into every group (in parallel: group.draw(n) continues the group's
 // stream) and summarises all groups after each round, until every quantity in `needed` has an
-// error within `tolerance` or `rounds` rounds are drawn. Stopping depends only on the keyed
-// streams, so it is deterministic.
+// error within `tolerance` or the next round would pass `samples` (at least `rounds` rounds).
+// Stopping depends only on the keyed streams, so it is deterministic.
 template <typename Group, typename Summarise>
 GroundTruth draw_in_rounds(std::vector<Group>& members, std::uint64_t samples, double tolerance,
                            std::span<const Quantity> needed, Summarise&& summarise) {
   const std::size_t G = members.size();
+  const std::uint64_t pass = std::min(samples, round_budget);
   const std::size_t per_round =
-      std::max<std::size_t>(1, static_cast<std::size_t>((samples + G * rounds - 1) / (G * rounds)));
+      std::max<std::size_t>(1, static_cast<std::size_t>((pass + G * rounds - 1) / (G * rounds)));
+  const std::uint64_t max_rounds =
+      std::max<std::uint64_t>(rounds, samples / (static_cast<std::uint64_t>(per_round) * G));
   GroundTruth t;
-  for (std::size_t round = 0; round < rounds; ++round) {
+  for (std::uint64_t round = 0; round < max_rounds; ++round) {
     for_each_index(G, [&](std::size_t g) { members[g].draw(per_round); });
     t = summarise();
     double worst = 0.0;
@@ -112,18 +118,23 @@ struct Draw {
 // accumulators, and the family's draw, fn(engine, draw). The per-draw statistics are those of
 // the nine quantities (docs/truth.md): accuracy c_top, gap c_top - Z and its square, Brier
 // sum p^2 - 2 sum p c + 1, NLL -sum c log p, the canonical errors |r - p|_1 and |r - p|_2^2,
-// the top-label residual on Z's fine bin and each class's residual c_k - p_k on p_k's bin
-// (one set of bins for all classes when they are exchangeable: `pooled`).
+// the top-label residual on Z's fine bin and each class's residual on p_k's bin (one set of
+// bins for all classes when they are exchangeable: `pooled`). The binned residuals use
+// r = E[c | p] where the family gives it (a non-injective map): E[r_top | Z] = E[c_top | Z] and
+// E[r_k | p_k] = E[c_k | p_k] (tower property), with the noise of c around r averaged out
+// (Rao-Blackwellisation); the moments keep c, whose controls are functions of c.
 template <typename DrawFn>
 class TruthGroup {
  public:
   // Without `classwise` the per-class bins are not kept (a family whose classwise error is
   // exact skips K bin updates per draw).
   TruthGroup(const KeyedBatches& streams, std::size_t group, std::size_t classes, bool pooled,
-             DrawFn draw_fn, bool classwise = true)
+             DrawFn draw_fn, bool classwise = true, double classwise_split = 0.0)
       : engine_(streams.engine(group)),
         pooled_(pooled),
         classwise_(classwise),
+        split_(classwise_split),
+        split_bin_(classwise_split > 0.0 ? fine_bin(classwise_split) : fine_bins),
         draw_fn_(draw_fn),
         d_(classes) {
     result_.top.resize(fine_bins);
@@ -156,10 +167,13 @@ class TruthGroup {
       }
       result_.moments.add({c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
                           d_.control);
-      result_.top.add(fine_bin(Z), gap);
+      result_.top.add(fine_bin(Z), r[top] - Z);
       if (!classwise_) continue;
-      for (std::size_t k = 0; k < K; ++k)
-        result_.classwise.add((pooled_ ? 0 : k * fine_bins) + fine_bin(p[k]), c[k] - p[k]);
+      for (std::size_t k = 0; k < K; ++k) {
+        std::size_t bin = fine_bin(p[k]);
+        if (bin == split_bin_ && p[k] >= split_) ++bin;  // the next bin lies above the split
+        result_.classwise.add((pooled_ ? 0 : k * fine_bins) + bin, r[k] - p[k]);
+      }
     }
   }
 
@@ -168,6 +182,8 @@ class TruthGroup {
  private:
   Engine engine_;
   bool pooled_, classwise_;
+  double split_;
+  std::size_t split_bin_;
   DrawFn draw_fn_;
   Draw d_;
   GroupResult result_;
@@ -185,16 +201,16 @@ std::vector<const GroupResult*> results_of(const std::vector<Group>& members) {
 // in rounds and summarised with the controls' exact means `mu` (zero without controls).
 template <typename DrawFn>
 GroundTruth truth_monte_carlo(std::uint64_t key, std::size_t classes, const SummaryShape& shape,
-                              const std::array<double, controls>& mu, std::uint64_t samples,
-                              double tolerance, std::span<const Quantity> needed,
-                              const DrawFn& draw_fn) {
+                              const std::array<double, controls>& mu, const TruthSettings& settings,
+                              std::span<const Quantity> needed, const DrawFn& draw_fn) {
   const KeyedBatches streams{key, Purpose::truth, groups};
   std::vector<TruthGroup<DrawFn>> members;
   members.reserve(groups);
   for (std::size_t g = 0; g < groups; ++g)
-    members.emplace_back(streams, g, classes, shape.pooled, draw_fn, shape.classwise);
+    members.emplace_back(streams, g, classes, shape.pooled, draw_fn, shape.classwise,
+                         shape.classwise_split);
   const auto results = results_of(members);
-  return draw_in_rounds(members, samples, tolerance, needed,
+  return draw_in_rounds(members, settings.samples, settings.tolerance, needed,
                         [&] { return summarise(results, mu, shape); });
 }
 

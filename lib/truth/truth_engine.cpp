@@ -35,6 +35,10 @@ mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
   shape.z_determines_gap = std::holds_alternative<IdentityMap>(spec.map) ||
                            (std::holds_alternative<TopLabelMap>(spec.map) &&
                             has_sign_constant_top_gap(spec.map, spec.classes));
+  // A non-injective top_label map: class k has a candidate preimage only where p_k > 1/K, so
+  // E[c_k - p_k | p_k] jumps there.
+  if (std::holds_alternative<TopLabelMap>(spec.map) && !is_injective(spec.map, spec.classes))
+    shape.classwise_split = 1.0 / static_cast<double>(spec.classes);
   return shape;
 }
 
@@ -68,7 +72,7 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
     if (!r_is_c) posterior_mean(preimages, d.c, d.log_p, d.r, tmp);
   };
   GroundTruth t = mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape_of(gen, pooled), mu,
-                                        settings.samples, settings.tolerance, all_quantities, draw);
+                                        settings, all_quantities, draw);
   if (continuum) {
     // Each p has a continuum of preimages: r(p) has no formula here, so the canonical errors
     // are unknown (not E|c - p|, which only bounds them from above).
@@ -113,8 +117,9 @@ GroundTruth compute_truth(const Generator& generator, const TruthSettings& setti
 }
 
 const GroundTruth& TruthCache::get(const Generator& generator, const TruthSettings& settings) {
-  const std::string key =
-      generator.canonical_text() + "|samples=" + std::to_string(settings.samples);
+  const std::string key = generator.canonical_text() +
+                          "|samples=" + std::to_string(settings.samples) +
+                          "|tolerance=" + format_double(settings.tolerance);
   std::lock_guard lock(mutex_);
   auto it = cache_.find(key);
   if (it == cache_.end())
