@@ -8,9 +8,11 @@
 #include <sstream>
 #include <vector>
 
+#include "config/finite_json.hpp"
 #include "config/json_support.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
+#include "core/finite_guard.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
@@ -212,6 +214,10 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
           coverage_note(used[e], methods[0][e], sample.size, sample.classes, p[e] <= 1.0 - o.level);
   }
 
+  // An estimate that is not finite is an error naming the estimator, in either format (the
+  // text table would print "nan", the JSON null).
+  for (std::size_t e = 0; e < E; ++e)
+    require_finite(observed[e], [&] { return o.data + ": estimator " + used[e].label; });
   std::ostringstream text;
   if (o.json) {
     Json doc = {{"n", sample.size}, {"classes", sample.classes}};
@@ -226,6 +232,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
           {"p_calibrated", p[e]},
           {"note", notes[e].empty() ? Json() : Json(notes[e])}};
     doc["estimators"] = std::move(entries);
+    require_finite_json(doc, o.data);
     text << doc.dump(2) << '\n';
   } else {
     text << o.data << ": n = " << sample.size << ", K = " << sample.classes << "; " << o.resamples

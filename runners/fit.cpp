@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "config/finite_json.hpp"
 #include "config/json_support.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -187,6 +188,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
           {"ece_ew15_sample", g.fake_ece_sample},
           {"confidence_histogram", g.fake_histogram}}},
         {"total_variation", g.total_variation}};
+    require_finite_json(doc, o.data);
     text << doc.dump(2) << '\n';
   } else {
     text << o.data << ": n = " << data.size << ", K = " << data.classes << "\n\n";
@@ -260,7 +262,9 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     text << "total variation distance: " << format_fixed(g.total_variation, 4) << '\n';
   }
   if (!o.out.empty()) {
-    write_file_atomically(o.out, runnable_config(o, fit).dump(2) + "\n");
+    const auto config = runnable_config(o, fit);
+    require_finite_json(config, o.out);
+    write_file_atomically(o.out, config.dump(2) + "\n");
     if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
   }
   out << text.str();

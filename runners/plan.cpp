@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "config/finite_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -78,7 +79,9 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
       break;
   }
   if (!o.out.empty()) {
-    write_file_atomically(o.out, plan_result_json(config, result).dump(2) + "\n");
+    const auto doc = plan_result_json(config, result);
+    require_finite_json(doc, o.out);
+    write_file_atomically(o.out, doc.dump(2) + "\n");
     text << "wrote " << o.out << "\n";
   }
   out << text.str();

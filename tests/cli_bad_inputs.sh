@@ -283,6 +283,44 @@ expect_bad swept_sample_size \
   "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"sample_size": [50, 1e13]}')" \
   '/sweep/sample_size/1|of memory (sample size 1e+13 x classes 3'
 
+# Bounds added by the third pass (docs/config.md, "Parameter bounds"): estimator bandwidths,
+# the external timeout, decision utilities and odds, the reliability section; the truth
+# engine's memory and the other truth sample counts in the pre-flight.
+dec_cfg() {  # dec_cfg CLASSES DECISION [EXTRA]
+  printf '{"scenario": "decision", "replicates": 5, "sample_size": 50,
+    "generator": {"family": "dirichlet", "classes": %s, "alpha": 0.5}, "decision": %s%s}' \
+    "$1" "$2" "${3:+, $3}"
+}
+expect_bad kde_canonical_bandwidth_1e-300 \
+  "$(config 5 50 "$gen_ok" '[{"name": "kde_canonical", "bandwidth": 1e-300}]')" \
+  '/estimators/0/bandwidth|expected "loo" or a number in [1e-5, 1e3], found 1e-300'
+expect_bad skce_bandwidth_1e-300 \
+  "$(config 5 50 "$gen_ok" '[{"name": "skce", "bandwidth": 1e-300}]')" \
+  '/estimators/0/bandwidth|bandwidth = 1e-300: must be in [1e-3, 1e3]'
+expect_bad external_timeout_1e300 \
+  "$(config 5 50 "$gen_ok" '[{"name": "external", "command": ["true"], "target": "accuracy", "timeout": 1e300}]')" \
+  '/estimators/0/timeout|timeout = 1e+300: must be in [1e-3, 3.2e7]'
+expect_bad cost_matrix_1e308 \
+  "$(dec_cfg 2 '{"task": "cost_matrix", "utility": [[1e308, 0], [0, 1]]}')" \
+  '/decision/utility/0/0|utility[0][0] = 1e+308: must be in [-1e6, 1e6]'
+expect_bad abstain_1e308 \
+  "$(dec_cfg 2 '{"task": "cost_matrix", "utility": [[1, 0], [0, 1]], "abstain": {"utility": 1e308}}')" \
+  '/decision/abstain/utility|abstain utility = 1e+308: must be in [-1e6, 1e6]'
+expect_bad selective_cost_1e308 "$(dec_cfg 3 '{"task": "selective", "cost": 1e308}')" \
+  '/decision/cost|cost = 1e+308: must be >= 0 and <= 1e6'
+expect_bad betting_odds_near_1 "$(dec_cfg 2 '{"task": "betting", "odds": [1.0000000000000002, 2]}')" \
+  '/decision/odds/0|must be >= 1.000001 (decimal odds)'
+expect_bad reliability_bins_1e12 "$(config 5 50 "$gen_ok" "$est_ok" '"reliability": {"bins": 1e12}')" \
+  '/reliability/bins|bins = 1000000000000: must be <= 1000000'
+expect_bad reliability_samples_1e15 "$(config 5 50 "$gen_ok" "$est_ok" '"reliability": {"samples": 1e15}')" \
+  '/reliability/samples|the truth engine may draw 3e+15 numbers (1 cells x reliability.samples 1e+15'
+expect_bad truth_memory_classes_1e6 \
+  "$(config 5 50 '{"family": "label_noise", "classes": 1e6, "weight": 0.1}' '[{"name": "accuracy"}]')" \
+  '/generator/classes|the ground truth needs about 676 GB of memory (classes 1e+06: 1e+06 x 0.000676 GB'
+expect_bad recalibrator_samples_1e15 \
+  "$(dec_cfg 2 '{"task": "triage"}' '"recalibrator": {"method": {"name": "temperature"}, "fit_size": 100, "samples": 1e15}')" \
+  '/recalibrator/samples|the truth engine may draw 2e+15 numbers'
+
 # ---- usage ----------------------------------------------------------------------------------
 # expect_status STATUS PHRASE_IN_OUTPUT ARGS...: stdout and stderr together must contain PHRASE.
 expect_status() {
@@ -313,6 +351,17 @@ expect_status 2 "--shard: must be I/N with 1 <= I <= N" run "$src/tests/data/tin
 expect_status 2 "--shard: must be I/N with 1 <= I <= N" run "$src/tests/data/tiny.json" --shard 4/3
 expect_status 2 "--threads: Value 99999 not in range 1 to 4096" run "$src/tests/data/tiny.json" --threads 99999
 expect_status 2 "--seed: must be an integer in [0, 2^64 - 1], found -1" fit "$work/two_rows.csv" --seed -1
+# Every integer option of every subcommand (CLI11 ranges on the text).
+expect_status 2 "--threads" merge "$work" --threads 0
+expect_status 2 "--shards" slurm "$src/tests/data/tiny.json" --shards 0
+expect_status 2 "--shards" slurm "$src/tests/data/tiny.json" --shards -1
+expect_status 2 "--cpus" slurm "$src/tests/data/tiny.json" --shards 2 --cpus 0
+expect_status 2 "--max-running" slurm "$src/tests/data/tiny.json" --shards 2 --max-running -1
+expect_status 2 "--resamples" eval "$work/two_rows.csv" --resamples 0
+expect_status 2 "--jackknife-groups" eval "$work/two_rows.csv" --jackknife-groups 1
+expect_status 2 "--threads" eval "$work/two_rows.csv" --threads -1
+expect_status 2 "--threads" plan "$work/two_rows.csv" --threads 0
+expect_status 2 "--threads" bench --threads 0
 expect_status 2 'unknown kind "bogus"; valid: estimators, maps, families' list bogus
 expect_status 0 "equal_mass" list
 expect_status 0 "ece" list

@@ -145,10 +145,10 @@ expect_bad disease_required "$(config "$gen3" '{"task": "triage"}')" \
 expect_bad odds_length "$(config "$gen2" '{"task": "betting", "odds": [2, 2, 2]}')" \
   '/decision/odds|expected an array of 2 numbers'
 expect_bad odds_value "$(config "$gen2" '{"task": "betting", "odds": [2, 0.9]}')" \
-  '/decision/odds/1|odds[1] = 0.9: must be > 1'
+  '/decision/odds/1|odds[1] = 0.9: must be >= 1.000001'
 expect_bad matrix_shape "$(config "$gen3" '{"task": "cost_matrix", "utility": [[1, 0], [0, 1]]}')" \
-  '/decision/utility|expected a 3 x 3' '/decision/utility/0|expected an array of 3 numbers, each finite' \
-  '/decision/utility/1|expected an array of 3 numbers, each finite'
+  '/decision/utility|expected a 3 x 3' '/decision/utility/0|expected an array of 3 numbers, each in [-1e6, 1e6]' \
+  '/decision/utility/1|expected an array of 3 numbers, each in [-1e6, 1e6]'
 expect_bad two_bounds "$(config "$gen2" "$triage" '"requirement": {"at_least": 0.1, "at_most": 0.2}')" \
   '/requirement|give one bound, found at_least and at_most'
 expect_bad no_bound "$(config "$gen2" "$triage" '"requirement": {"metric": "helped"}')" \

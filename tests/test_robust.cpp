@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "config/finite_json.hpp"
 #include "config/preflight.hpp"
 #include "core/error.hpp"
+#include "core/finite_guard.hpp"
 #include "scenarios/common.hpp"
 #include "truth/quadrature_check.hpp"
 
@@ -35,24 +37,33 @@ std::string preflight_message(const ExperimentBase& e, std::size_t threads, doub
 
 TEST_CASE("the pre-flight estimate is the documented formula", "[unit][preflight]") {
   // n = 1000, K = 10, bins 15 (the largest of two estimators), 2 x 3 cells, 200 replicates:
-  // per worker 1000 (10 x 4 + 1) doubles + 15 x 10 x 3 doubles = 328,000 + 3,600 bytes.
+  // per worker 1000 (10 x 4 + 1) doubles + 15 x 10 x 3 doubles = 328,000 + 3,600 bytes. The
+  // classes are exchangeable (symmetric alpha, identity map), so the truth engine keeps one
+  // channel of 11 x 2,562 fine bins x 3 doubles = 676,368 bytes.
   const ExperimentBase e = experiment(R"({
     "replicates": 200, "sample_size": 1000,
-    "generator": {"family": "dirichlet", "classes": 10},
+    "generator": {"family": "dirichlet", "classes": 10, "alpha": 0.5},
     "estimators": [{"name": "ece", "bins": 15}, {"name": "ece", "bins": 5}],
-    "sweep": {"generator.alpha": [0.5, 1], "estimators.1.bins": [2, 3, 4]}})");
+    "sweep": {"truth.tolerance": [1e-4, 1e-5], "estimators.1.bins": [2, 3, 4]}})");
   const PreflightEstimate est = estimate_run(e);
   CHECK(est.cells == 6);
   CHECK(est.tasks == 1200);
   CHECK(est.bytes_per_thread == 331'600.0);
   CHECK(est.component_draws == 1200.0 * 1000.0 * 10.0);
+  CHECK(est.truth_bytes == 676'368.0);
   CHECK(preflight_message(e, 2, 1e9).empty());
-  // 2 workers need 663,200 bytes.
-  CHECK(preflight_message(e, 2, 663'199.0) ==
-        "x.json: /sample_size: the run needs about 0.000663 GB of memory (sample size 1000 x "
-        "classes 10 x 4 doubles per worker, 2 workers) but the machine has 0.000663 GB; lower "
+  // 4 workers need 1,326,400 bytes.
+  CHECK(preflight_message(e, 4, 1'326'399.0) ==
+        "x.json: /sample_size: the run needs about 0.00133 GB of memory (sample size 1000 x "
+        "classes 10 x 4 doubles per worker, 4 workers) but the machine has 0.00133 GB; lower "
         "it or run with fewer --threads");
-  CHECK(preflight_message(e, 2, 663'200.0).empty());
+  CHECK(preflight_message(e, 4, 1'326'400.0).empty());
+  // The truth engine alone: 676,368 bytes, whatever the workers.
+  CHECK(preflight_message(e, 1, 676'367.0) ==
+        "x.json: /generator/classes: the ground truth needs about 0.000676 GB of memory "
+        "(classes 10: 1 x 0.000676 GB of the truth engine's fine bins, one per class unless the "
+        "classes are exchangeable) but the machine has 0.000676 GB; lower the number of "
+        "classes");
 }
 
 TEST_CASE("the pre-flight names the swept value that sets the figure", "[unit][preflight]") {
@@ -108,3 +119,38 @@ TEST_CASE("a non-finite truth is an error naming the cell (never a null)", "[uni
 }
 
 }  // namespace calbench
+
+// The non-finite guard of every scenario and of eval/fit/plan (core/finite_guard.hpp,
+// config/finite_json.hpp): finite values pass unchanged, NaN and infinities are errors naming
+// where they arose (a JSON document's by its pointer).
+TEST_CASE("the non-finite guard names the value's place", "[unit]") {
+  using calbench::NumericalError;
+  const auto where = [] { return std::string("cell 2, replicate 5: estimator ece_ew15"); };
+  CHECK(calbench::require_finite(0.25, where) == 0.25);
+  CHECK_THROWS_WITH(calbench::require_finite(std::nan(""), where),
+                    "cell 2, replicate 5: estimator ece_ew15 gave nan, not a finite number");
+  CHECK_THROWS_AS(calbench::require_finite(-HUGE_VAL, where), NumericalError);
+  nlohmann::ordered_json doc = {{"n", 3}, {"estimators", {{"ece", {{"ci", {0.1, 0.2}}}}}}};
+  CHECK_NOTHROW(calbench::require_finite_json(doc, "data.csv"));
+  doc["estimators"]["ece"]["ci"][1] = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(calbench::require_finite_json(doc, "data.csv"),
+                    "data.csv: /estimators/ece/ci/1 is inf, not a finite number");
+}
+
+// The truth engine's memory in the pre-flight: one channel of fine bins per class unless the
+// classes are exchangeable (symmetric dirichlet, class-symmetric map): 11 x 2,562 x 3 doubles.
+TEST_CASE("the pre-flight counts the truth engine's fine bins per class", "[unit]") {
+  const double per_class = 11.0 * 2562.0 * 3.0 * 8.0;
+  const auto pooled = calbench::estimate_run(calbench::experiment(
+      R"({"sample_size": 10, "replicates": 1, "generator": {"family": "dirichlet", "classes": 1000, "alpha": 0.5, "miscalibration": {"map": "temperature", "temperature": 2}}})"));
+  CHECK(pooled.truth_bytes == per_class);
+  const auto per_class_bins = calbench::estimate_run(calbench::experiment(
+      R"({"sample_size": 10, "replicates": 1, "generator": {"family": "label_noise", "classes": 1000, "weight": 0.1}})"));
+  CHECK(per_class_bins.truth_bytes == 1000.0 * per_class);
+  CHECK_THROWS_AS(
+      calbench::preflight(
+          calbench::experiment(
+              R"({"sample_size": 10, "replicates": 1, "generator": {"family": "label_noise", "classes": 1000, "weight": 0.1}})"),
+          1, 1e8),
+      calbench::ConfigError);
+}

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "truth/monte_carlo_core.hpp"
 
 namespace calbench {
 namespace {
@@ -20,6 +21,16 @@ namespace {
 constexpr double bytes_per_component = 4.0 * sizeof(double);
 constexpr double bytes_per_row = sizeof(double);
 constexpr double bytes_per_bin_and_class = 3.0 * sizeof(double);
+
+// The truth engine's Monte Carlo keeps, per class whose conditional calibration it estimates
+// (one channel when the classes are exchangeable), fine bins (monte_carlo_core.hpp: 2,562) of
+// 3 running sums in each of its 8 groups plus the 3 merged halves it summarises: about 0.68 MB
+// per class, so classes 1e6 would need 676 GB (it used to pass the pre-flight and then run out
+// of memory). The true reliability curves keep 8 sums per fine bin and class in 8 groups.
+constexpr double truth_bytes_per_channel =
+    static_cast<double>((mc::groups + 3) * mc::fine_bins) * 3.0 * sizeof(double);
+constexpr double reliability_bytes_per_channel =
+    static_cast<double>(mc::groups * mc::fine_bins) * 8.0 * sizeof(double);
 
 // The largest value a number-valued key takes: its value in the base document (at `path`, a
 // JSON pointer) and every value the sweep gives `dotted`; with where it was found.
@@ -65,6 +76,29 @@ std::string amount(double x) {
   return format_double(x);
 }
 
+// Whether every cell's classes are exchangeable for the truth engine (one channel of fine bins
+// for all classes): a dirichlet family with a symmetric alpha (a number) and a class-symmetric
+// map (identity, temperature, top_label), and no sweep of the family, alpha or the map. Anything
+// else is counted as one channel per class (an upper bound).
+bool exchangeable_classes(const Json& r) {
+  const Json::json_pointer generator("/generator");
+  if (!r.contains(generator)) return false;
+  const Json& g = r.at(generator);
+  if (!g.is_object() || g.value("family", std::string()) != "dirichlet") return false;
+  if (const auto alpha = g.find("alpha"); alpha != g.end() && !alpha->is_number()) return false;
+  const auto map = g.find("miscalibration");
+  const std::string name =
+      map != g.end() && map->is_object() ? map->value("map", std::string("identity")) : "identity";
+  if (name != "identity" && name != "temperature" && name != "top_label") return false;
+  if (const auto sweep = r.find("sweep"); sweep != r.end() && sweep->is_object())
+    for (const auto& item : sweep->items())
+      for (const char* key : {"generator", "generator.family", "generator.alpha",
+                              "generator.miscalibration", "generator.miscalibration.map"})
+        if (item.key() == key || item.key().rfind(std::string("generator.alpha."), 0) == 0)
+          return false;
+  return true;
+}
+
 }  // namespace
 
 std::string gigabytes(double bytes) {
@@ -101,6 +135,10 @@ Figures figures_of(const Json& r) {
   e.bytes_per_thread = f.n.value * (K * bytes_per_component + bytes_per_row) +
                        f.bins.value * K * bytes_per_bin_and_class;
   e.component_draws = cells * reps * f.n.value * K;
+  const double channels = exchangeable_classes(r) ? 1.0 : K;
+  e.truth_bytes = channels * truth_bytes_per_channel;
+  if (r.contains(Json::json_pointer("/reliability")))
+    e.truth_bytes = std::max(e.truth_bytes, channels * reliability_bytes_per_channel);
   return f;
 }
 
@@ -119,7 +157,15 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
     problems.push_back(config.source + ": " + (pointer.empty() ? "/" : pointer) + ": " + message);
   };
   const double needed = static_cast<double>(threads) * e.bytes_per_thread;
-  if (needed > memory_bytes) {
+  if (e.truth_bytes > memory_bytes && e.truth_bytes >= needed) {
+    add(K.pointer, "the ground truth needs about " + gigabytes(e.truth_bytes) +
+                       " of memory (classes " + amount(K.value) + ": " +
+                       amount(e.truth_bytes / truth_bytes_per_channel) + " x " +
+                       gigabytes(truth_bytes_per_channel) +
+                       " of the truth engine's fine bins, one per class unless the classes are "
+                       "exchangeable) but the machine has " +
+                       gigabytes(memory_bytes) + "; lower the number of classes");
+  } else if (needed > memory_bytes) {
     // Name the term that dominates: the samples (n x K) or the bins (bins x K).
     const double sample_bytes = n.value * (K.value * bytes_per_component + bytes_per_row);
     const bool by_bins = bins.value * K.value * bytes_per_bin_and_class > sample_bytes;
@@ -146,13 +192,19 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
                        amount(max_component_draws) + " (months of CPU time)");
   // The truth engine's Monte Carlo draws up to truth.samples (and population_samples) vectors
   // per distinct generator: at most one per cell.
-  for (const char* key : {"samples", "population_samples"}) {
-    const Largest t =
-        largest(config.resolved, std::string("/truth/") + key, std::string("truth.") + key);
+  // So do the recalibration scenario's composed truths (truth_samples), the decision
+  // scenario's recalibrated decision values (recalibrator.samples) and the true reliability
+  // curves (reliability.samples: 1e15 ran without end).
+  for (const char* dotted : {"truth.samples", "truth.population_samples", "truth_samples",
+                             "recalibrator.samples", "reliability.samples"}) {
+    std::string pointer(1, '/');  // appended, not "/" + ...: GCC 12 warns (-Wrestrict)
+    pointer.append(dotted);
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    const Largest t = largest(config.resolved, pointer, dotted);
     const double draws = static_cast<double>(e.cells) * t.value * std::max(K.value, 2.0);
     if (draws > max_component_draws)
       add(t.pointer, "the truth engine may draw " + amount(draws) + " numbers (" +
-                         amount(static_cast<double>(e.cells)) + " cells x truth." + key + " " +
+                         amount(static_cast<double>(e.cells)) + " cells x " + dotted + " " +
                          amount(t.value) + " x classes " + amount(std::max(K.value, 2.0)) +
                          "), more than calbench's limit of " + amount(max_component_draws) +
                          " (months of CPU time)");

@@ -19,6 +19,7 @@ struct PreflightEstimate {
   std::uint64_t tasks = 0;        // cells x replicates (at most)
   double bytes_per_thread = 0.0;  // sample buffers and bin arrays of one worker
   double component_draws = 0.0;   // tasks x n x K: the numbers the replicates draw
+  double truth_bytes = 0.0;       // the truth engine's fine bins (one truth at a time)
 };
 
 // What the resolved config asks for.

@@ -2,6 +2,7 @@
 // DecisionSpec from a `decision` object {"task": ..., PARAMS...}.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "config/registry.hpp"
 #include "core/format.hpp"
@@ -47,9 +48,26 @@ std::optional<std::vector<double>> number_array(const Json& value, const std::st
   return out;
 }
 
-bool finite(double x) {
-  return std::isfinite(x);
+// Every utility and cost of a task is bounded by 1e6 in absolute value: the exact decision
+// value integrates differences and sums of utilities times probabilities, and utilities of
+// 1e308 overflowed it (cost_matrix and triage: a bare Boost "evaluated your function at a
+// singular point and returned inf"; selective cost 1e308: every utility NaN, written as null).
+// A task's value is invariant to the scale of its utilities, so 1e6 loses nothing (triage:
+// every threshold in (1e-6, 1 - 1e-6) stays reachable with the other at 1).
+constexpr double max_utility = 1e6;
+bool utility_in_range(double x) {
+  return x > 0.0 && x <= max_utility;
 }
+bool bounded_utility(double x) {
+  return x >= -max_utility && x <= max_utility;
+}
+constexpr const char* bounded_utility_rule = "in [-1e6, 1e6]";
+
+// Decimal odds o > 1; the Kelly stake (q o - 1)/(o - 1) divides the rounding error of q o
+// (about 1e-16) by o - 1, so odds within 1e-6 of 1 would leave the stake with fewer than ten
+// correct digits (o = 1 + 2^-52 gave a stake error of order 1). No upper bound is needed: the
+// log-growth is at most log(o) <= 710 (odds 1e308 measured finite).
+constexpr double min_odds = 1.0 + 1e-6;
 
 // ---- cost_matrix ----------------------------------------------------------------------------
 
@@ -79,7 +97,7 @@ bool read_utility(Args& a) {
   for (std::size_t r = 0; r < value->size(); ++r) {
     auto row =
         number_array((*value)[r], pointer_join(pointer, r), "utility[" + std::to_string(r) + "]", K,
-                     finite, "finite", d.problems());
+                     bounded_utility, bounded_utility_rule, d.problems());
     if (row)
       rows.push_back(std::move(*row));
     else
@@ -102,14 +120,17 @@ bool read_abstain(Args& a) {
     if (const Json* u = ab.require("utility", "a number, or one per true class")) {
       const std::string pointer = ab.pointer_to("utility");
       if (u->is_number()) {
-        if (const auto x = read_number(*u, pointer, d.problems())) {
+        if (const auto x = read_number(*u, pointer, d.problems()); x && !bounded_utility(*x)) {
+          d.problems().add(pointer, "abstain utility = " + format_double(*x) + ": must be " +
+                                        bounded_utility_rule);
+        } else if (x) {
           const std::size_t actions =
               a.has("utility") ? a.get<std::vector<std::vector<double>>>("utility").size() : 2;
           a.set("abstain", std::vector<double>(classes.value_or(actions), *x));
           ok = true;
         }
-      } else if (auto v = number_array(*u, pointer, "abstain utility", classes, finite, "finite",
-                                       d.problems())) {
+      } else if (auto v = number_array(*u, pointer, "abstain utility", classes, bounded_utility,
+                                       bounded_utility_rule, d.problems())) {
         a.set("abstain", std::move(*v));
         ok = true;
       }
@@ -164,21 +185,14 @@ bool read_odds(Args& a) {
   if (value == nullptr) return false;
   auto odds = number_array(
       *value, d.pointer_to("odds"), "odds", a.classes(),
-      [](double x) { return std::isfinite(x) && x > 1.0; }, "> 1 (decimal odds)", d.problems());
+      [](double x) { return x >= min_odds && x <= std::numeric_limits<double>::max(); },
+      ">= 1.000001 (decimal odds)", d.problems());
   if (odds) a.set("odds", std::move(*odds));
   return odds.has_value();
 }
 
 std::optional<DecisionSpec> build_betting(Args& a) {
   return BettingSpec{a.get<std::vector<double>>("odds"), a.get<double>("fraction")};
-}
-
-// triage's benefit and harm act through t* = harm / (benefit + harm) and as a common scale of
-// the utilities; a scale of 1e308 overflowed the exact decision value's integral (benefit +
-// harm = inf). 1e6 leaves every threshold in (1e-6, 1 - 1e-6) reachable with the other at 1.
-constexpr double max_utility = 1e6;
-bool utility_in_range(double x) {
-  return x > 0.0 && x <= max_utility;
 }
 
 }  // namespace
@@ -188,12 +202,14 @@ DecisionEntry cost_matrix_task() {
           "one action per class with utility[action][true class], optionally an abstain action;\n"
           "policy: the action of highest expected utility under p (ties: the lowest index, so a\n"
           "class action beats abstaining)",
-          {param::custom("utility", "K x K array of numbers", "required", "finite",
+          {param::custom("utility", "K x K array of numbers", "required", "each in [-1e6, 1e6]",
                          "utility[a][k]: value of action a when the true class is k", read_utility,
-                         {Json(true), Json::array({Json::array({1, "x"}), Json::array({0, 1})})}),
-           param::custom("abstain", "object", "none", "{\"utility\": number or one per class}",
+                         {Json(true), Json::array({Json::array({1, "x"}), Json::array({0, 1})}),
+                          Json::array({Json::array({1, 2e6}), Json::array({0, 1})})}),
+           param::custom("abstain", "object", "none",
+                         "{\"utility\": number or one per class, in [-1e6, 1e6]}",
                          "an extra action with its own utility", read_abstain,
-                         {Json(1.5), Json{{"utility", "x"}}})},
+                         {Json(1.5), Json{{"utility", "x"}}, Json{{"utility", -2e6}}})},
           R"({"utility": [[1, -2], [-1, 3]], "abstain": {"utility": -0.2}})",
           {{"figures", "abstention_rate (with abstain)"}},
           build_cost_matrix};
@@ -204,8 +220,8 @@ DecisionEntry selective_task() {
           "predict argmax p when max p >= threshold, else defer at `cost`; a wrong prediction\n"
           "costs 1, a correct one 0 (utility = -cost)",
           {param::number(
-               "cost", 0.2, [](double x) { return std::isfinite(x) && x >= 0.0; },
-               ">= 0 and finite", "the cost of deferring"),
+               "cost", 0.2, [](double x) { return x >= 0.0 && x <= max_utility; },
+               ">= 0 and <= 1e6", "the cost of deferring"),
            param::number_after(
                "threshold", "cost",
                [](const Args& a) {
@@ -239,9 +255,10 @@ DecisionEntry betting_task() {
           "Kelly betting against decimal odds: stake fraction * the Kelly fraction\n"
           "(q_k o_k - 1)/(o_k - 1) on the outcome of highest expected log-growth under p, no bet\n"
           "without an edge; utility = realised log-growth of the bankroll per bet",
-          {param::custom("odds", "array of numbers", "required", "one per class, each > 1",
+          {param::custom("odds", "array of numbers", "required", "one per class, each >= 1.000001",
                          "decimal odds o_k", read_odds,
-                         {Json(true), Json::array({0.5, 2.0}), Json::array({2.0})}),
+                         {Json(true), Json::array({0.5, 2.0}), Json::array({2.0}),
+                          Json::array({1.0000001, 2.0})}),
            param::number(
                "fraction", 1.0, [](double x) { return x > 0.0 && x <= 1.0; }, "> 0 and <= 1",
                "fractional Kelly multiplier (1: full Kelly)")},

@@ -167,7 +167,12 @@ EstimatorEntry kde_canonical_estimator() {
       {},
       "Dirichlet-kernel estimate of the canonical Lp error (Popordanoska et al. 2022)",
       {param::literal_or_number(
-           "bandwidth", "loo", [](double x) { return x > 0.0; }, "> 0",
+           // The log kernel is (1/b) sum_k p_jk log p_ik minus lgamma terms of p/b + 1: below
+           // the authors' grid (1e-5) it loses digits, and at 1e-300 p/b overflows and the log
+           // normaliser is inf - inf (n = 50 gave 1.0036, not the nearest-neighbour limit).
+           // Above 1 the kernel is nearly flat (r_i tends to the mean of the other labels);
+           // 1e3 is flat to 1e-3 and larger values add nothing.
+           "bandwidth", "loo", [](double x) { return x >= 1e-5 && x <= 1e3; }, "in [1e-5, 1e3]",
            "b: leave-one-out maximum likelihood over the authors' 20-point grid, or fixed"),
        param::choice("norm", l1_l2_choices, Norm::l1, "q = 1 or 2 in E ||r(p) - p||_q^q"),
        param::boolean("squared", false,
@@ -193,9 +198,15 @@ EstimatorEntry skce_estimator() {
       {param::choice(
            "kernel", skce_kernel_choices, defaults.kernel,
            "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"),
-       param::positive("bandwidth", defaults.bandwidth,
-                       "l (CalibrationErrors.jl has no default; 1 is its "
-                       "SqExponentialKernel's lengthscale)"),
+       // Below 1e-3 the Gaussian kernel is exactly 0 for pairs farther apart than 38.6 l
+       // (exp underflows) and the estimate is 0 in double precision (l = 1e-4 at n = 50: every
+       // replicate 0); above 1e3 both kernels are 1 within 1e-6 on the simplex (diameter
+       // sqrt 2) and give one kernel-free value (measured equal at 1e100).
+       param::number(
+           "bandwidth", defaults.bandwidth, [](double x) { return x >= 1e-3 && x <= 1e3; },
+           "in [1e-3, 1e3]",
+           "l (CalibrationErrors.jl has no default; 1 is its SqExponentialKernel's "
+           "lengthscale)"),
        param::choice(
            "estimator", skce_form_choices, defaults.form,
            "linear: O(n) block estimator over pairs (2i, 2i+1); quadratic: O(n^2) U-statistic")},

@@ -82,8 +82,12 @@ EstimatorEntry external_estimator() {
                      "the quantity the numbers estimate: bias, RMSE and coverage are "
                      "measured against its truth",
                      read_target, {Json(1), Json("no_such_quantity")}),
-       param::positive("timeout", 600.0,
-                       "seconds one start of the command may take before it is killed")},
+       // The deadline is now + timeout on the steady clock: 1e300 s overflowed it to an
+       // infinite time (never killed) and 1e-300 s killed every start at once. A millisecond
+       // to a year spans every real use.
+       param::number(
+           "timeout", 600.0, [](double x) { return x >= 1e-3 && x <= 3.2e7; }, "in [1e-3, 3.2e7]",
+           "seconds one start of the command may take before it is killed")},
       // Chance accuracy 1/K for every replicate: the protocol in one line of plain Python.
       R"js({"command": ["python3", "-c", "import json, sys; m = json.load(open(sys.argv[1] + '/manifest.json')); print(*[1 / m['classes']] * m['replicates'])"], "target": "accuracy"})js",
       {{"target", "the `target` given (required)"},

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "config/preflight.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -202,6 +203,9 @@ void run(const std::string& config_text, const std::string& source, const std::s
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
   const ScenarioModule& scenario = module_of(*config);
+  // The command line's pre-flight (config/preflight.hpp): what cannot fit is refused before
+  // the directory is touched, with the same message (a ValueError).
+  preflight(*config, threads, physical_memory_bytes());
   std::optional<py::error_already_set> signalled;
   std::exception_ptr failure;
   {

@@ -197,6 +197,24 @@ class BindingsTest(unittest.TestCase):
                           "sample_size": 10, "generator": GENERATORS[0],
                           "estimators": [{"name": "ece"}]})
 
+    def test_run_checks_the_preflight_like_the_command_line(self):
+        # calbench.run refuses what `calbench run` refuses before computing (docs/config.md,
+        # "Pre-flight"), with the same message, and creates nothing.
+        config, path = experiment(self.tmp, GENERATORS[0], [{"name": "ece"}])
+        config = dict(config, sample_size=10**12)
+        with open(path, "w") as f:
+            json.dump(config, f)
+        out = os.path.join(self.tmp, "preflight")
+        done = cli("run", path, "--out", out, "--quiet", "--threads", "1", check=False)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        line = done.stderr.strip().splitlines()[0]
+        self.assertRegex(line, r"/sample_size: the run needs about .* of memory")
+        expected = line[len("error: "):]
+        with self.assertRaises(ValueError) as raised:
+            calbench.run(path, out=out, threads=1)
+        self.assertEqual(str(raised.exception), expected)
+        self.assertFalse(os.path.exists(out))
+
     def test_run_returns_the_command_lines_results(self):
         config, path = experiment(self.tmp, GENERATORS[0],
                                   [{"name": "ece"}, {"name": "brier"}],

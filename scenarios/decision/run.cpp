@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/finite_guard.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -119,6 +120,39 @@ RecalibrationOutcome recalibrate_cell(const DecisionConfig& config, const Genera
   return out;
 }
 
+// Cell c's exact decision value, guarded: a Boost.Math error in its integral is reported
+// naming the cell (as the truth engine's are, scenarios/common.cpp) and every value, error and
+// figure that summary.json shows must be finite (core/finite_guard.hpp).
+DecisionValue checked_decision_value(const DecisionConfig& config, const Generators& generators,
+                                     const DecisionTask& task, std::size_t c,
+                                     const std::vector<std::string>& figure_names) {
+  const auto where = [&] {
+    return "cell " + std::to_string(config.cells[c].index) + " (" +
+           generators[c]->canonical_text() + "): decision task " + config.cells[c].decision.task;
+  };
+  DecisionValue v;
+  try {
+    v = exact_decision_value(*generators[c], task, config.cells[c].truth.samples);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw NumericalError(where() + ": the exact decision value could not be computed: " + e.what());
+  }
+  const std::pair<const char*, const TruthValue*> parts[] = {{"expected_utility", &v.policy},
+                                                             {"oracle_expected_utility", &v.oracle},
+                                                             {"miscalibration_cost", &v.cost}};
+  for (const auto& part : parts) {
+    require_finite(part.second->value, [&] { return where() + ": " + part.first; });
+    require_finite(part.second->error, [&] { return where() + ": the error of " + part.first; });
+  }
+  for (std::size_t i = 0; i < v.figures.size(); ++i) {
+    require_finite(v.figures[i], [&] { return where() + ": figure " + figure_names[i]; });
+    require_finite(v.oracle_figures[i],
+                   [&] { return where() + ": the oracle's figure " + figure_names[i]; });
+  }
+  return v;
+}
+
 }  // namespace
 
 RequirementsRecord requirements_record(const DecisionConfig& config,
@@ -191,7 +225,7 @@ DecisionResults run_decision(const DecisionConfig& config, const RunControl& con
       TaskGrid(std::vector<std::size_t>(first_cell.size(), 1)),
       [&](TaskKey key) {
         const std::size_t c = first_cell[key.cell];
-        return exact_decision_value(*generators[c], *tasks[c], config.cells[c].truth.samples);
+        return checked_decision_value(config, generators, *tasks[c], c, tasks[c]->figure_names());
       },
       [&](TaskKey key, DecisionValue&& v) { values[key.cell] = std::move(v); }, quiet);
 
@@ -207,7 +241,13 @@ DecisionResults run_decision(const DecisionConfig& config, const RunControl& con
         return realised_utility(*generators[key.cell], *tasks[key.cell],
                                 config.cells[key.cell].sample_size, engine);
       },
-      [&](TaskKey key, double u) { realised[key.cell].add(u); }, control);
+      [&](TaskKey key, double u) {
+        realised[key.cell].add(require_finite(u, [&] {
+          return "cell " + std::to_string(config.cells[key.cell].index) + ", replicate " +
+                 std::to_string(key.replicate) + ": the realised utility";
+        }));
+      },
+      control);
 
   // The recalibrators: one task per cell that has one.
   std::vector<std::size_t> has_recalibrator(cells, 0);
@@ -217,7 +257,15 @@ DecisionResults run_decision(const DecisionConfig& config, const RunControl& con
   stream_tasks<RecalibrationOutcome>(
       TaskGrid(has_recalibrator),
       [&](TaskKey key) { return recalibrate_cell(config, generators, *tasks[key.cell], key.cell); },
-      [&](TaskKey key, RecalibrationOutcome&& r) { recalibrated[key.cell] = std::move(r); }, quiet);
+      [&](TaskKey key, RecalibrationOutcome&& r) {
+        for (const RecalibratedValue& value : r.values)
+          require_finite(value.cost.value, [&] {
+            return "cell " + std::to_string(config.cells[key.cell].index) + ": recalibrator " +
+                   config.cells[key.cell].recalibrator->method.label + ": miscalibration cost";
+          });
+        recalibrated[key.cell] = std::move(r);
+      },
+      quiet);
   if (control.shard) return {};  // a shard's results are its journal
 
   DecisionResults out;

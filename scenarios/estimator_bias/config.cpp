@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "config/registry.hpp"
+#include "estimators/binning.hpp"
 #include "estimators/external.hpp"
 
 namespace calbench {
@@ -84,8 +85,12 @@ std::optional<ReliabilityOutput> parse_reliability(ObjectReader& top) {
   const auto samples =
       o.unsigned_integer("samples", 1000, static_cast<std::uint64_t>(defaults.truth.samples));
   const auto bins = o.integer("bins", 1, static_cast<std::int64_t>(defaults.bins));
+  // The estimators' bound (binning.hpp): 1e12 bins ran out of memory.
+  if (bins && *bins > max_bins)
+    top.problems().add(o.pointer_to("bins"), "bins = " + std::to_string(*bins) +
+                                                 ": must be <= " + std::to_string(max_bins));
   top.set_resolved("reliability", o.take_resolved());
-  if (!points || !samples || !bins) return std::nullopt;
+  if (!points || !samples || !bins || *bins > max_bins) return std::nullopt;
   return ReliabilityOutput{{static_cast<std::size_t>(*points), *samples},
                            static_cast<std::size_t>(*bins)};
 }

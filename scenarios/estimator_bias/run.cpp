@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/finite_guard.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -354,12 +355,11 @@ EstimatorBiasResults run_estimator_bias(const EstimatorBiasConfig& config,
     const std::vector<Reference>& refs = references[key.cell];
     for (std::size_t e = 0; e < r.values.size(); ++e) {
       EstimatorFold& f = fold.estimators[e];
-      const double v = r.values[e];
-      if (!std::isfinite(v))
-        throw NumericalError("cell " + std::to_string(config.cells[key.cell].index) +
-                             ", replicate " + std::to_string(key.replicate) + ": estimator " +
-                             config.cells[key.cell].estimators[e].label + " gave " +
-                             format_double(v) + ", not a finite number");
+      const double v = require_finite(r.values[e], [&] {
+        return "cell " + std::to_string(config.cells[key.cell].index) + ", replicate " +
+               std::to_string(key.replicate) + ": estimator " +
+               config.cells[key.cell].estimators[e].label;
+      });
       f.stats.add(v);
       if (refs[e].value) {
         const double d = v - *refs[e].value;

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/finite_guard.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -98,6 +99,44 @@ void run_task(const RecalibrationConfig& config, const Generators& generators, s
   if (fitted.empty()) return;
   auto truths = composed_truth(gen, fitted, rs.truth_samples);
   for (std::size_t j = 0; j < index.size(); ++j) out.methods[index[j]].truth = std::move(truths[j]);
+}
+
+// The non-finite guard (core/finite_guard.hpp) over one composed truth; the canonical error
+// NaN with an infinite error is the documented "unknown" (docs/truth.md), as for the
+// generator's truth (scenarios/common.cpp).
+template <typename Where>
+void require_finite_truth(const ComposedTruth& truth, Where&& where) {
+  for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
+    const auto& v = truth.values[j];
+    if (!v || (std::isnan(v->value) && std::isinf(v->error))) continue;
+    require_finite(v->value, [&] {
+      return where() + ": the true " + std::string(to_string(composed_quantities[j]));
+    });
+  }
+}
+
+// The guard over one task's outcome: every estimate, fitted parameter and composed truth that
+// summary.json would show.
+void require_finite_outcome(const RecalibrationConfig& config, TaskKey key,
+                            const ReplicateOutcome& r) {
+  const RecalibrationCell& cc = config.cells[key.cell];
+  const auto at = [&] {
+    return "cell " + std::to_string(cc.index) + ", replicate " + std::to_string(key.replicate);
+  };
+  for (std::size_t e = 0; e < r.uncalibrated.size(); ++e)
+    require_finite(r.uncalibrated[e], [&] {
+      return at() + ": estimator " + cc.estimators[e].label + " (uncalibrated)";
+    });
+  for (std::size_t m = 0; m < r.methods.size(); ++m) {
+    const MethodOutcome& mo = r.methods[m];
+    const auto method = [&] { return at() + ": method " + cc.methods[m].label; };
+    for (const FittedValue& p : mo.parameters)
+      require_finite(p.value, [&] { return method() + ": fitted " + p.name; });
+    for (std::size_t e = 0; e < mo.estimates.size(); ++e)
+      require_finite(mo.estimates[e],
+                     [&] { return method() + ": estimator " + cc.estimators[e].label; });
+    require_finite_truth(mo.truth, method);
+  }
 }
 
 // Ranks of values (0 = best), ties broken by position.
@@ -351,6 +390,10 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
                .first;
     }
     uncal[c] = &it->second;
+    require_finite_truth(*uncal[c], [&] {
+      return "cell " + std::to_string(config.cells[c].index) + " (" +
+             generators[c]->canonical_text() + "): the uncalibrated model";
+    });
   }
 
   RecalibrationResults out;
@@ -374,6 +417,7 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
       },
       [&](TaskKey key, ReplicateOutcome&& outcome) {
         for (; next_cell < key.cell; ++next_cell) summarise(next_cell);  // cells without tasks
+        require_finite_outcome(config, key, outcome);
         outcomes.push_back(std::move(outcome));
         if (outcomes.size() == replicates[key.cell]) summarise(next_cell++);
       },
