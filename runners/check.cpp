@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <vector>
@@ -14,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/multiple_testing.hpp"
+#include "core/read_file.hpp"
 
 namespace calbench {
 namespace {
@@ -27,14 +26,13 @@ Summary read_summary(const std::string& path, const std::string& role) {
   std::filesystem::path file = path;
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) file /= "summary.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+  const FileBytes read = read_file(file);
+  if (!read)
     throw InputError(file.string() + ": cannot open the " + role +
                      " (a result directory or its summary.json)");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Summary out{file.string(), {}};
   try {
-    out.document = Json::parse(text);
+    out.document = Json::parse(read.bytes);
   } catch (const std::exception&) {
     throw InputError(out.file + ": not valid JSON");
   }

@@ -9,11 +9,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <new>
 #include <optional>
-#include <sstream>
 #include <system_error>
 
 #include "config/experiment.hpp"
@@ -23,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/journal.hpp"
+#include "core/read_file.hpp"
 #include "core/rng.hpp"
 #include "core/version.hpp"
 #include "report/listing.hpp"
@@ -144,11 +143,9 @@ void write_shard(const std::string& config_file, const ExperimentBase& config,
                  const RunControl::Shard& shard, const std::string& identity, TaskJournal& journal,
                  ResultSetTransaction& results_set) {
   const std::filesystem::path staged = results_set.staging();
-  std::ifstream in(config_file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw InputError("cannot read " + config_file + " again to keep it with the shard");
-  write_file_atomically(staged / "config.json", text.str());
+  const FileBytes text = read_file(config_file);
+  if (!text) throw InputError("cannot read " + config_file + " again to keep it with the shard");
+  write_file_atomically(staged / "config.json", text.bytes);
   write_resolved_config(config.resolved, staged);
   const nlohmann::ordered_json info = {{"shard", shard.index + 1},
                                        {"shards", shard.count},
@@ -273,11 +270,11 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   std::size_t count = 0;
   for (const auto& dir : dirs) {
     const std::filesystem::path info_file = std::filesystem::path(dir) / "shard.json";
-    std::ifstream in(info_file, std::ios::binary);
-    if (!in) throw InputError(dir + " is not a shard of a run (no shard.json)");
+    const FileBytes info_text = read_file(info_file);
+    if (!info_text) throw InputError(dir + " is not a shard of a run (no shard.json)");
     nlohmann::json info;
     try {
-      info = nlohmann::json::parse(in);
+      info = nlohmann::json::parse(info_text.bytes);
     } catch (const nlohmann::json::exception&) {
       throw InputError(info_file.string() + ": not valid JSON");
     }
@@ -291,11 +288,13 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
     if (!journals[shard - 1].empty())
       throw InputError(dir + ": shard " + std::to_string(shard) + " is given twice");
     journals[shard - 1] = std::filesystem::path(dir) / "journal.bin";
-    std::ifstream config_in(std::filesystem::path(dir) / "config.json", std::ios::binary);
-    std::ostringstream text;
-    text << config_in.rdbuf();
-    if (config_text.empty()) config_text = text.str();
-    if (text.str() != config_text)
+    const std::filesystem::path shard_config = std::filesystem::path(dir) / "config.json";
+    const FileBytes text = read_file(shard_config);
+    if (!text)
+      throw InputError(shard_config.string() + ": cannot read the config the shard ran (" +
+                       text.error.message() + ")");
+    if (config_text.empty()) config_text = text.bytes;
+    if (text.bytes != config_text)
       throw InputError(dir + "/config.json differs from " + dirs.front() +
                        "/config.json: the shards are of different runs");
   }

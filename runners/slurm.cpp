@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <system_error>
 
 #include "config/experiment.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/read_file.hpp"
 #include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
 
@@ -219,16 +218,14 @@ int run_slurm(const SlurmOptions& options, std::ostream& out) {
   job.sbatch = options.sbatch;
   const SlurmScripts scripts = slurm_scripts(job);  // refuses what it cannot write, before writing
 
-  std::ifstream in(options.config, std::ios::binary);
-  std::ostringstream config_text;
-  config_text << in.rdbuf();
-  if (!in) throw InputError("cannot read " + options.config + " again to copy it");
+  const FileBytes config_text = read_file(options.config);
+  if (!config_text) throw InputError("cannot read " + options.config + " again to copy it");
   fs::create_directories(script_dir / "logs", error);
   if (error)
     throw OutputError("cannot create the script directory " + (script_dir / "logs").string() +
                       ": " + error.message());
   // The shards run this copy: editing the original later cannot mix two configs in one run.
-  write_file_atomically(job.config, config_text.str());
+  write_file_atomically(job.config, config_text.bytes);
   const std::pair<const char*, const std::string*> files[] = {{"shards.sbatch", &scripts.shards},
                                                               {"merge.sbatch", &scripts.merge},
                                                               {"submit.sh", &scripts.submit}};

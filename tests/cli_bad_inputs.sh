@@ -4,22 +4,10 @@
 # Usage errors exit 2 as well; `list` and `--version` work.
 #
 # Usage: cli_bad_inputs.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_bad_inputs.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_bad_inputs.sh CALBENCH_BINARY SOURCE_DIR}
-[ -d "$src" ] || { echo "cli_bad_inputs: FAIL: no source directory $src" >&2; exit 1; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_bad_inputs.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-failures=0
+script=cli_bad_inputs usage="CALBENCH_BINARY SOURCE_DIR"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 cases=0
-fail() {
-  echo "cli_bad_inputs: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # A small valid config with each section replaceable:
 #   config REPLICATES SAMPLE_SIZE GENERATOR ESTIMATORS [EXTRA_TOP_LEVEL_MEMBERS]
@@ -370,9 +358,4 @@ expect_status 0 "calbench" --version
 expect_status 2 "" frobnicate
 expect_status 2 "" # no subcommand
 
-if [ "$failures" -ne 0 ]; then
-  echo "cli_bad_inputs: $failures failed checks in $cases cases" >&2
-  exit 1
-fi
-echo "cli_bad_inputs: ok ($cases cases)"
-exit 0
+finish "$cases cases"

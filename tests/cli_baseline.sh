@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # A shipped estimator_bias config, run in full, against its committed baseline
 # (results/baselines/NAME.json, docs/check.md): `calbench check` must find nothing moved.
-set -u
-bin=$1
-source_dir=$2
+#
+# Usage: cli_baseline.sh CALBENCH_BINARY SOURCE_DIR NAME  (KEEP_WORK=1 keeps the temp directory)
+script=cli_baseline usage="CALBENCH_BINARY SOURCE_DIR NAME" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 name=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-"$bin" run "$source_dir/configs/$name.json" --out "$work/out" --quiet || exit 1
-"$bin" check "$work/out" --baseline "$source_dir/results/baselines/$name.json"
+
+"$bin" run "$src/configs/$name.json" --out "$work/out" --quiet || fail "$name: the run exited $?"
+"$bin" check "$work/out" --baseline "$src/results/baselines/$name.json" ||
+  fail "$name: calbench check exited $? against results/baselines/$name.json"
+finish "$name"

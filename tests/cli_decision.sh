@@ -7,23 +7,9 @@
 # pointer, and writes nothing.
 #
 # Usage: cli_decision.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_decision.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_decision.sh CALBENCH_BINARY SOURCE_DIR}
-[ -d "$src" ] || { echo "cli_decision: FAIL: no source directory $src" >&2; exit 1; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_decision.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-failures=0
-fail() {
-  echo "cli_decision: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
-table() { grep -v '^#' "$1"; }
+script=cli_decision usage="CALBENCH_BINARY SOURCE_DIR"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 # ---- a small run: K = 3 (Monte Carlo) and the frontier -----------------------------------
 cat >"$work/small.json" <<'JSON'
@@ -176,6 +162,4 @@ expect_bad recalibration_fit_size "$(config "$gen2" "$triage" '"fit_size": 100')
 expect_bad swept_bad_harm "$(config "$gen2" "$triage" '"sweep": {"decision.harm": [1, -1]}')" \
   '/sweep/decision.harm/1|harm = -1: must be > 0'
 
-[ "$failures" -eq 0 ] || { echo "cli_decision: $failures failures in $cases bad configs and the run" >&2; exit 1; }
-echo "cli_decision: ok ($cases bad configs, run byte-identical on 1 and 2 threads)"
-exit 0
+finish "$cases bad configs and the run on 1 and 2 threads"

@@ -13,26 +13,18 @@
 # After every completed run nothing but the result directories is left in the work directory.
 #
 # Usage: cli_durable.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_durable.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_durable.sh CALBENCH_BINARY SOURCE_DIR}
+script=cli_durable usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 bias="$src/tests/data/durable.json"
 decision="$src/tests/data/durable_decision.json"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_durable.XXXXXX") || exit 1
 mounted=""
 cleanup() {
   [ -n "$mounted" ] && umount "$mounted" 2>/dev/null
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
+  remove_work
 }
 trap cleanup EXIT
-cd "$work" || exit 1
-
-fail() {
-  echo "cli_durable: FAIL: $*" >&2
-  exit 1
-}
 
 . "$src/tests/result_sets.sh"
 
@@ -215,5 +207,4 @@ else
   echo "cli_durable: note: cannot mount a tmpfs here; the full-disk cases were not run"
 fi
 
-echo "cli_durable: ok"
-exit 0
+finish

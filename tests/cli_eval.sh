@@ -5,19 +5,10 @@
 # columns.
 #
 # Usage: cli_eval.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-bin=${1:?usage: cli_eval.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_eval.sh CALBENCH_BINARY SOURCE_DIR}
+script=cli_eval usage="CALBENCH_BINARY SOURCE_DIR"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 data="$src/tests/reference/datasets"
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_eval.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "cli_eval: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
-table() { grep -v '^#' "$1"; }
 
 # 1. The reference ECE (15 equal-width bins, top label) of dir_k3_n2000: 0.08481027356675136
 #    (sklearn, netcal, kyle, ...), printed to 6 decimals.
@@ -158,5 +149,4 @@ table "$work/run/intervals.csv" | head -1 | grep -q ',requested,method,coverage,
 "$bin" run "$src/tests/data/tiny.json" --out "$work/plain" --quiet --threads 1 || fail "plain run"
 table "$work/plain/cells.csv" | head -1 | grep -q 'coverage' && fail "plain run has interval columns"
 
-[ "$failures" -eq 0 ] && echo "cli_eval: all checks passed"
-[ "$failures" -eq 0 ]
+finish

@@ -1,15 +1,9 @@
 #!/usr/bin/env bash
 # calbench fit from the command line: a fit on a small CSV, the config it writes runs, JSON
 # output parses, and bad input exits 2 with nothing written (docs/fit.md).
-set -u
-bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "cli_fit: $*" >&2
-  failures=$((failures + 1))
-}
+script=cli_fit usage="CALBENCH_BINARY"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 # 400 rows, K = 3, from a fixed linear congruential stream: overconfident-ish by construction
 # (the label follows the largest p only 70 % of the time).
@@ -87,5 +81,4 @@ grep -q "beta_binary: p_1 ~ Beta(" "$work/binary.txt" || fail "no beta_binary ta
 [ $? -eq 2 ] && grep -q "model.csv: .*K = 2" "$work/k3.err" || fail "beta_binary on K = 3: $(cat "$work/k3.err")"
 [ -e "$work/k3.json" ] && fail "beta_binary on K = 3: a config was written"
 
-[ "$failures" -eq 0 ] && echo "cli_fit: all checks passed"
-[ "$failures" -eq 0 ]
+finish

@@ -2,16 +2,9 @@
 # calbench plan from the command line (docs/plan.md): the same result file for 1 and 2 threads,
 # a generator taken from `calbench fit --out`, and bad input exiting 2 with the file, the JSON
 # pointer and the rule, nothing written.
-set -u
-bin=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "cli_plan: $*" >&2
-  failures=$((failures + 1))
-}
+script=cli_plan usage="CALBENCH_BINARY SOURCE_DIR"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 # Determinism: the result file is a pure function of the plan file.
 "$bin" plan "$src/configs/plan/width_example.json" --threads 1 --quiet --out "$work/one.json" \
@@ -71,5 +64,4 @@ expect_error missing "missing.json: /generator: the generator is read from"
 "$bin" plan "$work/absent.json" >/dev/null 2>"$work/absent.err"
 [ $? -eq 2 ] && grep -q "absent.json" "$work/absent.err" || fail "absent plan: $(cat "$work/absent.err")"
 
-[ "$failures" -eq 0 ] && echo "cli_plan: all checks passed"
-[ "$failures" -eq 0 ]
+finish

@@ -6,22 +6,10 @@
 # `calbench list recalibrators` lists the methods and `calbench validate` the cells.
 #
 # Usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_recalibration.sh CALBENCH_BINARY SOURCE_DIR}
+script=cli_recalibration usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 config="$src/tests/data/tiny_recalibration.json"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_recalibration.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-fail() {
-  echo "cli_recalibration: FAIL: $*" >&2
-  exit 1
-}
-# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
-table() { grep -v '^#' "$1"; }
 
 # tiny_recalibration.json: 2 cells (fit_size 100, 300), 4 methods + uncalibrated.
 cells=2
@@ -78,5 +66,4 @@ sed 's/"test_size": 500,/"test_size": 500, "sample_size": 10,/' "$config" >"$wor
 [ $? -eq 2 ] || fail "sample_size in a recalibration config did not exit 2"
 grep -q '/sample_size: key "sample_size" is not used by scenario "recalibration"' "$work/bad.err" || fail "bad.err: $(cat "$work/bad.err")"
 
-echo "cli_recalibration: ok"
-exit 0
+finish

@@ -8,23 +8,12 @@
 # run and the test exits 77, which ctest reports as skipped.
 #
 # Usage: cli_report.sh CALBENCH_BINARY SOURCE_DIR PYTHON3  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_report.sh CALBENCH_BINARY SOURCE_DIR PYTHON3}
-src=${2:?usage: cli_report.sh CALBENCH_BINARY SOURCE_DIR PYTHON3}
-python=${3:?usage: cli_report.sh CALBENCH_BINARY SOURCE_DIR PYTHON3}
+script=cli_report usage="CALBENCH_BINARY SOURCE_DIR PYTHON3"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
+python=$3
 config="$src/tests/data/tiny_report.json"
 unset CALBENCH_NO_REPORT CALBENCH_PYTHON
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_report.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-failures=0
-fail() {
-  echo "cli_report: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # 1. The report of a run, deterministic. (The result files are byte-identical for any thread
 # count, cli.run_tiny and the goldens; the page is a function of them, so rendering it again
@@ -75,9 +64,7 @@ grep -q "ECE 0.0848" "$work/eval/reliability_equal_width.svg" || fail "eval diag
 
 # 5. Headless Chromium.
 if ! command -v chromium >/dev/null 2>&1; then
-  echo "cli_report: chromium not installed; the browser checks are skipped" >&2
-  [ "$failures" -eq 0 ] && exit 77
-  exit 1
+  skip "chromium is not installed; the browser checks are skipped"
 fi
 shoot() {  # shoot PAGE PNG LOG
   timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
@@ -111,5 +98,4 @@ for path in sys.argv[1:]:
 sys.exit(0 if ok else 1)
 PY
 
-[ "$failures" -eq 0 ] || exit 1
-echo "cli_report: all checks passed"
+finish

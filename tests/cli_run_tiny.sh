@@ -5,23 +5,10 @@
 # `calbench validate` lists the four cells.
 #
 # Usage: cli_run_tiny.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_run_tiny.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_run_tiny.sh CALBENCH_BINARY SOURCE_DIR}
+script=cli_run_tiny usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 config="$src/tests/data/tiny.json"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_run_tiny.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-# Runs from the work directory, so that nothing can land in the source tree.
-cd "$work" || exit 1
-
-fail() {
-  echo "cli_run_tiny: FAIL: $*" >&2
-  exit 1
-}
-# A CSV result file without its leading "# key: value" meta lines (docs/results.md).
-table() { grep -v '^#' "$1"; }
 
 # tiny.json: 2 sample sizes x 2 temperatures, 5 estimators, 20 replicates.
 cells=4
@@ -75,5 +62,4 @@ listed=$(grep -Ec '^  cell [0-9]+ ' "$work/validate.out")
 [ "$listed" -eq "$cells" ] || fail "validate listed $listed cells, expected $cells"
 [ -e "$work/results" ] && fail "validate wrote results"
 
-echo "cli_run_tiny: ok"
-exit 0
+finish

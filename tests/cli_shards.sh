@@ -6,19 +6,9 @@
 # refuses a missing shard, a shard given twice and shards of different configs (exit 2).
 #
 # Usage: cli_shards.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_shards.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_shards.sh CALBENCH_BINARY SOURCE_DIR}
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_shards.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-fail() {
-  echo "cli_shards: FAIL: $*" >&2
-  exit 1
-}
+script=cli_shards usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 . "$src/tests/result_sets.sh"
 
@@ -71,5 +61,4 @@ grep -q "different runs" bad3.err || fail "no message for mixed shards: $(cat ba
 "$bin" run "$config" --shard 4/3 --quiet 2>bad4.err
 [ $? -eq 2 ] || fail "--shard 4/3 did not exit 2"
 
-echo "cli_shards: ok"
-exit 0
+finish

@@ -7,19 +7,9 @@
 # tests/cli_slurm_cluster.sh runs the same scripts on a real one-node Slurm cluster.
 #
 # Usage: cli_slurm.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
-
-bin=${1:?usage: cli_slurm.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_slurm.sh CALBENCH_BINARY SOURCE_DIR}
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_slurm.XXXXXX") || exit 1
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-fail() {
-  echo "cli_slurm: FAIL: $*" >&2
-  exit 1
-}
+script=cli_slurm usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
 . "$src/tests/result_sets.sh"
 
@@ -96,5 +86,4 @@ grep -q "inside the result directory" bad.txt || fail "no message for --script-d
 "$bin" slurm "$src/tests/data/no_such.json" --shards 3 >bad.txt 2>&1
 [ $? -eq 2 ] || fail "a missing config did not exit 2"
 
-echo "cli_slurm: ok"
-exit 0
+finish

@@ -8,35 +8,25 @@
 # Needs root and Debian's slurmctld, slurmd, slurm-client and munge (scripts/setup.sh installs
 # them); without them it is skipped (exit 77).
 # Usage: cli_slurm_cluster.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
-set -u
+script=cli_slurm_cluster usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
-bin=${1:?usage: cli_slurm_cluster.sh CALBENCH_BINARY SOURCE_DIR}
-src=${2:?usage: cli_slurm_cluster.sh CALBENCH_BINARY SOURCE_DIR}
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "cli_slurm_cluster: skipped: slurmd needs root" >&2
-  exit 77
-fi
+[ "$(id -u)" -eq 0 ] || skip "slurmd needs root"
 for p in slurmctld slurmd slurm-client munge; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    echo "cli_slurm_cluster: skipped: package $p is not installed (scripts/setup.sh installs it)" >&2
-    exit 77
-  fi
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    skip "package $p is not installed (scripts/setup.sh installs it)"
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/calbench_cli_slurm_cluster.XXXXXX") || exit 1
 state="$work/cluster"
 cleanup() {
   "$src/scripts/slurm-local.sh" stop "$state" || true
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
+  remove_work
 }
 trap cleanup EXIT
-cd "$work" || exit 1
-
-fail() {
-  echo "cli_slurm_cluster: FAIL: $*" >&2
-  [ -d "$state" ] && tail -n 5 "$state"/*.log >&2
-  exit 1
+# The cluster's last log lines with every failure.
+fail_context() {
+  [ -d "$state" ] && tail -n 5 "$state"/*.log
 }
 
 . "$src/tests/result_sets.sh"
@@ -107,5 +97,4 @@ grep -q "resuming .*: [1-9][0-9]* finished tasks in the journal" "$log" ||
   fail "the requeued task did not resume its journal: $(cat "$log")"
 same_set single "$out" "3 shards through Slurm (one requeued), merged"
 
-echo "cli_slurm_cluster: ok"
-exit 0
+finish

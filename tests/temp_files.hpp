@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "core/read_file.hpp"
+
 namespace calbench::testing {
 
 // A fresh directory under the system temp directory, removed with everything in it.
@@ -28,11 +30,9 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
+// The file's bytes; empty when it cannot be read (the checks that follow then fail).
 inline std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  return read_file(file).bytes;
 }
 
 }  // namespace calbench::testing

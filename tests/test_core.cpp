@@ -13,6 +13,7 @@
 #include "core/fast_math.hpp"
 #include "core/format.hpp"
 #include "core/multiple_testing.hpp"
+#include "core/read_file.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 
@@ -65,12 +66,34 @@ TEST_CASE("atomic writes leave the whole file and no temporary", "[unit][core]")
   fs::remove_all(dir);
   write_file_atomically(dir / "sub" / "a.txt", "first");
   write_file_atomically(dir / "sub" / "a.txt", "second");
-  std::ifstream in(dir / "sub" / "a.txt");
-  std::string content((std::istreambuf_iterator<char>(in)), {});
-  CHECK(content == "second");
+  CHECK(read_file(dir / "sub" / "a.txt").bytes == "second");
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir / "sub")) ++files;
   CHECK(files == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("read_file gives the bytes or says what stopped it", "[unit][core]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("calbench_read_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  // Bytes as they are: a NUL, a CR LF, no final newline, and more than one read's buffer.
+  std::string content("a\0b\r\n", 5);
+  content += std::string(200000, 'x');
+  write_file_atomically(dir / "bytes.bin", content);
+  const FileBytes whole = read_file(dir / "bytes.bin");
+  CHECK(whole);
+  CHECK(whole.bytes == content);
+  write_file_atomically(dir / "empty.txt", "");
+  CHECK(read_file(dir / "empty.txt"));
+  const FileBytes missing = read_file(dir / "missing.txt");
+  CHECK(!missing);
+  CHECK(missing.failure == FileBytes::Failure::open);
+  CHECK(missing.error == std::errc::no_such_file_or_directory);
+  const FileBytes directory = read_file(dir);
+  CHECK(directory.failure == FileBytes::Failure::open);
+  CHECK(directory.error == std::errc::is_a_directory);
+  CHECK(directory.bytes.empty());
   fs::remove_all(dir);
 }
 

@@ -322,22 +322,11 @@ TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate",
   CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.05);
 }
 
-namespace {
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
-
 TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
   // The figures are exact bits of a deterministic computation: a change is a change of the
   // plan's method, to be documented (docs/plan.md) together with the new numbers.
   const std::filesystem::path source = CALBENCH_SOURCE_DIR;
-  const std::string doc = read_text(source / "docs" / "plan.md");
+  const std::string doc = testing::read_text(source / "docs" / "plan.md");
   struct Case {
     const char* config;
     std::size_t n;

@@ -11,6 +11,7 @@
 
 #include "config/experiment.hpp"
 #include "core/error.hpp"
+#include "core/read_file.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "report/listing.hpp"
@@ -89,10 +90,7 @@ bool has_problem(const std::vector<std::string>& problems, const std::string& te
 }
 
 std::string read(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_file(file).bytes;
 }
 
 }  // namespace

@@ -1,17 +1,14 @@
 #include "config/json_support.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/read_file.hpp"
 
 namespace calbench {
 namespace {
@@ -245,14 +242,13 @@ Json parse_json_source(const std::string& text, const std::string& source, Probl
 
 Json read_json_file(const std::filesystem::path& file, Problems& problems) {
   const std::string name = file.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
+  const FileBytes read = read_file(file);
+  if (read.error == std::errc::is_a_directory)
     throw ConfigError({name + ": cannot open the file (it is a directory)"});
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError({name + ": cannot open the file (" + std::strerror(errno) + ")"});
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw ConfigError({name + ": cannot read the file (" + std::strerror(errno) + ")"});
-  return parse_json_source(text, name, problems);
+  if (read.failure == FileBytes::Failure::open)
+    throw ConfigError({name + ": cannot open the file (" + read.error.message() + ")"});
+  if (!read) throw ConfigError({name + ": cannot read the file (" + read.error.message() + ")"});
+  return parse_json_source(read.bytes, name, problems);
 }
 
 std::optional<std::int64_t> read_integer(const Json& value, const std::string& pointer,

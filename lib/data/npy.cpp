@@ -4,11 +4,11 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/read_file.hpp"
 
 static_assert(std::endian::native == std::endian::little,
               "the NPY reader copies little-endian floats as they are");
@@ -48,9 +48,10 @@ std::size_t item_size(const std::string& descr) {
 }  // namespace
 
 NpyArray read_npy(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot open the file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const FileBytes read = read_file(file);
+  if (read.failure == FileBytes::Failure::open) fail(file, "cannot open the file");
+  if (!read) fail(file, "cannot read the file (" + read.error.message() + ")");
+  const std::string& bytes = read.bytes;
   if (bytes.empty()) fail(file, "the file is empty");
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     fail(file, "not an NPY file (no \\x93NUMPY magic at the start)");

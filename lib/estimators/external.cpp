@@ -12,23 +12,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <thread>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/read_file.hpp"
 #include "data/npy.hpp"
 
 extern char** environ;
 
 namespace calbench {
 namespace {
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // The command as a shell would show it: arguments with spaces or quotes in single quotes.
 std::string command_text(const std::vector<std::string>& command) {
@@ -195,18 +190,18 @@ std::vector<double> ExternalEstimator::run(const std::filesystem::path& director
   if (finished.timed_out)
     throw ExternalError(who + ": " + shown + " did not finish within the timeout of " +
                         format_double(timeout_) + " s and was killed" +
-                        stderr_tail(read_text(err_file)));
+                        stderr_tail(read_file(err_file).bytes));
   if (WIFSIGNALED(finished.status))
     throw ExternalError(who + ": " + shown + " was killed by signal " +
                         std::to_string(WTERMSIG(finished.status)) +
-                        stderr_tail(read_text(err_file)));
+                        stderr_tail(read_file(err_file).bytes));
   if (!WIFEXITED(finished.status) || WEXITSTATUS(finished.status) != 0)
     throw ExternalError(who + ": " + shown + " exited with status " +
                         std::to_string(WEXITSTATUS(finished.status)) +
-                        stderr_tail(read_text(err_file)));
+                        stderr_tail(read_file(err_file).bytes));
   std::vector<std::string> tokens;
   {
-    std::istringstream in(read_text(out_file));
+    std::istringstream in(read_file(out_file).bytes);
     for (std::string token; in >> token;) tokens.push_back(token);
   }
   if (tokens.size() != batch.replicates)

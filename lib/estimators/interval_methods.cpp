@@ -23,11 +23,23 @@ double normal_cdf(double z) {
   return boost::math::cdf(boost::math::normal_distribution<double>(), z);
 }
 
-// quantile_type7 of a copy (it sorts).
-double quantile_of(std::span<const double> values, double a) {
-  std::vector<double> copy(values.begin(), values.end());
-  return quantile_type7(copy, a);
-}
+// The values in ascending order for quantile_type7_sorted: a view of them when they are sorted
+// already (sample_intervals sorts each bootstrap column once for all its methods), else a
+// sorted copy.
+class SortedValues {
+ public:
+  explicit SortedValues(std::span<const double> values) : sorted_(values) {
+    if (std::is_sorted(values.begin(), values.end())) return;
+    copy_.assign(values.begin(), values.end());
+    std::sort(copy_.begin(), copy_.end());
+    sorted_ = copy_;
+  }
+  double quantile(double a) const { return quantile_type7_sorted(sorted_, a); }
+
+ private:
+  std::vector<double> copy_;
+  std::span<const double> sorted_;
+};
 
 // The hull of `out` and {0} when the consistency test keeps calibration at size 1 - level.
 Interval joined_with_zero(Interval out, const IntervalInputs& in, double level) {
@@ -110,6 +122,9 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
       for (std::size_t b = 0; b < column.size(); ++b)
         corrected_column.push_back(column[b] - bias_column[b]);
     }
+    // Once for every method's quantiles; the methods use the bootstrap values' order nowhere
+    // (U* above was formed in resample order first).
+    std::sort(column.begin(), column.end());
     in.corrected = corrected_value[e];
     in.corrected_bootstrap = corrected_column;
     for (std::size_t m = 0; m < M; ++m)
@@ -145,9 +160,9 @@ std::string_view to_string(IntervalMethod method) {
 
 Interval basic_interval(double estimate, std::span<const double> bootstrap, double level) {
   check_level(level);
-  std::vector<double> copy(bootstrap.begin(), bootstrap.end());
-  const double lo = quantile_type7(copy, (1.0 - level) / 2.0);
-  const double hi = quantile_type7(copy, (1.0 + level) / 2.0);
+  const SortedValues sorted(bootstrap);
+  const double lo = sorted.quantile((1.0 - level) / 2.0);
+  const double hi = sorted.quantile((1.0 + level) / 2.0);
   return {2.0 * estimate - hi, 2.0 * estimate - lo};
 }
 
@@ -195,7 +210,8 @@ Interval bca_interval(double estimate, std::span<const double> bootstrap, double
   };
   const double a1 = adjusted(normal_quantile((1.0 - level) / 2.0));
   const double a2 = adjusted(normal_quantile((1.0 + level) / 2.0));
-  return {quantile_of(bootstrap, a1), quantile_of(bootstrap, a2)};
+  const SortedValues sorted(bootstrap);
+  return {sorted.quantile(a1), sorted.quantile(a2)};
 }
 
 Interval analytic_interval(const SquaredErrorEstimate& squared, double level) {
@@ -229,8 +245,8 @@ std::optional<Interval> interval_of(IntervalMethod method, const IntervalInputs&
     case IntervalMethod::percentile: {
       if (in.bootstrap.empty()) return std::nullopt;
       check_level(level);
-      return Interval{quantile_of(in.bootstrap, (1.0 - level) / 2.0),
-                      quantile_of(in.bootstrap, (1.0 + level) / 2.0)};
+      const SortedValues sorted(in.bootstrap);
+      return Interval{sorted.quantile((1.0 - level) / 2.0), sorted.quantile((1.0 + level) / 2.0)};
     }
     case IntervalMethod::basic:
       if (in.bootstrap.empty()) return std::nullopt;

@@ -146,12 +146,16 @@ std::vector<double> jackknife_values(const Sample& sample,
 }
 
 double quantile_type7(std::vector<double>& values, double a) {
-  if (values.empty()) throw DomainError("quantile of no values");
   std::sort(values.begin(), values.end());
-  const double h = a * static_cast<double>(values.size() - 1);
+  return quantile_type7_sorted(values, a);
+}
+
+double quantile_type7_sorted(std::span<const double> sorted, double a) {
+  if (sorted.empty()) throw DomainError("quantile of no values");
+  const double h = a * static_cast<double>(sorted.size() - 1);
   const auto j = static_cast<std::size_t>(std::floor(h));
-  if (j + 1 >= values.size()) return values.back();
-  return values[j] + (h - static_cast<double>(j)) * (values[j + 1] - values[j]);
+  if (j + 1 >= sorted.size()) return sorted.back();
+  return sorted[j] + (h - static_cast<double>(j)) * (sorted[j + 1] - sorted[j]);
 }
 
 std::vector<Interval> percentile_intervals(const std::vector<double>& values,
@@ -162,8 +166,9 @@ std::vector<Interval> percentile_intervals(const std::vector<double>& values,
   std::vector<double> column(R);
   for (std::size_t e = 0; e < estimators; ++e) {
     for (std::size_t b = 0; b < R; ++b) column[b] = values[b * estimators + e];
-    out[e].lo = quantile_type7(column, (1.0 - level) / 2.0);
-    out[e].hi = quantile_type7(column, (1.0 + level) / 2.0);
+    std::sort(column.begin(), column.end());
+    out[e].lo = quantile_type7_sorted(column, (1.0 - level) / 2.0);
+    out[e].hi = quantile_type7_sorted(column, (1.0 + level) / 2.0);
   }
   return out;
 }

@@ -86,6 +86,8 @@ std::vector<double> jackknife_values(const Sample& sample,
 
 // The type-7 quantile of `values` at probability a in [0, 1]; sorts `values` in place.
 double quantile_type7(std::vector<double>& values, double a);
+// The same of values already sorted ascending (several quantiles of one sort).
+double quantile_type7_sorted(std::span<const double> sorted, double a);
 
 // Percentile intervals of each of the E estimators from values[b * E + e].
 std::vector<Interval> percentile_intervals(const std::vector<double>& values,

@@ -112,10 +112,9 @@ def estimate(estimator: dict, p, y) -> float:
         raise ValueError(f"p: expected a float array (n, K), found dtype {p.dtype}")
     if not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
         raise ValueError(f"y: expected an integer array of labels, found dtype {y.dtype}")
-    value, _label, _target = core.estimate(_json_text(estimator, "estimator"),
-                                           np.ascontiguousarray(p, dtype=np.float64),
-                                           np.ascontiguousarray(y, dtype=np.int64))
-    return value
+    return core.estimate(_json_text(estimator, "estimator"),
+                         np.ascontiguousarray(p, dtype=np.float64),
+                         np.ascontiguousarray(y, dtype=np.int64))
 
 
 def estimator_examples() -> list[dict]:

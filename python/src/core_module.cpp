@@ -151,10 +151,10 @@ std::vector<std::tuple<std::string, double, std::string, double>> truth(
   return out;
 }
 
-// One estimator on (p, y): (value, label, target or None).
-py::tuple estimate(const std::string& estimator_text,
-                   const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
-                   const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y) {
+// One estimator's value on (p, y).
+double estimate(const std::string& estimator_text,
+                const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y) {
   const std::string source = "calbench.estimate";
   const Json entry = parse_argument(estimator_text, source);
   Problems problems;
@@ -173,16 +173,9 @@ py::tuple estimate(const std::string& estimator_text,
   std::vector<double> values(p.data(), p.data() + n * K);
   const Sample sample =
       checked_outputs("p", "y", K, std::move(values), {y.data(), n}, ValueKind::probabilities);
-  double value = 0.0;
-  {
-    py::gil_scoped_release release;
-    EstimatorWorkspace workspace;
-    value = config->estimator->estimate(sample, workspace);
-  }
-  const auto target = config->estimator->target();
-  return py::make_tuple(
-      value, config->label,
-      target ? py::object(py::str(std::string(to_string(*target)))) : py::object(py::none()));
+  py::gil_scoped_release release;
+  EstimatorWorkspace workspace;
+  return config->estimator->estimate(sample, workspace);
 }
 
 // A whole run into `directory` through the command line's result-set transaction

@@ -13,6 +13,24 @@ namespace {
 // Columns of their own in cells.csv: a swept one is not repeated as a parameter column.
 const std::vector<std::string> own_columns = {"sample_size", "replicates"};
 
+// The lead columns of cells.csv and intervals.csv: the cell's keys, then these.
+const std::vector<std::string> estimator_columns = {"sample_size", "replicates", "estimator",
+                                                    "name",        "target",     "truth"};
+
+std::vector<std::string> lead_columns(const std::vector<std::string>& sweep_keys, bool targets) {
+  std::vector<std::string> out = key_columns(sweep_keys, targets, own_columns);
+  out.insert(out.end(), estimator_columns.begin(), estimator_columns.end());
+  return out;
+}
+
+std::vector<Value> lead_fields(const EstimatorBiasCellRecord& c, const EstimatorRecord& e,
+                               bool targets) {
+  std::vector<Value> out = key_fields(c.cell, targets, own_columns);
+  out.insert(out.end(), {count_value(c.sample_size), count_value(c.cell.replicates), e.label,
+                         e.name, target_name(e), optional_value(e.truth)});
+  return out;
+}
+
 std::string requested_name(const IntervalRecord& ir) {
   return ir.requested ? std::string(to_string(*ir.requested)) : "default";
 }
@@ -126,20 +144,18 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
                       {"methods", std::move(methods)},
                       {"jackknife_groups", count_value(r.intervals->jackknife_groups)}});
   }
-  std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
+  std::vector<std::string> columns = lead_columns(r.sweep_keys, targets);
   columns.insert(columns.end(),
-                 {"sample_size", "replicates", "estimator", "name", "target", "truth",
-                  "truth_method", "truth_error", "mean", "sd", "bias", "rmse", "se_bias",
+                 {"truth_method", "truth_error", "mean", "sd", "bias", "rmse", "se_bias",
                   "population", "population_error", "binning_bias", "finite_sample_bias"});
   if (intervals)
     columns.insert(columns.end(), {"coverage", "coverage_se", "rejection_rate", "rejection_se"});
   header.tables.push_back({"cells.csv", columns});
   if (intervals) {
-    std::vector<std::string> interval_columns = key_columns(r.sweep_keys, targets, own_columns);
-    interval_columns.insert(
-        interval_columns.end(),
-        {"sample_size", "replicates", "estimator", "name", "target", "truth", "requested", "method",
-         "coverage", "coverage_se", "truth_below", "truth_above", "mean_width"});
+    std::vector<std::string> interval_columns = lead_columns(r.sweep_keys, targets);
+    interval_columns.insert(interval_columns.end(),
+                            {"requested", "method", "coverage", "coverage_se", "truth_below",
+                             "truth_above", "mean_width"});
     header.tables.push_back({"intervals.csv", interval_columns});
   }
   if (r.replicate_values)
@@ -166,15 +182,9 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
     summary.emplace_back("estimators", std::move(estimators));
     record.summary = std::move(summary);
     for (const auto& e : c.estimators) {
-      std::vector<Value> row = key_fields(c.cell, targets, own_columns);
+      std::vector<Value> row = lead_fields(c, e, targets);
       const TruthValue* truth = e.target ? c.cell.find_truth(*e.target) : nullptr;
       const std::vector<Value> rest = {
-          count_value(c.sample_size),
-          count_value(c.cell.replicates),
-          e.label,
-          e.name,
-          target_name(e),
-          optional_value(e.truth),
           truth != nullptr ? Value(std::string(to_string(truth->method))) : Value(),
           truth != nullptr ? Value(truth->error) : Value(),
           e.mean,
@@ -193,14 +203,8 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
       record.rows.push_back({"cells.csv", std::move(row)});
       for (const auto& ir : e.intervals) {
         if (!ir.applies) continue;
-        std::vector<Value> irow = key_fields(c.cell, targets, own_columns);
-        const std::vector<Value> fields = {count_value(c.sample_size),
-                                           count_value(c.cell.replicates),
-                                           e.label,
-                                           e.name,
-                                           target_name(e),
-                                           optional_value(e.truth),
-                                           requested_name(ir),
+        std::vector<Value> irow = lead_fields(c, e, targets);
+        const std::vector<Value> fields = {requested_name(ir),
                                            std::string(to_string(ir.method)),
                                            optional_value(ir.coverage),
                                            optional_value(ir.coverage_se),

@@ -55,6 +55,23 @@ IntervalMethod resolved_method(const IntervalSettings& settings, std::size_t m,
   return settings.methods[m].value_or(ec.interval);
 }
 
+// methods[c][m][e]: the m-th requested method for cell c's estimator e (sample_intervals'
+// table), built once per cell for all its replicates; empty without intervals.
+using MethodTables = std::vector<std::vector<std::vector<IntervalMethod>>>;
+
+MethodTables method_tables(const EstimatorBiasConfig& config) {
+  MethodTables out(config.cells.size());
+  if (!config.intervals) return out;
+  const IntervalSettings& is = *config.intervals;
+  for (std::size_t c = 0; c < config.cells.size(); ++c) {
+    out[c].resize(is.methods.size());
+    for (std::size_t m = 0; m < is.methods.size(); ++m)
+      for (const auto& ec : config.cells[c].estimators)
+        out[c][m].push_back(resolved_method(is, m, ec));
+  }
+  return out;
+}
+
 template <typename Archive>
 void serialize(Archive& a, ReplicateResult& r) {
   a(r.values, r.intervals, r.p_values);
@@ -122,7 +139,8 @@ ExternalValues run_externals(const EstimatorBiasConfig& config, const Generators
 }
 
 ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generators& generators,
-                              const ExternalValues& externals, TaskKey key, ThreadBuffers& buf) {
+                              const ExternalValues& externals, const MethodTables& methods,
+                              TaskKey key, ThreadBuffers& buf) {
   const std::size_t cell = key.cell, rep = key.replicate;
   const EstimatorBiasCell& cc = config.cells[cell];
   Engine engine = make_engine({config.seed, cell, rep, Purpose::sample});
@@ -142,10 +160,7 @@ ReplicateResult run_replicate(const EstimatorBiasConfig& config, const Generator
   for (const auto& ec : cc.estimators) buf.estimators.push_back(ec.estimator.get());
   const ResampleKey resample_key{config.seed, cell, rep};
   const std::size_t M = is.methods.size();
-  std::vector<std::vector<IntervalMethod>> methods(M);
-  for (std::size_t m = 0; m < M; ++m)
-    for (const auto& ec : cc.estimators) methods[m].push_back(resolved_method(is, m, ec));
-  auto intervals = sample_intervals(buf.sample, buf.estimators, out.values, methods,
+  auto intervals = sample_intervals(buf.sample, buf.estimators, out.values, methods[cell],
                                     {is.resamples, is.level, is.jackknife_groups}, resample_key,
                                     Execution::serial, buf.resample, buf.workspace);
   out.p_values = std::move(intervals.p_values);
@@ -165,10 +180,11 @@ void simulate(const EstimatorBiasConfig& config, const Generators& generators,
   std::vector<std::size_t> replicates;
   for (const auto& cell : config.cells) replicates.push_back(cell.replicates);
   const ExternalValues externals = run_externals(config, generators);
+  const MethodTables methods = method_tables(config);
   stream_tasks<ReplicateResult, ThreadBuffers>(
       TaskGrid(replicates),
       [&](TaskKey key, ThreadBuffers& buf) {
-        return run_replicate(config, generators, externals, key, buf);
+        return run_replicate(config, generators, externals, methods, key, buf);
       },
       std::forward<Consume>(consume), control);
 }
