@@ -1,6 +1,7 @@
 #include "runners/fit.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -132,18 +133,24 @@ int run_fit(const FitOptions& o, std::ostream& out) {
 
   std::ostringstream text;
   if (o.json) {
+    // A candidate (map, curve or family) that cannot model the data (the Dirichlet when some scores
+    // are exactly 1) has an infinite likelihood and AIC: written as null (docs/fit.md), so every
+    // other number stays under the non-finite guard.
+    const auto finite_or_null = [](double x) {
+      return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+    };
     nlohmann::ordered_json maps = nlohmann::ordered_json::array();
     for (const auto& c : fit.candidates)
       maps.push_back({{"map", std::string(to_string(c.map))},
                       {"parameters", c.parameters},
-                      {"negative_log_likelihood", c.negative_log_likelihood},
-                      {"aic", c.aic}});
+                      {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
+                      {"aic", finite_or_null(c.aic)}});
     nlohmann::ordered_json families = nlohmann::ordered_json::array();
     for (const auto& f : fit.families)
       families.push_back({{"family", std::string(to_string(f.family))},
-                          {"log_likelihood", f.log_likelihood},
+                          {"log_likelihood", finite_or_null(f.log_likelihood)},
                           {"parameters", f.free_parameters},
-                          {"aic", f.aic}});  // an infinite AIC is written as null
+                          {"aic", finite_or_null(f.aic)}});
     nlohmann::ordered_json mixtures = nlohmann::ordered_json::array();
     for (const auto& m : fit.mixtures)
       mixtures.push_back({{"components", m.components.size()},
@@ -155,8 +162,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
       for (const auto& c : fit.beta_binary->candidates)
         curves.push_back({{"curve", curve_name(c.curve)},
                           {"parameters", curve_parameters(c.curve)},
-                          {"negative_log_likelihood", c.negative_log_likelihood},
-                          {"aic", c.aic}});
+                          {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
+                          {"aic", finite_or_null(c.aic)}});
     nlohmann::ordered_json doc = {
         {"n", data.size},
         {"classes", data.classes},
