@@ -747,7 +747,7 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
     cw += absolute;
     cw_err += e + std::abs(v[2]);
     // With a fold, each class's pass is checked too (it covers the simplex once more, in other
-    // coordinates), and so is the evaluation budget.
+    // coordinates), and so is the budget.
     if (problem.fold() != nullptr && (!quadrature_mass_ok(v[1]) || problem.exhausted()))
       return spent(false);  // Monte Carlo instead
   }
