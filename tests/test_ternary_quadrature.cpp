@@ -303,8 +303,9 @@ TEST_CASE("ternary quadrature, two-preimage affine_logit whose fold runs along a
   CHECK(ternary_quadrature_mass(gen) == Approx(1.0).margin(1e-9));
   const GroundTruth exact = ternary(spec);
   CHECK(exact[Quantity::accuracy].value == Approx(1.0 / 3.0).margin(1e-8));
+  // At 96 points this map takes about 780 M steps of F, beyond the default work budget.
   GroundTruth fine;
-  REQUIRE(ternary_quadrature_truth(gen, fine, {96}));
+  REQUIRE(ternary_quadrature_truth(gen, fine, {96, nullptr, nullptr, 2'000'000'000}));
   const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{1'000'000, 0.0});
   for (Quantity q : all_quantities) {
     INFO(to_string(q) << ": quadrature " << exact[q].value << " (96 points " << fine[q].value
@@ -312,6 +313,61 @@ TEST_CASE("ternary quadrature, two-preimage affine_logit whose fold runs along a
     CHECK(std::abs(exact[q].value - fine[q].value) <= 1e-8);
     CHECK(std::abs(exact[q].value - mc[q].value) <= z * mc[q].error + exact[q].error + 1e-7);
   }
+}
+
+// W(eps) = (d_1; d_2; 0) with d_1 = (1.2, 0.5, -1.2 - 0.5 eps), d_2 = (0.3, 1, -0.3 - eps),
+// both orthogonal to v = (1, eps, 1): two preimages for eps < 0 (a fold that runs next to the
+// vertex e_2 as eps -> 0), injective for eps >= 0 (docs/truth.md).
+AffineLogitMap boundary_map(double eps) {
+  return {{1.2, 0.5, -1.2 - 0.5 * eps, 0.3, 1.0, -0.3 - eps, 0.0, 0.0, 0.0}, {0.2, -0.1, 0.0}};
+}
+
+TEST_CASE("ternary quadrature, two-preimage affine_logit next to the injectivity boundary",
+          "[stat][truth]") {
+  // eps = -0.01 (once reported not to finish): it ends inside the work budget, every quantity
+  // lies between its values at eps = -0.02 (fold code) and eps = 0 (injective code), which move
+  // monotonically across the boundary (measured: accuracy 0.480904, 0.481114, 0.481321), and
+  // agrees with 1M Rao-Blackwellised Monte Carlo draws (Bonferroni over 9 at a family-wise 1%).
+  const double z = boost::math::quantile(
+      boost::math::complement(boost::math::normal_distribution<double>(), 0.01 / (2.0 * 9.0)));
+  const DirichletGenerator gen({3, {1.0}, boundary_map(-0.01)});
+  std::size_t work = 0;
+  GroundTruth mid, left, right;
+  REQUIRE(ternary_quadrature_truth(gen, mid, {48, nullptr, &work}));
+  CHECK(work < TernaryQuadratureOptions{}.work_budget);
+  REQUIRE(ternary_quadrature_truth(DirichletGenerator({3, {1.0}, boundary_map(-0.02)}), left));
+  REQUIRE(ternary_quadrature_truth(DirichletGenerator({3, {1.0}, boundary_map(0.0)}), right));
+  const GroundTruth mc = monte_carlo_truth(gen, TruthSettings{1'000'000, 0.0});
+  for (Quantity q : all_quantities) {
+    INFO(to_string(q) << ": eps -0.02 " << left[q].value << ", -0.01 " << mid[q].value << ", 0 "
+                      << right[q].value << "; MC " << mc[q].value << " +- " << mc[q].error);
+    CHECK(mid[q].value > std::min(left[q].value, right[q].value));
+    CHECK(mid[q].value < std::max(left[q].value, right[q].value));
+    CHECK(std::abs(mid[q].value - mc[q].value) <= z * mc[q].error + mid[q].error + 1e-7);
+  }
+}
+
+TEST_CASE("ternary quadrature with a fold: the work budget ends it deterministically",
+          "[unit][truth]") {
+  // A budget far below the 23-88 M steps a generic two-preimage map needs: Phi becomes 0 once
+  // it is spent, no step of F is taken after that, the function returns false and leaves out
+  // untouched (the truth engine then uses Monte Carlo), with the same count on every run.
+  const DirichletGenerator gen({3, {1.0}, fold_d});
+  const std::size_t budget = 2'000'000;
+  GroundTruth out;
+  out[Quantity::accuracy] = {0.25, TruthMethod::monte_carlo, 1e-3};
+  std::size_t work = 0, evaluations = 0, again = 0;
+  CHECK_FALSE(ternary_quadrature_truth(gen, out, {48, &evaluations, &work, budget}));
+  CHECK(out[Quantity::accuracy].value == 0.25);
+  CHECK(out[Quantity::accuracy].method == TruthMethod::monte_carlo);
+  // One evaluation takes at most a few hundred steps (map_preimage.cpp's loops are bounded).
+  CHECK(work > budget);
+  CHECK(work <= budget + 1'000);
+  CHECK_FALSE(ternary_quadrature_truth(gen, out, {48, nullptr, &again, budget}));
+  CHECK(again == work);
+  // The same map with the default budget gets its quadrature.
+  CHECK(ternary_quadrature_truth(gen, out));
+  CHECK(out[Quantity::accuracy].method == TruthMethod::quadrature);
 }
 
 TEST_CASE("ternary quadrature, top_label with gamma <= 1: one-dimensional known answers",

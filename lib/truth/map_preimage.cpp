@@ -61,14 +61,20 @@ MapPreimages::MapPreimages(const DirichletSpec& spec)
 }
 
 double MapPreimages::posterior(std::span<const double> log_p, std::span<double> r,
-                               std::span<double> scratch, unsigned* structure) const {
-  return top_label_ ? top_label(log_p, r, scratch, structure)
-                    : log_affine(log_p, r, scratch, structure);
+                               std::span<double> scratch, unsigned* structure,
+                               std::size_t* work) const {
+  if (top_label_) {
+    if (work != nullptr) ++*work;
+    return top_label(log_p, r, scratch, structure);
+  }
+  return log_affine(log_p, r, scratch, structure, work);
 }
 
 double MapPreimages::log_affine(std::span<const double> log_p, std::span<double> r,
-                                std::span<double> scratch, unsigned* structure) const {
+                                std::span<double> scratch, unsigned* structure,
+                                std::size_t* work) const {
   const std::size_t K = K_;
+  std::size_t steps = 0;  // evaluations of F, the unit of `work`
   std::span<double> l0 = scratch.first(K), l = scratch.subspan(K, K), y = scratch.subspan(2 * K, K);
   for (std::size_t k = 0; k + 1 < K; ++k) y[k] = log_p[k] - log_p[K - 1] - d_[k];
   for (std::size_t i = 0; i < K; ++i) {
@@ -78,6 +84,7 @@ double MapPreimages::log_affine(std::span<const double> log_p, std::span<double>
   }
   // F(kappa) = logsumexp(l0 + kappa w) and F'(kappa), for w = sign * v.
   const auto F = [&](double kappa, double sign, double& slope) {
+    ++steps;
     double top = -inf;
     for (std::size_t k = 0; k < K; ++k) top = std::max(top, l0[k] + kappa * sign * v_[k]);
     double sum = 0.0, weighted = 0.0;
@@ -143,6 +150,7 @@ double MapPreimages::log_affine(std::span<const double> log_p, std::span<double>
     }
   }
   if (structure != nullptr) *structure = static_cast<unsigned>(count);
+  if (work != nullptr) *work += steps;
   double total = 0.0;
   std::fill(r.begin(), r.end(), 0.0);
   for (int i = 0; i < count; ++i) {

@@ -51,13 +51,16 @@ class MapPreimages {
   // and returns Phi(p); 0 (and r = p) when p has no preimage. `scratch` holds 3K doubles.
   // Requires fibres() == finite. With `structure`, also writes a code naming which preimages
   // exist at p (top_label: a bit per valid candidate; log-affine: the number of roots): Phi
-  // is smooth where it stays the same, and quadrature splits where it changes.
+  // is smooth where it stays the same, and quadrature splits where it changes. With `work`,
+  // adds the evaluation's cost to it: its evaluations of F (log-affine: bracketing, TOMS 748
+  // and Newton steps, K exponentials each) or 1 (top_label), so that a caller can bound its
+  // total work by counts (one evaluation near a vertex may take hundreds of steps).
   double posterior(std::span<const double> log_p, std::span<double> r, std::span<double> scratch,
-                   unsigned* structure = nullptr) const;
+                   unsigned* structure = nullptr, std::size_t* work = nullptr) const;
 
  private:
   double log_affine(std::span<const double> log_p, std::span<double> r, std::span<double> scratch,
-                    unsigned* structure) const;
+                    unsigned* structure, std::size_t* work) const;
   double top_label(std::span<const double> log_p, std::span<double> r, std::span<double> scratch,
                    unsigned* structure) const;
 

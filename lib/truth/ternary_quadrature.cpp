@@ -26,9 +26,9 @@ constexpr double inner_tolerance = 1e-11, outer_tolerance = 1e-9;
 constexpr std::size_t max_intervals = 200;
 // Points of the fold curve's grid per point of the break-search grids (fold_curve.hpp).
 constexpr int fold_grid_factor = 8;
-// The most evaluations of Phi for a map with a fold. The tested generators take 0.9-15 M (for
-// all nine quantities at 48 points, 22 M at 96); a fold that runs into a vertex of the simplex
-// (a map next to the injectivity boundary) took far more, and Monte Carlo is then cheaper.
+// The most evaluations of Phi for a map with a fold (the tested generators take 0.8-5 M for all
+// nine quantities at 48 points). The work inside them (steps of F) is bounded too, by
+// TernaryQuadratureOptions::work_budget: one evaluation costs 5 to several hundred steps.
 constexpr std::size_t fold_evaluation_budget = 30'000'000;
 // Values within this of their scale count as zero when signs are compared (rounding noise).
 constexpr double noise = 1e-12;
@@ -279,10 +279,11 @@ double difference(const std::array<double, 3>& a, const std::array<double, 3>& b
 
 class TernaryProblem {
  public:
-  TernaryProblem(const DirichletGenerator& gen, int grid_points)
+  TernaryProblem(const DirichletGenerator& gen, int grid_points, std::size_t work_budget)
       : preimages_(gen.spec()),
         exchangeable_(gen.symmetric() && is_class_symmetric(gen.spec().map)),
-        grid_points_(grid_points) {
+        grid_points_(grid_points),
+        work_budget_(work_budget) {
     if (const auto* top = std::get_if<TopLabelMap>(&gen.spec().map)) gamma_ = top->gamma;
     // Grid span: the Dirichlet's 1e-16 lower tail of log c_k, about
     // (log 1e-16 + log alpha_k + log B(alpha_k, alpha_0 - alpha_k)) / alpha_k, scaled by how
@@ -315,9 +316,12 @@ class TernaryProblem {
   // The fold of a two-preimage log-affine map, null otherwise.
   const FoldCurve* fold() const { return fold_ ? &*fold_ : nullptr; }
   int grid_points() const { return grid_points_; }
-  // With a fold, true once fold_evaluation_budget evaluations of Phi are spent: Phi is then 0,
-  // so the mass check fails and the truth engine uses Monte Carlo instead.
-  bool exhausted() const { return fold_ && evaluations_ > fold_evaluation_budget; }
+  // With a fold, true once fold_evaluation_budget evaluations of Phi or the work budget (steps
+  // of F inside them) are spent: Phi is then 0 (at no cost), so every integral converges at
+  // once, the mass check fails and the truth engine uses Monte Carlo instead.
+  bool exhausted() const {
+    return fold_ && (evaluations_ > fold_evaluation_budget || work_ > work_budget_);
+  }
   // top_label's exponent gamma, 0 for a log-affine map.
   double top_label_gamma() const { return gamma_; }
   bool exchangeable() const { return exchangeable_; }
@@ -332,13 +336,14 @@ class TernaryProblem {
       return 0.0;
     }
     std::array<double, 9> scratch;
-    return preimages_.posterior(pt.log_p, r, scratch, structure);
+    return preimages_.posterior(pt.log_p, r, scratch, structure, &work_);
   }
 
  private:
   MapPreimages preimages_;
   bool exchangeable_;
   int grid_points_;
+  std::size_t work_budget_;
   double gamma_ = 0.0;
   double span_ = 40.0;
   std::optional<FoldCurve> fold_;
@@ -346,6 +351,8 @@ class TernaryProblem {
  public:
   // Evaluations of Phi (a measure of cost; not synchronised: the quadrature is sequential).
   mutable std::size_t evaluations_ = 0;
+  // Their work (steps of F, MapPreimages::posterior), the same measure of cost in finer units.
+  mutable std::size_t work_ = 0;
 };
 
 // With a fold, the breaks and 0: the density's bulk lies within a few units of u = 0 (and
@@ -670,7 +677,7 @@ std::vector<double> top_fold_breaks(const TernaryProblem& problem) {
 double ternary_quadrature_mass(const DirichletGenerator& gen,
                                const TernaryQuadratureOptions& options) {
   if (!dispatched(gen)) return 0.0;
-  const TernaryProblem problem(gen, options.grid_points);
+  const TernaryProblem problem(gen, options.grid_points, options.work_budget);
   if (!problem.valid()) return 0.0;
   double error = 0.0, absolute = 0.0;
   const Vec<top_slots> v =
@@ -678,14 +685,21 @@ double ternary_quadrature_mass(const DirichletGenerator& gen,
                                  inf, {0.0}, top_fold_breaks(problem), problem.span(),
                                  problem.grid_points(), s_mass, s_mass, error, absolute);
   if (options.evaluations != nullptr) *options.evaluations = problem.evaluations_;
+  if (options.work != nullptr) *options.work = problem.work_;
   return v[s_mass];
 }
 
 bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
                               const TernaryQuadratureOptions& options) {
   if (!dispatched(gen)) return false;
-  const TernaryProblem problem(gen, options.grid_points);
+  const TernaryProblem problem(gen, options.grid_points, options.work_budget);
   if (!problem.valid()) return false;
+  // The cost, reported on every return from here (a fallback's too).
+  const auto spent = [&](bool result) {
+    if (options.evaluations != nullptr) *options.evaluations = problem.evaluations_;
+    if (options.work != nullptr) *options.work = problem.work_;
+    return result;
+  };
   // Top label: the outer function adds N^2/M to the inner integrals.
   constexpr std::size_t n = top_slots + 1, s_sq = top_slots;
   double error = 0.0, top_l1 = 0.0;
@@ -699,7 +713,7 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
       },
       -std::log(2.0), inf, {0.0}, top_fold_breaks(problem), problem.span(), problem.grid_points(),
       s_gap, s_mass, error, top_l1);
-  if (!quadrature_mass_ok(value[s_mass])) return false;  // Monte Carlo instead
+  if (!quadrature_mass_ok(value[s_mass]) || problem.exhausted()) return spent(false);  // MC
   // The inner integrators' errors, integrated over t, add to the outer one.
   const double err = error + std::abs(value[s_err]);
   const auto quad = [&](double v) { return TruthValue{v, TruthMethod::quadrature, err}; };
@@ -733,15 +747,14 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
     cw += absolute;
     cw_err += e + std::abs(v[2]);
     // With a fold, each class's pass is checked too (it covers the simplex once more, in other
-    // coordinates), and so is the evaluation budget.
+    // coordinates), and so is the budget.
     if (problem.fold() != nullptr && (!quadrature_mass_ok(v[1]) || problem.exhausted()))
-      return false;  // Monte Carlo instead
+      return spent(false);  // Monte Carlo instead
   }
   const double scale = 1.0 / static_cast<double>(classes);
   result[Quantity::classwise_ece_l1] = {cw * scale, TruthMethod::quadrature, cw_err * scale};
-  if (options.evaluations != nullptr) *options.evaluations = problem.evaluations_;
   out = result;
-  return true;
+  return spent(true);
 }
 
 }  // namespace calbench
