@@ -13,17 +13,7 @@
 namespace calbench {
 
 std::string_view to_string(CurveKind kind) {
-  switch (kind) {
-    case CurveKind::identity:
-      return "identity";
-    case CurveKind::polynomial:
-      return "polynomial";
-    case CurveKind::logistic:
-      return "logistic";
-    case CurveKind::logit_logit:
-      return "logit_logit";
-  }
-  return "?";
+  return curve_names[static_cast<std::size_t>(kind)];  // the kinds are in the variant's order
 }
 
 namespace {

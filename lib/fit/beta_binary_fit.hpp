@@ -24,6 +24,7 @@
 
 namespace calbench {
 
+// CalibrationCurve's alternatives, in its order (to_string indexes curve_names).
 enum class CurveKind { identity, polynomial, logistic, logit_logit };
 
 inline constexpr CurveKind all_curve_kinds[] = {CurveKind::identity, CurveKind::polynomial,

@@ -26,8 +26,7 @@ double logistic(double z) {
 }  // namespace
 
 std::string curve_name(const CalibrationCurve& curve) {
-  static const char* const names[] = {"identity", "polynomial", "logistic", "logit_logit"};
-  return names[curve.index()];
+  return std::string(curve_names[curve.index()]);
 }
 
 double curve_value(const CalibrationCurve& curve, double f, double log_f, double log_1mf) {

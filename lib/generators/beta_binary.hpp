@@ -3,10 +3,12 @@
 // score f = p_1 ~ Beta(a, b), with probability `point_mass` instead f = 1 exactly, and
 // P(y = 1 | f) = phi(f) for a calibration curve phi. The reported vector is p = (1 - f, f)
 // and c = (1 - phi(f), phi(f)) = r(p).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "core/rng.hpp"
@@ -32,6 +34,11 @@ struct LogitLogitCurve {
 
 using CalibrationCurve =
     std::variant<IdentityCurve, PolynomialCurve, LogisticCurve, LogitLogitCurve>;
+
+// The curves' config names, in the order of CalibrationCurve's alternatives.
+inline constexpr std::array<std::string_view, 4> curve_names = {"identity", "polynomial",
+                                                                "logistic", "logit_logit"};
+static_assert(std::variant_size_v<CalibrationCurve> == curve_names.size());
 
 std::string curve_name(const CalibrationCurve& curve);
 // phi(f) from f, log f and log(1 - f) (the logs exact where f or 1 - f underflows).
