@@ -95,7 +95,7 @@ TEST_CASE("dirichlet_max_cdf: Monte Carlo below 1/2, small and unit concentratio
 
 TEST_CASE("one_off_top_label: calibrated rows (b = a + 1) and label-free rows (b = a)",
           "[dirichlet_max]") {
-  for (std::size_t K : {10u, 100u}) {
+  for (std::size_t K : {3u, 10u, 100u}) {
     // b - a = 1: r(p) = softmax(log p) = p, every gap 0.
     const auto calibrated = one_off_top_label(K, same_rows(K, 2.0, 3.0));
     REQUIRE(calibrated);
@@ -150,8 +150,9 @@ TEST_CASE("one_off_top_calibration: the reported c agrees with P(y = argmax | Z)
   // The generator reports c = r(p), so E[c_top | Z] = P(y = argmax p | Z): binned means of
   // c_top - g(Z) are 0, with standard errors from the draws. Rows with different (a_k, b_k) and
   // a non-uniform prior: no closed form checks these.
-  constexpr std::size_t K = 6, draws = 40000, bins = 8;
-  const std::vector<double> prior = {0.3, 0.25, 0.15, 0.12, 0.1, 0.08};
+  constexpr std::size_t K = 8, draws = 40000, bins = 8;
+  std::vector<double> prior(K);
+  for (std::size_t k = 0; k < K; ++k) prior[k] = (static_cast<double>(k) + 1.0) / 36.0;
   std::vector<double> alpha(K * K);
   std::vector<OneOffRow> rows;
   for (std::size_t k = 0; k < K; ++k) {

@@ -196,7 +196,8 @@ std::optional<double> dirichlet_max_cdf_fourier(std::span<const ConcentrationGro
   for (std::size_t g = 0; g < groups.size(); ++g) log_e0[g] = log_moment_real(groups[g].alpha, x);
   double sum = 0.5;
   int small_run = 0;
-  constexpr int max_steps = 20000;
+  constexpr int max_steps = 20000, check_every = 64;
+  double window_peak = 0.0, last_peak = 0.0;
   for (int k = 1;; ++k) {
     if (k >= max_steps) return std::nullopt;
     const double nu = k * h;
@@ -210,6 +211,21 @@ std::optional<double> dirichlet_max_cdf_fourier(std::span<const ConcentrationGro
     sum += magnitude * std::cos(log_phi.imag());
     small_run = magnitude < 1e-16 * sum ? small_run + 1 : 0;
     if (small_run >= 3 && nu > core) break;
+    // Past the Gaussian core |phi| decays like a power of nu (oscillating: alpha = 1 has a factor
+    // |1 - e^(i nu)|): extrapolate the peaks of consecutive windows of `check_every` steps and
+    // give up at once if it would not reach 1e-16 well within max_steps.
+    window_peak = std::max(window_peak, magnitude);
+    if (k % check_every == 0) {
+      if (nu > core && last_peak > 0.0 && window_peak > 1e-16 * sum) {
+        const double slope = std::log(last_peak / window_peak) /
+                             std::log(static_cast<double>(k) / (k - check_every));
+        const double needed =
+            k * std::pow(window_peak / (1e-16 * sum), 1.0 / std::max(slope, 1e-3));
+        if (needed > 4.0 * max_steps) return std::nullopt;
+      }
+      last_peak = window_peak;
+      window_peak = 0.0;
+    }
   }
   const double density = h / std::numbers::pi * sum;  // (h/2 pi)(1 + 2 sum_k Re ...)
   if (!(density > 0.0)) return std::nullopt;
@@ -225,19 +241,22 @@ std::optional<double> dirichlet_max_cdf_fourier(std::span<const ConcentrationGro
 }
 
 std::optional<double> dirichlet_max_cdf(std::span<const ConcentrationGroup> groups, double u) {
-  if (u < 0.5) return dirichlet_max_cdf_fourier(groups, u);
   if (u >= 1.0) return 1.0;
-  // At most one component exceeds u >= 1/2: P(max p > u) = sum_j P(p_j > u), p_j ~ Beta(beta_j,
-  // beta_0 - beta_j).
+  // S_1 = sum_j P(p_j > u), p_j ~ Beta(beta_j, beta_0 - beta_j). At most one component exceeds
+  // u >= 1/2, so then P(max p <= u) = 1 - S_1. Below, Bonferroni gives 1 - S_1 <= P(max p <= u)
+  // <= 1 - S_1 + S_2, and S_2 = sum_{j<l} P(p_j > u, p_l > u) <= S_1^2/2 (Dirichlet components
+  // are negatively associated): 1 - S_1 is exact to rounding once S_1 < 1e-8, where the
+  // inversion's tilt would be extreme.
   double a0 = 0.0;
   for (const auto& g : groups) a0 += static_cast<double>(g.count) * g.alpha;
   double tail = 0.0;
   for (const auto& g : groups) {
     if (g.count == 0) continue;
-    if (a0 - g.alpha <= 0.0) return u >= 1.0 ? 1.0 : 0.0;  // one component: p = 1
+    if (a0 - g.alpha <= 0.0) return 0.0;  // one component: p = 1 > u
     tail += static_cast<double>(g.count) * boost::math::ibetac(g.alpha, a0 - g.alpha, u);
   }
-  return std::max(0.0, 1.0 - tail);
+  if (u >= 0.5 || tail < 1e-8) return std::max(0.0, 1.0 - tail);
+  return dirichlet_max_cdf_fourier(groups, u);
 }
 
 // ---- class_conditional's top label -----------------------------------------------------------
@@ -245,6 +264,14 @@ namespace {
 
 constexpr std::size_t integrands = 5;  // F, F_own, z F, |F_own - z F|, (F_own - z F)^2 / F
 using Values = std::array<double, integrands>;
+
+// The Beta(a, b) density at z = 1 - zc: Boost's where z is not near 1, in logs from the exact
+// zc near 1 (where 1 - z would round).
+double beta_density(double a, double b, double z, double zc) {
+  if (zc >= 0.25) return boost::math::ibeta_derivative(a, b, z);
+  return std::exp((a - 1.0) * std::log(z) + (b - 1.0) * std::log(zc) - std::lgamma(a) -
+                  std::lgamma(b) + std::lgamma(a + b));
+}
 
 // The densities of Z = max p under the mixture, split by whether the argmax is the label.
 // Given y = k, p_k ~ Beta(b, (K - 1) a) and the other components are (1 - p_k) q with q ~
@@ -277,8 +304,9 @@ class TopLabelDensity {
     return total;
   }
 
-  std::optional<Values> at(double z) const {
-    const double u = z / (1.0 - z), Kd = static_cast<double>(K_);
+  // At confidence z, with zc = 1 - z given exactly (the Beta densities may be singular at 1).
+  std::optional<Values> at(double z, double zc) const {
+    const double u = z / zc, Kd = static_cast<double>(K_);
     double own = 0.0, other = 0.0;
     for (const auto& r : rows_) {
       const ConcentrationGroup rest_of_own[1] = {{r.a, K_ - 1}};
@@ -286,13 +314,13 @@ class TopLabelDensity {
       const auto H1 = dirichlet_max_cdf(rest_of_own, u);
       const auto H2 = dirichlet_max_cdf(std::span(rest_of_other).first(K_ > 2 ? 2 : 1), u);
       if (!H1 || !H2) return std::nullopt;
-      own += r.weight * boost::math::ibeta_derivative(r.b, (Kd - 1.0) * r.a, z) * *H1;
-      other += r.weight * (Kd - 1.0) *
-               boost::math::ibeta_derivative(r.a, r.b + (Kd - 2.0) * r.a, z) * *H2;
+      own += r.weight * beta_density(r.b, (Kd - 1.0) * r.a, z, zc) * *H1;
+      other += r.weight * (Kd - 1.0) * beta_density(r.a, r.b + (Kd - 2.0) * r.a, z, zc) * *H2;
     }
     const double F = own + other, gap = own - z * F;
     return Values{F, own, z * F, std::abs(gap), F > 0.0 ? gap * gap / F : 0.0};
   }
+  std::optional<Values> at(double z) const { return at(z, 1.0 - z); }
 
  private:
   std::size_t K_;
@@ -351,10 +379,15 @@ std::optional<TopLabelIntegrals> one_off_top_label(std::size_t classes,
   // Below z_lo the mass of Z is under 1e-15 (every integrand is at most F): found by
   // bisection, as are quantiles of Z, which become the first pieces' ends so that a narrow peak
   // of the density cannot fall between nodes.
+  // A CDF that does not converge (near 1/K, or everywhere for few classes) leaves its quantile
+  // where the bisection last succeeded; after a few such failures none is tried again (each can
+  // cost milliseconds), and the pieces start at 1/K.
+  int failures = 0;
   const auto quantile = [&](double q, double lo, double hi, int steps) -> std::optional<double> {
     for (int i = 0; i < steps; ++i) {
       const double mid = 0.5 * (lo + hi);
-      const auto c = density.cdf(mid);
+      const auto c = failures < 4 ? density.cdf(mid) : std::nullopt;
+      if (!c) ++failures;
       if (c && *c <= q)
         lo = mid;
       else
@@ -368,7 +401,7 @@ std::optional<TopLabelIntegrals> one_off_top_label(std::size_t classes,
   if (!z_lo || !density.cdf(*z_lo)) return std::nullopt;
   ends.push_back(*z_lo);
   for (double q : {1e-9, 1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.9999}) {
-    const auto z = quantile(q, ends.back(), top, 12);
+    const auto z = quantile(q, ends.back(), top, 24);
     if (z && *z > ends.back() && *z < top) ends.push_back(*z);
   }
   for (double z : {1.0 / 3.0, top})  // u = 1/2 and 1, where the CDFs have kinks
@@ -405,7 +438,11 @@ std::optional<TopLabelIntegrals> one_off_top_label(std::size_t classes,
   boost::math::quadrature::tanh_sinh<double> upper;
   for (std::size_t q = 0; q < integrands; ++q) {
     double e = 0.0;
-    sum[q] += upper.integrate([&](double z) { return (*density.at(z))[q]; }, top, 1.0, 1e-12, &e);
+    // Boost passes the distance to the nearer end: 1 - z exactly near 1.
+    const auto f = [&](double z, double distance) {
+      return (*density.at(z, distance > 0.0 ? distance : 1.0 - z))[q];
+    };
+    sum[q] += upper.integrate(f, top, 1.0, 1e-12, &e);
     err[q] += e;
   }
   TopLabelIntegrals out;

@@ -23,8 +23,8 @@ struct ConcentrationGroup {
 // Carlo then.
 std::optional<double> dirichlet_max_cdf(std::span<const ConcentrationGroup> groups, double u);
 
-// The same, always by the Fourier inversion (for u >= 1/2 dirichlet_max_cdf uses the exact
-// sum of Beta tails instead); exposed so tests can compare the two.
+// The same, always by the Fourier inversion (where u >= 1/2 or the Beta tails sum to under 1e-8,
+// dirichlet_max_cdf uses them instead, exactly); exposed so tests can compare the two.
 std::optional<double> dirichlet_max_cdf_fourier(std::span<const ConcentrationGroup> groups,
                                                 double u);
 

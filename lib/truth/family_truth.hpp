@@ -16,8 +16,9 @@ namespace calbench {
 GroundTruth label_noise_truth(const LabelNoiseGenerator& generator, const TruthSettings& settings);
 
 // class_conditional: K = 2 all nine by quadrature; K >= 3 accuracy, overconfidence, brier,
-// nll and classwise_ece_l1 exact (ece_top_l1 too for the symmetric form, whose gap has one
-// sign), ece_top_l2 and the canonical errors by Monte Carlo.
+// nll and classwise_ece_l1 exact, ece_top_l1 and ece_top_l2 too for rows a_k 1 + (b_k - a_k) e_k
+// (truth/dirichlet_max.hpp; Monte Carlo where that does not converge, and for other rows), the
+// canonical errors by Monte Carlo.
 GroundTruth class_conditional_truth(const ClassConditionalGenerator& generator,
                                     const TruthSettings& settings);
 
