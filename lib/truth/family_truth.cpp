@@ -177,14 +177,7 @@ GroundTruth run_monte_carlo(const Generator& gen, const TruthSettings& settings,
   const bool with_controls = controls != nullptr;
   const auto draw = [&gen, scratch, with_controls](Engine& engine, mc::Draw& d) mutable {
     gen.draw(engine, d.c, d.p, d.log_p, scratch);
-    if (!with_controls) return;
-    double sum_sq = 0.0, p_log_p = 0.0, max_p = 0.0;
-    for (std::size_t k = 0; k < d.p.size(); ++k) {
-      sum_sq += d.p[k] * d.p[k];
-      if (d.p[k] > 0.0) p_log_p += d.p[k] * d.log_p[k];
-      max_p = std::max(max_p, d.p[k]);
-    }
-    d.control = {sum_sq, p_log_p, max_p};
+    if (with_controls) d.control = mc::control_values(d.p, d.log_p);
   };
   mc::SummaryShape shape = family_shape(gen);
   shape.classwise =

@@ -61,13 +61,7 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
                         Engine& engine, mc::Draw& d) mutable {
     gen.draw_truth(engine, d.c, d.log_c);
     apply(spec.map, d.c, d.log_c, d.p, d.log_p, tmp);
-    double sum_sq_c = 0.0, neg_ent = 0.0, max_c = 0.0;
-    for (std::size_t k = 0; k < d.c.size(); ++k) {
-      if (d.c[k] > 0.0) neg_ent += d.c[k] * d.log_c[k];
-      sum_sq_c += d.c[k] * d.c[k];
-      max_c = std::max(max_c, d.c[k]);
-    }
-    d.control = {sum_sq_c, neg_ent, max_c};
+    d.control = control_values(d.c, d.log_c);
     d.r_is_c = r_is_c;
     if (!r_is_c) posterior_mean(preimages, d.c, d.log_p, d.r, tmp);
   };
