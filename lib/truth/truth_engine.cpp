@@ -44,7 +44,8 @@ mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
 
 }  // namespace
 
-GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
+GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings,
+                              std::span<const Quantity> needed) {
   const auto& spec = gen.spec();
   const std::size_t K = gen.classes();
   const bool pooled = classes_exchangeable(gen);
@@ -65,8 +66,10 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
     d.r_is_c = r_is_c;
     if (!r_is_c) posterior_mean(preimages, d.c, d.log_p, d.r, tmp);
   };
-  GroundTruth t = mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape_of(gen, pooled), mu,
-                                        settings, all_quantities, draw);
+  mc::SummaryShape shape = shape_of(gen, pooled);
+  shape.classwise = is_needed(needed, Quantity::classwise_ece_l1);
+  GroundTruth t =
+      mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape, mu, settings, needed, draw);
   if (continuum) {
     // Each p has a continuum of preimages: r(p) has no formula here, so the canonical errors
     // are unknown (not E|c - p|, which only bounds them from above).
@@ -78,13 +81,21 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
 }
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
+  return compute_truth(gen, settings, all_quantities);
+}
+
+GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings,
+                          std::span<const Quantity> needed) {
   const auto& spec = gen.spec();
   if (is_identity(spec.map)) return identity_truth(spec.alpha);
   GroundTruth t;
+  // K = 2: one-dimensional integrals, all nine together (nothing to spare).
+  TernaryQuadratureOptions ternary;
+  ternary.classwise = is_needed(needed, Quantity::classwise_ece_l1);
   if (binary_truth_by_quadrature(gen, t) || binary_quadrature_truth(gen, t) ||
-      ternary_quadrature_truth(gen, t))
+      ternary_quadrature_truth(gen, t, ternary))
     return t;
-  t = monte_carlo_truth(gen, settings);
+  t = monte_carlo_truth(gen, settings, needed);
   if (preserves_argmax(spec.map, gen.classes())) {
     // Accuracy = E[max c] exactly; E[Z] - accuracy keeps its Monte Carlo error.
     t[Quantity::accuracy] = expected_max(spec.alpha);
