@@ -89,7 +89,8 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
   const auto& spec = gen.spec();
   if (is_identity(spec.map)) return identity_truth(spec.alpha);
   GroundTruth t;
-  // K = 2: one-dimensional integrals, all nine together (nothing to spare).
+  // K = 2 integrates all nine in one dimension (nothing to spare); K = 3 skips the classwise
+  // passes unless they are needed.
   TernaryQuadratureOptions ternary;
   ternary.classwise = is_needed(needed, Quantity::classwise_ece_l1);
   if (binary_truth_by_quadrature(gen, t) || binary_quadrature_truth(gen, t) ||
