@@ -179,18 +179,10 @@ GroundTruth run_monte_carlo(const Generator& gen, const TruthSettings& settings,
   const bool with_controls = controls != nullptr;
   const auto draw = [&gen, scratch, with_controls](Engine& engine, mc::Draw& d) mutable {
     gen.draw(engine, d.c, d.p, d.log_p, scratch);
-    if (!with_controls) return;
-    double sum_sq = 0.0, p_log_p = 0.0, max_p = 0.0;
-    for (std::size_t k = 0; k < d.p.size(); ++k) {
-      sum_sq += d.p[k] * d.p[k];
-      if (d.p[k] > 0.0) p_log_p += d.p[k] * d.log_p[k];
-      max_p = std::max(max_p, d.p[k]);
-    }
-    d.control = {sum_sq, p_log_p, max_p};
+    if (with_controls) d.control = mc::control_values(d.p, d.log_p);
   };
   mc::SummaryShape shape = family_shape(gen);
-  shape.classwise =
-      std::find(needed.begin(), needed.end(), Quantity::classwise_ece_l1) != needed.end();
+  shape.classwise = is_needed(needed, Quantity::classwise_ece_l1);
   return mc::truth_monte_carlo(
       hash64(gen.canonical_text()), K, shape,
       with_controls ? *controls : std::array<double, mc::controls>{0.0, 0.0, 0.0}, settings, needed,
@@ -234,9 +226,9 @@ TruthValue argmax_probability(std::span<const double> alpha, std::size_t k, doub
   return {v, TruthMethod::quadrature, err};
 }
 
-GroundTruth family_monte_carlo(const Generator& generator, const TruthSettings& settings) {
-  return run_monte_carlo(generator, settings,
-                         std::vector<Quantity>(all_quantities.begin(), all_quantities.end()));
+GroundTruth family_monte_carlo(const Generator& generator, const TruthSettings& settings,
+                               std::span<const Quantity> needed) {
+  return run_monte_carlo(generator, settings, std::vector<Quantity>(needed.begin(), needed.end()));
 }
 
 GroundTruth label_noise_truth(const LabelNoiseGenerator& gen, const TruthSettings& settings) {

@@ -35,8 +35,11 @@ bool beta_binary_closed_form(const BetaBinaryGenerator& generator, GroundTruth& 
 
 // The Monte Carlo estimate of every quantity for any family (no exact shortcuts, no control
 // variates), for tests and for the quantities without an exact method. Streams are keyed by the
-// generator's canonical text. Deterministic for any thread count.
-GroundTruth family_monte_carlo(const Generator& generator, const TruthSettings& settings);
+// generator's canonical text. Deterministic for any thread count. Draws stop once the errors of
+// the `needed` quantities are within the tolerance (the others are estimated from the same
+// draws, with their own errors; classwise_ece_l1 is unknown, NaN, when it is not needed).
+GroundTruth family_monte_carlo(const Generator& generator, const TruthSettings& settings,
+                               std::span<const Quantity> needed = all_quantities);
 
 // P_alpha(argmax c = k) for c ~ Dirichlet(alpha + shift e_k): the one-dimensional integral
 // int f_{alpha_k + shift}(x) prod_{j != k} P(alpha_j, x) dx (gamma density and regularised lower
