@@ -14,6 +14,7 @@
 #include "truth/dirichlet_integrals.hpp"
 #include "truth/dirichlet_max.hpp"
 #include "truth/family_truth.hpp"
+#include "truth/truth_engine.hpp"
 
 using namespace calbench;
 
@@ -227,5 +228,38 @@ TEST_CASE("class_conditional truth: exact top-label ECE where the rows allow it"
     const GroundTruth general = truth_of(10, std::vector<double>(10, 0.1), alpha);
     CHECK(general[Quantity::ece_top_l2].method == TruthMethod::monte_carlo);
     CHECK(general[Quantity::ece_top_l1].method == TruthMethod::monte_carlo);
+  }
+}
+
+TEST_CASE("class_conditional top-label quadrature agrees with a 32M-draw Monte Carlo",
+          "[dirichlet_max][slow]") {
+  // docs/truth.md quotes these four cases: every |difference| below 1.2e-5 (within 1.1 Monte
+  // Carlo standard errors when measured).
+  struct Case {
+    std::size_t K;
+    double a, b;
+    bool ramp_prior;  // prior proportional to k + 1, else uniform
+  };
+  for (const Case& c : {Case{10, 1.0, 4.0, false}, Case{20, 0.5, 1.0, true},
+                        Case{100, 0.1, 0.5, false}, Case{30, 2.0, 2.5, true}}) {
+    std::vector<double> prior(c.K, 1.0);
+    double total = 0.0;
+    for (std::size_t k = 0; k < c.K; ++k)
+      total += prior[k] = c.ramp_prior ? static_cast<double>(k) + 1.0 : 1.0;
+    for (double& p : prior) p /= total;
+    const Generator gen(ClassConditionalSpec{c.K, prior, class_conditional_alpha(c.K, c.a, c.b)});
+    const GroundTruth exact = compute_truth(gen, TruthSettings{});
+    TruthSettings long_run;
+    long_run.samples = 32'000'000;
+    long_run.tolerance = 1e-9;
+    const Quantity top[2] = {Quantity::ece_top_l1, Quantity::ece_top_l2};
+    const GroundTruth mc = family_monte_carlo(gen, long_run, top);
+    for (Quantity q : top) {
+      INFO("K = " << c.K << ", a = " << c.a << ", b = " << c.b << ", " << to_string(q) << ": "
+                  << exact[q].value << " vs " << mc[q].value << " +- " << mc[q].error);
+      CHECK(exact[q].method == TruthMethod::quadrature);
+      CHECK(std::abs(exact[q].value - mc[q].value) <= 4.0 * mc[q].error);
+      CHECK(std::abs(exact[q].value - mc[q].value) < 1.2e-5);
+    }
   }
 }
