@@ -41,12 +41,6 @@ constexpr double cancellation_limit = 15.0;  // accept a representation losing <
 constexpr int max_series_terms = 80000;
 constexpr int max_fraction_terms = 20000;
 
-// log E(beta, z) = log int_0^1 v^(beta - 1) e^(-z v) dv for complex z, from one of three
-// representations, each used where it has no large cancellation (none is, alone, accurate
-// for every z): the Taylor series sum_k (-z)^k/(k! (beta + k)) near the negative real axis,
-// Kummer's e^(-z) sum_k z^k/(beta (beta + 1) ... (beta + k)) near the positive one, and far
-// from both z^(-beta) (Gamma(beta) - Gamma(beta, z)) with Legendre's continued fraction for
-// Gamma(beta, z) (Numerical Recipes' gcf, modified Lentz). NaN when none applies.
 // std::log and std::abs of a complex go through hypot, and complex division through the
 // overflow-safe __divdc3: both dominated the profile, and the moduli here stay far from
 // overflow (the series rescale at 1e150), so the plain formulas are used.
@@ -57,6 +51,12 @@ cplx inverse(cplx v) {
   return std::conj(v) / std::norm(v);
 }
 
+// log E(beta, z) = log int_0^1 v^(beta - 1) e^(-z v) dv for complex z, from one of three
+// representations, each used where it has no large cancellation (none is, alone, accurate
+// for every z): the Taylor series sum_k (-z)^k/(k! (beta + k)) near the negative real axis,
+// Kummer's e^(-z) sum_k z^k/(beta (beta + 1) ... (beta + k)) near the positive one, and far
+// from both z^(-beta) (Gamma(beta) - Gamma(beta, z)) with Legendre's continued fraction for
+// Gamma(beta, z) (Numerical Recipes' gcf, modified Lentz). NaN when none applies.
 cplx log_moment(double beta, cplx z) {
   const double r = std::sqrt(std::norm(z));
   const bool near_negative = r + z.real() < cancellation_limit;
@@ -133,8 +133,8 @@ std::size_t total_count(std::span<const ConcentrationGroup> groups) {
   return n;
 }
 
-// The sum over components of log E_j(x) (and, if asked, of the tilted means and variances of
-// V_j): x's effect on W.
+// The sums over components of log E_j(x) and of the means and variances of V_j under the tilt
+// x (E[V] = E_(beta+1)(x)/E_beta(x), E[V^2] = E_(beta+2)(x)/E_beta(x)).
 struct Tilt {
   double log_moments = 0.0, mean = 0.0, variance = 0.0;
   bool ok = true;
