@@ -310,7 +310,7 @@ TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate",
   // sigma^2 (2 z / w)^2 as in the width test above.
   const double a = 2.0, w = 0.05, level = 0.9;
   const double n_true = brier_width_n(a, w, level);  // 544.2
-  PlanSpec spec = binary_brier(a, WidthQuestion{w, level, WidthInterval::percentile, 200}, 200);
+  PlanSpec spec = binary_brier(a, WidthQuestion{w, level, IntervalMethod::percentile, 200}, 200);
   spec.search = {100, 10'000, 2.0, 2};
   const PlanResult r = plan_sample_size(spec);
   REQUIRE(r.answer.kind == AnswerKind::found);
