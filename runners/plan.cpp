@@ -19,8 +19,10 @@ std::string question_text(const PlanSpec& spec, const std::string& estimator) {
   if (const auto* w = std::get_if<WidthQuestion>(&spec.question))
     return "the n at which " + format_fixed(100.0 * w->level, 0) + " % intervals of " + estimator +
            " (" +
-           (w->interval ? interval_name(*w) + ", " + std::to_string(w->resamples) + " resamples"
-                        : std::string("normal: 2 z sd")) +
+           (!w->interval ? std::string("normal: 2 z sd")
+            : *w->interval == IntervalMethod::analytic
+                ? interval_name(*w)
+                : interval_name(*w) + ", " + std::to_string(w->resamples) + " resamples") +
            ") are at most " + format_double(w->width) + " wide on average";
   const auto& p = std::get<PowerQuestion>(spec.question);
   return "the n at which the consistency test on " + estimator + " (alpha " +

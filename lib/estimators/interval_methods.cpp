@@ -86,8 +86,13 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     corrected_of[e] = corrected.size();
     corrected.emplace_back(*estimators[e]);
   }
+  // analytic alone resamples nothing.
+  bool resampled = false;
+  for (const auto& m : methods)
+    for (IntervalMethod method : m) resampled |= method != IntervalMethod::analytic;
   const auto boot =
-      bootstrap_values(sample, estimators, key, request.resamples, execution, resample);
+      resampled ? bootstrap_values(sample, estimators, key, request.resamples, execution, resample)
+                : std::vector<double>();
   bool test = request.p_values;
   for (std::size_t e = 0; e < E; ++e)
     test |= wants(e, IntervalMethod::consistency) || wants(e, IntervalMethod::bias_corrected);

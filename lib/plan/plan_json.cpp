@@ -98,25 +98,32 @@ std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
 
 // The width question; `estimator` (when it parsed) resolves "default" as eval does.
 std::optional<WidthQuestion> parse_width(ObjectReader& q,
-                                         const std::optional<EstimatorConfig>& estimator) {
+                                         const std::optional<EstimatorConfig>& estimator,
+                                         std::optional<std::size_t> classes) {
   q.allow_only({"width", "level", "interval", "resamples", "jackknife_groups"});
   const auto width = q.positive("width");
   const auto level = q.number("level", 0.9, open_unit, "> 0 and < 1");
   const auto choice = q.choice("interval", "interval", width_intervals(), WidthChoice{});
   if (!width || !level || !choice) return std::nullopt;
   WidthQuestion out{*width, *level, std::nullopt};
-  if (choice->normal) {
+  if (!choice->normal && !choice->method && !estimator)
+    return std::nullopt;  // the estimator's problems are reported
+  if (!choice->normal)
+    out.interval = choice->method.value_or(estimator ? estimator->interval : IntervalMethod{});
+  if (out.interval && estimator && classes)
+    if (auto why = interval_inapplicable(*out.interval, *estimator->estimator, *classes))
+      q.problems().add(q.pointer_to("interval"),
+                       *why + (choice->method ? "" : " (the estimator's default interval)"));
+  // The normal width 2 z sd and the analytic interval resample nothing.
+  if (!out.interval || *out.interval == IntervalMethod::analytic) {
     for (const char* key : {"resamples", "jackknife_groups"})
       if (q.find(key) != nullptr)
         q.problems().add(q.pointer_to(key), std::string(key) +
-                                                " belongs to an interval method (the normal "
-                                                "width 2 z sd resamples nothing)");
+                                                " belongs to a resampling interval; the " +
+                                                interval_name(out) + " interval resamples nothing");
     return out;
   }
-  if (!choice->method && !estimator) return std::nullopt;  // its problems are reported
-  const IntervalMethod method = choice->method.value_or(estimator ? estimator->interval
-                                                                  : IntervalMethod{});
-  out.interval = method;
+  const IntervalMethod method = *out.interval;
   const auto resamples = count(q, "resamples", 2, static_cast<std::int64_t>(out.resamples));
   std::optional<std::size_t> groups = out.jackknife_groups;
   if (method == IntervalMethod::bca)
@@ -126,10 +133,6 @@ std::optional<WidthQuestion> parse_width(ObjectReader& q,
                      "jackknife_groups belongs to the bca interval (its acceleration); the "
                      "interval here is " +
                          std::string(to_string(method)));
-  if (estimator)
-    if (auto why = interval_inapplicable(method, *estimator->estimator))
-      q.problems().add(q.pointer_to("interval"),
-                       *why + (choice->method ? "" : " (the estimator's default interval)"));
   if (!resamples || !groups) return std::nullopt;
   out.resamples = *resamples;
   out.jackknife_groups = *groups;
@@ -137,7 +140,8 @@ std::optional<WidthQuestion> parse_width(ObjectReader& q,
 }
 
 std::optional<PlanQuestion> parse_question(ObjectReader& top,
-                                           const std::optional<EstimatorConfig>& estimator) {
+                                           const std::optional<EstimatorConfig>& estimator,
+                                           std::optional<std::size_t> classes) {
   const Json* value = top.require(
       "question", "{\"width\": W, \"level\": L} or {\"power\": P, \"detect\": {\"ece\": E}}");
   if (value == nullptr) return std::nullopt;
@@ -147,7 +151,7 @@ std::optional<PlanQuestion> parse_question(ObjectReader& top,
   if (q.find("width") != nullptr && q.find("power") != nullptr) {
     q.problems().add(q.pointer(), "a question asks for a width or for a power, not both");
   } else if (q.find("width") != nullptr) {
-    if (auto width = parse_width(q, estimator)) out = *width;
+    if (auto width = parse_width(q, estimator, classes)) out = *width;
   } else if (q.find("power") != nullptr) {
     q.allow_only({"power", "alpha", "detect", "resamples"});
     const auto power = q.number("power", std::nullopt, open_unit, "> 0 and < 1");
@@ -271,7 +275,14 @@ PlanConfig load_plan(const std::filesystem::path& file) {
     estimator = parse_estimator(*e, "/estimator", problems, resolved);
     top.set_resolved("estimator", std::move(resolved));
   }
-  const auto question = parse_question(top, estimator);
+  // The generator's classes, for the interval's applicability (a target's K is its own).
+  std::optional<std::size_t> classes;
+  if (generator && !generator->target) try {
+      classes = Generator(generator->spec).classes();
+    } catch (const DomainError&) {
+      // reported below
+    }
+  const auto question = parse_question(top, estimator, classes);
   const auto replicates = count(top, "replicates", 10, 500);
   const auto search = parse_search(top);
   std::optional<GeneratorSpec> spec;

@@ -164,35 +164,35 @@ void validate(const PlanSpec& spec) {
   if (!(s.ratio > 1.0 && s.ratio <= 16.0))
     throw DomainError("ratio = " + format_double(s.ratio) + ": must be > 1 and <= 16");
   std::visit(
-      overloaded{[&](const WidthQuestion& w) {
-                   if (!(w.width > 0.0))
-                     throw DomainError("width = " + format_double(w.width) + ": must be > 0");
-                   if (!(w.level > 0.0 && w.level < 1.0))
-                     throw DomainError("level = " + format_double(w.level) + ": must be in (0, 1)");
-                   if (!w.interval) return;
-                   if (w.resamples < 2)
-                     throw DomainError("resamples = " + std::to_string(w.resamples) +
-                                       ": must be >= 2");
-                   if (w.jackknife_groups < 2)
-                     throw DomainError("jackknife_groups = " + std::to_string(w.jackknife_groups) +
-                                       ": must be >= 2");
-                   if (auto why = interval_inapplicable(*w.interval, estimator))
-                     throw DomainError(*why);
-                 },
-                 [](const PowerQuestion& p) {
-                   if (!(p.power > 0.0 && p.power < 1.0))
-                     throw DomainError("power = " + format_double(p.power) + ": must be in (0, 1)");
-                   if (!(p.alpha > 0.0 && p.alpha < 1.0))
-                     throw DomainError("alpha = " + format_double(p.alpha) + ": must be in (0, 1)");
-                   if (!(p.detect > 0.0))
-                     throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
-                   // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1.
-                   if (static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
-                     throw DomainError(
-                         "resamples = " + std::to_string(p.resamples) +
-                         ": the test can never reject at alpha = " + format_double(p.alpha) +
-                         "; needs resamples + 1 >= 1 / alpha");
-                 }},
+      overloaded{
+          [&](const WidthQuestion& w) {
+            if (!(w.width > 0.0))
+              throw DomainError("width = " + format_double(w.width) + ": must be > 0");
+            if (!(w.level > 0.0 && w.level < 1.0))
+              throw DomainError("level = " + format_double(w.level) + ": must be in (0, 1)");
+            if (!w.interval) return;
+            if (w.resamples < 2)
+              throw DomainError("resamples = " + std::to_string(w.resamples) + ": must be >= 2");
+            if (w.jackknife_groups < 2)
+              throw DomainError("jackknife_groups = " + std::to_string(w.jackknife_groups) +
+                                ": must be >= 2");
+            if (auto why = interval_inapplicable(*w.interval, estimator,
+                                                 Generator(spec.generator).classes()))
+              throw DomainError(*why);
+          },
+          [](const PowerQuestion& p) {
+            if (!(p.power > 0.0 && p.power < 1.0))
+              throw DomainError("power = " + format_double(p.power) + ": must be in (0, 1)");
+            if (!(p.alpha > 0.0 && p.alpha < 1.0))
+              throw DomainError("alpha = " + format_double(p.alpha) + ": must be in (0, 1)");
+            if (!(p.detect > 0.0))
+              throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
+            // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1.
+            if (static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
+              throw DomainError("resamples = " + std::to_string(p.resamples) +
+                                ": the test can never reject at alpha = " + format_double(p.alpha) +
+                                "; needs resamples + 1 >= 1 / alpha");
+          }},
       spec.question);
 }
 
@@ -225,14 +225,29 @@ std::string interval_name(const WidthQuestion& question) {
   return question.interval ? std::string(to_string(*question.interval)) : "normal";
 }
 
-std::optional<std::string> interval_inapplicable(IntervalMethod method,
-                                                 const Estimator& estimator) {
+std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
+                                                 std::size_t classes) {
   if (method == IntervalMethod::consistency && !estimator.vanishes_when_calibrated())
-    return std::string("interval consistency needs an estimator whose population value is 0 for "
-                       "every calibrated model (a calibration error), which this one is not");
+    return std::string(
+        "interval consistency needs an estimator whose population value is 0 for "
+        "every calibrated model (a calibration error), which this one is not");
   if (method == IntervalMethod::bias_corrected && !estimator.has_finite_sample_bias())
-    return std::string("interval bias_corrected needs an estimator with a bias model (ece, ace "
-                       "or classwise_ece with norm l1), which this one has not");
+    return std::string(
+        "interval bias_corrected needs an estimator with a bias model (ece, ace "
+        "or classwise_ece with norm l1), which this one has not");
+  if (method == IntervalMethod::analytic) {
+    // Whether the estimator has a squared error at all, asked on two uniform rows.
+    const std::vector<double> p(2 * classes, 1.0 / static_cast<double>(classes));
+    EstimatorWorkspace workspace;
+    try {
+      if (!estimator.squared_error(make_sample(classes, p, {0, 1}), workspace))
+        return std::string(
+            "interval analytic needs an estimator with an analytic variance "
+            "(ece_debiased with scope top or binary), which this one has not");
+    } catch (const DomainError&) {
+      // The estimator does not apply to these rows; the plan reports that itself.
+    }
+  }
   return std::nullopt;
 }
 
@@ -313,9 +328,9 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   if (width) result.reference = coverage_reference(generator, *estimator, spec.truth);
   const std::vector<std::vector<IntervalMethod>> methods = {{method.value_or(IntervalMethod{})}};
   // Without p-values: the label resamples are drawn only for the methods that use the test.
-  const IntervalRequest request = width ? IntervalRequest{width->resamples, width->level,
-                                                          width->jackknife_groups, false}
-                                        : IntervalRequest{};
+  const IntervalRequest request =
+      width ? IntervalRequest{width->resamples, width->level, width->jackknife_groups, false}
+            : IntervalRequest{};
 
   // Every replicate of sample size n, folded into its point.
   auto simulate = [&](std::size_t n) {

@@ -4,9 +4,10 @@
 // miscalibration. Answered by simulation with calbench's own generators, truth engine and
 // estimators:
 //   - the question's figure (the expected width of the estimator's interval, or the rejection
-//     rate of the consistency-resampling test) is simulated on a geometric grid of n, smallest first, until
-//     it is met; the bracket it falls in is bisected on log n `refine` times; the answer is
-//     interpolated inside the last bracket (log width linear in log n, power linear in log n);
+//     rate of the consistency-resampling test) is simulated on a geometric grid of n, smallest
+//     first, until it is met; the bracket it falls in is bisected on log n `refine` times; the
+//     answer is interpolated inside the last bracket (log width linear in log n, power linear in
+//     log n);
 //   - every figure carries its Monte Carlo standard error, and the answer carries an interval
 //     for n obtained by dividing the interpolated figure's standard error by the local slope.
 // Every n uses the same streams (seed, 0, replicate, sample): common random numbers, so the
@@ -40,7 +41,7 @@ struct WidthQuestion {
   // (estimators/interval_methods.hpp) computed on every replicate as `calbench eval` computes
   // it (sample_intervals), the figure being its expected width.
   std::optional<IntervalMethod> interval = std::nullopt;
-  std::size_t resamples = eval_default_resamples;  // with an interval method
+  std::size_t resamples = eval_default_resamples;                // with an interval method
   std::size_t jackknife_groups = eval_default_jackknife_groups;  // bca
 };
 
@@ -147,10 +148,11 @@ GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction di
 Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
                               const TruthSettings& truth);
 
-// Why `method` cannot give an interval for `estimator` whatever the sample (consistency for an
-// estimator that is not a calibration error, bias_corrected without a bias model), or nullopt.
-// analytic is known to apply only once a sample is seen: plan_sample_size reports it then.
-std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator);
+// Why `method` cannot give an interval for `estimator` on samples of `classes` classes
+// (consistency for an estimator that is not a calibration error, bias_corrected without a bias
+// model, analytic without a squared error), or nullopt.
+std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
+                                                 std::size_t classes);
 
 // Called after each simulated n (from the calling thread), for progress lines.
 using PlanPointFn = std::function<void(const PlanPoint&)>;
