@@ -489,42 +489,82 @@ TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate",
   CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.05);
 }
 
-TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
-  // The figures are exact bits of a deterministic computation: a change is a change of the
-  // plan's method, to be documented (docs/plan.md) together with the new numbers.
+namespace {
+
+// Runs a shipped plan and checks the answer, and its coverage, are quoted in docs/plan.md.
+// The figures are exact bits of a deterministic computation: a change is a change of the
+// plan's method, to be documented (docs/plan.md) together with the new numbers.
+PlanResult check_quoted(const std::string& file, std::size_t n) {
   const std::filesystem::path source = CALBENCH_SOURCE_DIR;
   const std::string doc = testing::read_text(source / "docs" / "plan.md");
-  struct Case {
-    const char* config;
-    std::size_t n;
-  };
-  for (const Case& c :
-       {Case{"plan/width_example.json", 3184}, Case{"plan/power_example.json", 563}}) {
-    const PlanConfig config = load_plan(source / "configs" / c.config);
-    const PlanResult r = plan_sample_size(config.spec);
-    REQUIRE(r.answer.kind == AnswerKind::found);
-    const std::string quoted = "n = " + std::to_string(r.answer.n) +
-                               " (95 % Monte Carlo interval " +
-                               std::to_string(std::llround(r.answer.n_low)) + " to " +
-                               std::to_string(std::llround(r.answer.n_high)) + ")";
-    INFO(c.config << ": " << quoted);
-    CHECK(r.answer.n == c.n);
-    CHECK(doc.find(quoted) != std::string::npos);
-    if (r.alternative) {
-      const double T =
-          std::get<TemperatureMap>(std::get<DirichletSpec>(r.alternative->spec).map).temperature;
-      const std::string alternative =
-          "s = " + format_fixed(r.alternative->scale, 4) + ", 0.8^s = " + format_fixed(T, 4) +
-          "\n(ece_top_l1 = " + format_fixed(r.alternative->achieved.value, 5);
-      INFO(alternative);
-      CHECK(doc.find(alternative) != std::string::npos);
-    } else {
-      for (const PlanPoint& p : r.points)
-        if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
-          const std::string width = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
-          INFO(width);
-          CHECK(doc.find(width) != std::string::npos);
-        }
-    }
+  const PlanConfig config = load_plan(source / "configs" / file);
+  PlanResult r = plan_sample_size(config.spec);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  const std::string quoted = "n = " + std::to_string(r.answer.n) + " (95 % Monte Carlo interval " +
+                             std::to_string(std::llround(r.answer.n_low)) + " to " +
+                             std::to_string(std::llround(r.answer.n_high)) + ")";
+  INFO(file << ": " << quoted);
+  CHECK(r.answer.n == n);
+  CHECK(doc.find(quoted) != std::string::npos);
+  if (const auto& at = r.answer.at_n) {
+    // As runners/plan.cpp prints it.
+    const std::string coverage = "coverage at n = " + std::to_string(at->n) + ": " +
+                                 format_fixed(*at->coverage, 3) + " ± " +
+                                 format_fixed(at->coverage_se, 3);
+    INFO(coverage);
+    CHECK(doc.find(coverage) != std::string::npos);
   }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
+  const std::string doc =
+      testing::read_text(std::filesystem::path(CALBENCH_SOURCE_DIR) / "docs" / "plan.md");
+  const PlanResult width = check_quoted("plan/width_example.json", 3184);
+  for (const PlanPoint& p : width.points)
+    if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
+      const std::string quoted = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
+      INFO(quoted);
+      CHECK(doc.find(quoted) != std::string::npos);
+    }
+  // The bias behind the normal interval's coverage: the mean at n = 3200 against the truth.
+  const std::string bias = "(mean " + format_fixed(width.points.back().mean, 3) +
+                           " against the true\n" + format_fixed(width.reference->value, 3) +
+                           " at n = " + std::to_string(width.points.back().n) + ")";
+  INFO(bias);
+  CHECK(width.points.back().n == 3200);
+  CHECK(doc.find(bias) != std::string::npos);
+  const PlanResult power = check_quoted("plan/power_example.json", 563);
+  REQUIRE(power.alternative);
+  const double T =
+      std::get<TemperatureMap>(std::get<DirichletSpec>(power.alternative->spec).map).temperature;
+  const std::string alternative =
+      "s = " + format_fixed(power.alternative->scale, 4) + ", 0.8^s = " + format_fixed(T, 4) +
+      "\n(ece_top_l1 = " + format_fixed(power.alternative->achieved.value, 5);
+  INFO(alternative);
+  CHECK(doc.find(alternative) != std::string::npos);
+}
+
+TEST_CASE("plan: the shipped default-interval example gives the answer docs/plan.md quotes",
+          "[slow][plan]") {
+  // 200 replicates x (200 bootstrap + 200 label + 200 bias resamples) at each of 9 sizes.
+  const PlanResult r = check_quoted("plan/width_default_example.json", 1202);
+  // Its width at n = 100 against width_example's 2 z sd there (the same n = 100 point whatever
+  // the search's upper end: every n has its own streams).
+  const std::filesystem::path source = CALBENCH_SOURCE_DIR;
+  PlanConfig normal = load_plan(source / "configs" / "plan" / "width_example.json");
+  normal.spec.search = {100, 200, 2.0, 0};
+  const PlanResult n100 = plan_sample_size(normal.spec);
+  REQUIRE(r.points.front().n == 100);
+  REQUIRE(n100.points.front().n == 100);
+  // Not "(" + ...: GCC 12 -Wrestrict.
+  const std::string quoted = std::string("(")
+                                 .append(format_fixed(r.points.front().figure, 3))
+                                 .append(" at n = 100, where width_example's\n2 z sd is ")
+                                 .append(format_fixed(n100.points.front().figure, 3))
+                                 .append(":");
+  INFO(quoted);
+  CHECK(testing::read_text(source / "docs" / "plan.md").find(quoted) != std::string::npos);
 }
