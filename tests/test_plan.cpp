@@ -316,7 +316,9 @@ TEST_CASE("plan: the same bits on 1 and 2 threads", "[unit][plan]") {
   power.search = {40, 400, 2.0, 2};
   PlanSpec width = binary_brier(2.0, WidthQuestion{0.05, 0.9}, 60);
   width.search = {40, 4000, 2.0, 2};
-  for (const PlanSpec& spec : {power, width}) {
+  PlanSpec bca = binary_brier(2.0, WidthQuestion{0.08, 0.9, IntervalMethod::bca, 20, 5}, 60);
+  bca.search = {40, 1000, 2.0, 1};
+  for (const PlanSpec& spec : {power, width, bca}) {
     std::optional<PlanResult> one, two;
     tbb::task_arena(1).execute([&] { one = plan_sample_size(spec); });
     tbb::task_arena(2).execute([&] { two = plan_sample_size(spec); });
@@ -325,6 +327,7 @@ TEST_CASE("plan: the same bits on 1 and 2 threads", "[unit][plan]") {
       CHECK(one->points[i].n == two->points[i].n);
       CHECK(one->points[i].figure == two->points[i].figure);
       CHECK(one->points[i].sd == two->points[i].sd);
+      CHECK(one->points[i].coverage == two->points[i].coverage);
     }
     CHECK(one->answer.n == two->answer.n);
     CHECK(one->answer.n_low == two->answer.n_low);
