@@ -61,9 +61,10 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
          << to_string(result.alternative->achieved.method) << ", error "
          << format_double(result.alternative->achieved.error) << ")\n";
   if (const auto& r = result.reference)
-    text << "coverage against " << (r->target ? to_string(*r->target) : "the estimator's own")
-         << " = " << format_fixed(r->value, 5) << " (" << r->method << ", error "
-         << format_double(r->error) << ")\n";
+    text << "coverage against "
+         << (r->target ? to_string(*r->target) : "the estimator's own population value") << " = "
+         << format_fixed(r->value, 5) << " (" << r->method << ", error " << format_double(r->error)
+         << ")\n";
   text << spec.replicates << " replicates per n; Monte Carlo standard errors\n\n";
   std::vector<std::vector<std::string>> rows = {{"n", figure, "se", "mean", "sd"}};
   if (!power) rows[0].insert(rows[0].end(), {"coverage", "se"});
