@@ -117,9 +117,10 @@ GroundTruth compute_truth(const Generator& generator, const TruthSettings& setti
 }
 
 const GroundTruth& TruthCache::get(const Generator& generator, const TruthSettings& settings) {
-  const std::string key = generator.canonical_text() +
-                          "|samples=" + std::to_string(settings.samples) +
-                          "|tolerance=" + format_double(settings.tolerance);
+  const std::string key =
+      generator.canonical_text() + "|samples=" + std::to_string(settings.samples) +
+      "|tolerance=" + format_double(settings.tolerance) +
+      (settings.stream == 0 ? "" : "|stream=" + std::to_string(settings.stream));
   std::lock_guard lock(mutex_);
   auto it = cache_.find(key);
   if (it == cache_.end())
