@@ -20,6 +20,7 @@ Flags: `>1e-4` where |difference| > 1e-4; `>4se` where |difference| > 4 sqrt(e_d
 (e_d, e_r the default's and the reference's reported errors).
 
 Usage: PYTHONPATH=python /usr/bin/python3 scripts/truth-precision.py [--samples N] [--quick]
+       scripts/truth-precision.py --summarise SWEEP.md...   (one row per generator)
        PYTHONPATH=python /usr/bin/python3 scripts/truth-precision.py --sweep [--classes 4,10]
            [--samples N] [--samples-k100 N] [--families dirichlet,label_noise,...]
 Prints markdown rows.
@@ -165,6 +166,8 @@ def sweep(args):
     worst = (0.0, "")
     flagged = 0
     for label, g in sweep_grid(classes, alphas, families):
+        if args.only and args.only not in label:
+            continue
         default = calbench.truth(g)
         mc = [q for q, v in default.items() if v.method == "monte_carlo"]
         exact += len(default) - len(mc)
@@ -195,6 +198,44 @@ def sweep(args):
           f"Largest |difference|: {worst[0]:.1e} ({worst[1]}).", flush=True)
 
 
+def summarise(paths):
+    """One row per generator from --sweep outputs: its Monte Carlo quantities, the largest
+    |difference| (quantity, in combined reported errors), the largest reported error, flags."""
+    print("| generator | Monte Carlo quantities | largest \\|difference\\| | in errors | "
+          "largest reported error | flagged |")
+    print("|---|---|---|---|---|---|")
+    rows = {}
+    order = []
+    exact = []
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if len(cells) != 7 or cells[0] in ("generator", "---"):
+                    continue
+                label, q = cells[0], cells[1]
+                if q == "all nine":
+                    exact.append(label)
+                    continue
+                if not cells[4]:
+                    continue
+                ref_err = float(cells[3].split("±")[1].split()[0])
+                diff, err = float(cells[4]), float(cells[5])
+                if label not in rows:
+                    rows[label] = []
+                    order.append(label)
+                rows[label].append((q, diff, err, ref_err, cells[6]))
+    for label in order:
+        r = rows[label]
+        q, diff, err, ref_err, _ = max(r, key=lambda x: abs(x[1]))
+        flags = [f"{x[0]} {x[4]}" for x in r if x[4]]
+        print(f"| {label} | {len(r)} | {abs(diff):.1e} ({q}) | "
+              f"{abs(diff) / math.hypot(err, ref_err):.1f} | {max(x[2] for x in r):.1e} | "
+              f"{'; '.join(flags)} |")
+    print(f"\nAll nine exact (closed form or quadrature) at default settings: {len(exact)} "
+          f"generators.")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=64_000_000)
@@ -205,8 +246,13 @@ def main():
     ap.add_argument("--samples-k100", type=int, default=32_000_000)
     ap.add_argument("--families",
                     default="dirichlet,label_noise,class_conditional,dirichlet_mixture,beta_binary")
+    ap.add_argument("--only", metavar="TEXT", help="--sweep: the generators whose label has TEXT")
+    ap.add_argument("--summarise", nargs="+", metavar="FILE",
+                    help="one row per generator from saved --sweep outputs")
     args = ap.parse_args()
-    if args.sweep:
+    if args.summarise:
+        summarise(args.summarise)
+    elif args.sweep:
         sweep(args)
     else:
         long_runs(args)
