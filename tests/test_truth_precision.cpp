@@ -118,7 +118,7 @@ TEST_CASE("non-injective top_label: classwise Monte Carlo unbiased at the jump a
   check_classwise({3, {2.0}, TopLabelMap{2.0}}, 4'000'000);
 }
 
-TEST_CASE("non-injective top_label: classwise Monte Carlo unbiased, asymmetric alpha",
+TEST_CASE("non-injective top_label: classwise Monte Carlo unbiased with asymmetric alpha",
           "[slow][stat][truth]") {
   check_classwise({3, {0.5, 1.0, 2.0}, TopLabelMap{2.0}}, 16'000'000);
   check_classwise({3, {0.7}, TopLabelMap{2.0}}, 8'000'000);
@@ -218,7 +218,7 @@ TEST_CASE("default truth within 2e-4 of an independent long run (K = 4)", "[stat
                          4'000'000);
 }
 
-TEST_CASE("default truth within 2e-4 of an independent long run, more families",
+TEST_CASE("default truth within 2e-4 of an independent long run: more families",
           "[slow][stat][truth]") {
   check_against_long_run(DirichletSpec{4, {0.1}, PowerMap{{0.5, 1.0, 1.5, 2.0}}}, 32'000'000);
   check_against_long_run(DirichletSpec{10, {0.1}, TopLabelMap{2.0}}, 32'000'000);
