@@ -128,15 +128,19 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     }
   }
   if (wanted(options, "truth")) {
-    const std::vector<DirichletSpec> specs = {
-        {2, {0.5}, TemperatureMap{0.7}},
-        {3, {0.5}, TemperatureMap{0.7}},
-        {10, {0.5}, TemperatureMap{0.7}},
-        {100, {0.1}, TemperatureMap{0.7}},
-        {10, {0.5}, PowerMap{{0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4}}},
-        {10, {0.5}, TopLabelMap{2.0}}};
-    for (const auto& spec : specs) {
-      const DirichletGenerator gen(spec);
+    std::vector<Generator> generators;
+    for (DirichletSpec spec : std::vector<DirichletSpec>{
+             {2, {0.5}, TemperatureMap{0.7}},
+             {3, {0.5}, TemperatureMap{0.7}},
+             {10, {0.5}, TemperatureMap{0.7}},
+             {100, {0.1}, TemperatureMap{0.7}},
+             {10, {0.5}, PowerMap{{0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4}}},
+             {10, {0.5}, TopLabelMap{2.0}}})
+      generators.emplace_back(std::move(spec));
+    // Issue #15's bar: class_conditional at K = 100 within 1 s on 2 cores.
+    generators.emplace_back(ClassConditionalSpec{100, std::vector<double>(100, 0.01),
+                                                 class_conditional_alpha(100, 1.0, 4.0)});
+    for (const auto& gen : generators) {
       GroundTruth truth;
       const double s = median_seconds(1, [&] { truth = compute_truth(gen, TruthSettings{}); });
       double worst = 0.0;

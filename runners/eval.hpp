@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "estimators/interval_methods.hpp"
+
 namespace calbench {
 
 struct EvalOptions {
@@ -14,8 +16,8 @@ struct EvalOptions {
   bool logits = false;               // the values are logits
   std::string estimators;            // JSON array, inline or a file; empty: the whole registry
   std::string interval = "default";  // an interval_choices() name (docs/intervals.md)
-  std::size_t jackknife_groups = 100;
-  std::size_t resamples = 1000;
+  std::size_t jackknife_groups = eval_default_jackknife_groups;
+  std::size_t resamples = eval_default_resamples;
   double level = 0.95;
   std::uint64_t seed = 0;
   bool json = false;

@@ -18,7 +18,12 @@ namespace {
 std::string question_text(const PlanSpec& spec, const std::string& estimator) {
   if (const auto* w = std::get_if<WidthQuestion>(&spec.question))
     return "the n at which " + format_fixed(100.0 * w->level, 0) + " % intervals of " + estimator +
-           " (2 z sd) are at most " + format_double(w->width) + " wide";
+           " (" +
+           (!w->interval ? std::string("normal: 2 z sd")
+            : *w->interval == IntervalMethod::analytic
+                ? interval_name(*w)
+                : interval_name(*w) + ", " + std::to_string(w->resamples) + " resamples") +
+           ") are at most " + format_double(w->width) + " wide on average";
   const auto& p = std::get<PowerQuestion>(spec.question);
   return "the n at which the consistency test on " + estimator + " (alpha " +
          format_double(p.alpha) + ", " + std::to_string(p.resamples) +
@@ -55,11 +60,23 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
          << format_fixed(result.alternative->achieved.value, 5) << " ("
          << to_string(result.alternative->achieved.method) << ", error "
          << format_double(result.alternative->achieved.error) << ")\n";
+  if (const auto& r = result.reference)
+    text << "coverage against "
+         << (r->target ? to_string(*r->target) : "the estimator's own population value") << " = "
+         << format_fixed(r->value, 5) << " (" << r->method << ", error " << format_double(r->error)
+         << ")\n";
   text << spec.replicates << " replicates per n; Monte Carlo standard errors\n\n";
   std::vector<std::vector<std::string>> rows = {{"n", figure, "se", "mean", "sd"}};
-  for (const auto& p : result.points)
-    rows.push_back({std::to_string(p.n), format_fixed(p.figure, 4), format_fixed(p.figure_se, 4),
-                    format_fixed(p.mean, 4), format_fixed(p.sd, 4)});
+  if (!power) rows[0].insert(rows[0].end(), {"coverage", "se"});
+  auto row = [&](const PlanPoint& p) {
+    std::vector<std::string> cells = {std::to_string(p.n), format_fixed(p.figure, 4),
+                                      format_fixed(p.figure_se, 4), format_fixed(p.mean, 4),
+                                      format_fixed(p.sd, 4)};
+    if (p.coverage)
+      cells.insert(cells.end(), {format_fixed(*p.coverage, 3), format_fixed(p.coverage_se, 3)});
+    return cells;
+  };
+  for (const auto& p : result.points) rows.push_back(row(p));
   text << aligned_columns(rows, "  ");
   const PlanAnswer& a = result.answer;
   text << "\nanswer: ";
@@ -78,6 +95,11 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
            << format_fixed(a.figure, 4) << " ± " << format_fixed(a.figure_se, 4) << ")\n";
       break;
   }
+  if (const auto& at = a.at_n)
+    text << "coverage at n = " << at->n << ": " << format_fixed(*at->coverage, 3) << " ± "
+         << format_fixed(at->coverage_se, 3) << " (nominal "
+         << format_double(std::get<WidthQuestion>(spec.question).level) << "; mean width there "
+         << format_fixed(at->figure, 4) << " ± " << format_fixed(at->figure_se, 4) << ")\n";
   if (!o.out.empty()) {
     const auto doc = plan_result_json(config, result);
     require_finite_json(doc, o.out);

@@ -350,6 +350,11 @@ expect_status 2 "--jackknife-groups" eval "$work/two_rows.csv" --jackknife-group
 expect_status 2 "--threads" eval "$work/two_rows.csv" --threads -1
 expect_status 2 "--threads" plan "$work/two_rows.csv" --threads 0
 expect_status 2 "--threads" bench --threads 0
+# calbench plan: an interval method eval does not know, at its pointer with the valid names.
+printf '{"generator": {"family": "dirichlet", "classes": 2, "alpha": 2}, "estimator": {"name": "brier"},\n "question": {"width": 0.1, "interval": "wald"}}\n' >"$work/plan_interval.json"
+expect_status 2 "error: $work/plan_interval.json: /question/interval: unknown interval \"wald\"; valid: analytic, basic, bca, bias_corrected, consistency, default, normal, percentile" \
+  plan "$work/plan_interval.json" --out "$work/plan_interval.out"
+[ -e "$work/plan_interval.out" ] && fail "plan with a bad interval wrote its result file"
 expect_status 2 'unknown kind "bogus"; valid: estimators, maps, families' list bogus
 expect_status 0 "equal_mass" list
 expect_status 0 "ece" list

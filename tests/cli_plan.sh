@@ -25,7 +25,12 @@ a = d["answer"]
 assert a["status"] == "found" and a["n_low_95"] <= a["n"] <= a["n_high_95"] + 1
 ns = [p["n"] for p in d["points"]]
 assert ns == sorted(ns) and ns[0] == 100
+assert d["interval"] == "normal"
+assert d["reference"]["target"] == "ece_top_l1" and d["reference"]["method"] == "quadrature"
+assert all(0 <= p["coverage"] <= 1 and p["coverage_se"] >= 0 for p in d["points"])
+assert a["at_n"]["n"] == a["n"] and 0 <= a["at_n"]["coverage"] <= 1
 PY
+grep -q "^coverage at n = " "$work/one.out" || fail "no coverage at the answer in: $(cat "$work/one.out")"
 
 # A generator fitted by `calbench fit` (K = 2, 400 rows from a fixed congruential stream).
 awk 'BEGIN { s = 777; for (i = 0; i < 400; i++) {
@@ -43,6 +48,17 @@ JSON
 "$bin" plan "$work/from_fit.json" --quiet >"$work/from_fit.out" 2>"$work/from_fit.err" ||
   fail "a plan on the fitted generator exited $?: $(cat "$work/from_fit.err")"
 grep -q "^generator: dirichlet:K=2" "$work/from_fit.out" || fail "not the fitted generator: $(cat "$work/from_fit.out")"
+# The default interval is the estimator's default, as eval's (brier: bca), with its coverage.
+cat >"$work/default_interval.json" <<'JSON'
+{"generator": "fake.json", "estimator": {"name": "brier"},
+ "question": {"width": 0.1, "resamples": 20, "jackknife_groups": 5}, "replicates": 20,
+ "search": {"n_min": 50, "n_max": 800, "refine": 1}}
+JSON
+"$bin" plan "$work/default_interval.json" --quiet >"$work/default_interval.out" 2>&1 ||
+  fail "a plan with the default interval exited $?: $(cat "$work/default_interval.out")"
+grep -q "intervals of brier (bca, 20 resamples)" "$work/default_interval.out" &&
+  grep -q "^coverage at n = " "$work/default_interval.out" ||
+  fail "not brier's default bca interval with its coverage: $(cat "$work/default_interval.out")"
 
 # Bad input: exit 2, FILE: /pointer: message, no result file.
 expect_error() {  # NAME PATTERN: the plan $work/NAME.json must fail with PATTERN on stderr

@@ -16,6 +16,8 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/rng.hpp"
+#include "estimators/interval_methods.hpp"
 #include "plan/plan_json.hpp"
 #include "plan/sample_size_plan.hpp"
 #include "temp_files.hpp"
@@ -123,6 +125,107 @@ TEST_CASE("plan: n for a Brier interval width matches sigma^2 (2 z / w)^2", "[st
     CHECK(std::abs(p.figure - w * std::sqrt(n_true / static_cast<double>(p.n))) <
           3.5 * p.figure_se);
   }
+  // The normal interval estimate -/+ z sd of an unbiased, near-normal estimate covers the truth
+  // (brier = 1 - 2 E c^2 + ... = 0.4 by the closed form) with probability 0.9: every point's
+  // coverage within 3.5 binomial standard errors sqrt(0.9 * 0.1 / 1000) = 0.0095 of it, and the
+  // answer's (one figure) within 3.
+  REQUIRE(r.reference);
+  CHECK(r.reference->value == Approx(0.4).margin(1e-12));
+  const double cover_se = std::sqrt(level * (1.0 - level) / 1000.0);
+  for (const PlanPoint& p : r.points) {
+    INFO("n = " << p.n << ": coverage " << *p.coverage << " ± " << p.coverage_se);
+    CHECK(std::abs(*p.coverage - level) < 3.5 * cover_se);
+  }
+  REQUIRE(r.answer.at_n);
+  INFO("at n = " << r.answer.at_n->n << ": coverage " << *r.answer.at_n->coverage);
+  CHECK(r.answer.at_n->n == r.answer.n);
+  CHECK(std::abs(*r.answer.at_n->coverage - level) < 3.0 * cover_se);
+}
+
+TEST_CASE("plan: the BCa interval of a Brier estimate covers at its nominal level",
+          "[stat][plan]") {
+  // A mean of bounded per-row terms: BCa is second-order accurate, its coverage at n >= 100
+  // is the nominal 0.9 up to O(1/n) and the Monte Carlo error of 200 replicates,
+  // sqrt(0.9 * 0.1 / 200) = 0.021 (docs/intervals.md measures 0.88-0.93 for brier).
+  const double level = 0.9;
+  PlanSpec spec = binary_brier(2.0, WidthQuestion{0.05, level, IntervalMethod::bca, 100, 20}, 200);
+  spec.search = {100, 2000, 2.0, 1};
+  const PlanResult r = plan_sample_size(spec);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  REQUIRE(r.answer.at_n);
+  const double cover_se = std::sqrt(level * (1.0 - level) / 200.0);
+  INFO("n = " << r.answer.n << ": coverage " << *r.answer.at_n->coverage << " ± "
+              << r.answer.at_n->coverage_se);
+  CHECK(std::abs(*r.answer.at_n->coverage - level) < 3.0 * cover_se);
+  // The width is about the normal one, 2 z sigma / sqrt(n): n near brier_width_n = 544.
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) -
+                 std::log(brier_width_n(2.0, 0.05, level))) < 0.1);
+}
+
+TEST_CASE("plan: an interval's width and coverage are those of eval's intervals on the samples",
+          "[unit][plan]") {
+  // Each replicate's interval recomputed as calbench eval computes it (runners/eval.cpp:
+  // sample_intervals with the consistency p-values on, resamples on TBB) from the replicate's
+  // own streams (seed, 0, r, sample) and resample key (seed, 0, r): the plan's width must be
+  // the mean of their widths and its coverage the fraction holding the truth, bit for bit up
+  // to the order of summation.
+  const DirichletSpec generator{2, {0.8, 0.8}, TemperatureMap{0.7}};
+  struct Case {
+    const char* estimator;
+    IntervalMethod method;
+  };
+  for (const Case& c : {Case{R"({"name": "ece", "bins": 10})", IntervalMethod::bias_corrected},
+                        Case{R"({"name": "ece", "bins": 10})", IntervalMethod::percentile},
+                        Case{R"({"name": "ece", "bins": 10})", IntervalMethod::consistency},
+                        Case{R"({"name": "brier"})", IntervalMethod::bca},
+                        Case{R"({"name": "brier"})", IntervalMethod::basic},
+                        Case{R"({"name": "ece_debiased", "bins": 5})", IntervalMethod::analytic}}) {
+    PlanSpec spec;
+    spec.generator = generator;
+    spec.estimator = estimator(c.estimator);
+    const WidthQuestion question{1e-6, 0.8, c.method, 25, 10};
+    spec.question = question;
+    spec.replicates = 12;
+    spec.seed = 77;
+    spec.search = {60, 120, 2.0, 0};
+    const PlanResult r = plan_sample_size(spec);
+    INFO(c.estimator << " " << to_string(c.method));
+    REQUIRE(r.answer.kind == AnswerKind::above_range);
+    REQUIRE(r.points.size() == 2);
+    REQUIRE(r.reference);
+    const Generator g(generator);
+    const double truth = compute_truth(g, TruthSettings{})[*spec.estimator->target()].value;
+    CHECK(r.reference->value == truth);
+    for (const PlanPoint& p : r.points) {
+      double sum = 0.0;
+      std::size_t covered = 0;
+      for (std::size_t rep = 0; rep < spec.replicates; ++rep) {
+        Sample sample;
+        GeneratorScratch scratch;
+        EstimatorWorkspace workspace;
+        ResampleWorkspace resample;
+        Engine engine = make_engine({spec.seed, 0, rep, Purpose::sample});
+        g.sample(engine, p.n, sample, scratch);
+        const Estimator* const one[] = {spec.estimator.get()};
+        const double observed[] = {spec.estimator->estimate(sample, workspace)};
+        const auto computed =
+            sample_intervals(sample, one, observed, {{c.method}},
+                             {question.resamples, question.level, question.jackknife_groups},
+                             {spec.seed, 0, rep}, Execution::parallel, resample, workspace);
+        REQUIRE(computed.intervals[0]);
+        const Interval ci = *computed.intervals[0];
+        sum += ci.hi - ci.lo;
+        covered += ci.lo <= truth && truth <= ci.hi ? 1 : 0;
+      }
+      const double R = static_cast<double>(spec.replicates);
+      INFO("n = " << p.n << ": plan width " << p.figure << ", eval's " << sum / R);
+      CHECK(p.figure == Approx(sum / R).epsilon(1e-12).margin(1e-15));
+      CHECK(*p.coverage == static_cast<double>(covered) / R);
+    }
+    // At the answer (n_max here) the point itself.
+    REQUIRE(r.answer.at_n);
+    CHECK(r.answer.at_n->figure == r.points.back().figure);
+  }
 }
 
 TEST_CASE("plan: power of the Brier consistency test against a known alternative", "[stat][plan]") {
@@ -213,7 +316,9 @@ TEST_CASE("plan: the same bits on 1 and 2 threads", "[unit][plan]") {
   power.search = {40, 400, 2.0, 2};
   PlanSpec width = binary_brier(2.0, WidthQuestion{0.05, 0.9}, 60);
   width.search = {40, 4000, 2.0, 2};
-  for (const PlanSpec& spec : {power, width}) {
+  PlanSpec bca = binary_brier(2.0, WidthQuestion{0.08, 0.9, IntervalMethod::bca, 20, 5}, 60);
+  bca.search = {40, 1000, 2.0, 1};
+  for (const PlanSpec& spec : {power, width, bca}) {
     std::optional<PlanResult> one, two;
     tbb::task_arena(1).execute([&] { one = plan_sample_size(spec); });
     tbb::task_arena(2).execute([&] { two = plan_sample_size(spec); });
@@ -222,6 +327,7 @@ TEST_CASE("plan: the same bits on 1 and 2 threads", "[unit][plan]") {
       CHECK(one->points[i].n == two->points[i].n);
       CHECK(one->points[i].figure == two->points[i].figure);
       CHECK(one->points[i].sd == two->points[i].sd);
+      CHECK(one->points[i].coverage == two->points[i].coverage);
     }
     CHECK(one->answer.n == two->answer.n);
     CHECK(one->answer.n_low == two->answer.n_low);
@@ -304,13 +410,77 @@ TEST_CASE("load_plan: every problem with the file and its JSON pointer", "[unit]
   CHECK(has(p, "plan.json: /generator: family class_conditional"));
 }
 
+TEST_CASE("load_plan: a width question's interval is any name eval takes, or normal",
+          "[unit][plan]") {
+  const std::string head =
+      R"({"generator": {"family": "dirichlet", "classes": 2, "alpha": 2}, "estimator": )";
+  auto load = [&](const std::string& estimator, const std::string& question) {
+    calbench::testing::TempDir dir;
+    std::ofstream(dir.path / "plan.json")
+        << head + estimator + R"(, "question": )" + question + "}";
+    return load_plan(dir.path / "plan.json");
+  };
+  auto interval = [](const PlanConfig& c) {
+    return std::get<WidthQuestion>(c.spec.question).interval;
+  };
+  // "default" (also when absent) is the estimator's default as eval resolves it
+  // (parse_estimator: bias_corrected for an l1 ece, consistency for other norms, bca for brier).
+  const PlanConfig ece = load(R"({"name": "ece"})", R"({"width": 0.1})");
+  CHECK(interval(ece) == IntervalMethod::bias_corrected);
+  CHECK(ece.resolved["question"]["interval"] == "default");
+  CHECK(ece.resolved["question"]["resamples"] == eval_default_resamples);
+  CHECK(std::get<WidthQuestion>(ece.spec.question).resamples == 1000);
+  CHECK(interval(load(R"({"name": "ece", "norm": "l2"})",
+                      R"({"width": 0.1, "interval": "default"})")) == IntervalMethod::consistency);
+  CHECK(interval(load(R"({"name": "brier"})", R"({"width": 0.1})")) == IntervalMethod::bca);
+  CHECK(std::get<WidthQuestion>(
+            load(R"({"name": "brier"})", R"({"width": 0.1, "jackknife_groups": 7})").spec.question)
+            .jackknife_groups == 7);
+  CHECK(!interval(load(R"({"name": "brier"})", R"({"width": 0.1, "interval": "normal"})")));
+  for (const auto& c : interval_choices())
+    if (c.value && *c.value != IntervalMethod::analytic)
+      CHECK(interval(load(R"({"name": "ece"})", R"({"width": 0.1, "interval": ")" +
+                                                    std::string(c.name) + "\"}")) == *c.value);
+  CHECK(interval(load(R"({"name": "ece_debiased"})",
+                      R"({"width": 0.1, "interval": "analytic"})")) == IntervalMethod::analytic);
+
+  const std::string generator = R"("generator": {"family": "dirichlet", "classes": 2, "alpha": 2})";
+  auto problems = [&](const std::string& estimator, const std::string& question) {
+    return plan_problems("{" + generator + R"(, "estimator": )" + estimator + R"(, "question": )" +
+                         question + "}");
+  };
+  auto p = problems(R"({"name": "ece"})", R"({"width": 0.1, "interval": "wald"})");
+  INFO(join(p, "\n"));
+  CHECK(has(p,
+            "plan.json: /question/interval: unknown interval \"wald\"; valid: analytic, basic, "
+            "bca, bias_corrected, consistency, default, normal, percentile"));
+  CHECK(has(problems(R"({"name": "brier"})", R"({"width": 0.1, "interval": "consistency"})"),
+            "plan.json: /question/interval: interval consistency needs an estimator whose "
+            "population value is 0"));
+  CHECK(has(problems(R"({"name": "ece"})", R"({"width": 0.1, "interval": "analytic"})"),
+            "plan.json: /question/interval: interval analytic needs an estimator with an "
+            "analytic variance"));
+  CHECK(has(problems(R"({"name": "ece", "norm": "l2"})",
+                     R"({"width": 0.1, "interval": "bias_corrected"})"),
+            "plan.json: /question/interval: interval bias_corrected needs an estimator with a "
+            "bias model"));
+  CHECK(has(
+      problems(R"({"name": "ece"})", R"({"width": 0.1, "resamples": 100, "interval": "normal"})"),
+      "plan.json: /question/resamples: resamples belongs to a resampling interval; the "
+      "normal interval resamples nothing"));
+  CHECK(has(problems(R"({"name": "ece"})", R"({"width": 0.1, "jackknife_groups": 10})"),
+            "plan.json: /question/jackknife_groups: jackknife_groups belongs to the bca interval"));
+  CHECK(has(problems(R"({"name": "ece"})", R"({"width": 0.1, "resamples": 1})"),
+            "plan.json: /question/resamples: expected an integer >= 2, found 1"));
+}
+
 TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate", "[stat][plan]") {
   // The percentile interval of a mean is about the normal one, 2 z sigma / sqrt(n) (up to
   // O(1/n) and the type-7 quantile of 200 resamples), so the n for width w is near
   // sigma^2 (2 z / w)^2 as in the width test above.
   const double a = 2.0, w = 0.05, level = 0.9;
   const double n_true = brier_width_n(a, w, level);  // 544.2
-  PlanSpec spec = binary_brier(a, WidthQuestion{w, level, WidthInterval::percentile, 200}, 200);
+  PlanSpec spec = binary_brier(a, WidthQuestion{w, level, IntervalMethod::percentile, 200}, 200);
   spec.search = {100, 10'000, 2.0, 2};
   const PlanResult r = plan_sample_size(spec);
   REQUIRE(r.answer.kind == AnswerKind::found);
@@ -322,42 +492,82 @@ TEST_CASE("plan: the percentile bootstrap's expected width of a Brier estimate",
   CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.05);
 }
 
-TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
-  // The figures are exact bits of a deterministic computation: a change is a change of the
-  // plan's method, to be documented (docs/plan.md) together with the new numbers.
+namespace {
+
+// Runs a shipped plan and checks the answer, and its coverage, are quoted in docs/plan.md.
+// The figures are exact bits of a deterministic computation: a change is a change of the
+// plan's method, to be documented (docs/plan.md) together with the new numbers.
+PlanResult check_quoted(const std::string& file, std::size_t n) {
   const std::filesystem::path source = CALBENCH_SOURCE_DIR;
   const std::string doc = testing::read_text(source / "docs" / "plan.md");
-  struct Case {
-    const char* config;
-    std::size_t n;
-  };
-  for (const Case& c :
-       {Case{"plan/width_example.json", 3184}, Case{"plan/power_example.json", 563}}) {
-    const PlanConfig config = load_plan(source / "configs" / c.config);
-    const PlanResult r = plan_sample_size(config.spec);
-    REQUIRE(r.answer.kind == AnswerKind::found);
-    const std::string quoted = "n = " + std::to_string(r.answer.n) +
-                               " (95 % Monte Carlo interval " +
-                               std::to_string(std::llround(r.answer.n_low)) + " to " +
-                               std::to_string(std::llround(r.answer.n_high)) + ")";
-    INFO(c.config << ": " << quoted);
-    CHECK(r.answer.n == c.n);
-    CHECK(doc.find(quoted) != std::string::npos);
-    if (r.alternative) {
-      const double T =
-          std::get<TemperatureMap>(std::get<DirichletSpec>(r.alternative->spec).map).temperature;
-      const std::string alternative =
-          "s = " + format_fixed(r.alternative->scale, 4) + ", 0.8^s = " + format_fixed(T, 4) +
-          "\n(ece_top_l1 = " + format_fixed(r.alternative->achieved.value, 5);
-      INFO(alternative);
-      CHECK(doc.find(alternative) != std::string::npos);
-    } else {
-      for (const PlanPoint& p : r.points)
-        if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
-          const std::string width = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
-          INFO(width);
-          CHECK(doc.find(width) != std::string::npos);
-        }
-    }
+  const PlanConfig config = load_plan(source / "configs" / file);
+  PlanResult r = plan_sample_size(config.spec);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  const std::string quoted = "n = " + std::to_string(r.answer.n) + " (95 % Monte Carlo interval " +
+                             std::to_string(std::llround(r.answer.n_low)) + " to " +
+                             std::to_string(std::llround(r.answer.n_high)) + ")";
+  INFO(file << ": " << quoted);
+  CHECK(r.answer.n == n);
+  CHECK(doc.find(quoted) != std::string::npos);
+  if (const auto& at = r.answer.at_n) {
+    // As runners/plan.cpp prints it.
+    const std::string coverage = "coverage at n = " + std::to_string(at->n) + ": " +
+                                 format_fixed(*at->coverage, 3) + " ± " +
+                                 format_fixed(at->coverage_se, 3);
+    INFO(coverage);
+    CHECK(doc.find(coverage) != std::string::npos);
   }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
+  const std::string doc =
+      testing::read_text(std::filesystem::path(CALBENCH_SOURCE_DIR) / "docs" / "plan.md");
+  const PlanResult width = check_quoted("plan/width_example.json", 3184);
+  for (const PlanPoint& p : width.points)
+    if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
+      const std::string quoted = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
+      INFO(quoted);
+      CHECK(doc.find(quoted) != std::string::npos);
+    }
+  // The bias behind the normal interval's coverage: the mean at n = 3200 against the truth.
+  const std::string bias = "(mean " + format_fixed(width.points.back().mean, 3) +
+                           " against the true\n" + format_fixed(width.reference->value, 3) +
+                           " at n = " + std::to_string(width.points.back().n) + ")";
+  INFO(bias);
+  CHECK(width.points.back().n == 3200);
+  CHECK(doc.find(bias) != std::string::npos);
+  const PlanResult power = check_quoted("plan/power_example.json", 563);
+  REQUIRE(power.alternative);
+  const double T =
+      std::get<TemperatureMap>(std::get<DirichletSpec>(power.alternative->spec).map).temperature;
+  const std::string alternative =
+      "s = " + format_fixed(power.alternative->scale, 4) + ", 0.8^s = " + format_fixed(T, 4) +
+      "\n(ece_top_l1 = " + format_fixed(power.alternative->achieved.value, 5);
+  INFO(alternative);
+  CHECK(doc.find(alternative) != std::string::npos);
+}
+
+TEST_CASE("plan: the shipped default-interval example gives the answer docs/plan.md quotes",
+          "[slow][plan]") {
+  // 200 replicates x (200 bootstrap + 200 label + 200 bias resamples) at each of 9 sizes.
+  const PlanResult r = check_quoted("plan/width_default_example.json", 1202);
+  // Its width at n = 100 against width_example's 2 z sd there (the same n = 100 point whatever
+  // the search's upper end: every n has its own streams).
+  const std::filesystem::path source = CALBENCH_SOURCE_DIR;
+  PlanConfig normal = load_plan(source / "configs" / "plan" / "width_example.json");
+  normal.spec.search = {100, 200, 2.0, 0};
+  const PlanResult n100 = plan_sample_size(normal.spec);
+  REQUIRE(r.points.front().n == 100);
+  REQUIRE(n100.points.front().n == 100);
+  // Not "(" + ...: GCC 12 -Wrestrict.
+  const std::string quoted = std::string("(")
+                                 .append(format_fixed(r.points.front().figure, 3))
+                                 .append(" at n = 100, where width_example's\n2 z sd is ")
+                                 .append(format_fixed(n100.points.front().figure, 3))
+                                 .append(":");
+  INFO(quoted);
+  CHECK(testing::read_text(source / "docs" / "plan.md").find(quoted) != std::string::npos);
 }

@@ -86,10 +86,19 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     corrected_of[e] = corrected.size();
     corrected.emplace_back(*estimators[e]);
   }
+  // analytic alone resamples nothing.
+  bool resampled = false;
+  for (const auto& m : methods)
+    for (IntervalMethod method : m) resampled |= method != IntervalMethod::analytic;
   const auto boot =
-      bootstrap_values(sample, estimators, key, request.resamples, execution, resample);
+      resampled ? bootstrap_values(sample, estimators, key, request.resamples, execution, resample)
+                : std::vector<double>();
+  bool test = request.p_values;
+  for (std::size_t e = 0; e < E; ++e)
+    test |= wants(e, IntervalMethod::consistency) || wants(e, IntervalMethod::bias_corrected);
   const auto null =
-      consistency_values(sample, estimators, key, request.resamples, execution, resample);
+      test ? consistency_values(sample, estimators, key, request.resamples, execution, resample)
+           : std::vector<double>();
   const auto jack =
       bca && sample.size >= 2
           ? jackknife_values(sample, estimators, request.jackknife_groups, execution, resample)
@@ -102,7 +111,7 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
           ? std::vector<double>()
           : bootstrap_values(sample, corrected_list, key, request.resamples, execution, resample);
   SampleIntervals out;
-  out.p_values = consistency_p_values(null, observed);
+  if (test) out.p_values = consistency_p_values(null, observed);
   out.intervals.assign(M * E, std::nullopt);
   std::vector<double> column, jack_column, bias_column, corrected_column;
   for (std::size_t e = 0; e < E; ++e) {
@@ -112,7 +121,7 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     in.estimate = observed[e];
     in.bootstrap = column;
     in.jackknife = jack_column;
-    in.p_calibrated = out.p_values[e];
+    if (test) in.p_calibrated = out.p_values[e];
     in.vanishes_when_calibrated = estimators[e]->vanishes_when_calibrated();
     if (wants(e, IntervalMethod::analytic))
       in.squared = estimators[e]->squared_error(sample, workspace);

@@ -93,7 +93,15 @@ struct IntervalRequest {
   std::size_t resamples = 200;
   double level = 0.9;
   std::size_t jackknife_groups = 100;
+  // The consistency test's p-values for every estimator (eval reports them). Without them the
+  // label resamples are drawn only when a method needs the test (consistency, bias_corrected),
+  // and SampleIntervals::p_values is empty; the intervals are the same bits either way.
+  bool p_values = true;
 };
+// calbench eval's defaults (runners/eval.hpp), which calbench plan's width questions share so
+// that a plan is for the interval eval will compute (docs/plan.md).
+inline constexpr std::size_t eval_default_resamples = 1000;
+inline constexpr std::size_t eval_default_jackknife_groups = 100;
 struct SampleIntervals {
   std::vector<std::optional<Interval>> intervals;  // [m * E + e], nullopt: does not apply
   std::vector<double> p_values;                    // [e], the consistency test's

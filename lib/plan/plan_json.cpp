@@ -28,8 +28,22 @@ const std::vector<Choice<Quantity>> detectable = {{"ece", Quantity::ece_top_l1},
 const std::vector<Choice<Direction>> directions = {{"overconfident", Direction::overconfident},
                                                    {"underconfident", Direction::underconfident}};
 
-const std::vector<Choice<WidthInterval>> intervals = {{"normal", WidthInterval::normal},
-                                                      {"percentile", WidthInterval::percentile}};
+// A width question's "interval": "normal" (2 z sd), or any name `calbench eval --interval`
+// takes (interval_choices(): "default", the estimator's own, and every method).
+struct WidthChoice {
+  bool normal = false;
+  IntervalChoice method;  // nullopt: the estimator's default
+  bool operator==(const WidthChoice&) const = default;
+};
+
+const std::vector<Choice<WidthChoice>>& width_intervals() {
+  static const std::vector<Choice<WidthChoice>> choices = [] {
+    std::vector<Choice<WidthChoice>> out = {{"normal", {true, std::nullopt}}};
+    for (const auto& c : interval_choices()) out.push_back({c.name, {false, c.value}});
+    return out;
+  }();
+  return choices;
+}
 
 bool open_unit(double x) {
   return x > 0.0 && x < 1.0;
@@ -82,7 +96,52 @@ std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
   return out;
 }
 
-std::optional<PlanQuestion> parse_question(ObjectReader& top) {
+// The width question; `estimator` (when it parsed) resolves "default" as eval does.
+std::optional<WidthQuestion> parse_width(ObjectReader& q,
+                                         const std::optional<EstimatorConfig>& estimator,
+                                         std::optional<std::size_t> classes) {
+  q.allow_only({"width", "level", "interval", "resamples", "jackknife_groups"});
+  const auto width = q.positive("width");
+  const auto level = q.number("level", 0.9, open_unit, "> 0 and < 1");
+  const auto choice = q.choice("interval", "interval", width_intervals(), WidthChoice{});
+  if (!width || !level || !choice) return std::nullopt;
+  WidthQuestion out{*width, *level, std::nullopt};
+  if (!choice->normal && !choice->method && !estimator)
+    return std::nullopt;  // the estimator's problems are reported
+  if (!choice->normal)
+    out.interval = choice->method.value_or(estimator ? estimator->interval : IntervalMethod{});
+  if (out.interval && estimator && classes)
+    if (auto why = interval_inapplicable(*out.interval, *estimator->estimator, *classes))
+      q.problems().add(q.pointer_to("interval"),
+                       *why + (choice->method ? "" : " (the estimator's default interval)"));
+  // The normal width 2 z sd and the analytic interval resample nothing.
+  if (!out.interval || *out.interval == IntervalMethod::analytic) {
+    for (const char* key : {"resamples", "jackknife_groups"})
+      if (q.find(key) != nullptr)
+        q.problems().add(q.pointer_to(key), std::string(key) +
+                                                " belongs to a resampling interval; the " +
+                                                interval_name(out) + " interval resamples nothing");
+    return out;
+  }
+  const IntervalMethod method = *out.interval;
+  const auto resamples = count(q, "resamples", 2, static_cast<std::int64_t>(out.resamples));
+  std::optional<std::size_t> groups = out.jackknife_groups;
+  if (method == IntervalMethod::bca)
+    groups = count(q, "jackknife_groups", 2, static_cast<std::int64_t>(out.jackknife_groups));
+  else if (q.find("jackknife_groups") != nullptr)
+    q.problems().add(q.pointer_to("jackknife_groups"),
+                     "jackknife_groups belongs to the bca interval (its acceleration); the "
+                     "interval here is " +
+                         std::string(to_string(method)));
+  if (!resamples || !groups) return std::nullopt;
+  out.resamples = *resamples;
+  out.jackknife_groups = *groups;
+  return out;
+}
+
+std::optional<PlanQuestion> parse_question(ObjectReader& top,
+                                           const std::optional<EstimatorConfig>& estimator,
+                                           std::optional<std::size_t> classes) {
   const Json* value = top.require(
       "question", "{\"width\": W, \"level\": L} or {\"power\": P, \"detect\": {\"ece\": E}}");
   if (value == nullptr) return std::nullopt;
@@ -92,19 +151,7 @@ std::optional<PlanQuestion> parse_question(ObjectReader& top) {
   if (q.find("width") != nullptr && q.find("power") != nullptr) {
     q.problems().add(q.pointer(), "a question asks for a width or for a power, not both");
   } else if (q.find("width") != nullptr) {
-    q.allow_only({"width", "level", "interval", "resamples"});
-    const auto width = q.positive("width");
-    const auto level = q.number("level", 0.9, open_unit, "> 0 and < 1");
-    const auto interval = q.choice("interval", "interval", intervals, WidthInterval::normal);
-    std::optional<std::size_t> resamples = 200;
-    if (interval == WidthInterval::percentile)
-      resamples = count(q, "resamples", 2, 200);
-    else if (q.find("resamples") != nullptr)
-      q.problems().add(q.pointer_to("resamples"),
-                       "resamples belongs to \"interval\": \"percentile\" (the normal width "
-                       "2 z sd resamples nothing)");
-    if (width && level && interval && resamples)
-      out = WidthQuestion{*width, *level, *interval, *resamples};
+    if (auto width = parse_width(q, estimator, classes)) out = *width;
   } else if (q.find("power") != nullptr) {
     q.allow_only({"power", "alpha", "detect", "resamples"});
     const auto power = q.number("power", std::nullopt, open_unit, "> 0 and < 1");
@@ -228,7 +275,14 @@ PlanConfig load_plan(const std::filesystem::path& file) {
     estimator = parse_estimator(*e, "/estimator", problems, resolved);
     top.set_resolved("estimator", std::move(resolved));
   }
-  const auto question = parse_question(top);
+  // The generator's classes, for the interval's applicability (a target's K is its own).
+  std::optional<std::size_t> classes;
+  if (generator && !generator->target) try {
+      classes = Generator(generator->spec).classes();
+    } catch (const DomainError&) {
+      // reported below
+    }
+  const auto question = parse_question(top, estimator, classes);
   const auto replicates = count(top, "replicates", 10, 500);
   const auto search = parse_search(top);
   std::optional<GeneratorSpec> spec;
@@ -280,13 +334,29 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
                           {"scale", result.alternative->scale},
                           {"truth", truth_json(result.alternative->achieved)}};
   }
+  if (!power) {
+    out["interval"] = interval_name(std::get<WidthQuestion>(config.spec.question));
+    if (const auto& r = result.reference)
+      out["reference"] = {
+          {"target", r->target ? Json(std::string(to_string(*r->target))) : Json("own")},
+          {"value", r->value},
+          {"method", r->method},
+          {"error", r->error}};
+  }
+  auto point_json = [&](const PlanPoint& p) {
+    Json j = {{"n", p.n},
+              {power ? "power" : "width", p.figure},
+              {"se", p.figure_se},
+              {"mean", p.mean},
+              {"sd", p.sd}};
+    if (p.coverage) {
+      j["coverage"] = *p.coverage;
+      j["coverage_se"] = p.coverage_se;
+    }
+    return j;
+  };
   Json points = Json::array();
-  for (const auto& p : result.points)
-    points.push_back({{"n", p.n},
-                      {power ? "power" : "width", p.figure},
-                      {"se", p.figure_se},
-                      {"mean", p.mean},
-                      {"sd", p.sd}});
+  for (const auto& p : result.points) points.push_back(point_json(p));
   out["points"] = std::move(points);
   const PlanAnswer& a = result.answer;
   out["answer"] = {{"status", std::string(kind_name(a.kind))},
@@ -295,6 +365,7 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
                    {"n_high_95", a.n_high},
                    {power ? "power" : "width", a.figure},
                    {"se", a.figure_se}};
+  if (a.at_n) out["answer"]["at_n"] = point_json(*a.at_n);
   return out;
 }
 

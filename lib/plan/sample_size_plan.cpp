@@ -14,6 +14,7 @@
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
 #include "estimators/uncertainty.hpp"
+#include "truth/population.hpp"
 #include "truth/truth_engine.hpp"
 
 namespace calbench {
@@ -118,8 +119,8 @@ struct Buffers {
 
 struct Replicate {
   double value = 0.0;
-  // The percentile bootstrap interval's width (width questions with that interval), or 1 when
-  // the consistency test rejected, else 0 (power questions).
+  // The interval's width (width questions with an interval method), or 1 when the consistency
+  // test rejected, else 0 (power questions).
   double figure = 0.0;
 };
 
@@ -127,6 +128,13 @@ struct Replicate {
 template <typename Archive>
 void serialize(Archive& a, Replicate& r) {
   a(r.value, r.figure);
+}
+
+// A fraction of R replicates as a point's coverage, with its binomial standard error.
+void set_coverage(PlanPoint& point, std::size_t covered, std::size_t R) {
+  const double c = static_cast<double>(covered) / static_cast<double>(R);
+  point.coverage = c;
+  point.coverage_se = std::sqrt(c * (1.0 - c) / static_cast<double>(R));
 }
 
 // Whether a figure meets the question: a width at most the asked one, a power at least it.
@@ -145,6 +153,7 @@ double scaled_se(const PlanQuestion& q, double figure, double se) {
 
 void validate(const PlanSpec& spec) {
   if (!spec.estimator) throw DomainError("estimator: missing");
+  const Estimator& estimator = *spec.estimator;
   if (spec.replicates < 10)
     throw DomainError("replicates = " + std::to_string(spec.replicates) + ": must be >= 10");
   const PlanSearch& s = spec.search;
@@ -155,26 +164,35 @@ void validate(const PlanSpec& spec) {
   if (!(s.ratio > 1.0 && s.ratio <= 16.0))
     throw DomainError("ratio = " + format_double(s.ratio) + ": must be > 1 and <= 16");
   std::visit(
-      overloaded{[](const WidthQuestion& w) {
-                   if (!(w.width > 0.0))
-                     throw DomainError("width = " + format_double(w.width) + ": must be > 0");
-                   if (!(w.level > 0.0 && w.level < 1.0))
-                     throw DomainError("level = " + format_double(w.level) + ": must be in (0, 1)");
-                 },
-                 [](const PowerQuestion& p) {
-                   if (!(p.power > 0.0 && p.power < 1.0))
-                     throw DomainError("power = " + format_double(p.power) + ": must be in (0, 1)");
-                   if (!(p.alpha > 0.0 && p.alpha < 1.0))
-                     throw DomainError("alpha = " + format_double(p.alpha) + ": must be in (0, 1)");
-                   if (!(p.detect > 0.0))
-                     throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
-                   // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1.
-                   if (static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
-                     throw DomainError(
-                         "resamples = " + std::to_string(p.resamples) +
-                         ": the test can never reject at alpha = " + format_double(p.alpha) +
-                         "; needs resamples + 1 >= 1 / alpha");
-                 }},
+      overloaded{
+          [&](const WidthQuestion& w) {
+            if (!(w.width > 0.0))
+              throw DomainError("width = " + format_double(w.width) + ": must be > 0");
+            if (!(w.level > 0.0 && w.level < 1.0))
+              throw DomainError("level = " + format_double(w.level) + ": must be in (0, 1)");
+            if (!w.interval) return;
+            if (w.resamples < 2)
+              throw DomainError("resamples = " + std::to_string(w.resamples) + ": must be >= 2");
+            if (w.jackknife_groups < 2)
+              throw DomainError("jackknife_groups = " + std::to_string(w.jackknife_groups) +
+                                ": must be >= 2");
+            if (auto why = interval_inapplicable(*w.interval, estimator,
+                                                 Generator(spec.generator).classes()))
+              throw DomainError(*why);
+          },
+          [](const PowerQuestion& p) {
+            if (!(p.power > 0.0 && p.power < 1.0))
+              throw DomainError("power = " + format_double(p.power) + ": must be in (0, 1)");
+            if (!(p.alpha > 0.0 && p.alpha < 1.0))
+              throw DomainError("alpha = " + format_double(p.alpha) + ": must be in (0, 1)");
+            if (!(p.detect > 0.0))
+              throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
+            // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1.
+            if (static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
+              throw DomainError("resamples = " + std::to_string(p.resamples) +
+                                ": the test can never reject at alpha = " + format_double(p.alpha) +
+                                "; needs resamples + 1 >= 1 / alpha");
+          }},
       spec.question);
 }
 
@@ -189,7 +207,49 @@ std::vector<std::size_t> grid(const PlanSearch& s) {
   return out;
 }
 
+// The reference of a width question's coverage (CoverageReference).
+CoverageReference coverage_reference(const Generator& generator, const Estimator& estimator,
+                                     const TruthSettings& truth) {
+  if (const auto target = estimator.target()) {
+    const TruthValue v = compute_truth(generator, truth)[*target];
+    return {v.value, v.error, std::string(to_string(v.method)), target};
+  }
+  const Estimator* const one[] = {&estimator};
+  const PopulationValue v = population_values(generator, one, truth.population_samples)[0];
+  return {v.value, v.error, "population", std::nullopt};
+}
+
 }  // namespace
+
+std::string interval_name(const WidthQuestion& question) {
+  return question.interval ? std::string(to_string(*question.interval)) : "normal";
+}
+
+std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
+                                                 std::size_t classes) {
+  if (method == IntervalMethod::consistency && !estimator.vanishes_when_calibrated())
+    return std::string(
+        "interval consistency needs an estimator whose population value is 0 for "
+        "every calibrated model (a calibration error), which this one is not");
+  if (method == IntervalMethod::bias_corrected && !estimator.has_finite_sample_bias())
+    return std::string(
+        "interval bias_corrected needs an estimator with a bias model (ece, ace "
+        "or classwise_ece with norm l1), which this one has not");
+  if (method == IntervalMethod::analytic) {
+    // Whether the estimator has a squared error at all, asked on two uniform rows.
+    const std::vector<double> p(2 * classes, 1.0 / static_cast<double>(classes));
+    EstimatorWorkspace workspace;
+    try {
+      if (!estimator.squared_error(make_sample(classes, p, {0, 1}), workspace))
+        return std::string(
+            "interval analytic needs an estimator with an analytic variance "
+            "(ece_debiased with scope top or binary), which this one has not");
+    } catch (const DomainError&) {
+      // The estimator does not apply to these rows; the plan reports that itself.
+    }
+  }
+  return std::nullopt;
+}
 
 GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction direction) {
   if (!(s >= 0.0)) throw DomainError("scale = " + format_double(s) + ": must be >= 0");
@@ -260,19 +320,27 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   const PlanQuestion& q = spec.question;
   const auto* power = std::get_if<PowerQuestion>(&q);
   const auto* width = std::get_if<WidthQuestion>(&q);
-  const bool percentile = width != nullptr && width->interval == WidthInterval::percentile;
+  const std::optional<IntervalMethod> method = width ? width->interval : std::nullopt;
   if (power) result.alternative = solve_alternative(spec.generator, *power, spec.truth);
   const Generator generator(result.alternative ? result.alternative->spec : spec.generator);
   const double z = power ? 0.0 : normal_quantile(0.5 + 0.5 * std::get<WidthQuestion>(q).level);
   const Estimator* const estimator = spec.estimator.get();
+  if (width) result.reference = coverage_reference(generator, *estimator, spec.truth);
+  const std::vector<std::vector<IntervalMethod>> methods = {{method.value_or(IntervalMethod{})}};
+  // Without p-values: the label resamples are drawn only for the methods that use the test.
+  const IntervalRequest request =
+      width ? IntervalRequest{width->resamples, width->level, width->jackknife_groups, false}
+            : IntervalRequest{};
 
-  std::map<std::size_t, PlanPoint> points;
-  auto evaluate = [&](std::size_t n) -> const PlanPoint& {
-    if (auto it = points.find(n); it != points.end()) return it->second;
+  // Every replicate of sample size n, folded into its point.
+  auto simulate = [&](std::size_t n) {
     std::vector<double> values;
     RunningStats widths;
-    std::size_t rejected = 0;
+    std::size_t rejected = 0, covered = 0;
     values.reserve(spec.replicates);
+    // Whether replicate r's interval holds the reference (interval methods): one slot per
+    // task, written by that task only.
+    std::vector<std::uint8_t> holds(method ? spec.replicates : 0);
     stream_tasks<Replicate, Buffers>(
         TaskGrid({spec.replicates}),
         [&](TaskKey key, Buffers& buf) {
@@ -282,17 +350,25 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
           Replicate r;
           r.value = estimator->estimate(buf.sample, buf.workspace);
           const Estimator* const one[] = {estimator};
-          if (percentile) {
-            const auto boot =
-                bootstrap_values(buf.sample, one, ResampleKey{spec.seed, 0, key.replicate},
-                                 width->resamples, Execution::serial, buf.resample);
-            const Interval interval = percentile_intervals(boot, 1, width->level)[0];
-            r.figure = interval.hi - interval.lo;
+          const ResampleKey resample_key{spec.seed, 0, key.replicate};
+          if (method) {
+            // The interval exactly as calbench eval computes it (runners/eval.cpp).
+            const double observed[] = {r.value};
+            const auto computed =
+                sample_intervals(buf.sample, one, observed, methods, request, resample_key,
+                                 Execution::serial, buf.resample, buf.workspace);
+            const std::optional<Interval>& interval = computed.intervals[0];
+            if (!interval)
+              throw DomainError("interval " + std::string(to_string(*method)) +
+                                " gives no interval for this estimator (docs/intervals.md: "
+                                "which methods apply to which estimators)");
+            r.figure = interval->hi - interval->lo;
+            holds[key.replicate] =
+                interval->lo <= result.reference->value && result.reference->value <= interval->hi;
           }
           if (power) {
-            const auto null =
-                consistency_values(buf.sample, one, ResampleKey{spec.seed, 0, key.replicate},
-                                   power->resamples, Execution::serial, buf.resample);
+            const auto null = consistency_values(buf.sample, one, resample_key, power->resamples,
+                                                 Execution::serial, buf.resample);
             const double observed[] = {r.value};
             r.figure = consistency_p_values(null, observed)[0] <= power->alpha ? 1.0 : 0.0;
           }
@@ -304,9 +380,17 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
           rejected += r.figure > 0.0 ? 1 : 0;
         });
     PlanPoint point = width_point(n, values, z);
-    if (percentile) {
+    if (method) {
+      for (std::uint8_t h : holds) covered += h;
       point.figure = widths.mean();
       point.figure_se = widths.standard_error();
+      set_coverage(point, covered, spec.replicates);
+    } else if (width) {
+      // The normal interval estimate -/+ z sd, sd over the replicates.
+      const double half = z * point.sd, truth = result.reference->value;
+      covered = 0;
+      for (double v : values) covered += v - half <= truth && truth <= v + half ? 1 : 0;
+      set_coverage(point, covered, spec.replicates);
     }
     if (power) {
       const double R = static_cast<double>(spec.replicates);
@@ -314,7 +398,12 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
       point.figure_se = std::sqrt(point.figure * (1.0 - point.figure) / R);
     }
     if (on_point) on_point(point);
-    return points.emplace(n, point).first->second;
+    return point;
+  };
+  std::map<std::size_t, PlanPoint> points;
+  auto evaluate = [&](std::size_t n) -> const PlanPoint& {
+    if (auto it = points.find(n); it != points.end()) return it->second;
+    return points.emplace(n, simulate(n)).first->second;
   };
 
   // The grid, smallest n first, until the question is met.
@@ -337,6 +426,7 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
     answer.n_low = answer.n_high = static_cast<double>(edge.n);
     answer.figure = edge.figure;
     answer.figure_se = edge.figure_se;
+    if (width) answer.at_n = edge;
     finish();
     return result;
   }
@@ -369,6 +459,12 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   answer.n_high = std::exp(x + z95 * se_x);
   answer.figure = power ? (1.0 - t) * a.figure + t * b.figure : std::exp(ya + t * (yb - ya));
   answer.figure_se = (1.0 - t) * a.figure_se + t * b.figure_se;
+  // The coverage at the answer's n itself: simulated there (not interpolated; not one of the
+  // search's points unless it is one).
+  if (width) {
+    const auto it = points.find(answer.n);
+    answer.at_n = it != points.end() ? it->second : simulate(answer.n);
+  }
   finish();
   return result;
 }

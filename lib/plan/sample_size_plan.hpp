@@ -3,10 +3,11 @@
 // fake classifier, for a given interval width or for a given power to detect a given
 // miscalibration. Answered by simulation with calbench's own generators, truth engine and
 // estimators:
-//   - the question's figure (width = 2 z sd of the estimate, or the rejection rate of the
-//     consistency-resampling test) is simulated on a geometric grid of n, smallest first, until
-//     it is met; the bracket it falls in is bisected on log n `refine` times; the answer is
-//     interpolated inside the last bracket (log width linear in log n, power linear in log n);
+//   - the question's figure (the expected width of the estimator's interval, or the rejection
+//     rate of the consistency-resampling test) is simulated on a geometric grid of n, smallest
+//     first, until it is met; the bracket it falls in is bisected on log n `refine` times; the
+//     answer is interpolated inside the last bracket (log width linear in log n, power linear in
+//     log n);
 //   - every figure carries its Monte Carlo standard error, and the answer carries an interval
 //     for n obtained by dividing the interpolated figure's standard error by the local slope.
 // Every n uses the same streams (seed, 0, replicate, sample): common random numbers, so the
@@ -24,29 +25,31 @@
 
 #include "core/quantity.hpp"
 #include "estimators/estimator.hpp"
+#include "estimators/interval_methods.hpp"
 #include "generators/generator.hpp"
 #include "truth/ground_truth.hpp"
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
 
-// How a width question measures an interval's width.
-enum class WidthInterval {
-  normal,      // 2 z_{(1 + level)/2} sd(estimate): the normal interval estimate ± z sd
-  percentile,  // the expected width of the percentile bootstrap interval (`resamples` resamples,
-               // estimators/uncertainty.hpp), as `calbench eval` computes it
-};
-
 // The n at which the width of the estimator's interval at `level` is <= width.
 struct WidthQuestion {
   double width = 0.0;  // > 0
   double level = 0.9;  // in (0, 1)
-  WidthInterval interval = WidthInterval::normal;
-  std::size_t resamples = 200;  // percentile only
+  // The interval: nullopt for the normal interval estimate -/+ z sd (width 2 z sd, z =
+  // Phi^-1((1 + level)/2), sd the estimate's over the replicates); else an interval method
+  // (estimators/interval_methods.hpp) computed on every replicate as `calbench eval` computes
+  // it (sample_intervals), the figure being its expected width.
+  std::optional<IntervalMethod> interval = std::nullopt;
+  std::size_t resamples = eval_default_resamples;                // with an interval method
+  std::size_t jackknife_groups = eval_default_jackknife_groups;  // bca
 };
 
 // Which way a calibrated generator is pushed when its own map gives no direction (identity).
 enum class Direction { overconfident, underconfident };
+
+// "normal" or the method's name.
+std::string interval_name(const WidthQuestion& question);
 
 // The n at which the level-alpha consistency-resampling test (estimators/uncertainty.hpp,
 // `resamples` label redraws, the estimator as its statistic) rejects with probability >= power
@@ -81,11 +84,24 @@ struct PlanSpec {
 };
 
 // One simulated sample size: the question's figure (width or power) with its Monte Carlo
-// standard error, and the estimate's mean and sd over the replicates.
+// standard error, and the estimate's mean and sd over the replicates. For a width question
+// also the interval's coverage: the fraction of replicates whose interval holds the reference
+// (CoverageReference), with its binomial standard error sqrt(c (1 - c) / R).
 struct PlanPoint {
   std::size_t n = 0;
   double figure = 0.0, figure_se = 0.0;
   double mean = 0.0, sd = 0.0;
+  std::optional<double> coverage = std::nullopt;
+  double coverage_se = 0.0;
+};
+
+// What a width question's coverage is measured against: the truth of the estimator's target
+// (truth engine), or, for an estimator without one, its own population value
+// (truth/population.hpp), as estimator_bias measures coverage (docs/intervals.md).
+struct CoverageReference {
+  double value = 0.0, error = 0.0;
+  std::string method;  // a TruthMethod name, or "population"
+  std::optional<Quantity> target;
 };
 
 // The generator of a power question's alternative and what the truth engine says of it.
@@ -106,11 +122,15 @@ struct PlanAnswer {
   std::size_t n = 0;  // the smallest n meeting the question (interpolated, rounded up)
   double n_low = 0.0, n_high = 0.0;      // a 95 % Monte Carlo interval for it
   double figure = 0.0, figure_se = 0.0;  // the interpolated figure at n and its standard error
+  // Width questions: the interval simulated at n itself (the same streams as every point):
+  // its coverage, coverage_se, mean width (figure) and se. At n_min or n_max, that point.
+  std::optional<PlanPoint> at_n;
 };
 
 struct PlanResult {
   std::vector<PlanPoint> points;  // by n
   std::optional<Alternative> alternative;
+  std::optional<CoverageReference> reference;  // width questions
   PlanAnswer answer;
 };
 
@@ -127,6 +147,12 @@ GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction di
 // is out of reach for s <= 64.
 Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
                               const TruthSettings& truth);
+
+// Why `method` cannot give an interval for `estimator` on samples of `classes` classes
+// (consistency for an estimator that is not a calibration error, bias_corrected without a bias
+// model, analytic without a squared error), or nullopt.
+std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
+                                                 std::size_t classes);
 
 // Called after each simulated n (from the calling thread), for progress lines.
 using PlanPointFn = std::function<void(const PlanPoint&)>;

@@ -16,8 +16,9 @@ namespace calbench {
 GroundTruth label_noise_truth(const LabelNoiseGenerator& generator, const TruthSettings& settings);
 
 // class_conditional: K = 2 all nine by quadrature; K >= 3 accuracy, overconfidence, brier,
-// nll and classwise_ece_l1 exact (ece_top_l1 too for the symmetric form, whose gap has one
-// sign), ece_top_l2 and the canonical errors by Monte Carlo.
+// nll and classwise_ece_l1 exact, ece_top_l1 and ece_top_l2 too for rows a_k 1 + (b_k - a_k) e_k
+// (truth/dirichlet_max.hpp; Monte Carlo where that does not converge, and for other rows), the
+// canonical errors by Monte Carlo.
 GroundTruth class_conditional_truth(const ClassConditionalGenerator& generator,
                                     const TruthSettings& settings);
 
@@ -34,8 +35,11 @@ bool beta_binary_closed_form(const BetaBinaryGenerator& generator, GroundTruth& 
 
 // The Monte Carlo estimate of every quantity for any family (no exact shortcuts, no control
 // variates), for tests and for the quantities without an exact method. Streams are keyed by the
-// generator's canonical text. Deterministic for any thread count.
-GroundTruth family_monte_carlo(const Generator& generator, const TruthSettings& settings);
+// generator's canonical text. Deterministic for any thread count. Draws stop once the errors of
+// the `needed` quantities are within the tolerance (the others are estimated from the same
+// draws, with their own errors; classwise_ece_l1 is unknown, NaN, when it is not needed).
+GroundTruth family_monte_carlo(const Generator& generator, const TruthSettings& settings,
+                               std::span<const Quantity> needed = all_quantities);
 
 // P_alpha(argmax c = k) for c ~ Dirichlet(alpha + shift e_k): the one-dimensional integral
 // int f_{alpha_k + shift}(x) prod_{j != k} P(alpha_j, x) dx (gamma density and regularised lower

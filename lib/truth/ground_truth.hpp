@@ -1,6 +1,8 @@
 #pragma once
 // Ground-truth values of the nine design quantities for one generator.
+#include <algorithm>
 #include <array>
+#include <span>
 #include <string_view>
 
 #include "core/quantity.hpp"
@@ -35,5 +37,10 @@ struct GroundTruth {
 // (`classwise`) and E d^2 (`mean_square_gap`).
 void set_binary_canonical(GroundTruth& out, const TruthValue& classwise,
                           const TruthValue& mean_square_gap);
+
+// Whether q is in `needed`, the list of quantities a caller keeps.
+inline bool is_needed(std::span<const Quantity> needed, Quantity q) {
+  return std::find(needed.begin(), needed.end(), q) != needed.end();
+}
 
 }  // namespace calbench

@@ -155,6 +155,20 @@ inline SquaredConditional squared_conditional(const BinSums& all, std::size_t me
 enum Target { t_acc, t_gap, t_gap_sq, t_brier, t_nll, t_can_l1, t_can_l2sq, targets };
 enum Control { c_sum_sq, c_neg_entropy, c_max, controls };
 
+// The controls' values at one draw, in Control's order: sum x^2, sum x log x (a zero x adds
+// nothing, x log x -> 0) and max x. x is c where its law has these means in closed form (the
+// `dirichlet` family) and p where c is a function of p (the other families).
+inline std::array<double, controls> control_values(std::span<const double> x,
+                                                   std::span<const double> log_x) {
+  double sum_sq = 0.0, x_log_x = 0.0, max_x = 0.0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    sum_sq += x[k] * x[k];
+    if (x[k] > 0.0) x_log_x += x[k] * log_x[k];
+    max_x = std::max(max_x, x[k]);
+  }
+  return {sum_sq, x_log_x, max_x};
+}
+
 struct Moments {
   std::array<double, targets> x{}, xx{};
   std::array<double, controls> y{};

@@ -726,6 +726,13 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
   result[Quantity::canonical_l2] = root_of(quad(value[s_l2]));
   result[Quantity::ece_top_l1] = quad(top_l1);
   result[Quantity::ece_top_l2] = root_of(quad(value[s_sq]));
+  if (!options.classwise) {
+    result[Quantity::classwise_ece_l1] = {std::numeric_limits<double>::quiet_NaN(),
+                                          TruthMethod::quadrature,
+                                          std::numeric_limits<double>::infinity()};
+    out = result;
+    return spent(true);
+  }
 
   // Classwise, one class for all when they are exchangeable.
   double cw = 0.0, cw_err = 0.0;

@@ -66,6 +66,10 @@ struct TernaryQuadratureOptions {
   // of about 31 steps each), 283 M for the map whose fold is asymptotic to segments at alpha = 1
   // (777 M at 96 points, 867 M at alpha = 0.5: these now fall back to Monte Carlo).
   std::size_t work_budget = 400'000'000;
+  // Without it the per-class passes are skipped and classwise_ece_l1 is left unknown (NaN,
+  // infinite error): for callers that keep only the quantities of the top-label pass. (With a
+  // fold, the per-class passes' second mass check is skipped with them.)
+  bool classwise = true;
 };
 
 // All nine quantities, method `quadrature`. Returns false (out untouched) unless K = 3 and the

@@ -84,7 +84,8 @@ double affine_linear_nll_mean(const AffineLogitMap& m, std::span<const double> a
 
 }  // namespace
 
-GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
+GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings& settings,
+                              std::span<const Quantity> needed) {
   const auto& spec = gen.spec();
   const std::size_t K = gen.classes();
   const bool pooled = classes_exchangeable(gen);
@@ -103,18 +104,14 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
     gen.draw_truth(engine, d.c, d.log_c);
     apply(spec.map, d.c, d.log_c, d.p, d.log_p, tmp);
     if (affine != nullptr) d.nll_known = affine_linear_nll(*affine, d.c, d.log_c);
-    double sum_sq_c = 0.0, neg_ent = 0.0, max_c = 0.0;
-    for (std::size_t k = 0; k < d.c.size(); ++k) {
-      if (d.c[k] > 0.0) neg_ent += d.c[k] * d.log_c[k];
-      sum_sq_c += d.c[k] * d.c[k];
-      max_c = std::max(max_c, d.c[k]);
-    }
-    d.control = {sum_sq_c, neg_ent, max_c};
+    d.control = control_values(d.c, d.log_c);
     d.r_is_c = r_is_c;
     if (!r_is_c) posterior_mean(preimages, d.c, d.log_p, d.r, tmp);
   };
-  GroundTruth t = mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape_of(gen, pooled), mu,
-                                        settings, all_quantities, draw);
+  mc::SummaryShape shape = shape_of(gen, pooled);
+  shape.classwise = is_needed(needed, Quantity::classwise_ece_l1);
+  GroundTruth t =
+      mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape, mu, settings, needed, draw);
   if (affine != nullptr) t[Quantity::nll].value += affine_linear_nll_mean(*affine, spec.alpha);
   if (continuum) {
     // Each p has a continuum of preimages: r(p) has no formula here, so the canonical errors
@@ -127,13 +124,22 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
 }
 
 GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings) {
+  return compute_truth(gen, settings, all_quantities);
+}
+
+GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& settings,
+                          std::span<const Quantity> needed) {
   const auto& spec = gen.spec();
   if (is_identity(spec.map)) return identity_truth(spec.alpha);
   GroundTruth t;
+  // K = 2 integrates all nine in one dimension (nothing to spare); K = 3 skips the classwise
+  // passes unless they are needed.
+  TernaryQuadratureOptions ternary;
+  ternary.classwise = is_needed(needed, Quantity::classwise_ece_l1);
   if (binary_truth_by_quadrature(gen, t) || binary_quadrature_truth(gen, t) ||
-      ternary_quadrature_truth(gen, t))
+      ternary_quadrature_truth(gen, t, ternary))
     return t;
-  t = monte_carlo_truth(gen, settings);
+  t = monte_carlo_truth(gen, settings, needed);
   if (preserves_argmax(spec.map, gen.classes())) {
     // Accuracy = E[max c] exactly; E[Z] - accuracy keeps its Monte Carlo error.
     t[Quantity::accuracy] = expected_max(spec.alpha);

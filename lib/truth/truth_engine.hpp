@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "generators/dirichlet.hpp"
@@ -27,12 +28,20 @@ namespace calbench {
 
 // Computes the truth; uses TBB for the Monte Carlo part. Deterministic for any thread count.
 GroundTruth compute_truth(const DirichletGenerator& generator, const TruthSettings& settings);
+// The same for the quantities in `needed`; the others may be left unknown (NaN, infinite
+// error). What is not asked for is not paid for: the Monte Carlo stops when the needed
+// quantities reach the tolerance and keeps no per-class bins without classwise_ece_l1, and K = 3
+// quadrature skips its classwise passes. With every quantity needed it is the call above.
+GroundTruth compute_truth(const DirichletGenerator& generator, const TruthSettings& settings,
+                          std::span<const Quantity> needed);
 // The same for any family: `dirichlet` as above, the others by truth/family_truth.hpp.
 GroundTruth compute_truth(const Generator& generator, const TruthSettings& settings);
 
 // The Monte Carlo estimate of every quantity, ignoring exact shortcuts (for tests and for
-// cross-checks against quadrature).
-GroundTruth monte_carlo_truth(const DirichletGenerator& generator, const TruthSettings& settings);
+// cross-checks against quadrature); with `needed`, drawn until those are within the tolerance
+// (classwise_ece_l1 unknown when it is not needed).
+GroundTruth monte_carlo_truth(const DirichletGenerator& generator, const TruthSettings& settings,
+                              std::span<const Quantity> needed = all_quantities);
 
 // Thread-safe cache: one computation per distinct (generator, settings).
 class TruthCache {
