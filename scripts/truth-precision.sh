@@ -4,6 +4,9 @@
 # K >= 4 against long runs (scripts/truth-precision.py). Writes OUT (default
 # results/truth-precision.md); paste its tables into the docs.
 # Usage: scripts/truth-precision.sh [OUT] [-- truth-precision.py options, e.g. --quick]
+# The wide sweep of docs/truth.md is separate (hours on 2 cores at full size):
+#   PYTHONPATH=python /usr/bin/python3 scripts/truth-precision.py --sweep [--classes 4,10] > F
+#   PYTHONPATH=python /usr/bin/python3 scripts/truth-precision.py --summarise F...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/truth-precision.md}

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -110,6 +111,9 @@ GroundTruth draw_in_rounds(std::vector<Group>& members, std::uint64_t samples, d
 struct Draw {
   std::vector<double> c, log_c, p, log_p, r;
   std::array<double, controls> control{};
+  // A part of the draw's NLL, -sum c log p, whose mean the caller knows exactly: subtracted
+  // here, its mean added back to the result (0 but for affine_logit, truth_engine.cpp).
+  double nll_known = 0.0;
   bool r_is_c = true;
   explicit Draw(std::size_t K) : c(K), log_c(K), p(K), log_p(K), r(K) {}
 };
@@ -133,12 +137,11 @@ class TruthGroup {
       : engine_(streams.engine(group)),
         pooled_(pooled),
         classwise_(classwise),
-        split_(classwise_split),
-        split_bin_(classwise_split > 0.0 ? fine_bin(classwise_split) : fine_bins),
+        bins_(classwise_split),
         draw_fn_(draw_fn),
         d_(classes) {
     result_.top.resize(fine_bins);
-    result_.classwise.resize(classwise ? fine_bins * (pooled ? 1 : classes) : 0);
+    result_.classwise.resize(classwise ? bins_.count() * (pooled ? 1 : classes) : 0);
   }
 
   void draw(std::size_t count) {
@@ -165,15 +168,13 @@ class TruthGroup {
         l1 += std::abs(diff);
         l2 += diff * diff;
       }
-      result_.moments.add({c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
-                          d_.control);
+      result_.moments.add(
+          {c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll - d_.nll_known, l1, l2},
+          d_.control);
       result_.top.add(fine_bin(Z), r[top] - Z);
       if (!classwise_) continue;
-      for (std::size_t k = 0; k < K; ++k) {
-        std::size_t bin = fine_bin(p[k]);
-        if (bin == split_bin_ && p[k] >= split_) ++bin;  // the next bin lies above the split
-        result_.classwise.add((pooled_ ? 0 : k * fine_bins) + bin, r[k] - p[k]);
-      }
+      for (std::size_t k = 0; k < K; ++k)
+        result_.classwise.add((pooled_ ? 0 : k * bins_.count()) + bins_.of(p[k]), r[k] - p[k]);
     }
   }
 
@@ -182,8 +183,7 @@ class TruthGroup {
  private:
   Engine engine_;
   bool pooled_, classwise_;
-  double split_;
-  std::size_t split_bin_;
+  ClasswiseBins bins_;
   DrawFn draw_fn_;
   Draw d_;
   GroupResult result_;
@@ -203,7 +203,11 @@ template <typename DrawFn>
 GroundTruth truth_monte_carlo(std::uint64_t key, std::size_t classes, const SummaryShape& shape,
                               const std::array<double, controls>& mu, const TruthSettings& settings,
                               std::span<const Quantity> needed, const DrawFn& draw_fn) {
-  const KeyedBatches streams{key, Purpose::truth, groups};
+  const std::uint64_t replica =
+      settings.stream == 0
+          ? key
+          : hash64(std::to_string(key) + "|stream=" + std::to_string(settings.stream));
+  const KeyedBatches streams{replica, Purpose::truth, groups};
   std::vector<TruthGroup<DrawFn>> members;
   members.reserve(groups);
   for (std::size_t g = 0; g < groups; ++g)

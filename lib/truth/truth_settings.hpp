@@ -17,6 +17,11 @@ struct TruthSettings {
   // Vectors (over 8 groups) on which an estimator's own population value is computed
   // (truth/population.hpp), for estimators without a target or with a binning bias.
   std::uint64_t population_samples = 1'000'000;
+  // 0: the truth engine's Monte Carlo draws from the streams keyed by the generator alone (every
+  // run). Any other value draws an independent replica (key hash of the key and `stream`): not a
+  // config key, for precision checks that compare the default truth against an independent
+  // long run (scripts/truth-precision.py, calbench.truth(..., stream=N)).
+  std::uint64_t stream = 0;
 };
 
 }  // namespace calbench

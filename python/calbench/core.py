@@ -88,17 +88,20 @@ class TruthValue(NamedTuple):
     error: float
 
 
-def truth(generator: dict, settings: dict | None = None) -> dict[str, TruthValue]:
+def truth(generator: dict, settings: dict | None = None, *,
+          stream: int = 0) -> dict[str, TruthValue]:
     """The ground truth of `generator`: {quantity: TruthValue}, the nine design quantities.
 
     `settings` is a config's `truth` object ({"samples": ..., "tolerance": ...}); the values
     are those a run with the same generator and settings reports, to the last digit.
+    `stream` > 0 draws the Monte Carlo parts from an independent replica of the truth streams
+    (not what a run reports: for precision checks against an independent long run).
     """
     core = _extension()
     document = {"generator": generator}
     if settings is not None:
         document["truth"] = settings
-    rows = core.truth(_json_text(document, "generator"))
+    rows = core.truth(_json_text(document, "generator"), stream)
     return {q: TruthValue(value, method, error) for q, value, method, error in rows}
 
 

@@ -131,8 +131,9 @@ py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t
 
 // [(quantity, value, method, error)] in the contract's order.
 std::vector<std::tuple<std::string, double, std::string, double>> truth(
-    const std::string& generator_text) {
-  const GeneratorArgument argument = read_generator(generator_text, "calbench.truth");
+    const std::string& generator_text, std::uint64_t stream) {
+  GeneratorArgument argument = read_generator(generator_text, "calbench.truth");
+  argument.truth.stream = stream;  // an independent Monte Carlo replica (TruthSettings::stream)
   GroundTruth values;
   {
     py::gil_scoped_release release;
@@ -290,7 +291,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("sample", &sample, py::arg("generator"), py::arg("n"), py::arg("seed"), py::arg("cell"),
         py::arg("replicate"), py::arg("keep_truth"));
-  m.def("truth", &truth, py::arg("generator"));
+  m.def("truth", &truth, py::arg("generator"), py::arg("stream") = 0);
   m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"));
   m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"),
         py::arg("threads"));
