@@ -314,7 +314,7 @@ TEST_CASE("sampler: a truth group's per-draw statistics by hand", "[unit][truth]
     d.control = {1.0, 2.0, 3.0};
   };
   const mc::KeyedBatches streams{1, Purpose::truth, 1};
-  mc::TruthGroup<decltype(draw)> group(streams, 0, 3, /*pooled=*/false, draw);
+  mc::TruthGroup<decltype(draw)> group(streams, 0, 3, mc::controls, /*pooled=*/false, draw);
   group.draw(2);
   const auto& m = group.result().moments;
   CHECK(m.n == 2.0);

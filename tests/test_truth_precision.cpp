@@ -257,3 +257,44 @@ TEST_CASE("default truth of a two-preimage affine_logit within 2e-4 of a long ru
   const AffineLogitMap two_preimage{{1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0}, {0, 0, 0, 0}};
   check_against_long_run(DirichletSpec{4, {1.0}, two_preimage}, 32'000'000);
 }
+
+// Linear controls (truth_engine.cpp): on the two-preimage map l_i = log c_i + log c_3, l_3 = 0,
+// p_3 is always the largest, so accuracy is E[c_3] = 1/3 and the Brier integrand is about
+// 2(1 - c_3). At alpha 0.1 the quadrature runs out of its default budget and the engine uses
+// Monte Carlo, whose controls sum c^2, sum c log c and max c left Brier 3.3e-4 and accuracy
+// 7e-5 away from the truth after the 16M-draw cap. Reference: the quadrature with a budget of
+// 1.2e9 steps of F (895 M used; 0.3 - 1 minute), all nine within its error of 1.3e-9.
+const AffineLogitMap two_preimage_k3{{1, 0, 1, 0, 1, 1, 0, 0, 0}, {0, 0, 0}};
+
+TEST_CASE("two-preimage affine_logit at alpha 0.1: linear controls make accuracy exact",
+          "[stat][truth]") {
+  const DirichletGenerator gen({3, {0.1}, two_preimage_k3});
+  TruthSettings settings;
+  settings.samples = 1'000'000;
+  const GroundTruth mc = monte_carlo_truth(gen, settings);
+  CHECK(std::abs(mc[Quantity::accuracy].value - 1.0 / 3.0) <= 1e-9);
+  CHECK(mc[Quantity::accuracy].error <= 1e-9);
+  // Brier against the quadrature's 1.257247086493 (above): within 4 reported errors, and the
+  // reported error (2.1e-4 at 16M draws with three controls) below 1e-4 at 1M.
+  const TruthValue& brier = mc[Quantity::brier];
+  INFO("Brier " << brier.value << " +- " << brier.error);
+  CHECK(brier.error <= 1e-4);
+  CHECK(std::abs(brier.value - 1.257247086493) <= 4.0 * brier.error);
+}
+
+TEST_CASE("two-preimage affine_logit at alpha 0.1: default truth within 2e-4 of the quadrature",
+          "[slow][stat][truth]") {
+  const DirichletGenerator gen({3, {0.1}, two_preimage_k3});
+  GroundTruth exact;
+  TernaryQuadratureOptions options;
+  options.work_budget = 1'200'000'000;
+  REQUIRE(ternary_quadrature_truth(gen, exact, options));
+  const GroundTruth def = compute_truth(gen, TruthSettings{});
+  for (Quantity q : all_quantities) {
+    INFO(to_string(q) << ": default " << def[q].value << " +- " << def[q].error
+                      << ", quadrature " << exact[q].value << " +- " << exact[q].error);
+    CHECK(def[q].method == TruthMethod::monte_carlo);  // the default budget is not enough
+    CHECK(std::abs(def[q].value - exact[q].value) <= 2e-4);
+    CHECK(std::abs(def[q].value - exact[q].value) <= 4.0 * def[q].error + 1e-5);
+  }
+}

@@ -6,11 +6,11 @@
 
 namespace calbench::mc {
 
-GroundTruth summarise(const std::vector<const GroupResult*>& samplers,
-                      const std::array<double, controls>& mu, const SummaryShape& shape) {
+GroundTruth summarise(const std::vector<const GroupResult*>& samplers, std::span<const double> mu,
+                      const SummaryShape& shape) {
   const std::size_t K = shape.classes;
   const bool pooled = shape.pooled;
-  Moments M;
+  Moments M(mu.size());
   for (const auto* s : samplers) M.merge(s->moments);  // fixed order
   const double N = M.n;
   GroundTruth t;

@@ -153,101 +153,111 @@ inline SquaredConditional squared_conditional(const BinSums& all, std::size_t me
 
 // The unconditional expectations and their control variates.
 enum Target { t_acc, t_gap, t_gap_sq, t_brier, t_nll, t_can_l1, t_can_l2sq, targets };
+// The three controls every family with controls has, first in every draw's control values;
+// a family may append more whose means it knows (the `dirichlet` engine's linear controls:
+// truth_engine.cpp), so the number of controls m is a run-time value.
 enum Control { c_sum_sq, c_neg_entropy, c_max, controls };
 
-// The controls' values at one draw, in Control's order: sum x^2, sum x log x (a zero x adds
-// nothing, x log x -> 0) and max x. x is c where its law has these means in closed form (the
-// `dirichlet` family) and p where c is a function of p (the other families).
-inline std::array<double, controls> control_values(std::span<const double> x,
-                                                   std::span<const double> log_x) {
+// The three controls' values at one draw, written to out[0..3): sum x^2, sum x log x (a zero
+// x adds nothing, x log x -> 0) and max x. x is c where its law has these means in closed form
+// (the `dirichlet` family) and p where c is a function of p (the other families).
+inline void control_values(std::span<const double> x, std::span<const double> log_x,
+                           std::span<double> out) {
   double sum_sq = 0.0, x_log_x = 0.0, max_x = 0.0;
   for (std::size_t k = 0; k < x.size(); ++k) {
     sum_sq += x[k] * x[k];
     if (x[k] > 0.0) x_log_x += x[k] * log_x[k];
     max_x = std::max(max_x, x[k]);
   }
-  return {sum_sq, x_log_x, max_x};
+  out[c_sum_sq] = sum_sq;
+  out[c_neg_entropy] = x_log_x;
+  out[c_max] = max_x;
 }
 
+// Sums of the targets, the m controls and their cross products. Every loop runs in a fixed
+// order (and the build has no FMA contraction), so a sum has the same bits whatever m is.
 struct Moments {
+  std::size_t m = controls;
   std::array<double, targets> x{}, xx{};
-  std::array<double, controls> y{};
-  std::array<std::array<double, controls>, targets> xy{};
-  std::array<std::array<double, controls>, controls> yy{};
+  std::vector<double> y, xy, yy;  // m; targets x m; m x m, row-major
   double n = 0.0;
-  void add(const std::array<double, targets>& xs, const std::array<double, controls>& ys) {
+  explicit Moments(std::size_t control_count = controls)
+      : m(control_count), y(m, 0.0), xy(targets * m, 0.0), yy(m * m, 0.0) {}
+  void add(const std::array<double, targets>& xs, std::span<const double> ys) {
     n += 1.0;
-    for (int i = 0; i < targets; ++i) {
+    for (std::size_t i = 0; i < targets; ++i) {
       x[i] += xs[i];
       xx[i] += xs[i] * xs[i];
-      for (int j = 0; j < controls; ++j) xy[i][j] += xs[i] * ys[j];
+      for (std::size_t j = 0; j < m; ++j) xy[i * m + j] += xs[i] * ys[j];
     }
-    for (int j = 0; j < controls; ++j) {
+    for (std::size_t j = 0; j < m; ++j) {
       y[j] += ys[j];
-      for (int l = 0; l < controls; ++l) yy[j][l] += ys[j] * ys[l];
+      for (std::size_t l = 0; l < m; ++l) yy[j * m + l] += ys[j] * ys[l];
     }
   }
   void merge(const Moments& o) {
     n += o.n;
-    for (int i = 0; i < targets; ++i) {
+    for (std::size_t i = 0; i < targets; ++i) {
       x[i] += o.x[i];
       xx[i] += o.xx[i];
-      for (int j = 0; j < controls; ++j) xy[i][j] += o.xy[i][j];
+      for (std::size_t j = 0; j < m; ++j) xy[i * m + j] += o.xy[i * m + j];
     }
-    for (int j = 0; j < controls; ++j) {
+    for (std::size_t j = 0; j < m; ++j) {
       y[j] += o.y[j];
-      for (int l = 0; l < controls; ++l) yy[j][l] += o.yy[j][l];
+      for (std::size_t l = 0; l < m; ++l) yy[j * m + l] += o.yy[j * m + l];
     }
   }
 };
 
-// Solves the 3 x 3 system A b = r by Gaussian elimination with partial pivoting; a dependency
-// on a linear-algebra library is not worth one fixed-size solve. A singular system (a control
-// that is constant) gives b = 0 for the affected coefficient.
-inline std::array<double, controls> solve(std::array<std::array<double, controls>, controls> A,
-                                          std::array<double, controls> r) {
-  constexpr int m = controls;
-  std::array<int, m> order{0, 1, 2};
-  for (int col = 0; col < m; ++col) {
-    int pivot = col;
-    for (int row = col + 1; row < m; ++row)
-      if (std::abs(A[order[row]][col]) > std::abs(A[order[pivot]][col])) pivot = row;
+// Solves the m x m system A b = r (A row-major) by Gaussian elimination with partial pivoting;
+// m is at most a few dozen, and a linear-algebra dependency is not worth one small solve. A
+// singular system (a control that is constant) gives b = 0 for the affected coefficient.
+inline std::vector<double> solve(std::vector<double> A, std::vector<double> r) {
+  const std::size_t m = r.size();
+  std::vector<std::size_t> order(m);
+  for (std::size_t i = 0; i < m; ++i) order[i] = i;
+  constexpr double tiny = 1e-300;
+  for (std::size_t col = 0; col < m; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t row = col + 1; row < m; ++row)
+      if (std::abs(A[order[row] * m + col]) > std::abs(A[order[pivot] * m + col])) pivot = row;
     std::swap(order[col], order[pivot]);
-    const double d = A[order[col]][col];
-    if (std::abs(d) < 1e-300) continue;
-    for (int row = col + 1; row < m; ++row) {
-      const double f = A[order[row]][col] / d;
-      for (int k = col; k < m; ++k) A[order[row]][k] -= f * A[order[col]][k];
+    const double d = A[order[col] * m + col];
+    if (std::abs(d) < tiny) continue;
+    for (std::size_t row = col + 1; row < m; ++row) {
+      const double f = A[order[row] * m + col] / d;
+      for (std::size_t k = col; k < m; ++k) A[order[row] * m + k] -= f * A[order[col] * m + k];
       r[order[row]] -= f * r[order[col]];
     }
   }
-  std::array<double, m> b{};
-  for (int col = m - 1; col >= 0; --col) {
-    const double d = A[order[col]][col];
+  std::vector<double> b(m, 0.0);
+  for (std::size_t col = m; col-- > 0;) {
+    const double d = A[order[col] * m + col];
     double v = r[order[col]];
-    for (int k = col + 1; k < m; ++k) v -= A[order[col]][k] * b[k];
-    b[col] = std::abs(d) < 1e-300 ? 0.0 : v / d;
+    for (std::size_t k = col + 1; k < m; ++k) v -= A[order[col] * m + k] * b[k];
+    b[col] = std::abs(d) < tiny ? 0.0 : v / d;
   }
   return b;
 }
 
 // Control-variate estimate of E[X_i] and its standard error (Glasserman 2004, §4.1), with the
-// regression coefficients estimated from the whole sample (bias O(1/N)).
-inline TruthValue controlled_mean(const Moments& M, int i, const std::array<double, controls>& mu) {
+// regression coefficients estimated from the whole sample (bias O(m/N)).
+inline TruthValue controlled_mean(const Moments& M, int i, std::span<const double> mu) {
   const double N = M.n;
-  std::array<std::array<double, controls>, controls> cov_yy{};
-  std::array<double, controls> cov_xy{};
-  for (int j = 0; j < controls; ++j) {
-    cov_xy[j] = M.xy[i][j] / N - M.x[i] / N * M.y[j] / N;
-    for (int l = 0; l < controls; ++l) cov_yy[j][l] = M.yy[j][l] / N - M.y[j] / N * M.y[l] / N;
+  const std::size_t m = M.m;
+  std::vector<double> cov_yy(m * m), cov_xy(m);
+  for (std::size_t j = 0; j < m; ++j) {
+    cov_xy[j] = M.xy[i * m + j] / N - M.x[i] / N * M.y[j] / N;
+    for (std::size_t l = 0; l < m; ++l)
+      cov_yy[j * m + l] = M.yy[j * m + l] / N - M.y[j] / N * M.y[l] / N;
   }
   const auto beta = solve(cov_yy, cov_xy);
   double value = M.x[i] / N;
   double var = M.xx[i] / N - value * value;
-  for (int j = 0; j < controls; ++j) {
+  for (std::size_t j = 0; j < m; ++j) {
     value -= beta[j] * (M.y[j] / N - mu[j]);
     var -= 2.0 * beta[j] * cov_xy[j];
-    for (int l = 0; l < controls; ++l) var += beta[j] * beta[l] * cov_yy[j][l];
+    for (std::size_t l = 0; l < m; ++l) var += beta[j] * beta[l] * cov_yy[j * m + l];
   }
   return {value, TruthMethod::monte_carlo, std::sqrt(std::max(var, 0.0) / N)};
 }
@@ -317,8 +327,8 @@ struct SummaryShape {
 };
 
 // The nine quantities from the groups' accumulators (merged in the given order) and the
-// controls' exact means.
-GroundTruth summarise(const std::vector<const GroupResult*>& samplers,
-                      const std::array<double, controls>& mu, const SummaryShape& shape);
+// controls' exact means (one per control of the moments).
+GroundTruth summarise(const std::vector<const GroupResult*>& samplers, std::span<const double> mu,
+                      const SummaryShape& shape);
 
 }  // namespace calbench::mc

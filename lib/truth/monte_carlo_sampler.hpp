@@ -110,12 +110,12 @@ GroundTruth draw_in_rounds(std::vector<Group>& members, std::uint64_t samples, d
 // controls' values (zero without control variates).
 struct Draw {
   std::vector<double> c, log_c, p, log_p, r;
-  std::array<double, controls> control{};
+  std::vector<double> control;  // m values: mc::control_values' three, then any the family adds
   // A part of the draw's NLL, -sum c log p, whose mean the caller knows exactly: subtracted
   // here, its mean added back to the result (0 but for affine_logit, truth_engine.cpp).
   double nll_known = 0.0;
   bool r_is_c = true;
-  explicit Draw(std::size_t K) : c(K), log_c(K), p(K), log_p(K), r(K) {}
+  Draw(std::size_t K, std::size_t m) : c(K), log_c(K), p(K), log_p(K), r(K), control(m, 0.0) {}
 };
 
 // One group of the truth engine: its stream (batch `group` of the truth streams), its
@@ -132,14 +132,16 @@ class TruthGroup {
  public:
   // Without `classwise` the per-class bins are not kept (a family whose classwise error is
   // exact skips K bin updates per draw).
-  TruthGroup(const KeyedBatches& streams, std::size_t group, std::size_t classes, bool pooled,
-             DrawFn draw_fn, bool classwise = true, double classwise_split = 0.0)
+  TruthGroup(const KeyedBatches& streams, std::size_t group, std::size_t classes,
+             std::size_t control_count, bool pooled, DrawFn draw_fn, bool classwise = true,
+             double classwise_split = 0.0)
       : engine_(streams.engine(group)),
         pooled_(pooled),
         classwise_(classwise),
         bins_(classwise_split),
         draw_fn_(draw_fn),
-        d_(classes) {
+        d_(classes, control_count) {
+    result_.moments = Moments(control_count);
     result_.top.resize(fine_bins);
     result_.classwise.resize(classwise ? bins_.count() * (pooled ? 1 : classes) : 0);
   }
@@ -198,10 +200,11 @@ std::vector<const GroupResult*> results_of(const std::vector<Group>& members) {
 }
 
 // The truth engine's Monte Carlo: `groups` TruthGroups on the truth streams of `key`, drawn
-// in rounds and summarised with the controls' exact means `mu` (zero without controls).
+// in rounds and summarised with the controls' exact means `mu` (zeros without controls; its
+// size is the number of controls each draw writes).
 template <typename DrawFn>
 GroundTruth truth_monte_carlo(std::uint64_t key, std::size_t classes, const SummaryShape& shape,
-                              const std::array<double, controls>& mu, const TruthSettings& settings,
+                              std::span<const double> mu, const TruthSettings& settings,
                               std::span<const Quantity> needed, const DrawFn& draw_fn) {
   const std::uint64_t replica =
       settings.stream == 0
@@ -211,7 +214,7 @@ GroundTruth truth_monte_carlo(std::uint64_t key, std::size_t classes, const Summ
   std::vector<TruthGroup<DrawFn>> members;
   members.reserve(groups);
   for (std::size_t g = 0; g < groups; ++g)
-    members.emplace_back(streams, g, classes, shape.pooled, draw_fn, shape.classwise,
+    members.emplace_back(streams, g, classes, mu.size(), shape.pooled, draw_fn, shape.classwise,
                          shape.classwise_split);
   const auto results = results_of(members);
   return draw_in_rounds(members, settings.samples, settings.tolerance, needed,
