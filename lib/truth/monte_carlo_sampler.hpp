@@ -111,9 +111,6 @@ GroundTruth draw_in_rounds(std::vector<Group>& members, std::uint64_t samples, d
 struct Draw {
   std::vector<double> c, log_c, p, log_p, r;
   std::vector<double> control;  // m values: mc::control_values' three, then any the family adds
-  // A part of the draw's NLL, -sum c log p, whose mean the caller knows exactly: subtracted
-  // here, its mean added back to the result (0 but for affine_logit, truth_engine.cpp).
-  double nll_known = 0.0;
   bool r_is_c = true;
   Draw(std::size_t K, std::size_t m) : c(K), log_c(K), p(K), log_p(K), r(K), control(m, 0.0) {}
 };
@@ -171,7 +168,7 @@ class TruthGroup {
         l2 += diff * diff;
       }
       result_.moments.add(
-          {c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll - d_.nll_known, l1, l2},
+          {c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
           d_.control);
       result_.top.add(fine_bin(Z), r[top] - Z);
       if (!classwise_) continue;

@@ -26,10 +26,12 @@ constexpr double inner_tolerance = 1e-11, outer_tolerance = 1e-9;
 constexpr std::size_t max_intervals = 200;
 // Points of the fold curve's grid per point of the break-search grids (fold_curve.hpp).
 constexpr int fold_grid_factor = 8;
-// The most evaluations of Phi for a map with a fold (the tested generators take 0.8-5 M for all
-// nine quantities at 48 points). The work inside them (steps of F) is bounded too, by
-// TernaryQuadratureOptions::work_budget: one evaluation costs 5 to several hundred steps.
-constexpr std::size_t fold_evaluation_budget = 30'000'000;
+// The most evaluations of Phi (the tested generators take 0.5-5 M for all nine quantities at
+// 48 points; an injective affine_logit at alpha 0.05, 29 M). The work inside them (steps of F)
+// is bounded too, by TernaryQuadratureOptions::work_budget: one evaluation with a fold costs 5
+// to several hundred steps. Without the bound an injective affine_logit at alpha 0.02, whose
+// density spans log-ratios of thousands, ran for minutes (its mass came out 0.83).
+constexpr std::size_t evaluation_budget = 30'000'000;
 // Values within this of their scale count as zero when signs are compared (rounding noise).
 constexpr double noise = 1e-12;
 
@@ -316,11 +318,11 @@ class TernaryProblem {
   // The fold of a two-preimage log-affine map, null otherwise.
   const FoldCurve* fold() const { return fold_ ? &*fold_ : nullptr; }
   int grid_points() const { return grid_points_; }
-  // With a fold, true once fold_evaluation_budget evaluations of Phi or the work budget (steps
-  // of F inside them) are spent: Phi is then 0 (at no cost), so every integral converges at
-  // once, the mass check fails and the truth engine uses Monte Carlo instead.
+  // True once evaluation_budget evaluations of Phi or the work budget (steps of F inside them)
+  // are spent: Phi is then 0 (at no cost), so every integral converges at once, the mass check
+  // fails and the truth engine uses Monte Carlo instead.
   bool exhausted() const {
-    return fold_ && (evaluations_ > fold_evaluation_budget || work_ > work_budget_);
+    return evaluations_ > evaluation_budget || work_ > work_budget_;
   }
   // top_label's exponent gamma, 0 for a log-affine map.
   double top_label_gamma() const { return gamma_; }
@@ -753,9 +755,9 @@ bool ternary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out,
                                         problem.grid_points(), 0, 1, e, absolute);
     cw += absolute;
     cw_err += e + std::abs(v[2]);
-    // With a fold, each class's pass is checked too (it covers the simplex once more, in other
-    // coordinates), and so is the budget.
-    if (problem.fold() != nullptr && (!quadrature_mass_ok(v[1]) || problem.exhausted()))
+    // The budget is checked after each class's pass, and with a fold so is its mass (it covers
+    // the simplex once more, in other coordinates).
+    if ((problem.fold() != nullptr && !quadrature_mass_ok(v[1])) || problem.exhausted())
       return spent(false);  // Monte Carlo instead
   }
   const double scale = 1.0 / static_cast<double>(classes);

@@ -59,7 +59,7 @@ struct TernaryQuadratureOptions {
   std::size_t* evaluations = nullptr;
   // If set, receives the work spent in them (MapPreimages::posterior's `work`: steps of F).
   std::size_t* work = nullptr;
-  // For a map with a fold: once this much work is spent, Phi is taken as 0, the mass check
+  // Once this much work is spent (or 30 M evaluations), Phi is taken as 0, the mass check
   // fails and the function returns false (the truth engine then uses Monte Carlo). A count,
   // never a time, so the outcome is the same on every machine. Measured for all nine
   // quantities at 48 points: 23-88 M steps on generic two-preimage maps (0.8-2.3 M evaluations
@@ -74,8 +74,9 @@ struct TernaryQuadratureOptions {
 
 // All nine quantities, method `quadrature`. Returns false (out untouched) unless K = 3 and the
 // map is top_label or log-affine with finite fibres (injective or two-preimage; not identity),
-// when the integrated density's mass is not 1 (quadrature_check.hpp), or when a map with a
-// fold runs out of its budget (options.work_budget, or 30 M evaluations of Phi).
+// when the integrated density's mass is not 1 (quadrature_check.hpp), or when it runs out of
+// its budget (options.work_budget, or 30 M evaluations of Phi: a fold's maps at small alpha,
+// any map at alpha ~ 0.02).
 bool ternary_quadrature_truth(const DirichletGenerator& generator, GroundTruth& out,
                               const TernaryQuadratureOptions& options = {});
 

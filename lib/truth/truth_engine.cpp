@@ -50,10 +50,13 @@ mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
 // E[c_k log c_j] = (alpha_k/alpha_0)(psi(alpha_j + [j = k]) - psi(alpha_0 + 1)) (size biasing,
 // c_k Dir(alpha) = (alpha_k/alpha_0) Dir(alpha + e_k)), so
 // E[-sum_k c_k l_k] = -sum_kj W_kj E[c_k log c_j] - sum_k b_k alpha_k/alpha_0.
-// Only LSE(l) is left to Monte Carlo. Its spread is small where -sum c_k l_k's is not: for a
-// two-preimage map such as l_i = log c_i + log c_K (i < K), l_K = 0, LSE lies in [0, log 2],
-// while c_i log c_K has tails the controls (sum c^2, sum c log c, max c) do not follow; NLL's
-// reported error at the 16M cap was 2.4e-3 (K = 4, alpha 0.1) and 3.0e-4 (alpha 1).
+// It is a control variate of every quantity (the last control), not subtracted from the NLL:
+// where LSE(l) nearly cancels it (a two-preimage map, l_i = log c_i + log c_K, l_K = 0: LSE in
+// [0, log 2] while c_i log c_K has tails no other control follows) the fitted coefficient is
+// about 1 and the NLL's residual spread falls from 7.3 to 0.04 (K = 3, alpha 0.1); where the
+// NLL itself is small and the linear part is not (an injective map at alpha 0.02, log c in
+// the thousands), the coefficient is about 0, where subtracting it had left a spread of 12
+// instead of 4e-4 (an NLL error of 3e-3 at the 16M cap).
 double affine_linear_nll(const AffineLogitMap& m, std::span<const double> c,
                          std::span<const double> log_c) {
   const std::size_t K = c.size();
@@ -113,21 +116,23 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   const std::size_t linear = linear_controls(gen);
   const double a0 = std::accumulate(spec.alpha.begin(), spec.alpha.end(), 0.0);
   for (std::size_t k = 0; k < linear; ++k) mu.push_back(spec.alpha[k] / a0);
+  const auto* affine = std::get_if<AffineLogitMap>(&spec.map);
+  if (affine != nullptr) mu.push_back(affine_linear_nll_mean(*affine, spec.alpha));
   const MapPreimages preimages(spec);
   const bool continuum = preimages.fibres() == MapPreimages::Fibres::continuum;
   const bool r_is_c = preimages.injective() || continuum;
   // c from the Dirichlet, p = h(c); r = E[c | p] by the posterior over h's preimages when h is
   // not injective (map_preimage.hpp). The controls sum c^2, sum c log c and max c (and
-  // c_1 .. c_{K-1} for a map that treats classes differently) have exact means `mu`.
-  const auto* affine = std::get_if<AffineLogitMap>(&spec.map);
+  // c_1 .. c_{K-1} for a map that treats classes differently, and affine_logit's linear NLL
+  // part) have exact means `mu`.
   const auto draw = [&gen, &spec, &preimages, r_is_c, affine, linear,
                      tmp = std::vector<double>(3 * K)](
                         Engine& engine, mc::Draw& d) mutable {
     gen.draw_truth(engine, d.c, d.log_c);
     apply(spec.map, d.c, d.log_c, d.p, d.log_p, tmp);
-    if (affine != nullptr) d.nll_known = affine_linear_nll(*affine, d.c, d.log_c);
     control_values(d.c, d.log_c, d.control);
     for (std::size_t k = 0; k < linear; ++k) d.control[controls + k] = d.c[k];
+    if (affine != nullptr) d.control.back() = affine_linear_nll(*affine, d.c, d.log_c);
     d.r_is_c = r_is_c;
     if (!r_is_c) posterior_mean(preimages, d.c, d.log_p, d.r, tmp);
   };
@@ -135,7 +140,6 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   shape.classwise = is_needed(needed, Quantity::classwise_ece_l1);
   GroundTruth t =
       mc::truth_monte_carlo(hash64(gen.canonical_text()), K, shape, mu, settings, needed, draw);
-  if (affine != nullptr) t[Quantity::nll].value += affine_linear_nll_mean(*affine, spec.alpha);
   if (continuum) {
     // Each p has a continuum of preimages: r(p) has no formula here, so the canonical errors
     // are unknown (not E|c - p|, which only bounds them from above).
