@@ -91,6 +91,9 @@ class BinaryProblem {
   }
 
   bool valid() const { return !branches_.empty(); }
+  // Two monotone branches (affine_logit with A and B of one sign): lambda has an extremum.
+  bool folded() const { return branches_.size() == 2; }
+  const std::vector<Branch>& branches() const { return branches_; }
 
   // lambda = logit p_1 at s. top_label on K = 2: with u = 1 - 2 min(x, 1 - x) = tanh(|s|/2),
   // the top component is g = (1 + u^gamma)/2, so |lambda| = log((1 + u^gamma)/(1 - u^gamma))
@@ -113,6 +116,8 @@ class BinaryProblem {
   }
 
   double log_density_s(const Point& c) const { return a1_ * c.log_x + a2_ * c.log_xc - log_beta_; }
+  double lambda_at(double s) const { return lambda(point_at(s)); }
+  double mean_x() const { return a1_ / (a1_ + a2_); }
 
   // The preimage of lam on branch b, if lam is strictly inside the branch's image.
   bool preimage(const Branch& b, double lam, double& s_out) const {
@@ -369,11 +374,63 @@ TruthValue integrate_pieces(const BinaryProblem& problem, const G& g, std::vecto
   return out;
 }
 
+// With two branches (a fold), q ~ 1/sqrt(lambda* - lambda) at the extremum lambda*, and there
+// the preimages are roots of lambda(s) - lambda, which cancels: integrating over lambda put
+// rounding-sized errors in s under that singularity, and int q came out 1.013 (alpha 1,
+// lambda = log x + log(1 - x)), so these maps fell back to Monte Carlo. Every quantity is
+// int q(lambda) F(lambda) d lambda with F bounded (a function of phi, lambda and, for the top
+// label, of N/M at |lambda|), and on each branch q d lambda is the density of s, so the
+// integrals run over s instead: sum over branches of int Beta_s(s) F(lambda(s)) ds, with no
+// singularity at the fold (s*), where F is an average over two nearby preimages. Pieces end at
+// s* and at the preimages on each branch of the lambda breaks (argmax flip, sign changes of
+// |.|'s argument).
+template <class F>
+TruthValue integrate_over_s(const BinaryProblem& problem, const F& f,
+                            const std::vector<double>& lambda_breaks) {
+  TruthValue out{0.0, TruthMethod::quadrature, 0.0};
+  const auto g = [&](double s) {
+    const Point c = point_at(s);
+    const double v = f(problem.lambda_at(s));
+    return v == 0.0 ? 0.0 : std::exp(problem.log_density_s(c)) * v;
+  };
+  for (const Branch& b : problem.branches()) {
+    std::vector<double> ends = {b.s_lo, b.s_hi};
+    for (double lam : lambda_breaks) {
+      double s = 0.0;
+      if (problem.preimage(b, lam, s) && s > b.s_lo && s < b.s_hi) ends.push_back(s);
+    }
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
+      const TruthValue piece = integrate_piece(g, ends[i], ends[i + 1]);
+      out.value += piece.value;
+      out.error += piece.error;
+    }
+  }
+  return out;
+}
+
+// q F -> F at lambda (0 where q is; `absolute`: |F|).
+template <class G>
+auto per_density(const BinaryProblem& problem, const G& g, bool absolute = false) {
+  return [&problem, &g, absolute](double lam) {
+    const double q = problem.at(lam).q;
+    if (!(q > 0.0) || !std::isfinite(q)) return 0.0;
+    const double v = g(lam) / q;
+    return absolute ? std::abs(v) : v;
+  };
+}
+
 }  // namespace
 
 double binary_quadrature_mass(const DirichletGenerator& gen) {
   const BinaryProblem problem(gen);
   if (gen.classes() != 2 || !problem.valid()) return 0.0;
+  if (problem.folded())  // over s: the mass where both branches' roots give a density
+    return integrate_over_s(
+               problem, [&](double lam) { return problem.at(lam).q > 0.0 ? 1.0 : 0.0; },
+               problem.base_breaks())
+        .value;
   return integrate_pieces(
              problem, [&](double lam) { return problem.at(lam).q; }, problem.base_breaks(), -inf,
              false)
@@ -385,14 +442,28 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   const BinaryProblem problem(gen);
   if (!problem.valid()) return false;
   const std::vector<double> base = problem.base_breaks();
-  const auto whole = [&](const auto& g) { return integrate_pieces(problem, g, base, -inf, false); };
+  const bool folded = problem.folded();
+  // int g d lambda for g = q F: over lambda, or over s with a fold (integrate_over_s).
+  const auto whole = [&](const auto& g) {
+    return folded ? integrate_over_s(problem, per_density(problem, g), base)
+                  : integrate_pieces(problem, g, base, -inf, false);
+  };
 
   // phi - f, written where it does not cancel: (1 - f) - (1 - phi) when f is near 1.
   const auto gap = [](const AtLambda& a, double lam) {
     return lam > 0.0 ? sigmoid(-lam) - a.phic : a.phi - sigmoid(lam);
   };
-  if (!quadrature_mass_ok(whole([&](double lam) { return problem.at(lam).q; }).value))
+  if (folded) {
+    // Over s the mass is 1 by construction; the check is the tower property instead:
+    // int q phi = E[c_1] (phi from the roots on both branches).
+    const TruthValue mean = whole([&](double lam) {
+      const AtLambda a = problem.at(lam);
+      return a.q * a.phi;
+    });
+    if (!quadrature_mass_ok(1.0 + mean.value - problem.mean_x())) return false;
+  } else if (!quadrature_mass_ok(whole([&](double lam) { return problem.at(lam).q; }).value)) {
     return false;  // Monte Carlo instead
+  }
   const TruthValue acc = whole([&](double lam) {
     const AtLambda a = problem.at(lam);
     return a.q * (lam > 0.0 ? a.phi : a.phic);
@@ -425,13 +496,13 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
       },
       grid);
   cw_breaks.insert(cw_breaks.end(), base.begin(), base.end());
-  const TruthValue cw = integrate_pieces(
-      problem,
-      [&](double lam) {
-        const AtLambda a = problem.at(lam);
-        return a.q * gap(a, lam);
-      },
-      cw_breaks, -inf, true);
+  const auto cw_integrand = [&](double lam) {
+    const AtLambda a = problem.at(lam);
+    return a.q * gap(a, lam);
+  };
+  const TruthValue cw =
+      folded ? integrate_over_s(problem, per_density(problem, cw_integrand, true), cw_breaks)
+             : integrate_pieces(problem, cw_integrand, cw_breaks, -inf, true);
 
   // The top label, on lambda > 0: N and the density of logit Z, M = q(l) + q(-l).
   const auto top = [&](double lam, double& mass) {
@@ -457,21 +528,37 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   std::vector<double> top_base = base;
   for (double b : base) top_base.push_back(std::abs(b));
   top_breaks.insert(top_breaks.end(), top_base.begin(), top_base.end());
-  const TruthValue top_l1 = integrate_pieces(
-      problem,
-      [&](double lam) {
-        double mass;
-        return top(lam, mass);
-      },
-      top_breaks, 0.0, true);
-  const TruthValue top_sq = integrate_pieces(
-      problem,
-      [&](double lam) {
-        double mass;
-        const double n = top(lam, mass);
-        return mass > 0.0 ? n * n / mass : 0.0;
-      },
-      top_base, 0.0, false);
+  TruthValue top_l1, top_sq;
+  if (folded) {
+    // int_0^inf H(l) dl = int q(lambda) H(|lambda|)/M(|lambda|) d lambda (M(l) = q(l) + q(-l)),
+    // over s: H = |N| and N^2/M.
+    std::vector<double> both = top_breaks;
+    for (double b : top_breaks) both.push_back(-b);
+    const auto ratio = [&](double lam, int power) {
+      double mass;
+      const double n = top(std::abs(lam), mass);
+      if (!(mass > 0.0)) return 0.0;
+      return power == 1 ? std::abs(n) / mass : (n / mass) * (n / mass);
+    };
+    top_l1 = integrate_over_s(problem, [&](double lam) { return ratio(lam, 1); }, both);
+    top_sq = integrate_over_s(problem, [&](double lam) { return ratio(lam, 2); }, both);
+  } else {
+    top_l1 = integrate_pieces(
+        problem,
+        [&](double lam) {
+          double mass;
+          return top(lam, mass);
+        },
+        top_breaks, 0.0, true);
+    top_sq = integrate_pieces(
+        problem,
+        [&](double lam) {
+          double mass;
+          const double n = top(lam, mass);
+          return mass > 0.0 ? n * n / mass : 0.0;
+        },
+        top_base, 0.0, false);
+  }
 
   out[Quantity::accuracy] = acc;
   out[Quantity::overconfidence] = over;

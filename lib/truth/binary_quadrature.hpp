@@ -11,7 +11,9 @@
 //   phi(lambda) = E[x | lambda] = sum_i x_i w_i / sum_i w_i  (r_1(p), w_i the terms of q)
 // over the preimages s_i of lambda, one per monotone branch of s -> lambda: one for every map
 // but affine_logit with A and -B of opposite signs (then d lambda/d s = A(1 - x) - B x vanishes
-// at x = A/(A + B) and lambda has two preimages on one side of its extremum).
+// at x = A/(A + B) and lambda has two preimages on one side of its extremum; q is singular
+// there, so with two branches every integral int q F d lambda runs over s instead, branch by
+// branch: int Beta_s(s) F(lambda(s)) ds, F bounded).
 // In these terms (z = sigmoid(|lambda|) the top confidence):
 //   accuracy = int q [lambda > 0 ? phi : 1 - phi],   overconfidence = int q [z - that],
 //   brier = int q [2 (f - phi)^2 + 2 phi (1 - phi)],  nll = -int q [phi log f + (1-phi) log(1-f)],
@@ -33,7 +35,9 @@ namespace calbench {
 // map is non-constant (affine_logit with A = B = 0 reports one p whatever c is).
 bool binary_quadrature_truth(const DirichletGenerator& generator, GroundTruth& out);
 
-// int q(lambda) d lambda, which must be 1 (a check of the change of variables, for tests).
+// int q(lambda) d lambda, which must be 1 (a check of the change of variables, for tests). With
+// a fold (two branches) the integrals run over s (binary_quadrature.cpp) and this is the mass
+// of s at which lambda(s) has a density.
 double binary_quadrature_mass(const DirichletGenerator& generator);
 
 }  // namespace calbench
