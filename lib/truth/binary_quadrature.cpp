@@ -555,7 +555,7 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
         [&](double lam) {
           double mass;
           const double n = top(lam, mass);
-          return mass > 0.0 ? n * n / mass : 0.0;
+          return mass > 0.0 ? n / mass * n : 0.0;  // n * n may overflow
         },
         top_base, 0.0, false);
   }
