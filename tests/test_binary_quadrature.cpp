@@ -170,8 +170,7 @@ TEST_CASE("binary quadrature with a fold: known answers over x", "[unit][truth]"
         const double lx = std::log(x), lxc = std::log(xc);
         const double lam = f.A * lx + f.B * lxc;
         const double log_p1 = -std::log1p(std::exp(-lam)), log_p2 = -std::log1p(std::exp(lam));
-        return h(x, xc, log_p1, log_p2) *
-               std::exp((f.a1 - 1.0) * lx + (f.a2 - 1.0) * lxc - lb);
+        return h(x, xc, log_p1, log_p2) * std::exp((f.a1 - 1.0) * lx + (f.a2 - 1.0) * lxc - lb);
       };
       // alpha_2 >= 1 in every case, so 1 - x may lose digits near 1 harmlessly.
       return ts.integrate([&](double x) { return g(x, 1.0 - x); }, 0.0, 0.5) +
@@ -181,9 +180,8 @@ TEST_CASE("binary quadrature with a fold: known answers over x", "[unit][truth]"
       const double p1 = std::exp(l1), p2 = std::exp(l2);
       return (p1 - x) * (p1 - x) + (p2 - xc) * (p2 - xc) + 2.0 * x * xc;  // E|p - e_y|^2 given c
     });
-    const double nll = expect([](double x, double xc, double l1, double l2) {
-      return -(x * l1 + xc * l2);
-    });
+    const double nll =
+        expect([](double x, double xc, double l1, double l2) { return -(x * l1 + xc * l2); });
     INFO("alpha (" << f.a1 << ", " << f.a2 << "), A " << f.A << ", B " << f.B);
     CHECK(t[Quantity::accuracy].value == Approx(f.a2 / (f.a1 + f.a2)).margin(1e-7));
     CHECK(t[Quantity::brier].value == Approx(brier).margin(1e-7));

@@ -511,12 +511,11 @@ TEST_CASE("class_conditional truth at concentrations 0.1 and 0.02 is finite, K =
       CHECK(std::isfinite(t[q].value));
     }
     // Symmetric rows: y = 1 has p_1 ~ Beta(0.4, 0.1), correct iff p_1 > 1/2.
-    CHECK(t[Quantity::accuracy].value ==
-          Approx(boost::math::ibetac(0.4, 0.1, 0.5)).margin(1e-9));
+    CHECK(t[Quantity::accuracy].value == Approx(boost::math::ibetac(0.4, 0.1, 0.5)).margin(1e-9));
   }
   {
-    const Generator gen(
-        ClassConditionalSpec{3, {1.0 / 3, 1.0 / 3, 1.0 / 3}, class_conditional_alpha(3, 0.02, 0.08)});
+    const Generator gen(ClassConditionalSpec{
+        3, {1.0 / 3, 1.0 / 3, 1.0 / 3}, class_conditional_alpha(3, 0.02, 0.08)});
     TruthSettings settings;
     settings.samples = 1'000'000;
     GroundTruth t;

@@ -291,8 +291,8 @@ TEST_CASE("two-preimage affine_logit at alpha 0.1: default truth within 2e-4 of 
   REQUIRE(ternary_quadrature_truth(gen, exact, options));
   const GroundTruth def = compute_truth(gen, TruthSettings{});
   for (Quantity q : all_quantities) {
-    INFO(to_string(q) << ": default " << def[q].value << " +- " << def[q].error
-                      << ", quadrature " << exact[q].value << " +- " << exact[q].error);
+    INFO(to_string(q) << ": default " << def[q].value << " +- " << def[q].error << ", quadrature "
+                      << exact[q].value << " +- " << exact[q].error);
     CHECK(def[q].method == TruthMethod::monte_carlo);  // the default budget is not enough
     CHECK(std::abs(def[q].value - exact[q].value) <= 2e-4);
     CHECK(std::abs(def[q].value - exact[q].value) <= 4.0 * def[q].error + 1e-5);

@@ -116,7 +116,6 @@ class BinaryProblem {
   }
 
   double log_density_s(const Point& c) const { return a1_ * c.log_x + a2_ * c.log_xc - log_beta_; }
-  double lambda_at(double s) const { return lambda(point_at(s)); }
   double mean_x() const { return a1_ / (a1_ + a2_); }
 
   // The preimage of lam on branch b, if lam is strictly inside the branch's image.
@@ -390,7 +389,7 @@ TruthValue integrate_over_s(const BinaryProblem& problem, const F& f,
   TruthValue out{0.0, TruthMethod::quadrature, 0.0};
   const auto g = [&](double s) {
     const Point c = point_at(s);
-    const double v = f(problem.lambda_at(s));
+    const double v = f(problem.lambda(c));
     return v == 0.0 ? 0.0 : std::exp(problem.log_density_s(c)) * v;
   };
   for (const Branch& b : problem.branches()) {
@@ -408,17 +407,6 @@ TruthValue integrate_over_s(const BinaryProblem& problem, const F& f,
     }
   }
   return out;
-}
-
-// q F -> F at lambda (0 where q is; `absolute`: |F|).
-template <class G>
-auto per_density(const BinaryProblem& problem, const G& g, bool absolute = false) {
-  return [&problem, &g, absolute](double lam) {
-    const double q = problem.at(lam).q;
-    if (!(q > 0.0) || !std::isfinite(q)) return 0.0;
-    const double v = g(lam) / q;
-    return absolute ? std::abs(v) : v;
-  };
 }
 
 }  // namespace
@@ -444,49 +432,56 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
   const std::vector<double> base = problem.base_breaks();
   const bool folded = problem.folded();
   // int g d lambda for g = q F: over lambda, or over s with a fold (integrate_over_s).
-  const auto whole = [&](const auto& g) {
-    return folded ? integrate_over_s(problem, per_density(problem, g), base)
-                  : integrate_pieces(problem, g, base, -inf, false);
+  // Each quantity is int q F d lambda with F(a, lambda) bounded, a = problem.at(lambda): over
+  // lambda the integrand is q F; over s (a fold, integrate_over_s) it is F alone, 0 where the
+  // roots give no density. `absolute`: pieces split at F's sign changes, |.| of each.
+  const auto integrate = [&](const auto& F, const std::vector<double>& breaks, bool absolute) {
+    if (folded)
+      return integrate_over_s(
+          problem,
+          [&](double lam) {
+            const AtLambda a = problem.at(lam);
+            if (!(a.q > 0.0) || !std::isfinite(a.q)) return 0.0;
+            const double v = F(a, lam);
+            return absolute ? std::abs(v) : v;
+          },
+          breaks);
+    return integrate_pieces(
+        problem,
+        [&](double lam) {
+          const AtLambda a = problem.at(lam);
+          return a.q == 0.0 ? 0.0 : a.q * F(a, lam);
+        },
+        breaks, -inf, absolute);
   };
+  const auto whole = [&](const auto& F) { return integrate(F, base, false); };
 
   // phi - f, written where it does not cancel: (1 - f) - (1 - phi) when f is near 1.
   const auto gap = [](const AtLambda& a, double lam) {
     return lam > 0.0 ? sigmoid(-lam) - a.phic : a.phi - sigmoid(lam);
   };
-  if (folded) {
-    // Over s the mass is 1 by construction; the check is the tower property instead:
-    // int q phi = E[c_1] (phi from the roots on both branches).
-    const TruthValue mean = whole([&](double lam) {
-      const AtLambda a = problem.at(lam);
-      return a.q * a.phi;
-    });
-    if (!quadrature_mass_ok(1.0 + mean.value - problem.mean_x())) return false;
-  } else if (!quadrature_mass_ok(whole([&](double lam) { return problem.at(lam).q; }).value)) {
-    return false;  // Monte Carlo instead
-  }
-  const TruthValue acc = whole([&](double lam) {
-    const AtLambda a = problem.at(lam);
-    return a.q * (lam > 0.0 ? a.phi : a.phic);
-  });
-  const TruthValue over = whole([&](double lam) {
-    const AtLambda a = problem.at(lam);
+  // The mass check. Over s the mass is 1 by construction, so with a fold the check is the
+  // tower property int q phi = E[c_1] (phi from the roots on both branches).
+  const double total =
+      folded ? 1.0 + whole([](const AtLambda& a, double) { return a.phi; }).value - problem.mean_x()
+             : whole([](const AtLambda&, double) { return 1.0; }).value;
+  if (!quadrature_mass_ok(total)) return false;  // Monte Carlo instead
+  const TruthValue acc =
+      whole([](const AtLambda& a, double lam) { return lam > 0.0 ? a.phi : a.phic; });
+  const TruthValue over = whole([](const AtLambda& a, double lam) {
     // z - c_top given lambda: (1 - c_top) - (1 - z), exact for z near 1.
-    return a.q * ((lam > 0.0 ? a.phic : a.phi) - sigmoid(-std::abs(lam)));
+    return (lam > 0.0 ? a.phic : a.phi) - sigmoid(-std::abs(lam));
   });
-  const TruthValue brier = whole([&](double lam) {
-    const AtLambda a = problem.at(lam);
+  const TruthValue brier = whole([&](const AtLambda& a, double lam) {
     const double g = gap(a, lam);
-    return a.q * (2.0 * g * g + 2.0 * a.phi * a.phic);
+    return 2.0 * g * g + 2.0 * a.phi * a.phic;
   });
-  const TruthValue nll = whole([&](double lam) {
-    const AtLambda a = problem.at(lam);
-    if (a.q == 0.0) return 0.0;
-    return a.q * (a.phi * softplus(-lam) + a.phic * softplus(lam));  // -log f = softplus(-lam)
+  const TruthValue nll = whole([](const AtLambda& a, double lam) {
+    return a.phi * softplus(-lam) + a.phic * softplus(lam);  // -log f = softplus(-lam)
   });
-  const TruthValue sq = whole([&](double lam) {
-    const AtLambda a = problem.at(lam);
+  const TruthValue sq = whole([&](const AtLambda& a, double lam) {
     const double g = gap(a, lam);
-    return a.q * g * g;
+    return g * g;
   });
   const std::vector<double> grid = problem.lambda_grid();
   std::vector<double> cw_breaks = sign_changes(
@@ -496,13 +491,7 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
       },
       grid);
   cw_breaks.insert(cw_breaks.end(), base.begin(), base.end());
-  const auto cw_integrand = [&](double lam) {
-    const AtLambda a = problem.at(lam);
-    return a.q * gap(a, lam);
-  };
-  const TruthValue cw =
-      folded ? integrate_over_s(problem, per_density(problem, cw_integrand, true), cw_breaks)
-             : integrate_pieces(problem, cw_integrand, cw_breaks, -inf, true);
+  const TruthValue cw = integrate(gap, cw_breaks, true);
 
   // The top label, on lambda > 0: N and the density of logit Z, M = q(l) + q(-l).
   const auto top = [&](double lam, double& mass) {
@@ -540,8 +529,10 @@ bool binary_quadrature_truth(const DirichletGenerator& gen, GroundTruth& out) {
       if (!(mass > 0.0)) return 0.0;
       return power == 1 ? std::abs(n) / mass : (n / mass) * (n / mass);
     };
-    top_l1 = integrate_over_s(problem, [&](double lam) { return ratio(lam, 1); }, both);
-    top_sq = integrate_over_s(problem, [&](double lam) { return ratio(lam, 2); }, both);
+    top_l1 = integrate_over_s(
+        problem, [&](double lam) { return ratio(lam, 1); }, both);
+    top_sq = integrate_over_s(
+        problem, [&](double lam) { return ratio(lam, 2); }, both);
   } else {
     top_l1 = integrate_pieces(
         problem,

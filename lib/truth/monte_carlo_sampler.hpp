@@ -167,9 +167,8 @@ class TruthGroup {
         l1 += std::abs(diff);
         l2 += diff * diff;
       }
-      result_.moments.add(
-          {c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
-          d_.control);
+      result_.moments.add({c[top], gap, gap * gap, sum_sq_p - 2.0 * cross + 1.0, nll, l1, l2},
+                          d_.control);
       result_.top.add(fine_bin(Z), r[top] - Z);
       if (!classwise_) continue;
       for (std::size_t k = 0; k < K; ++k)

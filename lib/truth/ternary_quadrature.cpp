@@ -321,9 +321,7 @@ class TernaryProblem {
   // True once evaluation_budget evaluations of Phi or the work budget (steps of F inside them)
   // are spent: Phi is then 0 (at no cost), so every integral converges at once, the mass check
   // fails and the truth engine uses Monte Carlo instead.
-  bool exhausted() const {
-    return evaluations_ > evaluation_budget || work_ > work_budget_;
-  }
+  bool exhausted() const { return evaluations_ > evaluation_budget || work_ > work_budget_; }
   // top_label's exponent gamma, 0 for a log-affine map.
   double top_label_gamma() const { return gamma_; }
   bool exchangeable() const { return exchangeable_; }

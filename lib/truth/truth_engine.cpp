@@ -126,8 +126,7 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
   // c_1 .. c_{K-1} for a map that treats classes differently, and affine_logit's linear NLL
   // part) have exact means `mu`.
   const auto draw = [&gen, &spec, &preimages, r_is_c, affine, linear,
-                     tmp = std::vector<double>(3 * K)](
-                        Engine& engine, mc::Draw& d) mutable {
+                     tmp = std::vector<double>(3 * K)](Engine& engine, mc::Draw& d) mutable {
     gen.draw_truth(engine, d.c, d.log_c);
     apply(spec.map, d.c, d.log_c, d.p, d.log_p, tmp);
     control_values(d.c, d.log_c, d.control);
