@@ -14,9 +14,6 @@
 #include <optional>
 #include <system_error>
 
-#include "config/experiment.hpp"
-#include "config/preflight.hpp"
-#include "config/registry.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -24,6 +21,8 @@
 #include "core/read_file.hpp"
 #include "core/rng.hpp"
 #include "core/version.hpp"
+#include "experiment/experiment.hpp"
+#include "experiment/preflight.hpp"
 #include "report/listing.hpp"
 #include "report/result_set.hpp"
 #include "runners/bench.hpp"
@@ -236,7 +235,7 @@ int run_command(const std::string& file, const RunOptions& options) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
 
-  // Before anything is created: what the run needs must fit (config/preflight.hpp).
+  // Before anything is created: what the run needs must fit (experiment/preflight.hpp).
   preflight(*config, options.threads, physical_memory_bytes());
   // Before any computation: the lock, a writable place for the results, the journal.
   ResultSetTransaction results_set(config->output.directory);

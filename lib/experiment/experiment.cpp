@@ -1,12 +1,12 @@
-#include "config/experiment.hpp"
+#include "experiment/experiment.hpp"
 
 #include <algorithm>
 #include <map>
 
 #include "config/json_support.hpp"
-#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "generators/generators_json.hpp"
 
 // How a config file becomes a scenario's config:
 // 1. The header is read (name, scenario, seed); the scenario's row of the scenario table gives
