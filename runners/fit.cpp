@@ -311,7 +311,10 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   VerdictSettings verdict_settings;
   verdict_settings.replicates = o.verdict_replicates;
   verdict_settings.seed = o.seed;
-  const FakeClassifierFit judged = fit_or_explain(split.fit, options, o.data, "the fit rows");
+  FakeFitOptions judged_options = options;
+  judged_options.compute_truth = false;  // judged by sampling only
+  const FakeClassifierFit judged =
+      fit_or_explain(split.fit, judged_options, o.data, "the fit rows");
   const FitVerdict verdict = judge_fit(Generator(judged.generator), split.held_out, split.fit.size,
                                        estimators, verdict_settings);
   const FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
