@@ -72,14 +72,21 @@ def model_kinds():
     ]
 
 
-def study_models(small):
-    kinds = dict(model_kinds())
-    if small:
-        chosen = [("gaussian_nb", 2), ("random_forest", 3), ("logistic_regression", 3)]
-    else:
-        chosen = [(name, K) for K in (2, 3, 10) for name, _ in model_kinds()]
-    return [(f"{name}_k{K}", K, 1000 + 10 * K + i, kinds[name])
-            for i, (name, K) in enumerate(chosen)]
+def study_models(small, only):
+    """(name, K, data seed, factory). The seed is 1000 + 10 K + the kind's index in
+    model_kinds(), the same in every run and subset."""
+    kinds = model_kinds()
+    chosen = [(f"{name}_k{K}", K, 1000 + 10 * K + i, factory)
+              for K in (2, 3, 10) for i, (name, factory) in enumerate(kinds)]
+    if small and not only:
+        only = ["gaussian_nb_k2", "random_forest_k3", "logistic_regression_k3"]
+    if only:
+        unknown = set(only) - {c[0] for c in chosen}
+        if unknown:
+            raise SystemExit(f"--models: unknown {sorted(unknown)}; valid: "
+                             f"{[c[0] for c in chosen]}")
+        chosen = [c for c in chosen if c[0] in only]
+    return chosen
 
 
 def make_data(K, seed, n):
@@ -125,7 +132,8 @@ def run_fit(binary, p, y, sizes, seed, work, args):
             f.write(str(int(label)) + "," + ",".join(repr(float(v)) for v in row) + "\n")
     command = [binary, "fit", path, "--json", "--seed", str(seed),
                "--sizes", ",".join(str(n) for n in sizes),
-               "--replicates", str(args.replicates), "--resamples", str(args.resamples)]
+               "--replicates", str(args.replicates), "--resamples", str(args.resamples),
+               "--verdict-samples", str(args.verdict_samples)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
@@ -161,13 +169,22 @@ def main():
     parser.add_argument("--resamples", type=int, default=60 if small else 200)
     parser.add_argument("--pool-bins", type=int, default=20 if small else 100)
     parser.add_argument("--pool-boot", type=int, default=10 if small else 20)
+    parser.add_argument("--verdict-samples", type=int, default=200)
+    parser.add_argument("--models", default="", help="comma-separated subset, e.g. mlp_k3")
+    parser.add_argument("--sizes", default="",
+                        help="comma-separated n (default 200,1000,fit size,4 x fit size; "
+                             "--small: 200,1000)")
     args = parser.parse_args()
-    sizes = [200, 1000] if small else [200, 1000, args.fit_size, 4 * args.fit_size]
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes.split(",")]
+    else:
+        sizes = [200, 1000] if small else [200, 1000, args.fit_size, 4 * args.fit_size]
     os.makedirs(args.out, exist_ok=True)
 
     cell_rows, model_rows = [], []
     with tempfile.TemporaryDirectory() as work:
-        for name, K, seed, factory in study_models(small):
+        for name, K, seed, factory in study_models(small, [m for m in args.models.split(",")
+                                                           if m]):
             started = time.time()
             X, y = make_data(K, seed, args.train + args.fit_size + args.pool)
             a, b = args.train, args.train + args.fit_size
@@ -218,7 +235,13 @@ def main():
                 cell_rows.append(row)
             print(f"{name}: pool ECE {ece:.4f} ± {ece_se:.4f}, fake {fake_ece:.4f}, "
                   f"{fit['family']}, {verdict} ({time.time() - started:.0f} s)", file=sys.stderr)
+            write_outputs(args, sizes, cell_rows, model_rows)
 
+    print(json.dumps(write_outputs(args, sizes, cell_rows, model_rows), indent=2))
+
+
+def write_outputs(args, sizes, cell_rows, model_rows):
+    """Writes the tables so far (after each model, so a long run can be read as it goes)."""
     write_csv(os.path.join(args.out, "cells.csv"), cell_rows)
     write_csv(os.path.join(args.out, "models.csv"), model_rows)
     fit_size = args.fit_size
@@ -246,7 +269,7 @@ def main():
         f.write("\n")
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(markdown(summary, model_rows))
-    print(json.dumps(summary, indent=2))
+    return summary
 
 
 def write_csv(path, rows):
