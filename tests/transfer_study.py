@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Runs scripts/transfer-study.py (docs/fit.md) and checks its machinery and what holds today.
 
-    transfer_study.py small   # ctest transfer_study.small: two models, small pools, n = 200
-    transfer_study.py full    # ctest slow.transfer_study: the published study (an hour or more)
+    transfer_study.py small   # ctest transfer_study.small: two models, small pools
+    transfer_study.py full    # ctest slow.transfer_study: the published study (an hour or more),
+                              # its table.md against tests/golden/transfer_study/table.md
+    transfer_study.py docs    # ctest transfer_study.docs: docs/fit.md publishes that table
 
 Checked: one row per (model, estimator, n) with every column; the bootstrap answers exactly the
 n up to the fit size; the pass flags and shares are recomputed here from the numbers in the
@@ -36,8 +38,22 @@ def read(path):
         return list(csv.DictReader(f))
 
 
+GOLDEN = os.path.join(HERE, "golden", "transfer_study")
+DOCS = os.path.join(HERE, "..", "docs", "fit.md")
+
+
+def check_docs():
+    """docs/fit.md publishes the committed study's table.md verbatim."""
+    table = open(os.path.join(GOLDEN, "table.md")).read()
+    if table not in open(DOCS).read():
+        fail("docs/fit.md does not hold tests/golden/transfer_study/table.md verbatim")
+    print("docs/fit.md publishes tests/golden/transfer_study/table.md")
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "small"
+    if mode == "docs":
+        return check_docs()
     try:
         import sklearn  # noqa: F401  (scripts/setup.sh installs python3-sklearn)
     except ImportError:
@@ -112,6 +128,12 @@ def main():
             fail(f"random_forest_k3: expected a miss flagged POOR, found {rf}")
     if "| model | K |" not in table:
         fail("table.md has no model table")
+    if mode == "full":
+        golden = open(os.path.join(GOLDEN, "table.md")).read()
+        if table != golden:
+            fail("the study's table.md differs from tests/golden/transfer_study/table.md "
+                 "(rerun: scripts/transfer-study.py --out tests/golden/transfer_study, and "
+                 "update docs/fit.md):\n" + table)
     print(json.dumps(summary, indent=2))
 
 
