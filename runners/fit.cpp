@@ -484,10 +484,9 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   }
   if (!o.out.empty()) {
     auto config = runnable_config(o, fit);
-    config["provenance"] = {{"command", "calbench fit"},
-                            {"data", o.data},
-                            {"rows", data.size},
-                            {"verdict", verdict_json(verdict)}};
+    config["provenance"] = {{"command", "calbench fit"}, {"data", o.data},
+                            {"rows", data.size},         {"seed", o.seed},
+                            {"holdout", o.holdout},      {"verdict", verdict_json(verdict)}};
     require_finite_json(config, o.out);
     write_file_atomically(o.out, config.dump(2) + "\n");
     if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
