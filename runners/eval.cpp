@@ -118,8 +118,9 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   meta.name = std::filesystem::path(o.data).filename().string();
   meta.scenario = "eval";
   meta.seed = o.seed;
-  meta.config_hash = format_hash(
-      hash64("eval|" + o.data + "|" + o.labels + "|" + (o.logits ? "logits" : "probabilities")));
+  meta.config_hash = format_hash(hash64("eval|" + o.data + "|" + o.labels + "|" +
+                                        (o.logits ? "logits" : "probabilities") +
+                                        (o.renormalize ? "|renormalized" : "")));
   ReportHeader header;
   header.meta = meta;
   header.tables.push_back({"reliability.csv", curve_columns()});
@@ -139,7 +140,9 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   if (o.resamples < 1) throw InputError("--resamples must be >= 1");
   if (o.jackknife_groups < 2) throw InputError("--jackknife-groups must be >= 2");
   const Sample sample =
-      read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
+      read_model_outputs(o.data, o.labels,
+                         {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+                          .renormalize = o.renormalize});
   std::vector<Skipped> skipped;
   const bool by_default = o.estimators.empty();
   std::vector<EstimatorConfig> candidates =

@@ -14,6 +14,7 @@ struct EvalOptions {
   std::string data;                  // CSV, or NPY with `labels`
   std::string labels;                // NPY labels (required for NPY data)
   bool logits = false;               // the values are logits
+  bool renormalize = false;          // rounded probability rows divided by their sum
   std::string estimators;            // JSON array, inline or a file; empty: the whole registry
   std::string interval = "default";  // an interval_choices() name (docs/intervals.md)
   std::size_t jackknife_groups = eval_default_jackknife_groups;

@@ -288,7 +288,9 @@ std::string truth_text(const TruthValue& v) {
 int run_fit(const FitOptions& o, std::ostream& out) {
   const std::optional<FittedMap> map = parse_map(o.map);
   const Sample data =
-      read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
+      read_model_outputs(o.data, o.labels,
+                         {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+                          .renormalize = o.renormalize});
   check_fit_input(data, o.data);
   FakeFitOptions options;
   options.map = map;

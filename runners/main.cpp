@@ -32,6 +32,7 @@
 #include "runners/fit.hpp"
 #include "runners/plan.hpp"
 #include "runners/progress.hpp"
+#include "runners/recalibrate.hpp"
 #include "runners/report.hpp"
 #include "runners/slurm.hpp"
 #include "scenarios/registry.hpp"
@@ -460,6 +461,8 @@ int main(int argc, char** argv) {
       ->required();
   eval->add_option("--labels", eval_options.labels, "NPY array of integer labels (NPY data)");
   eval->add_flag("--logits", eval_options.logits, "the values are logits (softmax applied)");
+  eval->add_flag("--renormalize", eval_options.renormalize,
+                 "divide each probability row by its sum (rows rounded to >= 3 decimals)");
   eval->add_option("--estimators", eval_options.estimators,
                    "JSON array like a config's estimators, inline or a file (default: all)");
   eval->add_option("--resamples", eval_options.resamples,
@@ -492,6 +495,8 @@ int main(int argc, char** argv) {
       ->required();
   fit->add_option("--labels", fit_options.labels, "NPY array of integer labels (NPY data)");
   fit->add_flag("--logits", fit_options.logits, "the values are logits (softmax applied)");
+  fit->add_flag("--renormalize", fit_options.renormalize,
+                "divide each probability row by its sum (rows rounded to >= 3 decimals)");
   fit->add_option("--map", fit_options.map,
                   "auto (lowest AIC) | identity | temperature | power (default auto)")
       ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
@@ -529,6 +534,9 @@ int main(int argc, char** argv) {
   std::size_t fit_threads = threads;
   fit->add_option("--threads", fit_threads, "worker threads (default: all cores)")
       ->check(CLI::Range(1, 4096));
+
+  RecalibrateOptions recalibrate_options;
+  auto* recalibrate = add_recalibrate_command(app, recalibrate_options);
 
   PlanOptions plan_options;
   std::size_t plan_threads = threads;
@@ -599,6 +607,7 @@ int main(int argc, char** argv) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, fit_threads);
       return run_fit(fit_options, std::cout);
     }
+    if (*recalibrate) return run_recalibrate(*recalibrate, recalibrate_options, std::cout);
     if (*plan) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, plan_threads);
       return run_plan(plan_options, std::cout);

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "recalibrators/fitted_model_json.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -153,32 +154,90 @@ std::vector<std::tuple<std::string, double, std::string, double>> truth(
   return out;
 }
 
+// (n, K) probabilities and labels from Python checked like a data file's rows (`p_name` and
+// `y_name` name them in messages); labels are int64 (calbench/core.py converts whole floats).
+Sample checked_arrays(const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+                      const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+                      bool renormalize, const std::string& p_name, const std::string& y_name) {
+  if (p.ndim() != 2)
+    throw InputError(p_name + ": expected a 2-D array (n, K), found " + std::to_string(p.ndim()) +
+                     " dimension(s)");
+  const auto n = static_cast<std::size_t>(p.shape(0)), K = static_cast<std::size_t>(p.shape(1));
+  if (n == 0) throw InputError(p_name + ": the array has no rows");
+  if (K < 2) throw InputError(p_name + ": K = " + std::to_string(K) + ": must be >= 2");
+  if (y.ndim() != 1 || static_cast<std::size_t>(y.shape(0)) != n)
+    throw InputError(y_name + ": expected a 1-D array of " + std::to_string(n) +
+                     " labels (one per row of " + p_name + ")");
+  std::vector<double> values(p.data(), p.data() + n * K);
+  return checked_outputs(p_name, y_name, K, std::move(values), {y.data(), n},
+                         {.kind = ValueKind::probabilities, .renormalize = renormalize});
+}
+
 // One estimator's value on (p, y).
 double estimate(const std::string& estimator_text,
                 const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
-                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y) {
+                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+                bool renormalize) {
   const std::string source = "calbench.estimate";
   const Json entry = parse_argument(estimator_text, source);
   Problems problems;
   Json resolved;
   const auto config = parse_estimator(entry, "/estimator", problems, resolved);
   if (!problems.empty() || !config) throw ConfigError(problems.render(source));
-  if (p.ndim() != 2)
-    throw InputError("p: expected a 2-D array (n, K), found " + std::to_string(p.ndim()) +
-                     " dimension(s)");
-  const auto n = static_cast<std::size_t>(p.shape(0)), K = static_cast<std::size_t>(p.shape(1));
-  if (n == 0) throw InputError("p: the array has no rows");
-  if (K < 2) throw InputError("p: K = " + std::to_string(K) + ": must be >= 2");
-  if (y.ndim() != 1 || static_cast<std::size_t>(y.shape(0)) != n)
-    throw InputError("y: expected a 1-D array of " + std::to_string(n) +
-                     " labels (one per row of p)");
-  std::vector<double> values(p.data(), p.data() + n * K);
-  const Sample sample =
-      checked_outputs("p", "y", K, std::move(values), {y.data(), n}, ValueKind::probabilities);
+  const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
   py::gil_scoped_release release;
   EstimatorWorkspace workspace;
   return config->estimator->estimate(sample, workspace);
 }
+
+// A fitted recalibration model (recalibrators/fitted_model_json.hpp) behind calbench.Recalibrator: fitted
+// by the registry method's own fit, saved and loaded as the file `calbench recalibrate fit`
+// writes.
+class PyFittedModel {
+ public:
+  static PyFittedModel fit(
+      const std::string& method_text,
+      const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+      const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+      bool renormalize) {
+    const std::string source = "calbench.Recalibrator";
+    const Json method = parse_argument(method_text, source);
+    const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
+    py::gil_scoped_release release;
+    return PyFittedModel(std::make_shared<FittedModel>(fit_model(method, source, sample)));
+  }
+  static PyFittedModel from_json(const std::string& text, const std::string& source) {
+    return PyFittedModel(
+        std::make_shared<FittedModel>(read_fitted_model(parse_argument(text, source), source)));
+  }
+  std::string to_json() const { return fitted_model_json(*fitted_).dump(2) + "\n"; }
+  py::array_t<double> apply(const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+                            bool renormalize) const {
+    // Labels are not needed to apply a model; zeros pass the checks of the rows.
+    const std::vector<std::int64_t> none(p.ndim() == 2 ? static_cast<std::size_t>(p.shape(0)) : 0);
+    const py::array_t<std::int64_t> y(static_cast<py::ssize_t>(none.size()), none.data());
+    const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
+    std::vector<double> q;
+    {
+      py::gil_scoped_release release;
+      q = apply_fitted_model(*fitted_, sample.p, sample.classes, "p");
+    }
+    py::array_t<double> out({sample.size, sample.classes});
+    std::copy(q.begin(), q.end(), out.mutable_data());
+    return out;
+  }
+  std::string label() const { return fitted_->label; }
+  std::size_t classes() const { return fitted_->classes; }
+  std::vector<std::pair<std::string, double>> parameters() const {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& v : fitted_->model->parameters()) out.emplace_back(v.name, v.value);
+    return out;
+  }
+
+ private:
+  explicit PyFittedModel(std::shared_ptr<const FittedModel> fitted) : fitted_(std::move(fitted)) {}
+  std::shared_ptr<const FittedModel> fitted_;
+};
 
 // A whole run into `directory` through the command line's result-set transaction
 // (report/result_set.hpp): the directory is locked, the files are staged beside it and swapped
@@ -293,9 +352,19 @@ PYBIND11_MODULE(_core, m) {
   m.def("sample", &sample, py::arg("generator"), py::arg("n"), py::arg("seed"), py::arg("cell"),
         py::arg("replicate"), py::arg("keep_truth"));
   m.def("truth", &truth, py::arg("generator"), py::arg("stream") = 0);
-  m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"));
+  m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"),
+        py::arg("renormalize") = false);
   m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"),
         py::arg("threads"));
+  py::class_<PyFittedModel>(m, "FittedModel")
+      .def_static("fit", &PyFittedModel::fit, py::arg("method"), py::arg("p"), py::arg("y"),
+                  py::arg("renormalize"))
+      .def_static("from_json", &PyFittedModel::from_json, py::arg("text"), py::arg("source"))
+      .def("to_json", &PyFittedModel::to_json)
+      .def("apply", &PyFittedModel::apply, py::arg("p"), py::arg("renormalize"))
+      .def_property_readonly("label", &PyFittedModel::label)
+      .def_property_readonly("classes", &PyFittedModel::classes)
+      .def("parameters", &PyFittedModel::parameters);
   m.def("estimator_rows", &estimator_rows);
   m.def("conventions", &convention_names);
 }
