@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <variant>
@@ -15,6 +17,7 @@
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "fit/fake_classifier_fit.hpp"
+#include "runners/command.hpp"
 
 namespace calbench {
 namespace {
@@ -276,6 +279,32 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   }
   out << text.str();
   return 0;
+}
+
+Command add_fit_command(CLI::App& app) {
+  auto o = std::make_shared<FitOptions>();
+  auto* fit = app.add_subcommand("fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
+  fit->add_option("DATA", o->data,
+                  "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
+      ->required();
+  fit->add_option("--labels", o->labels, "NPY array of integer labels (NPY data)");
+  fit->add_flag("--logits", o->logits, "the values are logits (softmax applied)");
+  fit->add_option("--map", o->map,
+                  "auto (lowest AIC) | identity | temperature | power (default auto)")
+      ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
+  fit->add_option("--family", o->family,
+                  "auto (lowest BIC, at K = 2 lowest joint AIC) | dirichlet | dirichlet_mixture | "
+                  "beta_binary (default auto)")
+      ->check(CLI::IsMember({"auto", "dirichlet", "dirichlet_mixture", "beta_binary"}));
+  fit->add_option("--components", o->components,
+                  "the most Dirichlet mixture components tried (default 4; 1: none)")
+      ->check(CLI::Range(1, 16));
+  fit->add_option("--seed", o->seed, "seed of the fake sample compared (default 0)")
+      ->check(uint64_text());
+  fit->add_option("--out", o->out,
+                  "write an estimator_bias config on the fitted generator to this file");
+  fit->add_flag("--json", o->json, "print JSON instead of the tables");
+  return {fit, [o] { return run_fit(*o, std::cout); }};
 }
 
 }  // namespace calbench
