@@ -18,6 +18,7 @@
 #include "experiment/experiment.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
+#include "runners/command.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -180,6 +181,25 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     }
   }
   return 0;
+}
+
+Command add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  auto* bench = app.add_subcommand("bench", "measure throughput (docs/performance.md)");
+  bench->add_option("--workload", options->workloads,
+                    "W1, W2, W3, truth, recalibration (default: all)");
+  bench->add_option("--runs", options->runs, "repetitions; the median is reported")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  bench
+      ->add_option("--replicates", options->replicate_scale,
+                   "fraction of each workload's replicates to run (default 1)")
+      ->check(CLI::Range(1e-6, 1e3));
+  bench->add_option("--threads", options->threads, "thread counts to measure (default 1 and all)")
+      ->check(thread_range());
+  bench->add_option(
+      "--estimators", options->estimators,
+      "none (the sampler alone) | first | baseline (default: the numpy baseline's set) | binned");
+  return {bench, [options] { return run_bench(*options, std::cout); }};
 }
 
 }  // namespace calbench

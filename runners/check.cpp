@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "core/format.hpp"
 #include "core/multiple_testing.hpp"
 #include "core/read_file.hpp"
+#include "runners/command.hpp"
 
 namespace calbench {
 namespace {
@@ -179,6 +182,17 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   out << "moved:\n" << aligned_columns(rows, "  ");
   out << "regression: " << rows.size() << " of " << tests.size() << " tests moved\n";
   return 1;
+}
+
+Command add_check_command(CLI::App& app) {
+  auto o = std::make_shared<CheckOptions>();
+  auto* check = app.add_subcommand(
+      "check", "compare an estimator_bias run with a baseline run: z-tests, Holm (docs/check.md)");
+  check->add_option("RESULTS", o->results, "result directory (or its summary.json)")->required();
+  check->add_option("--baseline", o->baseline, "the baseline's summary.json")->required();
+  check->add_option("--alpha", o->alpha, "family-wise error rate over all tests (default 0.01)")
+      ->check(CLI::Range(1e-12, 0.5));
+  return {check, [o] { return run_check(*o, std::cout); }};
 }
 
 }  // namespace calbench

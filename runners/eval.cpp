@@ -1,9 +1,13 @@
 #include "runners/eval.hpp"
 
+#include <tbb/global_control.h>
+
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -22,7 +26,9 @@
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
 #include "report/value_format.hpp"
+#include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
+#include "runners/report.hpp"
 
 namespace calbench {
 namespace {
@@ -234,6 +240,49 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   if (!o.plot.empty()) write_curves(o, sample);
   out << text.str();
   return 0;
+}
+
+Command add_eval_command(CLI::App& app) {
+  struct Arguments {
+    EvalOptions options;
+    std::size_t threads = default_threads();
+  };
+  auto a = std::make_shared<Arguments>();
+  EvalOptions& o = a->options;
+  auto* eval = app.add_subcommand(
+      "eval", "metrics with bootstrap intervals and calibration p-values on a model's outputs");
+  eval->add_option("DATA", o.data,
+                   "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
+      ->required();
+  eval->add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
+  eval->add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  eval->add_flag("--renormalize", o.renormalize,
+                 "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+  eval->add_option("--estimators", o.estimators,
+                   "JSON array like a config's estimators, inline or a file (default: all)");
+  eval->add_option("--resamples", o.resamples, "bootstrap and consistency resamples (default 1000)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  eval->add_option("--level", o.level, "interval level (default 0.95)");
+  eval->add_option("--interval", o.interval,
+                   "interval method: default (each estimator's), percentile, basic, bca, "
+                   "consistency, analytic (docs/intervals.md)");
+  eval->add_option("--jackknife-groups", o.jackknife_groups,
+                   "groups of BCa's grouped jackknife (default 100)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1'000'000}));
+  eval->add_option("--seed", o.seed, "seed of the resample streams (default 0)")
+      ->check(uint64_text());
+  eval->add_option("--threads", a->threads, "worker threads (default: all cores)")
+      ->check(thread_range());
+  eval->add_flag("--json", o.json, "print JSON instead of the table");
+  eval->add_option("--plot", o.plot,
+                   "write reliability.csv and the reliability diagrams (index.html, SVG) to DIR")
+      ->check(directory_text());
+  return {eval, [a] {
+            tbb::global_control limit(tbb::global_control::max_allowed_parallelism, a->threads);
+            const int status = run_eval(a->options, std::cout);
+            if (status != 0 || a->options.plot.empty()) return status;
+            return write_report(a->options.plot, a->options.json, {"--eval"});
+          }};
 }
 
 }  // namespace calbench

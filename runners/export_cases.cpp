@@ -1,7 +1,9 @@
 #include "runners/export_cases.hpp"
 
 #include <cmath>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "data/npy.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/estimators_json.hpp"
+#include "runners/command.hpp"
 #include "truth/plugin_truth.hpp"
 
 namespace calbench {
@@ -180,6 +183,14 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
   out << "wrote " << directory.string() << " (" << all.size()
       << " cases: p.npy, y.npy and cases.json)\n";
   return 0;
+}
+
+Command add_export_cases_command(CLI::App& app) {
+  auto directory = std::make_shared<std::string>();
+  auto* export_cases = app.add_subcommand(
+      "export-cases", "write edge-case data sets with every estimator's value (docs/cases.md)");
+  export_cases->add_option("DIR", *directory, "a new directory")->required();
+  return {export_cases, [directory] { return run_export_cases(*directory, std::cout); }};
 }
 
 }  // namespace calbench

@@ -1,11 +1,14 @@
 #include "runners/fit.hpp"
 
+#include <tbb/global_control.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <variant>
@@ -21,6 +24,7 @@
 #include "fit/fit_predictions.hpp"
 #include "fit/fit_verdict.hpp"
 #include "fit/held_out_split.hpp"
+#include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
 
 namespace calbench {
@@ -495,6 +499,62 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   }
   out << text.str();
   return 0;
+}
+
+Command add_fit_command(CLI::App& app) {
+  struct Arguments {
+    FitOptions options;
+    std::size_t threads = default_threads();
+  };
+  auto a = std::make_shared<Arguments>();
+  FitOptions* o = &a->options;
+  auto* fit = app.add_subcommand("fit", "fit a fake classifier to a model's outputs (docs/fit.md)");
+  fit->add_option("DATA", o->data,
+                  "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
+      ->required();
+  fit->add_option("--labels", o->labels, "NPY array of integer labels (NPY data)");
+  fit->add_flag("--logits", o->logits, "the values are logits (softmax applied)");
+  fit->add_flag("--renormalize", o->renormalize,
+                "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+  fit->add_option("--map", o->map,
+                  "auto (lowest AIC) | identity | temperature | power (default auto)")
+      ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
+  fit->add_option("--family", o->family,
+                  "auto (lowest BIC, at K = 2 lowest joint AIC) | dirichlet | dirichlet_mixture | "
+                  "beta_binary (default auto)")
+      ->check(CLI::IsMember({"auto", "dirichlet", "dirichlet_mixture", "beta_binary"}));
+  fit->add_option("--components", o->components,
+                  "the most Dirichlet mixture components tried (default 4; 1: none)")
+      ->check(CLI::Range(1, 16));
+  fit->add_option("--seed", o->seed, "seed of the fake sample compared (default 0)")
+      ->check(uint64_text());
+  fit->add_option("--out", o->out,
+                  "write an estimator_bias config on the fitted generator to this file");
+  fit->add_flag("--json", o->json, "print JSON instead of the tables");
+  fit->add_option("--holdout", o->holdout,
+                  "fraction of rows held out for the verdict (default 0.2)");
+  fit->add_option("--verdict-samples", o->verdict_replicates,
+                  "fake samples at the held-out size for the verdict (default 200)")
+      ->check(CLI::Range(2, 100000));
+  fit->add_option("--estimators", o->estimators,
+                  "estimators of the verdict and predictions: names (ece,smooth_ece) or a JSON "
+                  "array like a config's, inline or a file (default: the written config's)");
+  fit->add_option("--sizes", o->sizes,
+                  "sample sizes predicted, comma-separated (default 200,1000,n,4n)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{2}, std::size_t{100'000'000}));
+  fit->add_option("--replicates", o->replicates, "fake samples per predicted size (default 200)")
+      ->check(CLI::Range(2, 100000));
+  fit->add_option("--resamples", o->resamples,
+                  "bootstrap resamples per predicted size (default 200)")
+      ->check(CLI::Range(2, 100000));
+  fit->add_flag("--force", o->force, "write --out even when the verdict is POOR");
+  fit->add_option("--threads", a->threads, "worker threads (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  return {fit, [a] {
+            tbb::global_control limit(tbb::global_control::max_allowed_parallelism, a->threads);
+            return run_fit(a->options, std::cout);
+          }};
 }
 
 }  // namespace calbench

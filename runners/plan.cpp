@@ -1,7 +1,10 @@
 #include "runners/plan.hpp"
 
+#include <tbb/global_control.h>
+
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <variant>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "plan/plan_json.hpp"
+#include "runners/command.hpp"
 
 namespace calbench {
 namespace {
@@ -108,6 +112,25 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
   }
   out << text.str();
   return 0;
+}
+
+Command add_plan_command(CLI::App& app) {
+  struct Arguments {
+    PlanOptions options;
+    std::size_t threads = default_threads();
+  };
+  auto a = std::make_shared<Arguments>();
+  auto* plan = app.add_subcommand(
+      "plan", "labelled samples needed for an interval width or a power (docs/plan.md)");
+  plan->add_option("PLAN", a->options.file, "plan file (JSON, docs/plan.md)")->required();
+  plan->add_option("--out", a->options.out, "write the result (JSON) to this file");
+  plan->add_option("--threads", a->threads, "worker threads (default: all cores)")
+      ->check(thread_range());
+  plan->add_flag("--quiet", a->options.quiet, "no progress lines on stderr");
+  return {plan, [a] {
+            tbb::global_control limit(tbb::global_control::max_allowed_parallelism, a->threads);
+            return run_plan(a->options, std::cout);
+          }};
 }
 
 }  // namespace calbench

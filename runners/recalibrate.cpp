@@ -1,16 +1,19 @@
 #include "runners/recalibrate.hpp"
 
 #include <filesystem>
+#include <iostream>
+#include <memory>
 #include <system_error>
 #include <vector>
 
-#include "recalibrators/fitted_model_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
+#include "recalibrators/fitted_model_json.hpp"
 #include "report/result_set.hpp"
+#include "runners/command.hpp"
 
 namespace calbench {
 namespace {
@@ -116,7 +119,10 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
 
 }  // namespace
 
-CLI::App* add_recalibrate_command(CLI::App& app, RecalibrateOptions& o) {
+// Declares `recalibrate` with its `fit` and `apply` subcommands (runners/command.hpp).
+Command add_recalibrate_command(CLI::App& app) {
+  auto options = std::make_shared<RecalibrateOptions>();
+  RecalibrateOptions& o = *options;
   auto* recalibrate = app.add_subcommand(
       "recalibrate", "fit a recalibration method on a model's outputs, apply it to new outputs");
   recalibrate->require_subcommand(1);
@@ -142,7 +148,8 @@ CLI::App* add_recalibrate_command(CLI::App& app, RecalibrateOptions& o) {
                    ".csv (a header, then label and K calibrated probabilities per line) or .npy "
                    "((n, K) float64)")
       ->required();
-  return recalibrate;
+  return {recalibrate,
+          [recalibrate, options] { return run_recalibrate(*recalibrate, *options, std::cout); }};
 }
 
 int run_recalibrate(const CLI::App& recalibrate, const RecalibrateOptions& o, std::ostream& out) {

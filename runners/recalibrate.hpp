@@ -20,9 +20,6 @@ struct RecalibrateOptions {
   bool json = false;   // fit: print the model file instead of the summary
 };
 
-// Declares `recalibrate` with its `fit` and `apply` subcommands; returns `recalibrate`.
-CLI::App* add_recalibrate_command(CLI::App& app, RecalibrateOptions& options);
-
 // Runs the subcommand the command line named. Errors are ConfigError (method or model file,
 // with the JSON pointer), InputError (data) or DomainError (a degenerate fit, mapped to an
 // InputError naming the data); on any of them nothing is written.

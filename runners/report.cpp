@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 
 extern char** environ;
 
@@ -125,6 +126,27 @@ ReportOutcome run_report_module(const std::vector<std::string>& args) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
     return {ReportStatus::unavailable, python + " could not be run"};
   return {ReportStatus::failed, last_lines(output, 6)};
+}
+
+int write_report(const std::filesystem::path& dir, bool quiet, std::vector<std::string> options) {
+  options.push_back(dir.string());
+  const ReportOutcome outcome = run_report_module(options);
+  if (outcome.status == ReportStatus::written) {
+    const std::filesystem::path page =
+        options.size() > 1 ? dir / "index.html" : dir / "report" / "index.html";
+    if (!quiet) std::cout << "report: " << page.string() << '\n';
+    return 0;
+  }
+  if (outcome.status == ReportStatus::unavailable) {
+    std::cerr << "calbench: warning: no HTML report: " << outcome.message
+              << " (scripts/setup.sh installs python3-matplotlib); the results are in "
+              << dir.string() << '\n';
+    return 0;
+  }
+  std::cerr << "calbench: the HTML report failed (the results in " << dir.string()
+            << " are complete):\n"
+            << outcome.message << '\n';
+  return 1;
 }
 
 }  // namespace calbench

@@ -28,6 +28,13 @@ struct ReportOutcome {
 // calbench.report (exit 3 naming a missing module) and calls calbench.report.main(args).
 ReportOutcome run_report_module(const std::vector<std::string>& args);
 
+// Renders DIR/report/index.html and prints its path unless `quiet`. Without python3 or its
+// packages: one warning on stderr, and status 0 (the run still succeeds); a failure of the
+// report itself is status 1, though every result file is complete. `options` go before the
+// directory (--eval: eval's diagrams, written into DIR itself).
+int write_report(const std::filesystem::path& dir, bool quiet,
+                 std::vector<std::string> options = {});
+
 // Whether $CALBENCH_NO_REPORT asks to skip reports.
 bool reports_disabled_by_environment();
 

@@ -5,12 +5,14 @@
 #include <iostream>
 #include <memory>
 #include <system_error>
+#include <utility>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/read_file.hpp"
 #include "experiment/experiment.hpp"
 #include "report/result_set.hpp"
+#include "runners/command.hpp"
 #include "scenarios/registry.hpp"
 
 namespace calbench {
@@ -250,6 +252,34 @@ int run_slurm(const SlurmOptions& options, std::ostream& out) {
     return 1;
   }
   return 0;
+}
+
+Command add_slurm_command(CLI::App& app) {
+  auto o = std::make_shared<SlurmOptions>();
+  auto* slurm = app.add_subcommand(
+      "slurm", "write a Slurm job array of N shards and a dependent merge job (docs/cluster.md)");
+  slurm->add_option("CONFIG", o->config, "experiment config (JSON)")->required();
+  slurm->add_option("--shards", o->shards, "N: the number of shards (array tasks)")
+      ->required()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  slurm->add_option("--out", o->out, "the merged result set (default output.directory)")
+      ->check(directory_text());
+  slurm->add_option("--script-dir", o->script_dir,
+                    "where the scripts and logs/ go (default OUT.slurm)");
+  slurm->add_option("--cpus", o->cpus, "--cpus-per-task of each job and its --threads")
+      ->check(thread_range());
+  slurm->add_option("--max-running", o->max_running, "at most M shards at once (%M)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  for (auto [flag, value] : {std::pair{"--partition", &o->partition}, std::pair{"--time", &o->time},
+                             std::pair{"--mem", &o->mem}, std::pair{"--account", &o->account},
+                             std::pair{"--qos", &o->qos}})
+    slurm->add_option(flag, *value, std::string("sbatch ") + flag + " of every job");
+  slurm
+      ->add_option("--sbatch", o->sbatch,
+                   "one more sbatch option for every job, e.g. --sbatch=--exclusive (repeatable)")
+      ->allow_extra_args(false);
+  slurm->add_flag("--submit", o->submit, "submit the jobs (run submit.sh)");
+  return {slurm, [o] { return run_slurm(*o, std::cout); }};
 }
 
 }  // namespace calbench

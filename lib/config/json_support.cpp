@@ -256,11 +256,6 @@ std::optional<std::int64_t> read_integer(const Json& value, const std::string& p
   return read_whole(value, pointer, min, problems);
 }
 
-std::optional<std::uint64_t> read_unsigned(const Json& value, const std::string& pointer,
-                                           std::uint64_t min, Problems& problems) {
-  return read_whole(value, pointer, min, problems);
-}
-
 std::optional<double> read_number(const Json& value, const std::string& pointer,
                                   Problems& problems) {
   return read_ranged(value, pointer, "", nullptr, "", problems);

@@ -67,8 +67,6 @@ Json read_json_file(const std::filesystem::path& file, Problems& problems);
 // Integers accept a JSON float whose value is integral (1e4 is 10000, 2.5 is an error).
 std::optional<std::int64_t> read_integer(const Json& value, const std::string& pointer,
                                          std::int64_t min, Problems& problems);
-std::optional<std::uint64_t> read_unsigned(const Json& value, const std::string& pointer,
-                                           std::uint64_t min, Problems& problems);
 // Any finite number.
 std::optional<double> read_number(const Json& value, const std::string& pointer,
                                   Problems& problems);

@@ -143,13 +143,15 @@ bool read_params(const std::vector<Param>& params, Args& args);
 template <typename ConfigT, typename Extra = std::monostate>
 struct Row {
   using Config = ConfigT;
-  std::string name;  // set by the registry table
-  std::string summary;
-  std::vector<Param> params;
+  // Every member has a default, so a row names only the fields it sets (designated
+  // initialisers, docs/extending.md) and -Wmissing-field-initializers stays quiet.
+  std::string name{};  // set by the registry table
+  std::string summary{};
+  std::vector<Param> params{};
   // The members of a valid object of this row besides its name, as JSON text ("{}" when it
   // takes none): shown by `calbench list` and built by the contract rig. Empty fails the rig.
-  std::string example;
-  std::vector<Note> notes;
+  std::string example{};
+  std::vector<Note> notes{};
   // Builds the value from the parameters read; returns nullopt after reporting a problem.
   // A DomainError it throws is reported at the object's pointer.
   std::optional<Config> (*build)(Args& args) = nullptr;

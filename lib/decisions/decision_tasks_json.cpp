@@ -200,73 +200,76 @@ std::optional<DecisionSpec> build_betting(Args& a) {
 }  // namespace
 
 DecisionEntry cost_matrix_task() {
-  return {{},
-          "one action per class with utility[action][true class], optionally an abstain action;\n"
-          "policy: the action of highest expected utility under p (ties: the lowest index, so a\n"
-          "class action beats abstaining)",
-          {param::custom("utility", "K x K array of numbers", "required", "each in [-1e6, 1e6]",
-                         "utility[a][k]: value of action a when the true class is k", read_utility,
-                         {Json(true), Json::array({Json::array({1, "x"}), Json::array({0, 1})}),
-                          Json::array({Json::array({1, 2e6}), Json::array({0, 1})})}),
-           param::custom("abstain", "object", "none",
-                         "{\"utility\": number or one per class, in [-1e6, 1e6]}",
-                         "an extra action with its own utility", read_abstain,
-                         {Json(1.5), Json{{"utility", "x"}}, Json{{"utility", -2e6}}})},
-          R"({"utility": [[1, -2], [-1, 3]], "abstain": {"utility": -0.2}})",
-          {{"figures", "abstention_rate (with abstain)"}},
-          build_cost_matrix};
+  return {
+      .summary =
+          R"(one action per class with utility[action][true class], optionally an abstain action;
+policy: the action of highest expected utility under p (ties: the lowest index, so a
+class action beats abstaining))",
+      .params = {param::custom(
+                     "utility", "K x K array of numbers", "required", "each in [-1e6, 1e6]",
+                     "utility[a][k]: value of action a when the true class is k", read_utility,
+                     {Json(true), Json::array({Json::array({1, "x"}), Json::array({0, 1})}),
+                      Json::array({Json::array({1, 2e6}), Json::array({0, 1})})}),
+                 param::custom("abstain", "object", "none",
+                               "{\"utility\": number or one per class, in [-1e6, 1e6]}",
+                               "an extra action with its own utility", read_abstain,
+                               {Json(1.5), Json{{"utility", "x"}}, Json{{"utility", -2e6}}})},
+      .example = R"({"utility": [[1, -2], [-1, 3]], "abstain": {"utility": -0.2}})",
+      .notes = {{"figures", "abstention_rate (with abstain)"}},
+      .build = build_cost_matrix};
 }
 
 DecisionEntry selective_task() {
-  return {{},
-          "predict argmax p when max p >= threshold, else defer at `cost`; a wrong prediction\n"
-          "costs 1, a correct one 0 (utility = -cost)",
-          {param::number(
-               "cost", 0.2, [](double x) { return x >= 0.0 && x <= max_utility; },
-               ">= 0 and <= 1e6", "the cost of deferring"),
-           param::number_after(
-               "threshold", "cost",
-               [](const Args& a) {
-                 return std::optional<double>(std::clamp(1.0 - a.get<double>("cost"), 0.0, 1.0));
-               },
-               "1 - cost", [](double x) { return x >= 0.0 && x <= 1.0; }, "in [0, 1]",
-               "confidence needed to predict (the default is Chow's optimal rule)")},
-          R"({"cost": 0.1})",
-          {{"figures", "coverage, selective_accuracy, expected_cost"}},
-          build_selective};
+  return {.summary =
+              R"(predict argmax p when max p >= threshold, else defer at `cost`; a wrong prediction
+costs 1, a correct one 0 (utility = -cost))",
+          .params = {param::number(
+                         "cost", 0.2, [](double x) { return x >= 0.0 && x <= max_utility; },
+                         ">= 0 and <= 1e6", "the cost of deferring"),
+                     param::number_after(
+                         "threshold", "cost",
+                         [](const Args& a) {
+                           return std::optional<double>(
+                               std::clamp(1.0 - a.get<double>("cost"), 0.0, 1.0));
+                         },
+                         "1 - cost", [](double x) { return x >= 0.0 && x <= 1.0; }, "in [0, 1]",
+                         "confidence needed to predict (the default is Chow's optimal rule)")},
+          .example = R"({"cost": 0.1})",
+          .notes = {{"figures", "coverage, selective_accuracy, expected_cost"}},
+          .build = build_selective};
 }
 
 DecisionEntry triage_task() {
-  return {{},
-          "treat when P(disease) > t* = harm / (benefit + harm); treating a diseased patient is\n"
-          "worth `benefit`, a healthy one costs `harm`, not treating is worth 0",
-          {param::number("benefit", 1.0, utility_in_range, "> 0 and <= 1e6",
-                         "value of treating a diseased patient"),
-           param::number("harm", 1.0, utility_in_range, "> 0 and <= 1e6",
-                         "cost of treating a healthy patient"),
-           param::custom("disease", "integer", std::to_string(default_disease) + " (K = 2)",
-                         "a class index; required when K > 2", "the disease class", read_disease,
-                         {Json(true), Json(-1), Json(5)})},
-          R"({"benefit": 1, "harm": 0.25})",
-          {{"figures", "treated, helped, harmed, missed (fractions of patients)"}},
-          build_triage};
+  return {
+      .summary =
+          R"(treat when P(disease) > t* = harm / (benefit + harm); treating a diseased patient is
+worth `benefit`, a healthy one costs `harm`, not treating is worth 0)",
+      .params = {param::number("benefit", 1.0, utility_in_range, "> 0 and <= 1e6",
+                               "value of treating a diseased patient"),
+                 param::number("harm", 1.0, utility_in_range, "> 0 and <= 1e6",
+                               "cost of treating a healthy patient"),
+                 param::custom("disease", "integer", std::to_string(default_disease) + " (K = 2)",
+                               "a class index; required when K > 2", "the disease class",
+                               read_disease, {Json(true), Json(-1), Json(5)})},
+      .example = R"({"benefit": 1, "harm": 0.25})",
+      .notes = {{"figures", "treated, helped, harmed, missed (fractions of patients)"}},
+      .build = build_triage};
 }
 
 DecisionEntry betting_task() {
-  return {{},
-          "Kelly betting against decimal odds: stake fraction * the Kelly fraction\n"
-          "(q_k o_k - 1)/(o_k - 1) on the outcome of highest expected log-growth under p, no bet\n"
-          "without an edge; utility = realised log-growth of the bankroll per bet",
-          {param::custom("odds", "array of numbers", "required", "one per class, each >= 1.000001",
-                         "decimal odds o_k", read_odds,
-                         {Json(true), Json::array({0.5, 2.0}), Json::array({2.0}),
-                          Json::array({1.0000001, 2.0})}),
-           param::number(
-               "fraction", 1.0, [](double x) { return x > 0.0 && x <= 1.0; }, "> 0 and <= 1",
-               "fractional Kelly multiplier (1: full Kelly)")},
-          R"({"odds": [1.9, 1.9], "fraction": 0.5})",
-          {{"figures", "bet_rate, mean_stake, win_rate"}},
-          build_betting};
+  return {.summary = R"(Kelly betting against decimal odds: stake fraction * the Kelly fraction
+(q_k o_k - 1)/(o_k - 1) on the outcome of highest expected log-growth under p, no bet
+without an edge; utility = realised log-growth of the bankroll per bet)",
+          .params = {param::custom("odds", "array of numbers", "required",
+                                   "one per class, each >= 1.000001", "decimal odds o_k", read_odds,
+                                   {Json(true), Json::array({0.5, 2.0}), Json::array({2.0}),
+                                    Json::array({1.0000001, 2.0})}),
+                     param::number(
+                         "fraction", 1.0, [](double x) { return x > 0.0 && x <= 1.0; },
+                         "> 0 and <= 1", "fractional Kelly multiplier (1: full Kelly)")},
+          .example = R"({"odds": [1.9, 1.9], "fraction": 0.5})",
+          .notes = {{"figures", "bet_rate, mean_stake, win_rate"}},
+          .build = build_betting};
 }
 
 // ---- the table ------------------------------------------------------------------------------

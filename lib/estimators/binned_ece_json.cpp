@@ -146,85 +146,89 @@ std::optional<EstimatorConfig> build_ece_sweep(Args& a) {
 
 // Copied from lib/estimators/binning.hpp, which is the authority.
 constexpr const char* binning_conventions =
-    "equal_width: B bins over [0, 1] with edges e_i = i/B computed by division (so 0.3 is the\n"
-    "double nearest 3/10, not linspace's 0.30000000000000004). Bins are right-closed\n"
-    "(e_i, e_i+1] as in Guo et al. 2017; 0 goes to the first bin; values outside [0, 1] are\n"
-    "clamped into the first or last bin.\n"
-    "equal_mass: the sorted scores are split into B contiguous parts whose sizes differ by at\n"
-    "most one, the first n mod B parts one larger (numpy.array_split); B := n when B > n. The\n"
-    "edge between two parts is the midpoint of the last score of one and the first of the\n"
-    "next, bins right-closed: a run of tied scores that straddles a split goes wholly to the\n"
-    "lower bin, which may leave a bin empty. This is the partition of Kumar et al. 2019's\n"
-    "`calibration` package.\n"
-    "Empty bins contribute nothing (and are not counted by the max norm).\n"
-    "Scores are the confidences max_k p_k, outcomes 1{argmax p = y} (lowest index on ties).\n"
-    "l1: sum_b (n_b/n) |mean_b(o) - mean_b(s)|; l2: sqrt(sum_b (n_b/n) (mean_b(o) - "
-    "mean_b(s))^2);\n"
-    "max: max over non-empty b of |mean_b(o) - mean_b(s)|.";
+    R"(equal_width: B bins over [0, 1] with edges e_i = i/B computed by division (so 0.3 is the
+double nearest 3/10, not linspace's 0.30000000000000004). Bins are right-closed
+(e_i, e_i+1] as in Guo et al. 2017; 0 goes to the first bin; values outside [0, 1] are
+clamped into the first or last bin.
+equal_mass: the sorted scores are split into B contiguous parts whose sizes differ by at
+most one, the first n mod B parts one larger (numpy.array_split); B := n when B > n. The
+edge between two parts is the midpoint of the last score of one and the first of the
+next, bins right-closed: a run of tied scores that straddles a split goes wholly to the
+lower bin, which may leave a bin empty. This is the partition of Kumar et al. 2019's
+`calibration` package.
+Empty bins contribute nothing (and are not counted by the max norm).
+Scores are the confidences max_k p_k, outcomes 1{argmax p = y} (lowest index on ties).
+l1: sum_b (n_b/n) |mean_b(o) - mean_b(s)|; l2: sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2);
+max: max over non-empty b of |mean_b(o) - mean_b(s)|.)";
 
 // Shared by the binned rows: the conventions (estimators/convention.hpp, docs/conventions.md).
 constexpr const char* convention_text =
-    "convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,\n"
-    "kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),\n"
-    "torchmetrics_binary (float64), pycalib, relplot, caltrain (checked against a numpy\n"
-    "evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic "
-    "(division i/B; numpy linspace i*(1/B);\n"
-    "torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:\n"
-    "calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether "
-    "scores\n"
-    ">= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule\n"
-    "(kumar split at midpoints; numpy.quantile: sklearn, kyle, netcal with 0 and 1 outer\n"
-    "edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed; caltrain: rank r in bin\n"
-    "floor(r B / n)), classwise zero dropping\n"
-    "(rm, nixon: p_k > threshold strictly), and the default bins (sklearn 5, kyle/netcal/\n"
-    "relplot 10, others 15). Every library averages classwise errors over classes.";
+    R"(convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,
+kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),
+torchmetrics_binary (float64), pycalib, relplot, caltrain (checked against a numpy
+evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);
+torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:
+calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether scores
+>= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule
+(kumar split at midpoints; numpy.quantile: sklearn, kyle, netcal with 0 and 1 outer
+edges; Nixon: sort(s)[round_half_even(i n / B)], left-closed; caltrain: rank r in bin
+floor(r B / n)), classwise zero dropping
+(rm, nixon: p_k > threshold strictly), and the default bins (sklearn 5, kyle/netcal/
+relplot 10, others 15). Every library averages classwise errors over classes.)";
 
 }  // namespace
 
 EstimatorEntry ece_estimator() {
   return {
-      {},
-      "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
-      {bins_param(), binning_param(Binning::equal_width, "how the confidences are binned"),
-       param::choice("norm", norm_choices, Norm::l1, "how the per-bin gaps are combined"),
-       param::choice("scope", scope_choices, Scope::top,
-                     "top label; every class; p_1 vs 1{y=1} (K = 2 only, else an error)"),
-       convention_param(calbench_convention(), convention_doc)},
-      R"({"bins": 10, "binning": "equal_mass", "norm": "l2"})",
-      {{"target",
-        "ece_top_l1 (norm l1), ece_top_l2 (norm l2), scope top, calbench-like convention; none\n"
-        "for max, average, scope binary and conventions that drop zeros"},
-       {"convention",
-        std::string(binning_conventions) +
-            "\naverage: the unweighted mean of |gap_b| over non-empty bins (netcal/kyle \"ACE\").\n"
-            "scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.\n" +
-            convention_text}},
-      build_ece,
-      {Cost::n_log_n,
-       IntervalMethod::bias_corrected,
-       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
+      .summary =
+          "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
+      .params = {bins_param(),
+                 binning_param(Binning::equal_width, "how the confidences are binned"),
+                 param::choice("norm", norm_choices, Norm::l1, "how the per-bin gaps are combined"),
+                 param::choice("scope", scope_choices, Scope::top,
+                               "top label; every class; p_1 vs 1{y=1} (K = 2 only, else an error)"),
+                 convention_param(calbench_convention(), convention_doc)},
+      .example = R"({"bins": 10, "binning": "equal_mass", "norm": "l2"})",
+      .notes =
+          {{"target",
+            R"(ece_top_l1 (norm l1), ece_top_l2 (norm l2), scope top, calbench-like convention; none
+for max, average, scope binary and conventions that drop zeros)"},
+           {"convention", std::string(binning_conventions) +
+                              R"(
+average: the unweighted mean of |gap_b| over non-empty bins (netcal/kyle "ACE").
+scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.
+)" + convention_text}},
+      .build = build_ece,
+      .extra = {.cost = Cost::n_log_n,
+                .interval = IntervalMethod::bias_corrected,
+                .caveat = {
+                    .text = "coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)",
+                    .when_rejected = false}}};
 }
 
 EstimatorEntry classwise_ece_estimator() {
   return {
-      {},
-      "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
-      {bins_param(), binning_param(Binning::equal_width),
-       param::choice("norm", norm_choices, Norm::l1, "per-class combination of bins"),
-       threshold_param("class k keeps rows with p_k > threshold (when > 0)"),
-       convention_param(calbench_convention(), convention_doc)},
-      R"({"bins": 10, "threshold": 0.001})",
-      {{"target",
-        "classwise_ece_l1 (norm l1, threshold 0, a convention that keeps zeros); none otherwise"},
-       {"convention",
-        "(1/K) sum_k CE_k, CE_k the binned error of the scores p_k against 1{y = k} over the\n"
-        "n_k rows kept for class k (all n at threshold 0), weights n_kb / n_k; norm l2 reports\n"
-        "sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.\n" +
-            std::string(binning_conventions) + "\n" + convention_text}},
-      build_classwise_ece,
-      // consistency, not bias_corrected: the bias model cannot see a binning bias, and classwise
-      // gaps change sign within bins, so bias_corrected covered 0.01 at K = 100, n = 1,000,
-      // T = 0.7 where consistency covered 0.80 (docs/intervals.md).
+      .summary =
+          "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
+      .params = {bins_param(), binning_param(Binning::equal_width),
+                 param::choice("norm", norm_choices, Norm::l1, "per-class combination of bins"),
+                 threshold_param("class k keeps rows with p_k > threshold (when > 0)"),
+                 convention_param(calbench_convention(), convention_doc)},
+      .example = R"({"bins": 10, "threshold": 0.001})",
+      .notes =
+          {{"target",
+            "classwise_ece_l1 (norm l1, threshold 0, a convention that keeps zeros); none "
+            "otherwise"},
+           {"convention",
+            R"((1/K) sum_k CE_k, CE_k the binned error of the scores p_k against 1{y = k} over the
+n_k rows kept for class k (all n at threshold 0), weights n_kb / n_k; norm l2 reports
+sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.
+)" + std::string(binning_conventions) +
+                "\n" + convention_text}},
+      .build = build_classwise_ece,
+      .extra =  // consistency, not bias_corrected: the bias model cannot see a binning bias, and
+                // classwise gaps change sign within bins, so bias_corrected covered 0.01 at K =
+                // 100, n = 1,000, T = 0.7 where consistency covered 0.80 (docs/intervals.md).
       {Cost::n_log_n,
        IntervalMethod::consistency,
        {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
@@ -232,81 +236,90 @@ EstimatorEntry classwise_ece_estimator() {
 
 EstimatorEntry ace_estimator() {
   return {
-      {},
-      "adaptive calibration error, exactly as Nixon et al. 2019 print it",
-      {read_after(param::at_most(param::integer("bins", 1, 15, "number of bins B"), max_bins),
-                  "convention"),
-       threshold_param("keep p_k > threshold; 1e-3 gives their TACE"),
-       convention_param(*find_convention("nixon"),
-                        "nixon: the paper; robustness_metrics: weights n_kb/n_k; others: that "
-                        "library's\nequal-mass classwise ECE")},
-      R"({"bins": 10, "threshold": 0.001})",
-      {{"target", "none (its own population value)"},
-       {"convention",
-        "ACE = (1/(K R)) sum_k sum_r |acc(r, k) - conf(r, k)|, R = B ranges per class, built on\n"
-        "the scores p_k > threshold of class k (strictly, so exact zeros drop out even at 0):\n"
-        "range edges sort(p_k)[round_half_even(i n_k / B)], i < B, left-closed, scores >= 1 in\n"
-        "an extra range; empty ranges count 0 and stay in R. Unweighted, so it collapses when\n"
-        "ranges are empty (nixon_pathology: 0.094 where the weighted form gives 0.465).\n"
-        "A class with no kept rows contributes 0 and is still divided by K. Not netcal's or\n"
-        "kyle's \"ACE\" (average calibration error: ece with norm average).\n" +
-            std::string(convention_text)}},
-      build_ace,
-      {Cost::n_log_n,
-       IntervalMethod::bias_corrected,
-       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
+      .summary = "adaptive calibration error, exactly as Nixon et al. 2019 print it",
+      .params =
+          {read_after(param::at_most(param::integer("bins", 1, 15, "number of bins B"), max_bins),
+                      "convention"),
+           threshold_param("keep p_k > threshold; 1e-3 gives their TACE"),
+           convention_param(
+               *find_convention("nixon"),
+               R"(nixon: the paper; robustness_metrics: weights n_kb/n_k; others: that library's
+equal-mass classwise ECE)")},
+      .example = R"({"bins": 10, "threshold": 0.001})",
+      .notes =
+          {{"target", "none (its own population value)"},
+           {"convention",
+            R"(ACE = (1/(K R)) sum_k sum_r |acc(r, k) - conf(r, k)|, R = B ranges per class, built on
+the scores p_k > threshold of class k (strictly, so exact zeros drop out even at 0):
+range edges sort(p_k)[round_half_even(i n_k / B)], i < B, left-closed, scores >= 1 in
+an extra range; empty ranges count 0 and stay in R. Unweighted, so it collapses when
+ranges are empty (nixon_pathology: 0.094 where the weighted form gives 0.465).
+A class with no kept rows contributes 0 and is still divided by K. Not netcal's or
+kyle's "ACE" (average calibration error: ece with norm average).
+)" + std::string(convention_text)}},
+      .build = build_ace,
+      .extra = {.cost = Cost::n_log_n,
+                .interval = IntervalMethod::bias_corrected,
+                .caveat = {
+                    .text = "coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)",
+                    .when_rejected = false}}};
 }
 
 EstimatorEntry ece_debiased_estimator() {
   return {
-      {},
-      "debiased plug-in estimate of the binned L2 calibration error (Kumar et al. 2019)",
-      {bins_param(), binning_param(Binning::equal_mass),
-       param::choice("scope", scope_choices, Scope::top,
-                     "top label; classwise (Kumar's marginal mode); binary (K = 2)"),
-       param::boolean("squared", false,
-                      "report the unbiased estimate of the square (may be < 0) instead of its "
-                      "root"),
-       convention_param(calbench_convention(), convention_doc)},
-      R"({"bins": 10, "scope": "classwise"})",
-      {{"target", "ece_top_l2 (scope top, squared false); none otherwise"},
-       {"convention",
-        "S = sum_b (n_b/n) [(mean_b s - mean_b o)^2 - mean_b o (1 - mean_b o) / (n_b - 1)]\n"
-        "(Kumar et al. 2019, Verified Uncertainty Calibration, sec. 5). A bin with n_b < 2 has\n"
-        "no variance estimate: it contributes 0, its biased term included (Kumar's\n"
-        "`calibration`); convention torchmetrics keeps the biased term. squared false reports\n"
-        "sqrt(max(0, S)), biased for ece_top_l2 by the clipping and the root; squared true\n"
-        "reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k\n"
-        "max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).\n" +
-            std::string(binning_conventions)}},
-      build_ece_debiased,
-      {Cost::n_log_n,
-       IntervalMethod::consistency,
-       {"coverage off nominal by > 0.05 (docs/intervals.md)", false}}};
+      .summary = "debiased plug-in estimate of the binned L2 calibration error (Kumar et al. 2019)",
+      .params =
+          {bins_param(), binning_param(Binning::equal_mass),
+           param::choice("scope", scope_choices, Scope::top,
+                         "top label; classwise (Kumar's marginal mode); binary (K = 2)"),
+           param::boolean(
+               "squared", false,
+               R"(report the unbiased estimate of the square (may be < 0) instead of its root)"),
+           convention_param(calbench_convention(), convention_doc)},
+      .example = R"({"bins": 10, "scope": "classwise"})",
+      .notes =
+          {{"target", "ece_top_l2 (scope top, squared false); none otherwise"},
+           {"convention",
+            R"(S = sum_b (n_b/n) [(mean_b s - mean_b o)^2 - mean_b o (1 - mean_b o) / (n_b - 1)]
+(Kumar et al. 2019, Verified Uncertainty Calibration, sec. 5). A bin with n_b < 2 has
+no variance estimate: it contributes 0, its biased term included (Kumar's
+`calibration`); convention torchmetrics keeps the biased term. squared false reports
+sqrt(max(0, S)), biased for ece_top_l2 by the clipping and the root; squared true
+reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k
+max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).
+)" + std::string(binning_conventions)}},
+      .build = build_ece_debiased,
+      .extra = {.cost = Cost::n_log_n,
+                .interval = IntervalMethod::consistency,
+                .caveat = {.text = "coverage off nominal by > 0.05 (docs/intervals.md)",
+                           .when_rejected = false}}};
 }
 
 EstimatorEntry ece_sweep_estimator() {
   return {
-      {},
-      "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
-      {param::choice("binning", binning_choices, Binning::equal_mass,
+      .summary = "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
+      .params = {param::choice(
+                     "binning", binning_choices, Binning::equal_mass,
                      "equal_mass: row of rank r in bin floor((r/n) b); equal_width: floor(s b)"),
-       param::choice("norm", l1_l2_choices, Norm::l1, "how the per-bin gaps are combined")},
-      R"({"binning": "equal_width", "norm": "l2"})",
-      {{"target", "ece_top_l1 (l1), ece_top_l2 (l2)"},
-       {"convention",
-        "Bins of the authors' code (google-research/caltrain): confidences sorted stably; the\n"
-        "row of rank r in equal-mass bin min(b-1, floor((r/n) b)) (ties may split), or in\n"
-        "equal-width bin min(b-1, floor(s b)) ([j/b, (j+1)/b), 1.0 in the last). b = 2, 3, ...\n"
-        "scanned upward to n-1 as caltrain does, while the accuracies of the non-empty bins are\n"
-        "non-decreasing; b* = the last monotone b (1 if b = 2 fails or n <= 2), no cap. Reports\n"
-        "the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log n, "
-        "n)));\n"
-        "all wrong rows below all correct ones: b* = n-1 without a scan."}},
-      build_ece_sweep,
-      {Cost::n_log_n,
-       IntervalMethod::consistency,
-       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
+                 param::choice("norm", l1_l2_choices, Norm::l1,
+                               "how the per-bin gaps are combined")},
+      .example = R"({"binning": "equal_width", "norm": "l2"})",
+      .notes =
+          {{"target", "ece_top_l1 (l1), ece_top_l2 (l2)"},
+           {"convention",
+            R"(Bins of the authors' code (google-research/caltrain): confidences sorted stably; the
+row of rank r in equal-mass bin min(b-1, floor((r/n) b)) (ties may split), or in
+equal-width bin min(b-1, floor(s b)) ([j/b, (j+1)/b), 1.0 in the last). b = 2, 3, ...
+scanned upward to n-1 as caltrain does, while the accuracies of the non-empty bins are
+non-decreasing; b* = the last monotone b (1 if b = 2 fails or n <= 2), no cap. Reports
+the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log n, n)));
+all wrong rows below all correct ones: b* = n-1 without a scan.)"}},
+      .build = build_ece_sweep,
+      .extra = {.cost = Cost::n_log_n,
+                .interval = IntervalMethod::consistency,
+                .caveat = {
+                    .text = "coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)",
+                    .when_rejected = false}}};
 }
 
 }  // namespace calbench

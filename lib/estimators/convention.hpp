@@ -31,21 +31,30 @@ enum class MassRule {
                    // caltrain's BinEqualExamples; ties may split across bins
 };
 
+// One library's choices. The table (convention.cpp) names every field it sets; a rule left
+// out is off.
 struct Convention {
   std::string_view name;
-  std::size_t default_bins;    // the library's default number of bins
-  EdgeRule edges;              // equal-width edges
-  Closed closed;               // equal-width closed side
-  MassRule mass;               // equal-mass partition
-  Closed mass_closed;          // equal-mass closed side
-  bool mass_outer_edges_01;    // equal-mass first/last edge forced to 0 and 1 (netcal)
-  bool own_bin_for_one;        // scores >= 1 go to an extra bin B (torchmetrics, rm, relplot)
-  bool float32;                // scores and edges in float32 (torchmetrics multiclass)
-  bool drop_zero_scores;       // classwise: keep only p_k > threshold, strictly, even at 0 (rm)
-  bool unweighted_ranges;      // equal-mass classwise: (1/R) sum_r |gap_r| over R = B ranges,
-                               // empty ones 0 (Nixon et al.'s printed formula), not n_r / n
-  bool debias_keep_singleton;  // debiased: a singleton bin keeps its biased term (torchmetrics)
-  bool verified;               // reproduced against reference values in tests/test_binned.cpp
+  std::size_t default_bins;  // the library's default number of bins
+  EdgeRule edges;            // equal-width edges
+  Closed closed;             // equal-width closed side
+  MassRule mass;             // equal-mass partition
+  Closed mass_closed;        // equal-mass closed side
+  // Equal-mass first/last edge forced to 0 and 1 (netcal).
+  bool mass_outer_edges_01 = false;
+  // Scores >= 1 go to an extra bin B (torchmetrics, rm, relplot).
+  bool own_bin_for_one = false;
+  // Scores and edges in float32 (torchmetrics multiclass).
+  bool float32 = false;
+  // Classwise: keep only p_k > threshold, strictly, even at 0 (rm).
+  bool drop_zero_scores = false;
+  // Equal-mass classwise: (1/R) sum_r |gap_r| over R = B ranges, empty ones 0 (Nixon et al.'s
+  // printed formula), not n_r / n.
+  bool unweighted_ranges = false;
+  // Debiased: a singleton bin keeps its biased term (torchmetrics).
+  bool debias_keep_singleton = false;
+  // Reproduced against reference values in tests/test_binned.cpp.
+  bool verified = false;
 };
 
 // calbench's own convention: division edges, right-closed (Guo et al. 2017), 0 in the first

@@ -12,6 +12,8 @@
 
 namespace calbench {
 
+class ExternalEstimator;
+
 // Per-thread scratch space for estimators, reused across replicates (no allocation per row).
 struct EstimatorWorkspace {
   std::vector<double> outcomes;  // 0/1 outcomes of a scope, filled by the estimator
@@ -77,6 +79,9 @@ class Estimator {
   }
   // Whether finite_sample_bias gives a value (it depends on the parameters, not the sample).
   virtual bool has_finite_sample_bias() const { return false; }
+  // Capability: an estimator computed by a command outside the process (estimators/external.hpp),
+  // which a scenario feeds whole batches of replicates; null for every in-process estimator.
+  virtual const ExternalEstimator* external() const { return nullptr; }
 };
 
 }  // namespace calbench

@@ -93,165 +93,162 @@ std::optional<EstimatorConfig> build_skce(Args& a) {
 }  // namespace
 
 EstimatorEntry accuracy_estimator() {
-  return {{},
-          "fraction of rows whose predicted class (argmax p) is the label",
-          {},
-          "{}",
-          {{"target", "accuracy"},
-           {"convention", "The predicted class is argmax_k p_k, the lowest index on ties."}},
-          build_accuracy,
-          {Cost::n_log_n,
-           IntervalMethod::bca,
-           {"coverage 0.82-0.85 measured in some settings (docs/intervals.md)", false}}};
+  return {
+      .summary = "fraction of rows whose predicted class (argmax p) is the label",
+      .example = "{}",
+      .notes = {{"target", "accuracy"},
+                {"convention", "The predicted class is argmax_k p_k, the lowest index on ties."}},
+      .build = build_accuracy,
+      .extra = {
+          .cost = Cost::n_log_n,
+          .interval = IntervalMethod::bca,
+          .caveat = {.text = "coverage 0.82-0.85 measured in some settings (docs/intervals.md)",
+                     .when_rejected = false}}};
 }
 
 EstimatorEntry brier_estimator() {
   return {
-      {},
-      "mean Brier score, summed over classes, or a component of its Murphy decomposition",
-      {param::choice("component", component_choices, BrierComponent::total,
-                     "the score or one of Murphy's (1973) terms"),
-       param::at_most(param::integer("bins", 1, 15, "equal-width bins of p_k for the components"),
-                      max_bins)},
-      R"({"component": "reliability", "bins": 10})",
-      {{"target", "brier (component total); none for the components"},
-       {"convention",
-        "(1/n) sum_i sum_k (p_ik - 1{y_i = k})^2, in [0, 2]: the sum over classes, as Brier 1950\n"
-        "and sklearn's one-vs-rest sum (PyCalib divides by K).\n"
-        "Components, per class k binned on p_k (calbench equal-width bins):\n"
-        "reliability = sum_k sum_b (n_kb/n)(pbar_kb - ybar_kb)^2; resolution = sum_k sum_b\n"
-        "(n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =\n"
-        "reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)\n"
-        "[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value."}},
-      build_brier,
-      {Cost::n_log_n, IntervalMethod::bca, {}}};
+      .summary =
+          "mean Brier score, summed over classes, or a component of its Murphy decomposition",
+      .params = {param::choice("component", component_choices, BrierComponent::total,
+                               "the score or one of Murphy's (1973) terms"),
+                 param::at_most(
+                     param::integer("bins", 1, 15, "equal-width bins of p_k for the components"),
+                     max_bins)},
+      .example = R"({"component": "reliability", "bins": 10})",
+      .notes =
+          {{"target", "brier (component total); none for the components"},
+           {"convention",
+            R"((1/n) sum_i sum_k (p_ik - 1{y_i = k})^2, in [0, 2]: the sum over classes, as Brier 1950
+and sklearn's one-vs-rest sum (PyCalib divides by K).
+Components, per class k binned on p_k (calbench equal-width bins):
+reliability = sum_k sum_b (n_kb/n)(pbar_kb - ybar_kb)^2; resolution = sum_k sum_b
+(n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =
+reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)
+[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value.)"}},
+      .build = build_brier,
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
 }
 
 EstimatorEntry nll_estimator() {
   return {
-      {},
-      "mean negative log-likelihood of the label",
-      {},
-      "{}",
-      {{"target", "nll"},
-       {"convention",
-        "(1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class\n"
-        "scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf\n"
-        "(sklearn clips harder, at 2.2e-16)."}},
-      build_nll,
-      {Cost::n_log_n,
-       IntervalMethod::bca,
-       {"coverage 0.82-0.85 measured in some settings (docs/intervals.md)", false}}};
+      .summary = "mean negative log-likelihood of the label",
+      .example = "{}",
+      .notes =
+          {{"target", "nll"},
+           {"convention",
+            R"((1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class
+scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf
+(sklearn clips harder, at 2.2e-16).)"}},
+      .build = build_nll,
+      .extra = {
+          .cost = Cost::n_log_n,
+          .interval = IntervalMethod::bca,
+          .caveat = {.text = "coverage 0.82-0.85 measured in some settings (docs/intervals.md)",
+                     .when_rejected = false}}};
 }
 
 EstimatorEntry kde_ece_estimator() {
   return {
-      {},
-      "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
-      {},
-      "{}",
-      {{"target", "ece_top_l1"},
-       {"convention",
-        "Triweight kernel with sd h = std(confidences of correct rows) * (2n)^(-1/5); points "
-        "below\n"
-        "1/2 reflected at 0, the others at 1; KDEs of correct and of all confidences on the grid\n"
-        "-0.6 + 2.2 j/(2^14-1) (linear binning, as KDEpy's FFTKDE); acc(x) = min(mean(o) f1/f, "
-        "1);\n"
-        "value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from "
-        "all\n"
-        "confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h)."}},
-      build_kde_ece,
-      {Cost::n_log_n, IntervalMethod::consistency, {}}};
+      .summary =
+          "kernel-density top-label ECE (Zhang, Kailkhura & Han 2020, Mix-n-Match ece_kde_binary)",
+      .example = "{}",
+      .notes =
+          {{"target", "ece_top_l1"},
+           {"convention",
+            R"(Triweight kernel with sd h = std(confidences of correct rows) * (2n)^(-1/5); points below
+1/2 reflected at 0, the others at 1; KDEs of correct and of all confidences on the grid
+-0.6 + 2.2 j/(2^14-1) (linear binning, as KDEpy's FFTKDE); acc(x) = min(mean(o) f1/f, 1);
+value = trapz |x - acc| f / trapz f over [0, 1]. Fallbacks where theirs fails: h from all
+confidences when < 2 correct rows or zero spread, h >= 2 grid steps. O(n + grid*h).)"}},
+      .build = build_kde_ece,
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
 
 EstimatorEntry kde_canonical_estimator() {
   return {
-      {},
-      "Dirichlet-kernel estimate of the canonical Lp error (Popordanoska et al. 2022)",
-      {param::literal_or_number(
-           // The log kernel is (1/b) sum_k p_jk log p_ik minus lgamma terms of p/b + 1: below
-           // the authors' grid (1e-5) it loses digits, and at 1e-300 p/b overflows and the log
-           // normaliser is inf - inf (n = 50 gave 1.0036, not the nearest-neighbour limit).
-           // Above 1 the kernel is nearly flat (r_i tends to the mean of the other labels);
-           // 1e3 is flat to 1e-3 and larger values add nothing.
-           "bandwidth", "loo", [](double x) { return x >= 1e-5 && x <= 1e3; }, "in [1e-5, 1e3]",
-           "b: leave-one-out maximum likelihood over the authors' 20-point grid, or fixed"),
-       param::choice("norm", l1_l2_choices, Norm::l1, "q = 1 or 2 in E ||r(p) - p||_q^q"),
-       param::boolean("squared", false,
-                      "norm l2: report the estimate of the square instead of its root")},
-      R"({"bandwidth": 0.05, "norm": "l2"})",
-      {{"target", "canonical_l1 (l1), canonical_l2 (l2); none for l2 squared"},
-       {"convention",
-        "Kernel at p_j evaluated at p_i: Dir(p_i; p_j/b + 1). Leave-one-out Nadaraya-Watson\n"
-        "r_i = sum_{j!=i} k(p_i;p_j) e_yj / sum_{j!=i} k(p_i;p_j), all in log space; S = (1/n)\n"
-        "sum_i ||r_i - p_i||_q^q; l2 reports sqrt(S). log p floored at log(DBL_MIN). Bandwidth\n"
-        "grid logspace(-5,-1,15) + linspace(0.2,1,5), maximising sum_i log mean_{j!=i} k (the\n"
-        "authors also subtract log b). n < 2 gives 0. Cost O(n^2 K + 20 n^2), O(n) memory:\n"
-        "quadratic, only when asked for."}},
-      build_kde_canonical,
-      {Cost::quadratic, IntervalMethod::consistency, {}}};
+      .summary = "Dirichlet-kernel estimate of the canonical Lp error (Popordanoska et al. 2022)",
+      .params =
+          {param::literal_or_number(
+               // The log kernel is (1/b) sum_k p_jk log p_ik minus lgamma terms of p/b + 1: below
+               // the authors' grid (1e-5) it loses digits, and at 1e-300 p/b overflows and the log
+               // normaliser is inf - inf (n = 50 gave 1.0036, not the nearest-neighbour limit).
+               // Above 1 the kernel is nearly flat (r_i tends to the mean of the other labels);
+               // 1e3 is flat to 1e-3 and larger values add nothing.
+               "bandwidth", "loo", [](double x) { return x >= 1e-5 && x <= 1e3; }, "in [1e-5, 1e3]",
+               "b: leave-one-out maximum likelihood over the authors' 20-point grid, or fixed"),
+           param::choice("norm", l1_l2_choices, Norm::l1, "q = 1 or 2 in E ||r(p) - p||_q^q"),
+           param::boolean("squared", false,
+                          "norm l2: report the estimate of the square instead of its root")},
+      .example = R"({"bandwidth": 0.05, "norm": "l2"})",
+      .notes =
+          {{"target", "canonical_l1 (l1), canonical_l2 (l2); none for l2 squared"},
+           {"convention",
+            R"(Kernel at p_j evaluated at p_i: Dir(p_i; p_j/b + 1). Leave-one-out Nadaraya-Watson
+r_i = sum_{j!=i} k(p_i;p_j) e_yj / sum_{j!=i} k(p_i;p_j), all in log space; S = (1/n)
+sum_i ||r_i - p_i||_q^q; l2 reports sqrt(S). log p floored at log(DBL_MIN). Bandwidth
+grid logspace(-5,-1,15) + linspace(0.2,1,5), maximising sum_i log mean_{j!=i} k (the
+authors also subtract log b). n < 2 gives 0. Cost O(n^2 K + 20 n^2), O(n) memory:
+quadratic, only when asked for.)"}},
+      .build = build_kde_canonical,
+      .extra = {.cost = Cost::quadratic, .interval = IntervalMethod::consistency}};
 }
 
 EstimatorEntry skce_estimator() {
   const SkceSpec defaults;
   return {
-      {},
-      "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') I_K",
-      {param::choice(
-           "kernel", skce_kernel_choices, defaults.kernel,
-           "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"),
-       // Below 1e-3 the Gaussian kernel is exactly 0 for pairs farther apart than 38.6 l
-       // (exp underflows) and the estimate is 0 in double precision (l = 1e-4 at n = 50: every
-       // replicate 0); above 1e3 both kernels are 1 within 1e-6 on the simplex (diameter
-       // sqrt 2) and give one kernel-free value (measured equal at 1e100).
-       param::number(
-           "bandwidth", defaults.bandwidth, [](double x) { return x >= 1e-3 && x <= 1e3; },
-           "in [1e-3, 1e3]",
-           "l (CalibrationErrors.jl has no default; 1 is its SqExponentialKernel's "
-           "lengthscale)"),
-       param::choice(
-           "estimator", skce_form_choices, defaults.form,
-           "linear: O(n) block estimator over pairs (2i, 2i+1); quadratic: O(n^2) U-statistic")},
-      R"({"kernel": "laplacian", "bandwidth": 0.5, "estimator": "quadratic"})",
-      {{"target",
-        "none: its own population value (SKCE, a squared quantity; both estimators are unbiased "
-        "for\n"
-        "it, the quadratic one's population value is computed with the linear form)"},
-       {"convention",
-        "h((p,y),(p',y')) = (e_y - p)^T k(p,p') (e_y' - p') = k(p,p')(1{y=y'} - p'_y - p_y' + "
-        "<p,p'>);\n"
-        "linear: mean of h over the disjoint pairs (X_2i, X_2i+1); quadratic: mean over all i < "
-        "j.\n"
-        "Values can be negative. n < 2 gives 0."}},
-      build_skce,
-      {Cost::n_log_n, IntervalMethod::consistency, {}}};
+      .summary =
+          "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') "
+          "I_K",
+      .params =
+          {param::choice(
+               "kernel", skce_kernel_choices, defaults.kernel,
+               "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"),
+           // Below 1e-3 the Gaussian kernel is exactly 0 for pairs farther apart than 38.6 l
+           // (exp underflows) and the estimate is 0 in double precision (l = 1e-4 at n = 50: every
+           // replicate 0); above 1e3 both kernels are 1 within 1e-6 on the simplex (diameter
+           // sqrt 2) and give one kernel-free value (measured equal at 1e100).
+           param::number(
+               "bandwidth", defaults.bandwidth, [](double x) { return x >= 1e-3 && x <= 1e3; },
+               "in [1e-3, 1e3]",
+               R"(l (CalibrationErrors.jl has no default; 1 is its SqExponentialKernel's lengthscale))"),
+           param::choice("estimator", skce_form_choices, defaults.form,
+                         "linear: O(n) block estimator over pairs (2i, 2i+1); quadratic: O(n^2) "
+                         "U-statistic")},
+      .example = R"({"kernel": "laplacian", "bandwidth": 0.5, "estimator": "quadratic"})",
+      .notes =
+          {{"target",
+            R"(none: its own population value (SKCE, a squared quantity; both estimators are unbiased for
+it, the quadratic one's population value is computed with the linear form))"},
+           {"convention",
+            R"(h((p,y),(p',y')) = (e_y - p)^T k(p,p') (e_y' - p') = k(p,p')(1{y=y'} - p'_y - p_y' + <p,p'>);
+linear: mean of h over the disjoint pairs (X_2i, X_2i+1); quadratic: mean over all i < j.
+Values can be negative. n < 2 gives 0.)"}},
+      .build = build_skce,
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
 
 EstimatorEntry smooth_ece_estimator() {
   return {
-      {},
-      "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
-      {param::literal_or_number(
+      .summary = "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
+      .params = {param::literal_or_number(
           // The kernel is sampled on max(2000, round(20/sigma)) nodes: sigma 1e-300 asked for
           // 2e301 (the estimate was NaN, written as null); 1e-4 is 200,001 nodes.
           "bandwidth", "fixed_point", [](double x) { return x >= 1e-4 && x <= 1.0; },
           "in [1e-4, 1]",
           "sigma: the fixed point sigma = smECE_sigma (relplot's 10-step bisection), or fixed")},
-      R"({"bandwidth": 0.1})",
-      {{"target", "none: its own population value"},
-       {"convention",
-        "Top label: f = max p, o = 1{argmax p = y}, residual f - o. relplot 1.0.3 "
-        "discretisation:\n"
-        "masses split linearly onto max(2000, round(20/sigma))//2+1 nodes, Gaussian kernel "
-        "sampled\n"
-        "on linspace(0,1) - 1/2 (support |d| <= 1/2), reflection at 0 and 1 without repeating "
-        "the\n"
-        "end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values\n"
-        "interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The "
-        "fixed\n"
-        "point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001."}},
-      build_smooth_ece,
-      {Cost::n_log_n, IntervalMethod::consistency, {}}};
+      .example = R"({"bandwidth": 0.1})",
+      .notes =
+          {{"target", "none: its own population value"},
+           {"convention",
+            R"(Top label: f = max p, o = 1{argmax p = y}, residual f - o. relplot 1.0.3 discretisation:
+masses split linearly onto max(2000, round(20/sigma))//2+1 nodes, Gaussian kernel sampled
+on linspace(0,1) - 1/2 (support |d| <= 1/2), reflection at 0 and 1 without repeating the
+end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values
+interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The fixed
+point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001.)"}},
+      .build = build_smooth_ece,
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
 
 // ---- the table ------------------------------------------------------------------------------
@@ -284,12 +281,12 @@ const std::vector<EstimatorEntry>& estimator_registry() {
     };
     for (auto& row : out) {
       row.notes.push_back(
-          {"cost", row.extra.cost == Cost::quadratic
-                       ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
-                   : row.extra.cost == Cost::external
-                       ? "one start of the command per cell (estimator_bias), else per "
-                         "evaluation: calbench eval runs it only when asked for"
-                       : "O(n log n) per evaluation at its defaults"});
+          {"cost",
+           row.extra.cost == Cost::quadratic
+               ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
+           : row.extra.cost == Cost::external
+               ? R"(one start of the command per cell (estimator_bias), else per evaluation: calbench eval runs it only when asked for)"
+               : "O(n log n) per evaluation at its defaults"});
       row.notes.push_back(
           {"interval", "default method " + std::string(to_string(row.extra.interval)) +
                            (row.extra.interval == IntervalMethod::bias_corrected

@@ -20,10 +20,10 @@ namespace calbench {
 // A labelled entry of `estimators`: the row's name, the label results use (unique within the
 // experiment), every parameter in row order with defaults filled, and the built estimator.
 struct EstimatorConfig {
-  std::string name;
-  std::string label;
-  std::vector<NamedParam> params;
-  std::shared_ptr<const Estimator> estimator;
+  std::string name{};
+  std::string label{};
+  std::vector<NamedParam> params{};
+  std::shared_ptr<const Estimator> estimator{};
   IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
 };
 
@@ -37,7 +37,7 @@ enum class Cost { n_log_n, quadratic, external };
 // interval when n <= n_max, K >= classes_min and, with when_rejected, the calibration test
 // rejects at 1 - level (the data look miscalibrated). Empty text: no such setting measured.
 struct CoverageCaveat {
-  std::string text;
+  std::string text{};
   bool when_rejected = true;
   std::size_t n_max = static_cast<std::size_t>(-1);
   std::size_t classes_min = 2;
@@ -49,7 +49,7 @@ struct CoverageCaveat {
 struct EstimatorTraits {
   Cost cost = Cost::n_log_n;
   IntervalMethod interval = IntervalMethod::basic;
-  CoverageCaveat caveat;
+  CoverageCaveat caveat{};
 };
 
 using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;

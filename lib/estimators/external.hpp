@@ -58,6 +58,7 @@ class ExternalEstimator : public Estimator {
   // Starts the command on this one sample (a directory of one replicate).
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return target_; }
+  const ExternalEstimator* external() const override { return this; }
 
   const std::vector<std::string>& command() const { return command_; }
   double timeout() const { return timeout_; }

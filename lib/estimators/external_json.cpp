@@ -19,8 +19,7 @@ bool read_command(Args& args) {
   if (!value->is_array() || value->empty()) {
     reader.problems().add(
         pointer,
-        "expected a non-empty array of strings (the program and its "
-        "arguments), found " +
+        R"(expected a non-empty array of strings (the program and its arguments), found )" +
             (value->is_array() ? std::string("an empty array") : describe(*value)));
     return false;
   }
@@ -70,33 +69,33 @@ std::optional<EstimatorConfig> build(Args& a) {
 
 EstimatorEntry external_estimator() {
   return {
-      {},
-      "a metric computed by another program: calbench writes each cell's replicates as NPY "
-      "files into a directory, runs the command once with that directory as its last "
-      "argument and reads one number per replicate from its standard output "
-      "(docs/external.md)",
-      {param::custom("command", "array of strings", "required", "non-empty, program first",
-                     "the program (looked up on PATH, relative paths from calbench's working "
-                     "directory) and its arguments",
-                     read_command, {Json("python3 my_ece.py"), Json::array()}),
-       param::custom("target", "string", "required", "a quantity name",
-                     "the quantity the numbers estimate: bias, RMSE and coverage are "
-                     "measured against its truth",
-                     read_target, {Json(1), Json("no_such_quantity")}),
-       // The deadline is now + timeout on the steady clock: 1e300 s overflowed it to an
-       // infinite time (never killed) and 1e-300 s killed every start at once. A millisecond
-       // to a year spans every real use.
-       param::number(
-           "timeout", 600.0, [](double x) { return x >= 1e-3 && x <= 3.2e7; }, "in [1e-3, 3.2e7]",
-           "seconds one start of the command may take before it is killed")},
-      // Chance accuracy 1/K for every replicate: the protocol in one line of plain Python.
+      .summary =
+          R"(a metric computed by another program: calbench writes each cell's replicates as NPY files into a directory, runs the command once with that directory as its last argument and reads one number per replicate from its standard output (docs/external.md))",
+      .params =
+          {param::custom(
+               "command", "array of strings", "required", "non-empty, program first",
+               R"(the program (looked up on PATH, relative paths from calbench's working directory) and its arguments)",
+               read_command, {Json("python3 my_ece.py"), Json::array()}),
+           param::custom(
+               "target", "string", "required", "a quantity name",
+               R"(the quantity the numbers estimate: bias, RMSE and coverage are measured against its truth)",
+               read_target, {Json(1), Json("no_such_quantity")}),
+           // The deadline is now + timeout on the steady clock: 1e300 s overflowed it to an
+           // infinite time (never killed) and 1e-300 s killed every start at once. A millisecond
+           // to a year spans every real use.
+           param::number(
+               "timeout", 600.0, [](double x) { return x >= 1e-3 && x <= 3.2e7; },
+               "in [1e-3, 3.2e7]",
+               "seconds one start of the command may take before it is killed")},
+      .example =  // Chance accuracy 1/K for every replicate: the protocol in one line of plain
+                  // Python.
       R"js({"command": ["python3", "-c", "import json, sys; m = json.load(open(sys.argv[1] + '/manifest.json')); print(*[1 / m['classes']] * m['replicates'])"], "target": "accuracy"})js",
-      {{"target", "the `target` given (required)"},
-       {"convention",
-        "whatever the command computes; calbench checks only that it prints "
-        "one finite number per replicate and exits with status 0 in time"}},
-      build,
-      {Cost::external, IntervalMethod::basic, {}}};
+      .notes =
+          {{"target", "the `target` given (required)"},
+           {"convention",
+            R"(whatever the command computes; calbench checks only that it prints one finite number per replicate and exits with status 0 in time)"}},
+      .build = build,
+      .extra = {.cost = Cost::external, .interval = IntervalMethod::basic}};
 }
 
 }  // namespace calbench

@@ -38,8 +38,6 @@ DirichletGenerator::DirichletGenerator(DirichletSpec spec) : spec_(std::move(spe
   } else {
     for (double a : spec_.alpha) samplers_.emplace_back(a);
   }
-  alpha0_ = 0.0;
-  for (double a : spec_.alpha) alpha0_ += a;
 }
 
 std::string DirichletGenerator::canonical_text() const {

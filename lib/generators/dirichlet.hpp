@@ -37,7 +37,8 @@ class DirichletGenerator {
   const DirichletSpec& spec() const { return spec_; }
   std::size_t classes() const { return spec_.classes; }
   bool symmetric() const { return symmetric_; }
-  double alpha0() const { return alpha0_; }
+  // A symmetric alpha and a class-symmetric map: Generator::exchangeable_classes().
+  bool exchangeable_classes() const { return symmetric_ && is_class_symmetric(spec_.map); }
 
   // Canonical parameter text: equal for equal generators, the truth cache's key.
   std::string canonical_text() const;
@@ -74,7 +75,6 @@ class DirichletGenerator {
   DirichletSpec spec_;
   std::vector<GammaSampler> samplers_;  // one, or one per class
   bool symmetric_;
-  double alpha0_;
 };
 
 }  // namespace calbench

@@ -64,6 +64,28 @@ std::size_t Generator::classes() const {
   return std::visit([](const auto& g) { return g.classes(); }, impl_);
 }
 
+bool Generator::exchangeable_classes() const {
+  return std::visit(
+      [](const auto& g) {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, DirichletGenerator>)
+          return g.exchangeable_classes();
+        else if constexpr (std::is_same_v<G, LabelNoiseGenerator>)
+          return g.symmetric() && std::all_of(g.spec().beta.begin(), g.spec().beta.end(),
+                                              [&](double b) { return b == g.spec().beta.front(); });
+        else if constexpr (std::is_same_v<G, ClassConditionalGenerator>)
+          return g.symmetric();
+        else
+          return false;
+      },
+      impl_);
+}
+
+bool Generator::p_determines_c() const {
+  if (const auto* d = dirichlet()) return is_injective(d->spec().map, d->classes());
+  return std::holds_alternative<ClassConditionalGenerator>(impl_);
+}
+
 std::string Generator::canonical_text() const {
   return std::visit([](const auto& g) { return g.canonical_text(); }, impl_);
 }

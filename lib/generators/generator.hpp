@@ -58,6 +58,17 @@ class Generator {
   GeneratorSpec spec() const;
   std::string_view family() const;
   std::size_t classes() const;
+  // Whether the classes are exchangeable: relabelling them leaves the law of (c, p, y)
+  // unchanged, so every class has the same calibration curve and the truth engine and the
+  // true reliability curves keep one channel of fine bins for all classes. dirichlet: a
+  // symmetric alpha and a class-symmetric map (identity, temperature, top_label); label_noise:
+  // a symmetric alpha and one beta for all classes; class_conditional: symmetric (one alpha
+  // pattern permuted, uniform prior). Never beta_binary (its curve phi is class 1's) or
+  // dirichlet_mixture (not established).
+  bool exchangeable_classes() const;
+  // Whether p determines c, c = r(p) = E[c | p]: a dirichlet family with an injective map, or
+  // class_conditional, whose c is r(p) by construction.
+  bool p_determines_c() const;
   // Canonical parameter text: equal for equal generators, the truth cache's key.
   std::string canonical_text() const;
 

@@ -252,8 +252,7 @@ std::optional<ParsedGenerator> parse_dirichlet_target(ObjectReader& g,
         m.problems().add(m.pointer_to(item.key()),
                          "the map's parameter is solved from \"target\"; remove " +
                              quote(item.key()) +
-                             " (or give alpha and the parameter instead of "
-                             "a target)");
+                             R"( (or give alpha and the parameter instead of a target))");
         ok = false;
       }
       std::optional<TargetMap> map;
@@ -310,9 +309,9 @@ bool read_class_alphas(Args& args) {
   const bool by_matrix = g.find("alpha") != nullptr;
   const bool by_pair = g.find("concentration") != nullptr || g.find("correct_class") != nullptr;
   if (by_matrix && by_pair) {
-    g.problems().add(g.pointer(),
-                     "give either \"alpha\" (a K x K matrix) or \"concentration\" "
-                     "and \"correct_class\", not both");
+    g.problems().add(
+        g.pointer(),
+        R"(give either "alpha" (a K x K matrix) or "concentration" and "correct_class", not both)");
   } else if (by_matrix) {
     const Json& value = *g.find("alpha");
     const std::string pointer = g.pointer_to("alpha");
@@ -320,8 +319,7 @@ bool read_class_alphas(Args& args) {
         "expected a " +
         (classes ? std::to_string(*classes) + " x " + std::to_string(*classes)
                  : std::string("K x K")) +
-        " matrix of numbers > 0 (row k: alpha^(k), the Dirichlet of p "
-        "given y = k)";
+        R"( matrix of numbers > 0 (row k: alpha^(k), the Dirichlet of p given y = k))";
     if (!value.is_array() || (classes && value.size() != *classes)) {
       g.problems().add(
           pointer,
@@ -700,8 +698,7 @@ bool read_mixture_map(Args& a) {
     a.reader().problems().add(
         a.reader().pointer_to("miscalibration"),
         "map " + canonical_text(*map) +
-            ": dirichlet_mixture accepts identity, temperature or power (injective maps, so "
-            "r(p) = h^-1(p) whatever the component)");
+            R"(: dirichlet_mixture accepts identity, temperature or power (injective maps, so r(p) = h^-1(p) whatever the component))");
     return false;
   }
   a.set("miscalibration", std::move(*map));
@@ -718,157 +715,154 @@ std::optional<ParsedGenerator> build_dirichlet_mixture(Args& a) {
 }  // namespace
 
 MapEntry identity_map() {
-  return {{}, "p = c: perfectly calibrated", {}, "{}", {}, build_identity};
+  return {.summary = "p = c: perfectly calibrated", .example = "{}", .build = build_identity};
 }
 
 MapEntry temperature_map() {
-  return {{},
+  return {
+      .summary =
           "p_k proportional to c_k^(1/T): T < 1 overconfident, T > 1 underconfident; keeps argmax",
-          {param::number(
-              "temperature", std::nullopt,
-              [](double t) { return t >= temperature_bounds.lo && t <= temperature_bounds.hi; },
-              bounds_rule(temperature_bounds), "the temperature T")},
-          R"({"temperature": 0.7})",
-          {},
-          build_temperature};
+      .params = {param::number(
+          "temperature", std::nullopt,
+          [](double t) { return t >= temperature_bounds.lo && t <= temperature_bounds.hi; },
+          bounds_rule(temperature_bounds), "the temperature T")},
+      .example = R"({"temperature": 0.7})",
+      .build = build_temperature};
 }
 
 MapEntry power_map() {
-  return {
-      {},
-      "p_k proportional to c_k^(t_k): class-dependent miscalibration",
-      {param::custom("exponents", "array of numbers", "required",
-                     "one per class, each in [1e-4, 100]", "the exponents t_1..t_K", read_exponents,
-                     {Json(true), Json::array({1.0, 1.0, 0.0}), Json::array({1.0}),
-                      Json::array({1.0, 1.0, exponent_bounds.hi * 10.0})})},
-      R"({"exponents": [0.5, 1, 2]})",
-      {},
-      build_power};
+  return {.summary = "p_k proportional to c_k^(t_k): class-dependent miscalibration",
+          .params = {param::custom("exponents", "array of numbers", "required",
+                                   "one per class, each in [1e-4, 100]", "the exponents t_1..t_K",
+                                   read_exponents,
+                                   {Json(true), Json::array({1.0, 1.0, 0.0}), Json::array({1.0}),
+                                    Json::array({1.0, 1.0, exponent_bounds.hi * 10.0})})},
+          .example = R"({"exponents": [0.5, 1, 2]})",
+          .build = build_power};
 }
 
 MapEntry top_label_map() {
-  return {{},
-          "kyle's max-component map: m = max c, u = (m - 1/K)/(1 - 1/K); the top component\n"
-          "becomes g(m) = 1/K + (1 - 1/K) u^gamma, the others scale by (1 - g(m))/(1 - m).\n"
-          "gamma < 1 overconfident; for gamma > 1 and K >= 3 the argmax can change",
-          {param::number(
-              "gamma", std::nullopt,
-              [](double g) { return g >= gamma_bounds.lo && g <= gamma_bounds.hi; },
-              bounds_rule(gamma_bounds), "the exponent gamma")},
-          R"({"gamma": 0.5})",
-          {},
-          build_top_label};
+  return {
+      .summary = R"(kyle's max-component map: m = max c, u = (m - 1/K)/(1 - 1/K); the top component
+becomes g(m) = 1/K + (1 - 1/K) u^gamma, the others scale by (1 - g(m))/(1 - m).
+gamma < 1 overconfident; for gamma > 1 and K >= 3 the argmax can change)",
+      .params = {param::number(
+          "gamma", std::nullopt,
+          [](double g) { return g >= gamma_bounds.lo && g <= gamma_bounds.hi; },
+          bounds_rule(gamma_bounds), "the exponent gamma")},
+      .example = R"({"gamma": 0.5})",
+      .build = build_top_label};
 }
 
 MapEntry affine_logit_map() {
-  return {{},
-          "p = softmax(W log c + b), the map Dirichlet calibration inverts",
-          {param::custom("weights", "array of arrays of numbers", "required",
-                         "K x K, in [-1e4, 1e4]", "W, one row per class", read_weights,
-                         {Json(true), Json::array({Json::array({1, 0, 0})}),
-                          Json::array({Json::array({weight_bounds.hi * 10.0, 0, 0}),
-                                       Json::array({0, 1, 0}), Json::array({0, 0, 1})})}),
-           param::custom(
-               "bias", "array of numbers", "all 0", "one per class, in [-700, 700]", "b", read_bias,
-               {Json(true), Json::array({0.0}), Json::array({bias_bounds.hi * 10.0, 0.0, 0.0}),
-                Json::array({bias_bounds.lo * 10.0, 0.0, 0.0})})},
-          R"({"weights": [[2, 0, 0], [0, 1, 0], [0, 0, 0.5]], "bias": [0.1, 0, -0.1]})",
-          {},
-          build_affine_logit};
+  return {.summary = "p = softmax(W log c + b), the map Dirichlet calibration inverts",
+          .params = {param::custom("weights", "array of arrays of numbers", "required",
+                                   "K x K, in [-1e4, 1e4]", "W, one row per class", read_weights,
+                                   {Json(true), Json::array({Json::array({1, 0, 0})}),
+                                    Json::array({Json::array({weight_bounds.hi * 10.0, 0, 0}),
+                                                 Json::array({0, 1, 0}), Json::array({0, 0, 1})})}),
+                     param::custom("bias", "array of numbers", "all 0",
+                                   "one per class, in [-700, 700]", "b", read_bias,
+                                   {Json(true), Json::array({0.0}),
+                                    Json::array({bias_bounds.hi * 10.0, 0.0, 0.0}),
+                                    Json::array({bias_bounds.lo * 10.0, 0.0, 0.0})})},
+          .example = R"({"weights": [[2, 0, 0], [0, 1, 0], [0, 0, 0.5]], "bias": [0.1, 0, -0.1]})",
+          .build = build_affine_logit};
 }
 
 FamilyEntry dirichlet_family() {
   return {
-      {},
-      "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
-      {classes_param(), alpha_param("concentration: small alpha, confident and accurate"),
-       param::custom("miscalibration", "object", default_miscalibration().dump(),
-                     "see `calbench list maps`", "the miscalibration map h", read_miscalibration,
-                     {Json(1.5), Json{{"map", "no_such_map"}}}),
-       param::custom("target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
-                     "solved: symmetric alpha and the temperature or top_label parameter "
-                     "(docs/generators.md)",
-                     read_target, {Json(1.5), Json{{"accuracy", "high"}, {"ece_top_l1", 0.1}}})},
-      R"({"classes": 3, "alpha": 0.5, "miscalibration": {"map": "temperature", "temperature": 0.8}})",
-      {},
-      build_dirichlet};
+      .summary = "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
+      .params =
+          {classes_param(), alpha_param("concentration: small alpha, confident and accurate"),
+           param::custom("miscalibration", "object", default_miscalibration().dump(),
+                         "see `calbench list maps`", "the miscalibration map h",
+                         read_miscalibration, {Json(1.5), Json{{"map", "no_such_map"}}}),
+           param::custom(
+               "target", "object", "none", "{accuracy, ece_top_l1, direction}; no alpha",
+               R"(solved: symmetric alpha and the temperature or top_label parameter (docs/generators.md))",
+               read_target, {Json(1.5), Json{{"accuracy", "high"}, {"ece_top_l1", 0.1}}})},
+      .example =
+          R"({"classes": 3, "alpha": 0.5, "miscalibration": {"map": "temperature", "temperature": 0.8}})",
+      .build = build_dirichlet};
 }
 
 FamilyEntry class_conditional_family() {
   return {
-      {},
-      "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
-      {classes_param(),
-       param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1", "pi",
-                     read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
-       read_with_another("concentration", "number", "none", "in [1e-4, 1e3], with correct_class",
-                         "a: alpha^(k) = a 1 + (b - a) e_k",
-                         {Json(true), Json(0.0), Json(concentration_bounds.hi * 10.0)}, {"alpha"}),
-       read_with_another("correct_class", "number", "none", "in [1e-4, 1e3], with concentration",
-                         "b: the concentration on the true class",
-                         {Json(true), Json(-1.0), Json(concentration_bounds.lo / 10.0)}, {"alpha"}),
-       class_alphas_param()},
-      R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
-      {},
-      build_class_conditional};
+      .summary =
+          "y ~ Categorical(prior), p | y = k ~ Dirichlet(alpha^(k)); c = r(p) in closed form",
+      .params = {classes_param(),
+                 param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1",
+                               "pi", read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
+                 read_with_another(
+                     "concentration", "number", "none", "in [1e-4, 1e3], with correct_class",
+                     "a: alpha^(k) = a 1 + (b - a) e_k",
+                     {Json(true), Json(0.0), Json(concentration_bounds.hi * 10.0)}, {"alpha"}),
+                 read_with_another(
+                     "correct_class", "number", "none", "in [1e-4, 1e3], with concentration",
+                     "b: the concentration on the true class",
+                     {Json(true), Json(-1.0), Json(concentration_bounds.lo / 10.0)}, {"alpha"}),
+                 class_alphas_param()},
+      .example =
+          R"({"classes": 3, "prior": [0.5, 0.3, 0.2], "concentration": 1, "correct_class": 4})",
+      .build = build_class_conditional};
 }
 
 FamilyEntry label_noise_family() {
-  return {{},
-          "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
-          {classes_param(), alpha_param("the Dirichlet of p"),
-           param::number("weight", std::nullopt, unit_closed, ">= 0 and <= 1", "w"),
-           param::custom("beta", "integer or array", std::to_string(default_beta_class),
-                         "a class index j (beta = e_j), or K numbers >= 0 summing to 1",
-                         "the noise distribution", read_beta,
-                         {Json(true), Json(7), Json::array({0.5, 0.6, -0.1})})},
-          R"({"classes": 3, "alpha": 1, "weight": 0.2, "beta": [0.2, 0.3, 0.5]})",
-          {},
-          build_label_noise};
+  return {
+      .summary = "p ~ Dirichlet(alpha), labels from c = (1 - w) p + w beta (Widmann et al. 2019)",
+      .params = {classes_param(), alpha_param("the Dirichlet of p"),
+                 param::number("weight", std::nullopt, unit_closed, ">= 0 and <= 1", "w"),
+                 param::custom("beta", "integer or array", std::to_string(default_beta_class),
+                               "a class index j (beta = e_j), or K numbers >= 0 summing to 1",
+                               "the noise distribution", read_beta,
+                               {Json(true), Json(7), Json::array({0.5, 0.6, -0.1})})},
+      .example = R"({"classes": 3, "alpha": 1, "weight": 0.2, "beta": [0.2, 0.3, 0.5]})",
+      .build = build_label_noise};
 }
 
 FamilyEntry beta_binary_family() {
   return {
-      {},
-      "K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et "
-      "al. 2022)",
-      {param::custom("classes", "integer", std::to_string(binary_classes),
-                     std::to_string(binary_classes), "always 2", read_two_classes,
-                     {Json(true), Json(3)}),
-       param::number("a", std::nullopt, in_beta_shape_bounds, bounds_rule(beta_shape_bounds),
-                     "Beta(a, b) of the score f"),
-       param::number("b", std::nullopt, in_beta_shape_bounds, bounds_rule(beta_shape_bounds), ""),
-       param::number("point_mass", 0.0, unit_half_open, ">= 0 and < 1",
-                     "P(f = 1); needs phi(1) = 1"),
-       param::custom("calibration", "object", default_calibration().dump(),
+      .summary =
+          R"(K = 2, f = p_1 ~ Beta(a, b) (+ a point mass at 1), P(y = 1 | f) = phi(f) (Roelofs et al. 2022))",
+      .params = {param::custom("classes", "integer", std::to_string(binary_classes),
+                               std::to_string(binary_classes), "always 2", read_two_classes,
+                               {Json(true), Json(3)}),
+                 param::number("a", std::nullopt, in_beta_shape_bounds,
+                               bounds_rule(beta_shape_bounds), "Beta(a, b) of the score f"),
+                 param::number("b", std::nullopt, in_beta_shape_bounds,
+                               bounds_rule(beta_shape_bounds), ""),
+                 param::number("point_mass", 0.0, unit_half_open, ">= 0 and < 1",
+                               "P(f = 1); needs phi(1) = 1"),
+                 param::custom(
+                     "calibration", "object", default_calibration().dump(),
                      "curve: identity | polynomial {d > 0} | logistic {a, b} | logit_logit {a, b}",
                      "phi(f) = f, f^d, 1/(1 + exp(-(a + b f))), or logit phi = a + b logit f",
                      read_calibration, {Json(1.5), Json{{"curve", "polynomial"}, {"d", 0}}})},
-      R"({"a": 2, "b": 1, "calibration": {"curve": "polynomial", "d": 2}})",
-      {},
-      build_beta_binary};
+      .example = R"({"a": 2, "b": 1, "calibration": {"curve": "polynomial", "d": 2}})",
+      .build = build_beta_binary};
 }
 
 FamilyEntry dirichlet_mixture_family() {
   return {
-      {},
-      "kyle's multi-Dirichlet: component j with probability w_j, c ~ Dirichlet(alpha_j), y ~ c,\n"
-      "p = h(c) with one injective map h (identity, temperature, power)",
-      {classes_param(),
-       param::custom(
-           "components", "array of objects", "required",
-           "1 to 16 {weight > 0, alpha in [1e-4, 1e3] or one per class}, weights "
-           "summing to 1",
-           "the components: w_j and alpha_j", read_components,
-           {Json(true), Json::array(), Json::array({Json{{"weight", 0.5}, {"alpha", 1.0}}}),
-            Json::array({Json{{"weight", 1.0}, {"alpha", -1.0}}})}),
-       param::custom("miscalibration", "object", default_miscalibration().dump(),
-                     "identity, temperature or power (see `calbench list maps`)",
-                     "the miscalibration map h of every component", read_mixture_map,
-                     {Json(1.5), Json{{"map", "top_label"}, {"gamma", 0.5}}})},
-      R"({"classes": 3, "components": [{"weight": 0.7, "alpha": 0.3}, {"weight": 0.3, "alpha": [2, 1, 1]}], "miscalibration": {"map": "temperature", "temperature": 0.8}})",
-      {},
-      build_dirichlet_mixture};
+      .summary =
+          R"(kyle's multi-Dirichlet: component j with probability w_j, c ~ Dirichlet(alpha_j), y ~ c,
+p = h(c) with one injective map h (identity, temperature, power))",
+      .params =
+          {classes_param(),
+           param::custom(
+               "components", "array of objects", "required",
+               R"(1 to 16 {weight > 0, alpha in [1e-4, 1e3] or one per class}, weights summing to 1)",
+               "the components: w_j and alpha_j", read_components,
+               {Json(true), Json::array(), Json::array({Json{{"weight", 0.5}, {"alpha", 1.0}}}),
+                Json::array({Json{{"weight", 1.0}, {"alpha", -1.0}}})}),
+           param::custom("miscalibration", "object", default_miscalibration().dump(),
+                         "identity, temperature or power (see `calbench list maps`)",
+                         "the miscalibration map h of every component", read_mixture_map,
+                         {Json(1.5), Json{{"map", "top_label"}, {"gamma", 0.5}}})},
+      .example =
+          R"({"classes": 3, "components": [{"weight": 0.7, "alpha": 0.3}, {"weight": 0.3, "alpha": [2, 1, 1]}], "miscalibration": {"map": "temperature", "temperature": 0.8}})",
+      .build = build_dirichlet_mixture};
 }
 
 // ---- the tables -----------------------------------------------------------------------------

@@ -75,18 +75,6 @@ double top_label_g(double m, double gamma, std::size_t classes) {
   return 1.0 / Kd + (1.0 - 1.0 / Kd) * std::pow(u, gamma);
 }
 
-double top_label_g_prime(double m, double gamma, std::size_t classes) {
-  const double Kd = static_cast<double>(classes);
-  const double u = std::clamp((m - 1.0 / Kd) / (1.0 - 1.0 / Kd), 0.0, 1.0);
-  return gamma * std::pow(u, gamma - 1.0);
-}
-
-double top_label_g_inverse(double g, double gamma, std::size_t classes) {
-  const double Kd = static_cast<double>(classes);
-  const double ug = std::clamp((g - 1.0 / Kd) / (1.0 - 1.0 / Kd), 0.0, 1.0);
-  return 1.0 / Kd + (1.0 - 1.0 / Kd) * std::pow(ug, 1.0 / gamma);
-}
-
 void validate(const MiscalibrationMap& map, std::size_t classes) {
   std::visit(
       [&](const auto& m) {

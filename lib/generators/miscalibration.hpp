@@ -98,9 +98,7 @@ LogAffineFibres log_affine_fibres(const LogAffineForm& form, std::size_t classes
 // kept, hence E[max c | Z] <= Z; T > 1 reverses every inequality.
 bool has_sign_constant_top_gap(const MiscalibrationMap& map, std::size_t classes);
 
-// The top-label map's g and its derivative, exposed for the truth engine.
+// The top-label map's g, exposed for the truth engine.
 double top_label_g(double m, double gamma, std::size_t classes);
-double top_label_g_prime(double m, double gamma, std::size_t classes);
-double top_label_g_inverse(double g, double gamma, std::size_t classes);
 
 }  // namespace calbench

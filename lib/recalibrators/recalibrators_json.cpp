@@ -148,46 +148,43 @@ std::optional<MethodConfig> build_top_label_reduced(Args& a) {
 }
 
 const char* const ovr =
-    "One-vs-rest: a binary map per class on (p_k, 1{y=k}); q_k = g_k(p_k)/sum_j g_j(p_j),\n"
-    "a zero row uniform (scikit-learn's convention).";
+    R"(One-vs-rest: a binary map per class on (p_k, 1{y=k}); q_k = g_k(p_k)/sum_j g_j(p_j),
+a zero row uniform (scikit-learn's convention).)";
 const char* const top =
-    "Top label: a binary map g on (max p, 1{y = argmax p}); q_top = g(max p), the others\n"
-    "scaled by (1 - q_top)/(1 - max p). The argmax can change.";
+    R"(Top label: a binary map g on (max p, 1{y = argmax p}); q_top = g(max p), the others
+scaled by (1 - q_top)/(1 - max p). The argmax can change.)";
 
 RecalibratorEntry row(std::string summary, std::vector<Param> params, std::string example,
                       std::string convention, std::optional<MethodConfig> (*build)(Args&)) {
-  return {{},
-          std::move(summary),
-          std::move(params),
-          std::move(example),
-          {{"convention", std::move(convention)}},
-          build};
+  return {.summary = std::move(summary),
+          .params = std::move(params),
+          .example = std::move(example),
+          .notes = {{"convention", std::move(convention)}},
+          .build = build};
 }
 
 }  // namespace
 
 RecalibratorEntry temperature_recalibrator() {
-  return row("temperature scaling (Guo et al. 2017): q = softmax(log p / T), T by NLL", {}, "{}",
-             "Newton on log(1/T) with a bisection safeguard, to a step below 1e-9; T in [1e-3, "
-             "1e3]\n(separable data gives the bound). Logits are log p, p clamped at 2.2e-308. "
-             "Needs 2 classes present.",
-             build_temperature);
+  return row(
+      "temperature scaling (Guo et al. 2017): q = softmax(log p / T), T by NLL", {}, "{}",
+      R"(Newton on log(1/T) with a bisection safeguard, to a step below 1e-9; T in [1e-3, 1e3]
+(separable data gives the bound). Logits are log p, p clamped at 2.2e-308. Needs 2 classes present.)",
+      build_temperature);
 }
 
 RecalibratorEntry vector_recalibrator() {
   return row("vector scaling (Guo et al. 2017): q = softmax(a * log p + b), by NLL", {}, "{}",
-             "L-BFGS (LBFGSpp) with analytic gradients on standardised logits, from a = 1, b = 0;\n"
-             "stops at gradient norm 1e-6 or a 1e-9 relative objective change over 10 steps. n "
-             ">= 2K.",
+             R"(L-BFGS (LBFGSpp) with analytic gradients on standardised logits, from a = 1, b = 0;
+stops at gradient norm 1e-6 or a 1e-9 relative objective change over 10 steps. n >= 2K.)",
              build_vector);
 }
 
 RecalibratorEntry matrix_recalibrator() {
-  return row("matrix scaling (Guo et al. 2017): q = softmax(W log p + b), by NLL, no penalty", {},
-             "{}",
-             "L-BFGS from W = I, b = 0. Needs n >= K^2 + K. Same model as dirichlet (logits = log "
-             "p).",
-             build_matrix);
+  return row(
+      "matrix scaling (Guo et al. 2017): q = softmax(W log p + b), by NLL, no penalty", {}, "{}",
+      R"(L-BFGS from W = I, b = 0. Needs n >= K^2 + K. Same model as dirichlet (logits = log p).)",
+      build_matrix);
 }
 
 RecalibratorEntry dirichlet_recalibrator() {
@@ -197,9 +194,9 @@ RecalibratorEntry dirichlet_recalibrator() {
                      "off-diagonal penalty: lambda/(K(K-1)) sum W_ij^2"),
        param::number("mu", 0.01, non_negative, ">= 0", "intercept penalty: mu/K sum b_j^2")},
       R"({"lambda": 0.1, "mu": 0.1})",
-      "Mean NLL + the ODIR penalty, L-BFGS from W = I, b = 0. The paper tunes lambda and mu by\n"
-      "cross-validation; here they are parameters (sweepable). Needs n >= the unpenalised\n"
-      "parameters (K with both penalties > 0).",
+      R"(Mean NLL + the ODIR penalty, L-BFGS from W = I, b = 0. The paper tunes lambda and mu by
+cross-validation; here they are parameters (sweepable). Needs n >= the unpenalised
+parameters (K with both penalties > 0).)",
       build_dirichlet);
 }
 
@@ -207,7 +204,8 @@ RecalibratorEntry platt_recalibrator() {
   return row("Platt scaling one-vs-rest: sigma(a logit(p_k) + c) with Platt's smoothed targets", {},
              "{}",
              std::string(ovr) +
-                 "\nTargets (N+ + 1)/(N+ + 2) and 1/(N- + 2) (Platt 1999): the fit always exists.",
+                 R"(
+Targets (N+ + 1)/(N+ + 2) and 1/(N- + 2) (Platt 1999): the fit always exists.)",
              build_platt);
 }
 
@@ -215,8 +213,8 @@ RecalibratorEntry logistic_recalibrator() {
   return row("logistic calibration one-vs-rest: sigma(a logit(p_k) + c) by maximum likelihood", {},
              "{}",
              std::string(ovr) +
-                 "\nA class separable by its score (or absent) has no MLE: "
-                 "DomainError.",
+                 R"(
+A class separable by its score (or absent) has no MLE: DomainError.)",
              build_logistic);
 }
 
@@ -224,18 +222,19 @@ RecalibratorEntry beta_recalibrator() {
   return row("beta calibration one-vs-rest (Kull et al. 2017): sigma(a log s - b log(1-s) + c)", {},
              "{}",
              std::string(ovr) +
-                 "\na, b >= 0: a negative one is set to 0 and the fit repeated (betacal). Scores\n"
-                 "clipped to [2^-52, 1 - 2^-52]. Separable classes: DomainError.",
+                 R"(
+a, b >= 0: a negative one is set to 0 and the fit repeated (betacal). Scores
+clipped to [2^-52, 1 - 2^-52]. Separable classes: DomainError.)",
              build_beta);
 }
 
 RecalibratorEntry isotonic_recalibrator() {
-  return row(
-      "isotonic regression one-vs-rest (pool-adjacent-violators)", {}, "{}",
-      std::string(ovr) +
-          "\nscikit-learn's conventions (reproduced to 1e-9): scores within 1e-15 pooled, linear\n"
-          "interpolation between fitted scores, clipped outside their range.",
-      build_isotonic);
+  return row("isotonic regression one-vs-rest (pool-adjacent-violators)", {}, "{}",
+             std::string(ovr) +
+                 R"(
+scikit-learn's conventions (reproduced to 1e-9): scores within 1e-15 pooled, linear
+interpolation between fitted scores, clipped outside their range.)",
+             build_isotonic);
 }
 
 RecalibratorEntry histogram_binning_recalibrator() {
@@ -244,8 +243,9 @@ RecalibratorEntry histogram_binning_recalibrator() {
               param::choice("binning", binning_choices, ScoreBinning::equal_mass, "bin edges")},
              R"({"bins": 15, "binning": "equal_width"})",
              std::string(ovr) +
-                 "\nEqual-mass edges: midpoints between array_split parts (Kumar et al.'s "
-                 "package);\nbins right-closed; an empty bin maps to its midpoint.",
+                 R"(
+Equal-mass edges: midpoints between array_split parts (Kumar et al.'s package);
+bins right-closed; an empty bin maps to its midpoint.)",
              build_histogram_binning);
 }
 
@@ -255,16 +255,17 @@ RecalibratorEntry bbq_recalibrator() {
                               "N', the Beta prior's equivalent sample size")},
              R"({"prior_strength": 4})",
              std::string(top) +
-                 "\nModels B = ceil(n^(1/3)/10) .. floor(10 n^(1/3)) equal-mass bins, Beta prior "
-                 "per\nbin centred on its midpoint, averaged by marginal likelihood.",
+                 R"(
+Models B = ceil(n^(1/3)/10) .. floor(10 n^(1/3)) equal-mass bins, Beta prior per
+bin centred on its midpoint, averaged by marginal likelihood.)",
              build_bbq);
 }
 
 RecalibratorEntry ensemble_temperature_recalibrator() {
   return row("ensemble temperature scaling (Zhang et al. 2020): w1 softmax(z/T) + w2 p + w3/K", {},
              "{}",
-             "T by temperature scaling, then the weights by maximum likelihood (EM for mixture\n"
-             "proportions; the paper's experiments use a squared loss).",
+             R"(T by temperature scaling, then the weights by maximum likelihood (EM for mixture
+proportions; the paper's experiments use a squared loss).)",
              build_ensemble_temperature);
 }
 
@@ -274,24 +275,25 @@ RecalibratorEntry scaling_binning_recalibrator() {
       {param::at_most(param::integer("bins", 1, 10, "the number of bins B"), max_bins)},
       R"({"bins": 15})",
       std::string(top) +
-          "\nEach bin outputs the mean of the Platt outputs in it; one fit sample for all\n"
-          "three steps, as the authors' package does.",
+          R"(
+Each bin outputs the mean of the Platt outputs in it; one fit sample for all
+three steps, as the authors' package does.)",
       build_scaling_binning);
 }
 
 RecalibratorEntry classwise_recalibrator() {
-  return row("wrapper: one model of `method` per predicted class (Panchenko et al. 2021)",
-             {method_param()}, R"({"method": {"name": "histogram_binning", "bins": 5}})",
-             "Each fitted on the rows predicted as its class; a class that cannot be fitted keeps "
-             "p.",
-             build_classwise);
+  return row(
+      "wrapper: one model of `method` per predicted class (Panchenko et al. 2021)",
+      {method_param()}, R"({"method": {"name": "histogram_binning", "bins": 5}})",
+      R"(Each fitted on the rows predicted as its class; a class that cannot be fitted keeps p.)",
+      build_classwise);
 }
 
 RecalibratorEntry top_label_reduced_recalibrator() {
   return row("wrapper: `method` fitted on the top label's binary problem (Panchenko et al. 2021)",
              {method_param()}, R"({"method": {"name": "platt"}})",
-             "Rows (1 - max p, max p), label 1 when argmax p = y; q_top from the binary model, "
-             "the\nothers rescaled.",
+             R"(Rows (1 - max p, max p), label 1 when argmax p = y; q_top from the binary model, the
+others rescaled.)",
              build_top_label_reduced);
 }
 

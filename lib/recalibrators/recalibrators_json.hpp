@@ -17,10 +17,10 @@ namespace calbench {
 // A labelled entry of `methods`: the row's name, the label results use (unique within the
 // experiment), every parameter in row order with defaults filled, and the built method.
 struct MethodConfig {
-  std::string name;
-  std::string label;  // never "uncalibrated"
-  std::vector<NamedParam> params;
-  std::shared_ptr<const Recalibrator> method;
+  std::string name{};
+  std::string label{};  // never "uncalibrated"
+  std::vector<NamedParam> params{};
+  std::shared_ptr<const Recalibrator> method{};
 };
 
 // The label of the uncalibrated model in results; reserved.

@@ -59,10 +59,8 @@ std::vector<ComposedTruth> composed_truth(const Generator& generator,
                                           std::span<const CalibrationModel* const> models,
                                           std::uint64_t samples) {
   const std::size_t K = generator.classes(), M = models.size();
-  // c is r(p) when p determines c: an injective dirichlet map, or class_conditional (c := r(p)).
-  const DirichletGenerator* dirichlet = generator.dirichlet();
-  const bool h_injective = dirichlet != nullptr ? is_injective(dirichlet->spec().map, K)
-                                                : generator.family() == "class_conditional";
+  // c is r(p) when p determines c.
+  const bool h_injective = generator.p_determines_c();
   std::vector<Accumulator> acc(M);
   for (std::size_t m = 0; m < M; ++m) {
     acc[m].top.resize(TopBins::count);

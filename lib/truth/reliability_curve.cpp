@@ -77,23 +77,6 @@ struct Sums {
   }
 };
 
-bool exchangeable(const Generator& gen) {
-  return std::visit(
-      [](const auto& g) {
-        using G = std::decay_t<decltype(g)>;
-        if constexpr (std::is_same_v<G, DirichletGenerator>)
-          return g.symmetric() && is_class_symmetric(g.spec().map);
-        else if constexpr (std::is_same_v<G, LabelNoiseGenerator>)
-          return g.symmetric() && std::all_of(g.spec().beta.begin(), g.spec().beta.end(),
-                                              [&](double b) { return b == g.spec().beta.front(); });
-        else if constexpr (std::is_same_v<G, ClassConditionalGenerator>)
-          return g.symmetric();
-        else
-          return false;  // beta_binary: the curve phi belongs to class 1
-      },
-      gen.family_generator());
-}
-
 // One group's accumulators: the top label and one channel per class (one when pooled).
 struct Group {
   FineAccumulator top;
@@ -101,10 +84,6 @@ struct Group {
 };
 
 }  // namespace
-
-bool classes_exchangeable(const Generator& generator) {
-  return exchangeable(generator);
-}
 
 std::vector<CurvePoint> curve_points(const FineAccumulator& bins, std::size_t points) {
   double total = 0.0;
@@ -172,7 +151,7 @@ std::vector<CurvePoint> curve_points(const FineAccumulator& bins, std::size_t po
 ReliabilityCurves true_reliability_curves(const Generator& gen,
                                           const ReliabilitySettings& settings) {
   const std::size_t K = gen.classes();
-  const bool pooled = exchangeable(gen);
+  const bool pooled = gen.exchangeable_classes();
   const std::size_t channels = pooled ? 1 : K;
   const mc::KeyedBatches streams{hash64(gen.canonical_text() + "|reliability"), Purpose::truth,
                                  mc::groups};

@@ -72,7 +72,4 @@ struct FineAccumulator {
 };
 std::vector<CurvePoint> curve_points(const FineAccumulator& bins, std::size_t points);
 
-// Whether the classes of a generator are exchangeable (its class curves are all one curve).
-bool classes_exchangeable(const Generator& generator);
-
 }  // namespace calbench

@@ -25,10 +25,6 @@ namespace {
 
 using namespace mc;
 
-bool classes_exchangeable(const DirichletGenerator& g) {
-  return g.symmetric() && is_class_symmetric(g.spec().map);
-}
-
 mc::SummaryShape shape_of(const DirichletGenerator& gen, bool pooled) {
   const auto& spec = gen.spec();
   mc::SummaryShape shape;
@@ -110,7 +106,7 @@ GroundTruth monte_carlo_truth(const DirichletGenerator& gen, const TruthSettings
                               std::span<const Quantity> needed) {
   const auto& spec = gen.spec();
   const std::size_t K = gen.classes();
-  const bool pooled = classes_exchangeable(gen);
+  const bool pooled = gen.exchangeable_classes();
   std::vector<double> mu = {expected_sum_squares(spec.alpha), expected_neg_entropy(spec.alpha),
                             expected_max(spec.alpha).value};
   const std::size_t linear = linear_controls(gen);

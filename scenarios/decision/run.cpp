@@ -13,8 +13,8 @@
 #include "core/task_kernel.hpp"
 #include "decisions/decision_value.hpp"
 #include "report/value_format.hpp"
-#include "report/verdict.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/decision/verdict.hpp"
 #include "scenarios/task_codec.hpp"
 #include "truth/truth_engine.hpp"
 

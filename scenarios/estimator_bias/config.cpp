@@ -4,7 +4,6 @@
 
 #include "estimators/binning.hpp"
 #include "estimators/estimators_json.hpp"
-#include "estimators/external.hpp"
 
 namespace calbench {
 namespace {
@@ -126,7 +125,7 @@ class Sections : public ScenarioSections {
     if (!intervals_) return;
     for (const auto& cell : cells)
       for (const auto& e : static_cast<const EstimatorBiasCell&>(*cell).estimators)
-        if (dynamic_cast<const ExternalEstimator*>(e.estimator.get()) != nullptr) {
+        if (e.estimator->external() != nullptr) {
           problems.add_unique({"/intervals",
                                "intervals are not available with the external "
                                "estimator " +

@@ -111,7 +111,7 @@ ExternalValues run_externals(const EstimatorBiasConfig& config, const Generators
     const EstimatorBiasCell& cc = config.cells[cell];
     std::vector<const ExternalEstimator*> externals;
     for (const auto& ec : cc.estimators) {
-      const auto* external = dynamic_cast<const ExternalEstimator*>(ec.estimator.get());
+      const ExternalEstimator* external = ec.estimator->external();
       out.index[cell].push_back(external != nullptr ? std::optional(externals.size())
                                                     : std::nullopt);
       if (external != nullptr) externals.push_back(external);

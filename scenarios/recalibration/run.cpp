@@ -1,5 +1,3 @@
-#include "scenarios/recalibration/run.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +13,7 @@
 #include "core/task_kernel.hpp"
 #include "recalibrators/recalibrators_json.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/recalibration/run.hpp"
 #include "scenarios/task_codec.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/reliability_curve.hpp"
@@ -158,30 +157,29 @@ std::optional<std::size_t> quantity_index(Quantity q) {
   return std::nullopt;
 }
 
-RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::size_t c,
-                                       const Generator& generator,
-                                       const GroundTruth& generator_truth,
-                                       const ComposedTruth& uncal_truth,
-                                       const std::vector<ReplicateOutcome>& reps) {
-  const RecalibrationCell& cc = config.cells[c];
-  const RecalibrationCell& rs = cc;
-  const std::size_t R = cc.replicates, E = cc.estimators.size(), M = rs.methods.size();
-  RecalibrationCellRecord rec;
-  rec.cell = cell_header(cc, generator, generator_truth);
-  rec.fit_size = rs.fit_size;
-  rec.test_size = rs.test_size;
+// The replicates of a cell as the summary sees them: the cell, its outcomes, and the estimators'
+// directions (by their target; without one, lower is better).
+struct CellReplicates {
+  const RecalibrationCell& cell;
+  const std::vector<ReplicateOutcome>& reps;
+  std::vector<bool> estimate_higher_better;  // per estimator
 
-  // Directions of the estimators: by their target; no target: lower is better.
-  std::vector<bool> est_higher(E, false);
-  for (std::size_t e = 0; e < E; ++e)
-    if (auto t = cc.estimators[e].estimator->target()) est_higher[e] = higher_is_better(*t);
+  CellReplicates(const RecalibrationCell& c, const std::vector<ReplicateOutcome>& r)
+      : cell(c), reps(r), estimate_higher_better(c.estimators.size(), false) {
+    for (std::size_t e = 0; e < c.estimators.size(); ++e)
+      if (auto t = c.estimators[e].estimator->target())
+        estimate_higher_better[e] = higher_is_better(*t);
+  }
+};
 
-  // The uncalibrated model.
+// The uncalibrated model: its composed truth and the estimators' mean on it.
+MethodRecord uncalibrated_record(const CellReplicates& cell, const ComposedTruth& uncal_truth) {
+  const RecalibrationCell& cc = cell.cell;
   MethodRecord un;
   un.label = uncalibrated_label;
   un.name = uncalibrated_label;
   un.params = Value::Object{};
-  un.fits = R;
+  un.fits = cc.replicates;
   for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
     if (!uncal_truth.values[j]) continue;
     TruthStat s;
@@ -190,9 +188,9 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
     s.error = uncal_truth.values[j]->error;
     un.truth.push_back(s);
   }
-  for (std::size_t e = 0; e < E; ++e) {
+  for (std::size_t e = 0; e < cc.estimators.size(); ++e) {
     RunningStats stats;
-    for (std::size_t r = 0; r < R; ++r) stats.add(reps[r].uncalibrated[e]);
+    for (std::size_t r = 0; r < cc.replicates; ++r) stats.add(cell.reps[r].uncalibrated[e]);
     MethodStat s;
     s.key = cc.estimators[e].label;
     s.mean = stats.mean();
@@ -200,17 +198,37 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
     s.target = cc.estimators[e].estimator->target();
     un.estimates.push_back(s);
   }
+  return un;
+}
 
-  // Replicates in which every method was fitted: the rankings use only those.
+// Replicates in which every method was fitted: the rankings use only those.
+std::vector<std::size_t> complete_replicates(const CellReplicates& cell) {
+  const auto& reps = cell.reps;
   std::vector<std::size_t> complete;
-  for (std::size_t r = 0; r < R; ++r)
+  for (std::size_t r = 0; r < cell.cell.replicates; ++r)
     if (std::all_of(reps[r].methods.begin(), reps[r].methods.end(),
                     [](const MethodOutcome& m) { return m.fitted; }))
       complete.push_back(r);
+  return complete;
+}
 
-  // Per estimator with a target among the composed quantities: ranks of the M + 1 models
-  // (uncalibrated first) by the estimate and by the truth, per complete replicate.
-  std::vector<std::vector<std::size_t>> rank_mismatch(E, std::vector<std::size_t>(M + 1, 0));
+// How the estimators rank the M + 1 models (uncalibrated first) against the truth.
+struct Rankings {
+  std::vector<RankingRecord> records;
+  // Per estimator and model: complete replicates in which its rank by the estimate differs
+  // from its rank by the truth.
+  std::vector<std::vector<std::size_t>> mismatch;
+};
+
+// Per estimator with a target among the composed quantities: ranks of the M + 1 models by the
+// estimate and by the truth, per complete replicate.
+Rankings rank_models(const CellReplicates& cell, const ComposedTruth& uncal_truth) {
+  const RecalibrationCell& cc = cell.cell;
+  const auto& reps = cell.reps;
+  const std::size_t E = cc.estimators.size(), M = cc.methods.size();
+  const std::vector<std::size_t> complete = complete_replicates(cell);
+  Rankings out;
+  out.mismatch.assign(E, std::vector<std::size_t>(M + 1, 0));
   for (std::size_t e = 0; e < E; ++e) {
     const auto target = cc.estimators[e].estimator->target();
     const auto qi = target ? quantity_index(*target) : std::nullopt;
@@ -231,111 +249,159 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
         tru.push_back(mo.truth.values[*qi]->value);
       }
       if (!usable) break;
-      const auto re = ranks(est, est_higher[e]), rt = ranks(tru, higher_is_better(*target));
+      const auto re = ranks(est, cell.estimate_higher_better[e]),
+                 rt = ranks(tru, higher_is_better(*target));
       if (re != rt) ++differ;
       const auto best_e = std::find(re.begin(), re.end(), 0) - re.begin();
       const auto best_t = std::find(rt.begin(), rt.end(), 0) - rt.begin();
       if (best_e != best_t) ++best_differ;
       for (std::size_t m = 0; m <= M; ++m)
-        if (re[m] != rt[m]) ++rank_mismatch[e][m];
+        if (re[m] != rt[m]) ++out.mismatch[e][m];
     }
     if (!usable) continue;
     const double n = static_cast<double>(complete.size());
     rr.disagreement = static_cast<double>(differ) / n;
     rr.best_disagreement = static_cast<double>(best_differ) / n;
     rr.replicates = complete.size();
-    rec.rankings.push_back(rr);
-    un.estimates[e].rank_disagreement = static_cast<double>(rank_mismatch[e][0]) / n;
+    out.records.push_back(rr);
   }
-  rec.methods.push_back(un);
+  return out;
+}
 
-  for (std::size_t m = 0; m < M; ++m) {
-    const MethodConfig& mc = rs.methods[m];
-    MethodRecord mr;
-    mr.label = mc.label;
-    mr.name = mc.name;
-    mr.params = params_value(mc.params);
-    std::vector<std::size_t> ok;
-    for (std::size_t r = 0; r < R; ++r) {
-      const MethodOutcome& mo = reps[r].methods[m];
-      if (mo.fitted) {
-        ok.push_back(r);
-      } else {
-        ++mr.failed_fits;
-        if (mr.failure.empty()) mr.failure = mo.failure;
-      }
+// Method m's composed truth over its fitted replicates `ok`, where every one of them has it;
+// improvement over the uncalibrated model, positive when better.
+void add_method_truth(MethodRecord& mr, const CellReplicates& cell, std::size_t m,
+                      const std::vector<std::size_t>& ok, const ComposedTruth& uncal_truth) {
+  const auto& reps = cell.reps;
+  for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
+    const bool everywhere = std::all_of(ok.begin(), ok.end(), [&](std::size_t r) {
+      return reps[r].methods[m].truth.values[j].has_value();
+    });
+    if (!everywhere) continue;
+    RunningStats stats;
+    double err_sq = 0.0;
+    for (std::size_t r : ok) {
+      const TruthValue& v = *reps[r].methods[m].truth.values[j];
+      stats.add(v.value);
+      err_sq += v.error * v.error;
     }
-    mr.fits = ok.size();
-    if (!ok.empty()) {
-      for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
-        const bool everywhere = std::all_of(ok.begin(), ok.end(), [&](std::size_t r) {
-          return reps[r].methods[m].truth.values[j].has_value();
-        });
-        if (!everywhere) continue;
-        RunningStats stats;
-        double err_sq = 0.0;
-        for (std::size_t r : ok) {
-          const TruthValue& v = *reps[r].methods[m].truth.values[j];
-          stats.add(v.value);
-          err_sq += v.error * v.error;
-        }
-        TruthStat s;
-        s.quantity = composed_quantities[j];
-        s.mean = stats.mean();
-        s.sd = stats.sd();
-        s.error = std::sqrt(err_sq / static_cast<double>(ok.size()));
-        if (uncal_truth.values[j]) {
-          const double d = s.mean - uncal_truth.values[j]->value;
-          s.improvement = higher_is_better(composed_quantities[j]) ? d : -d;
-        }
-        mr.truth.push_back(s);
-      }
-      for (std::size_t e = 0; e < E; ++e) {
-        RunningStats stats, gain;
-        for (std::size_t r : ok) {
-          const double v = reps[r].methods[m].estimates[e];
-          stats.add(v);
-          const double d = v - reps[r].uncalibrated[e];
-          gain.add(est_higher[e] ? d : -d);
-        }
-        MethodStat s;
-        s.key = cc.estimators[e].label;
-        s.mean = stats.mean();
-        s.sd = stats.sd();
-        s.improvement = gain.mean();
-        s.target = un.estimates[e].target;
-        for (const auto& rr : rec.rankings)
-          if (rr.estimator == s.key)
-            s.rank_disagreement =
-                static_cast<double>(rank_mismatch[e][m + 1]) / static_cast<double>(rr.replicates);
-        mr.estimates.push_back(s);
-      }
-      // Fitted scalars, by name, where every successful replicate has them in the same order.
-      const auto& first = reps[ok.front()].methods[m].parameters;
-      for (std::size_t p = 0; p < first.size(); ++p) {
-        RunningStats stats;
-        bool same = true;
-        for (std::size_t r : ok) {
-          const auto& ps = reps[r].methods[m].parameters;
-          if (ps.size() != first.size() || ps[p].name != first[p].name) {
-            same = false;
-            break;
-          }
-          stats.add(ps[p].value);
-        }
-        if (!same) continue;
-        MethodStat s;
-        s.key = first[p].name;
-        s.mean = stats.mean();
-        s.sd = stats.sd();
-        mr.parameters.push_back(s);
-      }
-      double seconds = 0.0;
-      for (std::size_t r : ok) seconds += reps[r].methods[m].seconds;
-      mr.fit_seconds = seconds / static_cast<double>(ok.size());
+    TruthStat s;
+    s.quantity = composed_quantities[j];
+    s.mean = stats.mean();
+    s.sd = stats.sd();
+    s.error = std::sqrt(err_sq / static_cast<double>(ok.size()));
+    if (uncal_truth.values[j]) {
+      const double d = s.mean - uncal_truth.values[j]->value;
+      s.improvement = higher_is_better(composed_quantities[j]) ? d : -d;
     }
-    rec.methods.push_back(std::move(mr));
+    mr.truth.push_back(s);
   }
+}
+
+// The estimators on method m's fitted replicates `ok`: mean, sd, the paired improvement over
+// the uncalibrated model, and how often they rank the method wrongly.
+void add_method_estimates(MethodRecord& mr, const CellReplicates& cell, std::size_t m,
+                          const std::vector<std::size_t>& ok, const Rankings& rankings) {
+  const RecalibrationCell& cc = cell.cell;
+  const auto& reps = cell.reps;
+  for (std::size_t e = 0; e < cc.estimators.size(); ++e) {
+    RunningStats stats, gain;
+    for (std::size_t r : ok) {
+      const double v = reps[r].methods[m].estimates[e];
+      stats.add(v);
+      const double d = v - reps[r].uncalibrated[e];
+      gain.add(cell.estimate_higher_better[e] ? d : -d);
+    }
+    MethodStat s;
+    s.key = cc.estimators[e].label;
+    s.mean = stats.mean();
+    s.sd = stats.sd();
+    s.improvement = gain.mean();
+    s.target = cc.estimators[e].estimator->target();
+    for (const auto& rr : rankings.records)
+      if (rr.estimator == s.key)
+        s.rank_disagreement =
+            static_cast<double>(rankings.mismatch[e][m + 1]) / static_cast<double>(rr.replicates);
+    mr.estimates.push_back(s);
+  }
+}
+
+// Fitted scalars, by name, where every fitted replicate has them in the same order.
+void add_fitted_parameters(MethodRecord& mr, const CellReplicates& cell, std::size_t m,
+                           const std::vector<std::size_t>& ok) {
+  const auto& reps = cell.reps;
+  const auto& first = reps[ok.front()].methods[m].parameters;
+  for (std::size_t p = 0; p < first.size(); ++p) {
+    RunningStats stats;
+    bool same = true;
+    for (std::size_t r : ok) {
+      const auto& ps = reps[r].methods[m].parameters;
+      if (ps.size() != first.size() || ps[p].name != first[p].name) {
+        same = false;
+        break;
+      }
+      stats.add(ps[p].value);
+    }
+    if (!same) continue;
+    MethodStat s;
+    s.key = first[p].name;
+    s.mean = stats.mean();
+    s.sd = stats.sd();
+    mr.parameters.push_back(s);
+  }
+}
+
+// Method m over its fitted replicates; the first failure's message when a fit failed.
+MethodRecord method_record(const CellReplicates& cell, std::size_t m,
+                           const ComposedTruth& uncal_truth, const Rankings& rankings) {
+  const MethodConfig& mc = cell.cell.methods[m];
+  MethodRecord mr;
+  mr.label = mc.label;
+  mr.name = mc.name;
+  mr.params = params_value(mc.params);
+  std::vector<std::size_t> ok;
+  for (std::size_t r = 0; r < cell.cell.replicates; ++r) {
+    const MethodOutcome& mo = cell.reps[r].methods[m];
+    if (mo.fitted) {
+      ok.push_back(r);
+    } else {
+      ++mr.failed_fits;
+      if (mr.failure.empty()) mr.failure = mo.failure;
+    }
+  }
+  mr.fits = ok.size();
+  if (ok.empty()) return mr;
+  add_method_truth(mr, cell, m, ok, uncal_truth);
+  add_method_estimates(mr, cell, m, ok, rankings);
+  add_fitted_parameters(mr, cell, m, ok);
+  double seconds = 0.0;
+  for (std::size_t r : ok) seconds += cell.reps[r].methods[m].seconds;
+  mr.fit_seconds = seconds / static_cast<double>(ok.size());
+  return mr;
+}
+
+RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::size_t c,
+                                       const Generator& generator,
+                                       const GroundTruth& generator_truth,
+                                       const ComposedTruth& uncal_truth,
+                                       const std::vector<ReplicateOutcome>& reps) {
+  const RecalibrationCell& cc = config.cells[c];
+  const CellReplicates cell(cc, reps);
+  RecalibrationCellRecord rec;
+  rec.cell = cell_header(cc, generator, generator_truth);
+  rec.fit_size = cc.fit_size;
+  rec.test_size = cc.test_size;
+  Rankings rankings = rank_models(cell, uncal_truth);
+  MethodRecord un = uncalibrated_record(cell, uncal_truth);
+  for (const RankingRecord& rr : rankings.records)
+    for (std::size_t e = 0; e < cc.estimators.size(); ++e)
+      if (cc.estimators[e].label == rr.estimator)
+        un.estimates[e].rank_disagreement =
+            static_cast<double>(rankings.mismatch[e][0]) / static_cast<double>(rr.replicates);
+  rec.methods.push_back(std::move(un));
+  for (std::size_t m = 0; m < cc.methods.size(); ++m)
+    rec.methods.push_back(method_record(cell, m, uncal_truth, rankings));
+  rec.rankings = std::move(rankings.records);
   return rec;
 }
 

@@ -1,4 +1,4 @@
-#include "report/verdict.hpp"
+#include "scenarios/decision/verdict.hpp"
 
 #include <algorithm>
 #include <cmath>

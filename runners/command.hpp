@@ -1,0 +1,48 @@
+#pragma once
+// A subcommand of `calbench`. Each declares itself beside its body: `add_NAME_command(app)` in
+// runners/NAME.cpp adds its options to the CLI11 app and returns the body main() runs when the
+// command line chose it, so main() reads as the table of contents of the command line.
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace calbench {
+
+struct Command {
+  CLI::App* app = nullptr;    // the subcommand, parsed by CLI11
+  std::function<int()> body;  // runs it; returns the exit status
+};
+
+// Runs the body of the command the command line chose. The library throws and never exits:
+// here its errors become exit statuses, 2 for bad input (each problem of a ConfigError on its
+// own line; InputError; NumericalError) and 1 for anything else.
+int run_chosen(const std::vector<Command>& commands);
+
+// ---- what the subcommands share --------------------------------------------------------------
+
+// Worker threads when no --threads is given: every core TBB sees.
+std::size_t default_threads();
+// --threads: in [1, 4096].
+CLI::Validator thread_range();
+// An unsigned 64-bit integer, range-checked on its text: CLI11 would otherwise read "-1" into
+// an unsigned option as 2^64 - 1.
+CLI::Validator uint64_text();
+// A directory option (--out, --plot): must not be empty.
+CLI::Validator directory_text();
+
+// The commands, each in runners/NAME.cpp.
+Command add_run_command(CLI::App& app);
+Command add_merge_command(CLI::App& app);
+Command add_slurm_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
+Command add_eval_command(CLI::App& app);
+Command add_fit_command(CLI::App& app);
+Command add_plan_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
+Command add_export_cases_command(CLI::App& app);
+Command add_recalibrate_command(CLI::App& app);
+
+}  // namespace calbench

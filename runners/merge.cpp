@@ -1,0 +1,94 @@
+#include <tbb/global_control.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/journal.hpp"
+#include "core/read_file.hpp"
+#include "report/result_set.hpp"
+#include "runners/command.hpp"
+#include "runners/run.hpp"
+#include "scenarios/registry.hpp"
+
+namespace calbench {
+namespace {
+
+// calbench merge: the shards' journals joined and replayed by one run of their config, which
+// computes nothing the shards recorded and writes the result set a single run writes.
+int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
+  std::vector<std::filesystem::path> journals(dirs.size());
+  std::string config_text;
+  std::size_t count = 0;
+  for (const auto& dir : dirs) {
+    const std::filesystem::path info_file = std::filesystem::path(dir) / "shard.json";
+    const FileBytes info_text = read_file(info_file);
+    if (!info_text) throw InputError(dir + " is not a shard of a run (no shard.json)");
+    nlohmann::json info;
+    try {
+      info = nlohmann::json::parse(info_text.bytes);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(info_file.string() + ": not valid JSON");
+    }
+    const auto shard = info.value("shard", std::size_t{0});
+    const auto shards = info.value("shards", std::size_t{0});
+    if (count == 0) count = shards;
+    if (shards != count || shards != dirs.size() || shard < 1 || shard > shards)
+      throw InputError(info_file.string() + ": shard " + std::to_string(shard) + " of " +
+                       std::to_string(shards) + ", but " + std::to_string(dirs.size()) +
+                       " shard directories were given: merge takes every shard of one run once");
+    if (!journals[shard - 1].empty())
+      throw InputError(dir + ": shard " + std::to_string(shard) + " is given twice");
+    journals[shard - 1] = std::filesystem::path(dir) / "journal.bin";
+    const std::filesystem::path shard_config = std::filesystem::path(dir) / "config.json";
+    const FileBytes text = read_file(shard_config);
+    if (!text)
+      throw InputError(shard_config.string() + ": cannot read the config the shard ran (" +
+                       text.error.message() + ")");
+    if (config_text.empty()) config_text = text.bytes;
+    if (text.bytes != config_text)
+      throw InputError(dir + "/config.json differs from " + dirs.front() +
+                       "/config.json: the shards are of different runs");
+  }
+  const std::string config_file = (std::filesystem::path(dirs.front()) / "config.json").string();
+  std::unique_ptr<ExperimentBase> config = load_experiment(config_file);
+  if (options.out) config->output.directory = *options.out;
+  module_of(*config);
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
+  const std::string shown_out = config->output.directory.string();
+  ResultSetTransaction results_set(config->output.directory);
+  if (results_set.previous_journal()) results_set.discard_previous();
+  const std::string identity = run_identity(*config);
+  merge_shards(journals, identity, results_set.journal_path());
+  TaskJournal journal = TaskJournal::resume(results_set.journal_path(), identity);
+  options.shard.reset();
+  std::string command = "calbench merge";
+  for (const auto& dir : dirs) command += " " + dir;
+  return execute(config_file, *config, shown_out, results_set, journal, options,
+                 command + " --out " + shown_out);
+}
+
+}  // namespace
+
+Command add_merge_command(CLI::App& app) {
+  struct Arguments {
+    std::vector<std::string> dirs;
+    RunOptions options;
+  };
+  auto a = std::make_shared<Arguments>();
+  a->options.threads = default_threads();
+  auto* merge = app.add_subcommand(
+      "merge", "join the shards of one run (calbench run --shard I/N) into its result set");
+  merge->add_option("SHARD_DIRS", a->dirs, "every shard's directory, in any order")->required();
+  merge->add_option("--out", a->options.out, "output directory (overrides output.directory)")
+      ->check(directory_text());
+  merge->add_option("--threads", a->options.threads, "worker threads (default: all cores)")
+      ->check(thread_range());
+  merge->add_flag("--quiet", a->options.quiet, "no progress and no summary table");
+  return {merge, [a] { return merge_command(a->dirs, a->options); }};
+}
+
+}  // namespace calbench
