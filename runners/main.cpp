@@ -23,6 +23,7 @@
 #include "core/journal.hpp"
 #include "core/read_file.hpp"
 #include "core/rng.hpp"
+#include "core/stop_request.hpp"
 #include "core/version.hpp"
 #include "report/listing.hpp"
 #include "report/result_set.hpp"
@@ -41,13 +42,11 @@
 namespace calbench {
 namespace {
 
-// SIGINT and SIGTERM ask the run to stop: no task starts, the running ones finish and are
-// journaled, and the run exits 128 + the signal with the command that resumes it. The handler
-// is reset after the first signal, so a second one ends the process at once (the journal
-// survives that too: a torn last record is dropped on resume).
-std::atomic<bool> stop_requested{false};
-volatile std::sig_atomic_t stop_signal = 0;
-static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
+// SIGINT and SIGTERM ask the run to stop (core/stop_request.hpp): no task starts, the running
+// ones finish and are journaled, and the run exits 128 + the signal with the command that
+// resumes it. A second signal ends the process at once, after killing the external commands
+// still running (the journal survives that too: a torn last record is dropped on resume).
+std::atomic<bool>& stop_requested = stop_flag();
 
 // Renders DIR/report/index.html (runners/report.hpp). Without python3 or its packages: one
 // warning, and the run still succeeds; a failure of the report itself is an error (status 1),
@@ -73,20 +72,6 @@ int write_report(const std::filesystem::path& dir, bool quiet,
             << " are complete):\n"
             << outcome.message << '\n';
   return 1;
-}
-
-extern "C" void request_stop(int signal) {
-  stop_signal = signal;
-  stop_requested.store(true);
-}
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 enum class Continue { no, resume, restart };
@@ -161,7 +146,7 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
             ResultSetTransaction& results_set, TaskJournal& journal, const RunOptions& options,
             const std::string& resume_command) {
   const ScenarioModule& scenario = module_of(config);
-  install_stop_handlers();
+  install_stop_signal_handlers();
   Progress progress(config.name, !options.quiet);
   RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
@@ -177,7 +162,7 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
   } catch (const Interrupted&) {
     progress.finish();
     results_set.keep_journal(true);
-    const int signal = stop_signal;
+    const int signal = stop_signal_number();
     std::cerr << "calbench: stopped by " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << "; "
               << journal.records() << " finished tasks are kept in " << journal.path().string()
               << "\nresume with: " << resume_command << "\n";
@@ -237,7 +222,11 @@ int run_command(const std::string& file, const RunOptions& options) {
   const std::string shown_out = config->output.directory.string();
 
   // Before anything is created: what the run needs must fit (config/preflight.hpp).
-  preflight(*config, options.threads, physical_memory_bytes());
+  preflight(*config, options.threads, available_memory_bytes());
+  if (const double seconds = estimated_seconds(estimate_run(*config), options.threads);
+      seconds > time_warning_seconds && !options.quiet)
+    std::cerr << "calbench: pre-flight: this run may take up to about " << duration_text(seconds)
+              << " on " << options.threads << " threads (a rough upper estimate; docs/config.md)\n";
   // Before any computation: the lock, a writable place for the results, the journal.
   ResultSetTransaction results_set(config->output.directory);
   const std::string identity = run_identity(*config);
@@ -278,8 +267,13 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
     } catch (const nlohmann::json::exception&) {
       throw InputError(info_file.string() + ": not valid JSON");
     }
-    const auto shard = info.value("shard", std::size_t{0});
-    const auto shards = info.value("shards", std::size_t{0});
+    // Whole numbers only: "shard": 2.7 was read as shard 2, "shard": "2" was a raw type error.
+    for (const char* key : {"shard", "shards"})
+      if (!info.is_object() || !info.contains(key) || !info[key].is_number_unsigned())
+        throw InputError(info_file.string() + ": /" + key + ": expected an integer >= 1, found " +
+                         (info.is_object() && info.contains(key) ? info[key].dump() : "nothing"));
+    const auto shard = info["shard"].get<std::size_t>();
+    const auto shards = info["shards"].get<std::size_t>();
     if (count == 0) count = shards;
     if (shards != count || shards != dirs.size() || shard < 1 || shard > shards)
       throw InputError(info_file.string() + ": shard " + std::to_string(shard) + " of " +
@@ -288,6 +282,12 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
     if (!journals[shard - 1].empty())
       throw InputError(dir + ": shard " + std::to_string(shard) + " is given twice");
     journals[shard - 1] = std::filesystem::path(dir) / "journal.bin";
+    if (const std::string kind = special_file_kind(journals[shard - 1]);
+        !kind.empty() || !std::filesystem::exists(journals[shard - 1]))
+      throw InputError(journals[shard - 1].string() + ": the shard's journal is " +
+                       (kind.empty() ? std::string("missing") : kind) +
+                       ": rerun the shard (calbench run CONFIG --shard " + std::to_string(shard) +
+                       "/" + std::to_string(shards) + ")");
     const std::filesystem::path shard_config = std::filesystem::path(dir) / "config.json";
     const FileBytes text = read_file(shard_config);
     if (!text)
@@ -302,6 +302,14 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   std::unique_ptr<ExperimentBase> config = load_experiment(config_file);
   if (options.out) config->output.directory = *options.out;
   module_of(*config);
+  // The merged set replaces OUT whole: OUT must not be one of the shards it reads.
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(dir, config->output.directory, ec))
+      throw OutputError("the output directory " + config->output.directory.string() +
+                        " is the shard " + dir +
+                        ": merge replaces its output whole; choose another --out");
+  }
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
   ResultSetTransaction results_set(config->output.directory);
@@ -556,8 +564,16 @@ int main(int argc, char** argv) {
     if (*merge) return merge_command(merge_dirs, merge_options);
     if (*slurm) return run_slurm(slurm_options, std::cout);
     if (*validate) {
+      // Every check `run` makes before it computes (docs/config.md): the pre-flight for the
+      // default --threads and the solving of targets.
       const auto config = load_experiment(config_file);
-      std::cout << module_of(*config).describe(*config);
+      const ScenarioModule& scenario = module_of(*config);
+      preflight(*config, threads, available_memory_bytes());
+      scenario.prepare(*config);
+      std::cout << scenario.describe(*config);
+      std::cout << "estimated time: up to about "
+                << duration_text(estimated_seconds(estimate_run(*config), threads)) << " on "
+                << threads << " threads (pre-flight, a rough upper estimate)\n";
       return 0;
     }
     if (*list) {

@@ -92,6 +92,8 @@ std::vector<const GroundTruth*> cell_truths(const std::vector<const CellBase*>& 
                                            : &cache.get(*generators[c], cells[c]->truth);
     } catch (const std::bad_alloc&) {
       throw;
+    } catch (const Interrupted&) {
+      throw;  // a stop request (core/stop_request.hpp), not a numerical failure
     } catch (const std::exception& e) {
       // Boost.Math's overflow, domain and evaluation errors: the parameters are outside what
       // the truth engine evaluates (docs/config.md, "Parameter bounds").

@@ -145,6 +145,14 @@ std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key) 
   return static_cast<std::size_t>(*n);
 }
 
+void check_estimator_classes(ObjectReader& top, const ParsedGenerator& generator,
+                             const std::vector<EstimatorConfig>& estimators) {
+  const std::size_t classes = spec_classes(generator.spec);
+  for (std::size_t i = 0; i < estimators.size(); ++i)
+    if (const auto problem = estimators[i].estimator->classes_problem(classes))
+      top.problems().add(pointer_join(top.pointer_to("estimators"), i), *problem);
+}
+
 std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top) {
   const Json* value = top.require("generator", "an object {\"family\": ..., ...}");
   if (value == nullptr) return std::nullopt;

@@ -116,6 +116,10 @@ std::unique_ptr<ExperimentBase> parse_experiment(const nlohmann::ordered_json& d
 std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key);
 std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top);
 std::optional<TruthSettings> parse_truth_section(ObjectReader& top);
+// Each estimator that cannot take the generator's number of classes (Estimator::classes_problem)
+// as a problem at /estimators/I: the run would stop at its first estimate.
+void check_estimator_classes(ObjectReader& top, const ParsedGenerator& generator,
+                             const std::vector<EstimatorConfig>& estimators);
 // Fills the common part of a cell whose sections all parsed.
 void set_cell_base(CellBase& cell, std::size_t replicates, ParsedGenerator generator,
                    const TruthSettings& truth);
