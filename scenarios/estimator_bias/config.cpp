@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
-#include "config/registry.hpp"
 #include "estimators/binning.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/external.hpp"
+#include "scenarios/common.hpp"
 
 namespace calbench {
 namespace {

@@ -1,6 +1,8 @@
 #include "scenarios/recalibration/config.hpp"
 
-#include "config/registry.hpp"
+#include "estimators/estimators_json.hpp"
+#include "recalibrators/recalibrators_json.hpp"
+#include "scenarios/common.hpp"
 
 namespace calbench {
 namespace {

@@ -14,10 +14,9 @@
 #include <vector>
 
 #include "config/json_support.hpp"
-#include "config/registry.hpp"
 #include "core/value.hpp"
-#include "estimators/estimator.hpp"
 #include "generators/generator.hpp"
+#include "generators/generators_json.hpp"
 #include "truth/target_solver.hpp"
 #include "truth/truth_settings.hpp"
 
@@ -116,10 +115,6 @@ std::unique_ptr<ExperimentBase> parse_experiment(const nlohmann::ordered_json& d
 std::optional<std::size_t> parse_count(ObjectReader& top, std::string_view key);
 std::optional<ParsedGenerator> parse_generator_section(ObjectReader& top);
 std::optional<TruthSettings> parse_truth_section(ObjectReader& top);
-// Each estimator that cannot take the generator's number of classes (Estimator::classes_problem)
-// as a problem at /estimators/I: the run would stop at its first estimate.
-void check_estimator_classes(ObjectReader& top, const ParsedGenerator& generator,
-                             const std::vector<EstimatorConfig>& estimators);
 // Fills the common part of a cell whose sections all parsed.
 void set_cell_base(CellBase& cell, std::size_t replicates, ParsedGenerator generator,
                    const TruthSettings& truth);
