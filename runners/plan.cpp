@@ -5,7 +5,9 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <sstream>
+#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -52,6 +54,10 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
   } catch (const DomainError& e) {
     // What the parser cannot see: a detect value out of the generator's reach.
     throw InputError(o.file + ": /question: " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(o.file +
+                     ": out of memory: the arrays are set by replicates x search.n_max x "
+                     "generator.classes and the truth's samples; lower them");
   }
 
   std::ostringstream text;
@@ -107,7 +113,12 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
   if (!o.out.empty()) {
     const auto doc = plan_result_json(config, result);
     require_finite_json(doc, o.out);
-    write_file_atomically(o.out, doc.dump(2) + "\n");
+    try {
+      write_file_atomically(o.out, doc.dump(2) + "\n");
+    } catch (const std::system_error& e) {
+      // A read-only or missing place is the user's to fix (exit 2), not a crash.
+      throw InputError("--out " + o.out + ": " + e.what());
+    }
     text << "wrote " << o.out << "\n";
   }
   out << text.str();

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/read_file.hpp"
 #include "data/npy.hpp"
 
 namespace calbench {
@@ -180,6 +181,10 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec))
     throw InputError(file.string() + ": cannot open the file (it is a directory)");
+  // A FIFO would block the stream's open forever, /dev/zero would be read without end.
+  if (const std::string special = special_file_kind(file); !special.empty())
+    throw InputError(file.string() + ": cannot open the file (it is " + special +
+                     ", not a regular file)");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string() + ": cannot open the file (missing or unreadable)");
   std::vector<double> p;

@@ -65,6 +65,12 @@ class Estimator {
   // Whether the estimator's population value is 0 for every calibrated model (an error
   // measure): then a calibration test can be inverted into its interval (interval_methods.hpp).
   virtual bool vanishes_when_calibrated() const { return false; }
+  // Why the estimator cannot take samples of `classes` classes (scope binary needs K = 2), or
+  // nullopt. Configs check it for every cell before a run (and `validate`) starts, so a run
+  // never stops at its first estimate for it.
+  virtual std::optional<std::string> classes_problem(std::size_t /*classes*/) const {
+    return std::nullopt;
+  }
   // The squared error with its analytic variance, for estimators that have one (nullopt: none).
   virtual std::optional<SquaredErrorEstimate> squared_error(
       const Sample& /*sample*/, EstimatorWorkspace& /*workspace*/) const {

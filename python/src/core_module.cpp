@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <map>
 #include <mutex>
@@ -25,6 +26,7 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/stop_request.hpp"
 #include "core/version.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/convention.hpp"
@@ -108,6 +110,18 @@ py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t
                  std::uint64_t cell, std::uint64_t replicate, bool keep_truth) {
   const GeneratorArgument argument = read_generator(generator_text, "calbench.sample");
   if (n == 0) throw ConfigError({"calbench.sample: n = 0: must be >= 1"});
+  // p, y and c of n rows, and the sampler's copies: refused before drawing when they cannot fit
+  // (sample(G, 3e8) drew for 29 s before a MemoryError; 2**62 gave a raw vector error).
+  {
+    const double K = static_cast<double>(Generator(argument.spec).classes());
+    const double bytes = static_cast<double>(n) * (K * 4.0 * sizeof(double) + 16.0);
+    if (bytes > available_memory_bytes())
+      throw ConfigError({"calbench.sample: n = " + std::to_string(n) + ": the sample needs about " +
+                         gigabytes(bytes) + " of memory (n x classes " +
+                         std::to_string(static_cast<std::size_t>(K)) +
+                         " x 4 doubles) but the machine has " +
+                         gigabytes(available_memory_bytes()) + " available"});
+  }
   Sample out;
   {
     py::gil_scoped_release release;
@@ -131,21 +145,56 @@ py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t
   return py::make_tuple(p, y, c);
 }
 
+// Runs work() on a thread of its own while this one, Python's, checks for signals every 0.1 s
+// (as `run` below does): a handler's exception (KeyboardInterrupt) sets the process-wide stop
+// request (core/stop_request.hpp), which the truth engine's Monte Carlo polls every 1,024
+// draws, so Ctrl-C ends a truth() of minutes within a second; the exception is then raised.
+template <typename Work>
+void run_interruptibly(Work&& work) {
+  std::optional<py::error_already_set> signalled;
+  std::exception_ptr failure;
+  {
+    py::gil_scoped_release release;
+    clear_stop();
+    std::promise<void> finished;
+    std::future<void> done = finished.get_future();
+    std::thread worker([&] {
+      try {
+        work();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished.set_value();
+    });
+    while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (signalled) continue;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        signalled.emplace();
+        request_stop(SIGINT);
+      }
+    }
+    worker.join();
+    clear_stop();
+  }
+  if (signalled) throw *signalled;
+  if (failure) std::rethrow_exception(failure);
+}
+
 // [(quantity, value, method, error)] in the contract's order.
 std::vector<std::tuple<std::string, double, std::string, double>> truth(
     const std::string& generator_text, std::uint64_t stream) {
   GeneratorArgument argument = read_generator(generator_text, "calbench.truth");
   argument.truth.stream = stream;  // an independent Monte Carlo replica (TruthSettings::stream)
   GroundTruth values;
-  {
-    py::gil_scoped_release release;
+  run_interruptibly([&] {
     if (argument.solution && argument.solution->truth) {
       values = *argument.solution->truth;
     } else {
       const Generator generator(argument.spec);
       values = compute_truth(generator, argument.truth);
     }
-  }
+  });
   std::vector<std::tuple<std::string, double, std::string, double>> out;
   for (const Quantity q : all_quantities) {
     const TruthValue& v = values[q];
@@ -259,7 +308,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
   const ScenarioModule& scenario = module_of(*config);
   // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
-  preflight(*config, threads, physical_memory_bytes());
+  preflight(*config, threads, available_memory_bytes());
   std::optional<py::error_already_set> signalled;
   std::exception_ptr failure;
   {
@@ -271,6 +320,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
                         previous->string() + "): `calbench run CONFIG --out " + directory +
                         " --resume` continues it, --restart discards it");
     std::atomic<bool> stop{false};
+    clear_stop();
     RunControl control;
     control.stop = &stop;
     const auto start = std::chrono::steady_clock::now();
@@ -293,9 +343,11 @@ void run(const std::string& config_text, const std::string& source, const std::s
       if (PyErr_CheckSignals() != 0) {
         signalled.emplace();  // takes the handler's exception out of Python's error indicator
         stop = true;
+        request_stop(SIGINT);  // the truth engine's check points (core/stop_request.hpp)
       }
     }
     worker.join();
+    clear_stop();
     if (!signalled && !failure) {
       info.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
