@@ -451,6 +451,13 @@ int main(int argc, char** argv) {
   bench->add_option(
       "--estimators", bench_options.estimators,
       "none (the sampler alone) | first | baseline (default: the numpy baseline's set) | binned");
+  bench->add_option(
+      "--data", bench_options.data,
+      "time single evaluations of estimators on this CSV instead (docs/performance.md)");
+  bench->add_option("--estimator", bench_options.estimator,
+                    "with --data: a JSON estimator, repeatable (default: the heavy ones)");
+  bench->add_option("--repeat", bench_options.repeat, "with --data: evaluations per run")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
 
   EvalOptions eval_options;
   std::size_t eval_threads = threads;
@@ -467,9 +474,7 @@ int main(int argc, char** argv) {
                    "bootstrap and consistency resamples (default 1000)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   eval->add_option("--level", eval_options.level, "interval level (default 0.95)");
-  eval->add_option("--interval", eval_options.interval,
-                   "interval method: default (each estimator's), percentile, basic, bca, "
-                   "consistency, analytic (docs/intervals.md)");
+  eval->add_option("--interval", eval_options.interval, interval_help());
   eval->add_option("--jackknife-groups", eval_options.jackknife_groups,
                    "groups of BCa's grouped jackknife (default 100)")
       ->check(CLI::Range(std::size_t{2}, std::size_t{1'000'000}));
