@@ -31,4 +31,7 @@ struct EvalOptions {
 // bins; the columns of a run's reliability.csv after its key columns, docs/eval.md).
 int run_eval(const EvalOptions& options, std::ostream& out);
 
+// The --interval help: "default" and every method of interval_methods().
+std::string interval_help();
+
 }  // namespace calbench

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fft_convolution.hpp"
 #include "core/quantity.hpp"
 #include "core/sample.hpp"
 
@@ -28,6 +29,8 @@ struct EstimatorWorkspace {
   // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
   // masses, the sampled kernel, and the smoothed grids
   std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;
+  std::vector<double> window_residual, window_mass;  // the grid nodes a convolution reads
+  FftConvolution convolution;
   std::size_t grid_points = 0;  // size the two mass grids were last filled for (0: stale)
   // the binned family (estimators/binning.cpp, binned_ece.cpp): one scope's scores, each
   // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
