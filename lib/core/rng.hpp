@@ -89,11 +89,8 @@ using Engine = Xoshiro256pp;
 // (5) decisions/decision_value.cpp, (6) truth/reliability_curve.cpp; the resamples:
 // estimators/uncertainty.hpp; `calbench plan` (plan/sample_size_plan.cpp) uses the sample,
 // bootstrap and labels rows with cell 0 for every sample size it simulates (common random
-// numbers across n). `calbench fit` (docs/fit.md) draws its held-out split from
-// {seed, 0, 0, split} (fit/held_out_split.hpp), the verdict's fake samples from {seed, 0, r,
-// test} (fit/fit_verdict.hpp), and the predictions' fake samples and bootstrap resamples from
-// the sample and bootstrap rows with cell 1 + (size index) (fit/fit_predictions.hpp); 3 and
-// 9-11 belonged to purposes since removed. The truth streams share a purpose and are told apart by the
+// numbers across n). `split` is reserved for a fit/test split of given data; 3 and 9-11
+// belonged to purposes since removed. The truth streams share a purpose and are told apart by the
 // tag hashed into the seed word (a purpose each would be cleaner, but would change every truth
 // value's bits).
 enum class Purpose : std::uint32_t {
