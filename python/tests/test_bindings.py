@@ -189,7 +189,12 @@ class BindingsTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"^y: row 7: label 3 is out of range"):
             calbench.estimate({"name": "ece"}, p, wrong)
         with self.assertRaisesRegex(ValueError, r"^y: expected an integer array"):
-            calbench.estimate({"name": "ece"}, p, y.astype(float))
+            calbench.estimate({"name": "ece"}, p, y.astype(str))
+        # Whole floats are labels (numpy.loadtxt reads a CSV's labels so); others are not.
+        self.assertEqual(calbench.estimate({"name": "ece"}, p, y.astype(float)),
+                         calbench.estimate({"name": "ece"}, p, y))
+        with self.assertRaisesRegex(ValueError, r"^y: row 0: label 0.5 is not an integer"):
+            calbench.estimate({"name": "ece"}, p, y.astype(float) + 0.5)
         with self.assertRaisesRegex(ValueError, r"^y: expected a 1-D array of 50 labels"):
             calbench.estimate({"name": "ece"}, p, y[:10])
         with self.assertRaisesRegex(ValueError, r"calbench.run: /replicates: "):
