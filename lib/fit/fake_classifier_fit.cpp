@@ -200,7 +200,7 @@ FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& 
   else
     out.generator = out.spec;
   const Generator generator(out.generator);
-  out.truth = compute_truth(generator, TruthSettings{});
+  if (options.compute_truth) out.truth = compute_truth(generator, TruthSettings{});
 
   GoodnessOfFit& g = out.fit;
   g.rows = data.size;

@@ -46,6 +46,9 @@ struct FakeFitOptions {
   // and beta_binary. dirichlet: a single Dirichlet; dirichlet_mixture: 2..max_components.
   std::optional<FittedFamily> family;
   std::size_t max_components = 4;
+  // false: FakeClassifierFit::truth is left empty (a fit only judged by sampling, as the
+  // verdict's fit on the non-held-out rows is, need not pay for a Monte Carlo truth).
+  bool compute_truth = true;
 };
 
 // A family's fit on the joint likelihood of the scores f = p_1 and the labels (K = 2): the
