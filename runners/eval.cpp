@@ -137,10 +137,13 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   header.tables.push_back({"reliability.csv", curve_columns()});
   ReportRecord record;
   append_curve_rows("reliability.csv", {}, curves, record.rows);
+  // The table in reliability.csv, its meta block (no CSV comment lines) in summary.json.
   CsvReporter csv(dir);
-  csv.begin(header);
-  csv.record(record);
-  csv.end();
+  JsonReporter json(dir);
+  FanOut reporters({&csv, &json});
+  reporters.begin(header);
+  reporters.record(record);
+  reporters.end();
 }
 
 // Eval's phases on stderr (runners/progress.hpp): a line once a phase has run for 2 s, named

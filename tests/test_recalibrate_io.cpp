@@ -11,6 +11,7 @@
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
 #include "generators/generator.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 #include "temp_files.hpp"
 
 using namespace calbench;

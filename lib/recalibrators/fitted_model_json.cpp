@@ -6,6 +6,7 @@
 #include "recalibrators/recalibrators_json.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 #include "recalibrators/restore_model.hpp"
 
 namespace calbench {

@@ -71,7 +71,8 @@ def _meta_value(text: str) -> Any:
 
 
 def read_csv(path: str) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Reads a calbench CSV file; leading `# key: value` lines become its meta dict.
+    """Reads a calbench CSV file: (DataFrame, meta). Files start with their header line and
+    meta is {}; in files written before the tidy CSVs, leading `# key: value` lines are the meta.
 
     Only the comment lines before the header are meta; `comment="#"` also drops any later ones.
     """
