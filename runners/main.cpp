@@ -497,9 +497,10 @@ int main(int argc, char** argv) {
                   "auto (lowest AIC) | identity | temperature | power (default auto)")
       ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
   fit->add_option("--family", fit_options.family,
-                  "auto (lowest BIC, at K = 2 lowest joint AIC) | dirichlet | dirichlet_mixture | "
-                  "beta_binary (default auto)")
-      ->check(CLI::IsMember({"auto", "dirichlet", "dirichlet_mixture", "beta_binary"}));
+                  "auto (empirical when it fits) | empirical | parametric (lowest BIC, at K = 2 "
+                  "lowest joint AIC) | dirichlet | dirichlet_mixture | beta_binary (default auto)")
+      ->check(CLI::IsMember(
+          {"auto", "empirical", "parametric", "dirichlet", "dirichlet_mixture", "beta_binary"}));
   fit->add_option("--components", fit_options.components,
                   "the most Dirichlet mixture components tried (default 4; 1: none)")
       ->check(CLI::Range(1, 16));

@@ -22,6 +22,33 @@ awk 'BEGIN { s = 12345; for (i = 0; i < 400; i++) {
 grep -q "<- chosen" "$work/fit.out" || fail "no chosen map in: $(cat "$work/fit.out")"
 grep -q "total variation distance" "$work/fit.out" || fail "no histogram comparison"
 "$bin" validate "$work/fake.json" >/dev/null || fail "the written config does not validate"
+# The default family is empirical: its rows are written beside the config with their SHA-256,
+# the config runs, and a changed rows file is refused (exit 2, naming the pointer).
+grep -q '"family": "empirical"' "$work/fake.json" || fail "the default fit is not empirical"
+[ -s "$work/fake.rows.npy" ] || fail "no rows file beside the config"
+python3 - "$work/fake.json" <<'PY' || fail "the empirical config's rows: $(cat "$work/fake.json")"
+import hashlib, json, os, sys
+cfg = json.load(open(sys.argv[1]))
+g = cfg["generator"]
+rows = os.path.join(os.path.dirname(sys.argv[1]), g["rows"])
+assert g["rows"] == "fake.rows.npy", g["rows"]
+assert hashlib.sha256(open(rows, "rb").read()).hexdigest() == g["sha256"]
+PY
+python3 - "$work/fake.json" <<'PY' || fail "cannot shrink the config"
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+cfg["replicates"] = 20
+cfg["truth"] = {"samples": 400000}
+cfg["output"] = {"directory": sys.argv[1] + ".results"}
+json.dump(cfg, open(sys.argv[1], "w"))
+PY
+(cd "$work" && "$bin" run fake.json --quiet >/dev/null 2>"$work/run.err") ||
+  fail "the empirical config does not run: $(cat "$work/run.err")"
+mkdir -p "$work/elsewhere" && (cd "$work/elsewhere" && "$bin" validate ../fake.json >/dev/null) ||
+  fail "the rows file is not read relative to the config"
+printf 'x' >>"$work/fake.rows.npy"
+"$bin" validate "$work/fake.json" >/dev/null 2>"$work/sha.err"
+[ $? -eq 2 ] && grep -q "/generator/sha256" "$work/sha.err" || fail "changed rows file: $(cat "$work/sha.err")"
 "$bin" fit "$work/model.csv" --json --map temperature >"$work/fit.json" || fail "fit --json"
 python3 - "$work/fit.json" <<'PY' || fail "fit --json is not the documented JSON"
 import json, sys
@@ -53,7 +80,7 @@ awk 'BEGIN { s = 777; for (i = 0; i < 600; i++) {
   s = (s * 1103515245 + 12345) % 2147483648; v = (s % 100000) / 100000
   y = (v < f ^ 1.5) ? 1 : 0
   printf "%d,%.17g,%.17g\n", y, 1 - f, f } }' >"$work/binary.csv"
-"$bin" fit "$work/binary.csv" --json --out "$work/binary.json" >"$work/binary.out" 2>"$work/binary.err" ||
+"$bin" fit "$work/binary.csv" --family parametric --json --out "$work/binary.json" >"$work/binary.out" 2>"$work/binary.err" ||
   fail "binary fit exited $?: $(cat "$work/binary.err")"
 python3 - "$work/binary.out" <<'PY' || fail "binary fit --json: $(cat "$work/binary.out")"
 import json, sys
@@ -75,7 +102,7 @@ PY
   fail "--family dirichlet on binary data"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["generator"]["family"] == "dirichlet"' \
   "$work/binary_d.out" || fail "--family dirichlet did not give a dirichlet generator"
-"$bin" fit "$work/binary.csv" >"$work/binary.txt" || fail "binary fit, text"
+"$bin" fit "$work/binary.csv" --family parametric >"$work/binary.txt" || fail "binary fit, text"
 grep -q "beta_binary: p_1 ~ Beta(" "$work/binary.txt" || fail "no beta_binary table: $(cat "$work/binary.txt")"
 "$bin" fit "$work/model.csv" --family beta_binary --out "$work/k3.json" >/dev/null 2>"$work/k3.err"
 [ $? -eq 2 ] && grep -q "model.csv: .*K = 2" "$work/k3.err" || fail "beta_binary on K = 3: $(cat "$work/k3.err")"
