@@ -9,12 +9,13 @@
 #include <cstdio>
 #include <memory>
 
-#include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/ece_sweep.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/proper_scores.hpp"
+#include "experiment/experiment.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "scenarios/estimator_bias/run.hpp"

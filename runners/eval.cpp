@@ -10,18 +10,19 @@
 
 #include "config/finite_json.hpp"
 #include "config/json_support.hpp"
-#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/finite_guard.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/binned_reliability.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
 #include "report/value_format.hpp"
+#include "runners/estimator_list.hpp"
 
 namespace calbench {
 namespace {
@@ -29,37 +30,6 @@ namespace {
 struct Skipped {
   std::string name, reason;
 };
-
-// The --estimators value: a JSON array inline (it starts with '[') or the name of a file.
-std::vector<EstimatorConfig> requested_estimators(const std::string& value) {
-  const auto first = value.find_first_not_of(" \t\r\n");
-  const bool inline_json = first != std::string::npos && value[first] == '[';
-  const std::string source = inline_json ? std::string("--estimators") : value;
-  Problems problems;
-  const Json document =
-      inline_json ? parse_json_source(value, source, problems) : read_json_file(value, problems);
-  if (!document.is_array() || document.empty())
-    problems.add("",
-                 "expected a non-empty array of estimators like a config's \"estimators\", "
-                 "found " +
-                     describe(document));
-  std::vector<EstimatorConfig> out;
-  std::map<std::string, std::size_t> seen;
-  if (document.is_array())
-    for (std::size_t i = 0; i < document.size(); ++i) {
-      Json resolved;
-      const std::string pointer = pointer_join("", i);
-      auto config = parse_estimator(document[i], pointer, problems, resolved);
-      if (!config) continue;
-      if (const auto [it, fresh] = seen.emplace(config->label, i); !fresh)
-        problems.add(pointer, "duplicate label " + quote(config->label) + ", also the label of " +
-                                  pointer_join("", it->second) +
-                                  "; give one of them a distinct \"label\"");
-      out.push_back(std::move(*config));
-    }
-  if (!problems.empty()) throw ConfigError(problems.render(source));
-  return out;
-}
 
 // Every registry row with its defaults; rows whose defaults do not apply are skipped, and so
 // are quadratic ones: each estimator runs on 2 x resamples resampled data sets.

@@ -6,11 +6,11 @@
 #include <system_error>
 #include <vector>
 
-#include "config/registry.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "data/npy.hpp"
 #include "estimators/convention.hpp"
+#include "estimators/estimators_json.hpp"
 #include "truth/plugin_truth.hpp"
 
 namespace calbench {

@@ -1,8 +1,11 @@
 #include "runners/fit.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <variant>
@@ -17,6 +20,10 @@
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
 #include "fit/fake_classifier_fit.hpp"
+#include "fit/fit_predictions.hpp"
+#include "fit/fit_verdict.hpp"
+#include "fit/held_out_split.hpp"
+#include "runners/estimator_list.hpp"
 
 namespace calbench {
 namespace {
@@ -135,6 +142,172 @@ nlohmann::ordered_json runnable_config(const FitOptions& o, const FakeClassifier
           {"output", {{"directory", "results/" + name}}}};
 }
 
+// The estimators of the verdict, the predictions and the written config unless --estimators
+// says otherwise: the 15-bin ECE with equal-width and equal-mass bins, the debiased ECE and
+// smooth ECE.
+constexpr const char* default_estimators =
+    R"([{"name": "ece", "bins": 15}, {"name": "ece", "bins": 15, "binning": "equal_mass"},
+        {"name": "ece_debiased"}, {"name": "smooth_ece"}])";
+
+std::vector<LabelledEstimator> labelled(const std::vector<EstimatorConfig>& configs) {
+  std::vector<LabelledEstimator> out;
+  for (const auto& c : configs) out.push_back({c.label, c.estimator.get()});
+  return out;
+}
+
+// 200, 1,000, the data's n and 4 n, ascending without repeats.
+std::vector<std::size_t> default_sizes(std::size_t n) {
+  std::vector<std::size_t> out = {200, 1000, n, 4 * n};
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Data no fake classifier can be fitted to, refused before any fit with what is wrong: too few
+// rows to split; a calibration function needs labels of at least two classes, and a confidence
+// distribution needs outputs that vary (a constant classifier's rows, uniform or confident, make
+// every Dirichlet likelihood unbounded).
+void check_fit_input(const Sample& data, const std::string& file) {
+  if (data.size < 2)
+    throw InputError(file + ": fit needs at least 2 rows, found " + std::to_string(data.size));
+  const auto label = data.label.front();
+  if (std::all_of(data.label.begin(), data.label.end(), [&](auto y) { return y == label; }))
+    throw InputError(file + ": every one of the " + std::to_string(data.size) +
+                     " labels is class " + std::to_string(label) +
+                     ": fit needs labels of at least two classes to fit a calibration function");
+  const std::size_t K = data.classes;
+  bool constant = true;
+  for (std::size_t i = 1; i < data.size && constant; ++i)
+    constant = std::equal(data.p.begin(), data.p.begin() + static_cast<std::ptrdiff_t>(K),
+                          data.p.begin() + static_cast<std::ptrdiff_t>(i * K));
+  if (constant) {
+    std::string row;
+    for (std::size_t k = 0; k < K && k < 4; ++k)
+      row.append(k == 0 ? "" : ", ").append(format_double(data.p[k]));
+    throw InputError(file + ": all " + std::to_string(data.size) +
+                     " rows have the same probabilities (" + row + (K > 4 ? ", ..." : "") +
+                     "): a constant classifier has no confidence distribution to fit; "
+                     "`calbench eval` measures its calibration");
+  }
+}
+
+// The fit, with a failure on these data (a domain error, or a numerical library's exception on
+// degenerate rows) reported as bad input naming the file and the rows fitted.
+FakeClassifierFit fit_or_explain(const Sample& rows, const FakeFitOptions& options,
+                                 const std::string& file, const std::string& which) {
+  try {
+    return fit_fake_classifier(rows, options);
+  } catch (const DomainError& error) {
+    throw InputError(file + ": " + error.what());
+  } catch (const std::exception& error) {
+    throw InputError(file + ": no fake classifier could be fitted to " + which + ": " +
+                     error.what());
+  }
+}
+
+nlohmann::ordered_json verdict_json(const FitVerdict& v) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const VerdictCheck& c : v.checks)
+    checks.push_back(
+        {{"check", c.name},
+         {"kind", std::string(to_string(c.kind))},
+         {"held_out", c.held_out},
+         {"fake", c.fake},
+         {"fake_sd", c.fake_sd},
+         {"se", c.se},
+         {"z", std::isfinite(c.z) ? nlohmann::ordered_json(c.z) : nlohmann::ordered_json(nullptr)},
+         {"p", c.p},
+         {"p_holm", c.p_adjusted},
+         {"floor", c.floor},
+         {"fails", c.fails}});
+  return {{"verdict", v.good ? "GOOD" : "POOR"},
+          {"fit_rows", v.fit_rows},
+          {"held_out_rows", v.held_out_rows},
+          {"fake_samples", v.replicates},
+          {"family_alpha", v.family_alpha},
+          {"reasons", v.reasons},
+          {"checks", checks}};
+}
+
+nlohmann::ordered_json spread_json(const Spread& s) {
+  return {{"mean", s.mean}, {"sd", s.sd}, {"bias", s.bias}, {"bias_se", s.bias_se}};
+}
+
+nlohmann::ordered_json predictions_json(const FitPredictions& p,
+                                        const std::vector<EstimatorConfig>& estimators) {
+  nlohmann::ordered_json refs = nlohmann::ordered_json::object();
+  for (std::size_t e = 0; e < estimators.size(); ++e)
+    refs[estimators[e].label] = {
+        {"bias_against", p.references[e].own_population ? "own population value" : "target truth"},
+        {"value", p.references[e].value},
+        {"error", p.references[e].error},
+        {"estimate_on_data", p.data_estimates[e]}};
+  nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+  for (const Prediction& c : p.cells)
+    cells.push_back(
+        {{"estimator", estimators[c.estimator].label},
+         {"n", c.n},
+         {"fake", spread_json(c.fake)},
+         {"bootstrap", c.bootstrap ? spread_json(*c.bootstrap) : nlohmann::ordered_json(nullptr)},
+         {"sd_disagrees", c.sd_disagrees},
+         {"bias_disagrees", c.bias_disagrees}});
+  return {{"fake_samples", p.replicates},
+          {"bootstrap_resamples", p.resamples},
+          {"references", refs},
+          {"cells", cells}};
+}
+
+// A p-value for people: two significant digits ("0.0029", "3.1e-12").
+std::string format_p(double p) {
+  std::ostringstream out;
+  out << std::setprecision(2) << p;
+  return out.str();
+}
+
+void print_verdict(const FitVerdict& v, std::ostream& text) {
+  text << "\nverdict on " << v.held_out_rows << " held-out rows (the fake fitted on the other "
+       << v.fit_rows << "; " << v.replicates << " fake samples of " << v.held_out_rows
+       << " rows; Holm at " << format_double(v.family_alpha) << " beyond the floors):\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"check", "held-out", "fake", "SE", "z", "Holm p", "floor", ""}};
+  for (const VerdictCheck& c : v.checks)
+    rows.push_back({c.name + (c.kind == CheckKind::distance ? " (distance)" : ""),
+                    format_fixed(c.held_out, 4), format_fixed(c.fake, 4), format_fixed(c.se, 4),
+                    format_fixed(c.z, 1), format_p(c.p_adjusted), format_fixed(c.floor, 3),
+                    c.fails ? "FAILS" : ""});
+  text << aligned_columns(rows, "  ");
+  text << "verdict: " << (v.good ? "GOOD" : "POOR") << '\n';
+  for (const auto& r : v.reasons) text << "  " << r << '\n';
+}
+
+void print_predictions(const FitPredictions& p, const std::vector<EstimatorConfig>& estimators,
+                       std::size_t n, std::ostream& text) {
+  text << "\npredictions: the fake (" << p.replicates << " samples per n; bias against its "
+       << "truth) beside a bootstrap of the " << n << " rows (" << p.resamples
+       << " resamples of n rows; bias against the estimate on all rows):\n";
+  std::vector<std::vector<std::string>> rows = {{"estimator", "n", "fake mean", "fake sd",
+                                                 "fake bias", "boot mean", "boot sd", "boot bias",
+                                                 ""}};
+  for (const Prediction& c : p.cells) {
+    std::vector<std::string> row = {estimators[c.estimator].label, std::to_string(c.n),
+                                    format_fixed(c.fake.mean, 4), format_fixed(c.fake.sd, 4),
+                                    format_fixed(c.fake.bias, 4)};
+    if (c.bootstrap) {
+      row.insert(row.end(), {format_fixed(c.bootstrap->mean, 4), format_fixed(c.bootstrap->sd, 4),
+                             format_fixed(c.bootstrap->bias, 4)});
+      std::string flag;
+      if (c.sd_disagrees) flag = "sd differs";
+      if (c.bias_disagrees) flag += std::string(flag.empty() ? "" : ", ") + "bias differs";
+      row.push_back(flag);
+    } else {
+      row.insert(row.end(), {"-", "-", "-", "n > rows: only the fake answers"});
+    }
+    rows.push_back(std::move(row));
+  }
+  text << aligned_columns(rows, "  ");
+  text << "differs: beyond 3 Monte Carlo standard errors of the two (docs/fit.md)\n";
+}
+
 std::string truth_text(const TruthValue& v) {
   return format_fixed(v.value, 4) + " (" + std::string(to_string(v.method)) + ")";
 }
@@ -145,6 +318,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   const std::optional<FittedMap> map = parse_map(o.map);
   const Sample data =
       read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
+  check_fit_input(data, o.data);
   FakeFitOptions options;
   options.map = map;
   options.family = parse_family(o.family);
@@ -152,12 +326,29 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   options.empirical = o.family != "parametric" && o.map == "auto";
   options.max_components = o.components;
   options.seed = o.seed;
-  FakeClassifierFit fit;
-  try {
-    fit = fit_fake_classifier(data, options);
-  } catch (const DomainError& error) {
-    throw InputError(o.data + ": " + error.what());
-  }
+  const std::vector<EstimatorConfig> asked =
+      requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
+  const std::vector<LabelledEstimator> estimators = labelled(asked);
+
+  // The verdict judges a fake fitted on the other rows; the fake reported, predicted with and
+  // written is then fitted on all rows (as cross-validation judges a procedure).
+  const HeldOutSplit split = [&] {
+    try {
+      return split_rows(data, o.holdout, o.seed);
+    } catch (const DomainError& error) {
+      throw InputError(o.data + ": --holdout: " + error.what());
+    }
+  }();
+  VerdictSettings verdict_settings;
+  verdict_settings.replicates = o.verdict_replicates;
+  verdict_settings.seed = o.seed;
+  FakeFitOptions judged_options = options;
+  judged_options.compute_truth = false;  // judged by sampling only
+  const FakeClassifierFit judged =
+      fit_or_explain(split.fit, judged_options, o.data, "the fit rows");
+  const FitVerdict verdict = judge_fit(Generator(judged.generator), split.held_out, split.fit.size,
+                                       estimators, verdict_settings);
+  FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
   std::string rows_npy;  // the rows file's bytes, written beside --out
   if (auto* e = std::get_if<EmpiricalSpec>(&fit.generator); e != nullptr && !o.out.empty()) {
     const std::filesystem::path rows = rows_file_for(o.out);
@@ -166,6 +357,19 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     e->rows_sha256 =
         sha256_hex({reinterpret_cast<const unsigned char*>(rows_npy.data()), rows_npy.size()});
   }
+  const Generator fake(fit.generator);
+  PredictionSettings prediction_settings;
+  prediction_settings.sizes = o.sizes.empty() ? default_sizes(data.size) : o.sizes;
+  prediction_settings.replicates = o.replicates;
+  prediction_settings.resamples = o.resamples;
+  prediction_settings.seed = o.seed;
+  const FitPredictions predictions = [&] {
+    try {
+      return predict_estimators(fake, fit.truth, data, estimators, prediction_settings);
+    } catch (const DomainError& error) {
+      throw InputError(o.data + ": " + error.what());
+    }
+  }();
   const GoodnessOfFit& g = fit.fit;
   const TruthValue& accuracy = fit.truth[Quantity::accuracy];
   const TruthValue& ece = fit.truth[Quantity::ece_top_l1];
@@ -233,7 +437,9 @@ int run_fit(const FitOptions& o, std::ostream& out) {
            {{"value", ece.value}, {"method", to_string(ece.method)}, {"error", ece.error}}},
           {"ece_ew15_sample", g.fake_ece_sample},
           {"confidence_histogram", g.fake_histogram}}},
-        {"total_variation", g.total_variation}};
+        {"total_variation", g.total_variation},
+        {"verdict", verdict_json(verdict)},
+        {"predictions", predictions_json(predictions, asked)}};
     require_finite_json(doc, o.data);
     text << doc.dump(2) << '\n';
   } else {
@@ -330,9 +536,20 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     }
     text << aligned_columns(rows, "  ");
     text << "total variation distance: " << format_fixed(g.total_variation, 4) << '\n';
+    print_verdict(verdict, text);
+    print_predictions(predictions, asked, data.size, text);
+  }
+  if (!o.out.empty() && !verdict.good && !o.force) {
+    out << text.str();
+    std::cerr << "error: the verdict is POOR: " << o.out
+              << " not written (--force writes it anyway; docs/fit.md says what to do)\n";
+    return fit_refused_status;
   }
   if (!o.out.empty()) {
-    const auto config = runnable_config(o, fit);
+    auto config = runnable_config(o, fit);
+    config["provenance"] = {{"command", "calbench fit"}, {"data", o.data},
+                            {"rows", data.size},         {"seed", o.seed},
+                            {"holdout", o.holdout},      {"verdict", verdict_json(verdict)}};
     require_finite_json(config, o.out);
     if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
     write_file_atomically(o.out, config.dump(2) + "\n");

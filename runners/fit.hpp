@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace calbench {
 
@@ -12,16 +13,32 @@ struct FitOptions {
   std::string data;    // CSV, or NPY with `labels`
   std::string labels;  // NPY labels (required for NPY data)
   bool logits = false;
-  std::string map = "auto";  // auto | identity | temperature | power
-  std::string family = "auto";
-  std::size_t components = 4;  // the most mixture components tried (1: a single Dirichlet)  // auto
-                               // | dirichlet | beta_binary (beta_binary needs K = 2)
-  std::uint64_t seed = 0;      // of the fake sample in the comparison and of the written config
-  std::string out;             // a config file to write (estimator_bias on the fitted generator)
+  std::string map = "auto";     // auto | identity | temperature | power
+  std::string family = "auto";  // auto | dirichlet | dirichlet_mixture | beta_binary
+  std::size_t components = 4;   // the most mixture components tried (1: a single Dirichlet)
+  std::uint64_t seed = 0;       // of the split, the fake samples, the bootstrap, the config
+  std::string out;              // a config file to write (estimator_bias on the fitted generator)
   bool json = false;
+  // The verdict (lib/fit/fit_verdict.hpp): the fraction of rows held out and the fake samples
+  // at the held-out size.
+  double holdout = 0.2;
+  std::size_t verdict_replicates = 200;
+  // Predictions beside the bootstrap (lib/fit/fit_predictions.hpp): the estimators (empty: the
+  // written config's), the sample sizes (empty: 200, 1000, n and 4 n), fake samples and
+  // bootstrap resamples per size.
+  std::string estimators;
+  std::vector<std::size_t> sizes;
+  std::size_t replicates = 200;
+  std::size_t resamples = 200;
+  bool force = false;  // write --out even when the verdict is POOR
 };
 
+// The exit status of a POOR fit that --out would have written without --force.
+inline constexpr int fit_refused_status = 3;
+
 // Computes everything, then prints (and writes --out atomically): on an error nothing is written.
+// Returns 0, or fit_refused_status when the verdict is POOR, --out was asked and --force was not
+// (the tables are printed, the file is not written).
 int run_fit(const FitOptions& options, std::ostream& out);
 
 }  // namespace calbench

@@ -14,9 +14,6 @@
 #include <optional>
 #include <system_error>
 
-#include "config/experiment.hpp"
-#include "config/preflight.hpp"
-#include "config/registry.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -24,6 +21,8 @@
 #include "core/read_file.hpp"
 #include "core/rng.hpp"
 #include "core/version.hpp"
+#include "experiment/experiment.hpp"
+#include "experiment/preflight.hpp"
 #include "report/listing.hpp"
 #include "report/result_set.hpp"
 #include "runners/bench.hpp"
@@ -236,7 +235,7 @@ int run_command(const std::string& file, const RunOptions& options) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
 
-  // Before anything is created: what the run needs must fit (config/preflight.hpp).
+  // Before anything is created: what the run needs must fit (experiment/preflight.hpp).
   preflight(*config, options.threads, physical_memory_bytes());
   // Before any computation: the lock, a writable place for the results, the journal.
   ResultSetTransaction results_set(config->output.directory);
@@ -509,6 +508,28 @@ int main(int argc, char** argv) {
   fit->add_option("--out", fit_options.out,
                   "write an estimator_bias config on the fitted generator to this file");
   fit->add_flag("--json", fit_options.json, "print JSON instead of the tables");
+  fit->add_option("--holdout", fit_options.holdout,
+                  "fraction of rows held out for the verdict (default 0.2)");
+  fit->add_option("--verdict-samples", fit_options.verdict_replicates,
+                  "fake samples at the held-out size for the verdict (default 200)")
+      ->check(CLI::Range(2, 100000));
+  fit->add_option("--estimators", fit_options.estimators,
+                  "estimators of the verdict and predictions: names (ece,smooth_ece) or a JSON "
+                  "array like a config's, inline or a file (default: the written config's)");
+  fit->add_option("--sizes", fit_options.sizes,
+                  "sample sizes predicted, comma-separated (default 200,1000,n,4n)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{2}, std::size_t{100'000'000}));
+  fit->add_option("--replicates", fit_options.replicates,
+                  "fake samples per predicted size (default 200)")
+      ->check(CLI::Range(2, 100000));
+  fit->add_option("--resamples", fit_options.resamples,
+                  "bootstrap resamples per predicted size (default 200)")
+      ->check(CLI::Range(2, 100000));
+  fit->add_flag("--force", fit_options.force, "write --out even when the verdict is POOR");
+  std::size_t fit_threads = threads;
+  fit->add_option("--threads", fit_threads, "worker threads (default: all cores)")
+      ->check(CLI::Range(1, 4096));
 
   PlanOptions plan_options;
   std::size_t plan_threads = threads;
@@ -575,7 +596,10 @@ int main(int argc, char** argv) {
       if (status != 0 || eval_options.plot.empty()) return status;
       return write_report(eval_options.plot, eval_options.json, {"--eval"});
     }
-    if (*fit) return run_fit(fit_options, std::cout);
+    if (*fit) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, fit_threads);
+      return run_fit(fit_options, std::cout);
+    }
     if (*plan) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, plan_threads);
       return run_plan(plan_options, std::cout);

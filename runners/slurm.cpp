@@ -6,10 +6,10 @@
 #include <memory>
 #include <system_error>
 
-#include "config/experiment.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/read_file.hpp"
+#include "experiment/experiment.hpp"
 #include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
 

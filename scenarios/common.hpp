@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.hpp"
+#include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
 #include "report/cell_record.hpp"
 #include "report/reporter.hpp"

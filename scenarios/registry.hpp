@@ -18,7 +18,7 @@ const std::vector<ScenarioSyntax>& scenario_syntax();
 // The module of a parsed config (its `scenario`, which the parser checked).
 const ScenarioModule& module_of(const ExperimentBase& config);
 
-// A config file or document, parsed into its scenario's config (config/experiment.hpp).
+// A config file or document, parsed into its scenario's config (experiment/experiment.hpp).
 std::unique_ptr<ExperimentBase> load_experiment(const std::filesystem::path& file);
 std::unique_ptr<ExperimentBase> parse_experiment(const nlohmann::ordered_json& document,
                                                  const std::string& source);

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "config/experiment.hpp"
 #include "core/task_kernel.hpp"
+#include "experiment/experiment.hpp"
 #include "report/reporter.hpp"
 
 namespace calbench {

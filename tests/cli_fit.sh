@@ -2,6 +2,8 @@
 # calbench fit from the command line: a fit on a small CSV, the config it writes runs, JSON
 # output parses, and bad input exits 2 with nothing written (docs/fit.md).
 script=cli_fit usage="CALBENCH_BINARY"
+# Few fake samples and resamples where the verdict's and predictions' numbers are not tested.
+quick=(--replicates 5 --resamples 5 --sizes 100)
 # shellcheck source=tests/cli_common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 
@@ -17,7 +19,7 @@ awk 'BEGIN { s = 12345; for (i = 0; i < 400; i++) {
   y = (u < 0.7) ? top : (top + 1 + (s % 2)) % 3
   printf "%d,%.17g,%.17g,%.17g\n", y, pa, pb, pc } }' >"$work/model.csv"
 
-"$bin" fit "$work/model.csv" --out "$work/fake.json" >"$work/fit.out" 2>"$work/fit.err" ||
+"$bin" fit "$work/model.csv" --out "$work/fake.json" "${quick[@]}" >"$work/fit.out" 2>"$work/fit.err" ||
   fail "fit exited $?: $(cat "$work/fit.err")"
 grep -q "<- chosen" "$work/fit.out" || fail "no chosen map in: $(cat "$work/fit.out")"
 grep -q "total variation distance" "$work/fit.out" || fail "no histogram comparison"
@@ -49,7 +51,7 @@ mkdir -p "$work/elsewhere" && (cd "$work/elsewhere" && "$bin" validate ../fake.j
 printf 'x' >>"$work/fake.rows.npy"
 "$bin" validate "$work/fake.json" >/dev/null 2>"$work/sha.err"
 [ $? -eq 2 ] && grep -q "/generator/sha256" "$work/sha.err" || fail "changed rows file: $(cat "$work/sha.err")"
-"$bin" fit "$work/model.csv" --json --map temperature >"$work/fit.json" || fail "fit --json"
+"$bin" fit "$work/model.csv" --json --map temperature "${quick[@]}" >"$work/fit.json" || fail "fit --json"
 python3 - "$work/fit.json" <<'PY' || fail "fit --json is not the documented JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -71,6 +73,81 @@ head -1 "$work/model.csv" >"$work/one.csv"
 "$bin" fit "$work/model.csv" --map bogus >/dev/null 2>"$work/map.err"
 [ $? -eq 2 ] && grep -q "\-\-map" "$work/map.err" || fail "--map bogus: $(cat "$work/map.err")"
 
+# Data no fake can be fitted to (issue #23): exit 2, a message saying what is wrong, nothing
+# written. bad NAME PATTERN: fit NAME.csv --out, expect status 2 and PATTERN on stderr.
+bad() {
+  "$bin" fit "$work/$1.csv" --out "$work/$1.json" >/dev/null 2>"$work/$1.err"
+  local status=$?
+  [ "$status" -eq 2 ] && grep -q "$2" "$work/$1.err" || fail "$1: exit $status: $(cat "$work/$1.err")"
+  [ -e "$work/$1.json" ] && fail "$1: a config was written"
+  return 0
+}
+awk -F, '{ print 1 "," $2 "," $3 "," $4 }' "$work/model.csv" >"$work/one_class.csv"
+bad one_class "one_class.csv: every one of the 400 labels is class 1: fit needs labels of at least two classes"
+for K in 2 3 10; do  # a constant classifier with uniform rows, at several K
+  awk -v K=$K 'BEGIN { for (i = 0; i < 50; i++) { printf "%d", i % K
+    for (k = 0; k < K; k++) printf ",%.17g", 1 / K; printf "\n" } }' >"$work/uniform$K.csv"
+  bad uniform$K "uniform$K.csv: all 50 rows have the same probabilities"
+done
+awk 'BEGIN { for (i = 0; i < 50; i++) printf "%d,0.98,0.01,0.01\n", i % 3 }' >"$work/confident.csv"
+bad confident "confident.csv: all 50 rows have the same probabilities (0.98, 0.01, 0.01)"
+printf '0,1\n0,1\n1,1\n' >"$work/k1.csv"
+bad k1 "k1.csv: line 1: expected a label and at least 2 values"
+printf '0,0.3,0.7\n2,0.6,0.4\n1,0.5,0.5\n' >"$work/label_range.csv"
+bad label_range "label_range.csv: line 2: label 2 is out of range: must be 0 .. 1"
+printf '0,0.3,0.7\n1,nan,0.4\n1,0.5,0.5\n' >"$work/nan.csv"
+bad nan "nan.csv: line 2: value 1 is nan: must be finite"
+
+# The verdict and the predictions in --json, the same bytes on 1 and 2 threads.
+"$bin" fit "$work/model.csv" --json --threads 1 --sizes 100,400,800 --replicates 20 --resamples 20 \
+  --verdict-samples 20 >"$work/t1.json" || fail "fit --threads 1"
+"$bin" fit "$work/model.csv" --json --threads 2 --sizes 100,400,800 --replicates 20 --resamples 20 \
+  --verdict-samples 20 >"$work/t2.json" || fail "fit --threads 2"
+cmp -s "$work/t1.json" "$work/t2.json" || fail "fit --json differs between 1 and 2 threads"
+python3 - "$work/t1.json" <<'PY' || fail "fit --json: verdict or predictions not as documented"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d["verdict"]
+assert v["verdict"] in ("GOOD", "POOR") and v["held_out_rows"] == 80 and v["fit_rows"] == 320, v
+names = [c["check"] for c in v["checks"]]
+assert names == ["accuracy", "mean confidence", "ece_ew15", "ece_em15", "dece_em15", "smooth_ece",
+                 "confidence histogram", "reliability curve"], names
+assert (v["verdict"] == "POOR") == any(c["fails"] for c in v["checks"])
+p = d["predictions"]
+assert [(c["estimator"], c["n"]) for c in p["cells"]][:2] == [("ece_ew15", 100), ("ece_em15", 100)]
+for c in p["cells"]:
+    assert (c["bootstrap"] is None) == (c["n"] > 400), c
+    assert c["fake"]["sd"] > 0
+assert p["references"]["smooth_ece"]["bias_against"] == "own population value"
+assert p["references"]["ece_ew15"]["bias_against"] == "target truth"
+PY
+"$bin" fit "$work/model.csv" --json --estimators accuracy,brier --sizes 50 --replicates 10 \
+  --resamples 10 --verdict-samples 10 >"$work/names.json" || fail "--estimators as names"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [c["estimator"] for c in d["predictions"]["cells"]] == ["accuracy", "brier"]' \
+  "$work/names.json" || fail "--estimators accuracy,brier"
+"$bin" fit "$work/model.csv" --estimators bogus_metric >/dev/null 2>"$work/est.err"
+[ $? -eq 2 ] && grep -q "bogus_metric" "$work/est.err" || fail "--estimators bogus: $(cat "$work/est.err")"
+
+# A model that is always confidently wrong (accuracy 0, ECE about 0.95): POOR, --out refused
+# with exit status 3 and nothing written; --force writes it with the verdict recorded.
+awk 'BEGIN { s = 99; for (i = 0; i < 300; i++) {
+  s = (s * 1103515245 + 12345) % 2147483648; top = 0.9 + 0.09 * (s % 1000) / 1000
+  k = i % 3; for (j = 0; j < 3; j++) q[j] = (j == k) ? top : (1 - top) / 2
+  printf "%d,%.17g,%.17g,%.17g\n", (k + 1) % 3, q[0], q[1], q[2] } }' >"$work/wrong.csv"
+"$bin" fit "$work/wrong.csv" --out "$work/wrong.json" --verdict-samples 50 --replicates 10 \
+  --resamples 10 >"$work/wrong.out" 2>"$work/wrong.err"
+status=$?
+[ $status -eq 3 ] || fail "always wrong: exit $status, expected 3: $(cat "$work/wrong.err")"
+grep -q "verdict: POOR" "$work/wrong.out" || fail "always wrong: no POOR verdict: $(cat "$work/wrong.out")"
+grep -q "^  accuracy: held-out 0.0000" "$work/wrong.out" || fail "always wrong: accuracy not a reason"
+grep -q "wrong.json not written (--force" "$work/wrong.err" || fail "always wrong: $(cat "$work/wrong.err")"
+[ -e "$work/wrong.json" ] && fail "always wrong: a POOR config was written without --force"
+"$bin" fit "$work/wrong.csv" --out "$work/wrong.json" --force --verdict-samples 50 --replicates 10 \
+  --resamples 10 >/dev/null 2>"$work/wrong.err" || fail "--force: $(cat "$work/wrong.err")"
+"$bin" validate "$work/wrong.json" >/dev/null || fail "the --force config does not validate"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d["provenance"]["verdict"]; assert v["verdict"] == "POOR" and v["reasons"], v' \
+  "$work/wrong.json" || fail "the written config does not record the verdict"
+
 # Binary data (K = 2): 600 rows, the score f = p_1 skewed towards 1 with every tenth row exactly
 # 1 (a point mass), labels y = 1 with probability f^1.5. Only beta_binary has a point mass, so
 # the joint AIC must choose it; the written config runs it.
@@ -80,7 +157,7 @@ awk 'BEGIN { s = 777; for (i = 0; i < 600; i++) {
   s = (s * 1103515245 + 12345) % 2147483648; v = (s % 100000) / 100000
   y = (v < f ^ 1.5) ? 1 : 0
   printf "%d,%.17g,%.17g\n", y, 1 - f, f } }' >"$work/binary.csv"
-"$bin" fit "$work/binary.csv" --family parametric --json --out "$work/binary.json" >"$work/binary.out" 2>"$work/binary.err" ||
+"$bin" fit "$work/binary.csv" --family parametric --json --out "$work/binary.json" "${quick[@]}" >"$work/binary.out" 2>"$work/binary.err" ||
   fail "binary fit exited $?: $(cat "$work/binary.err")"
 python3 - "$work/binary.out" <<'PY' || fail "binary fit --json: $(cat "$work/binary.out")"
 import json, sys
@@ -98,11 +175,11 @@ assert [c["curve"] for c in d["curves"]] == ["identity", "polynomial", "logit_lo
 assert any(r.startswith("logistic") for r in d["rejected_curves"]), d["rejected_curves"]
 PY
 "$bin" validate "$work/binary.json" >/dev/null || fail "the written beta_binary config does not validate"
-"$bin" fit "$work/binary.csv" --family dirichlet --json >"$work/binary_d.out" ||
+"$bin" fit "$work/binary.csv" --family dirichlet --json "${quick[@]}" >"$work/binary_d.out" ||
   fail "--family dirichlet on binary data"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["generator"]["family"] == "dirichlet"' \
   "$work/binary_d.out" || fail "--family dirichlet did not give a dirichlet generator"
-"$bin" fit "$work/binary.csv" --family parametric >"$work/binary.txt" || fail "binary fit, text"
+"$bin" fit "$work/binary.csv" --family parametric "${quick[@]}" >"$work/binary.txt" || fail "binary fit, text"
 grep -q "beta_binary: p_1 ~ Beta(" "$work/binary.txt" || fail "no beta_binary table: $(cat "$work/binary.txt")"
 "$bin" fit "$work/model.csv" --family beta_binary --out "$work/k3.json" >/dev/null 2>"$work/k3.err"
 [ $? -eq 2 ] && grep -q "model.csv: .*K = 2" "$work/k3.err" || fail "beta_binary on K = 3: $(cat "$work/k3.err")"

@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/estimators_json.hpp"
+#include "experiment/experiment.hpp"
+#include "generators/generators_json.hpp"
 #include "report/listing.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/estimator_bias/run.hpp"

@@ -9,13 +9,14 @@
 #include <cmath>
 #include <memory>
 
-#include "config/experiment.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/running_stats.hpp"
 #include "decisions/decision_spec.hpp"
+#include "decisions/decision_tasks_json.hpp"
 #include "decisions/decision_value.hpp"
 #include "decisions/requirement.hpp"
+#include "experiment/experiment.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/decision/run.hpp"
 #include "scenarios/registry.hpp"

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/registry.hpp"
+#include "estimators/estimators_json.hpp"
 #include "temp_files.hpp"
 
 namespace {

@@ -12,9 +12,9 @@
 #include <random>
 #include <sstream>
 
-#include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/running_stats.hpp"
+#include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/estimator_bias/run.hpp"

@@ -12,7 +12,6 @@
 #include <tuple>
 #include <vector>
 
-#include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -21,6 +20,7 @@
 #include "estimators/interval_methods.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
+#include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"

@@ -13,10 +13,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/interval_methods.hpp"
 #include "plan/plan_json.hpp"
 #include "plan/sample_size_plan.hpp"

@@ -9,10 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "core/read_file.hpp"
+#include "experiment/experiment.hpp"
 #include "recalibrators/logit_scaling.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "report/listing.hpp"
 #include "scenarios/recalibration/run.hpp"

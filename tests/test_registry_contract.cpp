@@ -13,9 +13,13 @@
 
 #include "config/registry.hpp"
 #include "core/rng.hpp"
+#include "decisions/decision_tasks_json.hpp"
 #include "decisions/decision_value.hpp"
+#include "estimators/estimators_json.hpp"
 #include "generators/generator.hpp"
+#include "generators/generators_json.hpp"
 #include "recalibrators/recalibrator.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 
 using namespace calbench;
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "config/finite_json.hpp"
-#include "config/preflight.hpp"
 #include "core/error.hpp"
 #include "core/finite_guard.hpp"
+#include "experiment/preflight.hpp"
 #include "scenarios/common.hpp"
 #include "truth/quadrature_check.hpp"
 

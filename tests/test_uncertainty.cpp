@@ -8,11 +8,11 @@
 #include <cmath>
 #include <vector>
 
-#include "config/experiment.hpp"
 #include "core/error.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
+#include "experiment/experiment.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"
 

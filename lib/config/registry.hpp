@@ -1,19 +1,22 @@
 #pragma once
-// The registry: one explicit table per kind (estimators, recalibration methods, decision tasks,
-// miscalibration maps, generator families), the only place that knows both the names a config
-// uses and the domain types they stand for. No static self-registration: the linker silently
-// drops it from static libraries.
+// The registry mechanism: one explicit table per kind (estimators, recalibration methods,
+// decision tasks, miscalibration maps, generator families), the only place that knows both the
+// names a config uses and the domain types they stand for. No static self-registration: the
+// linker silently drops it from static libraries.
 //
 // Every row has the same shape, Row<Config>: a summary, typed parameter declarations, a
 // documented example, notes, and a build function. A parameter declaration (Param) both reads
 // its value (type, range, default filled into the resolved config, problems at the JSON
-// pointer) and documents it in `calbench list`, so each default is written once. The rows
-// themselves live beside their concepts (lib/estimators/*_json.cpp, ...); docs/extending.md
-// shows how to add one.
+// pointer) and documents it in `calbench list`, so each default is written once.
+//
+// This header knows no domain type: each kind's config type, rows, table and section parser
+// live beside its concept in lib/<kind>/<kind>_json.{hpp,cpp} (estimators_json,
+// recalibrators_json, decision_tasks_json, generators_json for families and maps), which
+// include this one. docs/extending.md shows how to add a row.
 #include <any>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,48 +25,9 @@
 
 #include "config/json_support.hpp"
 #include "core/error.hpp"
-#include "core/quantity.hpp"
 #include "core/value.hpp"
-#include "decisions/decision_spec.hpp"
-#include "estimators/estimator.hpp"
-#include "estimators/interval_methods.hpp"
-#include "generators/generator.hpp"
-#include "generators/miscalibration.hpp"
-#include "recalibrators/recalibrator.hpp"
-#include "truth/target_solver.hpp"
 
 namespace calbench {
-
-// ---- what the rows build -----------------------------------------------------------------------
-
-// A labelled entry of `estimators` and of `methods`: the row's name, the label results use
-// (unique within the experiment), every parameter in row order with defaults filled, and the
-// built component.
-struct EstimatorConfig {
-  std::string name;
-  std::string label;
-  std::vector<NamedParam> params;
-  std::shared_ptr<const Estimator> estimator;
-  IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
-};
-
-struct MethodConfig {
-  std::string name;
-  std::string label;  // never "uncalibrated"
-  std::vector<NamedParam> params;
-  std::shared_ptr<const Recalibrator> method;
-};
-
-// The label of the uncalibrated model in results; reserved.
-inline constexpr const char* uncalibrated_label = "uncalibrated";
-
-// A generator section as parsed: the spec and, when the dirichlet family was given a
-// `target`, the request. Until the target is solved (scenarios/common.hpp) the spec holds
-// placeholder parameters (alpha 1, map parameter 1).
-struct ParsedGenerator {
-  GeneratorSpec spec;
-  std::optional<DirichletTarget> target;
-};
 
 // ---- parameter declarations ------------------------------------------------------------------
 
@@ -208,46 +172,6 @@ R named(std::string name, R row) {
   return row;
 }
 
-// How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
-// ones only when asked for, since it evaluates every estimator on hundreds of resamples, and
-// so the external ones, which start a program per evaluation there.
-enum class Cost { n_log_n, quadratic, external };
-
-// What an estimator row adds: its cost, and the interval method used when none is asked for
-// (`intervals` in estimator_bias, `calbench eval`), chosen by the coverage measured in
-// configs/interval_coverage.json (docs/intervals.md).
-// Where the default method's coverage was measured more than 0.05 below nominal and no
-// other method did better (docs/intervals.md): `calbench eval` prints `text` beside the
-// interval when n <= n_max, K >= classes_min and, with when_rejected, the calibration test
-// rejects at 1 - level (the data look miscalibrated). Empty text: no such setting measured.
-struct CoverageCaveat {
-  std::string text;
-  bool when_rejected = true;
-  std::size_t n_max = static_cast<std::size_t>(-1);
-  std::size_t classes_min = 2;
-};
-
-struct EstimatorTraits {
-  Cost cost = Cost::n_log_n;
-  IntervalMethod interval = IntervalMethod::basic;
-  CoverageCaveat caveat;
-};
-
-using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;
-using RecalibratorEntry = Row<MethodConfig>;
-using DecisionEntry = Row<DecisionSpec>;
-using MapEntry = Row<MiscalibrationMap>;
-using FamilyEntry = Row<ParsedGenerator>;
-
-// The tables, each defined beside its concept: lib/estimators/estimators_json.cpp,
-// lib/recalibrators/recalibrators_json.cpp, lib/decisions/decision_tasks_json.cpp and
-// lib/generators/generators_json.cpp (maps and families).
-const std::vector<EstimatorEntry>& estimator_registry();
-const std::vector<RecalibratorEntry>& recalibrator_registry();
-const std::vector<DecisionEntry>& decision_registry();
-const std::vector<MapEntry>& map_registry();
-const std::vector<FamilyEntry>& family_registry();
-
 // ---- reading an object of a row ---------------------------------------------------------------
 
 // `fixed` followed by the keys of `params`: the keys an object of a registry row may have.
@@ -318,33 +242,6 @@ std::optional<typename R::Config> parse_registry_entry(const Json& entry,
   if (problems.size() != before) return std::nullopt;
   return config;
 }
-
-// The interval methods by their config names (`intervals.methods`, `calbench eval --interval`):
-// "default" (nullopt: each estimator's own, EstimatorTraits::interval) and every method.
-// Defined beside the estimator table (lib/estimators/estimators_json.cpp).
-using IntervalChoice = std::optional<IntervalMethod>;
-const std::vector<Choice<IntervalChoice>>& interval_choices();
-
-// Section parsers built on the rows. Each reports every problem at its JSON pointer, writes the
-// section with its defaults filled into `resolved`, and returns nullopt when it found problems.
-//   estimator entry: {"name": ..., "label": ..., params...}
-//   generator: {"family": ..., params..., "miscalibration": {"map": ..., params...}}
-std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
-                                               Problems& problems, Json& resolved);
-// One method object at `pointer`, exactly as an item of `methods` (wrappers included); scenario
-// decision's `recalibrator.method` uses it too.
-std::optional<MethodConfig> parse_recalibration_method(const Json& entry,
-                                                       const std::string& pointer,
-                                                       Problems& problems, Json& resolved);
-// A generator given by `target` comes back unsolved (ParsedGenerator::target set, the spec
-// a placeholder); config/experiment.cpp solves it per cell.
-std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
-                                               Problems& problems, Json& resolved);
-// The `miscalibration` object of a family (absent: default_miscalibration(), the identity),
-// resolved into it.
-const Json& default_miscalibration();
-std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
-                                                      std::optional<std::size_t> classes);
 
 // `{"KEY": "NAME", MEMBERS...}`: a row's documented example as a complete object.
 std::string example_object(std::string_view name_key, std::string_view name,

@@ -1,5 +1,7 @@
 // Registry rows of the decision tasks: parameters, documentation and construction of a
 // DecisionSpec from a `decision` object {"task": ..., PARAMS...}.
+#include "decisions/decision_tasks_json.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -7,6 +7,7 @@
 #include "estimators/binned_ece.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/ece_sweep.hpp"
+#include "estimators/estimators_json.hpp"
 
 namespace calbench {
 namespace {

@@ -1,5 +1,7 @@
 // Registry rows of the unbinned estimators (accuracy, brier, nll, smooth_ece, kde_ece,
 // kde_canonical, skce): parameters, documentation and construction from a config entry.
+#include "estimators/estimators_json.hpp"
+
 #include <memory>
 
 #include "config/registry.hpp"
@@ -307,6 +309,23 @@ const std::vector<Choice<IntervalChoice>>& interval_choices() {
     return out;
   }();
   return choices;
+}
+
+// ---- the section parser ------------------------------------------------------------------
+
+std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
+                                               Problems& problems, Json& resolved) {
+  auto config =
+      parse_registry_entry(entry, pointer, problems, resolved, "estimator", estimator_registry());
+  if (config)
+    for (const auto& row : estimator_registry())
+      if (row.name == config->name) config->interval = row.extra.interval;
+  // bias_corrected needs the estimator's bias model (the binned L1 errors); the other norms of
+  // the same rows fall back to consistency.
+  if (config && config->interval == IntervalMethod::bias_corrected &&
+      !config->estimator->has_finite_sample_bias())
+    config->interval = IntervalMethod::consistency;
+  return config;
 }
 
 }  // namespace calbench

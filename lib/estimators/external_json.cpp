@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "config/registry.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/external.hpp"
 
 namespace calbench {

@@ -226,7 +226,7 @@ FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& 
   }
   if (!fitted) fit_parametric(data, options, out);
   const Generator generator(out.generator);
-  out.truth = compute_truth(generator, TruthSettings{});
+  if (options.compute_truth) out.truth = compute_truth(generator, TruthSettings{});
 
   GoodnessOfFit& g = out.fit;
   g.rows = data.size;

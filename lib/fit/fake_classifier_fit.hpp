@@ -51,6 +51,9 @@ struct FakeFitOptions {
   // parametric choice above. False: the parametric choice only (`--family parametric`).
   bool empirical = true;
   EmpiricalFitOptions empirical_options;
+  // false: FakeClassifierFit::truth is left empty (a fit only judged by sampling, as the
+  // verdict's fit on the non-held-out rows is, need not pay for a Monte Carlo truth).
+  bool compute_truth = true;
 };
 
 // A family's fit on the joint likelihood of the scores f = p_1 and the labels (K = 2): the

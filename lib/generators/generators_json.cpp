@@ -1,5 +1,7 @@
 // Registry rows of the miscalibration maps and generator families: parameters,
 // documentation and construction of a GeneratorSpec from a `generator` object.
+#include "generators/generators_json.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -1077,6 +1079,40 @@ const std::vector<FamilyEntry>& family_registry() {
       named("empirical", empirical_family()),
   };
   return rows;
+}
+
+// ---- the section parser ------------------------------------------------------------------
+
+const Json& default_miscalibration() {
+  static const Json identity = {{"map", "identity"}};
+  return identity;
+}
+
+std::optional<MiscalibrationMap> parse_miscalibration(ObjectReader& family,
+                                                      std::optional<std::size_t> classes) {
+  const Json* value = family.find("miscalibration");
+  ObjectReader m(value != nullptr ? *value : default_miscalibration(),
+                 family.pointer_to("miscalibration"), family.problems());
+  auto map = parse_object(m, "map", "miscalibration map", map_registry(), classes);
+  family.set_resolved("miscalibration", m.take_resolved());
+  return map;
+}
+
+std::optional<ParsedGenerator> parse_generator(const Json& generator, const std::string& pointer,
+                                               Problems& problems, Json& resolved) {
+  ObjectReader g(generator, pointer, problems);
+  const std::size_t before = problems.size();
+  auto parsed = parse_object(g, "family", "family", family_registry());
+  resolved = g.take_resolved();
+  if (problems.size() != before || !parsed) return std::nullopt;
+  // The generator's own checks are the authority; ours above only give precise pointers.
+  try {
+    Generator check(parsed->spec);
+  } catch (const DomainError& error) {
+    problems.add(pointer, error.what());
+    return std::nullopt;
+  }
+  return parsed;
 }
 
 }  // namespace calbench

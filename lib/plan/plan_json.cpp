@@ -5,12 +5,13 @@
 #include <optional>
 #include <utility>
 
-#include "config/experiment.hpp"
-#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/version.hpp"
+#include "estimators/estimators_json.hpp"
+#include "experiment/experiment.hpp"
+#include "generators/generators_json.hpp"
 #include "truth/target_solver.hpp"
 
 namespace calbench {

@@ -1,5 +1,7 @@
 // Registry rows of the recalibration methods: parameters, documentation and construction from
 // a method object {"name": ..., PARAMS...}.
+#include "recalibrators/recalibrators_json.hpp"
+
 #include <memory>
 
 #include "config/registry.hpp"
@@ -314,6 +316,15 @@ const std::vector<RecalibratorEntry>& recalibrator_registry() {
       named("top_label_reduced", top_label_reduced_recalibrator()),
   };
   return rows;
+}
+
+// ---- the section parser ------------------------------------------------------------------
+
+std::optional<MethodConfig> parse_recalibration_method(const Json& entry,
+                                                       const std::string& pointer,
+                                                       Problems& problems, Json& resolved) {
+  return parse_registry_entry(entry, pointer, problems, resolved, "recalibration method",
+                              recalibrator_registry());
 }
 
 }  // namespace calbench

@@ -6,6 +6,10 @@
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "decisions/decision_tasks_json.hpp"
+#include "estimators/estimators_json.hpp"
+#include "generators/generators_json.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 
 namespace calbench {
 namespace {

@@ -41,25 +41,7 @@ double toms748(F f, double lo, double hi, double f_lo, double f_hi, double width
   return 0.5 * (a + b);
 }
 
-MiscalibrationMap make_map(TargetMap map, double parameter) {
-  if (map == TargetMap::temperature) return TemperatureMap{parameter};
-  return TopLabelMap{parameter};
-}
-
 }  // namespace
-
-DirichletSpec target_spec(const DirichletTarget& target, double alpha, double parameter) {
-  return DirichletSpec{target.classes, std::vector<double>(target.classes, alpha),
-                       make_map(target.map, parameter)};
-}
-
-std::string_view to_string(TargetDirection direction) {
-  return direction == TargetDirection::overconfident ? "overconfident" : "underconfident";
-}
-
-std::string_view to_string(TargetMap map) {
-  return map == TargetMap::temperature ? "temperature" : "top_label";
-}
 
 double solve_alpha_for_accuracy(std::size_t classes, double accuracy) {
   const double K = static_cast<double>(classes);

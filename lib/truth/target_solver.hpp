@@ -22,21 +22,11 @@
 
 #include "core/error.hpp"
 #include "generators/dirichlet.hpp"
+#include "generators/dirichlet_target.hpp"
 #include "truth/ground_truth.hpp"
 #include "truth/truth_settings.hpp"
 
 namespace calbench {
-
-enum class TargetDirection { overconfident, underconfident };
-enum class TargetMap { temperature, top_label };
-
-struct DirichletTarget {
-  std::size_t classes = 2;
-  double accuracy = 0.0;
-  double ece_top_l1 = 0.0;
-  TargetDirection direction = TargetDirection::overconfident;
-  TargetMap map = TargetMap::temperature;
-};
 
 struct TargetSolution {
   DirichletSpec spec;      // symmetric alpha and the solved map
@@ -81,13 +71,7 @@ class TargetSolver {
   std::map<std::string, TargetSolution> solutions_;
 };
 
-// The generator a target stands for at (alpha, T or gamma).
-DirichletSpec target_spec(const DirichletTarget& target, double alpha, double parameter);
-
 // The symmetric alpha with E[max c] = accuracy for K classes (TargetError if out of reach).
 double solve_alpha_for_accuracy(std::size_t classes, double accuracy);
-
-std::string_view to_string(TargetDirection direction);
-std::string_view to_string(TargetMap map);
 
 }  // namespace calbench

@@ -21,7 +21,6 @@
 #include <tuple>
 #include <vector>
 
-#include "config/preflight.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -29,6 +28,8 @@
 #include "data/model_outputs.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/estimator.hpp"
+#include "estimators/estimators_json.hpp"
+#include "experiment/preflight.hpp"
 #include "generators/generator.hpp"
 #include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
@@ -197,7 +198,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
   const ScenarioModule& scenario = module_of(*config);
-  // The command line's pre-flight (config/preflight.hpp): what cannot fit is refused before
+  // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
   preflight(*config, threads, physical_memory_bytes());
   std::optional<py::error_already_set> signalled;

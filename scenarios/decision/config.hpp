@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.hpp"
-#include "config/registry.hpp"
 #include "core/value.hpp"
 #include "decisions/decision_spec.hpp"
 #include "decisions/requirement.hpp"
+#include "experiment/experiment.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 
 namespace calbench {
 

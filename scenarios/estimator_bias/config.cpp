@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "config/registry.hpp"
 #include "estimators/binning.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/external.hpp"
 
 namespace calbench {

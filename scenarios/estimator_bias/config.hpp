@@ -6,7 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "config/experiment.hpp"
+#include "estimators/estimators_json.hpp"
+#include "experiment/experiment.hpp"
 #include "truth/reliability_curve.hpp"
 
 namespace calbench {

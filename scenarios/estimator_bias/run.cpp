@@ -18,6 +18,7 @@
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
 #include "estimators/binned_reliability.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/external.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/uncertainty.hpp"

@@ -1,6 +1,7 @@
 #include "scenarios/recalibration/config.hpp"
 
-#include "config/registry.hpp"
+#include "estimators/estimators_json.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 
 namespace calbench {
 namespace {

@@ -7,8 +7,9 @@
 #include <optional>
 #include <vector>
 
-#include "config/experiment.hpp"
-#include "config/registry.hpp"
+#include "estimators/estimators_json.hpp"
+#include "experiment/experiment.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 #include "truth/reliability_curve.hpp"
 
 namespace calbench {

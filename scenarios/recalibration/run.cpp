@@ -13,6 +13,7 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "recalibrators/recalibrators_json.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/task_codec.hpp"
 #include "truth/composed_truth.hpp"

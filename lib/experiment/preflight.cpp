@@ -1,4 +1,4 @@
-#include "config/preflight.hpp"
+#include "experiment/preflight.hpp"
 
 #include <unistd.h>
 

@@ -14,10 +14,9 @@
 #include <vector>
 
 #include "config/json_support.hpp"
-#include "config/registry.hpp"
 #include "core/value.hpp"
-#include "estimators/estimator.hpp"
 #include "generators/generator.hpp"
+#include "generators/generators_json.hpp"
 #include "truth/target_solver.hpp"
 #include "truth/truth_settings.hpp"
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/experiment.hpp"
+#include "experiment/experiment.hpp"
 
 namespace calbench {
 

@@ -1,12 +1,12 @@
-#include "config/experiment.hpp"
+#include "experiment/experiment.hpp"
 
 #include <algorithm>
 #include <map>
 
 #include "config/json_support.hpp"
-#include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "generators/generators_json.hpp"
 
 // How a config file becomes a scenario's config:
 // 1. The header is read (name, scenario, seed); the scenario's row of the scenario table gives
@@ -28,11 +28,16 @@ namespace {
 constexpr std::size_t max_cells = 100'000;
 
 // The keys of every scenario; the scenarios' own keys come from their rows.
-const std::vector<std::string> common_keys = {"name",      "scenario", "seed",  "replicates",
-                                              "generator", "truth",    "sweep", "output"};
+// "provenance" is free-form (an object) and never read: where the config came from, e.g. the
+// data and verdict of the `calbench fit` that wrote it (docs/fit.md); it stays in
+// config.resolved.json.
+const std::vector<std::string> common_keys = {"name",       "scenario",  "seed",
+                                              "replicates", "generator", "truth",
+                                              "sweep",      "output",    "provenance"};
 
 // Fixed for a whole experiment: they name it, seed it or say where it goes.
-const std::vector<std::string> common_fixed_keys = {"sweep", "name", "scenario", "seed", "output"};
+const std::vector<std::string> common_fixed_keys = {"sweep", "name",   "scenario",
+                                                    "seed",  "output", "provenance"};
 
 std::vector<std::string> all_keys(const std::vector<ScenarioSyntax>& scenarios,
                                   std::vector<std::string> ScenarioSyntax::*member,
@@ -496,6 +501,9 @@ std::unique_ptr<ExperimentBase> parse_document(const Json& document, const std::
   parse_name(top, fallback_name, header);
   const ScenarioSyntax* syntax = parse_scenario(top, scenarios, header);
   if (const auto seed = top.unsigned_integer("seed", 0, 0)) header.seed = *seed;
+  if (const Json* provenance = top.find("provenance"); provenance && !provenance->is_object())
+    problems.add(top.pointer_to("provenance"),
+                 "expected an object, found " + describe(*provenance));
   if (syntax != nullptr) reject_foreign_keys(top, *syntax, scenarios);
   // With no valid scenario the rest is still read, as the table's first scenario, so that every
   // other problem is reported too.

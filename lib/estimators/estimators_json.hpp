@@ -1,0 +1,71 @@
+#pragma once
+// Estimators as a config names them: the labelled entry a row builds (EstimatorConfig), what an
+// estimator row adds to the common Row (EstimatorTraits), the table and the section parser.
+// The rows live in estimators_json.cpp, binned_ece_json.cpp and external_json.cpp; the
+// mechanism in config/registry.hpp.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/json_support.hpp"
+#include "config/registry.hpp"
+#include "core/value.hpp"
+#include "estimators/estimator.hpp"
+#include "estimators/interval_methods.hpp"
+
+namespace calbench {
+
+// A labelled entry of `estimators`: the row's name, the label results use (unique within the
+// experiment), every parameter in row order with defaults filled, and the built estimator.
+struct EstimatorConfig {
+  std::string name;
+  std::string label;
+  std::vector<NamedParam> params;
+  std::shared_ptr<const Estimator> estimator;
+  IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
+};
+
+// How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
+// ones only when asked for, since it evaluates every estimator on hundreds of resamples, and
+// so the external ones, which start a program per evaluation there.
+enum class Cost { n_log_n, quadratic, external };
+
+// Where the default method's coverage was measured more than 0.05 below nominal and no
+// other method did better (docs/intervals.md): `calbench eval` prints `text` beside the
+// interval when n <= n_max, K >= classes_min and, with when_rejected, the calibration test
+// rejects at 1 - level (the data look miscalibrated). Empty text: no such setting measured.
+struct CoverageCaveat {
+  std::string text;
+  bool when_rejected = true;
+  std::size_t n_max = static_cast<std::size_t>(-1);
+  std::size_t classes_min = 2;
+};
+
+// What an estimator row adds: its cost, and the interval method used when none is asked for
+// (`intervals` in estimator_bias, `calbench eval`), chosen by the coverage measured in
+// configs/interval_coverage.json (docs/intervals.md), with its caveat.
+struct EstimatorTraits {
+  Cost cost = Cost::n_log_n;
+  IntervalMethod interval = IntervalMethod::basic;
+  CoverageCaveat caveat;
+};
+
+using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;
+
+// The table, in listing order.
+const std::vector<EstimatorEntry>& estimator_registry();
+
+// The interval methods by their config names (`intervals.methods`, `calbench eval --interval`):
+// "default" (nullopt: each estimator's own, EstimatorTraits::interval) and every method.
+using IntervalChoice = std::optional<IntervalMethod>;
+const std::vector<Choice<IntervalChoice>>& interval_choices();
+
+// One entry {"name": ..., "label": ..., params...} of `estimators` at `pointer`: reports every
+// problem at its JSON pointer, writes the entry with its defaults filled into `resolved`, and
+// returns nullopt when it found problems.
+std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::string& pointer,
+                                               Problems& problems, Json& resolved);
+
+}  // namespace calbench

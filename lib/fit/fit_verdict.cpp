@@ -1,0 +1,225 @@
+#include "fit/fit_verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/multiple_testing.hpp"
+#include "core/rng.hpp"
+#include "core/task_kernel.hpp"
+#include "estimators/binning.hpp"
+
+namespace calbench {
+namespace {
+
+// What one sample says: accuracy, mean confidence and each estimator (in that order), and the
+// per-bin counts of the confidence histogram and of the reliability curve.
+struct SampleStatistics {
+  std::vector<double> values;
+  std::vector<double> histogram;              // rows per confidence bin
+  std::vector<double> bin_rows, bin_correct;  // rows and correct rows per reliability bin
+};
+
+struct SimulationScratch {
+  Sample sample;
+  GeneratorScratch generator;
+  EstimatorWorkspace workspace;
+  std::vector<double> edges;
+};
+
+std::vector<double> bin_counts(const Sample& s, std::size_t bins, std::vector<double>& edges,
+                               const std::vector<double>* weights) {
+  equal_width_edges(bins, edges);
+  std::vector<double> out(bins, 0.0);
+  for (std::size_t i = 0; i < s.size; ++i)
+    out[equal_width_bin(s.confidence[i], edges)] += weights ? (*weights)[i] : 1.0;
+  return out;
+}
+
+SampleStatistics statistics(const Sample& s, std::span<const LabelledEstimator> estimators,
+                            const VerdictSettings& settings, SimulationScratch& scratch) {
+  SampleStatistics out;
+  const double n = static_cast<double>(s.size);
+  std::vector<double> correct(s.size);
+  double hits = 0.0, confidence = 0.0;
+  for (std::size_t i = 0; i < s.size; ++i) {
+    correct[i] = s.correct(i) ? 1.0 : 0.0;
+    hits += correct[i];
+    confidence += s.confidence[i];
+  }
+  out.values = {hits / n, confidence / n};
+  for (const LabelledEstimator& e : estimators)
+    out.values.push_back(e.estimator->estimate(s, scratch.workspace));
+  out.histogram = bin_counts(s, settings.histogram_bins, scratch.edges, nullptr);
+  out.bin_rows = bin_counts(s, settings.reliability_bins, scratch.edges, nullptr);
+  out.bin_correct = bin_counts(s, settings.reliability_bins, scratch.edges, &correct);
+  return out;
+}
+
+// (1/2) sum |a_b / |a| - b_b / |b||: total variation between two histograms of counts.
+double total_variation(std::span<const double> a, std::span<const double> b) {
+  double sa = 0.0, sb = 0.0, out = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) sa += a[i], sb += b[i];
+  for (std::size_t i = 0; i < a.size(); ++i) out += std::abs(a[i] / sa - b[i] / sb);
+  return 0.5 * out;
+}
+
+// sum_b (m_b / m) |acc_b - a_b| over the bins where both the sample and the reference have
+// rows: the sample's binned ECE against the reference curve.
+double reliability_distance(const SampleStatistics& s, std::span<const double> ref_rows,
+                            std::span<const double> ref_correct) {
+  double m = 0.0, out = 0.0;
+  for (double r : s.bin_rows) m += r;
+  for (std::size_t b = 0; b < s.bin_rows.size(); ++b)
+    if (s.bin_rows[b] > 0.0 && ref_rows[b] > 0.0)
+      out += std::abs(s.bin_correct[b] - s.bin_rows[b] * ref_correct[b] / ref_rows[b]);
+  return out / m;
+}
+
+struct MeanSd {
+  double mean = 0.0, sd = 0.0;
+};
+
+MeanSd mean_sd(std::span<const double> x) {
+  double mean = 0.0, ss = 0.0;
+  for (double v : x) mean += v;
+  mean /= static_cast<double>(x.size());
+  for (double v : x) ss += (v - mean) * (v - mean);
+  return {mean, std::sqrt(ss / static_cast<double>(x.size() - 1))};
+}
+
+// z and its p-value; a zero standard error gives z = +-inf (p = 0) for any difference and
+// z = 0 (p = 1) for none.
+void test(VerdictCheck& c, double difference) {
+  if (c.se > 0.0)
+    c.z = difference / c.se;
+  else
+    c.z = difference == 0.0 ? 0.0 : std::copysign(HUGE_VAL, difference);
+  c.p = c.kind == CheckKind::difference ? two_sided_normal_p(c.z)
+                                        : 0.5 * std::erfc(c.z / std::sqrt(2.0));
+}
+
+std::string reason(const VerdictCheck& c) {
+  std::ostringstream p;
+  p << std::setprecision(2) << c.p_adjusted;
+  const std::string what = c.kind == CheckKind::difference
+                               ? "held-out " + format_fixed(c.held_out, 4) + ", fake " +
+                                     format_fixed(c.fake, 4) + " ± " + format_fixed(c.se, 4)
+                               : "distance " + format_fixed(c.held_out, 4) + ", a fake sample's " +
+                                     format_fixed(c.fake, 4) + " ± " + format_fixed(c.se, 4);
+  return c.name + ": " + what + " (z = " + format_fixed(c.z, 1) + ", Holm-adjusted p = " + p.str() +
+         ", beyond the floor " + format_fixed(c.floor, 3) + ")";
+}
+
+}  // namespace
+
+std::string_view to_string(CheckKind kind) {
+  return kind == CheckKind::difference ? "difference" : "distance";
+}
+
+FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t fit_rows,
+                     std::span<const LabelledEstimator> estimators,
+                     const VerdictSettings& settings) {
+  if (held_out.size < 2)
+    throw DomainError("the verdict needs at least 2 held-out rows, found " +
+                      std::to_string(held_out.size));
+  if (settings.replicates < 2 || fit_rows < 1)
+    throw DomainError("the verdict needs at least 2 fake samples and 1 fitted row");
+  const std::size_t R = settings.replicates, m = held_out.size;
+  const std::vector<SampleStatistics> sims = map_batches<SampleStatistics, SimulationScratch>(
+      R, [&](std::size_t r, SimulationScratch& scratch) {
+        Engine engine = make_engine({settings.seed, 0, r, Purpose::test});
+        fake.sample(engine, m, scratch.sample, scratch.generator);
+        return statistics(scratch.sample, estimators, settings, scratch);
+      });
+  SimulationScratch scratch;
+  const SampleStatistics observed = statistics(held_out, estimators, settings, scratch);
+
+  FitVerdict out;
+  out.fit_rows = fit_rows;
+  out.held_out_rows = m;
+  out.replicates = R;
+  out.family_alpha = settings.family_alpha;
+  const VerdictFloors& f = settings.floors;
+
+  // Values: accuracy, mean confidence, the estimators.
+  const double inflation = std::sqrt(1.0 + 1.0 / static_cast<double>(R) +
+                                     static_cast<double>(m) / static_cast<double>(fit_rows));
+  std::vector<double> column(R);
+  for (std::size_t v = 0; v < observed.values.size(); ++v) {
+    for (std::size_t r = 0; r < R; ++r) column[r] = sims[r].values[v];
+    const MeanSd s = mean_sd(column);
+    VerdictCheck c;
+    c.name = v == 0 ? "accuracy" : v == 1 ? "mean confidence" : estimators[v - 2].label;
+    c.floor = v == 0 ? f.accuracy : v == 1 ? f.confidence : f.estimator;
+    c.held_out = observed.values[v];
+    c.fake = s.mean;
+    c.fake_sd = s.sd;
+    c.se = s.sd * inflation;
+    test(c, c.held_out - c.fake);
+    out.checks.push_back(c);
+  }
+
+  // Distances: the held-out sample's against the pool of all R, each fake sample's against the
+  // pool of the other R - 1.
+  const auto pooled = [&](std::vector<double> SampleStatistics::*member) {
+    std::vector<double> sum((sims.front().*member).size(), 0.0);
+    for (const auto& s : sims)
+      for (std::size_t b = 0; b < sum.size(); ++b) sum[b] += (s.*member)[b];
+    return sum;
+  };
+  const auto without = [](const std::vector<double>& pool, const std::vector<double>& own) {
+    std::vector<double> rest(pool.size());
+    for (std::size_t b = 0; b < pool.size(); ++b) rest[b] = pool[b] - own[b];
+    return rest;
+  };
+  const std::vector<double> histogram = pooled(&SampleStatistics::histogram);
+  const std::vector<double> rows = pooled(&SampleStatistics::bin_rows);
+  const std::vector<double> correct = pooled(&SampleStatistics::bin_correct);
+  const auto distance_check = [&](std::string name, double floor, double observed_distance,
+                                  auto&& null_distance) {
+    for (std::size_t r = 0; r < R; ++r) column[r] = null_distance(sims[r]);
+    const MeanSd s = mean_sd(column);
+    VerdictCheck c;
+    c.name = std::move(name);
+    c.kind = CheckKind::distance;
+    c.floor = floor;
+    c.held_out = observed_distance;
+    c.fake = s.mean;
+    c.fake_sd = s.sd;
+    c.se = s.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(R));
+    test(c, c.held_out - c.fake);
+    out.checks.push_back(c);
+  };
+  distance_check("confidence histogram", f.histogram,
+                 total_variation(observed.histogram, histogram), [&](const SampleStatistics& s) {
+                   return total_variation(s.histogram, without(histogram, s.histogram));
+                 });
+  distance_check("reliability curve", f.reliability, reliability_distance(observed, rows, correct),
+                 [&](const SampleStatistics& s) {
+                   return reliability_distance(s, without(rows, s.bin_rows),
+                                               without(correct, s.bin_correct));
+                 });
+
+  std::vector<double> p;
+  for (const auto& c : out.checks) p.push_back(c.p);
+  const std::vector<double> adjusted = holm_adjusted(p);
+  for (std::size_t i = 0; i < out.checks.size(); ++i) {
+    VerdictCheck& c = out.checks[i];
+    c.p_adjusted = adjusted[i];
+    const double difference = c.held_out - c.fake;
+    const double beyond = c.kind == CheckKind::difference ? std::abs(difference) : difference;
+    c.fails = c.p_adjusted < settings.family_alpha && beyond > c.floor;
+    if (c.fails) {
+      out.good = false;
+      out.reasons.push_back(reason(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace calbench

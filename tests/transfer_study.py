@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Runs scripts/transfer-study.py (docs/fit.md) and checks its machinery and what holds today.
+
+    transfer_study.py small   # ctest transfer_study.small: two models, small pools
+    transfer_study.py full    # ctest slow.transfer_study: the published study (an hour or more),
+                              # its table.md against tests/golden/transfer_study/table.md
+    transfer_study.py docs    # ctest transfer_study.docs: docs/fit.md publishes that table
+
+Checked: one row per (model, estimator, n) with every column; the bootstrap answers exactly the
+n up to the fit size; the pass flags and shares are recomputed here from the numbers in the
+rows (20 % on sd, 0.005 on bias; the ECE tolerance max(0.005, 3 pool SEs)), so the script's
+bookkeeping is tested independently; a POOR verdict names its failing checks and a GOOD one
+none. What holds today: in the small study the random forest (K = 3), whose fake's top-label ECE
+misses the model's, gets POOR; in the full study at least the gross misses (off by more than
+0.05) all get POOR. The pass rates of issue #23's done-when are reported, not asserted: today's
+families do not reach them (docs/fit.md).
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "scripts", "transfer-study.py")
+ESTIMATORS = ["ece_ew15", "ece_em15", "dece_em15", "smooth_ece"]
+
+
+def fail(message):
+    print(f"transfer_study: FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+GOLDEN = os.path.join(HERE, "golden", "transfer_study")
+DOCS = os.path.join(HERE, "..", "docs", "fit.md")
+
+
+def check_docs():
+    """docs/fit.md publishes the committed study's table.md verbatim."""
+    table = open(os.path.join(GOLDEN, "table.md")).read()
+    if table not in open(DOCS).read():
+        fail("docs/fit.md does not hold tests/golden/transfer_study/table.md verbatim")
+    print("docs/fit.md publishes tests/golden/transfer_study/table.md")
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "small"
+    if mode == "docs":
+        return check_docs()
+    try:
+        import sklearn  # noqa: F401  (scripts/setup.sh installs python3-sklearn)
+    except ImportError:
+        print("transfer_study: scikit-learn missing: skipped", file=sys.stderr)
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as out:
+        if mode == "small":
+            args = ["--small", "--models", "gaussian_nb_k2,random_forest_k3", "--pool", "10000",
+                    "--train", "3000", "--fit-size", "1000", "--sizes", "200,2000",
+                    "--subsamples", "30", "--replicates", "30", "--resamples", "30",
+                    "--verdict-samples", "100", "--pool-boot", "5"]
+            models, sizes, fit_size = ["gaussian_nb_k2", "random_forest_k3"], [200, 2000], 1000
+        else:
+            args = []
+            models, sizes, fit_size = None, [200, 1000, 5000, 20000], 5000
+        done = subprocess.run([sys.executable, "-B", SCRIPT, "--out", out] + args,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            fail(f"the study exited {done.returncode}: {done.stderr}")
+        cells = read(os.path.join(out, "cells.csv"))
+        model_rows = read(os.path.join(out, "models.csv"))
+        summary = json.load(open(os.path.join(out, "summary.json")))
+        table = open(os.path.join(out, "table.md")).read()
+
+    names = [m["model"] for m in model_rows]
+    if models is not None and names != models:
+        fail(f"models {names}, expected {models}")
+    keys = sorted((c["model"], c["estimator"], int(c["n"])) for c in cells)
+    expected = sorted((m, e, n) for m in names for e in ESTIMATORS for n in sizes)
+    if keys != expected:
+        fail(f"cells {keys[:5]}..., expected one per (model, estimator, n)")
+
+    def flag(x):
+        return "" if x == "" else int(x)
+
+    for c in cells:
+        n = int(c["n"])
+        observed_sd, observed_bias = float(c["observed_sd"]), float(c["observed_bias"])
+        if not (observed_sd > 0 and float(c["fake_sd"]) > 0):
+            fail(f"a zero sd in {c}")
+        sd_ok = abs(float(c["fake_sd"]) / observed_sd - 1) <= 0.2
+        bias_ok = abs(float(c["fake_bias"]) - observed_bias) <= 0.005
+        if (flag(c["fake_sd_ok"]), flag(c["fake_bias_ok"])) != (int(sd_ok), int(bias_ok)):
+            fail(f"fake pass flags do not follow from the numbers: {c}")
+        if (c["boot_sd"] == "") != (n > fit_size):
+            fail(f"the bootstrap must answer exactly n <= {fit_size}: {c}")
+        if c["boot_sd"] != "":
+            sd_ok = abs(float(c["boot_sd"]) / observed_sd - 1) <= 0.2
+            bias_ok = abs(float(c["boot_bias"]) - observed_bias) <= 0.005
+            if (flag(c["boot_sd_ok"]), flag(c["boot_bias_ok"])) != (int(sd_ok), int(bias_ok)):
+                fail(f"bootstrap pass flags do not follow from the numbers: {c}")
+    within = [c for c in cells if int(c["n"]) <= fit_size]
+    for key in ("fake_sd_ok", "fake_bias_ok", "fake_ok", "boot_sd_ok", "boot_bias_ok", "boot_ok"):
+        share = sum(int(c[key]) for c in within) / len(within)
+        if abs(share - summary[key.replace("_ok", "_share")]) > 1e-12:
+            fail(f"{key}: share {summary[key.replace('_ok', '_share')]} != recomputed {share}")
+
+    for m in model_rows:
+        tolerance = max(0.005, 3 * float(m["ece_top_pool_se"]))
+        miss = abs(float(m["fake_ece_top"]) - float(m["ece_top_pool"])) > tolerance
+        if int(m["fake_ece_matches"]) == int(miss):
+            fail(f"{m['model']}: fake_ece_matches does not follow from the numbers")
+        if (m["verdict"] == "POOR") != bool(m["failing_checks"]):
+            fail(f"{m['model']}: verdict {m['verdict']} with failing checks "
+                 f"{m['failing_checks']!r}")
+        gross = abs(float(m["fake_ece_top"]) - float(m["ece_top_pool"])) > 0.05
+        if gross and m["verdict"] != "POOR":
+            fail(f"{m['model']}: the fake's ECE misses by more than 0.05 and the verdict is GOOD")
+    if mode == "small":
+        rf = next(m for m in model_rows if m["model"] == "random_forest_k3")
+        if int(rf["fake_ece_matches"]) or rf["verdict"] != "POOR":
+            fail(f"random_forest_k3: expected a miss flagged POOR, found {rf}")
+    if "| model | K |" not in table:
+        fail("table.md has no model table")
+    if mode == "full":
+        golden = open(os.path.join(GOLDEN, "table.md")).read()
+        if table != golden:
+            fail("the study's table.md differs from tests/golden/transfer_study/table.md "
+                 "(rerun: scripts/transfer-study.py --out tests/golden/transfer_study, and "
+                 "update docs/fit.md):\n" + table)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
