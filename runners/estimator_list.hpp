@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "config/registry.hpp"
+#include "estimators/estimators_json.hpp"
 
 namespace calbench {
 
