@@ -146,6 +146,23 @@ def main():
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(rows)
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(markdown(rows))
+
+
+def markdown(rows):
+    """The table docs/fit.md publishes: the fakes' true ECE and accuracy beside the pool's, and
+    whether the ECE is within max(0.005, 3 pool SEs)."""
+    out = ["| model | K | pool accuracy | pool ECE ± SE | empirical: accuracy | ECE | within | "
+           "parametric (family): accuracy | ECE | within |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, K, acc, ece, se, fam, facc, fece, pfam, pacc, pece in rows:
+        tol = max(0.005, 3 * se)
+        out.append(f"| {name} | {K} | {acc:.3f} | {ece:.4f} ± {se:.4f} | {facc:.3f} | "
+                   f"{fece:.4f} | {'yes' if abs(fece - ece) <= tol else 'no'} | "
+                   f"{pacc:.3f} ({pfam}) | {pece:.4f} | "
+                   f"{'yes' if abs(pece - ece) <= tol else 'no'} |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

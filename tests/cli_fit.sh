@@ -129,12 +129,14 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [c["estimato
 [ $? -eq 2 ] && grep -q "bogus_metric" "$work/est.err" || fail "--estimators bogus: $(cat "$work/est.err")"
 
 # A model that is always confidently wrong (accuracy 0, ECE about 0.95): POOR, --out refused
-# with exit status 3 and nothing written; --force writes it with the verdict recorded.
+# with exit status 3 and nothing written; --force writes it with the verdict recorded. The
+# parametric families cannot express it (the empirical family reproduces it, GOOD), so they are
+# the fake whose POOR path is tested here.
 awk 'BEGIN { s = 99; for (i = 0; i < 300; i++) {
   s = (s * 1103515245 + 12345) % 2147483648; top = 0.9 + 0.09 * (s % 1000) / 1000
   k = i % 3; for (j = 0; j < 3; j++) q[j] = (j == k) ? top : (1 - top) / 2
   printf "%d,%.17g,%.17g,%.17g\n", (k + 1) % 3, q[0], q[1], q[2] } }' >"$work/wrong.csv"
-"$bin" fit "$work/wrong.csv" --out "$work/wrong.json" --verdict-samples 50 --replicates 10 \
+"$bin" fit "$work/wrong.csv" --family parametric --out "$work/wrong.json" --verdict-samples 50 --replicates 10 \
   --resamples 10 >"$work/wrong.out" 2>"$work/wrong.err"
 status=$?
 [ $status -eq 3 ] || fail "always wrong: exit $status, expected 3: $(cat "$work/wrong.err")"
@@ -142,7 +144,7 @@ grep -q "verdict: POOR" "$work/wrong.out" || fail "always wrong: no POOR verdict
 grep -q "^  accuracy: held-out 0.0000" "$work/wrong.out" || fail "always wrong: accuracy not a reason"
 grep -q "wrong.json not written (--force" "$work/wrong.err" || fail "always wrong: $(cat "$work/wrong.err")"
 [ -e "$work/wrong.json" ] && fail "always wrong: a POOR config was written without --force"
-"$bin" fit "$work/wrong.csv" --out "$work/wrong.json" --force --verdict-samples 50 --replicates 10 \
+"$bin" fit "$work/wrong.csv" --family parametric --out "$work/wrong.json" --force --verdict-samples 50 --replicates 10 \
   --resamples 10 >/dev/null 2>"$work/wrong.err" || fail "--force: $(cat "$work/wrong.err")"
 "$bin" validate "$work/wrong.json" >/dev/null || fail "the --force config does not validate"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d["provenance"]["verdict"]; assert v["verdict"] == "POOR" and v["reasons"], v' \
