@@ -18,6 +18,7 @@
 #include "fit/empirical_fit.hpp"
 #include "fit/fake_classifier_fit.hpp"
 #include "generators/generator.hpp"
+#include "generators/generators_json.hpp"
 #include "temp_files.hpp"
 #include "truth/truth_engine.hpp"
 
