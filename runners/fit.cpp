@@ -19,7 +19,9 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/sha256.hpp"
 #include "data/model_outputs.hpp"
+#include "data/npy.hpp"
 #include "fit/fake_classifier_fit.hpp"
 #include "fit/fit_predictions.hpp"
 #include "fit/fit_verdict.hpp"
@@ -38,12 +40,38 @@ std::optional<FittedMap> parse_map(const std::string& name) {
 }
 
 std::optional<FittedFamily> parse_family(const std::string& name) {
-  if (name == "auto") return std::nullopt;
-  for (FittedFamily f :
-       {FittedFamily::dirichlet, FittedFamily::beta_binary, FittedFamily::dirichlet_mixture})
+  if (name == "auto" || name == "parametric") return std::nullopt;
+  for (FittedFamily f : {FittedFamily::dirichlet, FittedFamily::beta_binary,
+                         FittedFamily::dirichlet_mixture, FittedFamily::empirical})
     if (to_string(f) == name) return f;
   throw InputError("--family " + name +
-                   ": expected auto, dirichlet, dirichlet_mixture or beta_binary");
+                   ": expected auto, empirical, parametric, dirichlet, dirichlet_mixture or "
+                   "beta_binary");
+}
+
+// The empirical family's rows file beside the config `out`: cfg.json -> cfg.rows.npy.
+std::filesystem::path rows_file_for(const std::string& out) {
+  std::filesystem::path rows(out);
+  rows.replace_extension(".rows.npy");
+  return rows;
+}
+
+// The empirical block: the rows by file name (relative to the config's folder) with its
+// SHA-256, or inline when no config is written.
+nlohmann::ordered_json empirical_json(const EmpiricalSpec& s) {
+  nlohmann::ordered_json out = {{"family", "empirical"}, {"classes", s.classes}};
+  if (!s.rows_file.empty()) {
+    out["rows"] = s.rows_file;
+    out["sha256"] = s.rows_sha256;
+  } else {
+    out["rows"] = std::to_string(s.rows->size() / s.classes) + " rows (written with --out)";
+  }
+  out["bandwidth"] = s.bandwidth;
+  out["calibration"] = nlohmann::ordered_json::object();
+  if (!is_identity(s.calibration))
+    out["calibration"] = {{"knots", s.calibration.knots},
+                          {"coefficients", s.calibration.coefficients}};
+  return out;
 }
 
 // The beta_binary block: {"curve": NAME, its parameters} as docs/generators.md names them.
@@ -65,6 +93,7 @@ std::vector<double> curve_parameters(const CalibrationCurve& curve) {
 
 // The generator block of a config, exactly as `calbench run` reads it (DESIGN.md §3).
 nlohmann::ordered_json generator_json(const FakeClassifierFit& fit) {
+  if (const auto* e = std::get_if<EmpiricalSpec>(&fit.generator)) return empirical_json(*e);
   if (fit.family == FittedFamily::beta_binary) {
     const BetaBinarySpec& s = fit.beta_binary->spec;
     return {{"family", "beta_binary"},
@@ -299,6 +328,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   FakeFitOptions options;
   options.map = map;
   options.family = parse_family(o.family);
+  // A map (--map) belongs to the parametric families: asking for one asks for them.
+  options.empirical = o.family != "parametric" && o.map == "auto";
   options.max_components = o.components;
   options.seed = o.seed;
   const std::vector<EstimatorConfig> asked =
@@ -323,7 +354,15 @@ int run_fit(const FitOptions& o, std::ostream& out) {
       fit_or_explain(split.fit, judged_options, o.data, "the fit rows");
   const FitVerdict verdict = judge_fit(Generator(judged.generator), split.held_out, split.fit.size,
                                        estimators, verdict_settings);
-  const FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
+  FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
+  std::string rows_npy;  // the rows file's bytes, written beside --out
+  if (auto* e = std::get_if<EmpiricalSpec>(&fit.generator); e != nullptr && !o.out.empty()) {
+    const std::filesystem::path rows = rows_file_for(o.out);
+    rows_npy = npy_bytes({e->rows->size() / e->classes, e->classes}, *e->rows);
+    e->rows_file = rows.filename().string();
+    e->rows_sha256 =
+        sha256_hex({reinterpret_cast<const unsigned char*>(rows_npy.data()), rows_npy.size()});
+  }
   const Generator fake(fit.generator);
   PredictionSettings prediction_settings;
   prediction_settings.sizes = o.sizes.empty() ? default_sizes(data.size) : o.sizes;
@@ -441,6 +480,30 @@ int run_fit(const FitOptions& o, std::ostream& out) {
       text << aligned_columns(rows, "  ");
       for (const auto& r : fit.rejected_mixtures) text << "  not fitted: " << r << '\n';
     }
+    if (fit.empirical) {
+      const EmpiricalFit& e = *fit.empirical;
+      text << "empirical: bandwidth h, the largest at most the kernel density's leave-one-out "
+              "optimum that moves the mean confidence by at most "
+           << format_double(options.empirical_options.max_confidence_shift)
+           << " standard errors:\n";
+      rows = {{"h", "mean LOO log L", "confidence shift (SE)", ""}};
+      for (const auto& b : e.bandwidths)
+        rows.push_back({format_double(b.bandwidth), format_fixed(b.loo_log_likelihood, 4),
+                        format_fixed(b.confidence_shift, 3),
+                        b.bandwidth == e.spec.bandwidth ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      text << "\nempirical: calibration curve penalty by " << options.empirical_options.folds
+           << "-fold cross-validated log-likelihood of "
+           << (data.classes == 2 ? "y = 1 given p_1" : "y = argmax p given max p")
+           << " (inf: the identity):\n";
+      rows = {{"penalty", "CV log L", ""}};
+      for (const auto& p : e.penalties)
+        rows.push_back({std::isfinite(p.penalty) ? format_double(p.penalty) : "inf",
+                        format_fixed(p.cv_log_likelihood, 2),
+                        p.penalty == e.penalty ? "<- chosen" : ""});
+      text << aligned_columns(rows, "  ");
+      for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
+    }
     if (fit.beta_binary) {
       const BetaBinaryFit& b = *fit.beta_binary;
       text << (fit.candidates.empty() ? "" : "\n") << "beta_binary: p_1 ~ Beta("
@@ -494,6 +557,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                             {"rows", data.size},         {"seed", o.seed},
                             {"holdout", o.holdout},      {"verdict", verdict_json(verdict)}};
     require_finite_json(config, o.out);
+    if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
     write_file_atomically(o.out, config.dump(2) + "\n");
     if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
   }
@@ -520,9 +584,10 @@ Command add_fit_command(CLI::App& app) {
                   "auto (lowest AIC) | identity | temperature | power (default auto)")
       ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));
   fit->add_option("--family", o->family,
-                  "auto (lowest BIC, at K = 2 lowest joint AIC) | dirichlet | dirichlet_mixture | "
-                  "beta_binary (default auto)")
-      ->check(CLI::IsMember({"auto", "dirichlet", "dirichlet_mixture", "beta_binary"}));
+                  "auto (empirical when it fits) | empirical | parametric (lowest BIC, at K = 2 "
+                  "lowest joint AIC) | dirichlet | dirichlet_mixture | beta_binary (default auto)")
+      ->check(CLI::IsMember(
+          {"auto", "empirical", "parametric", "dirichlet", "dirichlet_mixture", "beta_binary"}));
   fit->add_option("--components", o->components,
                   "the most Dirichlet mixture components tried (default 4; 1: none)")
       ->check(CLI::Range(1, 16));

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # slurmctld, slurmd, slurm-client, munge: the one-node cluster of cli.slurm_cluster
 # (scripts/slurm-local.sh, docs/cluster.md).
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
-          nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev
+          nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev libssl-dev
           python3 python3-numpy python3-pandas python3-matplotlib python3-dev pybind11-dev
           python3-pybind11 python3-sklearn chromium
           slurmctld slurmd slurm-client munge)

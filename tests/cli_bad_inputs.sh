@@ -153,7 +153,7 @@ expect_bad unknown_estimator "$(config 5 50 "$gen_ok" '[{"name": "ece"}, {"name"
 expect_bad unknown_map "$(config 5 50 "$(gen_with_map '{"map": "warp"}')" "$est_ok")" \
   '/generator/miscalibration/map|unknown miscalibration map "warp"; valid: affine_logit, identity'
 expect_bad unknown_family "$(config 5 50 '{"family": "beta", "classes": 3}' "$est_ok")" \
-  '/generator/family|unknown family "beta"; valid: beta_binary, class_conditional, dirichlet, dirichlet_mixture, label_noise'
+  '/generator/family|unknown family "beta"; valid: beta_binary, class_conditional, dirichlet, dirichlet_mixture, empirical, label_noise'
 
 # ---- generator families and targets (issue #5) ------------------------------------------------
 target_gen() {  # target_gen ACCURACY ECE [DIRECTION] [MAP]

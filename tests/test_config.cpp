@@ -175,7 +175,7 @@ TEST_CASE("a key given twice in one object is an error at its pointer", "[unit][
           file.path.string() +
               ": /generator/family: required key is "
               "missing; expected one of: dirichlet, class_conditional, label_noise, beta_binary, "
-              "dirichlet_mixture");
+              "dirichlet_mixture, empirical");
   }
 }
 
@@ -466,7 +466,7 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
     const auto p = problems_with([](OJ& d) { d["generator"]["family"] = "beta"; });
     CHECK_PROBLEM(p, "/generator/family",
                   "unknown family \"beta\"; valid: beta_binary, class_conditional, dirichlet, "
-                  "dirichlet_mixture, label_noise");
+                  "dirichlet_mixture, empirical, label_noise");
   }
   SECTION("scenario") {
     const auto p = problems_with([](OJ& d) { d["scenario"] = "bias"; });

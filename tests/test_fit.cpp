@@ -26,6 +26,13 @@ using namespace calbench;
 
 namespace {
 
+// The parametric families' choice (the default fit is the empirical family, test_empirical.cpp).
+FakeFitOptions parametric_options() {
+  FakeFitOptions options;
+  options.empirical = false;
+  return options;
+}
+
 Sample draw(const GeneratorSpec& spec, std::size_t n, std::uint64_t seed, bool keep_truth = false) {
   const Generator generator(spec);
   Sample out;
@@ -144,7 +151,7 @@ TEST_CASE("fit_fake_classifier recovers a generator whose truth is within the sa
     const Case& c = cases[i];
     const GroundTruth original = compute_truth(Generator(c.spec), TruthSettings{});
     const Sample data = draw(c.spec, c.n, 100 + i);
-    const FakeClassifierFit fit = fit_fake_classifier(data, FakeFitOptions{});
+    const FakeClassifierFit fit = fit_fake_classifier(data, parametric_options());
     INFO("case " << i);
     check_recovers_truth(fit, original);
     CHECK(fit.candidates.size() == 3);
@@ -163,6 +170,7 @@ TEST_CASE("fit recovers the generators of independent reference datasets", "[sta
   for (const Case& c : {Case{"dir_k10_n5000", 0.5, 1.8}, Case{"dir_k3_n5000_under", 1.0, 0.6}}) {
     const Sample data = calbench::testing::load_reference_dataset(c.name);
     FakeFitOptions options;
+    options.empirical = false;  // the parametric families
     options.map = FittedMap::temperature;
     const FakeClassifierFit fit = fit_fake_classifier(data, options);
     const double n = static_cast<double>(data.size), K = static_cast<double>(data.classes);
@@ -184,7 +192,7 @@ TEST_CASE("fit recovers the generators of independent reference datasets", "[sta
 
 TEST_CASE("fit_fake_classifier rejects data it cannot fit", "[unit][fit]") {
   Sample one = make_sample(2, {0.7, 0.3}, {0});
-  CHECK_THROWS_AS(fit_fake_classifier(one, FakeFitOptions{}), DomainError);
+  CHECK_THROWS_AS(fit_fake_classifier(one, parametric_options()), DomainError);
 }
 
 // ---- the beta_binary family (K = 2) ------------------------------------------------------------
@@ -313,6 +321,7 @@ TEST_CASE("at K = 2 both families are fitted on one joint likelihood", "[stat][f
   // the same model, fitted by the same MLE, so the same joint log-likelihood.
   const Sample data = draw(BetaBinarySpec{1.5, 2.5, 0.0, IdentityCurve{}}, 5'000, 54);
   FakeFitOptions options;
+  options.empirical = false;  // the parametric families
   options.map = FittedMap::identity;
   options.max_components = 1;
   const FakeClassifierFit both = fit_fake_classifier(data, options);
@@ -338,7 +347,7 @@ TEST_CASE("fit recovers binary generators whose truth is within the sampling err
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GroundTruth original = compute_truth(Generator(cases[i].spec), TruthSettings{});
     const Sample data = draw(cases[i].spec, 10'000, 200 + i);
-    const FakeClassifierFit fit = fit_fake_classifier(data, FakeFitOptions{});
+    const FakeClassifierFit fit = fit_fake_classifier(data, parametric_options());
     INFO("case " << i << ": family " << to_string(fit.family) << ", AIC dirichlet "
                  << fit.families.at(0).aic << ", beta_binary " << fit.families.back().aic);
     CHECK(fit.family == cases[i].family);
@@ -359,12 +368,13 @@ TEST_CASE("the beta_binary fit refuses data the family cannot describe", "[unit]
   zero.p[1] = 0.0;
   zero.summarise();
   CHECK_THROWS_WITH(fit_beta_scores(zero), Catch::Contains("p_1 = 0 exactly"));
-  const FakeClassifierFit fallback = fit_fake_classifier(zero, FakeFitOptions{});
+  const FakeClassifierFit fallback = fit_fake_classifier(zero, parametric_options());
   CHECK(fallback.family == FittedFamily::dirichlet);
   REQUIRE(fallback.rejected_families.size() == 1);
   CHECK(fallback.rejected_families[0].rfind("beta_binary: ", 0) == 0);
   // Forced, the family's error propagates; K = 3 has no beta_binary.
   FakeFitOptions forced;
+  forced.empirical = false;  // the parametric families
   forced.family = FittedFamily::beta_binary;
   CHECK_THROWS_AS(fit_fake_classifier(zero, forced), DomainError);
   const Sample three = make_sample(3, {0.2, 0.3, 0.5, 0.6, 0.3, 0.1, 0.1, 0.1, 0.8}, {2, 0, 1});
@@ -438,6 +448,7 @@ TEST_CASE("EM recovers a two-component Dirichlet mixture within its standard err
   }
   // BIC prefers two components to one and to three on these data.
   FakeFitOptions options;
+  options.empirical = false;  // the parametric families
   options.map = FittedMap::identity;
   options.max_components = 3;
   const FakeClassifierFit whole = fit_fake_classifier(s, options);
@@ -455,8 +466,8 @@ TEST_CASE("fit recovers a Dirichlet mixture whose truth is within the sampling e
   const GroundTruth original = compute_truth(Generator(spec), TruthSettings{});
   const Sample data = draw(spec, 10'000, 62);
   FakeClassifierFit fit, again;
-  tbb::task_arena(1).execute([&] { fit = fit_fake_classifier(data, FakeFitOptions{}); });
-  tbb::task_arena(2).execute([&] { again = fit_fake_classifier(data, FakeFitOptions{}); });
+  tbb::task_arena(1).execute([&] { fit = fit_fake_classifier(data, parametric_options()); });
+  tbb::task_arena(2).execute([&] { again = fit_fake_classifier(data, parametric_options()); });
   INFO("family " << to_string(fit.family) << ", " << fit.components.size() << " components, map "
                  << to_string(fit.chosen.map));
   CHECK(fit.family == FittedFamily::dirichlet_mixture);

@@ -41,6 +41,10 @@ class Problems {
   // "SOURCE: /json/pointer: message", one per problem, in the order found.
   std::vector<std::string> render(std::string_view source) const;
 
+  // The folder that a file named in the document (the `empirical` family's rows) is read
+  // from: the config file's. Empty: the working directory.
+  std::filesystem::path base_directory;
+
  private:
   std::vector<Problem> items_;
 };

@@ -82,13 +82,14 @@ using Engine = Xoshiro256pp;
 // | truth     | H(canonical + "|recalibration")    | 0     | 0            | recalibrated truth(3)|
 // | truth     | H("target-solver|" + canonical)    | chunk | 0            | target solver (4)    |
 // | truth     | H(canonical + "|reliability")      | group | 0            | reliability curve (6)|
+// | truth     | H(canonical + "|stratified")       | batch | 0            | empirical truth (7)  |
 // | decision  | H(canonical)                       | batch | 0            | decision values (5)  |
 //
 // H = hash64, canonical = the generator's canonical text. (1) truth/monte_carlo_sampler.hpp,
 // (2) truth/population.cpp, (3) truth/composed_truth.cpp, (4) truth/target_solver.cpp,
-// (5) decisions/decision_value.cpp, (6) truth/reliability_curve.cpp; the resamples:
-// estimators/uncertainty.hpp; `calbench plan` (plan/sample_size_plan.cpp) uses the sample,
-// bootstrap and labels rows with cell 0 for every sample size it simulates (common random
+// (5) decisions/decision_value.cpp, (6) truth/reliability_curve.cpp, (7) truth/empirical_truth.cpp;
+// the resamples: estimators/uncertainty.hpp; `calbench plan` (plan/sample_size_plan.cpp) uses the
+// sample, bootstrap and labels rows with cell 0 for every sample size it simulates (common random
 // numbers across n). `split` is reserved for a fit/test split of given data; 3 and 9-11
 // belonged to purposes since removed. The truth streams share a purpose and are told apart by the
 // tag hashed into the seed word (a purpose each would be cleaner, but would change every truth

@@ -186,6 +186,12 @@ void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>
   write_array(file, "<f8", shape, values);
 }
 
+std::string npy_bytes(const std::vector<std::size_t>& shape, std::span<const double> values) {
+  std::string out = npy_header("<f8", shape);
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+  return out;
+}
+
 void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
                std::span<const std::int64_t> values) {
   write_array(file, "<i8", shape, values);

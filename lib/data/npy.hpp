@@ -38,5 +38,7 @@ void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>
                std::span<const double> values);
 void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
                std::span<const std::int64_t> values);
+// The bytes of the float64 file write_npy writes, for a caller that writes them atomically.
+std::string npy_bytes(const std::vector<std::size_t>& shape, std::span<const double> values);
 
 }  // namespace calbench

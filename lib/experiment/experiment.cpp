@@ -481,6 +481,7 @@ std::vector<std::unique_ptr<CellBase>> expand_cells(const Json& document, const 
 // document is a placeholder that no cell uses.
 Problems without_swept(const Problems& problems, const SweepPointers& pointers) {
   Problems out;
+  out.base_directory = problems.base_directory;
   const std::vector<std::size_t> any_position(pointers.size(), 0);
   for (const auto& p : problems.items())
     if (!sweep_place(p.pointer, pointers, any_position)) out.add(p.pointer, p.message);
@@ -494,6 +495,7 @@ std::unique_ptr<ExperimentBase> parse_document(const Json& document, const std::
   ExperimentBase header;
   header.source = source;
   Problems problems;
+  problems.base_directory = std::filesystem::path(source).parent_path();
   ObjectReader top(document, "", problems);
   top.allow_only(all_keys(scenarios, &ScenarioSyntax::keys, common_keys));
   parse_name(top, fallback_name, header);

@@ -144,14 +144,17 @@ std::string_view to_string(FittedFamily family) {
       return "beta_binary";
     case FittedFamily::dirichlet_mixture:
       return "dirichlet_mixture";
+    case FittedFamily::empirical:
+      return "empirical";
   }
   return "?";
 }
 
-FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options) {
-  if (data.size < 2)
-    throw DomainError("fit needs at least 2 rows, found " + std::to_string(data.size));
-  FakeClassifierFit out;
+namespace {
+
+// The parametric families (dirichlet, dirichlet_mixture, beta_binary): the choice of
+// FakeFitOptions::family, or by BIC and at K = 2 the joint AIC.
+void fit_parametric(const Sample& data, const FakeFitOptions& options, FakeClassifierFit& out) {
   const bool binary = data.classes == 2;
   const bool want_dirichlet = options.family != FittedFamily::beta_binary;
   const bool want_beta = options.family ? *options.family == FittedFamily::beta_binary : binary;
@@ -199,6 +202,29 @@ FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& 
     out.generator = DirichletMixtureSpec{data.classes, out.components, out.spec.map};
   else
     out.generator = out.spec;
+}
+
+}  // namespace
+
+FakeClassifierFit fit_fake_classifier(const Sample& data, const FakeFitOptions& options) {
+  if (data.size < 2)
+    throw DomainError("fit needs at least 2 rows, found " + std::to_string(data.size));
+  FakeClassifierFit out;
+  const bool empirical =
+      options.family ? *options.family == FittedFamily::empirical : options.empirical;
+  bool fitted = false;
+  if (empirical) {
+    try {
+      out.empirical = fit_empirical(data, options.empirical_options);
+      out.family = FittedFamily::empirical;
+      out.generator = out.empirical->spec;
+      fitted = true;
+    } catch (const DomainError& error) {
+      if (options.family) throw;
+      out.rejected_families.push_back(std::string("empirical: ") + error.what());
+    }
+  }
+  if (!fitted) fit_parametric(data, options, out);
   const Generator generator(out.generator);
   if (options.compute_truth) out.truth = compute_truth(generator, TruthSettings{});
 

@@ -26,13 +26,14 @@
 #include "fit/calibration_map_fit.hpp"
 #include "fit/dirichlet_mixture_fit.hpp"
 #include "fit/dirichlet_mle.hpp"
+#include "fit/empirical_fit.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/generator.hpp"
 #include "truth/ground_truth.hpp"
 
 namespace calbench {
 
-enum class FittedFamily { dirichlet, beta_binary, dirichlet_mixture };
+enum class FittedFamily { dirichlet, beta_binary, dirichlet_mixture, empirical };
 
 std::string_view to_string(FittedFamily family);
 
@@ -46,6 +47,10 @@ struct FakeFitOptions {
   // and beta_binary. dirichlet: a single Dirichlet; dirichlet_mixture: 2..max_components.
   std::optional<FittedFamily> family;
   std::size_t max_components = 4;
+  // With `family` empty: the empirical family (fit/empirical_fit.hpp) when it fits, else the
+  // parametric choice above. False: the parametric choice only (`--family parametric`).
+  bool empirical = true;
+  EmpiricalFitOptions empirical_options;
   // false: FakeClassifierFit::truth is left empty (a fit only judged by sampling, as the
   // verdict's fit on the non-held-out rows is, need not pay for a Monte Carlo truth).
   bool compute_truth = true;
@@ -93,6 +98,8 @@ struct FakeClassifierFit {
   std::optional<BetaBinaryFit> beta_binary;
   std::vector<FamilyCandidate> families;       // K = 2: each family fitted, on the joint AIC
   std::vector<std::string> rejected_families;  // families not fitted, with the reason
+  // The empirical family, when it was fitted.
+  std::optional<EmpiricalFit> empirical;
   FittedFamily family = FittedFamily::dirichlet;
   GeneratorSpec generator;  // the chosen family's generator
   GroundTruth truth;        // its exact or Monte Carlo truth (default truth settings)

@@ -17,14 +17,16 @@ FamilyGenerator make_family(GeneratorSpec spec) {
           return LabelNoiseGenerator(std::move(s));
         else if constexpr (std::is_same_v<S, DirichletMixtureSpec>)
           return DirichletMixtureGenerator(std::move(s));
+        else if constexpr (std::is_same_v<S, EmpiricalSpec>)
+          return EmpiricalGenerator(std::move(s));
         else
           return BetaBinaryGenerator(std::move(s));
       },
       std::move(spec));
 }
 
-constexpr std::string_view family_names[] = {"dirichlet", "class_conditional", "label_noise",
-                                             "beta_binary", "dirichlet_mixture"};
+constexpr std::string_view family_names[] = {"dirichlet",   "class_conditional", "label_noise",
+                                             "beta_binary", "dirichlet_mixture", "empirical"};
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 //
 // Shape (for code that used DirichletGenerator / CellConfig::generator as a DirichletSpec):
 //   GeneratorSpec spec = DirichletSpec{...};          // or ClassConditionalSpec, LabelNoiseSpec,
-//                                                     // BetaBinarySpec
+//                                                     // BetaBinarySpec, EmpiricalSpec
 //   Generator gen(spec);                              // validates, throws DomainError
 //   gen.classes(); gen.family(); gen.canonical_text(); // the truth cache's key
 //   gen.sample(engine, n, sample, scratch, keep_truth); // GeneratorScratch per thread
@@ -26,16 +26,17 @@
 #include "generators/class_conditional.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/dirichlet_mixture.hpp"
+#include "generators/empirical.hpp"
 #include "generators/label_noise.hpp"
 
 namespace calbench {
 
 using GeneratorSpec = std::variant<DirichletSpec, ClassConditionalSpec, LabelNoiseSpec,
-                                   BetaBinarySpec, DirichletMixtureSpec>;
+                                   BetaBinarySpec, DirichletMixtureSpec, EmpiricalSpec>;
 
 using FamilyGenerator =
     std::variant<DirichletGenerator, ClassConditionalGenerator, LabelNoiseGenerator,
-                 BetaBinaryGenerator, DirichletMixtureGenerator>;
+                 BetaBinaryGenerator, DirichletMixtureGenerator, EmpiricalGenerator>;
 
 // The config name of a spec's family ("dirichlet", "class_conditional", ...).
 std::string_view family_name(const GeneratorSpec& spec);

@@ -6,7 +6,10 @@
 #include <cstdio>
 
 #include "config/registry.hpp"
+#include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/sha256.hpp"
+#include "data/npy.hpp"
 
 namespace calbench {
 namespace {
@@ -712,6 +715,161 @@ std::optional<ParsedGenerator> build_dirichlet_mixture(Args& a) {
                          {}};
 }
 
+// ---- empirical ---------------------------------------------------------------------------------
+
+// `rows`: the model's confidence vectors, inline as an array of K-arrays, or the name of an NPY
+// file (n, K) of float64, relative to the config's folder, whose SHA-256 `sha256` must match
+// (a changed file is an error, not a silently different generator).
+bool read_empirical_rows(Args& args) {
+  ObjectReader& g = args.reader();
+  Problems& problems = g.problems();
+  const std::string pointer = g.pointer_to("rows");
+  const Json* value = g.require("rows", "an array of confidence vectors or an NPY file's name");
+  const Json* checksum = g.find("sha256");
+  if (value == nullptr || !args.classes()) return false;
+  const std::size_t K = *args.classes();
+  auto rows = std::make_shared<std::vector<double>>();
+  std::string file, sha;
+  if (value->is_string()) {
+    file = value->get<std::string>();
+    if (checksum == nullptr || !checksum->is_string()) {
+      problems.add(g.pointer_to("sha256"),
+                   checksum == nullptr
+                       ? "required key is missing with a rows file; expected the file's SHA-256"
+                       : "expected the rows file's SHA-256 (64 hexadecimal digits), found " +
+                             describe(*checksum));
+      return false;
+    }
+    sha = checksum->get<std::string>();
+    const std::filesystem::path path = std::filesystem::path(file).is_absolute()
+                                           ? std::filesystem::path(file)
+                                           : problems.base_directory / file;
+    std::string actual;
+    try {
+      actual = sha256_file(path);
+    } catch (const std::exception& error) {
+      problems.add(pointer, std::string("rows file: ") + error.what());
+      return false;
+    }
+    if (actual != sha) {
+      problems.add(g.pointer_to("sha256"), "the rows file " + path.string() + " has SHA-256 " +
+                                               actual + ", not the config's " + sha +
+                                               ": the file changed after the config was written");
+      return false;
+    }
+    NpyArray array;
+    try {
+      array = read_npy(path);
+    } catch (const std::exception& error) {
+      problems.add(pointer, std::string("rows file: ") + error.what());
+      return false;
+    }
+    if (!array.is_float() || array.shape.size() != 2 || array.shape[1] != K ||
+        array.shape[0] == 0) {
+      std::string shape;
+      for (std::size_t d : array.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      problems.add(pointer, "rows file " + path.string() +
+                                ": expected a float array of shape (n, " + std::to_string(K) +
+                                ") with n >= 1, found " + array.descr + " (" + shape + ")");
+      return false;
+    }
+    *rows = std::move(array.floats);
+  } else {
+    if (checksum != nullptr) {
+      problems.add(g.pointer_to("sha256"), "sha256 belongs to a rows file; these rows are inline");
+      return false;
+    }
+    if (!value->is_array() || value->empty()) {
+      problems.add(pointer, "expected an array of confidence vectors (" + std::to_string(K) +
+                                " probabilities each) or an NPY file's name, found " +
+                                describe(*value));
+      return false;
+    }
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      const Json& row = (*value)[i];
+      const std::string at = pointer_join(pointer, i);
+      if (!row.is_array() || row.size() != K) {
+        problems.add(at, "expected an array of " + std::to_string(K) + " probabilities, found " +
+                             describe(row));
+        return false;
+      }
+      for (std::size_t k = 0; k < K; ++k) {
+        const auto x = read_number(row[k], pointer_join(at, k), problems);
+        if (!x) return false;
+        rows->push_back(*x);
+      }
+    }
+  }
+  // The generator's own check of each row (>= 0, sums to 1), reported at the row.
+  for (std::size_t i = 0; i * K < rows->size(); ++i) {
+    double sum = 0.0;
+    bool negative = false;
+    for (std::size_t k = 0; k < K; ++k) {
+      const double v = (*rows)[i * K + k];
+      negative = negative || !(std::isfinite(v) && v >= 0.0);
+      sum += v;
+    }
+    if (negative || std::abs(sum - 1.0) > 1e-6) {
+      problems.add(
+          file.empty() ? pointer_join(pointer, i) : pointer,
+          (file.empty() ? "" : "rows file " + file + ": ") + "row " + std::to_string(i) +
+              (negative ? " has a value that is not a probability >= 0"
+                        : " sums to " + format_double(sum) + ": must sum to 1 (within 1e-6)"));
+      return false;
+    }
+  }
+  args.set("rows", std::shared_ptr<const std::vector<double>>(std::move(rows)));
+  args.set("rows_file", file);
+  args.set("sha256", sha);
+  return true;
+}
+
+// `calibration`: {"knots": [...], "coefficients": [...]} of the curve s(t) = t + f(t)
+// (generators/logit_spline.hpp); absent or {}: the identity.
+bool read_empirical_calibration(Args& args) {
+  ObjectReader& g = args.reader();
+  const Json* value = g.find("calibration");
+  static const Json identity = Json::object();
+  ObjectReader c(value != nullptr ? *value : identity, g.pointer_to("calibration"), g.problems());
+  if (!c.is_object()) return false;
+  c.allow_only({"knots", "coefficients"});
+  LogitSpline spline;
+  bool ok = true;
+  const auto read = [&](const char* key, std::vector<double>& out) {
+    const Json* v = c.find(key);
+    if (v == nullptr) return;
+    const auto values = read_vector(*v, c.pointer_to(key), key, false, std::nullopt, g.problems());
+    if (values)
+      out = *values;
+    else
+      ok = false;
+  };
+  read("knots", spline.knots);
+  read("coefficients", spline.coefficients);
+  if (!ok) return false;
+  try {
+    validate(spline);
+  } catch (const DomainError& error) {
+    g.problems().add(c.pointer(), error.what());
+    return false;
+  }
+  if (value == nullptr) g.add_default("calibration", identity);
+  args.set("calibration", std::move(spline));
+  return true;
+}
+
+bool bandwidth_in_range(double h) {
+  return h >= 0.0 && h <= empirical_bandwidth_max;
+}
+
+std::optional<ParsedGenerator> build_empirical(Args& a) {
+  return ParsedGenerator{
+      EmpiricalSpec{a.get<std::size_t>("classes"),
+                    a.get<std::shared_ptr<const std::vector<double>>>("rows"),
+                    a.get<double>("bandwidth"), a.get<LogitSpline>("calibration"),
+                    a.get<std::string>("rows_file"), a.get<std::string>("sha256")},
+      {}};
+}
 }  // namespace
 
 MapEntry identity_map() {
@@ -865,6 +1023,31 @@ p = h(c) with one injective map h (identity, temperature, power))",
       .build = build_dirichlet_mixture};
 }
 
+FamilyEntry empirical_family() {
+  return {
+      {},
+      "a real model's outputs: p = softmax(log p_i + h eps) for a random row i, and\n"
+      "P(y = top | p) = sigmoid(s(logit z)) with s(t) = t + f(t), f a cubic spline (K = 2: of\n"
+      "p_1); written by `calbench fit` (docs/fit.md)",
+      {classes_param(),
+       param::custom("rows", "array or string", "required",
+                     "n >= 1 rows of K probabilities, or an NPY file (n, K) beside the config",
+                     "the model's confidence vectors", read_empirical_rows,
+                     {Json(true), Json::array(), Json::array({Json::array({0.5, 0.6, 0.1})})}),
+       param::custom("sha256", "string", "none", "64 hexadecimal digits; with a rows file only",
+                     "the rows file's SHA-256", nullptr, {Json(true)}),
+       param::number("bandwidth", 0.0, bandwidth_in_range, ">= 0 and <= 10",
+                     "h, the noise's standard deviation on log p"),
+       param::custom("calibration", "object", "{}", "{knots: increasing, coefficients: knots + 2}",
+                     "the spline f of s(t) = t + f(t); {} is the identity",
+                     read_empirical_calibration,
+                     {Json(1.5), Json{{"knots", Json::array({1.0, 0.0})},
+                                      {"coefficients", Json::array({0, 0, 0, 0})}}})},
+      R"({"classes": 3, "rows": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], "bandwidth": 0.2, "calibration": {"knots": [0, 1, 2], "coefficients": [0.1, -0.2, 0, 0.3, 0.1]}})",
+      {},
+      build_empirical};
+}
+
 // ---- the tables -----------------------------------------------------------------------------
 
 // The maps and families a config can name, in listing order: a new one is its row and a line
@@ -887,6 +1070,7 @@ const std::vector<FamilyEntry>& family_registry() {
       named("label_noise", label_noise_family()),
       named("beta_binary", beta_binary_family()),
       named("dirichlet_mixture", dirichlet_mixture_family()),
+      named("empirical", empirical_family()),
   };
   return rows;
 }

@@ -225,6 +225,7 @@ std::optional<ParsedGenerator> parse_plan_generator(ObjectReader& top,
   const std::string from = file.string() + ": /generator: the generator is read from " +
                            other.string() + ", which has problems:";
   Problems problems;
+  problems.base_directory = other.parent_path();
   Json document;
   try {
     document = read_json_file(other, problems);
@@ -271,6 +272,7 @@ std::string_view kind_name(AnswerKind kind) {
 PlanConfig load_plan(const std::filesystem::path& file) {
   const std::string source = file.string();
   Problems problems;
+  problems.base_directory = file.parent_path();
   const Json document = read_json_file(file, problems);
   ObjectReader top(document, "", problems);
   top.allow_only(

@@ -14,6 +14,7 @@
 #include "core/rng.hpp"
 #include "truth/binary_quadrature.hpp"
 #include "truth/dirichlet_integrals.hpp"
+#include "truth/empirical_truth.hpp"
 #include "truth/family_truth.hpp"
 #include "truth/map_preimage.hpp"
 #include "truth/mixture_truth.hpp"
@@ -181,6 +182,8 @@ GroundTruth compute_truth(const Generator& generator, const TruthSettings& setti
           return class_conditional_truth(g, settings);
         else if constexpr (std::is_same_v<G, DirichletMixtureGenerator>)
           return dirichlet_mixture_truth(g, settings);
+        else if constexpr (std::is_same_v<G, EmpiricalGenerator>)
+          return empirical_truth(g, settings);
         else
           return beta_binary_truth(g);
       },

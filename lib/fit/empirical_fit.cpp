@@ -1,0 +1,346 @@
+#include "fit/empirical_fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numbers>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "core/task_kernel.hpp"
+#include "generators/ziggurat.hpp"
+
+namespace calbench {
+namespace {
+
+constexpr double curve_logit_bound = 15.0;  // knots within +-15 (z within 3e-7 of 0 or 1)
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+double softplus(double x) {
+  return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+}
+
+// log P(y | s) for a Bernoulli with logit s.
+double bernoulli_log_likelihood(double s, double y) {
+  return y * s - softplus(s);
+}
+
+// Row i's log-probabilities as the generator keeps them (normalised, at most
+// empirical_log_span below the row's largest).
+void row_logs(const Sample& data, std::size_t i, std::span<double> out) {
+  const auto p = data.row(i);
+  double sum = 0.0, top = 0.0;
+  for (double v : p) {
+    sum += v;
+    top = std::max(top, v);
+  }
+  const double floor = std::log(top / sum) - empirical_log_span;
+  for (std::size_t k = 0; k < p.size(); ++k) out[k] = std::max(std::log(p[k] / sum), floor);
+}
+
+// ---- the curve -----------------------------------------------------------------------------
+
+// The B-spline basis at every row (n x m).
+Eigen::MatrixXd basis_matrix(const std::vector<double>& t, const std::vector<double>& knots) {
+  const std::size_t m = spline_basis_size(knots.size());
+  Eigen::MatrixXd B(static_cast<Eigen::Index>(t.size()), static_cast<Eigen::Index>(m));
+  std::vector<double> row(m);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    spline_basis(knots, t[i], row);
+    for (std::size_t j = 0; j < m; ++j)
+      B(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = row[j];
+  }
+  return B;
+}
+
+// The offsets u_i = t_i clamped to the knots.
+Eigen::VectorXd clamped(const std::vector<double>& t, const std::vector<double>& knots,
+                        const std::vector<std::size_t>& rows) {
+  Eigen::VectorXd u(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    u(static_cast<Eigen::Index>(r)) = std::clamp(t[rows[r]], knots.front(), knots.back());
+  return u;
+}
+
+// Newton's method with step halving on the convex objective
+// sum_i softplus(s_i) - y_i s_i + penalty |beta|^2, s = u + B beta, over the given rows.
+Eigen::VectorXd newton(const Eigen::MatrixXd& B, const Eigen::VectorXd& u, const Eigen::VectorXd& y,
+                       double penalty) {
+  const Eigen::Index m = B.cols();
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(m);
+  const auto objective = [&](const Eigen::VectorXd& b) {
+    const Eigen::VectorXd s = u + B * b;
+    double v = penalty * b.squaredNorm();
+    for (Eigen::Index i = 0; i < s.size(); ++i) v -= bernoulli_log_likelihood(s(i), y(i));
+    return v;
+  };
+  double current = objective(beta);
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    const Eigen::VectorXd s = u + B * beta;
+    Eigen::VectorXd residual(s.size()), weight(s.size());
+    for (Eigen::Index i = 0; i < s.size(); ++i) {
+      const double g = 1.0 / (1.0 + std::exp(-s(i)));
+      residual(i) = g - y(i);
+      weight(i) = g * (1.0 - g);
+    }
+    const Eigen::VectorXd gradient = B.transpose() * residual + 2.0 * penalty * beta;
+    Eigen::MatrixXd hessian = B.transpose() * weight.asDiagonal() * B;
+    hessian.diagonal().array() += 2.0 * penalty;
+    const Eigen::VectorXd step = hessian.ldlt().solve(gradient);
+    double scale = 1.0, next = inf;
+    Eigen::VectorXd candidate;
+    for (int halving = 0; halving < 40; ++halving, scale *= 0.5) {
+      candidate = beta - scale * step;
+      next = objective(candidate);
+      if (next <= current) break;
+    }
+    if (!(next <= current)) break;
+    const double gain = current - next;
+    beta = candidate;
+    current = next;
+    if (gain <= 1e-12 * (1.0 + std::abs(current)) || scale * step.norm() < 1e-10) break;
+  }
+  return beta;
+}
+
+std::vector<std::size_t> all_rows(std::size_t n) {
+  std::vector<std::size_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = i;
+  return out;
+}
+
+LogitSpline fit_on(const CurveData& data, const std::vector<double>& knots, double penalty,
+                   const Eigen::MatrixXd& B_all, const std::vector<std::size_t>& rows) {
+  Eigen::MatrixXd B(static_cast<Eigen::Index>(rows.size()), B_all.cols());
+  Eigen::VectorXd y(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    B.row(static_cast<Eigen::Index>(r)) = B_all.row(static_cast<Eigen::Index>(rows[r]));
+    y(static_cast<Eigen::Index>(r)) = data.y[rows[r]];
+  }
+  const Eigen::VectorXd beta = newton(B, clamped(data.t, knots, rows), y, penalty);
+  return {knots, std::vector<double>(beta.data(), beta.data() + beta.size())};
+}
+
+double log_likelihood(const LogitSpline& curve, const CurveData& data,
+                      const std::vector<std::size_t>& rows) {
+  double out = 0.0;
+  for (std::size_t i : rows)
+    out += bernoulli_log_likelihood(calibrated_logit(curve, data.t[i]), data.y[i]);
+  return out;
+}
+
+// ---- the bandwidth -------------------------------------------------------------------------
+
+// Each score's confidence_shift: (E_h[max p] - mean max p) / SE(mean max p), by 4 noise draws
+// per row, the same standard normals for every h (common random numbers, so the shifts are
+// smooth in h and their noise is far below the data's standard error). Rows in parallel, each
+// from its own stream (purpose split, replicate = row), summed in row order.
+void confidence_shifts(const Sample& data, std::vector<BandwidthScore>& scores,
+                       std::uint64_t seed) {
+  constexpr std::size_t draws = 4;
+  const std::size_t n = data.size, K = data.classes, G = scores.size();
+  std::vector<double> slots(n * G);
+  for_each_index(n, [&](std::size_t i) {
+    Engine engine = make_engine({seed, 1, i, Purpose::split});
+    std::vector<double> logs(K), noise(K), l(K);
+    row_logs(data, i, logs);
+    const double z0 = *std::max_element(data.row(i).begin(), data.row(i).end());
+    for (std::size_t d = 0; d < draws; ++d) {
+      for (double& e : noise) e = standard_normal(engine);
+      for (std::size_t g = 0; g < G; ++g) {
+        double top = -inf;
+        for (std::size_t k = 0; k < K; ++k)
+          top = std::max(top, l[k] = logs[k] + scores[g].bandwidth * noise[k]);
+        double sum = 0.0;
+        for (double v : l) sum += std::exp(v - top);
+        slots[i * G + g] += (1.0 / sum - z0) / static_cast<double>(draws);
+      }
+    }
+  });
+  double mean = 0.0, square = 0.0;
+  for (double z : data.confidence) {
+    mean += z;
+    square += z * z;
+  }
+  const double nd = static_cast<double>(n);
+  mean /= nd;
+  const double se = std::sqrt(std::max(square / nd - mean * mean, 0.0) / nd);
+  for (std::size_t g = 0; g < G; ++g) {
+    double shift = 0.0;
+    for (std::size_t i = 0; i < n; ++i) shift += slots[i * G + g];
+    shift /= nd;
+    scores[g].confidence_shift = se > 0.0 ? shift / se : (shift == 0.0 ? 0.0 : inf);
+  }
+}
+
+std::vector<BandwidthScore> bandwidth_scores(const Sample& data,
+                                             const EmpiricalFitOptions& options) {
+  const std::size_t n = data.size, K = data.classes;
+  std::vector<double> grid = options.bandwidths;
+  if (grid.empty())
+    for (int j = 0; j < 18; ++j) grid.push_back(0.005 * std::pow(1.5, j));
+  // Centred-log-ratio coordinates of the rows, logs held within the span of the top.
+  std::vector<double> x(n * K), logs(K);
+  for (std::size_t i = 0; i < n; ++i) {
+    row_logs(data, i, logs);
+    const double top = *std::max_element(logs.begin(), logs.end());
+    double mean = 0.0;
+    for (double& l : logs) {
+      l = std::max(l, top - options.bandwidth_span);
+      mean += l;
+    }
+    mean /= static_cast<double>(K);
+    for (std::size_t k = 0; k < K; ++k) x[i * K + k] = logs[k] - mean;
+  }
+  const std::size_t m = std::min(n, options.bandwidth_rows);
+  const std::size_t G = grid.size();
+  const double dim = static_cast<double>(K - 1);
+  std::vector<double> slots(m * G);
+  for_each_index(m, [&](std::size_t r) {
+    const std::size_t e = r * n / m;  // evaluation rows spread evenly over the data
+    std::vector<double> d2;
+    d2.reserve(n - 1);
+    double dmin = inf;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == e) continue;
+      double d = 0.0;
+      for (std::size_t k = 0; k < K; ++k) {
+        const double diff = x[e * K + k] - x[j * K + k];
+        d += diff * diff;
+      }
+      d2.push_back(d);
+      dmin = std::min(dmin, d);
+    }
+    for (std::size_t g = 0; g < G; ++g) {
+      const double h2 = grid[g] * grid[g];
+      double acc = 0.0;
+      for (double d : d2) acc += std::exp(-(d - dmin) / (2.0 * h2));
+      slots[r * G + g] = -dmin / (2.0 * h2) + std::log(acc) - std::log(static_cast<double>(n - 1)) -
+                         0.5 * dim * std::log(2.0 * std::numbers::pi * h2);
+    }
+  });
+  std::vector<BandwidthScore> out;
+  for (std::size_t g = 0; g < G; ++g) {
+    double sum = 0.0;
+    for (std::size_t r = 0; r < m; ++r) sum += slots[r * G + g];  // in order: same bits always
+    out.push_back({grid[g], sum / static_cast<double>(m), 0.0});
+  }
+  confidence_shifts(data, out, options.seed);
+  return out;
+}
+
+}  // namespace
+
+CurveData curve_data(const Sample& data) {
+  const std::size_t K = data.classes;
+  CurveData out;
+  std::vector<double> logs(K);
+  for (std::size_t i = 0; i < data.size; ++i) {
+    row_logs(data, i, logs);
+    std::size_t top = 0;
+    out.t.push_back(top_label_logit(logs, top));
+    out.y.push_back(data.label[i] == top ? 1.0 : 0.0);
+  }
+  return out;
+}
+
+std::vector<double> quantile_knots(std::vector<double> t, std::size_t count) {
+  for (double& v : t) v = std::clamp(v, -curve_logit_bound, curve_logit_bound);
+  std::sort(t.begin(), t.end());
+  std::vector<double> out;
+  if (t.empty() || count < 2) return out;
+  const double lo = 0.005, hi = 0.995;
+  for (std::size_t j = 0; j < count; ++j) {
+    const double q = lo + (hi - lo) * static_cast<double>(j) / static_cast<double>(count - 1);
+    const double position = q * static_cast<double>(t.size() - 1);
+    const auto below = static_cast<std::size_t>(position);
+    const double frac = position - static_cast<double>(below);
+    const double v = below + 1 < t.size() ? t[below] + frac * (t[below + 1] - t[below]) : t[below];
+    if (out.empty() || v > out.back() + 1e-6) out.push_back(v);
+  }
+  if (out.size() < 2) out.clear();
+  return out;
+}
+
+LogitSpline fit_logit_spline(const CurveData& data, const std::vector<double>& knots,
+                             double penalty) {
+  if (knots.size() < 2 || !std::isfinite(penalty)) return {};
+  return fit_on(data, knots, penalty, basis_matrix(data.t, knots), all_rows(data.t.size()));
+}
+
+EmpiricalFit fit_empirical(const Sample& data, const EmpiricalFitOptions& options) {
+  const std::size_t n = data.size, K = data.classes;
+  if (n < 2)
+    throw DomainError("the empirical fit needs at least 2 rows, found " + std::to_string(n));
+  if (K < 2)
+    throw DomainError("the empirical fit needs K >= 2 classes, found " + std::to_string(K));
+  EmpiricalFit out;
+  // The rows, normalised (a float32 model's rows sum to 1 within 1e-7, not exactly).
+  auto rows = std::make_shared<std::vector<double>>(data.p);
+  for (std::size_t i = 0; i < n; ++i) {
+    double sum = 0.0;
+    for (std::size_t k = 0; k < K; ++k) sum += (*rows)[i * K + k];
+    for (std::size_t k = 0; k < K; ++k) (*rows)[i * K + k] /= sum;
+  }
+  out.spec.classes = K;
+  out.spec.rows = rows;
+
+  out.bandwidths = bandwidth_scores(data, options);
+  const double density_optimum =
+      std::max_element(out.bandwidths.begin(), out.bandwidths.end(),
+                       [](const BandwidthScore& a, const BandwidthScore& b) {
+                         return a.loo_log_likelihood < b.loo_log_likelihood;
+                       })
+          ->bandwidth;
+  out.spec.bandwidth = 0.0;  // the bootstrap when even the smallest h moves the confidences
+  for (const BandwidthScore& b : out.bandwidths)
+    if (b.bandwidth <= density_optimum &&
+        std::abs(b.confidence_shift) <= options.max_confidence_shift)
+      out.spec.bandwidth = std::max(out.spec.bandwidth, b.bandwidth);
+
+  const CurveData curve = curve_data(data);
+  const std::vector<double> knots = quantile_knots(curve.t, options.knots);
+  const std::vector<std::size_t> every = all_rows(n);
+  out.identity_log_likelihood = log_likelihood(LogitSpline{}, curve, every);
+  out.penalty = inf;
+  out.log_likelihood = out.identity_log_likelihood;
+  if (knots.empty()) return out;  // t takes one value: nothing to fit a curve on
+
+  // Folds from a keyed shuffle of the rows (Fisher-Yates).
+  std::vector<std::size_t> order = every;
+  Engine engine = make_engine({options.seed, 0, 0, Purpose::split});
+  for (std::size_t i = n; i > 1; --i) {
+    const auto j =
+        std::min(i - 1, static_cast<std::size_t>(uniform_open01(engine) * static_cast<double>(i)));
+    std::swap(order[i - 1], order[j]);
+  }
+  const std::size_t F = std::min(options.folds, n);
+  std::vector<std::vector<std::size_t>> train(F), test(F);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t f = 0; f < F; ++f) (r % F == f ? test : train)[f].push_back(order[r]);
+  const Eigen::MatrixXd B = basis_matrix(curve.t, knots);
+  // Infinity (the identity) first: a tie keeps it.
+  out.penalties.push_back({inf, out.identity_log_likelihood});
+  std::vector<double> grid = options.penalties;
+  std::sort(grid.begin(), grid.end(), std::greater<>());
+  for (double penalty : grid) {
+    double score = 0.0;
+    for (std::size_t f = 0; f < F; ++f)
+      score += log_likelihood(fit_on(curve, knots, penalty, B, train[f]), curve, test[f]);
+    out.penalties.push_back({penalty, score});
+  }
+  const PenaltyScore best = *std::max_element(out.penalties.begin(), out.penalties.end(),
+                                              [](const PenaltyScore& a, const PenaltyScore& b) {
+                                                return a.cv_log_likelihood < b.cv_log_likelihood;
+                                              });
+  out.penalty = best.penalty;
+  if (std::isfinite(out.penalty)) {
+    out.spec.calibration = fit_on(curve, knots, out.penalty, B, every);
+    out.log_likelihood = log_likelihood(out.spec.calibration, curve, every);
+  }
+  return out;
+}
+
+}  // namespace calbench

@@ -1,0 +1,89 @@
+#pragma once
+// Fitting the `empirical` family (generators/empirical.hpp) to a model's outputs (docs/fit.md):
+//
+// 1. The rows are the model's own confidence vectors.
+// 2. The bandwidth h: the largest h of a geometric grid that is at most the maximiser of the
+//    leave-one-out log-likelihood of the Gaussian kernel density of the rows (in
+//    centred-log-ratio coordinates, dimension K - 1, where the noise is isotropic with variance
+//    h^2; evaluated at up to `bandwidth_rows` rows against all others) and that moves the mean
+//    confidence E[max p] by at most `max_confidence_shift` of its standard error. The density
+//    optimum alone is far too wide in K - 1 dimensions (h ~ 1 for Dirichlet-like data, which
+//    sharpened the confidences and raised a fake's accuracy by 0.04, 2 standard errors); the
+//    smoothing exists only to make the distribution continuous, so it may not change the
+//    confidences by more than the data can see. Log-probabilities are held within
+//    `bandwidth_span` of their row's largest in the density step, so that classes a model gives
+//    1e-300 do not decide the distances. Duplicate rows (a forest's repeated outputs) drive it
+//    to the smallest h: the plain bootstrap, which is what such data are.
+// 3. The calibration curve s(t) = u + f(u) (generators/logit_spline.hpp) maximises the
+//    penalised binary log-likelihood of 1{y = argmax p} given the top-label logit t (K >= 3)
+//    or of 1{y = 1} given logit p_1 (K = 2), with the ridge penalty lambda |beta|^2 on the
+//    B-spline coefficients: B-splines are local and sum to 1, so the penalty pulls f to 0,
+//    the identity, wherever the data say little. lambda is chosen by `folds`-fold
+//    cross-validated log-likelihood over a grid that includes lambda = infinity (the exact
+//    identity, kept on ties). Robustness: a row's contribution to the score is (g - y) B(u),
+//    bounded by 1 whatever its probabilities, so no handful of rows whose label got
+//    probability ~0 can decide the curve (the multinomial log p_y of the parametric maps is
+//    unbounded there; docs/fit.md); and the curve is held constant beyond the boundary knots
+//    (the 0.5 % and 99.5 % quantiles of t, within +-15).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/sample.hpp"
+#include "generators/empirical.hpp"
+
+namespace calbench {
+
+struct EmpiricalFitOptions {
+  std::size_t knots = 8;  // distinct knots at quantiles of t (fewer when t has fewer values)
+  std::size_t folds = 5;
+  std::vector<double> penalties = {0.01, 0.1, 1.0, 10.0, 100.0, 1000.0};  // and infinity
+  std::size_t bandwidth_rows = 600;
+  std::vector<double> bandwidths;  // empty: 0.005 * 1.5^j, j = 0..17 (0.005 to 4.9)
+  double bandwidth_span = 30.0;
+  double max_confidence_shift = 0.25;  // standard errors of the mean confidence
+  std::uint64_t seed = 0;              // of the folds' shuffle (stream purpose split)
+};
+
+// A penalty's cross-validated log-likelihood (summed over the held-out rows); infinity is
+// the identity.
+struct PenaltyScore {
+  double penalty = 0.0;
+  double cv_log_likelihood = 0.0;
+};
+
+struct BandwidthScore {
+  double bandwidth = 0.0;
+  double loo_log_likelihood = 0.0;  // mean over the evaluation rows
+  // E_h[max p] - mean max p of the rows, in standard errors of that mean (common noise draws
+  // for every h, 4 per row).
+  double confidence_shift = 0.0;
+};
+
+struct EmpiricalFit {
+  EmpiricalSpec spec;
+  std::vector<BandwidthScore> bandwidths;
+  std::vector<PenaltyScore> penalties;
+  double penalty = 0.0;  // chosen (infinity: the identity)
+  // In-sample log-likelihood of the binary outcome under the identity and the chosen curve.
+  double identity_log_likelihood = 0.0, log_likelihood = 0.0;
+};
+
+// The outcome the curve is fitted to, per row: t (the top-label logit, K = 2 logit p_1) and
+// y (1{label = argmax p}, K = 2 1{label = 1}).
+struct CurveData {
+  std::vector<double> t, y;
+};
+CurveData curve_data(const Sample& data);
+
+// The curve for a fixed penalty on the given rows (knots given); Newton's method on the convex
+// penalised log-likelihood.
+LogitSpline fit_logit_spline(const CurveData& data, const std::vector<double>& knots,
+                             double penalty);
+// Knots at quantiles of t (clamped to +-15), duplicates dropped; fewer than 2: none.
+std::vector<double> quantile_knots(std::vector<double> t, std::size_t count);
+
+// Throws DomainError when the data cannot be fitted (fewer than 2 rows).
+EmpiricalFit fit_empirical(const Sample& data, const EmpiricalFitOptions& options = {});
+
+}  // namespace calbench
