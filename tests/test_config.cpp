@@ -215,8 +215,8 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     CHECK_PROBLEM(
         p, "/frobnicate",
         "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, "
-        "name, output, recalibrator, reliability, replicates, requirement, sample_size, scenario, "
-        "seed, sweep, test_size, truth, truth_samples");
+        "name, output, provenance, recalibrator, reliability, replicates, requirement, "
+        "sample_size, scenario, seed, sweep, test_size, truth, truth_samples");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });
