@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "config/json_support.hpp"
 #include "core/error.hpp"
+#include "data/model_outputs.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/ece_sweep.hpp"
@@ -19,6 +21,7 @@
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "runners/command.hpp"
+#include "runners/progress.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -89,9 +92,51 @@ bool wanted(const BenchOptions& o, const std::string& name) {
          std::find(o.workloads.begin(), o.workloads.end(), name) != o.workloads.end();
 }
 
+// The --data mode (BenchOptions::data).
+int bench_data(const BenchOptions& options, std::ostream& out) {
+  const Sample sample = read_model_outputs(options.data, "", {.kind = ValueKind::probabilities});
+  std::vector<std::string> texts = options.estimator;
+  if (texts.empty())
+    texts = {R"({"name": "smooth_ece"})", R"({"name": "kde_ece"})", R"({"name": "ece_sweep"})",
+             R"({"name": "kde_canonical"})"};
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+  for (const std::string& text : texts) {
+    Problems problems;
+    const Json entry = parse_json_source(text, "--estimator", problems);
+    Json resolved;
+    const auto config =
+        problems.empty() ? parse_estimator(entry, "", problems, resolved) : std::nullopt;
+    if (!problems.empty()) throw ConfigError(problems.render("--estimator"));
+    EstimatorWorkspace workspace;
+    double value = config->estimator->estimate(sample, workspace);  // warm the workspace
+    // CPU time of this thread, not wall time: the figures are per core, and a shared machine's
+    // load stretches wall time without changing the work.
+    std::vector<double> times;
+    for (std::size_t run = 0; run < options.runs; ++run) {
+      const double start = thread_cpu_seconds();
+      for (std::size_t r = 0; r < options.repeat; ++r)
+        value = config->estimator->estimate(sample, workspace);
+      times.push_back(thread_cpu_seconds() - start);
+    }
+    std::sort(times.begin(), times.end());
+    const double seconds = times[times.size() / 2];
+    const Json line = {{"data", options.data},
+                       {"n", sample.size},
+                       {"classes", sample.classes},
+                       {"estimator", config->label},
+                       {"value", value},
+                       {"seconds", seconds / static_cast<double>(options.repeat)},
+                       {"runs", options.runs},
+                       {"repeat", options.repeat}};
+    out << line.dump() << '\n' << std::flush;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& options, std::ostream& out) {
+  if (!options.data.empty()) return bench_data(options, out);
   std::vector<std::size_t> thread_counts = options.threads;
   if (thread_counts.empty()) {
     thread_counts.push_back(1);
@@ -199,6 +244,13 @@ Command add_bench_command(CLI::App& app) {
   bench->add_option(
       "--estimators", options->estimators,
       "none (the sampler alone) | first | baseline (default: the numpy baseline's set) | binned");
+  bench->add_option(
+      "--data", options->data,
+      "time single evaluations of estimators on this CSV instead (docs/performance.md)");
+  bench->add_option("--estimator", options->estimator,
+                    "with --data: a JSON estimator, repeatable (default: the heavy ones)");
+  bench->add_option("--repeat", options->repeat, "with --data: evaluations per run")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   return {bench, [options] { return run_bench(*options, std::cout); }};
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,82 @@ struct Summary {
   Json document;
 };
 
+// Every field check reads, checked before anything is compared: a malformed file is an input
+// error (exit 2), never a regression (1), a raw nlohmann message or a silent pass (a cell
+// without "estimators" was dropped, se_bias 1e308 made every test pass, sd -1 was accepted).
+class SummaryChecker {
+ public:
+  explicit SummaryChecker(std::string file) : file_(std::move(file)) {}
+
+  void cells(const Json& cells) {
+    std::map<std::uint64_t, std::size_t> seen;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const Json& cell = cells[i];
+      const std::string at = pointer_join("/cells", i);
+      if (!cell.is_object()) fail(at, "expected a cell object, found " + describe(cell));
+      const Json& index = field(cell, at, "index");
+      if (!index.is_number_unsigned())
+        fail(pointer_join(at, "index"), "expected an integer >= 0, found " + describe(index));
+      if (const auto [it, fresh] = seen.emplace(index.get<std::uint64_t>(), i); !fresh)
+        fail(pointer_join(at, "index"), "cell index " + index.dump() + " appears twice (also at " +
+                                            pointer_join("/cells", it->second) + ")");
+      if (cell.contains("parameters") && !cell["parameters"].is_object())
+        fail(pointer_join(at, "parameters"),
+             "expected an object, found " + describe(cell["parameters"]));
+      const std::string estimators_at = pointer_join(at, "estimators");
+      const Json& estimators = field(cell, at, "estimators");
+      if (!estimators.is_object())
+        fail(estimators_at, "expected an object of estimators, found " + describe(estimators));
+      for (const auto& [label, e] : estimators.items())
+        estimator(e, pointer_join(estimators_at, label));
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& pointer, const std::string& what) const {
+    throw InputError(file_ + ": " + pointer + ": " + what);
+  }
+
+  const Json& field(const Json& object, const std::string& at, const char* key) const {
+    if (!object.contains(key)) fail(pointer_join(at, key), "required key is missing");
+    return object[key];
+  }
+
+  double finite(const Json& object, const std::string& at, const char* key, double min) const {
+    const Json& value = field(object, at, key);
+    const std::string rule = min == 0.0 ? "a finite number >= 0" : "a finite number";
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < min)
+      fail(pointer_join(at, key), "expected " + rule + ", found " + describe(value));
+    return value.get<double>();
+  }
+
+  void estimator(const Json& e, const std::string& at) const {
+    if (!e.is_object()) fail(at, "expected an estimator object, found " + describe(e));
+    const Json& replicates = field(e, at, "replicates");
+    if (!replicates.is_number_unsigned() || replicates.get<std::uint64_t>() < 1)
+      fail(pointer_join(at, "replicates"),
+           "expected an integer >= 1, found " + describe(replicates));
+    const auto R = static_cast<double>(replicates.get<std::uint64_t>());
+    constexpr double any = -std::numeric_limits<double>::infinity();
+    finite(e, at, "mean", any);
+    const double sd = finite(e, at, "sd", 0.0);
+    if (e.contains("params") && !e["params"].is_object())
+      fail(pointer_join(at, "params"), "expected an object, found " + describe(e["params"]));
+    if (!e.contains("bias") || e["bias"].is_null()) return;
+    finite(e, at, "bias", any);
+    // se_bias = sqrt((sd / sqrt(R))^2 + truth_error^2) (scenarios/estimator_bias/run.cpp): at
+    // least the Monte Carlo part, and a truth error above 1 is no calbench truth.
+    const double se = sd / std::sqrt(R), se_bias = finite(e, at, "se_bias", 0.0);
+    if (se_bias < se * (1.0 - 1e-9) || se_bias > std::hypot(se, 1.0))
+      fail(pointer_join(at, "se_bias"),
+           "se_bias = " + format_double(se_bias) +
+               " does not fit sd / sqrt(replicates) = " + format_double(se) +
+               " (it is sqrt(that^2 + truth_error^2), with a truth error of at most 1)");
+  }
+
+  std::string file_;
+};
+
 Summary read_summary(const std::string& path, const std::string& role) {
   std::filesystem::path file = path;
   std::error_code ec;
@@ -32,21 +109,27 @@ Summary read_summary(const std::string& path, const std::string& role) {
   const FileBytes read = read_file(file);
   if (!read)
     throw InputError(file.string() + ": cannot open the " + role +
-                     " (a result directory or its summary.json)");
+                     " (a result directory or its summary.json): " + read.reason());
   Summary out{file.string(), {}};
   try {
-    out.document = Json::parse(read.bytes);
-  } catch (const std::exception&) {
-    throw InputError(out.file + ": not valid JSON");
+    Problems problems;
+    out.document = parse_json_source(read.bytes, out.file, problems);
+    if (!problems.empty()) throw ConfigError(problems.render(out.file));
+  } catch (const ConfigError& e) {
+    throw InputError(e.what());
   }
   const Json& d = out.document;
-  const auto scenario = d.contains("meta") ? d["meta"].value("scenario", "") : "";
+  if (!d.is_object()) throw InputError(out.file + ": not a calbench summary.json (not an object)");
+  const Json meta = d.contains("meta") && d["meta"].is_object() ? d["meta"] : Json::object();
+  const Json scenario_value = meta.value("scenario", Json(""));
+  const std::string scenario = scenario_value.is_string() ? scenario_value.get<std::string>() : "";
   if (scenario != "estimator_bias")
     throw InputError(
         out.file + ": calbench check compares estimator_bias results; this is " +
         (scenario.empty() ? std::string("not a calbench summary.json") : "scenario " + scenario));
   if (!d.contains("cells") || !d["cells"].is_array())
     throw InputError(out.file + ": no cells array");
+  SummaryChecker(out.file).cells(d["cells"]);
   return out;
 }
 

@@ -43,5 +43,6 @@ Command add_fit_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
 Command add_export_cases_command(CLI::App& app);
+Command add_recalibrate_command(CLI::App& app);
 
 }  // namespace calbench

@@ -1,7 +1,10 @@
 #include "runners/eval.hpp"
 
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "config/finite_json.hpp"
@@ -28,6 +32,7 @@
 #include "report/value_format.hpp"
 #include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
+#include "runners/progress.hpp"
 #include "runners/report.hpp"
 
 namespace calbench {
@@ -124,20 +129,92 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   meta.name = std::filesystem::path(o.data).filename().string();
   meta.scenario = "eval";
   meta.seed = o.seed;
-  meta.config_hash = format_hash(
-      hash64("eval|" + o.data + "|" + o.labels + "|" + (o.logits ? "logits" : "probabilities")));
+  meta.config_hash = format_hash(hash64("eval|" + o.data + "|" + o.labels + "|" +
+                                        (o.logits ? "logits" : "probabilities") +
+                                        (o.renormalize ? "|renormalized" : "")));
   ReportHeader header;
   header.meta = meta;
   header.tables.push_back({"reliability.csv", curve_columns()});
   ReportRecord record;
   append_curve_rows("reliability.csv", {}, curves, record.rows);
+  // The table in reliability.csv, its meta block (no CSV comment lines) in summary.json.
   CsvReporter csv(dir);
-  csv.begin(header);
-  csv.record(record);
-  csv.end();
+  JsonReporter json(dir);
+  FanOut reporters({&csv, &json});
+  reporters.begin(header);
+  reporters.record(record);
+  reporters.end();
 }
 
+// Eval's phases on stderr (runners/progress.hpp): a line once a phase has run for 2 s, named
+// after the phase and the estimators that take most of the time (from their timed evaluation
+// on the data, in CPU time), and an estimate of the whole before the resampling starts: the
+// work over the threads, which a loaded machine stretches.
+class EvalProgress {
+ public:
+  static constexpr std::chrono::milliseconds silent_below{2000};
+
+  // seconds[e]: estimator e's one evaluation on the data.
+  EvalProgress(const std::vector<EstimatorConfig>& used, const std::vector<double>& seconds) {
+    std::vector<std::size_t> order(used.size());
+    for (std::size_t e = 0; e < order.size(); ++e) order[e] = e;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
+    for (double s : seconds) per_resample_ += s;
+    for (std::size_t r = 0; r < std::min<std::size_t>(2, order.size()); ++r) {
+      const std::size_t e = order[r];
+      if (per_resample_ <= 0.0) break;
+      heaviest_ += (r ? ", " : "") + used[e].label + " " +
+                   format_fixed(100.0 * seconds[e] / per_resample_, 0) + "%";
+    }
+  }
+
+  // "eval: about 9 s: 11 estimators on 2,100 resampled data sets, 2 threads" when over 2 s.
+  void announce(std::size_t estimators, std::size_t resampled) const {
+    const auto threads = static_cast<double>(std::min<std::size_t>(
+        tbb::this_task_arena::max_concurrency(),
+        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
+    const double seconds = per_resample_ * static_cast<double>(resampled) / threads;
+    if (seconds * 1000.0 < static_cast<double>(silent_below.count())) return;
+    std::fprintf(stderr,
+                 "eval: about %s s: %zu estimators on %zu resampled data sets, %d threads "
+                 "(most time: %s)\n",
+                 format_fixed(seconds, 0).c_str(), estimators, resampled, static_cast<int>(threads),
+                 heaviest_.c_str());
+    std::fflush(stderr);
+  }
+
+  // The hooks of sample_intervals; begin runs between phases, when no resample is running.
+  IntervalProgress hooks() {
+    IntervalProgress out;
+    out.begin = [this](std::string_view phase, std::size_t) {
+      if (current_) current_->finish();
+      current_ = std::make_unique<Progress>(
+          "eval " + std::string(phase) + " (most time: " + heaviest_ + ")", true,
+          ProgressStyle{"resamples", silent_below, std::chrono::milliseconds(5000)});
+    };
+    out.counter = [this](std::size_t done, std::size_t total) { current_->update(done, total); };
+    return out;
+  }
+
+  void finish() {
+    if (current_) current_->finish();
+  }
+
+ private:
+  double per_resample_ = 0.0;  // seconds of one evaluation of every estimator
+  std::string heaviest_;
+  std::unique_ptr<Progress> current_;
+};
+
 }  // namespace
+
+std::string interval_help() {
+  std::string out = "interval method: default (each estimator's)";
+  for (const IntervalMethod method : interval_methods())
+    out += ", " + std::string(to_string(method));
+  return out + " (docs/intervals.md)";
+}
 
 int run_eval(const EvalOptions& o, std::ostream& out) {
   if (!(o.level > 0.0 && o.level < 1.0))
@@ -145,26 +222,46 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   if (o.resamples < 1) throw InputError("--resamples must be >= 1");
   if (o.jackknife_groups < 2) throw InputError("--jackknife-groups must be >= 2");
   const Sample sample =
-      read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
+      read_model_outputs(o.data, o.labels,
+                         {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+                          .renormalize = o.renormalize});
   std::vector<Skipped> skipped;
   const bool by_default = o.estimators.empty();
   std::vector<EstimatorConfig> candidates =
       by_default ? registry_estimators(skipped) : requested_estimators(o.estimators);
 
-  // The observed values; an estimator that does not apply to this K throws DomainError.
+  // The observed values; an estimator that does not apply to this K throws DomainError. Each
+  // is timed for the progress lines (a quadratic one asked for by name can take long itself).
   std::vector<EstimatorConfig> used;
-  std::vector<double> observed;
+  std::vector<double> observed, seconds;
   EstimatorWorkspace workspace;
-  for (auto& c : candidates) {
+  Progress observing(
+      "eval observed values", true,
+      ProgressStyle{"estimators", EvalProgress::silent_below, std::chrono::milliseconds(5000)});
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    observing.update(c, candidates.size());
     try {
-      observed.push_back(c.estimator->estimate(sample, workspace));
-      used.push_back(std::move(c));
+      const auto timed = [&] {
+        const double start = thread_cpu_seconds();
+        const double value = candidates[c].estimator->estimate(sample, workspace);
+        return std::pair(value, thread_cpu_seconds() - start);
+      };
+      // A first evaluation pays for its workspace (allocations, FFT plans); a cheap one is
+      // timed again, warm, as the resamples will run it.
+      auto [value, took] = timed();
+      if (took < 0.05) took = timed().second;
+      observed.push_back(value);
+      seconds.push_back(took);
+      used.push_back(std::move(candidates[c]));
     } catch (const DomainError& error) {
       if (!by_default)
-        throw InputError(o.data + ": estimator " + quote(c.label) + ": " + error.what());
-      skipped.push_back({c.label, error.what()});
+        throw InputError(o.data + ": estimator " + quote(candidates[c].label) + ": " +
+                         error.what());
+      skipped.push_back({candidates[c].label, error.what()});
     }
   }
+  observing.update(candidates.size(), candidates.size());
+  observing.finish();
   if (used.empty()) throw InputError(o.data + ": no estimator applies to this data");
 
   const IntervalChoice choice = interval_choice(o.interval);
@@ -175,10 +272,16 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     methods[0].push_back(choice.value_or(c.interval));
   }
   const std::size_t E = used.size();
+  EvalProgress progress(used, seconds);
+  IntervalRequest request{o.resamples, o.level, o.jackknife_groups};
+  request.progress = progress.hooks();
+  // Every method but analytic resamples; the bias correction's and the jackknife's data sets are
+  // fewer or cheaper, so 2 R is the estimate's count.
+  progress.announce(E, 2 * o.resamples);
   ResampleWorkspace unused;
-  const auto computed = sample_intervals(sample, estimators, observed, methods,
-                                         {o.resamples, o.level, o.jackknife_groups}, {o.seed, 0, 0},
-                                         Execution::parallel, unused, workspace);
+  const auto computed = sample_intervals(sample, estimators, observed, methods, request,
+                                         {o.seed, 0, 0}, Execution::parallel, unused, workspace);
+  progress.finish();
   const std::vector<double>& p = computed.p_values;
   const std::vector<std::optional<Interval>>& intervals = computed.intervals;
   std::vector<std::string> notes(E);
@@ -253,14 +356,14 @@ Command add_eval_command(CLI::App& app) {
       ->required();
   eval->add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
   eval->add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  eval->add_flag("--renormalize", o.renormalize,
+                 "divide each probability row by its sum (rows rounded to >= 3 decimals)");
   eval->add_option("--estimators", o.estimators,
                    "JSON array like a config's estimators, inline or a file (default: all)");
   eval->add_option("--resamples", o.resamples, "bootstrap and consistency resamples (default 1000)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   eval->add_option("--level", o.level, "interval level (default 0.95)");
-  eval->add_option("--interval", o.interval,
-                   "interval method: default (each estimator's), percentile, basic, bca, "
-                   "consistency, analytic (docs/intervals.md)");
+  eval->add_option("--interval", o.interval, interval_help());
   eval->add_option("--jackknife-groups", o.jackknife_groups,
                    "groups of BCa's grouped jackknife (default 100)")
       ->check(CLI::Range(std::size_t{2}, std::size_t{1'000'000}));

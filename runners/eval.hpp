@@ -14,6 +14,7 @@ struct EvalOptions {
   std::string data;                  // CSV, or NPY with `labels`
   std::string labels;                // NPY labels (required for NPY data)
   bool logits = false;               // the values are logits
+  bool renormalize = false;          // rounded probability rows divided by their sum
   std::string estimators;            // JSON array, inline or a file; empty: the whole registry
   std::string interval = "default";  // an interval_choices() name (docs/intervals.md)
   std::size_t jackknife_groups = eval_default_jackknife_groups;
@@ -29,5 +30,8 @@ struct EvalOptions {
 // model's binned reliability curves (top label and per class, equal-width and equal-mass, 15
 // bins; the columns of a run's reliability.csv after its key columns, docs/eval.md).
 int run_eval(const EvalOptions& options, std::ostream& out);
+
+// The --interval help: "default" and every method of interval_methods().
+std::string interval_help();
 
 }  // namespace calbench

@@ -14,6 +14,7 @@
 #include "estimators/convention.hpp"
 #include "estimators/estimators_json.hpp"
 #include "runners/command.hpp"
+#include "report/result_set.hpp"
 #include "truth/plugin_truth.hpp"
 
 namespace calbench {
@@ -120,8 +121,16 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
                      "writes a new one");
   fs::path staging = directory;
   staging += ".partial";
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging);
+  // The staging name is ours only when we create it: an existing DIR.partial (a user's file,
+  // or an interrupted export) is refused, never removed.
+  if (fs::exists(fs::symlink_status(staging, ec)))
+    throw OutputError(staging.string() +
+                      " exists: export-cases stages its files there and does not remove what "
+                      "it did not create; remove it or choose another directory");
+  if (directory.has_parent_path()) fs::create_directories(directory.parent_path(), ec);
+  if (!fs::create_directory(staging, ec) || ec)
+    throw OutputError("cannot create " + staging.string() + ": " +
+                      (ec ? ec.message() : std::string("it exists")));
   Json cases = Json::array();
   const std::vector<Case> all = edge_cases();
   try {

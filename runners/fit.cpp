@@ -292,7 +292,9 @@ std::string truth_text(const TruthValue& v) {
 int run_fit(const FitOptions& o, std::ostream& out) {
   const std::optional<FittedMap> map = parse_map(o.map);
   const Sample data =
-      read_model_outputs(o.data, o.labels, o.logits ? ValueKind::logits : ValueKind::probabilities);
+      read_model_outputs(o.data, o.labels,
+                         {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+                          .renormalize = o.renormalize});
   check_fit_input(data, o.data);
   FakeFitOptions options;
   options.map = map;
@@ -512,6 +514,8 @@ Command add_fit_command(CLI::App& app) {
       ->required();
   fit->add_option("--labels", o->labels, "NPY array of integer labels (NPY data)");
   fit->add_flag("--logits", o->logits, "the values are logits (softmax applied)");
+  fit->add_flag("--renormalize", o->renormalize,
+                "divide each probability row by its sum (rows rounded to >= 3 decimals)");
   fit->add_option("--map", o->map,
                   "auto (lowest AIC) | identity | temperature | power (default auto)")
       ->check(CLI::IsMember({"auto", "identity", "temperature", "power"}));

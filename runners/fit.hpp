@@ -13,6 +13,7 @@ struct FitOptions {
   std::string data;    // CSV, or NPY with `labels`
   std::string labels;  // NPY labels (required for NPY data)
   bool logits = false;
+  bool renormalize = false;     // rounded probability rows divided by their sum
   std::string map = "auto";     // auto | identity | temperature | power
   std::string family = "auto";  // auto | dirichlet | dirichlet_mixture | beta_binary
   std::size_t components = 4;   // the most mixture components tried (1: a single Dirichlet)

@@ -33,8 +33,13 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
     } catch (const nlohmann::json::exception&) {
       throw InputError(info_file.string() + ": not valid JSON");
     }
-    const auto shard = info.value("shard", std::size_t{0});
-    const auto shards = info.value("shards", std::size_t{0});
+    // Whole numbers only: "shard": 2.7 was read as shard 2, "shard": "2" was a raw type error.
+    for (const char* key : {"shard", "shards"})
+      if (!info.is_object() || !info.contains(key) || !info[key].is_number_unsigned())
+        throw InputError(info_file.string() + ": /" + key + ": expected an integer >= 1, found " +
+                         (info.is_object() && info.contains(key) ? info[key].dump() : "nothing"));
+    const auto shard = info["shard"].get<std::size_t>();
+    const auto shards = info["shards"].get<std::size_t>();
     if (count == 0) count = shards;
     if (shards != count || shards != dirs.size() || shard < 1 || shard > shards)
       throw InputError(info_file.string() + ": shard " + std::to_string(shard) + " of " +
@@ -43,6 +48,12 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
     if (!journals[shard - 1].empty())
       throw InputError(dir + ": shard " + std::to_string(shard) + " is given twice");
     journals[shard - 1] = std::filesystem::path(dir) / "journal.bin";
+    if (const std::string kind = special_file_kind(journals[shard - 1]);
+        !kind.empty() || !std::filesystem::exists(journals[shard - 1]))
+      throw InputError(journals[shard - 1].string() + ": the shard's journal is " +
+                       (kind.empty() ? std::string("missing") : kind) +
+                       ": rerun the shard (calbench run CONFIG --shard " + std::to_string(shard) +
+                       "/" + std::to_string(shards) + ")");
     const std::filesystem::path shard_config = std::filesystem::path(dir) / "config.json";
     const FileBytes text = read_file(shard_config);
     if (!text)
@@ -57,6 +68,14 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   std::unique_ptr<ExperimentBase> config = load_experiment(config_file);
   if (options.out) config->output.directory = *options.out;
   module_of(*config);
+  // The merged set replaces OUT whole: OUT must not be one of the shards it reads.
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(dir, config->output.directory, ec))
+      throw OutputError("the output directory " + config->output.directory.string() +
+                        " is the shard " + dir +
+                        ": merge replaces its output whole; choose another --out");
+  }
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
   ResultSetTransaction results_set(config->output.directory);

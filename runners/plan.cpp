@@ -1,11 +1,17 @@
 #include "runners/plan.hpp"
 
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <sstream>
+#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -15,6 +21,7 @@
 #include "core/format.hpp"
 #include "plan/plan_json.hpp"
 #include "runners/command.hpp"
+#include "runners/progress.hpp"
 
 namespace calbench {
 namespace {
@@ -35,6 +42,83 @@ std::string question_text(const PlanSpec& spec, const std::string& estimator) {
          std::string(to_string(p.quantity)) + " = " + format_double(p.detect);
 }
 
+// "95 s", "4.2 min", "1.3 h".
+std::string duration_text(double seconds) {
+  if (seconds < 120.0) return format_fixed(seconds, seconds < 10.0 ? 1 : 0) + " s";
+  if (seconds < 7200.0) return format_fixed(seconds / 60.0, 1) + " min";
+  return format_fixed(seconds / 3600.0, 1) + " h";
+}
+
+// The work up front, before the search starts: what one replicate does, how many there are,
+// and the time to reach each size of the search's grid, from a short timed run (two
+// replicates at n = 1000, or the nearest size of the search) scaled linearly in n: every
+// per-replicate step (sample, estimate, resamples) is O(n) or O(n log n). The search stops at
+// the first grid size that meets the question, then bisects `refine` times below it.
+void announce_work(const PlanSpec& spec) {
+  const PlanSearch& search = spec.search;
+  std::string per_replicate = "a sample and its estimate";
+  if (const auto* w = std::get_if<WidthQuestion>(&spec.question)) {
+    if (w->interval)
+      per_replicate += ", its " + interval_name(*w) + " interval (" + std::to_string(w->resamples) +
+                       " resamples)";
+  } else {
+    per_replicate += ", the consistency test (" +
+                     std::to_string(std::get<PowerQuestion>(spec.question).resamples) +
+                     " label redraws)";
+  }
+  std::vector<std::size_t> sizes;
+  for (double n = static_cast<double>(search.n_min);; n *= search.ratio) {
+    sizes.push_back(std::min(search.n_max, static_cast<std::size_t>(std::llround(n))));
+    if (sizes.back() >= search.n_max) break;
+  }
+  const std::size_t n_calibrate = std::clamp<std::size_t>(1000, search.n_min, search.n_max);
+  constexpr std::size_t calibration_replicates = 2;
+  const double per_n = replicate_seconds(spec, n_calibrate, calibration_replicates) /
+                       static_cast<double>(calibration_replicates * n_calibrate);
+  const auto threads = std::min<std::size_t>(
+      tbb::this_task_arena::max_concurrency(),
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const double scale = per_n * static_cast<double>(spec.replicates) /
+                       static_cast<double>(std::max<std::size_t>(1, threads));
+  std::cerr << "calbench plan: " << spec.replicates << " replicates per n, each " << per_replicate
+            << "; n from " << search.n_min << " to " << search.n_max << " (ratio "
+            << format_double(search.ratio) << ", then " << search.refine
+            << " bisections and the answer's n)\n";
+  std::cerr << "calbench plan: estimated time to reach n (" << threads << " threads, from "
+            << calibration_replicates << " timed replicates at n = " << n_calibrate << "):";
+  double total = 0.0;
+  for (std::size_t n : sizes) {
+    total += scale * static_cast<double>(n);
+    std::cerr << ' ' << n << ": " << duration_text(total) << (n == sizes.back() ? "\n" : ",");
+  }
+}
+
+// A progress line within each n once it has run for 2 s.
+class PlanProgress {
+ public:
+  void update(std::size_t n, std::size_t done, std::size_t total) {
+    std::lock_guard lock(mutex_);
+    if (!bar_ || n_ != n) {
+      if (bar_) bar_->finish();
+      n_ = n;
+      bar_ = std::make_unique<Progress>("calbench plan: n = " + std::to_string(n), true,
+                                        ProgressStyle{"replicates", std::chrono::milliseconds(2000),
+                                                      std::chrono::milliseconds(5000)});
+    }
+    bar_->update(done, total);
+  }
+  void finish() {
+    std::lock_guard lock(mutex_);
+    if (bar_) bar_->finish();
+    bar_.reset();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<Progress> bar_;
+  std::size_t n_ = 0;
+};
+
 }  // namespace
 
 int run_plan(const PlanOptions& o, std::ostream& out) {
@@ -43,15 +127,27 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
   const bool power = std::holds_alternative<PowerQuestion>(spec.question);
   const char* figure = power ? "power" : "width";
   PlanResult result;
+  PlanProgress progress;
   try {
-    result = plan_sample_size(spec, [&](const PlanPoint& p) {
-      if (!o.quiet)
-        std::cerr << "calbench plan: n = " << p.n << ": " << figure << " "
-                  << format_fixed(p.figure, 4) << " ± " << format_fixed(p.figure_se, 4) << '\n';
-    });
+    if (!o.quiet) announce_work(spec);
+    result = plan_sample_size(
+        spec,
+        [&](const PlanPoint& p) {
+          if (o.quiet) return;
+          progress.finish();
+          std::cerr << "calbench plan: n = " << p.n << ": " << figure << " "
+                    << format_fixed(p.figure, 4) << " ± " << format_fixed(p.figure_se, 4) << '\n';
+        },
+        [&](std::size_t n, std::size_t done, std::size_t total) {
+          if (!o.quiet) progress.update(n, done, total);
+        });
   } catch (const DomainError& e) {
     // What the parser cannot see: a detect value out of the generator's reach.
     throw InputError(o.file + ": /question: " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(o.file +
+                     ": out of memory: the arrays are set by replicates x search.n_max x "
+                     "generator.classes and the truth's samples; lower them");
   }
 
   std::ostringstream text;
@@ -107,7 +203,12 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
   if (!o.out.empty()) {
     const auto doc = plan_result_json(config, result);
     require_finite_json(doc, o.out);
-    write_file_atomically(o.out, doc.dump(2) + "\n");
+    try {
+      write_file_atomically(o.out, doc.dump(2) + "\n");
+    } catch (const std::system_error& e) {
+      // A read-only or missing place is the user's to fix (exit 2), not a crash.
+      throw InputError("--out " + o.out + ": " + e.what());
+    }
     text << "wrote " << o.out << "\n";
   }
   out << text.str();

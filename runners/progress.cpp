@@ -3,11 +3,19 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 
 namespace calbench {
 
-Progress::Progress(std::string what, bool enabled)
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+Progress::Progress(std::string what, bool enabled, ProgressStyle style)
     : what_(std::move(what)),
+      style_(std::move(style)),
       enabled_(enabled),
       terminal_(::isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()),
@@ -16,12 +24,15 @@ Progress::Progress(std::string what, bool enabled)
 void Progress::update(std::size_t done, std::size_t total) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  const auto interval = terminal_ ? std::chrono::milliseconds(200) : std::chrono::seconds(5);
+  const auto interval = terminal_ ? std::chrono::milliseconds(200) : style_.plain_every;
   std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;
   last_done_ = std::max(last_done_, done);
   last_total_ = total;
-  if (now - last_ < interval) return;
+  if (now - start_ < style_.first_after) return;
+  // With first_after, the first line as soon as it has passed; then one per interval.
+  const bool first_due = !drawn_ && style_.first_after.count() > 0;
+  if (now - last_ < interval && !first_due) return;
   last_ = now;
   draw(last_done_, total);
 }
@@ -41,12 +52,12 @@ void Progress::draw(std::size_t done, std::size_t total) {
   if (terminal_) {
     constexpr int width = 30;
     const int filled = static_cast<int>(frac * width);
-    std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu replicates  %.0f/s  ETA %.0fs ", what_.c_str(),
-                 filled, "##############################", width - filled, "", done, total, rate,
-                 eta);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu %s  %.0f/s  ETA %.0fs ", what_.c_str(), filled,
+                 "##############################", width - filled, "", done, total,
+                 style_.unit.c_str(), rate, eta);
   } else {
-    std::fprintf(stderr, "%s: %zu/%zu replicates (%.0f%%), %.0f/s, ETA %.0fs\n", what_.c_str(),
-                 done, total, 100.0 * frac, rate, eta);
+    std::fprintf(stderr, "%s: %zu/%zu %s (%.0f%%), %.0f/s, ETA %.0fs\n", what_.c_str(), done, total,
+                 style_.unit.c_str(), 100.0 * frac, rate, eta);
   }
   std::fflush(stderr);
   drawn_ = true;

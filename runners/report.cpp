@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string_view>
 
 extern char** environ;
 
@@ -21,17 +22,22 @@ namespace {
 #define CALBENCH_PYTHON_DIR ""
 #endif
 
+// Python runs isolated (-I: no working directory, no user site-packages, no PYTHON*
+// variables on the import path), so a numpy.py or calbench/ beside the user's config is never
+// imported. The package's directories come as the first argument instead, absolute paths
+// joined by ':' (child_python_path), and go first on sys.path.
 // Exit 3 with the missing module's name when an import fails, so the runner can tell "not
 // installed" (a warning) from a failure of the report itself.
 constexpr const char* bootstrap =
     "import sys\n"
+    "sys.path[:0] = [p for p in sys.argv[1].split(':') if p.startswith('/')]\n"
     "try:\n"
     "    import numpy, pandas, matplotlib\n"
     "    import calbench.report\n"
     "except ImportError as e:\n"
     "    print(f'python module {e.name} not found', file=sys.stderr)\n"
     "    sys.exit(3)\n"
-    "sys.exit(calbench.report.main(sys.argv[1:]))\n";
+    "sys.exit(calbench.report.main(sys.argv[2:]))\n";
 
 std::string interpreter() {
   const char* env = std::getenv("CALBENCH_PYTHON");
@@ -39,23 +45,35 @@ std::string interpreter() {
   return CALBENCH_PYTHON3;
 }
 
-// The environment of the child: ours, with this checkout's python/ first on PYTHONPATH and
-// matplotlib's non-interactive backend.
+// Where the child finds the calbench package: this checkout's python/, then the absolute
+// entries of $PYTHONPATH (an empty or relative entry would name the working directory, which
+// isolated mode keeps off the import path on purpose).
+std::string child_python_path() {
+  std::string out;
+  const std::string own = CALBENCH_PYTHON_DIR;
+  if (!own.empty() && std::filesystem::is_directory(own)) out = own;
+  const char* env = std::getenv("PYTHONPATH");
+  std::string_view rest = env == nullptr ? "" : env;
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string_view entry = rest.substr(0, colon);
+    if (!entry.empty() && entry.front() == '/') {
+      // append, not `":" + entry`: GCC 12 warns falsely (-Wrestrict, bug 105329) about that.
+      if (!out.empty()) out.append(1, ':');
+      out.append(entry);
+    }
+    rest = colon == rest.npos ? std::string_view() : rest.substr(colon + 1);
+  }
+  return out;
+}
+
+// The environment of the child: ours, with matplotlib's non-interactive backend.
 std::vector<std::string> child_environment() {
   std::vector<std::string> out;
-  std::string python_path;
-  const std::string own = CALBENCH_PYTHON_DIR;
-  if (!own.empty() && std::filesystem::is_directory(own)) python_path = own;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
-    if (entry.rfind("PYTHONPATH=", 0) == 0) {
-      const std::string rest = entry.substr(11);
-      if (!rest.empty()) python_path += (python_path.empty() ? "" : ":") + rest;
-    } else if (entry.rfind("MPLBACKEND=", 0) != 0) {
-      out.push_back(entry);
-    }
+    if (entry.rfind("MPLBACKEND=", 0) != 0) out.push_back(entry);
   }
-  if (!python_path.empty()) out.push_back("PYTHONPATH=" + python_path);
   out.push_back("MPLBACKEND=Agg");
   return out;
 }
@@ -78,7 +96,7 @@ bool reports_disabled_by_environment() {
 
 ReportOutcome run_report_module(const std::vector<std::string>& args) {
   const std::string python = interpreter();
-  std::vector<std::string> argv_text = {python, "-B", "-c", bootstrap};
+  std::vector<std::string> argv_text = {python, "-I", "-B", "-c", bootstrap, child_python_path()};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_text) argv.push_back(a.data());

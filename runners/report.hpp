@@ -6,9 +6,11 @@
 // warning and succeeds.
 //
 // The interpreter: $CALBENCH_PYTHON, else the python3 this build was configured with
-// (CMake's CALBENCH_PYTHON3, Debian's /usr/bin/python3 first), else python3 on PATH. The
-// package: this checkout's python/ is put first on PYTHONPATH when it exists, so a build finds
-// its own package without scripts/setup.sh's .pth file.
+// (CMake's CALBENCH_PYTHON3, Debian's /usr/bin/python3 first), else python3 on PATH. It runs
+// in isolated mode (`python3 -I`): the working directory, the user's site-packages and the
+// PYTHON* variables are off the import path, so a numpy.py beside a config is never run. The
+// package: this checkout's python/ goes first on sys.path when it exists (so a build finds its
+// own package without scripts/setup.sh's .pth file), then $PYTHONPATH's absolute entries.
 // $CALBENCH_NO_REPORT set to a non-empty value other than 0 skips the report like --no-report
 // (the test suite sets it for the runs that do not check the report).
 #include <filesystem>
@@ -24,8 +26,9 @@ struct ReportOutcome {
   std::string message;  // unavailable: why (one line); failed: the Python error's last lines
 };
 
-// Runs `python -c BOOTSTRAP args...` where the bootstrap imports numpy, pandas, matplotlib and
-// calbench.report (exit 3 naming a missing module) and calls calbench.report.main(args).
+// Runs `python -I -B -c BOOTSTRAP PATH args...` where the bootstrap imports numpy, pandas,
+// matplotlib and calbench.report (exit 3 naming a missing module) and calls
+// calbench.report.main(args).
 ReportOutcome run_report_module(const std::vector<std::string>& args);
 
 // Renders DIR/report/index.html and prints its path unless `quiet`. Without python3 or its

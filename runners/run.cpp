@@ -18,6 +18,7 @@
 #include "core/format.hpp"
 #include "core/read_file.hpp"
 #include "core/rng.hpp"
+#include "core/stop_request.hpp"
 #include "core/version.hpp"
 #include "experiment/preflight.hpp"
 #include "runners/command.hpp"
@@ -29,27 +30,11 @@
 namespace calbench {
 namespace {
 
-// SIGINT and SIGTERM ask the run to stop: no task starts, the running ones finish and are
-// journaled, and the run exits 128 + the signal with the command that resumes it. The handler
-// is reset after the first signal, so a second one ends the process at once (the journal
-// survives that too: a torn last record is dropped on resume).
-std::atomic<bool> stop_requested{false};
-volatile std::sig_atomic_t stop_signal = 0;
-static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
-
-extern "C" void request_stop(int signal) {
-  stop_signal = signal;
-  stop_requested.store(true);
-}
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
-}
+// SIGINT and SIGTERM ask the run to stop (core/stop_request.hpp): no task starts, the running
+// ones finish and are journaled, and the run exits 128 + the signal with the command that
+// resumes it. A second signal ends the process at once, after killing the external commands
+// still running (the journal survives that too: a torn last record is dropped on resume).
+std::atomic<bool>& stop_requested = stop_flag();
 
 // The journal of this run: the interrupted run's, continued (--resume), or a new one.
 TaskJournal open_journal(ResultSetTransaction& results, const std::string& identity,
@@ -117,7 +102,11 @@ int run_command(const std::string& file, const RunOptions& options) {
   const std::string shown_out = config->output.directory.string();
 
   // Before anything is created: what the run needs must fit (experiment/preflight.hpp).
-  preflight(*config, options.threads, physical_memory_bytes());
+  preflight(*config, options.threads, available_memory_bytes());
+  if (const double seconds = estimated_seconds(estimate_run(*config), options.threads);
+      seconds > time_warning_seconds && !options.quiet)
+    std::cerr << "calbench: pre-flight: this run may take up to about " << duration_text(seconds)
+              << " on " << options.threads << " threads (a rough upper estimate; docs/config.md)\n";
   // Before any computation: the lock, a writable place for the results, the journal.
   ResultSetTransaction results_set(config->output.directory);
   const std::string identity = run_identity(*config);
@@ -153,7 +142,7 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
             ResultSetTransaction& results_set, TaskJournal& journal, const RunOptions& options,
             const std::string& resume_command) {
   const ScenarioModule& scenario = module_of(config);
-  install_stop_handlers();
+  install_stop_signal_handlers();
   Progress progress(config.name, !options.quiet);
   RunControl control;
   control.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
@@ -169,7 +158,7 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
   } catch (const Interrupted&) {
     progress.finish();
     results_set.keep_journal(true);
-    const int signal = stop_signal;
+    const int signal = stop_signal_number();
     std::cerr << "calbench: stopped by " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << "; "
               << journal.records() << " finished tasks are kept in " << journal.path().string()
               << "\nresume with: " << resume_command << "\n";

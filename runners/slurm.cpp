@@ -222,6 +222,23 @@ int run_slurm(const SlurmOptions& options, std::ostream& out) {
 
   const FileBytes config_text = read_file(options.config);
   if (!config_text) throw InputError("cannot read " + options.config + " again to copy it");
+  // A file of these names already there is replaced only when it holds what would be written
+  // (the same command again); another job's scripts or a user's config.json are refused.
+  std::vector<std::string> differing;
+  const std::pair<const char*, const std::string*> planned[] = {{"config.json", &config_text.bytes},
+                                                                {"shards.sbatch", &scripts.shards},
+                                                                {"merge.sbatch", &scripts.merge},
+                                                                {"submit.sh", &scripts.submit}};
+  for (const auto& [file, text] : planned) {
+    if (!fs::exists(fs::symlink_status(script_dir / file, error))) continue;
+    const FileBytes existing = read_file(script_dir / file);
+    if (!existing || existing.bytes != *text) differing.emplace_back(file);
+  }
+  if (!differing.empty())
+    throw OutputError("--script-dir " + script_dir.string() + " already holds " +
+                      join(differing, ", ") +
+                      " with other contents: calbench slurm does not overwrite files it did not "
+                      "write; remove them or choose another --script-dir");
   fs::create_directories(script_dir / "logs", error);
   if (error)
     throw OutputError("cannot create the script directory " + (script_dir / "logs").string() +

@@ -1,9 +1,11 @@
-// `calbench validate CONFIG`: the config checked and its expanded cells printed; no target is
-// solved and no truth computed (docs/architecture.md).
+// `calbench validate CONFIG`: every check `run` makes before computing (the config, the
+// pre-flight, the targets solved) and the expanded cells printed; no truth is computed
+// (docs/architecture.md).
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "experiment/preflight.hpp"
 #include "runners/command.hpp"
 #include "scenarios/registry.hpp"
 
@@ -14,8 +16,17 @@ Command add_validate_command(CLI::App& app) {
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
   validate->add_option("CONFIG", *file, "experiment config (JSON)")->required();
   return {validate, [file] {
+            // Every check `run` makes before it computes (docs/config.md): the pre-flight for
+            // the default --threads and the solving of targets.
             const auto config = load_experiment(*file);
-            std::cout << module_of(*config).describe(*config);
+            const ScenarioModule& scenario = module_of(*config);
+            const std::size_t threads = default_threads();
+            preflight(*config, threads, available_memory_bytes());
+            scenario.prepare(*config);
+            std::cout << scenario.describe(*config);
+            std::cout << "estimated time: up to about "
+                      << duration_text(estimated_seconds(estimate_run(*config), threads)) << " on "
+                      << threads << " threads (pre-flight, a rough upper estimate)\n";
             return 0;
           }};
 }

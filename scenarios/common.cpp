@@ -77,6 +77,14 @@ Generators make_generators(const std::vector<const CellBase*>& cells) {
   return out;
 }
 
+void check_estimator_classes(ObjectReader& top, const ParsedGenerator& generator,
+                             const std::vector<EstimatorConfig>& estimators) {
+  const std::size_t classes = spec_classes(generator.spec);
+  for (std::size_t i = 0; i < estimators.size(); ++i)
+    if (const auto problem = estimators[i].estimator->classes_problem(classes))
+      top.problems().add(pointer_join(top.pointer_to("estimators"), i), *problem);
+}
+
 std::vector<const GroundTruth*> cell_truths(const std::vector<const CellBase*>& cells,
                                             const Generators& generators, TruthCache& cache) {
   std::vector<const GroundTruth*> out(cells.size());
@@ -92,6 +100,8 @@ std::vector<const GroundTruth*> cell_truths(const std::vector<const CellBase*>& 
                                            : &cache.get(*generators[c], cells[c]->truth);
     } catch (const std::bad_alloc&) {
       throw;
+    } catch (const Interrupted&) {
+      throw;  // a stop request (core/stop_request.hpp), not a numerical failure
     } catch (const std::exception& e) {
       // Boost.Math's overflow, domain and evaluation errors: the parameters are outside what
       // the truth engine evaluates (docs/config.md, "Parameter bounds").

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "estimators/estimators_json.hpp"
 #include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
 #include "report/cell_record.hpp"
@@ -38,6 +39,12 @@ void solve_targets(Config& config) {
 }
 
 Generators make_generators(const std::vector<const CellBase*>& cells);
+
+// Each estimator that cannot take the generator's number of classes (Estimator::classes_problem)
+// as a problem at /estimators/I of the cell's document: the run would stop at its first
+// estimate, and `validate` would pass it.
+void check_estimator_classes(ObjectReader& top, const ParsedGenerator& generator,
+                             const std::vector<EstimatorConfig>& estimators);
 
 // The truth of each cell's generator: a solved target's (the solver computed it under the
 // same settings), else the cache's, computed once per distinct generator and settings. The

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what calbench needs from Debian's packages (only what is missing) and builds the
-# release preset. Idempotent: a second run only rebuilds what changed. Run as root on Debian 12.
+# Installs what calbench needs from Debian's packages (only what is missing), builds the release
+# preset (`tests`: also the test suite) and puts `calbench` on PATH. Idempotent: a second run only
+# rebuilds what changed. Run as root on Debian 12: `bash scripts/setup.sh [quickstart | tests]`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,21 @@ if [ "$(cat "$pth" 2>/dev/null)" != "$PWD/python" ]; then
   echo "calbench setup: $pth -> $PWD/python" >&2
 fi
 
-preset=${1:-release}
-cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset"
+# What to build: the quick start's needs first (the command line and the Python module), and
+# with `tests` then everything else (the test suite and its helpers), so that the README's first
+# command does not wait for the test suite.
+what=${1:-quickstart}
+case $what in
+  quickstart | tests) ;;
+  *) echo "usage: scripts/setup.sh [quickstart | tests]" >&2; exit 2 ;;
+esac
+cmake --preset release >/dev/null
+cmake --build --preset release --target calbench calbench_core
+[ "$what" = tests ] && cmake --build --preset release
+
+# `calbench` on PATH: a symlink to this checkout's binary in /usr/local/bin (when writable).
+link=/usr/local/bin/calbench
+if [ -w "$(dirname "$link")" ] && [ "$(readlink "$link" 2>/dev/null)" != "$PWD/build/release/calbench" ]; then
+  ln -sfn "$PWD/build/release/calbench" "$link"
+  echo "calbench setup: $link -> $PWD/build/release/calbench" >&2
+fi

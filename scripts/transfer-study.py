@@ -174,12 +174,18 @@ def main():
     parser.add_argument("--sizes", default="",
                         help="comma-separated n (default 200,1000,fit size,4 x fit size; "
                              "--small: 200,1000)")
+    parser.add_argument("--merge", nargs="+", metavar="DIR",
+                        help="no computation: join the cells.csv and models.csv of runs on "
+                             "disjoint --models subsets (same other options) into --out")
     args = parser.parse_args()
     if args.sizes:
         sizes = [int(n) for n in args.sizes.split(",")]
     else:
         sizes = [200, 1000] if small else [200, 1000, args.fit_size, 4 * args.fit_size]
     os.makedirs(args.out, exist_ok=True)
+    if args.merge:
+        print(json.dumps(merge(args, sizes), indent=2))
+        return
 
     cell_rows, model_rows = [], []
     with tempfile.TemporaryDirectory() as work:
@@ -270,6 +276,35 @@ def write_outputs(args, sizes, cell_rows, model_rows):
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(markdown(summary, model_rows))
     return summary
+
+
+def typed(row):
+    """A row read back from our CSV: integers and floats as written (repr round-trips)."""
+    out = {}
+    for key, value in row.items():
+        if value == "" or key in ("model", "estimator", "family", "verdict", "failing_checks"):
+            out[key] = value
+        elif key in ("K", "n", "data_seed", "miss_flagged", "fake_ece_matches") or \
+                key.endswith("_ok"):
+            out[key] = int(value)
+        else:
+            out[key] = float(value)
+    return out
+
+
+def merge(args, sizes):
+    """The tables of one run over every model, from runs over disjoint subsets: each model's
+    rows depend only on the model and the shared options, so the result is the same."""
+    cells, models = [], []
+    for directory in args.merge:
+        with open(os.path.join(directory, "cells.csv")) as f:
+            cells += [typed(r) for r in csv.DictReader(f)]
+        with open(os.path.join(directory, "models.csv")) as f:
+            models += [typed(r) for r in csv.DictReader(f)]
+    order = [m[0] for m in study_models(args.small, [m for m in args.models.split(",") if m])]
+    models.sort(key=lambda m: order.index(m["model"]))
+    cells.sort(key=lambda c: order.index(c["model"]))  # stable: each model's rows keep order
+    return write_outputs(args, sizes, cells, models)
 
 
 def write_csv(path, rows):

@@ -54,6 +54,15 @@ $stderr"
   fi
   [ -e "$out" ] && fail "$name: the output directory $out was created"
   [ -s "$work/$name.stdout" ] && fail "$name: printed to stdout: $(cat "$work/$name.stdout")"
+  # `validate` refuses what `run` refuses before computing, with the same lines (issue #28).
+  "$bin" validate "$file" >/dev/null 2>"$work/$name.validate.stderr"
+  local validate_status=$?
+  [ "$validate_status" -eq 2 ] || fail "$name: validate exited $validate_status, expected 2"
+  # (The available memory a pre-flight message quotes changes between the two runs.)
+  local mask='s/has [0-9.e+-]* GB available/has M GB available/'
+  [ "$(grep '^error: ' "$work/$name.stderr" | sed "$mask")" = \
+    "$(grep '^error: ' "$work/$name.validate.stderr" | sed "$mask")" ] ||
+    fail "$name: validate's errors differ from run's: $(cat "$work/$name.validate.stderr")"
   local lines
   lines=$(grep -c '^error: ' "$work/$name.stderr")
   [ "$lines" -eq "$#" ] || fail "$name: $lines error lines, expected $#; stderr:
@@ -122,6 +131,14 @@ expect_bad replicates_0 "$(config 0 50 "$gen_ok" "$est_ok")" \
   '/replicates|expected an integer >= 1, found 0'
 expect_bad sample_size_0 "$(config 5 0 "$gen_ok" "$est_ok")" \
   '/sample_size|expected an integer >= 1, found 0'
+
+# An estimator that cannot take the number of classes, at its key (run stopped at the first
+# estimate with exit 1 and no pointer; validate accepted it).
+expect_bad binary_scope_k3 "$(config 5 50 "$gen_ok" '[{"name": "ece", "scope": "binary"}]')" \
+  '/estimators/0|scope binary needs K = 2 classes, found K = 3'
+expect_bad binary_scope_swept \
+  "$(config 5 50 '{"family": "dirichlet", "classes": 2, "alpha": 0.5}' '[{"name": "ece_debiased", "scope": "binary"}]' '"sweep": {"generator.classes": [2, 4]}')" \
+  '/estimators/0|scope binary needs K = 2 classes, found K = 4 (in sweep cell 1: generator.classes=4)'
 
 # ---- sweep ----------------------------------------------------------------------------------
 expect_bad sweep_bad_path \

@@ -13,8 +13,8 @@
 #   finish [TEXT] the last line: "SCRIPT: ok (TEXT)" and exit 0, or the number of failed checks
 #                 on stderr and exit 1
 #   skip REASON   the checks left are not run: exit 77 (ctest's skipped) if none failed so far
-#   table FILE    a CSV result file without its leading "# key: value" meta lines
-#                 (docs/results.md)
+#   table FILE    a CSV result file without "# key: value" meta lines (which result files
+#                 written before the tidy CSVs of docs/config.md started with)
 # shellcheck disable=SC2034,SC2154  # script and usage come from the script; bin, src for it
 set -u
 

@@ -44,11 +44,13 @@ rows=$(table "$work/t1/cells.csv" | wc -l)
 [ "$rows" -eq $((1 + cells * estimators)) ] ||
   fail "cells.csv has $rows lines, expected a header and $((cells * estimators)) rows"
 table "$work/t1/cells.csv" | head -n 1 | grep -q '^cell,' || fail "cells.csv has no header line"
-# Every CSV starts with the meta block: schema version first, the config hash last.
+# Every CSV starts with its header line, no comment lines (pandas.read_csv(path) with no
+# options); the meta block is summary.json's.
 for file in cells.csv replicates.csv; do
-  head -n 1 "$work/t1/$file" | grep -qx '# schema_version: 1' || fail "$file: no meta block"
-  sed -n 7p "$work/t1/$file" | grep -Eq '^# config_hash: [0-9a-f]+$' || fail "$file: no config hash"
+  grep -q '^#' "$work/t1/$file" && fail "$file: has comment lines"
+  head -n 1 "$work/t1/$file" | grep -q '^cell,' || fail "$file: line 1 is not the header"
 done
+grep -Eq '"config_hash": "[0-9a-f]+"' "$work/t1/summary.json" || fail "summary.json: no config hash"
 rows=$(table "$work/t1/replicates.csv" | wc -l)
 [ "$rows" -eq $((1 + cells * replicates * estimators)) ] ||
   fail "replicates.csv has $rows lines, expected $((1 + cells * replicates * estimators))"

@@ -70,7 +70,8 @@ FAKE_COUNT="$work/count" FAKE_LOG="$work/sbatch.log" PATH="$work/fake:$PATH" "$b
 grep -q "shards as job array 41 (3 tasks), merge as job 42" submit.txt ||
   fail "no job ids in the output: $(cat submit.txt)"
 printf '#!/bin/sh\necho "sbatch: error: Batch job submission failed" >&2\nexit 1\n' >fake/sbatch
-PATH="$work/fake:$PATH" "$bin" slurm "$config" --shards 3 --out "$out" --submit >failed.txt 2>&1
+PATH="$work/fake:$PATH" "$bin" slurm "$config" --shards 3 --out "$out" --cpus 2 --time 0:10:00 \
+  --submit >failed.txt 2>&1
 [ $? -eq 1 ] || fail "a failing sbatch did not make --submit exit 1"
 
 # Bad input: exit 2 and no script directory.

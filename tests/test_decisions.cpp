@@ -486,6 +486,7 @@ class IdentityModel : public CalibrationModel {
   void apply(std::span<const double> p, std::size_t, std::span<double> q) const override {
     std::copy(p.begin(), p.end(), q.begin());
   }
+  FittedState state() const override { return {.kind = "identity"}; }
 };
 
 // A decision config with a `recalibrator`; K = 2 triage (quadrature for the uncalibrated values).

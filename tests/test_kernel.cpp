@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "core/error.hpp"
+#include "core/fft_convolution.hpp"
+#include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "estimators/kde_canonical.hpp"
 #include "estimators/kde_ece.hpp"
@@ -187,4 +190,79 @@ TEST_CASE("kernel estimators survive the edge cases", "[unit][estimators]") {
       INFO("sample " << i << ", estimator " << e);
       CHECK(std::isfinite(estimators[e]->estimate(samples[i], ws)));
     }
+}
+
+// The FFT convolution (core/fft_convolution.hpp) against its direct sum, on grids like the kernel
+// estimators': masses in a few hundred nodes, long runs of exact zeros, a spike, and kernels
+// (Gaussian, triweight) of the lengths smooth_ece and kde_ece use. The bound is the rounding
+// bound of the header, c u log2(N) ||x1 + i x2||_2 ||k||_2 with c = 4.
+TEST_CASE("FFT convolution equals the direct sum to rounding", "[unit][estimators]") {
+  Engine engine = make_engine({20261126, 0, 0, Purpose::sample});
+  FftConvolution fft;
+  for (const auto& [n, taps] : {std::pair<std::size_t, std::size_t>{2001, 1001},
+                                {2001, 37},
+                                {9647, 2201},
+                                {64, 64},
+                                {5, 1}}) {
+    std::vector<double> x1(n, 0.0), x2(n, 0.0), kernel(taps);
+    for (std::size_t i = n / 4; i < n / 2; ++i) {
+      x1[i] = uniform_open01(engine) - 0.5;
+      x2[i] = 30.0 * uniform_open01(engine);
+    }
+    x2[n / 3] += 5000.0;  // one heavy node
+    for (std::size_t j = 0; j < taps; ++j) {
+      const double u = (static_cast<double>(j) + 0.5) / static_cast<double>(taps) * 2.0 - 1.0;
+      kernel[j] = (n + taps) % 2 ? std::exp(-8.0 * u * u) : std::pow(1.0 - u * u, 3);
+    }
+    std::vector<double> y1(n - taps + 1), y2(n - taps + 1), d1(y1.size()), d2(y2.size());
+    fft.valid_pair(x1, x2, kernel, y1, y2);
+    valid_convolution_direct(x1, kernel, d1);
+    valid_convolution_direct(x2, kernel, d2);
+    const auto norm = [](const std::vector<double>& v) {
+      double s = 0.0;
+      for (double a : v) s += a * a;
+      return std::sqrt(s);
+    };
+    // The two signals share one transform, so each output's error scales with both:
+    // ||x||_2 of x1 + i x2.
+    const double N = static_cast<double>(FftConvolution::transform_size(n));
+    const double signal = std::hypot(norm(x1), norm(x2));
+    const double bound = 4.0 * std::ldexp(1.0, -53) * std::log2(N) * norm(kernel) * signal;
+    double worst = 0.0;  // the largest error in units of the bound
+    for (std::size_t i = 0; i < y1.size(); ++i) {
+      worst = std::max(worst, std::abs(y1[i] - d1[i]) / bound);
+      worst = std::max(worst, std::abs(y2[i] - d2[i]) / bound);
+    }
+    INFO("n = " << n << ", taps = " << taps << ", N = " << N << ": error / bound " << worst);
+    CHECK(worst <= 1.0);
+  }
+  std::vector<double> y(3);
+  CHECK_THROWS_AS(
+      fft.valid_pair(std::vector<double>(4), std::vector<double>(4), std::vector<double>(3), y, y),
+      DomainError);
+  CHECK(FftConvolution::transform_size(2001) == 2025);  // 3^4 5^2
+  CHECK(FftConvolution::transform_size(1) == 1);
+  CHECK(FftConvolution::transform_size(7) == 8);
+}
+
+// Values of the direct-sum implementation the FFT replaced (commit 5337666, printed with 17
+// digits by `calbench eval --json`): the FFT changes them by rounding only.
+TEST_CASE("kernel estimators by FFT keep the direct sums' values", "[unit][estimators]") {
+  struct Row {
+    const char* dataset;
+    double smooth, kde, smooth_002;
+  };
+  const std::vector<Row> rows = {
+      {"dir_k10_n5000", 0.1667962073494314, 0.16668477390892766, 0.1667091847280526},
+      {"dir_k3_n2000", 0.081980602625521273, 0.087505013371760379, 0.087641409976057197},
+      {"dir_k2_n1000", 0.12257000630046755, 0.11887333068838694, 0.12678540018179729},
+      {"k3_n25", 0.117390845250765, 0.12889952290897122, 0.22533227280692114}};
+  EstimatorWorkspace ws;
+  for (const Row& row : rows) {
+    INFO(row.dataset);
+    const Sample s = load_reference_dataset(row.dataset);
+    CHECK(SmoothEce({}).estimate(s, ws) == Approx(row.smooth).epsilon(1e-12));
+    CHECK(KdeEce().estimate(s, ws) == Approx(row.kde).epsilon(1e-12));
+    CHECK(SmoothEce({0.02}).estimate(s, ws) == Approx(row.smooth_002).epsilon(1e-12));
+  }
 }

@@ -55,14 +55,15 @@ TEST_CASE("the pre-flight estimate is the documented formula", "[unit][preflight
   // 4 workers need 1,326,400 bytes.
   CHECK(preflight_message(e, 4, 1'326'399.0) ==
         "x.json: /sample_size: the run needs about 0.00133 GB of memory (sample size 1000 x "
-        "classes 10 x 4 doubles per worker, 4 workers) but the machine has 0.00133 GB; lower "
+        "classes 10 x 4 doubles per worker, 4 workers) but the machine has 0.00133 GB available; "
+        "lower "
         "it or run with fewer --threads");
   CHECK(preflight_message(e, 4, 1'326'400.0).empty());
   // The truth engine alone: 676,368 bytes, whatever the workers.
   CHECK(preflight_message(e, 1, 676'367.0) ==
         "x.json: /generator/classes: the ground truth needs about 0.000676 GB of memory "
         "(classes 10: 1 x 0.000676 GB of the truth engine's fine bins, one per class unless the "
-        "classes are exchangeable) but the machine has 0.000676 GB; lower the number of "
+        "classes are exchangeable) but the machine has 0.000676 GB available; lower the number of "
         "classes");
 }
 

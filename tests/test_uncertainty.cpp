@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
@@ -76,6 +77,61 @@ TEST_CASE("bootstrap and consistency values are the same bits serially and on 1 
   }
   // Another replicate key gives other resamples.
   CHECK(bootstrap_values(s, estimators, {42, 0, 8}, 300, Execution::serial, ws) != serial_b);
+}
+
+// The labels of a resample, folded into one number that changes with any of them.
+class LabelDigest final : public Estimator {
+ public:
+  double estimate(const Sample& s, EstimatorWorkspace&) const override {
+    double digest = 0.0;
+    for (std::size_t i = 0; i < s.size; ++i)
+      digest += static_cast<double>(s.label[i] + 1) * static_cast<double>(i + 1) * 1e-3;
+    return digest;
+  }
+  std::optional<Quantity> target() const override { return std::nullopt; }
+};
+
+// The redraws (uncertainty.cpp: running sums formed once, the predicted class tested first,
+// else a binary search) against the inverse-CDF walk of uncertainty.hpp written out: rows with
+// zeros before and after the predicted class, a tie, a predicted class last, and a row whose
+// sum rounds below 1 (then u can pass every running sum and the last class with p > 0 is taken).
+TEST_CASE("label redraws are the inverse-CDF walk's classes", "[unit]") {
+  const double third = 1.0 / 3.0;
+  const Sample s =
+      make_sample(4, {0.0,   0.7,   0.0,   0.3, 0.25, 0.25, 0.25, 0.25, 0.1,  0.2,  0.3,  0.4,
+                      third, third, third, 0.0, 0.0,  0.0,  0.0,  1.0,  0.05, 0.05, 0.05, 0.85},
+                  {1, 2, 3, 0, 3, 2});
+  const LabelDigest digest;
+  const std::vector<const Estimator*> estimators = {&digest};
+  const ResampleKey key{9, 1, 2};
+  constexpr std::size_t R = 500;
+  ResampleWorkspace ws;
+  const auto values = consistency_values(s, estimators, key, R, Execution::serial, ws);
+  for (std::size_t b = 0; b < R; ++b) {
+    Engine engine = make_engine(resample_key(key, b, Purpose::labels));
+    Sample walked = s;
+    for (std::size_t i = 0; i < s.size; ++i) {
+      const double u = uniform_open01(engine);
+      double cumulative = 0.0;
+      std::size_t y = s.classes, last_positive = 0;
+      for (std::size_t k = 0; k < s.classes; ++k) {
+        if (s.p[i * s.classes + k] > 0.0) last_positive = k;
+        cumulative += s.p[i * s.classes + k];
+        if (u < cumulative) {
+          y = k;
+          break;
+        }
+      }
+      walked.label[i] = static_cast<std::uint32_t>(y < s.classes ? y : last_positive);
+    }
+    EstimatorWorkspace unused;
+    INFO("resample " << b);
+    REQUIRE(values[b] == digest.estimate(walked, unused));
+  }
+  // A serial workspace that redrew another sample's labels starts afresh.
+  const Sample other = make_sample(2, {0.9, 0.1, 0.4, 0.6}, {0, 0});
+  consistency_values(other, estimators, key, 3, Execution::serial, ws);
+  CHECK(consistency_values(s, estimators, key, R, Execution::serial, ws) == values);
 }
 
 // Two cells: calibrated (temperature 1) and strongly overconfident (temperature 0.4).

@@ -3,25 +3,40 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <string>
 #include <system_error>
+
+#include "core/own_file.hpp"
 
 namespace calbench {
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
   namespace fs = std::filesystem;
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  fs::path tmp = target;
-  tmp += ".tmp-" + std::to_string(::getpid());
+  // A fresh name per call (pid and a counter), created with O_EXCL and never through a
+  // symbolic link: a name planted beside the target cannot redirect the write, and two threads
+  // writing one target do not share a temporary file.
+  static std::atomic<unsigned long> counter{0};
+  fs::path tmp;
+  int fd = -1;
+  std::string why;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp = target;
+    tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    fd = open_own_file(tmp, O_WRONLY | O_CREAT | O_EXCL, why);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   // POSIX calls rather than a stream, so that a failure names its cause (a full disk is
   // ENOSPC) and the temporary file is removed on every path.
   const auto fail = [&](int error) {
     ::unlink(tmp.c_str());
     throw std::system_error(error, std::generic_category(), "cannot write " + target.string());
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    throw std::system_error(errno, std::generic_category(), "cannot write " + target.string());
+    throw std::system_error(errno, std::generic_category(),
+                            "cannot write " + target.string() + " (" + why + ")");
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t w = ::write(fd, content.data() + done, content.size() - done);

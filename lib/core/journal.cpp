@@ -14,6 +14,8 @@
 #include <system_error>
 #include <utility>
 
+#include "core/own_file.hpp"
+
 namespace calbench {
 namespace {
 
@@ -111,16 +113,18 @@ TaskJournal::~TaskJournal() {
 }
 
 TaskJournal TaskJournal::create(const std::filesystem::path& path, std::string identity) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail_io("cannot create the journal", path);
+  std::string why;
+  const int fd = open_own_file(path, O_RDWR | O_CREAT | O_TRUNC, why);
+  if (fd < 0) fail_io("cannot create the journal (" + why + ")", path);
   TaskJournal journal(path, fd, std::move(identity));
   journal.write_all(header_bytes(journal.identity_));
   return journal;
 }
 
 TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string identity) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) fail_io("cannot open the journal", path);
+  std::string why;
+  const int fd = open_own_file(path, O_RDWR, why);
+  if (fd < 0) fail_io("cannot open the journal (" + why + ")", path);
   TaskJournal journal(path, fd, std::move(identity));
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail_io("cannot read the journal", path);

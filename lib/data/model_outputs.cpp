@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/read_file.hpp"
 #include "data/npy.hpp"
 
 namespace calbench {
@@ -28,26 +29,55 @@ struct RowPlace {
   throw InputError(at.text() + ": " + what);
 }
 
-// Checks one row of K values, converting logits to probabilities first.
-void check_row(double* row, std::size_t K, ValueKind kind, const RowPlace& at) {
+// Divides the row by its sum s: q_k = p_k / s.
+void renormalise(double* row, std::size_t K, double sum) {
+  for (std::size_t k = 0; k < K; ++k) row[k] /= sum;
+}
+
+// Checks one row of K values, converting logits to probabilities first. The hints are chosen
+// so that following one can never give a silently wrong result: a row that looks like rounded
+// probabilities (every entry in [0, 1], the sum within rounded_sum_tolerance(K) of 1) is never
+// told to use --logits, whose softmax would turn probabilities into something else.
+void check_row(double* row, std::size_t K, ValueFormat format, const RowPlace& at) {
   for (std::size_t k = 0; k < K; ++k)
     if (!std::isfinite(row[k]))
       fail(at,
            "value " + std::to_string(k + 1) + " is " + format_double(row[k]) + ": must be finite");
-  if (kind == ValueKind::logits) {
+  if (format.kind == ValueKind::logits) {
     softmax_in_place(row, K);
     return;
   }
   double sum = 0.0;
+  bool in_unit_interval = true;
   for (std::size_t k = 0; k < K; ++k) {
     if (row[k] < 0.0)
       fail(at, "probability " + std::to_string(k + 1) + " is " + format_double(row[k]) +
-                   ": must be >= 0");
+                   ": must be >= 0 (if the values are logits, use --logits)");
+    in_unit_interval = in_unit_interval && row[k] <= 1.0;
     sum += row[k];
   }
-  if (!(std::fabs(sum - 1.0) <= probability_sum_tolerance))
-    fail(at, "probabilities sum to " + format_double(sum) + ": must be 1 within " +
-                 format_double(probability_sum_tolerance) + " (logits? use --logits)");
+  const double off = std::fabs(sum - 1.0);
+  if (off <= probability_sum_tolerance) {
+    if (format.renormalize) renormalise(row, K, sum);
+    return;
+  }
+  const double rounded = rounded_sum_tolerance(K);
+  const bool looks_rounded = in_unit_interval && off <= rounded;
+  if (looks_rounded && format.renormalize) {
+    renormalise(row, K, sum);
+    return;
+  }
+  const std::string head = "probabilities sum to " + format_double(sum) + ": must be 1 within " +
+                           format_double(probability_sum_tolerance);
+  if (looks_rounded)
+    fail(at, head + "; every entry is in [0, 1] and the sum is within " + format_double(rounded) +
+                 " (K x " + format_double(rounded_entry_tolerance) +
+                 ") of 1, as for probabilities rounded to a few decimals: --renormalize "
+                 "(renormalize=True in Python) divides each row by its sum");
+  if (!in_unit_interval)
+    fail(at, head + ", and a probability is > 1 (if the values are logits, use --logits)");
+  fail(at, head + " (or within " + format_double(rounded) +
+               " with --renormalize): too far off for rounding, these are not probabilities");
 }
 
 std::uint32_t check_label(std::int64_t label, std::size_t K, const RowPlace& at) {
@@ -80,19 +110,62 @@ double parse_number(std::string_view field, std::size_t column, const RowPlace& 
   return x;
 }
 
+bool is_number(std::string_view field) {
+  if (field.empty() || std::isspace(static_cast<unsigned char>(field[0]))) return false;
+  const std::string text(field);
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
+
+// A class index written as an integer ("3") or as a whole float ("3.0", "3e0"): numpy.savetxt
+// writes a float array's labels as "3.000000000000000000e+00" by default.
 std::int64_t parse_label(std::string_view field, const RowPlace& at) {
   const std::string text(field);
   const bool digits =
       !text.empty() && std::all_of(text.begin() + (text[0] == '-' ? 1 : 0), text.end(),
                                    [](char ch) { return ch >= '0' && ch <= '9'; });
-  if (!digits || text == "-") fail(at, "label \"" + text + "\" is not an integer class index");
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) fail(at, "label \"" + text + "\" is out of range");
-  return v;
+  if (digits && text != "-") {
+    errno = 0;
+    const long long v = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) fail(at, "label \"" + text + "\" is out of range");
+    return v;
+  }
+  // 2^53: beyond it not every whole double is an exact integer (and no K is that large).
+  constexpr double largest_exact = 9007199254740992.0;
+  if (is_number(text)) {
+    const double x = std::strtod(text.c_str(), nullptr);
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) <= largest_exact)
+      return static_cast<std::int64_t>(x);
+  }
+  fail(at, "label \"" + text + "\" is not an integer class index (a whole number 0 .. K-1)");
+}
+
+// The first line, when it is a header: no field is a number (numpy.savetxt's header starts
+// with "# "). A line of numbers is data; a mix is refused, since a header with numeric column
+// names cannot be told from a malformed row.
+bool is_header(const std::vector<std::string_view>& fields, const RowPlace& at) {
+  std::size_t numbers = 0, first_number = 0;
+  for (std::size_t j = 0; j < fields.size(); ++j) {
+    std::string_view field = fields[j];
+    if (j == 0)
+      while (!field.empty() && (field.front() == '#' || field.front() == ' '))
+        field.remove_prefix(1);
+    if (is_number(field) && numbers++ == 0) first_number = j;
+  }
+  if (numbers == 0) return true;
+  if (!is_number(fields[0]))
+    fail(at, "field 1 \"" + std::string(fields[0]) + "\" is not a number but field " +
+                 std::to_string(first_number + 1) + " \"" + std::string(fields[first_number]) +
+                 "\" is: neither a data row nor a header (a header has no numeric field)");
+  return false;
 }
 
 }  // namespace
+
+double rounded_sum_tolerance(std::size_t classes) {
+  return static_cast<double>(classes) * rounded_entry_tolerance;
+}
 
 void softmax_in_place(double* row, std::size_t classes) {
   const double top = *std::max_element(row, row + classes);
@@ -104,15 +177,20 @@ void softmax_in_place(double* row, std::size_t classes) {
   for (std::size_t k = 0; k < classes; ++k) row[k] /= sum;
 }
 
-Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind) {
+Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec))
     throw InputError(file.string() + ": cannot open the file (it is a directory)");
+  // A FIFO would block the stream's open forever, /dev/zero would be read without end.
+  if (const std::string special = special_file_kind(file); !special.empty())
+    throw InputError(file.string() + ": cannot open the file (it is " + special +
+                     ", not a regular file)");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string() + ": cannot open the file (missing or unreadable)");
   std::vector<double> p;
   std::vector<std::uint32_t> labels;
-  std::size_t K = 0, line_number = 0, blank_since = 0;
+  std::size_t K = 0, line_number = 0, blank_since = 0, header_fields = 0, header_line = 0,
+              first_row = 0;
   std::string line;
   std::vector<double> row;
   while (std::getline(in, line)) {
@@ -125,19 +203,29 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind) {
     }
     if (blank_since != 0) fail({&file, "line", blank_since}, "empty line inside the data");
     const auto fields = split(line);
+    if (K == 0 && header_line == 0 && is_header(fields, at)) {
+      header_line = line_number;
+      header_fields = fields.size();
+      continue;
+    }
+    if (K == 0 && header_line != 0 && fields.size() != header_fields)
+      fail(at, "expected " + std::to_string(header_fields) + " fields, as in the header on line " +
+                   std::to_string(header_line) + ", found " + std::to_string(fields.size()));
     if (K == 0) {
       if (fields.size() < 3)
         fail(at, "expected a label and at least 2 values, found " + std::to_string(fields.size()) +
                      " field(s)");
       K = fields.size() - 1;
+      first_row = line_number;
     } else if (fields.size() != K + 1) {
       fail(at, "expected " + std::to_string(K + 1) + " fields (a label and " + std::to_string(K) +
-                   " values, as on line 1), found " + std::to_string(fields.size()));
+                   " values, as on line " + std::to_string(first_row) + "), found " +
+                   std::to_string(fields.size()));
     }
     const std::uint32_t y = check_label(parse_label(fields[0], at), K, at);
     row.resize(K);
     for (std::size_t k = 0; k < K; ++k) row[k] = parse_number(fields[k + 1], k + 1, at);
-    check_row(row.data(), K, kind, at);
+    check_row(row.data(), K, format, at);
     p.insert(p.end(), row.begin(), row.end());
     labels.push_back(y);
   }
@@ -147,7 +235,7 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind) {
 }
 
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
-                        ValueKind kind) {
+                        ValueFormat format) {
   NpyArray v = read_npy(values);
   const NpyArray y = read_npy(labels);
   if (!v.is_float() || v.shape.size() != 2)
@@ -163,27 +251,27 @@ Sample read_npy_outputs(const std::filesystem::path& values, const std::filesyst
   if (y.shape[0] != n)
     throw InputError(labels.string() + ": " + std::to_string(y.shape[0]) + " labels for " +
                      std::to_string(n) + " rows in " + values.string());
-  return checked_outputs(values, labels, K, std::move(v.floats), y.ints, kind);
+  return checked_outputs(values, labels, K, std::move(v.floats), y.ints, format);
 }
 
 Sample checked_outputs(const std::filesystem::path& values_name,
                        const std::filesystem::path& labels_name, std::size_t classes,
                        std::vector<double> values, std::span<const std::int64_t> labels,
-                       ValueKind kind) {
+                       ValueFormat format) {
   const std::size_t n = labels.size();
   std::vector<std::uint32_t> out_labels(n);
   for (std::size_t i = 0; i < n; ++i) {
-    check_row(values.data() + i * classes, classes, kind, {&values_name, "row", i});
+    check_row(values.data() + i * classes, classes, format, {&values_name, "row", i});
     out_labels[i] = check_label(labels[i], classes, {&labels_name, "row", i});
   }
   return make_sample(classes, std::move(values), std::move(out_labels));
 }
 
-Sample read_model_outputs(const std::string& data, const std::string& labels, ValueKind kind) {
-  if (!labels.empty()) return read_npy_outputs(data, labels, kind);
+Sample read_model_outputs(const std::string& data, const std::string& labels, ValueFormat format) {
+  if (!labels.empty()) return read_npy_outputs(data, labels, format);
   if (data.size() >= 4 && data.compare(data.size() - 4, 4, ".npy") == 0)
     throw InputError(data + ": NPY data needs its labels: --labels LABELS.npy");
-  return read_csv_outputs(data, kind);
+  return read_csv_outputs(data, format);
 }
 
 }  // namespace calbench

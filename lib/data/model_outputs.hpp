@@ -12,22 +12,41 @@
 
 namespace calbench {
 
-// A probability row is accepted when |sum_k p_k - 1| <= this (1e-6: the sum of float32
-// probabilities is off by up to K 2^-24, 6e-6 for K = 100, so float32 NPY input needs the
-// rows renormalised first; float64 sums are off by K 2^-53). The row is used as given.
+// A probability row is accepted as given when |sum_k p_k - 1| <= this (1e-6: the sum of
+// float32 probabilities is off by up to K 2^-24, 6e-6 for K = 100; float64 sums are off by
+// K 2^-53). The row is used as given.
 inline constexpr double probability_sum_tolerance = 1e-6;
+
+// A row of probabilities each rounded to 3 or more decimals is off from its true value by at
+// most half a unit of the third decimal per entry, so its sum is within K * 5e-4 of 1. Such a
+// row is a *rounded probability row*: refused (with a hint to --renormalize) unless the user
+// asks for renormalisation, never taken for logits.
+inline constexpr double rounded_entry_tolerance = 5e-4;
+double rounded_sum_tolerance(std::size_t classes);
 
 enum class ValueKind { probabilities, logits };
 
-// CSV: one row per line, `label,v_0,...,v_{K-1}`, no header, K >= 2 from the first row.
-// Numbers by strtod (the exact double of a shortest round-trip text); labels are integers
-// 0 .. K-1. Empty lines at the end of the file are ignored, elsewhere they are errors.
-Sample read_csv_outputs(const std::filesystem::path& file, ValueKind kind);
+// How the values of a row are read: probabilities or logits, and whether probability rows
+// are divided by their sum (`--renormalize`, `renormalize=True` in Python). Renormalisation
+// accepts only rows with every entry in [0, 1] and a sum within rounded_sum_tolerance(K) of 1:
+// anything further off is not a rounding error and stays an error.
+struct ValueFormat {
+  ValueKind kind = ValueKind::probabilities;
+  bool renormalize = false;
+};
+
+// CSV: one row per line, `label,v_0,...,v_{K-1}`, K >= 2 from the first row, with an optional
+// header line: a first line none of whose fields is a number (a leading "# ", as numpy.savetxt
+// writes its header, is allowed), with as many fields as the rows. Numbers by strtod (the
+// exact double of a shortest round-trip text); labels are class indices 0 .. K-1 written as
+// integers or as whole floats ("3", "3.0", "3.000000000000000000e+00", numpy.savetxt's
+// default). Empty lines at the end of the file are ignored, elsewhere they are errors.
+Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format);
 
 // NPY: `values` a 2-D C-order float64 or float32 array (n, K), `labels` a 1-D integer array (n)
 // (or (n, 1)), little-endian (docs/eval.md says why calbench reads NPY itself).
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
-                        ValueKind kind);
+                        ValueFormat format);
 
 // Rows already in memory (n = labels.size() rows of `classes` values, row-major), checked like
 // a file's: the messages name `values_name` or `labels_name` and the row (0-based). The NPY
@@ -35,11 +54,11 @@ Sample read_npy_outputs(const std::filesystem::path& values, const std::filesyst
 Sample checked_outputs(const std::filesystem::path& values_name,
                        const std::filesystem::path& labels_name, std::size_t classes,
                        std::vector<double> values, std::span<const std::int64_t> labels,
-                       ValueKind kind);
+                       ValueFormat format);
 
 // DATA as `calbench eval` and `calbench fit` take it: an NPY pair when `labels` is given, else a
 // CSV file (an NPY file without labels is an InputError saying so).
-Sample read_model_outputs(const std::string& data, const std::string& labels, ValueKind kind);
+Sample read_model_outputs(const std::string& data, const std::string& labels, ValueFormat format);
 
 // p = softmax(z), computed as exp(z - max z) / sum: no overflow, and the largest term is 1.
 void softmax_in_place(double* row, std::size_t classes);

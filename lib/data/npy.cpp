@@ -48,9 +48,9 @@ std::size_t item_size(const std::string& descr) {
 }  // namespace
 
 NpyArray read_npy(const std::filesystem::path& file) {
-  const FileBytes read = read_file(file);
+  const FileBytes read = read_file(file, kMaxDataFileBytes);
   if (read.failure == FileBytes::Failure::open) fail(file, "cannot open the file");
-  if (!read) fail(file, "cannot read the file (" + read.error.message() + ")");
+  if (!read) fail(file, "cannot read the file (" + read.reason() + ")");
   const std::string& bytes = read.bytes;
   if (bytes.empty()) fail(file, "the file is empty");
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)

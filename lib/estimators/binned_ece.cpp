@@ -79,8 +79,7 @@ double BinnedEce::scope_error(std::span<const double> scores, std::span<const do
 }
 
 void BinnedEce::single_scope(const Sample& s, EstimatorWorkspace& ws) const {
-  if (spec_.scope == Scope::binary && s.classes != 2)
-    throw DomainError("scope binary needs K = 2 classes, found K = " + std::to_string(s.classes));
+  if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   const bool float32 = spec_.convention->float32;
   const bool top = spec_.scope == Scope::top;
   ws.scores.resize(s.size);
@@ -125,6 +124,12 @@ std::optional<SquaredErrorEstimate> BinnedEce::squared_error(const Sample& s,
 std::optional<double> BinnedEce::finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const {
   if (!has_finite_sample_bias()) return std::nullopt;
   return by_scope(s, ws, true);
+}
+
+std::optional<std::string> BinnedEce::classes_problem(std::size_t classes) const {
+  if (spec_.scope == Scope::binary && classes != 2)
+    return "scope binary needs K = 2 classes, found K = " + std::to_string(classes);
+  return std::nullopt;
 }
 
 double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {

@@ -38,6 +38,7 @@ class BinnedEce final : public Estimator {
   bool converges_to_target() const override { return false; }
   std::optional<Quantity> target() const override;
   bool vanishes_when_calibrated() const override { return true; }
+  std::optional<std::string> classes_problem(std::size_t classes) const override;
   // The debiased estimator (scope top or binary; nullopt otherwise): S and its delta-method
   // variance over the bins b of weight w_b = n_b/n (Kumar et al. 2019's S, fixed bins):
   //   V = max(0, (1/n) [sum_b w_b e_b (4 v_b + e_b) - S^2]  +  (2/n^2) sum_b v_b^2),

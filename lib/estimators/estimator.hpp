@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fft_convolution.hpp"
 #include "core/quantity.hpp"
 #include "core/sample.hpp"
 
@@ -28,6 +29,8 @@ struct EstimatorWorkspace {
   // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
   // masses, the sampled kernel, and the smoothed grids
   std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;
+  std::vector<double> window_residual, window_mass;  // the grid nodes a convolution reads
+  FftConvolution convolution;
   std::size_t grid_points = 0;  // size the two mass grids were last filled for (0: stale)
   // the binned family (estimators/binning.cpp, binned_ece.cpp): one scope's scores, each
   // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
@@ -65,6 +68,12 @@ class Estimator {
   // Whether the estimator's population value is 0 for every calibrated model (an error
   // measure): then a calibration test can be inverted into its interval (interval_methods.hpp).
   virtual bool vanishes_when_calibrated() const { return false; }
+  // Why the estimator cannot take samples of `classes` classes (scope binary needs K = 2), or
+  // nullopt. Configs check it for every cell before a run (and `validate`) starts, so a run
+  // never stops at its first estimate for it.
+  virtual std::optional<std::string> classes_problem(std::size_t /*classes*/) const {
+    return std::nullopt;
+  }
   // The squared error with its analytic variance, for estimators that have one (nullopt: none).
   virtual std::optional<SquaredErrorEstimate> squared_error(
       const Sample& /*sample*/, EstimatorWorkspace& /*workspace*/) const {

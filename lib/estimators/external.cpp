@@ -1,26 +1,18 @@
 #include "estimators/external.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
+#include "core/child_process.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
-#include "core/read_file.hpp"
 #include "data/npy.hpp"
-
-extern char** environ;
 
 namespace calbench {
 namespace {
@@ -96,53 +88,6 @@ void write_manifest(const std::filesystem::path& directory, const ExternalBatch&
   if (!out) throw std::runtime_error((directory / "manifest.json").string() + ": cannot write");
 }
 
-struct Finished {
-  int status = 0;
-  bool timed_out = false;
-};
-
-// Starts argv in its own process group with stdin from /dev/null and stdout, stderr into the
-// given files; waits at most `timeout` seconds, then kills the whole group.
-Finished spawn_and_wait(const std::vector<std::string>& args, const std::filesystem::path& out,
-                        const std::filesystem::path& err, double timeout, const std::string& who) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const int started = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (started != 0)
-    throw ExternalError(who + ": cannot start " + json_string(args[0]) + " (" +
-                        std::strerror(started) + ")");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  auto pause = std::chrono::microseconds(500);
-  Finished result;
-  while (true) {
-    const pid_t done = ::waitpid(pid, &result.status, WNOHANG);
-    if (done == pid) return result;
-    if (done < 0 && errno != EINTR)
-      throw ExternalError(who + ": waiting for the command failed (" + std::strerror(errno) + ")");
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &result.status, 0);
-      result.timed_out = true;
-      return result;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
-  }
-}
-
 }  // namespace
 
 TempDirectory::TempDirectory(const std::string& prefix) {
@@ -159,12 +104,16 @@ TempDirectory::~TempDirectory() {
 }
 
 ExternalEstimator::ExternalEstimator(std::vector<std::string> command, Quantity target,
-                                     double timeout_seconds)
-    : command_(std::move(command)), target_(target), timeout_(timeout_seconds) {
+                                     double timeout_seconds, std::size_t max_output_bytes)
+    : command_(std::move(command)),
+      target_(target),
+      timeout_(timeout_seconds),
+      max_output_(max_output_bytes) {
   if (command_.empty() || command_[0].empty())
     throw DomainError("command: must name a program (a non-empty array of strings)");
   if (!(timeout_ > 0.0))
     throw DomainError("timeout = " + format_double(timeout_) + ": must be > 0");
+  if (max_output_ == 0) throw DomainError("max_output = 0: must be >= 1");
 }
 
 void write_replicate(const std::filesystem::path& directory, std::size_t r, std::size_t replicates,
@@ -181,27 +130,39 @@ std::vector<double> ExternalEstimator::run(const std::filesystem::path& director
                                            const ExternalBatch& batch) const {
   const std::string who = "external estimator " + json_string(batch.label) + ", " + batch.place;
   write_manifest(directory, batch, target_);
-  const TempDirectory streams("calbench-external-out-");
-  const auto out_file = streams.path() / "stdout", err_file = streams.path() / "stderr";
   std::vector<std::string> args = command_;
   args.push_back(directory.string());
-  const Finished finished = spawn_and_wait(args, out_file, err_file, timeout_, who);
+  const ChildOutcome finished = run_child(args, {timeout_, max_output_});
   const std::string shown = "command " + command_text(command_);
-  if (finished.timed_out)
-    throw ExternalError(who + ": " + shown + " did not finish within the timeout of " +
-                        format_double(timeout_) + " s and was killed" +
-                        stderr_tail(read_file(err_file).bytes));
-  if (WIFSIGNALED(finished.status))
-    throw ExternalError(who + ": " + shown + " was killed by signal " +
-                        std::to_string(WTERMSIG(finished.status)) +
-                        stderr_tail(read_file(err_file).bytes));
-  if (!WIFEXITED(finished.status) || WEXITSTATUS(finished.status) != 0)
-    throw ExternalError(who + ": " + shown + " exited with status " +
-                        std::to_string(WEXITSTATUS(finished.status)) +
-                        stderr_tail(read_file(err_file).bytes));
+  using End = ChildOutcome::End;
+  switch (finished.end) {
+    case End::not_started:
+      throw ExternalError(who + ": cannot start " + json_string(command_[0]) + " (" +
+                          std::strerror(finished.code) + ")");
+    case End::stopped:
+      throw Interrupted();
+    case End::timed_out:
+      throw ExternalError(who + ": " + shown + " did not finish within the timeout of " +
+                          format_double(timeout_) + " s and was killed" +
+                          stderr_tail(finished.err_tail));
+    case End::output_cap:
+      throw ExternalError(who + ": " + shown + " wrote more than max_output = " +
+                          std::to_string(max_output_) + " bytes to its " + finished.capped_stream +
+                          " and was killed (the estimator's max_output parameter sets the cap; "
+                          "docs/external.md)" +
+                          stderr_tail(finished.err_tail));
+    case End::signalled:
+      throw ExternalError(who + ": " + shown + " was killed by signal " +
+                          std::to_string(finished.code) + stderr_tail(finished.err_tail));
+    case End::exited:
+      if (finished.code != 0)
+        throw ExternalError(who + ": " + shown + " exited with status " +
+                            std::to_string(finished.code) + stderr_tail(finished.err_tail));
+      break;
+  }
   std::vector<std::string> tokens;
   {
-    std::istringstream in(read_file(out_file).bytes);
+    std::istringstream in(finished.out);
     for (std::string token; in >> token;) tokens.push_back(token);
   }
   if (tokens.size() != batch.replicates)

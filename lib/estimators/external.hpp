@@ -52,8 +52,12 @@ struct ExternalBatch {
 
 class ExternalEstimator : public Estimator {
  public:
-  // Throws DomainError for an empty command or a timeout <= 0.
-  ExternalEstimator(std::vector<std::string> command, Quantity target, double timeout_seconds);
+  // Throws DomainError for an empty command, a timeout <= 0 or a max_output of 0. The command
+  // runs under core/child_process.hpp's limits: killed after `timeout_seconds`, or once it
+  // writes more than `max_output_bytes` to its stdout or its stderr.
+  ExternalEstimator(std::vector<std::string> command, Quantity target, double timeout_seconds,
+                    std::size_t max_output_bytes = kDefaultMaxOutput);
+  static constexpr std::size_t kDefaultMaxOutput = std::size_t{64} << 20;
 
   // Starts the command on this one sample (a directory of one replicate).
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
@@ -62,6 +66,7 @@ class ExternalEstimator : public Estimator {
 
   const std::vector<std::string>& command() const { return command_; }
   double timeout() const { return timeout_; }
+  std::size_t max_output() const { return max_output_; }
 
   // Writes `batch.replicates`' manifest into `directory` (the samples are already there, from
   // write_replicate), starts the command once and returns its numbers in replicate order.
@@ -72,6 +77,7 @@ class ExternalEstimator : public Estimator {
   std::vector<std::string> command_;
   Quantity target_;
   double timeout_;
+  std::size_t max_output_;
 };
 
 // Writes replicate r's p and y as NPY files into `directory` (protocol file names; `replicates`

@@ -59,9 +59,9 @@ std::optional<EstimatorConfig> build(Args& a) {
   EstimatorConfig out;
   out.label = "external";
   out.params = a.shown();
-  out.estimator =
-      std::make_shared<ExternalEstimator>(a.get<std::vector<std::string>>("command"),
-                                          a.get<Quantity>("target"), a.get<double>("timeout"));
+  out.estimator = std::make_shared<ExternalEstimator>(
+      a.get<std::vector<std::string>>("command"), a.get<Quantity>("target"),
+      a.get<double>("timeout"), static_cast<std::size_t>(a.get<std::int64_t>("max_output")));
   return out;
 }
 
@@ -85,8 +85,17 @@ EstimatorEntry external_estimator() {
            // to a year spans every real use.
            param::number(
                "timeout", 600.0, [](double x) { return x >= 1e-3 && x <= 3.2e7; },
-               "in [1e-3, 3.2e7]",
-               "seconds one start of the command may take before it is killed")},
+               "in [1e-3, 3.2e7]", "seconds one start of the command may take before it is killed"),
+           // Output is read through pipes as it comes and kept in memory (stdout whole, to parse
+           // it): a command printing without end drove calbench to 16.8 GB. 64 MiB is 2.7
+           // million numbers of 24 characters, room for any cell; 1 GiB bounds one command's
+           // memory.
+           param::at_most(
+               param::integer(
+                   "max_output", 1024,
+                   static_cast<std::int64_t>(ExternalEstimator::kDefaultMaxOutput),
+                   R"(bytes the command may write to its standard output, and to its standard error, before it is killed)"),
+               std::int64_t{1} << 30)},
       .example =  // Chance accuracy 1/K for every replicate: the protocol in one line of plain
                   // Python.
       R"js({"command": ["python3", "-c", "import json, sys; m = json.load(open(sys.argv[1] + '/manifest.json')); print(*[1 / m['classes']] * m['replicates'])"], "target": "accuracy"})js",

@@ -90,32 +90,37 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
   bool resampled = false;
   for (const auto& m : methods)
     for (IntervalMethod method : m) resampled |= method != IntervalMethod::analytic;
-  const auto boot =
-      resampled ? bootstrap_values(sample, estimators, key, request.resamples, execution, resample)
-                : std::vector<double>();
+  const auto phase = [&](std::string_view name, std::size_t total) {
+    if (request.progress.begin) request.progress.begin(name, total);
+  };
+  const ResampleCounter& counter = request.progress.counter;
+  // beta* (bias_corrected) on the bootstrap's own resamples: one pass evaluates the estimators
+  // and then the bias statistics on each resample, columns E + c of the values.
+  std::vector<const Estimator*> boot_list(estimators.begin(), estimators.end());
+  for (const auto& c : corrected) boot_list.push_back(&c);
+  const std::size_t columns = boot_list.size();
+  if (resampled) phase("bootstrap", request.resamples);
+  const auto boot = resampled ? bootstrap_values(sample, boot_list, key, request.resamples,
+                                                 execution, resample, counter)
+                              : std::vector<double>();
   bool test = request.p_values;
   for (std::size_t e = 0; e < E; ++e)
     test |= wants(e, IntervalMethod::consistency) || wants(e, IntervalMethod::bias_corrected);
-  const auto null =
-      test ? consistency_values(sample, estimators, key, request.resamples, execution, resample)
-           : std::vector<double>();
-  const auto jack =
-      bca && sample.size >= 2
-          ? jackknife_values(sample, estimators, request.jackknife_groups, execution, resample)
-          : std::vector<double>();
-  std::vector<const Estimator*> corrected_list;
-  for (const auto& c : corrected) corrected_list.push_back(&c);
-  // The key's resample streams again: beta* comes from the same resamples as T*.
-  const auto bias_boot =
-      corrected.empty()
-          ? std::vector<double>()
-          : bootstrap_values(sample, corrected_list, key, request.resamples, execution, resample);
+  if (test) phase("consistency test", request.resamples);
+  const auto null = test ? consistency_values(sample, estimators, key, request.resamples, execution,
+                                              resample, counter)
+                         : std::vector<double>();
+  const bool jackknife = bca && sample.size >= 2;
+  if (jackknife) phase("jackknife", std::min(request.jackknife_groups, sample.size));
+  const auto jack = jackknife ? jackknife_values(sample, estimators, request.jackknife_groups,
+                                                 execution, resample, counter)
+                              : std::vector<double>();
   SampleIntervals out;
   if (test) out.p_values = consistency_p_values(null, observed);
   out.intervals.assign(M * E, std::nullopt);
   std::vector<double> column, jack_column, bias_column, corrected_column;
   for (std::size_t e = 0; e < E; ++e) {
-    column_of(boot, E, e, column);
+    column_of(boot, columns, e, column);
     column_of(jack, E, e, jack_column);
     IntervalInputs in;
     in.estimate = observed[e];
@@ -127,7 +132,7 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
       in.squared = estimators[e]->squared_error(sample, workspace);
     corrected_column.clear();
     if (corrected_of[e] < E) {  // U* = T* - beta*, resample by resample
-      column_of(bias_boot, corrected.size(), corrected_of[e], bias_column);
+      column_of(boot, columns, E + corrected_of[e], bias_column);
       for (std::size_t b = 0; b < column.size(); ++b)
         corrected_column.push_back(column[b] - bias_column[b]);
     }

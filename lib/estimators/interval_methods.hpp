@@ -41,6 +41,7 @@
 //   regime where the bias is of the order of the spread. The sd of U, not of T: the
 //   correction falls as |gap| grows, so U varies more than T. (docs/intervals.md: measured
 //   coverage, and where it still falls short.)
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -89,6 +90,14 @@ class FiniteSampleBias final : public Estimator {
 // computed once (bootstrap and consistency always; the jackknife for bca, the
 // corrected bootstrap for bias_corrected, squared_error for analytic). methods[m][e] is the m-th
 // method of estimator e; observed[e] its value on the sample.
+// The phases of sample_intervals as a runner shows them (the library prints nothing):
+// begin(phase, total) on the calling thread before each resampling phase ("bootstrap",
+// "consistency test", "jackknife"), then counter(done, total) from any
+// thread after each resample of it. Empty functions are not called.
+struct IntervalProgress {
+  std::function<void(std::string_view phase, std::size_t total)> begin;
+  ResampleCounter counter;
+};
 struct IntervalRequest {
   std::size_t resamples = 200;
   double level = 0.9;
@@ -97,6 +106,7 @@ struct IntervalRequest {
   // label resamples are drawn only when a method needs the test (consistency, bias_corrected),
   // and SampleIntervals::p_values is empty; the intervals are the same bits either way.
   bool p_values = true;
+  IntervalProgress progress = {};
 };
 // calbench eval's defaults (runners/eval.hpp), which calbench plan's width questions share so
 // that a plan is for the interval eval will compute (docs/plan.md).

@@ -26,11 +26,12 @@
 // The continuous definition (reflected kernel with boundary nodes doubled, exact integral) differs
 // from this by up to 0.05 on data with many confidences at exactly 0 or 1 (CONVENTIONS.md §6).
 //
-// Cost: O(n) to fill the grid once per distinct M, and O(M * min(M, 2 * 9 sigma M)) per
-// evaluated sigma (the kernel is truncated where phi < 1e-18 of its peak, ~9 sigma: below double
-// rounding of the result); the fixed point evaluates 12 sigmas. So O(n + grid^2) with grid ~1001
-// for sigma >= 0.01. No FFT library is among the dependencies; a direct truncated sum at these
-// sizes costs a few milliseconds.
+// Cost: O(n) to fill the grid once per distinct M, and per evaluated sigma one FFT convolution
+// of the reflected grid window (length M + taps - 1 <= 2M - 1, taps the kernel nodes above 1e-18
+// of its peak, ~9 sigma each side) with the kernel: O(M log M) instead of the direct sum's
+// O(M * taps). The FFT changes the smoothed grids by rounding only (core/fft_convolution.hpp;
+// smECE within 1e-15 relative of the direct sum on the reference data, tests/test_kernel.cpp).
+// The fixed point evaluates 12 sigmas.
 // Target: its own population value.
 #include <optional>
 

@@ -17,7 +17,9 @@ void shape_like(const Sample& sample, Sample& out) {
   out.resize(sample.size, sample.classes);
 }
 
-void bootstrap_resample(const Sample& sample, Engine& engine, Sample& out) {
+void bootstrap_resample(const Sample& sample, Engine& engine, ResampleWorkspace& ws) {
+  Sample& out = ws.sample;
+  ws.rows_current = false;
   shape_like(sample, out);
   const std::size_t n = sample.size, K = sample.classes;
   const double scale = static_cast<double>(n);
@@ -30,37 +32,65 @@ void bootstrap_resample(const Sample& sample, Engine& engine, Sample& out) {
   }
 }
 
-void relabel(const Sample& sample, Engine& engine, Sample& out) {
+// y*_i = the first k with u < c_ik, c_ik = p_i0 + ... + p_ik summed left to right (the
+// inverse-CDF draw of uncertainty.hpp), or the row's last class with p > 0 when rounding leaves
+// c_i,K-1 <= u. The running sums are formed once per call, in that order, so each draw is the
+// same class the walk over the row would find: most often the predicted one, found by one test
+// of u against [c_i,pred-1, c_i,pred), else by counting the row's sums <= u.
+void prepare_relabel(const Sample& sample, ResampleWorkspace& ws) {
+  const std::size_t n = sample.size, K = sample.classes;
+  Sample& out = ws.sample;
   shape_like(sample, out);
   std::copy(sample.p.begin(), sample.p.end(), out.p.begin());
   std::copy(sample.confidence.begin(), sample.confidence.end(), out.confidence.begin());
   std::copy(sample.predicted.begin(), sample.predicted.end(), out.predicted.begin());
-  const std::size_t K = sample.classes;
-  for (std::size_t i = 0; i < sample.size; ++i) {
+  ws.cumulative.resize(n * K);
+  ws.predicted_from.resize(n);
+  ws.last_positive.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
     const double* row = sample.p.data() + i * K;
-    const double u = uniform_open01(engine);
+    double* sums = ws.cumulative.data() + i * K;
     double cumulative = 0.0;
-    std::size_t y = K;
-    std::size_t last_positive = 0;
+    std::uint32_t last_positive = 0;
     for (std::size_t k = 0; k < K; ++k) {
-      if (row[k] > 0.0) last_positive = k;
+      if (k == sample.predicted[i]) ws.predicted_from[i] = cumulative;
+      if (row[k] > 0.0) last_positive = static_cast<std::uint32_t>(k);
       cumulative += row[k];
-      if (u < cumulative) {
-        y = k;
-        break;
-      }
+      sums[k] = cumulative;
     }
-    out.label[i] = static_cast<std::uint32_t>(y < K ? y : last_positive);
+    ws.last_positive[i] = last_positive;
+  }
+  ws.rows_current = true;
+}
+
+void relabel(const Sample& sample, Engine& engine, ResampleWorkspace& ws) {
+  if (!ws.rows_current) prepare_relabel(sample, ws);
+  const std::size_t K = sample.classes;
+  Sample& out = ws.sample;
+  for (std::size_t i = 0; i < sample.size; ++i) {
+    const double u = uniform_open01(engine);
+    const double* sums = ws.cumulative.data() + i * K;
+    const std::uint32_t predicted = sample.predicted[i];
+    if (ws.predicted_from[i] <= u && u < sums[predicted]) {
+      out.label[i] = predicted;
+      continue;
+    }
+    // The first k with u < sums[k] is the number of sums <= u (they never decrease), counted
+    // without a branch per class: a search's branches are mispredicted on random u.
+    std::size_t y = 0;
+    for (std::size_t k = 0; k < K; ++k) y += sums[k] <= u ? 1 : 0;
+    out.label[i] = y < K ? static_cast<std::uint32_t>(y) : ws.last_positive[i];
   }
 }
 
-using Resampler = void (*)(const Sample&, Engine&, Sample&);
+using Resampler = void (*)(const Sample&, Engine&, ResampleWorkspace&);
 
 std::vector<double> resampled_values(const Sample& sample,
                                      std::span<const Estimator* const> estimators,
                                      const ResampleKey& key, std::size_t resamples,
                                      Execution execution, ResampleWorkspace& workspace,
-                                     Purpose purpose, Resampler resample) {
+                                     Purpose purpose, Resampler resample,
+                                     const ResampleCounter& counter) {
   if (resamples == 0) throw DomainError("resamples = 0: must be >= 1");
   if (resamples >= two_32) throw DomainError("resamples must be < 2^32");
   if (key.replicate >= two_32) throw DomainError("replicate index must be < 2^32");
@@ -68,14 +98,19 @@ std::vector<double> resampled_values(const Sample& sample,
   std::vector<double> values(resamples * E);
   const auto one = [&](std::size_t b, ResampleWorkspace& ws) {
     Engine engine = make_engine(resample_key(key, b, purpose));
-    resample(sample, engine, ws.sample);
+    resample(sample, engine, ws);
     for (std::size_t e = 0; e < E; ++e)
       values[b * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
   };
+  // The caller's workspace may hold another sample's rows (parallel ones start empty).
+  workspace.rows_current = false;
   if (execution == Execution::serial) {
-    for (std::size_t b = 0; b < resamples; ++b) one(b, workspace);
+    for (std::size_t b = 0; b < resamples; ++b) {
+      one(b, workspace);
+      if (counter) counter(b + 1, resamples);
+    }
   } else {
-    for_each_index<ResampleWorkspace>(resamples, one);
+    for_each_index<ResampleWorkspace>(resamples, one, counter);
   }
   return values;
 }
@@ -92,23 +127,25 @@ StreamKey resample_key(const ResampleKey& key, std::size_t resample, Purpose pur
 std::vector<double> bootstrap_values(const Sample& sample,
                                      std::span<const Estimator* const> estimators,
                                      const ResampleKey& key, std::size_t resamples,
-                                     Execution execution, ResampleWorkspace& workspace) {
+                                     Execution execution, ResampleWorkspace& workspace,
+                                     const ResampleCounter& counter) {
   return resampled_values(sample, estimators, key, resamples, execution, workspace,
-                          Purpose::bootstrap, bootstrap_resample);
+                          Purpose::bootstrap, bootstrap_resample, counter);
 }
 
 std::vector<double> consistency_values(const Sample& sample,
                                        std::span<const Estimator* const> estimators,
                                        const ResampleKey& key, std::size_t resamples,
-                                       Execution execution, ResampleWorkspace& workspace) {
+                                       Execution execution, ResampleWorkspace& workspace,
+                                       const ResampleCounter& counter) {
   return resampled_values(sample, estimators, key, resamples, execution, workspace, Purpose::labels,
-                          relabel);
+                          relabel, counter);
 }
 
 std::vector<double> jackknife_values(const Sample& sample,
                                      std::span<const Estimator* const> estimators,
                                      std::size_t groups, Execution execution,
-                                     ResampleWorkspace& workspace) {
+                                     ResampleWorkspace& workspace, const ResampleCounter& counter) {
   const std::size_t n = sample.size, K = sample.classes, E = estimators.size();
   if (n < 2) throw DomainError("the jackknife needs n >= 2 rows, found " + std::to_string(n));
   if (groups < 2)
@@ -118,6 +155,7 @@ std::vector<double> jackknife_values(const Sample& sample,
   const auto one = [&](std::size_t g, ResampleWorkspace& ws) {
     // Rows g, g + G, g + 2G, ... left out.
     const std::size_t left_out = (n - g + G - 1) / G;
+    ws.rows_current = false;
     ws.sample.resize(n - left_out, K);
     const bool truth = !sample.truth.empty();
     if (truth)
@@ -138,9 +176,12 @@ std::vector<double> jackknife_values(const Sample& sample,
       values[g * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
   };
   if (execution == Execution::serial) {
-    for (std::size_t g = 0; g < G; ++g) one(g, workspace);
+    for (std::size_t g = 0; g < G; ++g) {
+      one(g, workspace);
+      if (counter) counter(g + 1, G);
+    }
   } else {
-    for_each_index<ResampleWorkspace>(G, one);
+    for_each_index<ResampleWorkspace>(G, one, counter);
   }
   return values;
 }

@@ -24,6 +24,7 @@
 //   computed, the upper-tail probability of the observed accuracy under calibration.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -56,24 +57,38 @@ StreamKey resample_key(const ResampleKey& key, std::size_t resample, Purpose pur
 struct ResampleWorkspace {
   Sample sample;
   EstimatorWorkspace estimator;
+  // The consistency test redraws labels only: `sample` keeps the rows (p, confidence,
+  // predicted) it copied at the first redraw of a call, instead of copying them per resample.
+  bool rows_current = false;
+  // The rows' running sums of p, the running sum before each predicted class, and each row's
+  // last class with p > 0: the label redraws' inverse CDF (uncertainty.cpp).
+  std::vector<double> cumulative, predicted_from;
+  std::vector<std::uint32_t> last_positive;
 };
 
 // Whether the R resamples run on TBB (eval) or serially in the calling task (estimator_bias,
 // whose replicates are already parallel).
 enum class Execution { serial, parallel };
 
+// Called after each resample with (resamples finished, total), from any thread: a runner's
+// progress line (the library prints nothing). Empty: not called. (core/task_kernel.hpp's
+// ProgressFn, named here without its TBB headers.)
+using ResampleCounter = std::function<void(std::size_t done, std::size_t total)>;
+
 // values[b * E + e]: estimator e on bootstrap resample b (Purpose::bootstrap).
 // `workspace` is used by the serial execution only.
 std::vector<double> bootstrap_values(const Sample& sample,
                                      std::span<const Estimator* const> estimators,
                                      const ResampleKey& key, std::size_t resamples,
-                                     Execution execution, ResampleWorkspace& workspace);
+                                     Execution execution, ResampleWorkspace& workspace,
+                                     const ResampleCounter& counter = {});
 
 // values[b * E + e]: estimator e on the sample with labels redrawn from p (Purpose::labels).
 std::vector<double> consistency_values(const Sample& sample,
                                        std::span<const Estimator* const> estimators,
                                        const ResampleKey& key, std::size_t resamples,
-                                       Execution execution, ResampleWorkspace& workspace);
+                                       Execution execution, ResampleWorkspace& workspace,
+                                       const ResampleCounter& counter = {});
 
 // values[g * E + e]: estimator e on the sample without the rows i with i mod G = g, for
 // g < G = min(groups, n) (the grouped jackknife of BCa's acceleration, interval_methods.hpp).
@@ -82,7 +97,8 @@ std::vector<double> consistency_values(const Sample& sample,
 std::vector<double> jackknife_values(const Sample& sample,
                                      std::span<const Estimator* const> estimators,
                                      std::size_t groups, Execution execution,
-                                     ResampleWorkspace& workspace);
+                                     ResampleWorkspace& workspace,
+                                     const ResampleCounter& counter = {});
 
 // The type-7 quantile of `values` at probability a in [0, 1]; sorts `values` in place.
 double quantile_type7(std::vector<double>& values, double a);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -31,6 +33,11 @@ constexpr double truth_bytes_per_channel =
     static_cast<double>((mc::groups + 3) * mc::fine_bins) * 3.0 * sizeof(double);
 constexpr double reliability_bytes_per_channel =
     static_cast<double>(mc::groups * mc::fine_bins) * 8.0 * sizeof(double);
+
+// The keys that set how many vectors the truth engine's Monte Carlo may draw per cell.
+constexpr const char* truth_sample_keys[] = {"truth.samples", "truth.population_samples",
+                                             "truth_samples", "recalibrator.samples",
+                                             "reliability.samples"};
 
 // The largest value a number-valued key takes: its value in the base document (at `path`, a
 // JSON pointer) and every value the sweep gives `dotted`; with where it was found.
@@ -135,6 +142,12 @@ Figures figures_of(const Json& r) {
   e.bytes_per_thread = f.n.value * (K * bytes_per_component + bytes_per_row) +
                        f.bins.value * K * bytes_per_bin_and_class;
   e.component_draws = cells * reps * f.n.value * K;
+  for (const char* dotted : truth_sample_keys) {
+    std::string pointer(1, '/');
+    pointer.append(dotted);
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    e.truth_draws = std::max(e.truth_draws, cells * largest(r, pointer, dotted).value * K);
+  }
   const double channels = exchangeable_classes(r) ? 1.0 : K;
   e.truth_bytes = channels * truth_bytes_per_channel;
   if (r.contains(Json::json_pointer("/reliability")))
@@ -164,7 +177,7 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
                        gigabytes(truth_bytes_per_channel) +
                        " of the truth engine's fine bins, one per class unless the classes are "
                        "exchangeable) but the machine has " +
-                       gigabytes(memory_bytes) + "; lower the number of classes");
+                       gigabytes(memory_bytes) + " available; lower the number of classes");
   } else if (needed > memory_bytes) {
     // Name the term that dominates: the samples (n x K) or the bins (bins x K).
     const double sample_bytes = n.value * (K.value * bytes_per_component + bytes_per_row);
@@ -176,7 +189,7 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
     add(by_bins ? bins.pointer : n.pointer,
         "the run needs about " + gigabytes(needed) + " of memory (" + why + ", " +
             std::to_string(threads) + " workers) but the machine has " + gigabytes(memory_bytes) +
-            "; lower it or run with fewer --threads");
+            " available; lower it or run with fewer --threads");
   }
   if (static_cast<double>(e.cells) * std::max(reps.value, 1.0) > max_tasks)
     add(reps.pointer, "the run has " + amount(static_cast<double>(e.cells)) + " cells x " +
@@ -195,8 +208,7 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
   // So do the recalibration scenario's composed truths (truth_samples), the decision
   // scenario's recalibrated decision values (recalibrator.samples) and the true reliability
   // curves (reliability.samples: 1e15 ran without end).
-  for (const char* dotted : {"truth.samples", "truth.population_samples", "truth_samples",
-                             "recalibrator.samples", "reliability.samples"}) {
+  for (const char* dotted : truth_sample_keys) {
     std::string pointer(1, '/');  // appended, not "/" + ...: GCC 12 warns (-Wrestrict)
     pointer.append(dotted);
     std::replace(pointer.begin(), pointer.end(), '.', '/');
@@ -212,11 +224,42 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
   if (!problems.empty()) throw ConfigError(std::move(problems));
 }
 
+double estimated_seconds(const PreflightEstimate& e, std::size_t threads) {
+  const double workers = static_cast<double>(std::max<std::size_t>(threads, 1));
+  return (e.component_draws / replicate_components_per_second +
+          e.truth_draws / truth_components_per_second) /
+         workers;
+}
+
+std::string duration_text(double seconds) {
+  char buf[48];
+  if (seconds < 120.0)
+    std::snprintf(buf, sizeof buf, "%.0f s", std::ceil(seconds));
+  else if (seconds < 7200.0)
+    std::snprintf(buf, sizeof buf, "%.0f minutes", std::ceil(seconds / 60.0));
+  else if (seconds < 2.0 * 86400.0)
+    std::snprintf(buf, sizeof buf, "%.1f hours", seconds / 3600.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f days", seconds / 86400.0);
+  return buf;
+}
+
 double physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return std::numeric_limits<double>::infinity();
   return static_cast<double>(pages) * static_cast<double>(page);
+}
+
+double available_memory_bytes() {
+  // MemAvailable (Linux >= 3.14): what can be allocated without swapping, page cache
+  // included; total memory let a run start that another process's use made fail later.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0.0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return physical_memory_bytes();
 }
 
 }  // namespace calbench

@@ -20,6 +20,7 @@ struct PreflightEstimate {
   double bytes_per_thread = 0.0;  // sample buffers and bin arrays of one worker
   double component_draws = 0.0;   // tasks x n x K: the numbers the replicates draw
   double truth_bytes = 0.0;       // the truth engine's fine bins (one truth at a time)
+  double truth_draws = 0.0;       // cells x the largest truth sample count x K (at most)
 };
 
 // What the resolved config asks for.
@@ -29,8 +30,26 @@ PreflightEstimate estimate_run(const ExperimentBase& config);
 // estimate for `threads` workers exceeds `memory_bytes` or the work limits below.
 void preflight(const ExperimentBase& config, std::size_t threads, double memory_bytes);
 
+// An upper estimate of a run's time on `threads` workers: the replicates' drawn components at
+// replicate_components_per_second plus the truth engine's at truth_components_per_second,
+// per worker. The rates are docs/performance.md's: the replicate loop with the baseline
+// estimators draws 4.6e7 to 5.7e7 components per second per thread (W1, W2), and the truth
+// engine's Monte Carlo at K = 300 drew 16e6 x 300 components in 126 s on 2 threads (issue
+// #28), 1.9e7 per second per thread. The truth stops early once its error is met, and other
+// estimators cost more or less, so this is a rough figure: a warning, never a refusal.
+inline constexpr double replicate_components_per_second = 4e7;
+inline constexpr double truth_components_per_second = 1.5e7;
+double estimated_seconds(const PreflightEstimate& estimate, std::size_t threads);
+// "45 s", "12 minutes", "3.4 hours", "2.1 days".
+std::string duration_text(double seconds);
+// Runs estimated above this print the estimate before they start (docs/config.md).
+inline constexpr double time_warning_seconds = 60.0;
+
 // The machine's physical memory in bytes (sysconf), or +infinity when unknown.
 double physical_memory_bytes();
+// The memory available now (/proc/meminfo's MemAvailable), else physical_memory_bytes(): what
+// the pre-flight compares with.
+double available_memory_bytes();
 
 // `bytes` as the pre-flight's messages print it: "%.3g GB".
 std::string gigabytes(double bytes);

@@ -53,10 +53,20 @@ bool above_one(double x) {
   return x > 1.0 && x <= 16.0;
 }
 
+// Counts of simulated work: replicates, resamples and jackknife groups of 1e9 made arrays
+// of that size and ended in std::bad_alloc (exit 1); 1e5 of each is far beyond any plan's
+// precision needs (docs/plan.md) and within memory.
+constexpr std::int64_t max_count = 100'000;
+
 std::optional<std::size_t> count(ObjectReader& o, std::string_view key, std::int64_t min,
                                  std::int64_t fallback) {
   const auto v = o.integer(key, min, fallback);
   if (!v) return std::nullopt;
+  if (*v > max_count) {
+    o.problems().add(o.pointer_to(key), std::string(key) + " = " + std::to_string(*v) +
+                                            ": must be <= " + std::to_string(max_count));
+    return std::nullopt;
+  }
   return static_cast<std::size_t>(*v);
 }
 

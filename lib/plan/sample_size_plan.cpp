@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/tools/roots.hpp>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <span>
@@ -128,6 +129,46 @@ struct Replicate {
 template <typename Archive>
 void serialize(Archive& a, Replicate& r) {
   a(r.value, r.figure);
+}
+
+// Replicate `replicate` of sample size n: the estimate and the question's figure, and whether
+// the interval holds `reference` (width questions with an interval method).
+Replicate simulate_replicate(const PlanSpec& spec, const Generator& generator, std::size_t n,
+                             std::size_t replicate, double reference, Buffers& buf, bool& holds) {
+  const auto* power = std::get_if<PowerQuestion>(&spec.question);
+  const auto* width = std::get_if<WidthQuestion>(&spec.question);
+  const std::optional<IntervalMethod> method = width ? width->interval : std::nullopt;
+  const Estimator* const estimator = spec.estimator.get();
+  // Cell 0 for every n: common random numbers across the sample sizes.
+  Engine engine = make_engine({spec.seed, 0, replicate, Purpose::sample});
+  generator.sample(engine, n, buf.sample, buf.scratch);
+  Replicate r;
+  r.value = estimator->estimate(buf.sample, buf.workspace);
+  const Estimator* const one[] = {estimator};
+  const ResampleKey resample_key{spec.seed, 0, replicate};
+  const double observed[] = {r.value};
+  if (method) {
+    // The interval exactly as calbench eval computes it (runners/eval.cpp), without p-values:
+    // the label resamples are drawn only for the methods that use the test.
+    const std::vector<std::vector<IntervalMethod>> methods = {{*method}};
+    IntervalRequest request{width->resamples, width->level, width->jackknife_groups, false};
+    const auto computed =
+        sample_intervals(buf.sample, one, observed, methods, request, resample_key,
+                         Execution::serial, buf.resample, buf.workspace);
+    const std::optional<Interval>& interval = computed.intervals[0];
+    if (!interval)
+      throw DomainError("interval " + std::string(to_string(*method)) +
+                        " gives no interval for this estimator (docs/intervals.md: "
+                        "which methods apply to which estimators)");
+    r.figure = interval->hi - interval->lo;
+    holds = interval->lo <= reference && reference <= interval->hi;
+  }
+  if (power) {
+    const auto null = consistency_values(buf.sample, one, resample_key, power->resamples,
+                                         Execution::serial, buf.resample);
+    r.figure = consistency_p_values(null, observed)[0] <= power->alpha ? 1.0 : 0.0;
+  }
+  return r;
 }
 
 // A fraction of R replicates as a point's coverage, with its binomial standard error.
@@ -314,7 +355,8 @@ Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& qu
   return best;
 }
 
-PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
+PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
+                            const PlanReplicateFn& on_replicate) {
   validate(spec);
   PlanResult result;
   const PlanQuestion& q = spec.question;
@@ -324,13 +366,7 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   if (power) result.alternative = solve_alternative(spec.generator, *power, spec.truth);
   const Generator generator(result.alternative ? result.alternative->spec : spec.generator);
   const double z = power ? 0.0 : normal_quantile(0.5 + 0.5 * std::get<WidthQuestion>(q).level);
-  const Estimator* const estimator = spec.estimator.get();
-  if (width) result.reference = coverage_reference(generator, *estimator, spec.truth);
-  const std::vector<std::vector<IntervalMethod>> methods = {{method.value_or(IntervalMethod{})}};
-  // Without p-values: the label resamples are drawn only for the methods that use the test.
-  const IntervalRequest request =
-      width ? IntervalRequest{width->resamples, width->level, width->jackknife_groups, false}
-            : IntervalRequest{};
+  if (width) result.reference = coverage_reference(generator, *spec.estimator, spec.truth);
 
   // Every replicate of sample size n, folded into its point.
   auto simulate = [&](std::size_t n) {
@@ -341,44 +377,25 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
     // Whether replicate r's interval holds the reference (interval methods): one slot per
     // task, written by that task only.
     std::vector<std::uint8_t> holds(method ? spec.replicates : 0);
+    StreamControl control;
+    if (on_replicate)
+      control.progress = [&](std::size_t done, std::size_t total) { on_replicate(n, done, total); };
     stream_tasks<Replicate, Buffers>(
         TaskGrid({spec.replicates}),
         [&](TaskKey key, Buffers& buf) {
-          // Cell 0 for every n: common random numbers across the sample sizes.
-          Engine engine = make_engine({spec.seed, 0, key.replicate, Purpose::sample});
-          generator.sample(engine, n, buf.sample, buf.scratch);
-          Replicate r;
-          r.value = estimator->estimate(buf.sample, buf.workspace);
-          const Estimator* const one[] = {estimator};
-          const ResampleKey resample_key{spec.seed, 0, key.replicate};
-          if (method) {
-            // The interval exactly as calbench eval computes it (runners/eval.cpp).
-            const double observed[] = {r.value};
-            const auto computed =
-                sample_intervals(buf.sample, one, observed, methods, request, resample_key,
-                                 Execution::serial, buf.resample, buf.workspace);
-            const std::optional<Interval>& interval = computed.intervals[0];
-            if (!interval)
-              throw DomainError("interval " + std::string(to_string(*method)) +
-                                " gives no interval for this estimator (docs/intervals.md: "
-                                "which methods apply to which estimators)");
-            r.figure = interval->hi - interval->lo;
-            holds[key.replicate] =
-                interval->lo <= result.reference->value && result.reference->value <= interval->hi;
-          }
-          if (power) {
-            const auto null = consistency_values(buf.sample, one, resample_key, power->resamples,
-                                                 Execution::serial, buf.resample);
-            const double observed[] = {r.value};
-            r.figure = consistency_p_values(null, observed)[0] <= power->alpha ? 1.0 : 0.0;
-          }
+          bool holds_reference = false;
+          Replicate r = simulate_replicate(spec, generator, n, key.replicate,
+                                           result.reference ? result.reference->value : 0.0, buf,
+                                           holds_reference);
+          if (method) holds[key.replicate] = holds_reference;
           return r;
         },
         [&](TaskKey, Replicate&& r) {
           values.push_back(r.value);
           widths.add(r.figure);
           rejected += r.figure > 0.0 ? 1 : 0;
-        });
+        },
+        control);
     PlanPoint point = width_point(n, values, z);
     if (method) {
       for (std::uint8_t h : holds) covered += h;
@@ -467,6 +484,17 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point) {
   }
   finish();
   return result;
+}
+
+double replicate_seconds(const PlanSpec& spec, std::size_t n, std::size_t replicates) {
+  validate(spec);
+  const Generator generator(spec.generator);
+  Buffers buf;
+  bool holds = false;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t r = 0; r < replicates; ++r)
+    simulate_replicate(spec, generator, n, r, 0.0, buf, holds);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace calbench

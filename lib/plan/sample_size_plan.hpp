@@ -157,7 +157,18 @@ std::optional<std::string> interval_inapplicable(IntervalMethod method, const Es
 // Called after each simulated n (from the calling thread), for progress lines.
 using PlanPointFn = std::function<void(const PlanPoint&)>;
 
+// Called from worker threads after each finished replicate of sample size n with (n, done,
+// total), for a progress line within one n.
+using PlanReplicateFn = std::function<void(std::size_t n, std::size_t done, std::size_t total)>;
+
 // Validates the spec (DomainError naming the field) and answers the question.
-PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point = {});
+PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point = {},
+                            const PlanReplicateFn& on_replicate = {});
+
+// The seconds `replicates` replicates of sample size n take on one thread: the question's work
+// per replicate (a sample, the estimate, and the interval or the test with its resamples),
+// timed on the replicates of the plan's own streams. calbench plan's up-front estimate scales
+// it to the search's sizes (the work is close to linear in n).
+double replicate_seconds(const PlanSpec& spec, std::size_t n, std::size_t replicates);
 
 }  // namespace calbench

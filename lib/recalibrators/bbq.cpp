@@ -28,12 +28,30 @@ class BbqMap : public BinaryMap {
     for (const auto& m : models_) bins += m.weight * static_cast<double>(m.values.size());
     return {{"models", static_cast<double>(models_.size())}, {"bins_posterior_mean", bins}};
   }
+  // One part per binning model: its edges, values and posterior weight.
+  FittedState state() const override {
+    FittedState out{.kind = "bbq"};
+    for (const auto& m : models_)
+      out.parts.push_back({.kind = "weighted_steps",
+                           .scalars = {{"weight", m.weight}},
+                           .arrays = {{"edges", m.edges}, {"values", m.values}}});
+    return out;
+  }
 
  private:
   std::vector<BinningModel> models_;
 };
 
 }  // namespace
+
+std::unique_ptr<const BinaryMap> bbq_map(std::vector<std::vector<double>> edges,
+                                         std::vector<std::vector<double>> values,
+                                         std::vector<double> weights) {
+  std::vector<BinningModel> models(weights.size());
+  for (std::size_t j = 0; j < models.size(); ++j)
+    models[j] = {std::move(edges[j]), std::move(values[j]), weights[j]};
+  return std::make_unique<BbqMap>(std::move(models));
+}
 
 BbqCalibrator::BbqCalibrator(double prior_strength) : prior_strength_(prior_strength) {
   if (!(prior_strength_ > 0.0) || !std::isfinite(prior_strength_))

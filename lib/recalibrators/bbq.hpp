@@ -25,4 +25,10 @@ class BbqCalibrator : public BinaryCalibrator {
   double prior_strength_;
 };
 
+// The fitted map, rebuilt from its binning models (edges, values and posterior weight of each;
+// recalibrators/restore_model.hpp).
+std::unique_ptr<const BinaryMap> bbq_map(std::vector<std::vector<double>> edges,
+                                         std::vector<std::vector<double>> values,
+                                         std::vector<double> weights);
+
 }  // namespace calbench

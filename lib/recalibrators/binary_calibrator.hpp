@@ -19,6 +19,8 @@ class BinaryMap {
   virtual std::vector<FittedValue> parameters() const { return {}; }
   // Strictly increasing in the score (so that a one-vs-rest model may be injective).
   virtual bool strictly_increasing() const { return false; }
+  // Everything operator() uses, for save and load (recalibrators/restore_model.hpp).
+  virtual FittedState state() const = 0;
 };
 
 class BinaryCalibrator {

@@ -41,12 +41,24 @@ class ClasswiseModel : public CalibrationModel {
     out.push_back({"classes_unfitted", static_cast<double>(models_.size() - fitted)});
     return out;
   }
+  // One part per class; a class left unchanged is an "identity" part.
+  FittedState state() const override {
+    FittedState out{.kind = "classwise"};
+    for (const auto& m : models_)
+      out.parts.push_back(m ? m->state() : FittedState{.kind = "identity"});
+    return out;
+  }
 
  private:
   std::vector<std::unique_ptr<const CalibrationModel>> models_;  // null: left unchanged
 };
 
 }  // namespace
+
+std::unique_ptr<const CalibrationModel> classwise_model(
+    std::vector<std::unique_ptr<const CalibrationModel>> models) {
+  return std::make_unique<ClasswiseModel>(std::move(models));
+}
 
 std::unique_ptr<const CalibrationModel> Classwise::fit(const Sample& sample) const {
   check_fit_sample(sample, name(), 1, "");

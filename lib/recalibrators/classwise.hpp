@@ -20,4 +20,9 @@ class Classwise : public Recalibrator {
   std::shared_ptr<const Recalibrator> inner_;
 };
 
+// The fitted model: one model per predicted class, null for a class left unchanged;
+// recalibrators/restore_model.hpp.
+std::unique_ptr<const CalibrationModel> classwise_model(
+    std::vector<std::unique_ptr<const CalibrationModel>> models);
+
 }  // namespace calbench

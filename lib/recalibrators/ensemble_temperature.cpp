@@ -28,6 +28,11 @@ class EnsembleModel : public CalibrationModel {
             {"weight_uniform", w_[2]}};
   }
   bool injective() const override { return w_[1] == 0.0 && w_[2] == 0.0; }
+  FittedState state() const override {
+    return {.kind = "ensemble_temperature",
+            .scalars = {{"temperature", temperature_}},
+            .arrays = {{"weights", {w_.begin(), w_.end()}}}};
+  }
 
  private:
   TemperatureModel scaled_;
@@ -36,6 +41,11 @@ class EnsembleModel : public CalibrationModel {
 };
 
 }  // namespace
+
+std::unique_ptr<const CalibrationModel> ensemble_temperature_model(double temperature,
+                                                                   std::array<double, 3> weights) {
+  return std::make_unique<EnsembleModel>(temperature, weights);
+}
 
 std::unique_ptr<const CalibrationModel> EnsembleTemperature::fit(const Sample& sample) const {
   check_fit_sample(sample, "ensemble_temperature", 3, "T and two free weights");

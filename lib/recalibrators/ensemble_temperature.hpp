@@ -7,6 +7,8 @@
 // components' probabilities of the label), from w = (1/3, 1/3, 1/3) until no weight moves by
 // more than 1e-12 (at most 10,000 iterations). The paper fits the weights by a squared-error
 // loss in its experiments; NLL is used here like everywhere else (docs/recalibration.md).
+#include <array>
+
 #include "recalibrators/recalibrator.hpp"
 
 namespace calbench {
@@ -16,5 +18,10 @@ class EnsembleTemperature : public Recalibrator {
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "ensemble_temperature"; }
 };
+
+// The fitted model: weights (scaled, uncalibrated, uniform) on the simplex;
+// recalibrators/restore_model.hpp.
+std::unique_ptr<const CalibrationModel> ensemble_temperature_model(double temperature,
+                                                                   std::array<double, 3> weights);
 
 }  // namespace calbench

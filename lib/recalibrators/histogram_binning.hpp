@@ -32,6 +32,9 @@ class StepMap : public BinaryMap {
   std::vector<FittedValue> parameters() const override {
     return {{"bins", static_cast<double>(values_.size())}};
   }
+  FittedState state() const override {
+    return {.kind = "steps", .arrays = {{"edges", edges_}, {"values", values_}}};
+  }
 
  private:
   std::vector<double> edges_, values_;

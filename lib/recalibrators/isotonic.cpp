@@ -29,12 +29,19 @@ class IsotonicMap : public BinaryMap {
       if (y_[j] != y_[j - 1]) ++steps;
     return {{"levels", static_cast<double>(steps)}};
   }
+  FittedState state() const override {
+    return {.kind = "isotonic", .arrays = {{"x", x_}, {"y", y_}}};
+  }
 
  private:
   std::vector<double> x_, y_;  // distinct scores and fitted values
 };
 
 }  // namespace
+
+std::unique_ptr<const BinaryMap> isotonic_map(std::vector<double> x, std::vector<double> y) {
+  return std::make_unique<IsotonicMap>(std::move(x), std::move(y));
+}
 
 std::unique_ptr<const BinaryMap> IsotonicCalibrator::fit(std::span<const double> scores,
                                                          std::span<const double> outcomes,

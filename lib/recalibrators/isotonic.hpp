@@ -19,4 +19,8 @@ class IsotonicCalibrator : public BinaryCalibrator {
   std::string name() const override { return "isotonic"; }
 };
 
+// The fitted map, rebuilt from its distinct scores x (increasing) and fitted values y
+// (non-decreasing, as long as x): recalibrators/restore_model.hpp.
+std::unique_ptr<const BinaryMap> isotonic_map(std::vector<double> x, std::vector<double> y);
+
 }  // namespace calbench

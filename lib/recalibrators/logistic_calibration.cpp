@@ -32,6 +32,9 @@ class LogitLinearMap : public BinaryMap {
     return {{"slope", slope_}, {"intercept", intercept_}};
   }
   bool strictly_increasing() const override { return slope_ > 0.0; }
+  FittedState state() const override {
+    return {.kind = "logit_linear", .scalars = {{"slope", slope_}, {"intercept", intercept_}}};
+  }
 
  private:
   double slope_, intercept_;
@@ -48,10 +51,25 @@ class BetaMap : public BinaryMap {
   }
   std::vector<FittedValue> parameters() const override { return {{"a", a_}, {"b", b_}, {"c", c_}}; }
   bool strictly_increasing() const override { return a_ > 0.0 || b_ > 0.0; }
+  FittedState state() const override {
+    return {.kind = "beta", .scalars = {{"a", a_}, {"b", b_}, {"c", c_}}};
+  }
 
  private:
   double a_, b_, c_;
 };
+
+}  // namespace
+
+std::unique_ptr<const BinaryMap> logit_linear_map(double slope, double intercept) {
+  return std::make_unique<LogitLinearMap>(slope, intercept);
+}
+
+std::unique_ptr<const BinaryMap> beta_map(double a, double b, double c) {
+  return std::make_unique<BetaMap>(a, b, c);
+}
+
+namespace {
 
 double log_likelihood(std::span<const double> X, std::size_t d, std::span<const double> t,
                       const Eigen::VectorXd& w) {

@@ -40,6 +40,11 @@ std::vector<double> fit_logistic_regression(std::span<const double> features, st
                                             std::span<const double> targets,
                                             const std::string& what);
 
+// The fitted maps, rebuilt from their parameters (recalibrators/restore_model.hpp):
+// σ(slope logit(s) + intercept) and σ(a log s - b log(1 - s) + c).
+std::unique_ptr<const BinaryMap> logit_linear_map(double slope, double intercept);
+std::unique_ptr<const BinaryMap> beta_map(double a, double b, double c);
+
 // True when the outcomes (0/1) are separable by the score: no positives, no negatives, or
 // every positive score >= every negative one or <= every negative one.
 bool separable(std::span<const double> scores, std::span<const double> outcomes);

@@ -270,6 +270,11 @@ void LogitScalingModel::apply(std::span<const double> p, std::size_t classes,
     softmax_in_place(q.subspan(static_cast<std::size_t>(i * K), classes));
 }
 
+FittedState LogitScalingModel::state() const {
+  return {.kind = "logit_affine",
+          .arrays = {{"weights", parameters_.weights}, {"bias", parameters_.bias}}};
+}
+
 std::vector<FittedValue> LogitScalingModel::parameters() const {
   // Scalars that summarise W and b: the mean diagonal weight, the mean |off-diagonal| weight
   // and the mean |intercept|.

@@ -67,6 +67,7 @@ class LogitScalingModel : public CalibrationModel {
   // Injective when W restricted to the sum-zero directions, modulo constants, is invertible
   // (the projected matrix P W P has rank K - 1, P = I - 11^T/K), checked once at fit time.
   bool injective() const override { return injective_; }
+  FittedState state() const override;
   const LogitScalingParameters& fitted() const { return parameters_; }
 
  private:

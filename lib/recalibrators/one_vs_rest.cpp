@@ -21,6 +21,12 @@ class OneVsRestModel : public CalibrationModel {
     }
   }
 
+  FittedState state() const override {
+    FittedState out{.kind = "one_vs_rest"};
+    for (const auto& map : maps_) out.parts.push_back(map->state());
+    return out;
+  }
+
   // The mean over classes of each binary parameter ("slope_mean").
   std::vector<FittedValue> parameters() const override {
     std::vector<FittedValue> out;
@@ -53,12 +59,22 @@ class TopLabelModel : public CalibrationModel {
   }
 
   std::vector<FittedValue> parameters() const override { return map_->parameters(); }
+  FittedState state() const override { return {.kind = "top_label", .parts = {map_->state()}}; }
 
  private:
   std::unique_ptr<const BinaryMap> map_;
 };
 
 }  // namespace
+
+std::unique_ptr<const CalibrationModel> one_vs_rest_model(
+    std::vector<std::unique_ptr<const BinaryMap>> maps) {
+  return std::make_unique<OneVsRestModel>(std::move(maps));
+}
+
+std::unique_ptr<const CalibrationModel> top_label_model(std::unique_ptr<const BinaryMap> map) {
+  return std::make_unique<TopLabelModel>(std::move(map));
+}
 
 OneVsRest::OneVsRest(std::string name, std::shared_ptr<const BinaryCalibrator> binary)
     : name_(std::move(name)), binary_(std::move(binary)) {}

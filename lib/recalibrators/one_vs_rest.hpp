@@ -39,4 +39,9 @@ class TopLabel : public Recalibrator {
   std::shared_ptr<const BinaryCalibrator> binary_;
 };
 
+// The fitted models, rebuilt from their maps (recalibrators/restore_model.hpp).
+std::unique_ptr<const CalibrationModel> one_vs_rest_model(
+    std::vector<std::unique_ptr<const BinaryMap>> maps);
+std::unique_ptr<const CalibrationModel> top_label_model(std::unique_ptr<const BinaryMap> map);
+
 }  // namespace calbench

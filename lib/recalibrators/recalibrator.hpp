@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/sample.hpp"
+#include "recalibrators/fitted_state.hpp"
 
 namespace calbench {
 
@@ -38,6 +39,8 @@ class CalibrationModel {
   // True when g is injective on the open simplex, so that for an injective miscalibration map
   // the composed map c -> q is injective and r(q) = E[c | q] = c (canonical_l1 is then exact).
   virtual bool injective() const { return false; }
+  // Everything apply() uses, for save and load (recalibrators/restore_model.hpp rebuilds it).
+  virtual FittedState state() const = 0;
 };
 
 class Recalibrator {

@@ -19,6 +19,11 @@ class ScalingBinningMap : public BinaryMap {
     out.push_back({"bins", static_cast<double>(values_.size())});
     return out;
   }
+  FittedState state() const override {
+    return {.kind = "scaling_binning",
+            .arrays = {{"edges", edges_}, {"values", values_}},
+            .parts = {scaler_->state()}};
+  }
 
  private:
   std::unique_ptr<const BinaryMap> scaler_;
@@ -26,6 +31,13 @@ class ScalingBinningMap : public BinaryMap {
 };
 
 }  // namespace
+
+std::unique_ptr<const BinaryMap> scaling_binning_map(std::unique_ptr<const BinaryMap> scaler,
+                                                     std::vector<double> edges,
+                                                     std::vector<double> values) {
+  return std::make_unique<ScalingBinningMap>(std::move(scaler), std::move(edges),
+                                             std::move(values));
+}
 
 ScalingBinning::ScalingBinning(std::size_t bins) : bins_(bins) {
   if (bins_ < 1) throw DomainError("scaling_binning: bins = 0: must be >= 1");

@@ -23,4 +23,10 @@ class ScalingBinning : public BinaryCalibrator {
   std::size_t bins_;
 };
 
+// The fitted map: the Platt scaler, then the step map of its output (edges, values);
+// recalibrators/restore_model.hpp.
+std::unique_ptr<const BinaryMap> scaling_binning_map(std::unique_ptr<const BinaryMap> scaler,
+                                                     std::vector<double> edges,
+                                                     std::vector<double> values);
+
 }  // namespace calbench

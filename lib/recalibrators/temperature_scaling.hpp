@@ -47,6 +47,9 @@ class TemperatureModel : public CalibrationModel {
   void apply(std::span<const double> p, std::size_t classes, std::span<double> q) const override;
   std::vector<FittedValue> parameters() const override { return {{"temperature", temperature_}}; }
   bool injective() const override { return true; }
+  FittedState state() const override {
+    return {.kind = "temperature", .scalars = {{"temperature", temperature_}}};
+  }
   double temperature() const { return temperature_; }
 
  private:

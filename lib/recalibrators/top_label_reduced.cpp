@@ -29,12 +29,20 @@ class TopLabelReducedModel : public CalibrationModel {
                      q.subspan(i * classes, classes));
   }
   std::vector<FittedValue> parameters() const override { return binary_->parameters(); }
+  FittedState state() const override {
+    return {.kind = "top_label_reduced", .parts = {binary_->state()}};
+  }
 
  private:
   std::unique_ptr<const CalibrationModel> binary_;
 };
 
 }  // namespace
+
+std::unique_ptr<const CalibrationModel> top_label_reduced_model(
+    std::unique_ptr<const CalibrationModel> binary) {
+  return std::make_unique<TopLabelReducedModel>(std::move(binary));
+}
 
 std::unique_ptr<const CalibrationModel> TopLabelReduced::fit(const Sample& sample) const {
   check_fit_sample(sample, name(), 1, "");

@@ -21,4 +21,8 @@ class TopLabelReduced : public Recalibrator {
   std::shared_ptr<const Recalibrator> inner_;
 };
 
+// The fitted model around its binary (K = 2) model; recalibrators/restore_model.hpp.
+std::unique_ptr<const CalibrationModel> top_label_reduced_model(
+    std::unique_ptr<const CalibrationModel> binary);
+
 }  // namespace calbench

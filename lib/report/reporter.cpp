@@ -20,17 +20,6 @@ Value meta_value(const ResultMeta& meta) {
                        {"config_hash", meta.config_hash}};
 }
 
-std::string csv_meta_lines(const ResultMeta& meta) {
-  std::string out;
-  const Value block = meta_value(meta);
-  for (const auto& [key, value] : std::get<Value::Object>(block.data)) {
-    const auto* text = std::get_if<std::string>(&value.data);
-    out.append("# ").append(key).append(": ");
-    out.append(text != nullptr ? *text : to_text(value)).append(1, '\n');
-  }
-  return out;
-}
-
 // ---- summary.json ---------------------------------------------------------------------------
 
 struct JsonReporter::State {
@@ -74,7 +63,6 @@ const std::vector<std::string> optional_tables = {"replicates.csv", "requirement
 CsvReporter::CsvReporter(std::filesystem::path directory) : directory_(std::move(directory)) {}
 
 void CsvReporter::begin(const ReportHeader& header) {
-  meta_lines_ = csv_meta_lines(header.meta);
   tables_.clear();
   for (const auto& table : header.tables) {
     std::string text;
@@ -103,8 +91,7 @@ void CsvReporter::record(const ReportRecord& record) {
 }
 
 void CsvReporter::end() {
-  for (const auto& [file, text] : tables_)
-    write_file_atomically(directory_ / file, meta_lines_ + text);
+  for (const auto& [file, text] : tables_) write_file_atomically(directory_ / file, text);
   for (const auto& file : optional_tables) {
     const bool declared =
         std::any_of(tables_.begin(), tables_.end(), [&](const auto& t) { return t.first == file; });

@@ -81,9 +81,11 @@ class JsonReporter : public Reporter {
   std::unique_ptr<State> state_;
 };
 
-// Every table of the header into `directory`, each after the meta lines; the optional tables a
-// run did not declare (replicates.csv, requirements.csv, reliability.csv) are removed, since one
-// left by an earlier run would not belong to these results.
+// Every table of the header into `directory`, each starting with its header line (no comment
+// lines: pandas.read_csv(path), R's read.csv and DuckDB read it with no options; the meta block
+// is summary.json's `meta`). The optional tables a run did not declare (replicates.csv,
+// requirements.csv, reliability.csv) are removed, since one left by an earlier run would not belong
+// to these results.
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path directory);
@@ -93,7 +95,6 @@ class CsvReporter : public Reporter {
 
  private:
   std::filesystem::path directory_;
-  std::string meta_lines_;
   std::vector<std::pair<std::string, std::string>> tables_;  // file, text so far
 };
 
@@ -120,9 +121,5 @@ class FanOut : public Reporter {
  private:
   std::vector<Reporter*> reporters_;
 };
-
-// The meta block as CSV comment lines, "# key: value\n" each (read with pandas'
-// read_csv(..., comment="#")).
-std::string csv_meta_lines(const ResultMeta& meta);
 
 }  // namespace calbench

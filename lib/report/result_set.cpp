@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
+#include <vector>
+
+#include "core/own_file.hpp"
 
 namespace calbench {
 namespace {
@@ -32,7 +36,18 @@ fs::path normal_out(const fs::path& given) {
   return out;
 }
 
-// OUT may be replaced when it is absent, empty, or a calbench result set.
+// The names a result set may hold (docs/durability.md, "The result set"): what the scenarios'
+// reporters, a shard and the HTML report write. Anything else in OUT is someone else's file.
+const std::vector<std::string>& result_set_names() {
+  static const std::vector<std::string> names = {
+      "config.resolved.json", "summary.json",    "run.json",      "cells.csv",  "replicates.csv",
+      "requirements.csv",     "reliability.csv", "intervals.csv", "cases.json", "config.json",
+      "shard.json",           "journal.bin",     "report"};
+  return names;
+}
+
+// OUT may be replaced when it is absent, empty, or a calbench result set holding nothing but
+// calbench's files: a run replaces OUT whole, so a file it did not write there would be lost.
 void check_replaceable(const fs::path& out, const fs::path& given) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(out, ec);
@@ -40,11 +55,29 @@ void check_replaceable(const fs::path& out, const fs::path& given) {
   if (!fs::is_directory(st))
     throw OutputError("the output directory " + given.string() +
                       " exists and is not a directory (a run replaces it with its results)");
-  if (fs::exists(out / "config.resolved.json") || fs::is_empty(out, ec)) return;
+  if (fs::is_empty(out, ec)) return;
+  if (!fs::exists(out / "config.resolved.json"))
+    throw OutputError("the output directory " + given.string() +
+                      " is neither empty nor a calbench result set (it has no "
+                      "config.resolved.json): a run replaces it whole, so it refuses; choose "
+                      "another output directory");
+  std::vector<std::string> foreign;
+  for (const auto& entry : fs::directory_iterator(out, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto& known = result_set_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) foreign.push_back(name);
+  }
+  if (foreign.empty()) return;
+  std::sort(foreign.begin(), foreign.end());
+  std::string shown;
+  for (std::size_t i = 0; i < foreign.size() && i < 3; ++i)
+    shown += (i > 0 ? ", " : "") + foreign[i];
+  if (foreign.size() > 3) shown += ", ... (" + std::to_string(foreign.size()) + " in all)";
   throw OutputError("the output directory " + given.string() +
-                    " is neither empty nor a calbench result set (it has no "
-                    "config.resolved.json): a run replaces it whole, so it refuses; choose "
-                    "another output directory");
+                    " is a calbench result set that also holds files calbench did not write (" +
+                    shown +
+                    "): a run replaces it whole, so it refuses; move them out or choose another "
+                    "output directory");
 }
 
 std::string lock_holder(int fd) {
@@ -72,10 +105,12 @@ ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
   // The lock file may be unlinked by the run that held it between our open and our flock:
   // then the lock we hold is on a file no other run can find, and we try again.
   for (;;) {
-    lock_fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    std::string why;
+    lock_fd_ = open_own_file(lock_path_, O_RDWR | O_CREAT, why);
     if (lock_fd_ < 0)
-      throw OutputError("cannot write in " + parent.string() + " (where " + given.string() +
-                        " goes): " + reason(errno));
+      throw OutputError("cannot take the lock " + lock_path_.string() + " (where " +
+                        given.string() + " goes): " + why +
+                        "; remove it if no calbench run is writing " + given.string());
     if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
       const std::string holder = lock_holder(lock_fd_);
@@ -104,6 +139,14 @@ ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
 
   try {
     check_replaceable(out_, given);
+    // The work directory is removed and refilled: a symbolic link there would have calbench
+    // delete and write inside whatever it points to.
+    const fs::file_status work_status = fs::symlink_status(work_, ec);
+    if (fs::exists(work_status) && !fs::is_directory(work_status))
+      throw OutputError("the work directory " + work_.string() + " (where " + given.string() +
+                        " is staged) exists and is not a directory" +
+                        (fs::is_symlink(work_status) ? " (a symbolic link)" : "") +
+                        ": calbench did not make it, so it refuses to replace it; remove it");
     // A work directory without a journal is what a run killed before it began left.
     had_previous_ = previous_journal().has_value();
     if (!had_previous_) fs::remove_all(work_, ec);

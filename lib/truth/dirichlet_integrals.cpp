@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/stop_request.hpp"
 #include "truth/quadrature_check.hpp"
 
 namespace calbench {
@@ -77,6 +78,9 @@ TruthValue expected_max(std::span<const double> alpha) {
   TruthValue out{0.0, TruthMethod::quadrature, 0.0};
   for (const auto& [a, count] : groups) {
     auto integrand = [&, a = a, count = count](double x) {
+      // K distinct alphas cost K integrals of K incomplete gammas per node: minutes at
+      // K = 300, so every node looks for a stop request (core/stop_request.hpp).
+      throw_if_stop_requested();
       // f_{a+1}(x) = x^a e^-x / Gamma(a + 1), in logs.
       double log_f = a * std::log(x) - x - std::lgamma(a + 1.0);
       for (const auto& [b, m] : groups) {

@@ -16,6 +16,8 @@
 #include <queue>
 #include <vector>
 
+#include "core/stop_request.hpp"
+
 namespace calbench {
 namespace {
 
@@ -349,6 +351,9 @@ std::optional<Piece> kronrod_piece(const TopLabelDensity& density, double lo, do
   constexpr std::size_t nodes = 15;
   std::array<std::optional<Values>, nodes> f;
   tbb::parallel_for(std::size_t{0}, nodes, [&](std::size_t j) {
+    // One node at K = 300 distinct alphas costs about a second on a busy core: each looks for
+    // a stop request (SIGINT held a run for minutes here before issue #28).
+    throw_if_stop_requested();
     const double offset = j < x.size() ? -x[j] : x[j - x.size() + 1];
     f[j] = density.at(mid + half * offset);
   });

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "core/stop_request.hpp"
 #include "core/task_kernel.hpp"
 #include "truth/ground_truth.hpp"
 #include "truth/monte_carlo_core.hpp"
@@ -45,6 +46,7 @@ struct KeyedBatches {
 template <typename Scratch = NoScratch, typename Fn>
 void for_each_batch(const KeyedBatches& streams, Fn&& fn) {
   for_each_index<Scratch>(streams.batches, [&](std::size_t b, Scratch& scratch) {
+    throw_if_stop_requested();
     Engine engine = streams.engine(b);
     if constexpr (std::is_invocable_v<Fn&, std::size_t, Engine&, Scratch&>)
       fn(b, engine, scratch);
@@ -148,6 +150,8 @@ class TruthGroup {
     const auto& c = d_.c;
     const auto& p = d_.p;
     for (std::size_t i = 0; i < count; ++i) {
+      // A round at K = 300 takes seconds: look for a stop request every 1,024 draws.
+      if (i % 1024 == 0) throw_if_stop_requested();
       draw_fn_(engine_, d_);
       std::size_t top = 0;
       for (std::size_t k = 1; k < K; ++k)

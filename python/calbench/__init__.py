@@ -17,12 +17,14 @@ from .reliability import (class_reliability_curves, classwise_reliability, recal
                           reliability_curves, reliability_diagram, reliability_table)
 from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
                    truth)
+from .recalibrator import NotFittedError, Recalibrator
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, measured_vs_true, method_comparison,
                       ranking_disagreement, recalibration_error, utility_map)
 
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
+    "Recalibrator", "NotFittedError",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",
     "class_reliability_curves", "recalibrated_curves",

@@ -56,6 +56,22 @@ def _count(value: Any, argument: str, minimum: int) -> int:
     return value
 
 
+def _labels(y) -> np.ndarray:
+    # Integer labels, or float labels that are whole numbers (numpy.loadtxt reads a CSV's label
+    # column as floats): the int64 array the extension takes.
+    y = np.asarray(y)
+    if np.issubdtype(y.dtype, np.floating):
+        bad = ~np.isfinite(y) | (y != np.floor(y))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"y: row {i}: label {y[i]!r} is not an integer class index "
+                             "(a whole number 0 .. K-1)")
+        return np.ascontiguousarray(y, dtype=np.int64)
+    if not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
+        raise ValueError(f"y: expected an integer array of labels, found dtype {y.dtype}")
+    return np.ascontiguousarray(y, dtype=np.int64)
+
+
 def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int = 0,
            with_c: bool = False, settings: dict | None = None):
     """n draws of the fake classifier `generator` (a config's generator object).
@@ -105,19 +121,19 @@ def truth(generator: dict, settings: dict | None = None, *,
     return {q: TruthValue(value, method, error) for q, value, method, error in rows}
 
 
-def estimate(estimator: dict, p, y) -> float:
+def estimate(estimator: dict, p, y, *, renormalize: bool = False) -> float:
     """The registry estimator `estimator` (a config's estimators entry) on probabilities p
-    (n, K) and integer labels y (n,). Rows are checked like `calbench eval`'s."""
+    (n, K) and labels y (n,): integers, or floats that are whole numbers. Rows are checked
+    like `calbench eval`'s; renormalize=True divides rows rounded to a few decimals by their
+    sum, as `calbench eval --renormalize` (docs/eval.md)."""
     core = _extension()
     p = np.asarray(p)
     y = np.asarray(y)
     if not np.issubdtype(p.dtype, np.floating):
         raise ValueError(f"p: expected a float array (n, K), found dtype {p.dtype}")
-    if not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
-        raise ValueError(f"y: expected an integer array of labels, found dtype {y.dtype}")
+    y = _labels(y)
     return core.estimate(_json_text(estimator, "estimator"),
-                         np.ascontiguousarray(p, dtype=np.float64),
-                         np.ascontiguousarray(y, dtype=np.int64))
+                         np.ascontiguousarray(p, dtype=np.float64), y, bool(renormalize))
 
 
 def estimator_examples() -> list[dict]:

@@ -24,6 +24,34 @@ from ._style import COLOURS
 BINNINGS = ("equal_width", "equal_mass")
 
 
+# Rows of probabilities must sum to 1 within this (float32 outputs cast to float64 are off by
+# about 1e-7 per row; calbench eval allows the same, docs/eval.md).
+ROW_SUM_TOLERANCE = 1e-6
+
+
+def _check_probabilities(p: np.ndarray, y: np.ndarray) -> None:
+    """NaN probabilities, rows that do not sum to 1 and labels outside 0..K-1 (or outcomes other
+    than 0 and 1) are errors: a figure of them would look like a finding."""
+    valid = np.isfinite(p) & (p >= 0) & (p <= 1)
+    if not valid.all():
+        first = int(np.flatnonzero(~valid)[0])
+        row = first // p.shape[1] if p.ndim == 2 else first
+        raise ValueError(f"p row {row}: every probability must be a finite number in [0, 1]")
+    if p.ndim == 2:
+        sums = p.sum(axis=1)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > ROW_SUM_TOLERANCE)
+        if bad.size:
+            raise ValueError(f"p row {bad[0]} sums to {sums[bad[0]]:.17g}; each row must sum to 1 "
+                             f"(within {ROW_SUM_TOLERANCE})")
+    classes = p.shape[1] if p.ndim == 2 else 2
+    y_float = y.astype(float)
+    bad = np.flatnonzero(~np.isfinite(y_float) | (y_float != np.round(y_float))
+                         | (y_float < 0) | (y_float >= classes))
+    if bad.size:
+        what = f"a class index in 0..{classes - 1}" if p.ndim == 2 else "an outcome 0 or 1"
+        raise ValueError(f"y[{bad[0]}] = {y[bad[0]]!r}: expected {what}")
+
+
 def _scores_outcomes(p, y) -> tuple[np.ndarray, np.ndarray]:
     """Top-label confidence and correctness for (n, K) p, or (score, outcome) for 1-D p."""
     p = np.asarray(p, dtype=float)
@@ -31,12 +59,14 @@ def _scores_outcomes(p, y) -> tuple[np.ndarray, np.ndarray]:
     if p.ndim == 2:
         if y.shape != (p.shape[0],):
             raise ValueError(f"y has shape {y.shape}; expected ({p.shape[0]},), one label a row")
+        _check_probabilities(p, y)
         # argmax takes the lowest index on ties, as calbench does (lib/core/sample.hpp).
         predicted = np.argmax(p, axis=1)
         return p[np.arange(p.shape[0]), predicted], (predicted == y).astype(float)
     if p.ndim == 1:
         if y.shape != p.shape:
             raise ValueError(f"y has shape {y.shape}; expected {p.shape}, one outcome a score")
+        _check_probabilities(p, y)
         return p, y.astype(float)
     raise ValueError(f"p has {p.ndim} dimensions; expected (n, K) probabilities or (n,) scores")
 
@@ -201,6 +231,9 @@ def classwise_reliability(p, y, bins: int = 15, binning: str = "equal_width",
     y = np.asarray(y)
     if p.ndim != 2:
         raise ValueError(f"p has {p.ndim} dimensions; expected (n, K) probabilities")
+    if y.shape != (p.shape[0],):
+        raise ValueError(f"y has shape {y.shape}; expected ({p.shape[0]},), one label a row")
+    _check_probabilities(p, y)
     if classes is None:
         classes = list(range(min(p.shape[1], max_classes)))
     m = len(classes)

@@ -42,6 +42,8 @@ figure svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9rem; color: #333333; max-width: 60rem; }
 pre { background: #f5f5f5; padding: 0.8rem; overflow-x: auto; font-size: 0.8rem; }
 .meta td { text-align: left; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.headline { display: inline-block; vertical-align: top; margin-right: 1.2rem; }
 .note { color: #5a5a5a; font-style: italic; }
 """
 
@@ -62,8 +64,10 @@ def _svg(fig, name: str) -> str:
 
 
 def _table(frame: pd.DataFrame, caption: str = "") -> str:
+    """The frame as an HTML table in a box that scrolls sideways when the table is wider than
+    the page (cells.csv has 20 and more columns), so the page itself keeps its width."""
     shown = frame.head(MAX_TABLE_ROWS)
-    out = ["<table>"]
+    out = ['<div class="scroll"><table>']
     if caption:
         out.append(f"<caption>{html.escape(caption)}</caption>")
     out.append("<thead><tr>")
@@ -78,7 +82,7 @@ def _table(frame: pd.DataFrame, caption: str = "") -> str:
             cls = ' class="text"' if c in text_cols else ""
             out.append(f"<td{cls}>{html.escape(_fmt(v))}</td>")
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     if len(frame) > MAX_TABLE_ROWS:
         out.append(f'<p class="note">First {MAX_TABLE_ROWS} of {len(frame)} rows; all are in '
                    "the CSV file.</p>")
@@ -105,6 +109,30 @@ def _truth_table(r: Results) -> str:
     order = [q for q in figures.UNITS if q in wide.columns]
     wide = wide[order].reset_index()
     return _table(wide, "value ± error (method) of each quantity, per cell")
+
+
+def _headline_tables(r: Results) -> str:
+    """estimator_bias: per estimator, the figures a reader looks for first (truth, mean,
+    bias ± its standard error, sd, RMSE) per cell, 4 significant digits, narrow enough to sit
+    side by side on a 1,400 px page; the full table (every column) follows."""
+    if r.scenario != "estimator_bias" or r.cells is None or r.cells.empty:
+        return ""
+    c = r.cells
+    keys = [k for k in r.sweep_keys if k in c.columns]
+    if "sample_size" in c.columns and "sample_size" not in keys:
+        keys.append("sample_size")
+    out = []
+    for label, g in c.groupby("estimator", sort=False):
+        short = {"sample_size": "n"}
+        frame = pd.DataFrame({short.get(k, k.split(".")[-1]): g[k].to_numpy() for k in keys})
+        frame["truth"] = [f"{v:.4g}" for v in g["truth"]]
+        frame["mean"] = [f"{v:.4g}" for v in g["mean"]]
+        frame["bias ± SE"] = [f"{b:+.3g} ± {s:.2g}" for b, s in zip(g["bias"], g["se_bias"])]
+        frame["sd"] = [f"{v:.3g}" for v in g["sd"]]
+        frame["RMSE"] = [f"{v:.3g}" for v in g["rmse"]]
+        target = g["target"].iloc[0] if "target" in g.columns else ""
+        out.append(f'<div class="headline">{_table(frame, f"{label} (target {target})")}</div>')
+    return "".join(out)
 
 
 def _figure_list(r: Results) -> list[tuple[str, str, Callable[[], object]]]:
@@ -205,6 +233,10 @@ def render(r: Results) -> str:
                      f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
     parts.append('<h2 id="results">Results (cells.csv)</h2>')
+    headline = _headline_tables(r)
+    if headline:
+        parts.append(headline)
+        parts.append("<h3>All columns</h3>")
     parts.append(_table(r.cells))
     if r.requirements is not None:
         parts.append("<h3>requirements.csv</h3>")
@@ -243,6 +275,10 @@ def write_eval_report(path: str, max_classes: int = 4) -> str:
     if not os.path.exists(csv):
         raise ValueError(f"{csv}: missing (written by calbench eval DATA --plot {path})")
     rows, meta = read_csv(csv)
+    summary = os.path.join(path, "summary.json")
+    if os.path.exists(summary):  # the meta block (reliability.csv has none since schema 1's tidy CSVs)
+        with open(summary, encoding="utf-8") as f:
+            meta = json.load(f).get("meta", meta)
     data = str(meta.get("name", ""))
     top = rows[rows["scope"] == "top_label"]
     figures_ = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -70,7 +71,8 @@ def _meta_value(text: str) -> Any:
 
 
 def read_csv(path: str) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Reads a calbench CSV file; leading `# key: value` lines become its meta dict.
+    """Reads a calbench CSV file: (DataFrame, meta). Files start with their header line and
+    meta is {}; in files written before the tidy CSVs, leading `# key: value` lines are the meta.
 
     Only the comment lines before the header are meta; `comment="#"` also drops any later ones.
     """
@@ -85,12 +87,29 @@ def read_csv(path: str) -> tuple[pd.DataFrame, dict[str, Any]]:
             meta[key.strip()] = _meta_value(value.strip())
     if meta:
         _check_meta(meta, path)
+    _check_complete(text, path)
     # keep_default_na=False + na_values=[""]: only empty fields are missing ("NA" is no label
     # calbench writes, but a method called "nan" must stay a string).
     # round_trip: the shortest round-trip text calbench writes gives back the exact double.
     frame = pd.read_csv(io.StringIO(text), comment="#", keep_default_na=False, na_values=[""],
                         float_precision="round_trip")
     return frame, meta
+
+
+def _check_complete(text: str, path: str) -> None:
+    """A file cut short (a copy interrupted, a full disk) is an error, never a frame with a
+    truncated last number and NaNs: calbench ends every line with a line break and gives every
+    row as many fields as the header."""
+    if text and not text.endswith("\n"):
+        raise ResultsError(f"{path}: truncated (the last line has no line break)")
+    rows = csv.reader(line for line in text.split("\n") if line and not line.startswith("#"))
+    header = next(rows, None)
+    if header is None:
+        raise ResultsError(f"{path}: no header line")
+    for number, row in enumerate(rows, start=2):
+        if len(row) != len(header):
+            raise ResultsError(f"{path}: data row {number - 1} has {len(row)} fields, the header "
+                               f"{len(header)}: the file is damaged or truncated")
 
 
 def _read_json(path: str) -> dict[str, Any]:

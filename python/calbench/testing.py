@@ -75,8 +75,15 @@ def check_estimator(fn: Callable[[np.ndarray, np.ndarray], float], *, target: st
         raise ValueError(f"sizes = {sizes}: expected sample sizes >= 1")
     if replicates < 2:
         raise ValueError(f"replicates = {replicates}: expected >= 2 (standard errors)")
-    if not tolerance >= 0:
-        raise ValueError(f"tolerance = {tolerance}: expected a number >= 0")
+    if not tolerance >= 0 or not np.isfinite(tolerance):
+        raise ValueError(f"tolerance = {tolerance}: expected a finite number >= 0")
+    # A NaN alpha made every comparison false, so a constant estimator passed every check.
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha = {alpha}: expected a number in (0, 1)")
+    if isinstance(replicates, bool) or int(replicates) != replicates:
+        raise ValueError(f"replicates = {replicates}: expected an integer")
+    if isinstance(seed, bool) or int(seed) != seed or not 0 <= int(seed) < 2**64:
+        raise ValueError(f"seed = {seed}: expected an integer in [0, 2^64 - 1]")
     truths = []
     for g in generators:
         values = truth(g, truth_settings)

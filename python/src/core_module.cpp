@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <map>
 #include <mutex>
@@ -21,9 +22,11 @@
 #include <tuple>
 #include <vector>
 
+#include "recalibrators/fitted_model_json.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/stop_request.hpp"
 #include "core/version.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/convention.hpp"
@@ -107,6 +110,18 @@ py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t
                  std::uint64_t cell, std::uint64_t replicate, bool keep_truth) {
   const GeneratorArgument argument = read_generator(generator_text, "calbench.sample");
   if (n == 0) throw ConfigError({"calbench.sample: n = 0: must be >= 1"});
+  // p, y and c of n rows, and the sampler's copies: refused before drawing when they cannot fit
+  // (sample(G, 3e8) drew for 29 s before a MemoryError; 2**62 gave a raw vector error).
+  {
+    const double K = static_cast<double>(Generator(argument.spec).classes());
+    const double bytes = static_cast<double>(n) * (K * 4.0 * sizeof(double) + 16.0);
+    if (bytes > available_memory_bytes())
+      throw ConfigError({"calbench.sample: n = " + std::to_string(n) + ": the sample needs about " +
+                         gigabytes(bytes) + " of memory (n x classes " +
+                         std::to_string(static_cast<std::size_t>(K)) +
+                         " x 4 doubles) but the machine has " +
+                         gigabytes(available_memory_bytes()) + " available"});
+  }
   Sample out;
   {
     py::gil_scoped_release release;
@@ -130,21 +145,56 @@ py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t
   return py::make_tuple(p, y, c);
 }
 
+// Runs work() on a thread of its own while this one, Python's, checks for signals every 0.1 s
+// (as `run` below does): a handler's exception (KeyboardInterrupt) sets the process-wide stop
+// request (core/stop_request.hpp), which the truth engine's Monte Carlo polls every 1,024
+// draws, so Ctrl-C ends a truth() of minutes within a second; the exception is then raised.
+template <typename Work>
+void run_interruptibly(Work&& work) {
+  std::optional<py::error_already_set> signalled;
+  std::exception_ptr failure;
+  {
+    py::gil_scoped_release release;
+    clear_stop();
+    std::promise<void> finished;
+    std::future<void> done = finished.get_future();
+    std::thread worker([&] {
+      try {
+        work();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished.set_value();
+    });
+    while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (signalled) continue;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        signalled.emplace();
+        request_stop(SIGINT);
+      }
+    }
+    worker.join();
+    clear_stop();
+  }
+  if (signalled) throw *signalled;
+  if (failure) std::rethrow_exception(failure);
+}
+
 // [(quantity, value, method, error)] in the contract's order.
 std::vector<std::tuple<std::string, double, std::string, double>> truth(
     const std::string& generator_text, std::uint64_t stream) {
   GeneratorArgument argument = read_generator(generator_text, "calbench.truth");
   argument.truth.stream = stream;  // an independent Monte Carlo replica (TruthSettings::stream)
   GroundTruth values;
-  {
-    py::gil_scoped_release release;
+  run_interruptibly([&] {
     if (argument.solution && argument.solution->truth) {
       values = *argument.solution->truth;
     } else {
       const Generator generator(argument.spec);
       values = compute_truth(generator, argument.truth);
     }
-  }
+  });
   std::vector<std::tuple<std::string, double, std::string, double>> out;
   for (const Quantity q : all_quantities) {
     const TruthValue& v = values[q];
@@ -153,32 +203,90 @@ std::vector<std::tuple<std::string, double, std::string, double>> truth(
   return out;
 }
 
+// (n, K) probabilities and labels from Python checked like a data file's rows (`p_name` and
+// `y_name` name them in messages); labels are int64 (calbench/core.py converts whole floats).
+Sample checked_arrays(const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+                      const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+                      bool renormalize, const std::string& p_name, const std::string& y_name) {
+  if (p.ndim() != 2)
+    throw InputError(p_name + ": expected a 2-D array (n, K), found " + std::to_string(p.ndim()) +
+                     " dimension(s)");
+  const auto n = static_cast<std::size_t>(p.shape(0)), K = static_cast<std::size_t>(p.shape(1));
+  if (n == 0) throw InputError(p_name + ": the array has no rows");
+  if (K < 2) throw InputError(p_name + ": K = " + std::to_string(K) + ": must be >= 2");
+  if (y.ndim() != 1 || static_cast<std::size_t>(y.shape(0)) != n)
+    throw InputError(y_name + ": expected a 1-D array of " + std::to_string(n) +
+                     " labels (one per row of " + p_name + ")");
+  std::vector<double> values(p.data(), p.data() + n * K);
+  return checked_outputs(p_name, y_name, K, std::move(values), {y.data(), n},
+                         {.kind = ValueKind::probabilities, .renormalize = renormalize});
+}
+
 // One estimator's value on (p, y).
 double estimate(const std::string& estimator_text,
                 const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
-                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y) {
+                const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+                bool renormalize) {
   const std::string source = "calbench.estimate";
   const Json entry = parse_argument(estimator_text, source);
   Problems problems;
   Json resolved;
   const auto config = parse_estimator(entry, "/estimator", problems, resolved);
   if (!problems.empty() || !config) throw ConfigError(problems.render(source));
-  if (p.ndim() != 2)
-    throw InputError("p: expected a 2-D array (n, K), found " + std::to_string(p.ndim()) +
-                     " dimension(s)");
-  const auto n = static_cast<std::size_t>(p.shape(0)), K = static_cast<std::size_t>(p.shape(1));
-  if (n == 0) throw InputError("p: the array has no rows");
-  if (K < 2) throw InputError("p: K = " + std::to_string(K) + ": must be >= 2");
-  if (y.ndim() != 1 || static_cast<std::size_t>(y.shape(0)) != n)
-    throw InputError("y: expected a 1-D array of " + std::to_string(n) +
-                     " labels (one per row of p)");
-  std::vector<double> values(p.data(), p.data() + n * K);
-  const Sample sample =
-      checked_outputs("p", "y", K, std::move(values), {y.data(), n}, ValueKind::probabilities);
+  const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
   py::gil_scoped_release release;
   EstimatorWorkspace workspace;
   return config->estimator->estimate(sample, workspace);
 }
+
+// A fitted recalibration model (recalibrators/fitted_model_json.hpp) behind calbench.Recalibrator: fitted
+// by the registry method's own fit, saved and loaded as the file `calbench recalibrate fit`
+// writes.
+class PyFittedModel {
+ public:
+  static PyFittedModel fit(
+      const std::string& method_text,
+      const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+      const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+      bool renormalize) {
+    const std::string source = "calbench.Recalibrator";
+    const Json method = parse_argument(method_text, source);
+    const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
+    py::gil_scoped_release release;
+    return PyFittedModel(std::make_shared<FittedModel>(fit_model(method, source, sample)));
+  }
+  static PyFittedModel from_json(const std::string& text, const std::string& source) {
+    return PyFittedModel(
+        std::make_shared<FittedModel>(read_fitted_model(parse_argument(text, source), source)));
+  }
+  std::string to_json() const { return fitted_model_json(*fitted_).dump(2) + "\n"; }
+  py::array_t<double> apply(const py::array_t<double, py::array::c_style | py::array::forcecast>& p,
+                            bool renormalize) const {
+    // Labels are not needed to apply a model; zeros pass the checks of the rows.
+    const std::vector<std::int64_t> none(p.ndim() == 2 ? static_cast<std::size_t>(p.shape(0)) : 0);
+    const py::array_t<std::int64_t> y(static_cast<py::ssize_t>(none.size()), none.data());
+    const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
+    std::vector<double> q;
+    {
+      py::gil_scoped_release release;
+      q = apply_fitted_model(*fitted_, sample.p, sample.classes, "p");
+    }
+    py::array_t<double> out({sample.size, sample.classes});
+    std::copy(q.begin(), q.end(), out.mutable_data());
+    return out;
+  }
+  std::string label() const { return fitted_->label; }
+  std::size_t classes() const { return fitted_->classes; }
+  std::vector<std::pair<std::string, double>> parameters() const {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& v : fitted_->model->parameters()) out.emplace_back(v.name, v.value);
+    return out;
+  }
+
+ private:
+  explicit PyFittedModel(std::shared_ptr<const FittedModel> fitted) : fitted_(std::move(fitted)) {}
+  std::shared_ptr<const FittedModel> fitted_;
+};
 
 // A whole run into `directory` through the command line's result-set transaction
 // (report/result_set.hpp): the directory is locked, the files are staged beside it and swapped
@@ -200,7 +308,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
   const ScenarioModule& scenario = module_of(*config);
   // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
-  preflight(*config, threads, physical_memory_bytes());
+  preflight(*config, threads, available_memory_bytes());
   std::optional<py::error_already_set> signalled;
   std::exception_ptr failure;
   {
@@ -212,6 +320,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
                         previous->string() + "): `calbench run CONFIG --out " + directory +
                         " --resume` continues it, --restart discards it");
     std::atomic<bool> stop{false};
+    clear_stop();
     RunControl control;
     control.stop = &stop;
     const auto start = std::chrono::steady_clock::now();
@@ -234,9 +343,11 @@ void run(const std::string& config_text, const std::string& source, const std::s
       if (PyErr_CheckSignals() != 0) {
         signalled.emplace();  // takes the handler's exception out of Python's error indicator
         stop = true;
+        request_stop(SIGINT);  // the truth engine's check points (core/stop_request.hpp)
       }
     }
     worker.join();
+    clear_stop();
     if (!signalled && !failure) {
       info.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -293,9 +404,19 @@ PYBIND11_MODULE(_core, m) {
   m.def("sample", &sample, py::arg("generator"), py::arg("n"), py::arg("seed"), py::arg("cell"),
         py::arg("replicate"), py::arg("keep_truth"));
   m.def("truth", &truth, py::arg("generator"), py::arg("stream") = 0);
-  m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"));
+  m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"),
+        py::arg("renormalize") = false);
   m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"),
         py::arg("threads"));
+  py::class_<PyFittedModel>(m, "FittedModel")
+      .def_static("fit", &PyFittedModel::fit, py::arg("method"), py::arg("p"), py::arg("y"),
+                  py::arg("renormalize"))
+      .def_static("from_json", &PyFittedModel::from_json, py::arg("text"), py::arg("source"))
+      .def("to_json", &PyFittedModel::to_json)
+      .def("apply", &PyFittedModel::apply, py::arg("p"), py::arg("renormalize"))
+      .def_property_readonly("label", &PyFittedModel::label)
+      .def_property_readonly("classes", &PyFittedModel::classes)
+      .def("parameters", &PyFittedModel::parameters);
   m.def("estimator_rows", &estimator_rows);
   m.def("conventions", &convention_names);
 }

@@ -188,8 +188,15 @@ class BindingsTest(unittest.TestCase):
         wrong[7] = 3
         with self.assertRaisesRegex(ValueError, r"^y: row 7: label 3 is out of range"):
             calbench.estimate({"name": "ece"}, p, wrong)
+        # Whole-number float labels (numpy.loadtxt's) are labels; any other float is refused.
+        self.assertEqual(calbench.estimate({"name": "ece"}, p, y.astype(float)),
+                         calbench.estimate({"name": "ece"}, p, y))
+        half = y.astype(float)
+        half[4] = 0.5
+        with self.assertRaisesRegex(ValueError, r"^y: row 4: label 0.5 is not an integer"):
+            calbench.estimate({"name": "ece"}, p, half)
         with self.assertRaisesRegex(ValueError, r"^y: expected an integer array"):
-            calbench.estimate({"name": "ece"}, p, y.astype(float))
+            calbench.estimate({"name": "ece"}, p, y.astype(str))
         with self.assertRaisesRegex(ValueError, r"^y: expected a 1-D array of 50 labels"):
             calbench.estimate({"name": "ece"}, p, y[:10])
         with self.assertRaisesRegex(ValueError, r"calbench.run: /replicates: "):

@@ -165,10 +165,10 @@ class LoadTest(Base):
 
     def test_csv_meta_comments(self):
         path = os.path.join(self.dirs["estimator_bias"], "cells.csv")
-        # calbench writes its meta block as leading '# key: value' lines.
+        # calbench writes plain CSV files (the meta block is summary.json's); files of earlier
+        # versions start with '# key: value' lines, which read_csv still reads as meta.
         plain, meta = calbench.read_csv(path)
-        self.assertEqual(meta["schema_version"], 1)
-        self.assertEqual(meta["seed"], calbench.load(self.dirs["estimator_bias"]).meta["seed"])
+        self.assertEqual(meta, {})
         with open(path) as f:
             body = "".join(line for line in f if not line.startswith("#"))
         commented = os.path.join(self.tmp, "commented.csv")
@@ -205,6 +205,26 @@ class LoadTest(Base):
             calbench.load(copy)
         with self.assertRaisesRegex(calbench.ResultsError, "not a directory"):
             calbench.load(os.path.join(self.tmp, "absent"))
+
+
+    def test_truncated_csv(self):
+        # A cells.csv cut in half gave a truncated last number and NaNs without an error.
+        copy = os.path.join(self.tmp, "truncated")
+        shutil.copytree(self.dirs["estimator_bias"], copy)
+        cells = os.path.join(copy, "cells.csv")
+        with open(cells, "rb") as f:
+            data = f.read()
+        with open(cells, "wb") as f:
+            f.write(data[: len(data) // 2])
+        with self.assertRaisesRegex(calbench.ResultsError, r"cells.csv: truncated"):
+            calbench.load(copy)
+        # Cut at a line break: a row with too few fields is still found.
+        lines = data.decode().split("\n")
+        lines[-2] = ",".join(lines[-2].split(",")[:3])
+        with open(cells, "w") as f:
+            f.write("\n".join(lines))
+        with self.assertRaisesRegex(calbench.ResultsError, r"cells.csv: data row \d+ has 3 fields"):
+            calbench.load(copy)
 
 
 class FigureTest(Base):
@@ -268,6 +288,28 @@ def _containers(fig):
             old = out.get(label, ([], []))
             out[label] = (old[0] + xy[0], old[1] + xy[1])
     return out
+
+
+class FigureInputTest(unittest.TestCase):
+    def test_bad_probabilities_and_labels(self):
+        from calbench.reliability import classwise_reliability, reliability_diagram
+        p = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+        y = np.array([1, 0, 1])
+        reliability_diagram(p, y, bins=2)  # valid input draws
+        bad = [
+            (np.array([[np.nan, 1.0], [0.6, 0.4], [0.5, 0.5]]), y, r"p row 0: every probability"),
+            (np.array([[1.5, 1.5], [0.6, 0.4], [0.5, 0.5]]), y, r"p row 0: every probability"),
+            (np.array([[0.2, 0.8], [0.6, 0.4], [1.0, 1.0]]), y, r"p row 2 sums to 2"),
+            (p, np.array([1, 0, 2]), r"y\[2\] = 2: expected a class index in 0..1"),
+            (p, np.array([1, 0, -1]), r"y\[2\] = -1"),
+            (p[:, 1], np.array([1, 0, 2]), r"y\[2\] = 2: expected an outcome 0 or 1"),
+        ]
+        for probs, labels, message in bad:
+            with self.assertRaisesRegex(ValueError, message):
+                reliability_diagram(probs, labels)
+            if probs.ndim == 2:
+                with self.assertRaisesRegex(ValueError, message):
+                    classwise_reliability(probs, labels)
 
 
 class FigureDataTest(Base):
@@ -486,7 +528,9 @@ class ReportTest(Base):
                      "reliability_equal_mass.svg", "reliability_classes.svg"):
             self.assertTrue(os.path.exists(os.path.join(out_dir, name)), name)
         rows, meta = calbench.read_csv(os.path.join(out_dir, "reliability.csv"))
-        self.assertEqual(meta["scenario"], "eval")
+        self.assertEqual(meta, {})  # the meta block is in summary.json beside it
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            self.assertEqual(json.load(f)["meta"]["scenario"], "eval")
         self.assertEqual(set(rows["class"].dropna().astype(int)), {0, 1, 2})
         for binning, label in (("equal_width", "ece_ew15"), ("equal_mass", "ece_em15")):
             top = rows[(rows.scope == "top_label") & (rows.binning == binning)]

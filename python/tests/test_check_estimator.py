@@ -108,6 +108,14 @@ class CheckEstimatorTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"replicates = 1"):
             check_estimator(accuracy, target="accuracy", generators=GENERATORS[1:], sizes=[10],
                             replicates=1)
+        # A NaN alpha passed a constant estimator (every comparison with NaN is false).
+        for alpha in (float("nan"), 0.0, 1.0, -1.0):
+            with self.assertRaisesRegex(ValueError, r"alpha = .*: expected a number in \(0, 1\)"):
+                check_estimator(lambda p, y: 0.5, target="accuracy", generators=GENERATORS[1:],
+                                sizes=[10, 20], alpha=alpha)
+        with self.assertRaisesRegex(ValueError, r"tolerance = nan"):
+            check_estimator(accuracy, target="accuracy", generators=GENERATORS[1:], sizes=[10],
+                            tolerance=float("nan"))
         with self.assertRaisesRegex(AssertionError, r"returned nan on replicate 0"):
             check_estimator(lambda p, y: float("nan"), target="accuracy",
                             generators=GENERATORS[1:], sizes=[10], replicates=3)

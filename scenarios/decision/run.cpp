@@ -135,6 +135,8 @@ DecisionValue checked_decision_value(const DecisionConfig& config, const Generat
     v = exact_decision_value(*generators[c], task, config.cells[c].truth.samples);
   } catch (const std::bad_alloc&) {
     throw;
+  } catch (const Interrupted&) {
+    throw;
   } catch (const std::exception& e) {
     throw NumericalError(where() + ": the exact decision value could not be computed: " + e.what());
   }

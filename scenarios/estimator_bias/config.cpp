@@ -4,6 +4,8 @@
 
 #include "estimators/binning.hpp"
 #include "estimators/estimators_json.hpp"
+#include "estimators/external.hpp"
+#include "scenarios/common.hpp"
 
 namespace calbench {
 namespace {
@@ -104,6 +106,7 @@ class Sections : public ScenarioSections {
     auto estimators =
         parse_labelled_array<EstimatorConfig>(top, "estimators", "estimators", parse_estimator);
     const auto truth = parse_truth_section(top);
+    if (generator && estimators) check_estimator_classes(top, *generator, *estimators);
     if (!replicates || !sample_size || !generator || !estimators || !truth) return nullptr;
     auto cell = std::make_unique<EstimatorBiasCell>();
     set_cell_base(*cell, *replicates, std::move(*generator), *truth);

@@ -2,6 +2,7 @@
 
 #include "estimators/estimators_json.hpp"
 #include "recalibrators/recalibrators_json.hpp"
+#include "scenarios/common.hpp"
 
 namespace calbench {
 namespace {
@@ -21,6 +22,7 @@ class Sections : public ScenarioSections {
     auto methods =
         parse_labelled_array<MethodConfig>(top, "methods", "methods", parse_recalibration_method,
                                            uncalibrated_label, "the uncalibrated model");
+    if (generator && estimators) check_estimator_classes(top, *generator, *estimators);
     if (!replicates || !generator || !estimators || !truth || !fit_size || !test_size ||
         !truth_samples || !methods)
       return nullptr;

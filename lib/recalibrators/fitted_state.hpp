@@ -1,0 +1,31 @@
+#pragma once
+// A fitted calibration model's parameters as plain data, so that a model fitted once can be
+// saved and applied later (`calbench recalibrate fit|apply`, calbench.Recalibrator.save/load;
+// docs/recalibration.md, "Recalibrating your own model"). Each model and binary map writes its
+// state (CalibrationModel::state, BinaryMap::state) and restore_model() rebuilds the same
+// object from it (recalibrators/restore_model.hpp), so a restored model gives the same bits as
+// the fitted one. The file format lives in recalibrators/fitted_state_json.cpp: JSON stays at
+// the edge.
+//
+// A state is a tree: a `kind` naming the model ("temperature", "one_vs_rest", "isotonic",
+// ...), named scalars, named arrays and the states of its parts (a one-vs-rest model's K
+// binary maps, a wrapper's inner models). An absent part (a classwise class left unchanged)
+// has kind "identity".
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace calbench {
+
+struct FittedState {
+  std::string kind{};
+  std::vector<std::pair<std::string, double>> scalars{};
+  std::vector<std::pair<std::string, std::vector<double>>> arrays{};
+  std::vector<FittedState> parts{};
+
+  // The named value; throws DomainError naming the kind and the key when it is absent.
+  double scalar(const std::string& key) const;
+  const std::vector<double>& array(const std::string& key) const;
+};
+
+}  // namespace calbench

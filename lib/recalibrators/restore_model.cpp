@@ -1,0 +1,232 @@
+#include "recalibrators/restore_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "recalibrators/bbq.hpp"
+#include "recalibrators/classwise.hpp"
+#include "recalibrators/ensemble_temperature.hpp"
+#include "recalibrators/histogram_binning.hpp"
+#include "recalibrators/isotonic.hpp"
+#include "recalibrators/logistic_calibration.hpp"
+#include "recalibrators/logit_scaling.hpp"
+#include "recalibrators/one_vs_rest.hpp"
+#include "recalibrators/scaling_binning.hpp"
+#include "recalibrators/temperature_scaling.hpp"
+#include "recalibrators/top_label_reduced.hpp"
+
+namespace calbench {
+namespace {
+
+// Checks of one state, each failure a DomainError prefixed by the state's place.
+class StateReader {
+ public:
+  StateReader(const FittedState& state, std::string where)
+      : state_(state), where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw DomainError(where_ + ": " + what); }
+  // Exactly these scalar and array keys, and `parts` parts (any number when parts < 0).
+  void expect(std::initializer_list<const char*> scalars, std::initializer_list<const char*> arrays,
+              int parts) const {
+    auto same = [](const auto& have, std::initializer_list<const char*> want) {
+      if (have.size() != want.size()) return false;
+      return std::all_of(want.begin(), want.end(), [&](const char* key) {
+        return std::any_of(have.begin(), have.end(),
+                           [&](const auto& kv) { return kv.first == key; });
+      });
+    };
+    if (!same(state_.scalars, scalars) || !same(state_.arrays, arrays))
+      fail("a \"" + state_.kind + "\" state has the values " + keys(scalars, arrays));
+    if (parts >= 0 && state_.parts.size() != static_cast<std::size_t>(parts))
+      fail("a \"" + state_.kind + "\" state has " + std::to_string(parts) + " part(s), found " +
+           std::to_string(state_.parts.size()));
+  }
+  double scalar(const char* key) const {
+    const double x = state_.scalar(key);
+    if (!std::isfinite(x)) fail(std::string(key) + " must be finite");
+    return x;
+  }
+  double positive(const char* key) const {
+    const double x = scalar(key);
+    if (!(x > 0.0)) fail(std::string(key) + " must be > 0");
+    return x;
+  }
+  const std::vector<double>& array(const char* key, std::size_t size) const {
+    const auto& a = state_.array(key);
+    if (a.size() != size)
+      fail(std::string(key) + " has " + std::to_string(a.size()) + " values, expected " +
+           std::to_string(size));
+    if (!std::all_of(a.begin(), a.end(), [](double x) { return std::isfinite(x); }))
+      fail(std::string(key) + " must hold finite numbers");
+    return a;
+  }
+  // Probabilities in [0, 1] (a binary map's outputs).
+  const std::vector<double>& unit_array(const char* key, std::size_t size) const {
+    const auto& a = array(key, size);
+    if (!std::all_of(a.begin(), a.end(), [](double x) { return x >= 0.0 && x <= 1.0; }))
+      fail(std::string(key) + " must lie in [0, 1]");
+    return a;
+  }
+  void non_decreasing(const char* key, const std::vector<double>& a, bool strictly) const {
+    for (std::size_t j = 1; j < a.size(); ++j)
+      if (strictly ? !(a[j - 1] < a[j]) : !(a[j - 1] <= a[j]))
+        fail(std::string(key) + " must be " + (strictly ? "increasing" : "non-decreasing"));
+  }
+  std::string part(std::size_t j) const { return where_ + "/parts/" + std::to_string(j); }
+  const FittedState& state() const { return state_; }
+
+ private:
+  static std::string keys(std::initializer_list<const char*> scalars,
+                          std::initializer_list<const char*> arrays) {
+    std::string out;
+    for (const char* key : scalars) out += (out.empty() ? "" : ", ") + std::string(key);
+    for (const char* key : arrays) out += (out.empty() ? "" : ", ") + std::string(key) + " (array)";
+    return out.empty() ? "none" : out;
+  }
+  const FittedState& state_;
+  std::string where_;
+};
+
+// A step map's edges (B - 1, non-decreasing, in [0, 1]) and values (B, in [0, 1]).
+std::pair<std::vector<double>, std::vector<double>> steps(const StateReader& r) {
+  const std::size_t bins = r.state().array("values").size();
+  if (bins == 0) r.fail("values must not be empty");
+  auto edges = r.unit_array("edges", bins - 1);
+  r.non_decreasing("edges", edges, false);
+  return {edges, r.unit_array("values", bins)};
+}
+
+}  // namespace
+
+double FittedState::scalar(const std::string& key) const {
+  for (const auto& [name, value] : scalars)
+    if (name == key) return value;
+  throw DomainError("a \"" + kind + "\" state lacks " + key);
+}
+
+const std::vector<double>& FittedState::array(const std::string& key) const {
+  for (const auto& [name, values] : arrays)
+    if (name == key) return values;
+  throw DomainError("a \"" + kind + "\" state lacks the array " + key);
+}
+
+std::unique_ptr<const BinaryMap> restore_binary_map(const FittedState& state,
+                                                    const std::string& where) {
+  const StateReader r(state, where);
+  if (state.kind == "logit_linear") {
+    r.expect({"slope", "intercept"}, {}, 0);
+    return logit_linear_map(r.scalar("slope"), r.scalar("intercept"));
+  }
+  if (state.kind == "beta") {
+    r.expect({"a", "b", "c"}, {}, 0);
+    const double a = r.scalar("a"), b = r.scalar("b");
+    if (a < 0.0 || b < 0.0) r.fail("a and b must be >= 0");
+    return beta_map(a, b, r.scalar("c"));
+  }
+  if (state.kind == "isotonic") {
+    r.expect({}, {"x", "y"}, 0);
+    const std::size_t m = state.array("x").size();
+    if (m == 0) r.fail("x must not be empty");
+    const auto& x = r.array("x", m);
+    const auto& y = r.unit_array("y", m);
+    r.non_decreasing("x", x, true);
+    r.non_decreasing("y", y, false);
+    return isotonic_map(x, y);
+  }
+  if (state.kind == "steps") {
+    r.expect({}, {"edges", "values"}, 0);
+    auto [edges, values] = steps(r);
+    return std::make_unique<StepMap>(std::move(edges), std::move(values));
+  }
+  if (state.kind == "bbq") {
+    r.expect({}, {}, -1);
+    if (state.parts.empty()) r.fail("a \"bbq\" state has at least one part");
+    std::vector<std::vector<double>> edges, values;
+    std::vector<double> weights;
+    double total = 0.0;
+    for (std::size_t j = 0; j < state.parts.size(); ++j) {
+      const StateReader part(state.parts[j], r.part(j));
+      if (state.parts[j].kind != "weighted_steps") part.fail("expected a \"weighted_steps\" part");
+      part.expect({"weight"}, {"edges", "values"}, 0);
+      auto [e, v] = steps(part);
+      edges.push_back(std::move(e));
+      values.push_back(std::move(v));
+      weights.push_back(part.positive("weight"));
+      total += weights.back();
+    }
+    if (std::fabs(total - 1.0) > 1e-9) r.fail("the parts' weights must sum to 1");
+    return bbq_map(std::move(edges), std::move(values), std::move(weights));
+  }
+  if (state.kind == "scaling_binning") {
+    r.expect({}, {"edges", "values"}, 1);
+    auto [edges, values] = steps(r);
+    return scaling_binning_map(restore_binary_map(state.parts[0], r.part(0)), std::move(edges),
+                               std::move(values));
+  }
+  r.fail("unknown binary map \"" + state.kind +
+         "\": expected logit_linear, beta, isotonic, steps, bbq or scaling_binning");
+}
+
+std::unique_ptr<const CalibrationModel> restore_model(const FittedState& state,
+                                                      const std::string& where) {
+  const StateReader r(state, where);
+  if (state.kind == "temperature") {
+    r.expect({"temperature"}, {}, 0);
+    return std::make_unique<TemperatureModel>(r.positive("temperature"));
+  }
+  if (state.kind == "logit_affine") {
+    r.expect({}, {"weights", "bias"}, 0);
+    const std::size_t K = state.array("bias").size();
+    if (K < 2) r.fail("bias must have K >= 2 values");
+    LogitScalingParameters p;
+    p.classes = K;
+    p.weights = r.array("weights", K * K);
+    p.bias = r.array("bias", K);
+    return std::make_unique<LogitScalingModel>(std::move(p));
+  }
+  if (state.kind == "ensemble_temperature") {
+    r.expect({"temperature"}, {"weights"}, 0);
+    const auto& w = r.unit_array("weights", 3);
+    if (std::fabs(w[0] + w[1] + w[2] - 1.0) > 1e-9) r.fail("weights must sum to 1");
+    return ensemble_temperature_model(r.positive("temperature"), {w[0], w[1], w[2]});
+  }
+  if (state.kind == "one_vs_rest") {
+    r.expect({}, {}, -1);
+    if (state.parts.size() < 2) r.fail("a \"one_vs_rest\" state has a part per class, K >= 2");
+    std::vector<std::unique_ptr<const BinaryMap>> maps;
+    for (std::size_t j = 0; j < state.parts.size(); ++j)
+      maps.push_back(restore_binary_map(state.parts[j], r.part(j)));
+    return one_vs_rest_model(std::move(maps));
+  }
+  if (state.kind == "top_label") {
+    r.expect({}, {}, 1);
+    return top_label_model(restore_binary_map(state.parts[0], r.part(0)));
+  }
+  if (state.kind == "classwise") {
+    r.expect({}, {}, -1);
+    if (state.parts.size() < 2) r.fail("a \"classwise\" state has a part per class, K >= 2");
+    std::vector<std::unique_ptr<const CalibrationModel>> models;
+    for (std::size_t j = 0; j < state.parts.size(); ++j) {
+      if (state.parts[j].kind == "identity") {
+        StateReader(state.parts[j], r.part(j)).expect({}, {}, 0);
+        models.emplace_back();
+      } else {
+        models.push_back(restore_model(state.parts[j], r.part(j)));
+      }
+    }
+    if (std::none_of(models.begin(), models.end(), [](const auto& m) { return m != nullptr; }))
+      r.fail("a \"classwise\" state has at least one fitted class");
+    return classwise_model(std::move(models));
+  }
+  if (state.kind == "top_label_reduced") {
+    r.expect({}, {}, 1);
+    return top_label_reduced_model(restore_model(state.parts[0], r.part(0)));
+  }
+  r.fail("unknown model \"" + state.kind +
+         "\": expected temperature, logit_affine, ensemble_temperature, one_vs_rest, top_label, "
+         "classwise or top_label_reduced");
+}
+
+}  // namespace calbench

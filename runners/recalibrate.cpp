@@ -1,0 +1,160 @@
+#include "runners/recalibrate.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <system_error>
+#include <vector>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "data/model_outputs.hpp"
+#include "data/npy.hpp"
+#include "recalibrators/fitted_model_json.hpp"
+#include "report/result_set.hpp"
+#include "runners/command.hpp"
+
+namespace calbench {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Sample read_data(const RecalibrateOptions& o) {
+  return read_model_outputs(o.data, o.labels,
+                            {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+                             .renormalize = o.renormalize});
+}
+
+void data_options(CLI::App& command, RecalibrateOptions& o) {
+  command.add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
+  command.add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  command.add_flag("--renormalize", o.renormalize,
+                   "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+}
+
+int run_fit(const RecalibrateOptions& o, std::ostream& out) {
+  const Json method = method_spec(o.method, "--method");
+  const Sample sample = read_data(o);
+  FittedModel fitted;
+  try {
+    fitted = fit_model(method, "--method", sample);
+  } catch (const DomainError& error) {
+    throw InputError(o.data + ": cannot fit " + quote(method.value("name", o.method)) + ": " +
+                     error.what());
+  }
+  const Json document = fitted_model_json(fitted);
+  write_file_atomically(o.out, document.dump(2) + "\n");
+  if (o.json) {
+    out << document.dump(2) << '\n';
+    return 0;
+  }
+  out << "fitted " << fitted.label << " on " << fitted.fit_rows << " rows, K = " << fitted.classes
+      << '\n';
+  for (const auto& v : fitted.model->parameters())
+    out << "  " << v.name << " = " << format_double(v.value) << '\n';
+  out << "model: " << o.out << '\n';
+  return 0;
+}
+
+// The calibrated rows as CSV: a header line, then the label and K probabilities per row, in
+// the layout eval, fit and recalibrate read (and pandas.read_csv with no options).
+std::string calibrated_csv(const Sample& sample, const std::vector<double>& q) {
+  const std::size_t K = sample.classes;
+  std::string text = "label";
+  for (std::size_t k = 0; k < K; ++k) {
+    text += ",p_";
+    text += std::to_string(k);
+  }
+  text += '\n';
+  for (std::size_t i = 0; i < sample.size; ++i) {
+    text += std::to_string(sample.label[i]);
+    for (std::size_t k = 0; k < K; ++k) {
+      text += ',';
+      text += format_double(q[i * K + k]);
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+// NPY (n, K) float64, written beside the target and renamed over it.
+void write_npy_atomically(const std::filesystem::path& file, std::size_t rows, std::size_t classes,
+                          const std::vector<double>& q) {
+  std::filesystem::path staging = file;
+  staging += ".partial";
+  try {
+    write_npy(staging, {rows, classes}, q);
+  } catch (const std::runtime_error&) {
+    std::error_code ignored;
+    std::filesystem::remove(staging, ignored);
+    throw OutputError(file.string() + ": cannot write the file");
+  }
+  std::error_code error;
+  std::filesystem::rename(staging, file, error);
+  if (error) {
+    std::filesystem::remove(staging, error);
+    throw OutputError(file.string() + ": cannot write the file");
+  }
+}
+
+int run_apply(const RecalibrateOptions& o, std::ostream& out) {
+  const bool npy = ends_with(o.out, ".npy");
+  if (!npy && !ends_with(o.out, ".csv"))
+    throw InputError("--out " + o.out + ": expected a .csv or .npy file name");
+  const FittedModel fitted = read_fitted_model_file(o.model);
+  const Sample sample = read_data(o);
+  const std::vector<double> q = apply_fitted_model(fitted, sample.p, sample.classes, o.data);
+  if (npy)
+    write_npy_atomically(o.out, sample.size, sample.classes, q);
+  else
+    write_file_atomically(o.out, calibrated_csv(sample, q));
+  out << "applied " << fitted.label << " (" << o.model << ") to " << sample.size
+      << " rows: " << o.out << '\n';
+  return 0;
+}
+
+}  // namespace
+
+// Declares `recalibrate` with its `fit` and `apply` subcommands (runners/command.hpp).
+Command add_recalibrate_command(CLI::App& app) {
+  auto options = std::make_shared<RecalibrateOptions>();
+  RecalibrateOptions& o = *options;
+  auto* recalibrate = app.add_subcommand(
+      "recalibrate", "fit a recalibration method on a model's outputs, apply it to new outputs");
+  recalibrate->require_subcommand(1);
+  auto* fit = recalibrate->add_subcommand(
+      "fit", "fit a method on DATA and save the fitted model (docs/recalibration.md)");
+  fit->add_option("DATA", o.data, "CSV (label, K probabilities per line) or NPY with --labels")
+      ->required();
+  data_options(*fit, o);
+  fit->add_option("--method", o.method,
+                  "a registry name (temperature) or a method object like a config's "
+                  "methods entry ('{\"name\": \"histogram_binning\", \"bins\": 10}')")
+      ->required();
+  fit->add_option("--out", o.out, "the fitted model file (JSON)")->required();
+  fit->add_flag("--json", o.json, "print the fitted model file");
+  auto* apply = recalibrate->add_subcommand(
+      "apply", "apply a fitted model to DATA and write the calibrated probabilities");
+  apply->add_option("MODEL", o.model, "a file written by `calbench recalibrate fit`")->required();
+  apply->add_option("DATA", o.data, "CSV (label, K probabilities per line) or NPY with --labels")
+      ->required();
+  data_options(*apply, o);
+  apply
+      ->add_option("--out", o.out,
+                   ".csv (a header, then label and K calibrated probabilities per line) or .npy "
+                   "((n, K) float64)")
+      ->required();
+  return {recalibrate,
+          [recalibrate, options] { return run_recalibrate(*recalibrate, *options, std::cout); }};
+}
+
+int run_recalibrate(const CLI::App& recalibrate, const RecalibrateOptions& o, std::ostream& out) {
+  if (recalibrate.got_subcommand("fit")) return run_fit(o, out);
+  return run_apply(o, out);
+}
+
+}  // namespace calbench

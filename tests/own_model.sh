@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The README's "Your own model" walk-through, step by step (issue #25's done-when): a
+# scikit-learn model's held-out outputs saved by numpy.savetxt (a header, float labels,
+# 4-decimal probabilities) are evaluated, recalibrated (fitted on one half, applied to the
+# other), evaluated again, and an audit is planned on a fake fitted to them, from the command
+# line and from Python. Also: the hint for rounded rows never suggests --logits, and a bad
+# model file exits 2 naming the JSON pointer with nothing written.
+#
+# Usage: own_model.sh CALBENCH_BINARY SOURCE_DIR PYTHON3  (PYTHONPATH names the package)
+script=own_model usage="CALBENCH_BINARY SOURCE_DIR PYTHON3"
+# shellcheck source=tests/cli_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
+py=$3
+"$py" -c 'import sklearn' 2>/dev/null || skip "no scikit-learn for $py"
+
+# 1. The user's file: a strongly regularised logistic regression (underconfident) on held-out
+#    synthetic data, K = 3.
+"$py" - <<'PY' || fail "writing the model's outputs"
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+X, y = make_classification(n_samples=4000, n_features=8, n_informative=5, n_classes=3,
+                           n_clusters_per_class=1, random_state=0)
+p = LogisticRegression(C=0.005).fit(X[:2000], y[:2000]).predict_proba(X[2000:])
+rows = np.column_stack([y[2000:], p])
+np.savetxt("outputs.csv", rows, delimiter=",", fmt="%.4f", header="label,p0,p1,p2")
+np.savetxt("fit.csv", rows[:1000], delimiter=",", fmt="%.4f", header="label,p0,p1,p2")
+np.savetxt("test.csv", rows[1000:], delimiter=",", fmt="%.4f", header="label,p0,p1,p2")
+PY
+head -2 outputs.csv | grep -q '^# label,p0,p1,p2$' || fail "no savetxt header: $(head -2 outputs.csv)"
+
+# 2. Without --renormalize the rounded rows are refused with the right hint (never --logits).
+"$bin" eval outputs.csv >eval0.out 2>eval0.err
+[ $? -eq 2 ] || fail "rounded rows without --renormalize: expected exit 2"
+grep -q 'outputs.csv: line [0-9]*: probabilities sum to .*--renormalize' eval0.err ||
+  fail "no --renormalize hint: $(cat eval0.err)"
+grep -q -- '--logits' eval0.err && fail "the hint suggests --logits: $(cat eval0.err)"
+[ -s eval0.out ] && fail "eval printed to stdout on bad input"
+
+# 3. The README's commands.
+ece() {  # FILE [OPTION]: the ece_ew15 value of `calbench eval FILE --json`
+  "$bin" eval "$@" --resamples 50 --estimators '[{"name": "ece"}]' --json |
+    "$py" -c 'import json,sys; print(json.load(sys.stdin)["estimators"]["ece_ew15"]["value"])'
+}
+before=$(ece test.csv --renormalize) || fail "eval test.csv"
+"$bin" recalibrate fit fit.csv --renormalize --method temperature --out model.json >fit.out ||
+  fail "recalibrate fit exited $?"
+grep -q '^  temperature = ' fit.out || fail "recalibrate fit does not print T: $(cat fit.out)"
+"$bin" recalibrate apply model.json test.csv --renormalize --out calibrated.csv >/dev/null ||
+  fail "recalibrate apply exited $?"
+after=$(ece calibrated.csv) || fail "eval calibrated.csv"
+"$py" -c "import sys; b, a = $before, $after; sys.exit(0 if a < 0.5 * b else 1)" ||
+  fail "temperature scaling did not halve the ECE: $before -> $after"
+"$bin" fit outputs.csv --renormalize --map temperature --family dirichlet --out my_fake.json \
+  >/dev/null || fail "calbench fit on the rounded CSV exited $?"
+cat >audit.json <<'JSON'
+{"name": "audit", "generator": "my_fake.json", "estimator": {"name": "ece", "bins": 15},
+ "question": {"width": 0.05, "level": 0.9, "interval": "normal"}, "replicates": 50,
+ "search": {"n_min": 100, "n_max": 6400, "refine": 1}}
+JSON
+"$bin" plan audit.json --quiet --threads 2 >plan.out 2>plan.err || fail "plan: $(cat plan.err)"
+grep -q '^answer: n = [0-9]' plan.out || fail "plan gives no n: $(cat plan.out)"
+
+# 4. The same from Python: the same model and the same calibrated rows as the command line.
+"$py" - "$before" "$after" <<'PY' || fail "the Python walk-through"
+import sys
+import numpy as np
+import pandas as pd
+import calbench
+d = np.loadtxt("outputs.csv", delimiter=",")  # skips the "# " header line
+y, p = d[:, 0], d[:, 1:]
+r = calbench.Recalibrator("temperature", renormalize=True).fit(p[:1000], y[:1000])
+q = r.predict_proba(p[1000:])
+cli = pd.read_csv("calibrated.csv")  # a plain CSV: no options needed
+assert list(cli.columns) == ["label", "p_0", "p_1", "p_2"], cli.columns
+assert (cli["label"].to_numpy() == y[1000:]).all()
+# The shortest round-trip digits: read back (strtod), the very doubles Python computed.
+np.testing.assert_array_equal(q, np.loadtxt("calibrated.csv", delimiter=",", skiprows=1)[:, 1:])
+assert r.to_json() == open("model.json").read()
+before = calbench.estimate({"name": "ece"}, p[1000:], y[1000:], renormalize=True)
+after = calbench.estimate({"name": "ece"}, q, y[1000:])
+assert abs(before - float(sys.argv[1])) < 1e-15 and abs(after - float(sys.argv[2])) < 1e-15
+PY
+
+# 5. A bad model file: exit 2, the pointer, nothing written.
+"$py" -c 'import json; d = json.load(open("model.json")); d["model"]["temperature"] = "hot"; json.dump(d, open("bad.json", "w"))'
+"$bin" recalibrate apply bad.json test.csv --renormalize --out bad.csv >bad.out 2>bad.err
+[ $? -eq 2 ] || fail "bad model: expected exit 2"
+grep -q 'bad.json: /model/temperature' bad.err || fail "bad model message: $(cat bad.err)"
+[ -e bad.csv ] && fail "bad model: the output was written"
+
+finish "ECE $before -> $after"
