@@ -17,7 +17,7 @@ namespace calbench {
 DecisionResults run_decision(const DecisionConfig& config, const RunControl& control);
 
 // The requirements record of finished cells (`records` are those of config.cells, in order):
-// the frontier (decisions/frontier.hpp) and the verdict (report/verdict.hpp).
+// the frontier (decisions/frontier.hpp) and the verdict (scenarios/decision/verdict.hpp).
 RequirementsRecord requirements_record(const DecisionConfig& config,
                                        const std::vector<DecisionCellRecord>& records);
 
