@@ -47,7 +47,7 @@ cat >"$work/from_fit.json" <<'JSON'
 JSON
 "$bin" plan "$work/from_fit.json" --quiet >"$work/from_fit.out" 2>"$work/from_fit.err" ||
   fail "a plan on the fitted generator exited $?: $(cat "$work/from_fit.err")"
-grep -q "^generator: dirichlet:K=2" "$work/from_fit.out" || fail "not the fitted generator: $(cat "$work/from_fit.out")"
+grep -q "^generator: empirical:K=2:n=400:rows=" "$work/from_fit.out" || fail "not the fitted generator: $(cat "$work/from_fit.out")"
 # The default interval is the estimator's default, as eval's (brier: bca), with its coverage.
 cat >"$work/default_interval.json" <<'JSON'
 {"generator": "fake.json", "estimator": {"name": "brier"},
