@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
           nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev libssl-dev
           python3 python3-numpy python3-pandas python3-matplotlib python3-dev pybind11-dev
-          python3-pybind11 python3-sklearn chromium
+          python3-pybind11 python3-sklearn python3-venv python3-pip python3-setuptools chromium
           slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
