@@ -13,8 +13,8 @@
 #include "data/npy.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/estimators_json.hpp"
-#include "runners/command.hpp"
 #include "report/result_set.hpp"
+#include "runners/command.hpp"
 #include "truth/plugin_truth.hpp"
 
 namespace calbench {

@@ -1,16 +1,15 @@
 // A user's own data: the CSV reader's forgiving parts (a header, whole-float labels, rounded
 // probability rows with --renormalize, hints that never mislead) and fitted recalibration
-// models saved and loaded (recalibrators/fitted_model_json.hpp): every registry method's loaded model
-// gives the fitted model's bits, and bad files are refused with their JSON pointer.
+// models saved and loaded (recalibrators/fitted_model_json.hpp): every registry method's loaded
+// model gives the fitted model's bits, and bad files are refused with their JSON pointer.
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "recalibrators/fitted_model_json.hpp"
-#include "recalibrators/recalibrators_json.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
 #include "generators/generator.hpp"
+#include "recalibrators/fitted_model_json.hpp"
 #include "recalibrators/recalibrators_json.hpp"
 #include "temp_files.hpp"
 

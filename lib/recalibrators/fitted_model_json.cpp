@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "recalibrators/recalibrators_json.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "recalibrators/recalibrators_json.hpp"

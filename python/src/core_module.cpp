@@ -22,7 +22,6 @@
 #include <tuple>
 #include <vector>
 
-#include "recalibrators/fitted_model_json.hpp"
 #include "config/registry.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -34,6 +33,7 @@
 #include "estimators/estimators_json.hpp"
 #include "experiment/preflight.hpp"
 #include "generators/generator.hpp"
+#include "recalibrators/fitted_model_json.hpp"
 #include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/results.hpp"
@@ -239,8 +239,8 @@ double estimate(const std::string& estimator_text,
   return config->estimator->estimate(sample, workspace);
 }
 
-// A fitted recalibration model (recalibrators/fitted_model_json.hpp) behind calbench.Recalibrator: fitted
-// by the registry method's own fit, saved and loaded as the file `calbench recalibrate fit`
+// A fitted recalibration model (recalibrators/fitted_model_json.hpp) behind calbench.Recalibrator:
+// fitted by the registry method's own fit, saved and loaded as the file `calbench recalibrate fit`
 // writes.
 class PyFittedModel {
  public:

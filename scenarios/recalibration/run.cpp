@@ -1,3 +1,5 @@
+#include "scenarios/recalibration/run.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +15,6 @@
 #include "core/task_kernel.hpp"
 #include "recalibrators/recalibrators_json.hpp"
 #include "scenarios/common.hpp"
-#include "scenarios/recalibration/run.hpp"
 #include "scenarios/task_codec.hpp"
 #include "truth/composed_truth.hpp"
 #include "truth/reliability_curve.hpp"
