@@ -17,6 +17,7 @@
 #include "data/npy.hpp"
 #include "fit/empirical_fit.hpp"
 #include "fit/fake_classifier_fit.hpp"
+#include "generator_draws.hpp"
 #include "generators/generator.hpp"
 #include "generators/generators_json.hpp"
 #include "temp_files.hpp"
@@ -42,14 +43,7 @@ LogitSpline sign_changing_curve() {
   return {{-1.0, 0.0, 1.0, 2.0, 3.0}, {0.4, 0.3, 0.1, -0.2, -0.5, -0.8, -0.9}};
 }
 
-Sample draw(const GeneratorSpec& spec, std::size_t n, std::uint64_t seed, bool keep_truth = false) {
-  const Generator generator(spec);
-  Sample out;
-  GeneratorScratch scratch;
-  Engine engine = make_engine({seed, 0, 0, Purpose::sample});
-  generator.sample(engine, n, out, scratch, keep_truth);
-  return out;
-}
+using testing::draw;
 
 double sigmoid(double s) {
   return 1.0 / (1.0 + std::exp(-s));

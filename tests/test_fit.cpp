@@ -18,6 +18,7 @@
 #include "fit/dirichlet_mixture_fit.hpp"
 #include "fit/dirichlet_mle.hpp"
 #include "fit/fake_classifier_fit.hpp"
+#include "generator_draws.hpp"
 #include "generators/generator.hpp"
 #include "reference_data.hpp"
 #include "truth/truth_engine.hpp"
@@ -33,14 +34,7 @@ FakeFitOptions parametric_options() {
   return options;
 }
 
-Sample draw(const GeneratorSpec& spec, std::size_t n, std::uint64_t seed, bool keep_truth = false) {
-  const Generator generator(spec);
-  Sample out;
-  GeneratorScratch scratch;
-  Engine engine = make_engine({seed, 0, 0, Purpose::sample});
-  generator.sample(engine, n, out, scratch, keep_truth);
-  return out;
-}
+using testing::draw;
 
 // The done-when of `calbench fit`: the fitted fake's true accuracy and top-label ECE within 3
 // standard errors of the data's (plus 3 of each truth's error) of the original generator's, and

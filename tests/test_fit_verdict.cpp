@@ -13,6 +13,7 @@
 #include "fit/fit_predictions.hpp"
 #include "fit/fit_verdict.hpp"
 #include "fit/held_out_split.hpp"
+#include "generator_draws.hpp"
 #include "generators/generator.hpp"
 #include "truth/truth_engine.hpp"
 
@@ -20,13 +21,9 @@ using namespace calbench;
 
 namespace {
 
+// The verdict's tests draw on cell 7 of each seed.
 Sample draw(const GeneratorSpec& spec, std::size_t n, std::uint64_t seed) {
-  const Generator generator(spec);
-  Sample out;
-  GeneratorScratch scratch;
-  Engine engine = make_engine({seed, 7, 0, Purpose::sample});
-  generator.sample(engine, n, out, scratch);
-  return out;
+  return testing::draw(spec, n, seed, false, 7);
 }
 
 const GeneratorSpec calibrated = DirichletSpec{3, {0.6, 0.6, 0.6}, IdentityMap{}};

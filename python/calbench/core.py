@@ -56,6 +56,15 @@ def _count(value: Any, argument: str, minimum: int) -> int:
     return value
 
 
+def _read_text(source: str) -> str:
+    """The whole UTF-8 text of a file the user named; a ValueError naming it if it cannot be read."""
+    try:
+        with open(source, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(f"{source}: cannot open the file ({e.strerror})") from None
+
+
 def _labels(y) -> np.ndarray:
     # Integer labels, or float labels that are whole numbers (numpy.loadtxt reads a CSV's label
     # column as floats): the int64 array the extension takes.
@@ -153,11 +162,7 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
     core = _extension()
     if isinstance(config, (str, os.PathLike)):
         source = os.fspath(config)
-        try:
-            with open(source, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise ValueError(f"{source}: cannot open the file ({e.strerror})") from None
+        text = _read_text(source)
     else:
         source, text = "calbench.run", _json_text(config, "config")
     threads = _count(threads, "threads", 1) if threads is not None else (os.cpu_count() or 1)

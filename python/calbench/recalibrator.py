@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import _extension, _json_text, _labels
+from .core import _extension, _json_text, _labels, _read_text
 
 try:  # scikit-learn's own class when it is installed, so `except NotFittedError` catches both
     from sklearn.exceptions import NotFittedError as _SklearnNotFitted
@@ -140,11 +140,7 @@ class Recalibrator:
 
         core = _extension()
         source = os.fspath(path)
-        try:
-            with open(source, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise ValueError(f"{source}: cannot open the file ({e.strerror})") from None
+        text = _read_text(source)
         model = core.FittedModel.from_json(text, source)
         out = cls(json.loads(text)["method"], renormalize=renormalize)
         out._model = model
