@@ -502,6 +502,11 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                         format_fixed(p.cv_log_likelihood, 2),
                         p.penalty == e.penalty ? "<- chosen" : ""});
       text << aligned_columns(rows, "  ");
+      if (std::isfinite(e.penalty))
+        text << "empirical: noise correction: the curve's mean distance from the diagonal "
+             << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
+             << " bootstrap refits' " << format_fixed(e.distance_bootstrap, 4)
+             << "; coefficients scaled by " << format_fixed(e.shrinkage, 3) << '\n';
       for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
     }
     if (fit.beta_binary) {
