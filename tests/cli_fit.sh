@@ -108,7 +108,7 @@ python3 - "$work/t1.json" <<'PY' || fail "fit --json: verdict or predictions not
 import json, sys
 d = json.load(open(sys.argv[1]))
 v = d["verdict"]
-assert v["verdict"] in ("GOOD", "POOR") and v["held_out_rows"] == 80 and v["fit_rows"] == 320, v
+assert v["verdict"] in ("GOOD", "POOR") and v["folds"] == 5 and v["held_out_rows"] == 400 and v["fit_rows"] == 320, v
 names = [c["check"] for c in v["checks"]]
 assert names == ["accuracy", "mean confidence", "ece_ew15", "ece_em15", "dece_em15", "smooth_ece",
                  "confidence histogram", "reliability curve"], names
