@@ -626,7 +626,14 @@ Command add_fit_command(CLI::App& app) {
       ->check(CLI::Range(2, 100));
   fit->add_option("--holdout", o->holdout,
                   "judge on one split holding out this fraction of rows instead of folds")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            double v = 0.0;
+            return CLI::detail::lexical_cast(text, v) && v > 0.0 && v < 1.0
+                       ? std::string()
+                       : "must be a fraction > 0 and < 1, found " + text;
+          },
+          "FRACTION"));
   fit->add_option("--verdict-samples", o->verdict_replicates,
                   "fake samples per fold for the verdict (default 200)")
       ->check(CLI::Range(2, 100000));
