@@ -56,7 +56,8 @@ namespace {
 
 // Tables a run writes only on request; a stale one is removed.
 const std::vector<std::string> optional_tables = {"replicates.csv", "requirements.csv",
-                                                  "reliability.csv"};
+                                                  "reliability.csv", "leaderboard.csv",
+                                                  "leaderboard_agreement.csv"};
 
 }  // namespace
 
