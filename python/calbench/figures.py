@@ -545,12 +545,14 @@ def leaderboard_figure(results: Results, scope: str | int = "all",
                        measure: str = "win_rate") -> Figure:
     """Each model's win rate (or Elo: measure="elo") per ranking key with its 95 % bootstrap
     interval, a panel per key: the true quantities first, then the test-set estimators. The
-    models keep one order in every panel, best first by the first true key."""
+    models keep one order in every panel, best first by the true top-label ECE (else the first
+    key)."""
     if measure not in ("win_rate", "elo"):
         raise ValueError(f"measure = {measure!r}: expected 'win_rate' or 'elo'")
     rows, title = _leaderboard_rows(results, results.leaderboard, scope, "leaderboard_figure")
     keys = list(dict.fromkeys(zip(rows["kind"], rows["key"])))
-    first = rows[(rows["kind"] == keys[0][0]) & (rows["key"] == keys[0][1])]
+    by = ("truth", "ece_top_l1") if ("truth", "ece_top_l1") in keys else keys[0]
+    first = rows[(rows["kind"] == by[0]) & (rows["key"] == by[1])]
     order = list(first.sort_values(["rank", "method"])["method"])
     fig, axes = _panels(len(keys), width=3.2, height=0.28 * len(order) + 1.2)
     for ax, (kind, key) in zip(axes, keys):
