@@ -586,23 +586,29 @@ def rank_agreement_figure(results: Results, scope: str | int = "all") -> Figure:
     fig = Figure(figsize=(1.2 * len(truths) * 2 + 3.0, 0.5 * len(estimators) + 1.8),
                  layout="constrained")
     axes = fig.subplots(1, 2)
-    for ax, column, label, lo in ((axes[0], "tau_b", "Kendall tau-b of the leaderboards", -1),
-                                  (axes[1], "winner_agreement",
-                                   "cases whose test-set winner is the true winner", 0)):
+    # Two colour maps: each colorbar is a raster whose SVG id is a hash of its pixels, so two
+    # identical colorbars would share an id on the page.
+    for ax, column, label, lo, cmap in (
+            (axes[0], "tau_b", "Kendall tau-b of the leaderboards", -1, "viridis"),
+            (axes[1], "winner_agreement", "cases whose test-set winner is the true winner", 0,
+             "cividis")):
         grid = np.full((len(estimators), len(truths)), np.nan)
         for _, r in rows.iterrows():
             grid[estimators.index(r["estimator"]), truths.index(r["truth"])] = r[column]
-        image = ax.imshow(grid, cmap="viridis", vmin=lo, vmax=1, aspect="auto")
+        # pcolormesh, not imshow: vector cells, no raster (its SVG id is a hash of its pixels,
+        # which two identical panels would share).
+        image = ax.pcolormesh(np.ma.masked_invalid(grid), cmap=cmap, vmin=lo, vmax=1)
+        ax.invert_yaxis()
         for _, r in rows.iterrows():
             i, j = estimators.index(r["estimator"]), truths.index(r["truth"])
             if pd.isna(r[column]):
                 continue
             text = f"{r[column]:.2f}\n[{r[column + '_lower']:.2f}, {r[column + '_upper']:.2f}]"
-            ax.text(j, i, text, ha="center", va="center", fontsize=6,
+            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=6,
                     color="white" if r[column] < (lo + 1) / 2 else "black")
-        ax.set_xticks(range(len(truths)))
+        ax.set_xticks(np.arange(len(truths)) + 0.5)
         ax.set_xticklabels([f"true {t}" for t in truths], rotation=45, ha="right", fontsize=8)
-        ax.set_yticks(range(len(estimators)))
+        ax.set_yticks(np.arange(len(estimators)) + 0.5)
         ax.set_yticklabels(estimators, fontsize=8)
         ax.set_title(label, fontsize=9)
         fig.colorbar(image, ax=ax, shrink=0.8)
