@@ -14,20 +14,25 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// log B(p_j / b + 1) for every fit row.
+std::vector<double> log_normalisers(std::span<const double> p, std::size_t classes, double b) {
+  const std::size_t n = p.size() / classes;
+  const double total = std::lgamma(1.0 / b + static_cast<double>(classes));
+  std::vector<double> out(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    double sum = 0.0;
+    for (std::size_t k = 0; k < classes; ++k) sum += std::lgamma(p[j * classes + k] / b + 1.0);
+    out[j] = sum - total;
+  }
+  return out;
+}
+
 class KernelModel : public CalibrationModel {
  public:
   KernelModel(double bandwidth, std::size_t classes, std::vector<double> p,
               std::vector<std::uint32_t> labels)
       : bandwidth_(bandwidth), classes_(classes), p_(std::move(p)), labels_(std::move(labels)) {
-    const std::size_t n = labels_.size();
-    const double total = std::lgamma(1.0 / bandwidth_ + static_cast<double>(classes_));
-    log_normaliser_.resize(n);
-    for (std::size_t j = 0; j < n; ++j) {
-      double sum = 0.0;
-      for (std::size_t k = 0; k < classes_; ++k)
-        sum += std::lgamma(p_[j * classes_ + k] / bandwidth_ + 1.0);
-      log_normaliser_[j] = sum - total;
-    }
+    log_normaliser_ = log_normalisers(p_, classes_, bandwidth_);
   }
 
   void apply(std::span<const double> p, std::size_t classes, std::span<double> q) const override {
@@ -81,6 +86,45 @@ class KernelModel : public CalibrationModel {
   std::vector<double> log_normaliser_;
 };
 
+// The grid bandwidth with the smallest leave-one-out log loss of the labels,
+// -(1/n) sum_i log r_{-i}(p_i)_{y_i}, the first on ties; r_{-i} leaves row i out, and a
+// probability of 0 counts as log(DBL_MIN). The inner products sum_k p_jk log p_ik do not depend
+// on b, so each row's are computed once for the whole grid.
+double loo_bandwidth(const Sample& s) {
+  const auto& grid = kde_canonical_bandwidth_grid();
+  const std::size_t n = s.size, K = s.classes;
+  std::vector<std::vector<double>> log_norm;
+  for (double b : grid) log_norm.push_back(log_normalisers(s.p, K, b));
+  std::vector<double> loss(grid.size(), 0.0), logp(K), inner(n), value(n), sum(K);
+  const double floor = std::log(std::numeric_limits<double>::min());
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t k = 0; k < K; ++k) logp[k] = safe_log(s.p[i * K + k]);
+    for (std::size_t j = 0; j < n; ++j) {
+      double dot = 0.0;
+      for (std::size_t k = 0; k < K; ++k) dot += s.p[j * K + k] * logp[k];
+      inner[j] = dot;
+    }
+    for (std::size_t g = 0; g < grid.size(); ++g) {
+      double top = -std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < n; ++j) {
+        value[j] = inner[j] / grid[g] - log_norm[g][j];
+        if (j != i) top = std::max(top, value[j]);
+      }
+      std::fill(sum.begin(), sum.end(), 0.0);
+      double total = 0.0;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        const double w = std::exp(value[j] - top);
+        sum[s.label[j]] += w;
+        total += w;
+      }
+      const double r = sum[s.label[i]] / total;
+      loss[g] -= r > 0.0 ? std::max(std::log(r), floor) : floor;
+    }
+  }
+  return grid[static_cast<std::size_t>(std::min_element(loss.begin(), loss.end()) - loss.begin())];
+}
+
 }  // namespace
 
 std::unique_ptr<const CalibrationModel> kernel_model(double bandwidth, std::size_t classes,
@@ -101,9 +145,7 @@ std::unique_ptr<const CalibrationModel> KernelCalibration::fit(const Sample& sam
   if (bandwidth_) {
     b = *bandwidth_;
   } else {
-    EstimatorWorkspace workspace;
-    const KdeCanonicalSpec loo{.power = 1, .bandwidth = std::nullopt, .squared = false};
-    b = KdeCanonical(loo).bandwidth(sample, workspace);
+    b = loo_bandwidth(sample);
   }
   return std::make_unique<KernelModel>(b, sample.classes, sample.p, sample.label);
 }

@@ -5,11 +5,14 @@
 //   q(p) = sum_j k_b(p; p_j) e_{y_j} / sum_j k_b(p; p_j),   k_b(p; p_j) = Dir(p; p_j / b + 1),
 // over the fit rows j. For K = 2 the Dirichlet kernel is the Beta kernel
 // Beta(p_1; p_j1 / b + 1, p_j0 / b + 1) (Chen 1999), so one method covers both. Bandwidth: a
-// number b > 0, or (default) the leave-one-out maximum-likelihood choice on the authors' grid,
-// exactly as the kde_canonical estimator selects it on the fit sample. Sums in log space
-// (log-sum-exp per class), log p floored at log(DBL_MIN) as everywhere. Cost: the fit is the
-// bandwidth search, O(n^2 K) per grid point; applying costs O(n K) per row (n the fit rows),
-// and the model keeps the fit rows.
+// number b > 0, or (default) the value of the kde_canonical estimator's grid (logspace(-5, -1,
+// 15) and linspace(0.2, 1, 5)) with the smallest leave-one-out log loss of the labels on the fit
+// rows. (Not the estimator's leave-one-out likelihood of the density of p: that criterion
+// chooses b for the density, and on confident models it picks b so small that q is nearly the
+// nearest fit row's one-hot label — a true ECE of 0.14 against 0.10 uncalibrated, measured on a
+// K = 3 power map.) Sums in log space (log-sum-exp per class), log p floored at log(DBL_MIN) as
+// everywhere. Cost: the bandwidth search is O(n^2 (K + 20)) with 20 n^2 exponentials; applying
+// costs O(n K) per row (n the fit rows), and the model keeps the fit rows.
 #include <optional>
 
 #include "recalibrators/recalibrator.hpp"

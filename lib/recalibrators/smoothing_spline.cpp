@@ -115,9 +115,10 @@ double objective(const MatrixXd& X, const VectorXd& y, const VectorXd& w, double
          lambda / static_cast<double>(beta.size()) * beta.squaredNorm();
 }
 
-VectorXd minimise(const MatrixXd& X, const VectorXd& y, const VectorXd& w, double lambda) {
+// From `start` (the optimum is unique, so a warm start changes only the cost).
+VectorXd minimise(const MatrixXd& X, const VectorXd& y, const VectorXd& w, double lambda,
+                  VectorXd beta) {
   const double N = static_cast<double>(X.rows()), d = static_cast<double>(X.cols());
-  VectorXd beta = VectorXd::Zero(X.cols());
   double f = objective(X, y, w, lambda, beta);
   for (int iteration = 0; iteration < 200; ++iteration) {
     const VectorXd eta = X * beta;
@@ -128,7 +129,11 @@ VectorXd minimise(const MatrixXd& X, const VectorXd& y, const VectorXd& w, doubl
       v(i) = w(i) * mu * (1.0 - mu);
     }
     const VectorXd grad = X.transpose() * r / N + 2.0 * lambda / d * beta;
-    MatrixXd hess = X.transpose() * v.asDiagonal() * X / N;
+    MatrixXd hess(X.cols(), X.cols());
+    hess.setZero();
+    hess.selfadjointView<Eigen::Lower>().rankUpdate((X.transpose() * v.cwiseSqrt().asDiagonal()),
+                                                    1.0 / N);
+    hess.triangularView<Eigen::StrictlyUpper>() = hess.transpose();
     hess.diagonal().array() += 2.0 * lambda / d + 1e-12 * (1.0 + hess.diagonal().array().abs());
     const VectorXd step = hess.ldlt().solve(grad);
     if (!step.allFinite()) break;
@@ -263,10 +268,12 @@ std::unique_ptr<const BinaryMap> SmoothingSplineCalibrator::fit(std::span<const 
     const VectorXd Y_train = Y(train), W_train = W(train);
     double best = std::numeric_limits<double>::infinity();
     lambda = std::pow(10.0, -4.0);
+    VectorXd warm = VectorXd::Zero(X.cols());
     for (double e : linspace(-4.0, 4.0, 17)) {
       const double candidate = std::pow(10.0, e);
       if (test.empty()) break;
-      const VectorXd beta = minimise(X_train, Y_train, W_train, candidate);
+      const VectorXd beta = minimise(X_train, Y_train, W_train, candidate, warm);
+      warm = beta;
       double loss = 0.0;
       for (Index i : test) {
         const double p = std::clamp(sigmoid(X.row(i).dot(beta)), 1e-16, 1.0 - 1e-16);
@@ -280,7 +287,7 @@ std::unique_ptr<const BinaryMap> SmoothingSplineCalibrator::fit(std::span<const 
       }
     }
   }
-  const VectorXd beta = minimise(X, Y, W, lambda);
+  const VectorXd beta = minimise(X, Y, W, lambda, VectorXd::Zero(X.cols()));
   if (!beta.allFinite()) throw DomainError(what + ": the spline fit failed (non-finite value)");
   return std::make_unique<SplineMap>(
       eps, std::move(knots), std::vector<double>(beta.data(), beta.data() + beta.size()), lambda);

@@ -172,18 +172,22 @@ def log_kernel(p_at, centres, b):
 
 
 def kernel_calibration(p, y, pt):
-    """Nadaraya-Watson with the Dirichlet kernel, b by leave-one-out likelihood on the grid."""
+    """Nadaraya-Watson with the Dirichlet kernel, b on the grid by leave-one-out log loss."""
     from scipy.special import logsumexp
     grid = list(np.logspace(-5, -1, 15)) + list(np.linspace(0.2, 1, 5))
-    best, best_ll = None, -np.inf
+    onehot = np.eye(p.shape[1])[y]
+    floor = np.log(TINY)
+    best, best_loss = None, np.inf
     for b in grid:
         L = log_kernel(p, p, b)
         np.fill_diagonal(L, -np.inf)
-        ll = (logsumexp(L, axis=1) - np.log(len(p) - 1)).sum()
-        if ll > best_ll:
-            best, best_ll = b, ll
+        log_total = logsumexp(L, axis=1)
+        log_own = np.array([logsumexp(L[i, y == y[i]]) if np.any(np.isfinite(L[i, y == y[i]]))
+                            else -np.inf for i in range(len(y))])
+        loss = -np.maximum(log_own - log_total, floor).sum()
+        if loss < best_loss:
+            best, best_loss = b, loss
     L = log_kernel(pt, p, best)
-    onehot = np.eye(p.shape[1])[y]
     w = np.exp(L - L.max(axis=1, keepdims=True))
     q = w @ onehot
     return best, q / q.sum(axis=1, keepdims=True)
