@@ -431,11 +431,12 @@ RecalibratorEntry kernel_recalibrator() {
           // As the kde_canonical estimator's bandwidth (estimators_json.cpp): below 1e-5 the
           // log kernel loses digits, above 1e3 it is flat.
           "bandwidth", "loo", [](double x) { return x >= 1e-5 && x <= 1e3; }, "in [1e-5, 1e3]",
-          "b: leave-one-out maximum likelihood on the fit rows over kde_canonical's grid, or "
-          "fixed")},
+          "b: the smallest leave-one-out log loss of the fit labels over kde_canonical's grid, "
+          "or fixed")},
       R"({"bandwidth": 0.05})",
       R"(q(p) = sum_j Dir(p; p_j/b + 1) e_{y_j} / sum_j Dir(p; p_j/b + 1) over the fit rows
-(Popordanoska et al. 2022's kernel). Applying costs O(n K) per row; the model keeps the fit rows.)",
+(Popordanoska et al. 2022's kernel). The bandwidth search costs O(n^2 (K + 20)), applying
+O(n K) per row; the model keeps the fit rows.)",
       build_kernel);
 }
 
