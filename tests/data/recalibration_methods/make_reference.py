@@ -163,6 +163,54 @@ def cdf_spline(Spline, s_fit, o_fit, s_test, knots=6):
     return np.clip(np.interp(s_test, x, y), 0.0, 1.0)
 
 
+def structured_scaling(p, y, pt, matrix):
+    """probmetrics' SVSCalibrator / SMSCalibrator with their defaults (ridge, lambdas 1,
+    rho = tau = 1), written from calibrators.py in numpy/scipy: temperature scaling (here by
+    scipy's bounded scalar search on log(1/T)), mixed with uniform at eps = 1/(n + 1), then the
+    penalised vector or matrix scaling of log q0 by BFGS on its analytic gradient; logits are
+    log p clamped at the smallest double (calbench's; probmetrics clamps at float32's)."""
+    import scipy.optimize
+    from scipy.special import log_softmax, softmax
+    n, K = p.shape
+    onehot = np.eye(K)[y]
+    z = np.log(np.maximum(p, TINY))
+    nll = lambda u: -np.mean(np.sum(onehot * log_softmax(np.exp(u) * z, axis=1), axis=1))
+    u = scipy.optimize.minimize_scalar(nll, bounds=(-7, 7), method="bounded",
+                                       options={"xatol": 1e-12}).x
+    eps = 1.0 / (n + 1)
+
+    def ts_mix(x):
+        return (1 - eps) * softmax(np.exp(u) * np.log(np.maximum(x, TINY)), axis=1) + eps / K
+
+    z0 = np.log(ts_mix(p))
+    c = K / n
+    c_off = K * (K - 1) / n
+
+    def unpack(theta):
+        if matrix:
+            return np.eye(K) + theta[:K * K].reshape(K, K), theta[K * K:]
+        return np.diag(1.0 + theta[:K]), theta[K:]
+
+    def loss(theta):
+        W, b = unpack(theta)
+        logits = z0 @ W.T + b
+        G = (softmax(logits, axis=1) - onehot) / n
+        f = -np.mean(np.sum(onehot * log_softmax(logits, axis=1), axis=1))
+        D = W - np.eye(K)
+        diag = np.diag(D)
+        off = D - np.diag(diag)
+        f += c * np.sum(b * b) + c * np.sum(diag * diag) + c_off * np.sum(off * off)
+        gW = G.T @ z0 + 2 * c * np.diag(diag) + 2 * c_off * off
+        gb = G.sum(axis=0) + 2 * c * b
+        return f, np.concatenate((gW.ravel() if matrix else np.diag(gW), gb))
+
+    size = K * K + K if matrix else 2 * K
+    theta = scipy.optimize.minimize(loss, np.zeros(size), jac=True, method="BFGS",
+                                    options={"gtol": 1e-12, "maxiter": 100000}).x
+    W, b = unpack(theta)
+    return softmax(np.log(ts_mix(pt)) @ W.T + b, axis=1)
+
+
 def log_kernel(p_at, centres, b):
     """log Dir(p_at_i; centres_j / b + 1), from the formula (Popordanoska et al. 2022)."""
     from scipy.special import gammaln
@@ -216,6 +264,9 @@ def main():
         if classes == 2:
             g = smoothing_spline(p[:, 1], (y == 1).astype(float), pt[:, 1], 0.1)
             write_rows("smoothing_spline_k2_l0.1.csv", np.stack([1 - g, g], axis=1))
+        if classes == 3:
+            write_rows("svs_k3.csv", structured_scaling(p, y, pt, matrix=False))
+            write_rows("sms_k3.csv", structured_scaling(p, y, pt, matrix=True))
         b, q = kernel_calibration(p, y, pt)
         write_rows(f"kernel_k{classes}_bandwidth.csv", [[b]])
         write_rows(f"kernel_k{classes}.csv", q)
