@@ -9,10 +9,11 @@
 // 15) and linspace(0.2, 1, 5)) with the smallest leave-one-out log loss of the labels on the fit
 // rows. (Not the estimator's leave-one-out likelihood of the density of p: that criterion
 // chooses b for the density, and on confident models it picks b so small that q is nearly the
-// nearest fit row's one-hot label — a true ECE of 0.14 against 0.10 uncalibrated, measured on a
-// K = 3 power map.) Sums in log space (log-sum-exp per class), log p floored at log(DBL_MIN) as
-// everywhere. Cost: the bandwidth search is O(n^2 (K + 20)) with 20 n^2 exponentials; applying
-// costs O(n K) per row (n the fit rows), and the model keeps the fit rows.
+// nearest fit row's one-hot label: in a trial on a K = 3 power map the true ECE after it was
+// 0.14 against 0.10 uncalibrated, 0.045 with the label criterion.) Sums in log space (log-sum-exp
+// per class), log p floored at log(DBL_MIN) as everywhere. Cost: the bandwidth search is O(n^2 (K +
+// 20)) with 20 n^2 exponentials; applying costs O(n K) per row (n the fit rows), and the model
+// keeps the fit rows.
 #include <optional>
 
 #include "recalibrators/recalibrator.hpp"
