@@ -43,11 +43,9 @@ std::unique_ptr<const BinaryMap> isotonic_map(std::vector<double> x, std::vector
   return std::make_unique<IsotonicMap>(std::move(x), std::move(y));
 }
 
-std::unique_ptr<const BinaryMap> IsotonicCalibrator::fit(std::span<const double> scores,
-                                                         std::span<const double> outcomes,
-                                                         const std::string& what) const {
+IsotonicFit pool_adjacent_violators(std::span<const double> scores,
+                                    std::span<const double> outcomes) {
   const std::size_t n = scores.size();
-  if (n == 0) throw DomainError(what + ": the fit sample is empty");
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -90,7 +88,15 @@ std::unique_ptr<const BinaryMap> IsotonicCalibrator::fit(std::span<const double>
     const std::size_t end = b + 1 < blocks ? start[b + 1] : m;
     for (std::size_t j = start[b]; j < end; ++j) y[j] = value[b];
   }
-  return std::make_unique<IsotonicMap>(std::move(x), std::move(y));
+  return {.x = std::move(x), .weight = std::move(weight), .y = std::move(y)};
+}
+
+std::unique_ptr<const BinaryMap> IsotonicCalibrator::fit(std::span<const double> scores,
+                                                         std::span<const double> outcomes,
+                                                         const std::string& what) const {
+  if (scores.empty()) throw DomainError(what + ": the fit sample is empty");
+  auto fitted = pool_adjacent_violators(scores, outcomes);
+  return std::make_unique<IsotonicMap>(std::move(fitted.x), std::move(fitted.y));
 }
 
 }  // namespace calbench
