@@ -190,12 +190,12 @@ TEST_CASE("centred_isotonic is cir-model's CenteredIsotonicRegression",
   CHECK((*g)(0.4) == Approx(0.375));
   // The steps by hand: (0.1, 0.01) twice -> one point; (0.2, 0.21); the last step (0.3, 0.4)
   // at its mean 0.35 and its end 0.4.
-  const auto [x, y] = centred_points(pool_adjacent_violators(
-      std::vector<double>{0.1, 0.2, 0.3, 0.4}, std::vector<double>{0.01, 0.21, 0.41, 0.34}));
+  const auto [x, y] = centred_points(isotonic_fit(
+      std::vector<double>{0.1, 0.2, 0.3, 0.4}, std::vector<double>{0.01, 0.21, 0.41, 0.34}, 1e-15));
   CHECK(x == std::vector<double>{0.1, 0.2, 0.35, 0.4});
   // Steps at 0 and 1 keep both ends: outcomes 0 0 | 1 1 give points 0.1, 0.2, 0.3, 0.4.
-  const auto [x01, y01] = centred_points(pool_adjacent_violators(
-      std::vector<double>{0.1, 0.2, 0.3, 0.4}, std::vector<double>{0, 0, 1, 1}));
+  const auto [x01, y01] = centred_points(isotonic_fit(std::vector<double>{0.1, 0.2, 0.3, 0.4},
+                                                      std::vector<double>{0, 0, 1, 1}, 1e-15));
   CHECK(x01 == std::vector<double>{0.1, 0.2, 0.3, 0.4});
   CHECK(y01 == std::vector<double>{0, 0, 1, 1});
   // probmetrics' "cir" on a scikit-learn model's outputs (float64): K = 2 one map on p_1, K = 3

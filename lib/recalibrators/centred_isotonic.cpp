@@ -47,7 +47,7 @@ std::unique_ptr<const BinaryMap> CentredIsotonicCalibrator::fit(std::span<const 
                                                                 std::span<const double> outcomes,
                                                                 const std::string& what) const {
   if (scores.empty()) throw DomainError(what + ": the fit sample is empty");
-  auto [x, y] = centred_points(pool_adjacent_violators(scores, outcomes));
+  auto [x, y] = centred_points(isotonic_fit(scores, outcomes, 1e-15));
   return isotonic_map(std::move(x), std::move(y));
 }
 

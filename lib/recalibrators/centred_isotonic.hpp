@@ -7,6 +7,7 @@
 // first score and the last step its last score (so the fitted range of scores is kept). The
 // map interpolates linearly between those points and is clamped outside them, like isotonic.
 // The result is strictly increasing between the centred points instead of flat.
+#include "estimators/isotonic_fit.hpp"
 #include "recalibrators/binary_calibrator.hpp"
 #include "recalibrators/isotonic.hpp"
 

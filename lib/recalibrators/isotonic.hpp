@@ -11,14 +11,6 @@
 
 namespace calbench {
 
-// The isotonic fit on the distinct scores: x (increasing, scikit-learn's pooling), the
-// number of fit rows at each, and the fitted non-decreasing values.
-struct IsotonicFit {
-  std::vector<double> x{}, weight{}, y{};
-};
-IsotonicFit pool_adjacent_violators(std::span<const double> scores,
-                                    std::span<const double> outcomes);
-
 class IsotonicCalibrator : public BinaryCalibrator {
  public:
   std::unique_ptr<const BinaryMap> fit(std::span<const double> scores,
