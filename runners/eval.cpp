@@ -108,16 +108,20 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   EstimatorWorkspace workspace;
   std::vector<CurveRecord> curves;
   for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
-    const char* name = binning == Binning::equal_width ? "equal_width" : "equal_mass";
-    curves.push_back({"estimated", name, "top_label", std::nullopt,
-                      binned_reliability(sample.confidence, correct, binning, bins, workspace)});
+    curves.push_back(
+        {.curve = CurveOrigin::estimated,
+         .binning = binning,
+         .points = binned_reliability(sample.confidence, correct, binning, bins, workspace)});
     for (std::size_t k = 0; k < K; ++k) {
       for (std::size_t i = 0; i < n; ++i) {
         scores[i] = sample.p[i * K + k];
         hits[i] = sample.label[i] == k ? 1.0 : 0.0;
       }
-      curves.push_back({"estimated", name, "class", k,
-                        binned_reliability(scores, hits, binning, bins, workspace)});
+      curves.push_back({.curve = CurveOrigin::estimated,
+                        .binning = binning,
+                        .scope = CurveScope::one_class,
+                        .class_index = k,
+                        .points = binned_reliability(scores, hits, binning, bins, workspace)});
     }
   }
   const std::filesystem::path dir = o.plot;

@@ -60,7 +60,7 @@ std::filesystem::path rows_file_for(const std::string& out) {
 // The empirical block: the rows by file name (relative to the config's folder) with its
 // SHA-256, or inline when no config is written.
 nlohmann::ordered_json empirical_json(const EmpiricalSpec& s) {
-  nlohmann::ordered_json out = {{"family", "empirical"}, {"classes", s.classes}};
+  nlohmann::ordered_json out = {{"family", family_name_of<EmpiricalSpec>}, {"classes", s.classes}};
   if (!s.rows_file.empty()) {
     out["rows"] = s.rows_file;
     out["sha256"] = s.rows_sha256;
@@ -97,7 +97,7 @@ nlohmann::ordered_json generator_json(const FakeClassifierFit& fit) {
   if (const auto* e = std::get_if<EmpiricalSpec>(&fit.generator)) return empirical_json(*e);
   if (fit.family == FittedFamily::beta_binary) {
     const BetaBinarySpec& s = fit.beta_binary->spec;
-    return {{"family", "beta_binary"},
+    return {{"family", family_name_of<BetaBinarySpec>},
             {"a", s.a},
             {"b", s.b},
             {"point_mass", s.point_mass},
@@ -110,12 +110,12 @@ nlohmann::ordered_json generator_json(const FakeClassifierFit& fit) {
     nlohmann::ordered_json components = nlohmann::ordered_json::array();
     for (const MixtureComponent& m : fit.components)
       components.push_back({{"weight", m.weight}, {"alpha", m.alpha}});
-    return {{"family", "dirichlet_mixture"},
+    return {{"family", family_name_of<DirichletMixtureSpec>},
             {"classes", fit.spec.classes},
             {"components", components},
             {"miscalibration", map}};
   }
-  return {{"family", "dirichlet"},
+  return {{"family", family_name_of<DirichletSpec>},
           {"classes", fit.spec.classes},
           {"alpha", fit.dirichlet.alpha},
           {"miscalibration", map}};

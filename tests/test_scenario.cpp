@@ -399,14 +399,14 @@ TEST_CASE("reliability: true and replicate 0's curves, into reliability.csv", "[
     // K = 4, symmetric alpha, temperature: the classes are pooled. true top and pooled curves,
     // then per binning the estimated top and pooled curves.
     REQUIRE(cell.reliability.size() == 6);
-    CHECK(cell.reliability[0].curve == "true");
-    CHECK(cell.reliability[1].scope == "classes_pooled");
+    CHECK(cell.reliability[0].curve == calbench::CurveOrigin::true_curve);
+    CHECK(cell.reliability[1].scope == calbench::CurveScope::classes_pooled);
     // The estimated top-label equal-width curve is replicate 0's sample binned as `ece`
     // (15 equal-width bins), so sum_b w_b |frequency_b - score_b| is replicate 0's value.
     const calbench::CurveRecord& ew = cell.reliability[2];
-    CHECK(ew.curve == "estimated");
-    CHECK(ew.binning == "equal_width");
-    CHECK(ew.scope == "top_label");
+    CHECK(ew.curve == calbench::CurveOrigin::estimated);
+    CHECK(ew.binning == calbench::Binning::equal_width);
+    CHECK(ew.scope == calbench::CurveScope::top_label);
     double ece = 0.0;
     for (const auto& p : ew.points) ece += p.weight * std::abs(p.frequency - p.score);
     CHECK(ece == Approx(cell.replicate_values[0][0]).epsilon(1e-12));

@@ -14,9 +14,12 @@ std::unique_ptr<DecisionTask> make_task(const DecisionSpec& spec) {
       spec);
 }
 
-const std::vector<std::string>& common_decision_metrics() {
-  static const std::vector<std::string> names = {"expected_utility", "oracle_expected_utility",
-                                                 "miscalibration_cost"};
+const std::vector<std::string>& common_decision_metric_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const DecisionMetric m : common_decision_metrics) out.emplace_back(to_string(m));
+    return out;
+  }();
   return names;
 }
 

@@ -8,6 +8,25 @@ std::string_view to_string(Bound bound) {
   return bound == Bound::at_least ? "at_least" : "at_most";
 }
 
+std::string_view to_string(DecisionMetric metric) {
+  switch (metric) {
+    case DecisionMetric::expected_utility:
+      return "expected_utility";
+    case DecisionMetric::oracle_expected_utility:
+      return "oracle_expected_utility";
+    case DecisionMetric::miscalibration_cost:
+      return "miscalibration_cost";
+    case DecisionMetric::figure:
+      break;
+  }
+  return "figure";
+}
+
+std::string metric_name(const Requirement& requirement) {
+  return requirement.metric == DecisionMetric::figure ? requirement.figure
+                                                      : std::string(to_string(requirement.metric));
+}
+
 std::string_view to_string(FrontierStatus status) {
   switch (status) {
     case FrontierStatus::reached:

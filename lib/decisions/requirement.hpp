@@ -22,12 +22,26 @@ namespace calbench {
 enum class Bound { at_least, at_most };
 std::string_view to_string(Bound bound);
 
+// What a requirement bounds: a value every task reports (common_decision_metrics,
+// decisions/decision_spec.hpp), or one of its task's own figures (Requirement::figure).
+enum class DecisionMetric {
+  expected_utility,
+  oracle_expected_utility,
+  miscalibration_cost,
+  figure
+};
+std::string_view to_string(DecisionMetric metric);  // "figure" for a task's figure
+
 struct Requirement {
-  std::string metric = "expected_utility";
+  DecisionMetric metric = DecisionMetric::expected_utility;
+  std::string figure;  // metric figure: the task's figure
   Bound bound = Bound::at_least;
   double value = 0.0;
   bool regret = false;  // given as {"regret": x}: metric miscalibration_cost, at_most x
 };
+
+// The metric as configs and results spell it: to_string(metric), or the figure's name.
+std::string metric_name(const Requirement& requirement);
 
 // m = metric - x (at_least) or x - metric (at_most).
 double margin(const Requirement& requirement, double metric);

@@ -12,8 +12,9 @@
 namespace calbench {
 namespace {
 
-const std::vector<Choice<Binning>> binning_choices = {{"equal_width", Binning::equal_width},
-                                                      {"equal_mass", Binning::equal_mass}};
+const std::vector<Choice<Binning>> binning_choices = {
+    {to_string(Binning::equal_width), Binning::equal_width},
+    {to_string(Binning::equal_mass), Binning::equal_mass}};
 const std::vector<Choice<Norm>> norm_choices = {
     {"l1", Norm::l1}, {"l2", Norm::l2}, {"max", Norm::max}, {"average", Norm::average}};
 const std::vector<Choice<Norm>> l1_l2_choices = {{"l1", Norm::l1}, {"l2", Norm::l2}};

@@ -8,6 +8,10 @@
 
 namespace calbench {
 
+std::string_view to_string(Binning binning) {
+  return binning == Binning::equal_width ? "equal_width" : "equal_mass";
+}
+
 void equal_width_edges(std::size_t bins, std::vector<double>& edges) {
   edges.resize(bins + 1);
   const double B = static_cast<double>(bins);

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "estimators/convention.hpp"
@@ -32,6 +33,7 @@ namespace calbench {
 inline constexpr std::int64_t max_bins = 1'000'000;
 
 enum class Binning { equal_width, equal_mass };
+std::string_view to_string(Binning binning);  // "equal_width", "equal_mass": configs and results
 // l1, l2, max: weighted by n_b/n as below. average: the unweighted mean of |gap_b| over
 // non-empty bins (netcal's and kyle's "ACE", average calibration error).
 enum class Norm { l1, l2, max, average };

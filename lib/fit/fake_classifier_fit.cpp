@@ -139,13 +139,13 @@ double dirichlet_score_log_density(double f, const MapFit& map,
 std::string_view to_string(FittedFamily family) {
   switch (family) {
     case FittedFamily::dirichlet:
-      return "dirichlet";
+      return family_name_of<DirichletSpec>;
     case FittedFamily::beta_binary:
-      return "beta_binary";
+      return family_name_of<BetaBinarySpec>;
     case FittedFamily::dirichlet_mixture:
-      return "dirichlet_mixture";
+      return family_name_of<DirichletMixtureSpec>;
     case FittedFamily::empirical:
-      return "empirical";
+      return family_name_of<EmpiricalSpec>;
   }
   return "?";
 }

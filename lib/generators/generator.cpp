@@ -25,9 +25,6 @@ FamilyGenerator make_family(GeneratorSpec spec) {
       std::move(spec));
 }
 
-constexpr std::string_view family_names[] = {"dirichlet",   "class_conditional", "label_noise",
-                                             "beta_binary", "dirichlet_mixture", "empirical"};
-
 }  // namespace
 
 std::string_view family_name(const GeneratorSpec& spec) {

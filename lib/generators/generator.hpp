@@ -14,9 +14,11 @@
 // The `dirichlet` family delegates to DirichletGenerator unchanged (same draws, same bits).
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -38,7 +40,25 @@ using FamilyGenerator =
     std::variant<DirichletGenerator, ClassConditionalGenerator, LabelNoiseGenerator,
                  BetaBinaryGenerator, DirichletMixtureGenerator, EmpiricalGenerator>;
 
-// The config name of a spec's family ("dirichlet", "class_conditional", ...).
+// The config name of each family, in GeneratorSpec's order: the one place they are spelled.
+inline constexpr std::string_view family_names[] = {"dirichlet",         "class_conditional",
+                                                    "label_noise",       "beta_binary",
+                                                    "dirichlet_mixture", "empirical"};
+static_assert(std::size(family_names) == std::variant_size_v<GeneratorSpec>);
+
+// The position of `Spec` in GeneratorSpec.
+template <typename Spec, std::size_t I = 0>
+constexpr std::size_t spec_index() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, GeneratorSpec>, Spec>)
+    return I;
+  else
+    return spec_index<Spec, I + 1>();
+}
+
+// The config name of a family by its spec type (family_name_of<DirichletSpec> is "dirichlet"),
+// or of a spec's family.
+template <typename Spec>
+inline constexpr std::string_view family_name_of = family_names[spec_index<Spec>()];
 std::string_view family_name(const GeneratorSpec& spec);
 // K of a spec (2 for beta_binary), before validation.
 std::size_t spec_classes(const GeneratorSpec& spec);

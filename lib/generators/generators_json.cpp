@@ -1065,12 +1065,12 @@ const std::vector<MapEntry>& map_registry() {
 
 const std::vector<FamilyEntry>& family_registry() {
   static const std::vector<FamilyEntry> rows = {
-      named("dirichlet", dirichlet_family()),
-      named("class_conditional", class_conditional_family()),
-      named("label_noise", label_noise_family()),
-      named("beta_binary", beta_binary_family()),
-      named("dirichlet_mixture", dirichlet_mixture_family()),
-      named("empirical", empirical_family()),
+      named(std::string(family_name_of<DirichletSpec>), dirichlet_family()),
+      named(std::string(family_name_of<ClassConditionalSpec>), class_conditional_family()),
+      named(std::string(family_name_of<LabelNoiseSpec>), label_noise_family()),
+      named(std::string(family_name_of<BetaBinarySpec>), beta_binary_family()),
+      named(std::string(family_name_of<DirichletMixtureSpec>), dirichlet_mixture_family()),
+      named(std::string(family_name_of<EmpiricalSpec>), empirical_family()),
   };
   return rows;
 }

@@ -60,8 +60,10 @@ bool non_negative(double x) {
   return x >= 0.0;
 }
 
+// Named as the estimators' binnings (estimators/binning.hpp), whose conventions they follow.
 const std::vector<Choice<ScoreBinning>> binning_choices = {
-    {"equal_width", ScoreBinning::equal_width}, {"equal_mass", ScoreBinning::equal_mass}};
+    {to_string(Binning::equal_width), ScoreBinning::equal_width},
+    {to_string(Binning::equal_mass), ScoreBinning::equal_mass}};
 
 constexpr double bbq_prior_strength = 2.0;
 

@@ -101,7 +101,7 @@ std::string format_decisions() {
   return format_rows(
       "DECISION TASKS  (scenario decision: \"decision\": {\"task\": NAME, PARAMS...})", "task",
       decision_registry(),
-      "\n  every task also reports " + join(common_decision_metrics(), ", ") +
+      "\n  every task also reports " + join(common_decision_metric_names(), ", ") +
           "\n  (miscalibration_cost = oracle - policy); any of them can be a requirement's "
           "metric\n");
 }

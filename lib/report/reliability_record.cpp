@@ -4,6 +4,22 @@
 
 namespace calbench {
 
+std::string_view to_string(CurveOrigin kind) {
+  return kind == CurveOrigin::true_curve ? "true" : "estimated";
+}
+
+std::string_view to_string(CurveScope scope) {
+  switch (scope) {
+    case CurveScope::top_label:
+      return "top_label";
+    case CurveScope::one_class:
+      return "class";
+    case CurveScope::classes_pooled:
+      break;
+  }
+  return "classes_pooled";
+}
+
 const std::vector<std::string>& curve_columns() {
   static const std::vector<std::string> columns = {"curve", "binning", "scope", "class",
                                                    "lower", "upper",   "score", "frequency",
@@ -17,7 +33,9 @@ void append_curve_rows(const std::string& table, const std::vector<Value>& key,
     for (const CurvePoint& p : curve.points) {
       std::vector<Value> fields = key;
       fields.insert(fields.end(),
-                    {curve.curve, curve.binning, curve.scope, optional_value(curve.class_index),
+                    {std::string(to_string(curve.curve)),
+                     std::string(curve.binning ? to_string(*curve.binning) : "fine"),
+                     std::string(to_string(curve.scope)), optional_value(curve.class_index),
                      p.lower, p.upper, p.score, p.frequency, p.error, Value(p.count), p.weight});
       rows.push_back({table, std::move(fields)});
     }

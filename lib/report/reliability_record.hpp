@@ -7,16 +7,24 @@
 #include <vector>
 
 #include "core/curve_point.hpp"
+#include "estimators/binning.hpp"
 #include "report/reporter.hpp"
 
 namespace calbench {
 
+// A true curve (the truth engine's fine bins) or one estimated from a sample by binning.
+enum class CurveOrigin { true_curve, estimated };
+// The top label's curve, one class's, or all classes' pooled (exchangeable classes).
+enum class CurveScope { top_label, one_class, classes_pooled };
+std::string_view to_string(CurveOrigin kind);  // "true", "estimated"
+std::string_view to_string(CurveScope scope);  // "top_label", "class", "classes_pooled"
+
 struct CurveRecord {
-  std::string curve;                       // "true" or "estimated"
-  std::string binning;                     // "fine" (true curves), "equal_width" or "equal_mass"
-  std::string scope;                       // "top_label", "class" or "classes_pooled"
-  std::optional<std::size_t> class_index;  // scope "class" only
-  std::vector<CurvePoint> points;
+  CurveOrigin curve = CurveOrigin::true_curve;
+  std::optional<Binning> binning{};  // estimated curves; none: fine bins ("fine")
+  CurveScope scope = CurveScope::top_label;
+  std::optional<std::size_t> class_index{};  // scope one_class only
+  std::vector<CurvePoint> points{};
 };
 
 // The columns after a table's key columns: curve, binning, scope, class, lower, upper, score,

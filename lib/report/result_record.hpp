@@ -56,8 +56,8 @@ struct Table {
 Table data_table(std::string name, const std::vector<std::string>& columns);
 
 struct TableRow {
-  std::string table;          // the Table it belongs to
-  std::vector<Value> fields;  // in the table's column order; null is an empty field
+  std::string table{};          // the Table it belongs to
+  std::vector<Value> fields{};  // in the table's column order; null is an empty field
 };
 
 // Given once, first: the run's meta block, its document blocks and its tables. The tables'
@@ -75,10 +75,10 @@ struct ReportHeader {
 // `caption` above its rows and its `note` below them.
 struct Record {
   std::string block = "cells";  // "cells": an entry of the document's array; else a top-level block
-  Value document;               // null: nothing for the document
-  std::vector<TableRow> rows;
-  std::string caption;  // prose heading the record ("cell 3: alpha = 0.5 ..."), lines ending '\n'
-  std::string note;     // prose after its tables (a legend, a verdict), lines ending '\n'
+  Value document{};             // null: nothing for the document
+  std::vector<TableRow> rows{};
+  std::string caption{};  // prose heading the record ("cell 3: alpha = 0.5 ..."), lines ending '\n'
+  std::string note{};     // prose after its tables (a legend, a verdict), lines ending '\n'
 };
 
 }  // namespace calbench

@@ -122,19 +122,30 @@ std::optional<RequirementConfig> parse_requirement_section(
                            "regret = " + format_double(*x) + ": must be >= 0 (a cost bound)");
     }
   }
-  std::vector<std::string> metrics = common_decision_metrics();
+  std::vector<std::string> metrics = common_decision_metric_names();
   metrics.insert(metrics.end(), figures.begin(), figures.end());
   const bool regret = given.size() == 1 && given.front() == "regret";
-  if (const auto metric = r.string("metric", "expected_utility")) {
+  const std::string expected_utility(to_string(DecisionMetric::expected_utility));
+  if (const auto metric = r.string("metric", expected_utility)) {
     if (std::find(metrics.begin(), metrics.end(), *metric) == metrics.end()) {
       top.problems().add(r.pointer_to("metric"), unknown_name("metric", *metric, metrics));
-    } else if (regret && *metric != "expected_utility") {
+    } else if (regret && *metric != expected_utility) {
       top.problems().add(r.pointer_to("metric"),
                          "a regret bound is on expected_utility (it bounds miscalibration_cost = "
                          "oracle - policy), found metric " +
                              quote(*metric));
     }
-    out.requirement.metric = regret ? "miscalibration_cost" : *metric;
+    if (regret) {
+      out.requirement.metric = DecisionMetric::miscalibration_cost;
+    } else {
+      out.requirement.metric = DecisionMetric::figure;
+      out.requirement.figure = *metric;
+      for (const DecisionMetric m : common_decision_metrics)
+        if (*metric == to_string(m)) {
+          out.requirement.metric = m;
+          out.requirement.figure.clear();
+        }
+    }
   }
   if (const Json* key = r.find("accuracy_key")) {
     if (const auto k = read_string(*key, r.pointer_to("accuracy_key"), top.problems())) {
@@ -195,9 +206,8 @@ class Sections : public ScenarioSections {
   // A requirement on a task figure needs that figure in every cell (the task may be swept).
   void check(const std::vector<std::unique_ptr<CellBase>>& cells, Problems& problems) override {
     if (!requirement_) return;
-    const std::string& metric = requirement_->requirement.metric;
-    const auto& common = common_decision_metrics();
-    if (std::find(common.begin(), common.end(), metric) != common.end()) return;
+    if (requirement_->requirement.metric != DecisionMetric::figure) return;
+    const std::string& metric = requirement_->requirement.figure;
     for (const auto& base : cells) {
       const auto& cell = static_cast<const DecisionCell&>(*base);
       const auto& f = cell.decision.figures;

@@ -105,7 +105,7 @@ Value requirements_summary(const RequirementsRecord& q) {
   }
   Value::Array group_keys;
   for (const auto& k : q.group_keys) group_keys.emplace_back(k);
-  return Value::Object{{"metric", q.requirement.metric},
+  return Value::Object{{"metric", metric_name(q.requirement)},
                        {"bound", bound_name(q.requirement)},
                        {"value", q.requirement.value},
                        {"accuracy_key", q.accuracy_key.empty() ? Value() : Value(q.accuracy_key)},
@@ -124,7 +124,7 @@ std::vector<TableRow> requirements_rows(const RequirementsRecord& q) {
       if (i > 0) cells.push_back(' ');
       cells += std::to_string(row.cells[i]);
     }
-    const std::vector<Value> rest = {q.requirement.metric,
+    const std::vector<Value> rest = {metric_name(q.requirement),
                                      bound_name(q.requirement),
                                      q.requirement.value,
                                      std::string(to_string(row.status)),
@@ -147,7 +147,7 @@ std::vector<TableRow> requirements_rows(const RequirementsRecord& q) {
 std::string frontier_note(const RequirementsRecord& q) {
   std::ostringstream out;
   char line[512];
-  out << "\nrequirement frontier (" << q.requirement.metric << ' '
+  out << "\nrequirement frontier (" << metric_name(q.requirement) << ' '
       << (!q.requirement.regret && q.requirement.bound == Bound::at_least ? ">=" : "<=") << ' '
       << format_double(q.requirement.value) << "):\n";
   for (const auto& row : q.rows) {
@@ -171,7 +171,7 @@ std::string frontier_note(const RequirementsRecord& q) {
     } else {
       std::snprintf(line, sizeof line,
                     "unreachable within the swept accuracies (closest: cell %zu, %s = %.6g)",
-                    row.lower ? row.lower->cell : 0, q.requirement.metric.c_str(),
+                    row.lower ? row.lower->cell : 0, metric_name(q.requirement).c_str(),
                     row.lower ? row.lower->value : 0.0);
       out << line;
     }

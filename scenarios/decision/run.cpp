@@ -21,12 +21,19 @@
 namespace calbench {
 namespace {
 
-double metric_value(const DecisionRecord& d, const std::string& metric) {
-  if (metric == "expected_utility") return d.expected_utility;
-  if (metric == "oracle_expected_utility") return d.oracle_expected_utility;
-  if (metric == "miscalibration_cost") return d.miscalibration_cost;
+double metric_value(const DecisionRecord& d, const Requirement& requirement) {
+  switch (requirement.metric) {
+    case DecisionMetric::expected_utility:
+      return d.expected_utility;
+    case DecisionMetric::oracle_expected_utility:
+      return d.oracle_expected_utility;
+    case DecisionMetric::miscalibration_cost:
+      return d.miscalibration_cost;
+    case DecisionMetric::figure:
+      break;
+  }
   for (const auto& [name, value] : d.figures)
-    if (name == metric) return value;
+    if (name == requirement.figure) return value;
   return NAN;
 }
 
@@ -174,7 +181,7 @@ RequirementsRecord requirements_record(const DecisionConfig& config,
       if (s.key != rc.accuracy_key) cell.group.push_back(s);
     cell.accuracy = r.cell.truth_value(Quantity::accuracy);
     cell.ece_top_l1 = r.cell.truth_value(Quantity::ece_top_l1);
-    cell.value = metric_value(r.decision, rc.requirement.metric);
+    cell.value = metric_value(r.decision, rc.requirement);
     const auto* dirichlet = std::get_if<DirichletSpec>(&config.cells[c].generator);
     cell.calibrated = dirichlet != nullptr && is_identity(dirichlet->map);
     cells.push_back(std::move(cell));

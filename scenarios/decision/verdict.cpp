@@ -25,7 +25,7 @@ std::string group_text(const FrontierRow& row) {
 
 std::string requirement_verdict(const VerdictFacts& f) {
   const Requirement& req = f.requirement;
-  std::string out = "Verdict: the requirement " + req.metric +
+  std::string out = "Verdict: the requirement " + metric_name(req) +
                     (req.bound == Bound::at_least ? " >= " : " <= ") + format_double(req.value) +
                     (req.regret ? " (a regret bound)" : "") + " for task " + f.task + " " +
                     to_text(f.params) + " ";
@@ -46,7 +46,7 @@ std::string requirement_verdict(const VerdictFacts& f) {
         calibrated_bound = true;
       }
     } else {
-      part += "unreachable (best " + req.metric + " " +
+      part += "unreachable (best " + metric_name(req) + " " +
               format_fixed(row.lower ? row.lower->value : NAN, 4) + " at accuracy " +
               format_fixed(row.lower ? row.lower->accuracy : NAN, 3) + ")";
     }

@@ -283,14 +283,15 @@ std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::siz
             .first;
   const ReliabilityCurves& truth = it->second;
   const std::size_t K = generator.classes();
-  const char* class_scope = truth.pooled ? "classes_pooled" : "class";
+  const CurveScope class_scope = truth.pooled ? CurveScope::classes_pooled : CurveScope::one_class;
   auto class_index = [&](std::size_t k) {
     return truth.pooled ? std::nullopt : std::optional<std::size_t>(k);
   };
   std::vector<CurveRecord> out;
-  out.push_back({"true", "fine", "top_label", std::nullopt, truth.top});
+  out.push_back({.points = truth.top});
   for (std::size_t k = 0; k < truth.classes.size(); ++k)
-    out.push_back({"true", "fine", class_scope, class_index(k), truth.classes[k]});
+    out.push_back(
+        {.scope = class_scope, .class_index = class_index(k), .points = truth.classes[k]});
 
   Sample sample;
   GeneratorScratch scratch;
@@ -309,13 +310,17 @@ std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::siz
       hits[ch].push_back(sample.label[i] == k ? 1.0 : 0.0);
     }
   for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
-    const char* name = binning == Binning::equal_width ? "equal_width" : "equal_mass";
-    out.push_back(
-        {"estimated", name, "top_label", std::nullopt,
-         binned_reliability(sample.confidence, correct, binning, settings.bins, workspace)});
+    out.push_back({.curve = CurveOrigin::estimated,
+                   .binning = binning,
+                   .points = binned_reliability(sample.confidence, correct, binning, settings.bins,
+                                                workspace)});
     for (std::size_t ch = 0; ch < scores.size(); ++ch)
-      out.push_back({"estimated", name, class_scope, class_index(ch),
-                     binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});
+      out.push_back(
+          {.curve = CurveOrigin::estimated,
+           .binning = binning,
+           .scope = class_scope,
+           .class_index = class_index(ch),
+           .points = binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});
   }
   return out;
 }

@@ -252,9 +252,7 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
         if (c.curves[m].empty()) continue;  // the fit failed in replicate 0
         std::vector<Value> key = key_fields(c.cell, targets, own_columns);
         key.insert(key.end(), {count_value(c.fit_size), c.methods[m].label});
-        append_curve_rows("reliability", key,
-                          {CurveRecord{"true", "fine", "top_label", std::nullopt, c.curves[m]}},
-                          record.rows);
+        append_curve_rows("reliability", key, {CurveRecord{.points = c.curves[m]}}, record.rows);
       }
     if (c.leaderboard) {
       std::vector<Value> key = key_fields(c.cell, targets, own_columns);
