@@ -313,7 +313,11 @@ TEST_CASE("decision values do not depend on the thread count", "[unit][decisions
 // ---- the requirement frontier ---------------------------------------------------------------
 
 TEST_CASE("requirement frontier: interpolation between the bracketing cells", "[unit][decisions]") {
-  Requirement at_least{"expected_utility", Bound::at_least, 0.3, false};
+  Requirement at_least{.metric = DecisionMetric::expected_utility,
+                       .figure = {},
+                       .bound = Bound::at_least,
+                       .value = 0.3,
+                       .regret = false};
   // Given out of order; sorted by accuracy: (0.6, 0.1), (0.7, 0.2), (0.8, 0.4). The last
   // failing cell is 1 (margin -0.1), the next cell 2 (margin 0.1):
   // a* = 0.7 + 0.1 * 0.1 / 0.2 = 0.75.
@@ -338,14 +342,22 @@ TEST_CASE("requirement frontier: interpolation between the bracketing cells", "[
 
   // at_most 0.15 on a cost that falls with accuracy: (0.6, 0.3), (0.7, 0.2), (0.8, 0.1):
   // margins -0.15, -0.05, 0.05, so a* = 0.7 + 0.1 * 0.05 / 0.1 = 0.75.
-  const Requirement at_most{"miscalibration_cost", Bound::at_most, 0.15, true};
+  const Requirement at_most{.metric = DecisionMetric::miscalibration_cost,
+                            .figure = {},
+                            .bound = Bound::at_most,
+                            .value = 0.15,
+                            .regret = true};
   f = minimal_accuracy({{0, 0.6, 0.3}, {1, 0.7, 0.2}, {2, 0.8, 0.1}}, at_most);
   CHECK(*f.minimal_accuracy == Approx(0.75));
 
   // Not monotone: met at 0.6, failed at 0.7, met at 0.8: the frontier is where it holds for
   // good, a* = 0.7 + 0.1 * 0.1 / 0.2 = 0.75, flagged.
   f = minimal_accuracy({{0, 0.6, 0.35}, {1, 0.7, 0.2}, {2, 0.8, 0.4}},
-                       Requirement{"expected_utility", Bound::at_least, 0.3, false});
+                       Requirement{.metric = DecisionMetric::expected_utility,
+                                   .figure = {},
+                                   .bound = Bound::at_least,
+                                   .value = 0.3,
+                                   .regret = false});
   CHECK(*f.minimal_accuracy == Approx(0.75));
   CHECK(!f.monotone);
   CHECK(minimal_accuracy({}, at_least).status == FrontierStatus::unreachable);

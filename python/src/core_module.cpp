@@ -147,40 +147,60 @@ py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t
   return py::make_tuple(p, y, c);
 }
 
-// Runs work() on a thread of its own while this one, Python's, checks for signals every 0.1 s
-// (as `run` below does): a handler's exception (KeyboardInterrupt) sets the process-wide stop
-// request (core/stop_request.hpp), which the truth engine's Monte Carlo polls every 1,024
-// draws, so Ctrl-C ends a truth() of minutes within a second; the exception is then raised.
-template <typename Work>
-void run_interruptibly(Work&& work) {
+// How interruptible work ended: with the exception of Python's signal handler
+// (KeyboardInterrupt), with the work's own exception, or with neither.
+struct Interruption {
   std::optional<py::error_already_set> signalled;
   std::exception_ptr failure;
+  // Raises what ended the work, the signal first; call with the GIL held.
+  void raise() const {
+    if (signalled) throw *signalled;
+    if (failure) std::rethrow_exception(failure);
+  }
+};
+
+// Runs work() on a thread of its own while this one, Python's, checks for signals every 0.1 s:
+// Python runs its handlers only on its main thread between bytecodes, so without this a
+// KeyboardInterrupt would wait for the whole work. The caller has released the GIL. A
+// handler's exception is kept in `outcome`, on_signal() is called (a scenario run sets its stop
+// flag) and the process-wide stop request is set (core/stop_request.hpp), which the truth
+// engine's Monte Carlo polls every 1,024 draws, so Ctrl-C ends a truth() of minutes within a
+// second. The work is always waited for.
+template <typename Work, typename OnSignal>
+void work_interruptibly(Interruption& outcome, Work&& work, OnSignal&& on_signal) {
+  clear_stop();
+  std::promise<void> finished;
+  std::future<void> done = finished.get_future();
+  std::thread worker([&] {
+    try {
+      work();
+    } catch (...) {
+      outcome.failure = std::current_exception();
+    }
+    finished.set_value();
+  });
+  while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (outcome.signalled) continue;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      outcome.signalled.emplace();  // takes the handler's exception out of Python's indicator
+      on_signal();
+      request_stop(SIGINT);
+    }
+  }
+  worker.join();
+  clear_stop();
+}
+
+// work() with the GIL released, interruptible as above; raises what ended it.
+template <typename Work>
+void run_interruptibly(Work&& work) {
+  Interruption outcome;
   {
     py::gil_scoped_release release;
-    clear_stop();
-    std::promise<void> finished;
-    std::future<void> done = finished.get_future();
-    std::thread worker([&] {
-      try {
-        work();
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      finished.set_value();
-    });
-    while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-      if (signalled) continue;
-      py::gil_scoped_acquire gil;
-      if (PyErr_CheckSignals() != 0) {
-        signalled.emplace();
-        request_stop(SIGINT);
-      }
-    }
-    worker.join();
-    clear_stop();
+    work_interruptibly(outcome, work, [] {});
   }
-  if (signalled) throw *signalled;
-  if (failure) std::rethrow_exception(failure);
+  outcome.raise();
 }
 
 // [(quantity, value, method, error)] in the contract's order.
@@ -303,11 +323,8 @@ class PyFittedModel {
 // command-line run's journal refuses rather than touch it. `source` names the config in
 // messages (a file's path, or "calbench.run" for a dict).
 //
-// The run works on a thread of its own while this one, Python's, checks for signals every
-// 0.1 s: Python runs its handlers only on its main thread between bytecodes, so without this a
-// KeyboardInterrupt would wait for the whole run. An exception from a handler stops the run as
-// the command line's SIGINT does (no task starts, the running ones finish), commits nothing and
-// is raised.
+// The run is interruptible (work_interruptibly): Ctrl-C stops it as the command line's SIGINT
+// does (no task starts, the running ones finish), commits nothing and raises KeyboardInterrupt.
 void run(const std::string& config_text, const std::string& source, const std::string& directory,
          std::size_t threads, bool overwrite) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
@@ -317,8 +334,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
   // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
   preflight(*config, threads, available_memory_bytes());
-  std::optional<py::error_already_set> signalled;
-  std::exception_ptr failure;
+  Interruption outcome;
   {
     py::gil_scoped_release release;
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
@@ -329,43 +345,26 @@ void run(const std::string& config_text, const std::string& source, const std::s
                         previous->string() + "): `calbench run CONFIG --out " + directory +
                         " --resume` continues it, --restart discards it");
     std::atomic<bool> stop{false};
-    clear_stop();
     RunControl control;
     control.stop = &stop;
     const auto start = std::chrono::steady_clock::now();
     RunInfo info = start_run_info(threads);
     std::unique_ptr<ScenarioResults> results;
-    std::promise<void> finished;
-    std::future<void> done = finished.get_future();
-    std::thread worker([&] {
-      try {
-        scenario.prepare(*config);
-        results = scenario.run(*config, control);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      finished.set_value();
-    });
-    while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-      if (signalled) continue;
-      py::gil_scoped_acquire gil;
-      if (PyErr_CheckSignals() != 0) {
-        signalled.emplace();  // takes the handler's exception out of Python's error indicator
-        stop = true;
-        request_stop(SIGINT);  // the truth engine's check points (core/stop_request.hpp)
-      }
-    }
-    worker.join();
-    clear_stop();
-    if (!signalled && !failure) {
+    work_interruptibly(
+        outcome,
+        [&] {
+          scenario.prepare(*config);
+          results = scenario.run(*config, control);
+        },
+        [&] { stop = true; });
+    if (!outcome.signalled && !outcome.failure) {
       info.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       write_results(scenario, *results, config->resolved, info, results_set.staging());
       results_set.commit();
     }
   }
-  if (signalled) throw *signalled;
-  if (failure) std::rethrow_exception(failure);
+  outcome.raise();
 }
 
 // Every estimator row: (name, its documented example object as JSON text, its parameter keys).
