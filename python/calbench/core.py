@@ -40,10 +40,47 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"{value!r} ({type(value).__name__}) is not a JSON value")
 
 
+def _pointer_token(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _first_bad_value(value: Any, pointer: str = "") -> tuple[str, str] | None:
+    """(JSON pointer, what is wrong) of the first value json.dumps refuses, depth first in
+    the order json.dumps writes: a NaN was reported as "Out of range float values are not JSON
+    compliant" without saying where (issue #28)."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist() if isinstance(value, np.ndarray) else value.item()
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return pointer, f"{value} is not a finite number (JSON has no NaN or infinity)"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                return pointer, f"the key {key!r} ({type(key).__name__}) is not a string"
+            found = _first_bad_value(item, f"{pointer}/{_pointer_token(key)}")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _first_bad_value(item, f"{pointer}/{i}")
+            if found:
+                return found
+        return None
+    if value is None or isinstance(value, (str, int, bool)):
+        return None
+    return pointer, f"{value!r} ({type(value).__name__}) is not a JSON value"
+
+
 def _json_text(value: Any, argument: str) -> str:
     try:
         return json.dumps(value, allow_nan=False, default=_json_value)
     except (TypeError, ValueError) as e:
+        found = _first_bad_value(value)
+        if found is not None:
+            pointer, what = found
+            raise ValueError(f"calbench: {argument}: {pointer or '/'}: {what}") from None
         raise ValueError(f"calbench: {argument}: {e}") from None
 
 
@@ -75,9 +112,19 @@ def _labels(y) -> np.ndarray:
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"y: row {i}: label {y[i]!r} is not an integer class index "
                              "(a whole number 0 .. K-1)")
-        return np.ascontiguousarray(y, dtype=np.int64)
-    if not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
+    elif not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
         raise ValueError(f"y: expected an integer array of labels, found dtype {y.dtype}")
+    # Labels past int64's range would wrap on conversion (a uint64 2^64-1 was reported as
+    # label -1, issue #28): named as they are.
+    if y.dtype != np.bool_ and y.size > 0:
+        limit = np.iinfo(np.int64).max
+        huge = (y >= 2.0**63) | (y < -(2.0**63)) if np.issubdtype(y.dtype, np.floating) else (
+            y > limit if y.dtype.kind == "u" else np.zeros(y.shape, dtype=bool))
+        if huge.any():
+            i = int(np.flatnonzero(huge)[0])
+            value = int(y.flat[i]) if y.dtype.kind in "iu" else y.flat[i]
+            raise ValueError(f"y: row {i}: label {value} is out of range (a class index "
+                             "0 .. K-1)")
     return np.ascontiguousarray(y, dtype=np.int64)
 
 
@@ -166,10 +213,13 @@ def conventions() -> list[str]:
     return list(_extension().conventions())
 
 
-def run(config, out: str | os.PathLike | None = None, threads: int | None = None) -> Results:
+def run(config, out: str | os.PathLike | None = None, threads: int | None = None,
+        overwrite: bool = False) -> Results:
     """Runs an experiment (a config dict, or the path of a config file) and returns its
     Results (DataFrames, calbench.load). With `out` the result files are written there (as
-    `calbench run --out`), otherwise into a temporary directory that is removed afterwards."""
+    `calbench run --out`), otherwise into a temporary directory that is removed afterwards.
+    A finished result set already in `out` is replaced only with overwrite=True (the command
+    line's --overwrite); without it the run raises OSError and leaves it whole."""
     core = _extension()
     if isinstance(config, (str, os.PathLike)):
         source = os.fspath(config)
@@ -178,12 +228,17 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
         source, text = "calbench.run", _json_text(config, "config")
     threads = _count(threads, "threads", 1) if threads is not None else (os.cpu_count() or 1)
     if out is not None:
-        core.run(text, source, os.fspath(out), threads)
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be True or False, not {overwrite!r}")
+        core.run(text, source, os.fspath(out), threads, overwrite)
         return load(os.fspath(out))
-    directory = tempfile.mkdtemp(prefix="calbench-run-")
+    # The pid in the name lets the next run remove what a killed Python left (its finally
+    # does not run after SIGKILL): docs/durability.md, "Temporaries after kill -9".
+    core.remove_dead_temporaries(tempfile.gettempdir())
+    directory = tempfile.mkdtemp(prefix=f"calbench-run-{os.getpid()}-")
     try:
         target = os.path.join(directory, "results")
-        core.run(text, source, target, threads)
+        core.run(text, source, target, threads, False)
         return load(target)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

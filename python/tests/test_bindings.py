@@ -336,8 +336,17 @@ class BindingsTest(unittest.TestCase):
              "command": ["sh", "-c", "if grep -q '\"sample_size\": 200' \"$0/manifest.json\"; "
                          "then exit 3; fi; for f in \"$0\"/y_*.npy; do echo 0.5; done"]}])
         with self.assertRaisesRegex(RuntimeError, r'"fails_late", cell 1 \(sample_size = 200\)'):
-            calbench.run(failing, out=kept)
+            calbench.run(failing, out=kept, overwrite=True)
         self.assertEqual(files(), before)
+        # A rerun into the finished set is refused without overwrite=True (issue #28), which
+        # replaces it whole.
+        with self.assertRaisesRegex(OSError, "already holds a finished calbench result set.*"
+                                    "overwrite=True"):
+            calbench.run(config, out=kept)
+        self.assertEqual(files(), before)
+        calbench.run(config, out=kept, overwrite=True)
+        cells = os.path.join("kept", "cells.csv")
+        self.assertEqual(files()[cells], before[cells])
         # A directory that is not a result set, and an interrupted command-line run's journal,
         # are refused (OSError) and left alone.
         other = os.path.join(self.tmp, "other")
@@ -384,6 +393,57 @@ class BindingsTest(unittest.TestCase):
         self.assertNotEqual(child.returncode, 0)
         self.assertIn("KeyboardInterrupt", stderr)
         self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_keyboard_interrupt_stops_kde_canonical_within_seconds(self):
+        # kde_canonical's O(n^2 K) pass at n = 20,000 takes about a minute; Ctrl-C used to wait
+        # for it (issue #28). Now KeyboardInterrupt within a second or two.
+        code = ("import signal, sys, time, numpy as np, calbench\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                "p, y = calbench.sample({'family': 'dirichlet', 'classes': 3, 'alpha': 1},"
+                " 20000, seed=1)\n"
+                "print('start', flush=True)\n"
+                "try:\n"
+                "    calbench.estimate({'name': 'kde_canonical'}, p, y)\n"
+                "except KeyboardInterrupt:\n"
+                "    print('interrupted', flush=True)\n"
+                "    sys.exit(3)\n")
+        child = subprocess.Popen([sys.executable, "-B", "-c", code], text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(child.stdout.readline().strip(), "start")
+        time.sleep(1.0)
+        child.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        try:
+            out, stderr = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            self.fail("calbench.estimate(kde_canonical) went on for 30 s after SIGINT")
+        waited = time.monotonic() - sent
+        self.assertEqual(child.returncode, 3, stderr)
+        self.assertIn("interrupted", out)
+        self.assertLess(waited, 5.0)  # within a second of work; 5 s of wall time when loaded
+
+    def test_nan_and_huge_labels_are_named(self):
+        # A NaN in a dict is reported with its JSON pointer; a uint64 label past int64 as its
+        # own value, not as the -1 it wrapped to (issue #28).
+        with self.assertRaisesRegex(ValueError, r"calbench: generator: /generator/alpha: nan "
+                                    r"is not a finite number"):
+            calbench.sample(dict(GENERATORS[0], alpha=float("nan")), 10, seed=1)
+        with self.assertRaisesRegex(ValueError, r"calbench: config: /estimators/0/bins: inf"):
+            calbench.run({"scenario": "estimator_bias", "replicates": 2, "sample_size": 10,
+                          "generator": GENERATORS[0],
+                          "estimators": [{"name": "ece", "bins": float("inf")}]})
+        p, y = calbench.sample(GENERATORS[0], 50, seed=1)
+        big = y.astype(np.uint64)
+        big[5] = 2**64 - 1
+        with self.assertRaisesRegex(ValueError, r"^y: row 5: label 18446744073709551615 is "
+                                    r"out of range"):
+            calbench.estimate({"name": "ece"}, p, big)
+        huge = y.astype(float)
+        huge[2] = 1e30
+        with self.assertRaisesRegex(ValueError, r"^y: row 2: label 1e\+30 is out of range"):
+            calbench.estimate({"name": "ece"}, p, huge)
 
     def test_external_example_config_reproduces_the_builtin_ece_on_any_thread_count(self):
         # docs/examples/external_ece.json as a user runs it (from the repository root): the
