@@ -114,6 +114,20 @@ def main():
         if abs(share - summary[key.replace("_ok", "_share")]) > 1e-12:
             fail(f"{key}: share {summary[key.replace('_ok', '_share')]} != recomputed {share}")
 
+    # Each estimator's observed bias is against its own target's pool value (the binned ECEs:
+    # the L1 top-label ECE; the debiased ECE: the L2 one), and L1 <= L2 (Jensen) up to noise.
+    by_model = {m["model"]: m for m in model_rows}
+    reference = {"ece_ew15": "ece_top_pool", "ece_em15": "ece_top_pool",
+                 "dece_em15": "ece_top_l2_pool"}
+    for c in cells:
+        if c["estimator"] in reference:
+            value = float(by_model[c["model"]][reference[c["estimator"]]])
+            if abs(float(c["observed_bias"]) - (float(c["observed_mean"]) - value)) > 1e-12:
+                fail(f"observed bias not against the pool's {reference[c['estimator']]}: {c}")
+    for m in model_rows:
+        l1, l2 = float(m["ece_top_pool"]), float(m["ece_top_l2_pool"])
+        if l1 > l2 + 3 * (float(m["ece_top_pool_se"]) + float(m["ece_top_l2_pool_se"])):
+            fail(f"{m['model']}: pool L1 ECE {l1} above its L2 ECE {l2} beyond their errors")
     for m in model_rows:
         tolerance = max(0.005, 3 * float(m["ece_top_pool_se"]))
         miss = abs(float(m["fake_ece_top"]) - float(m["ece_top_pool"])) > tolerance
@@ -127,9 +141,9 @@ def main():
             fail(f"{m['model']}: the fake's ECE misses by more than 0.05 and the verdict is GOOD")
     if mode == "small":
         # The parametric fakes missed this forest grossly (direction reversed, issue #23); the
-        # empirical family (fit's default) must not. Its remaining miss here (0.017 against a
-        # tolerance of 0.010 at this small pool) is not yet flagged POOR: open work of #23,
-        # reported by the study's table, not asserted away.
+        # empirical family (fit's default) must not. Whether it is within the issue's
+        # tolerance is measured by the full study (docs/fit.md), not at this small pool with
+        # 1,000 fit rows.
         rf = next(m for m in model_rows if m["model"] == "random_forest_k3")
         if rf["family"] == "empirical" and abs(
                 float(rf["fake_ece_top"]) - float(rf["ece_top_pool"])) > 0.05:
