@@ -50,7 +50,7 @@ def main():
         sys.exit(77)
     with tempfile.TemporaryDirectory() as out:
         args = ["--small", "--parts", "models,parametric", "--models", "mlp_k2", "--fits", "1",
-                "--train", "5000", "--pool", "10000", "--sample-size", "1000"]
+                "--pool", "20000", "--sample-size", "2000"]
         done = subprocess.run([sys.executable, "-B", SCRIPT, "--out", out] + args,
                               capture_output=True, text=True)
         if done.returncode != 0:
