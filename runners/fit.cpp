@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -366,6 +367,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
                           .renormalize = o.renormalize});
   check_fit_input(data, o.data);
+  // An unwritable --out fails now (exit 2), not after the fit and its verdict (issue #28).
+  if (!o.out.empty()) check_writable(o.out, "--out " + o.out);
   FakeFitOptions options;
   options.map = map;
   options.family = parse_family(o.family);
@@ -526,6 +529,11 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                         format_fixed(p.cv_log_likelihood, 2),
                         p.penalty == e.penalty ? "<- chosen" : ""});
       text << aligned_columns(rows, "  ");
+      if (std::isfinite(e.penalty))
+        text << "empirical: noise correction: the curve's mean distance from the diagonal "
+             << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
+             << " bootstrap refits' " << format_fixed(e.distance_bootstrap, 4)
+             << "; coefficients scaled by " << format_fixed(e.shrinkage, 3) << '\n';
       for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
     }
     if (fit.beta_binary) {
@@ -582,8 +590,21 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                             {"folds", verdict.folds},    {"verdict", verdict_json(verdict)}};
     if (o.holdout > 0.0) config["provenance"]["holdout"] = o.holdout;
     require_finite_json(config, o.out);
-    if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
-    write_file_atomically(o.out, config.dump(2) + "\n");
+    // The pair is written rows first (the config names the rows' hash); a config that cannot
+    // be written takes the rows file just written with it.
+    try {
+      if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
+      try {
+        write_file_atomically(o.out, config.dump(2) + "\n");
+      } catch (...) {
+        std::error_code ignored;
+        if (!rows_npy.empty()) std::filesystem::remove(rows_file_for(o.out), ignored);
+        throw;
+      }
+    } catch (const std::system_error& e) {
+      if (e.code() == std::errc::no_space_on_device) throw;  // exit 1, as a run's full disk
+      throw InputError("--out " + o.out + ": " + e.what());
+    }
     if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
   }
   out << text.str();
