@@ -10,9 +10,13 @@ Checked: one row per (model, estimator, n) with every column; the bootstrap answ
 n up to the fit size; the pass flags and shares are recomputed here from the numbers in the
 rows (20 % on sd, 0.005 on bias; the ECE tolerance max(0.005, 3 pool SEs)), so the script's
 bookkeeping is tested independently; a POOR verdict names its failing checks and a GOOD one
-none. What holds today: every gross miss (off by more than 0.05) gets POOR; in the small study
-the random forest (K = 3), which the parametric fakes missed grossly, is no gross miss for the
-empirical family (its small miss is not yet flagged: open work of #23). The pass rates of issue #23's done-when are reported, not asserted: today's
+none. No silent miss: every model whose fake's true top-label ECE misses the model's by more
+than the fit rows can resolve, the tolerance max(0.005, 3 pool SEs) plus 3 standard errors of
+the 15-bin equal-mass ECE at the fit size (its sd over the pool's subsamples of that size: the
+fit rows differ from the model by that sampling error, so a fit agreeing with its rows can miss
+by that much and no verdict on those rows can see it), gets POOR; the smaller misses are
+printed. verdict_study.small (tests/verdict_study.py) checks the same rule on a fake that does
+miss resolvably. The pass rates of issue #23's done-when are reported, not asserted: today's
 families do not reach them (docs/fit.md).
 """
 
@@ -62,10 +66,10 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         if mode == "small":
             args = ["--small", "--models", "gaussian_nb_k2,random_forest_k3", "--pool", "10000",
-                    "--train", "3000", "--fit-size", "1000", "--sizes", "200,2000",
+                    "--train", "3000", "--fit-size", "1000", "--sizes", "200,1000,2000",
                     "--subsamples", "30", "--replicates", "30", "--resamples", "30",
                     "--verdict-samples", "100", "--pool-boot", "5"]
-            models, sizes, fit_size = ["gaussian_nb_k2", "random_forest_k3"], [200, 2000], 1000
+            models, sizes, fit_size = ["gaussian_nb_k2", "random_forest_k3"], [200, 1000, 2000], 1000
         else:
             # The models of the committed study (the script's default is all 15; the golden
             # holds those that were run, docs/fit.md).
@@ -130,15 +134,22 @@ def main():
             fail(f"{m['model']}: pool L1 ECE {l1} above its L2 ECE {l2} beyond their errors")
     for m in model_rows:
         tolerance = max(0.005, 3 * float(m["ece_top_pool_se"]))
-        miss = abs(float(m["fake_ece_top"]) - float(m["ece_top_pool"])) > tolerance
+        off = abs(float(m["fake_ece_top"]) - float(m["ece_top_pool"]))
+        miss = off > tolerance
         if int(m["fake_ece_matches"]) == int(miss):
             fail(f"{m['model']}: fake_ece_matches does not follow from the numbers")
         if (m["verdict"] == "POOR") != bool(m["failing_checks"]):
             fail(f"{m['model']}: verdict {m['verdict']} with failing checks "
                  f"{m['failing_checks']!r}")
-        gross = abs(float(m["fake_ece_top"]) - float(m["ece_top_pool"])) > 0.05
-        if gross and m["verdict"] != "POOR":
-            fail(f"{m['model']}: the fake's ECE misses by more than 0.05 and the verdict is GOOD")
+        sd = next(float(c["observed_sd"]) for c in cells if c["model"] == m["model"]
+                  and c["estimator"] == "ece_em15" and int(c["n"]) == fit_size)
+        resolution = tolerance + 3 * sd
+        if off > resolution and m["verdict"] != "POOR":
+            fail(f"{m['model']}: a silent miss: the fake's ECE is off by {off:.4f}, beyond the "
+                 f"fit rows' resolution {resolution:.4f}, and the verdict is GOOD")
+        if miss:
+            print(f"{m['model']}: the fake's ECE is off by {off:.4f} (tolerance {tolerance:.4f}; "
+                  f"resolution on {fit_size} rows {resolution:.4f}): verdict {m['verdict']}")
     if mode == "small":
         # The parametric fakes missed this forest grossly (direction reversed, issue #23); the
         # empirical family (fit's default) must not. Whether it is within the issue's
