@@ -894,3 +894,71 @@ TEST_CASE("papers: Guo et al. temperature scaling table", "[slow][e2e][papers]")
             quoted[c][i]);
     }
 }
+
+// docs/estimators/tests.md: after the marker "<!-- figures: NAME -->" a table lists, per
+// (temperature, n), the rejection rates at level 0.05 of ks_calibration, kuiper_calibration and
+// spiegelhalter in configs/NAME.json (the mean of their `reject` outputs) to 3 decimals. The
+// test reads the table from the page, so every figure on it is checked.
+TEST_CASE("docs/estimators/tests.md: size and power of the calibration tests",
+          "[slow][e2e][docs]") {
+  const std::string doc =
+      read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "estimators" / "tests.md");
+  for (const std::string name : {"calibration_tests_k2", "calibration_tests_k10"}) {
+    const std::string scope = name == "calibration_tests_k2" ? "_binary" : "";
+    const auto& cells = shipped(name).cells;
+    const auto marker = doc.find("<!-- figures: " + name + " -->");
+    REQUIRE(marker != std::string::npos);
+    std::stringstream table(doc.substr(marker));
+    std::string line;
+    std::getline(table, line);  // the marker
+    std::size_t rows = 0;
+    while (std::getline(table, line) && !line.empty()) {
+      if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos ||
+          line.find("temperature") != std::string::npos)
+        continue;
+      std::vector<std::string> fields;
+      std::stringstream cells_of(line.substr(1));
+      std::string field;
+      while (std::getline(cells_of, field, '|'))
+        fields.push_back(
+            field.substr(field.find_first_not_of(' '),
+                         field.find_last_not_of(' ') - field.find_first_not_of(' ') + 1));
+      REQUIRE(fields.size() >= 5);
+      const double temperature = std::stod(fields[0]);
+      const std::string n = fields[1];
+      const char* tests[] = {"ks_calibration", "kuiper_calibration", "spiegelhalter"};
+      for (std::size_t t = 0; t < 3; ++t) {
+        const std::string label = std::string(tests[t]) + scope + "_reject0.05";
+        const Row* found = nullptr;
+        for (const auto& r : cells)
+          if (r.at("estimator") == label && r.at("sample_size") == n &&
+              std::stod(r.at("generator.miscalibration.temperature")) == temperature)
+            found = &r;
+        INFO(name << " " << label << " T = " << temperature << " n = " << n);
+        REQUIRE(found != nullptr);
+        CHECK(fixed(number(*found, "mean"), 3) == fields[2 + t]);
+      }
+      ++rows;
+    }
+    CHECK(rows == 15);
+  }
+  // The figures of its prose.
+  const auto& k2 = shipped("calibration_tests_k2").cells;
+  const auto& k10 = shipped("calibration_tests_k10").cells;
+  auto at = [](const std::vector<Row>& cells, const std::string& label, double temperature,
+               const std::string& n) -> const Row& {
+    for (const auto& r : cells)
+      if (r.at("estimator") == label && r.at("sample_size") == n &&
+          std::stod(r.at("generator.miscalibration.temperature")) == temperature)
+        return r;
+    FAIL("no row " << label);
+    return cells.front();
+  };
+  CHECK(fixed(number(at(k2, "ks_calibration_binary", 1.0, "100"), "mean"), 3) == "0.049");
+  CHECK(fixed(number(at(k2, "ks_calibration_binary", 1.0, "10000"), "mean"), 3) == "0.005");
+  CHECK(fixed(number(at(k10, "spiegelhalter", 0.8, "1000"), "population"), 4) == "-0.0003");
+  double kuiper_size = 0.0;
+  for (const char* n : {"100", "300", "1000", "3000", "10000"})
+    kuiper_size += number(at(k2, "kuiper_calibration_binary_reject0.05", 1.0, n), "mean") / 5.0;
+  CHECK(fixed(kuiper_size, 3) == "0.041");
+}

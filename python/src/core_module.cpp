@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/stop_request.hpp"
+#include "core/temporaries.hpp"
 #include "core/version.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/convention.hpp"
@@ -235,9 +236,14 @@ double estimate(const std::string& estimator_text,
   const auto config = parse_estimator(entry, "/estimator", problems, resolved);
   if (!problems.empty() || !config) throw ConfigError(problems.render(source));
   const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
-  py::gil_scoped_release release;
-  EstimatorWorkspace workspace;
-  return config->estimator->estimate(sample, workspace);
+  // Interruptible: kde_canonical's O(n^2 K) pass polls the stop request between rows, so
+  // Ctrl-C ends an estimate of minutes within a second (issue #28).
+  double value = 0.0;
+  run_interruptibly([&] {
+    EstimatorWorkspace workspace;
+    value = config->estimator->estimate(sample, workspace);
+  });
+  return value;
 }
 
 // A fitted recalibration model (recalibrators/fitted_model_json.hpp) behind calbench.Recalibrator:
@@ -292,7 +298,8 @@ class PyFittedModel {
 // A whole run into `directory` through the command line's result-set transaction
 // (report/result_set.hpp): the directory is locked, the files are staged beside it and swapped
 // in by one rename when every one is written, so a failure or an exception leaves `directory`
-// as it was. No journal: a Python run cannot be resumed, and one that finds an interrupted
+// as it was; a finished result set there is replaced only with `overwrite` (the command line's
+// --overwrite). No journal: a Python run cannot be resumed, and one that finds an interrupted
 // command-line run's journal refuses rather than touch it. `source` names the config in
 // messages (a file's path, or "calbench.run" for a dict).
 //
@@ -302,7 +309,7 @@ class PyFittedModel {
 // the command line's SIGINT does (no task starts, the running ones finish), commits nothing and
 // is raised.
 void run(const std::string& config_text, const std::string& source, const std::string& directory,
-         std::size_t threads) {
+         std::size_t threads, bool overwrite) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
@@ -315,7 +322,8 @@ void run(const std::string& config_text, const std::string& source, const std::s
   {
     py::gil_scoped_release release;
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    ResultSetTransaction results_set(config->output.directory);
+    ResultSetTransaction results_set(config->output.directory,
+                                     overwrite ? Overwrite::yes : Overwrite::no);
     if (const auto previous = results_set.previous_journal())
       throw OutputError(directory + " has the journal of an interrupted run (" +
                         previous->string() + "): `calbench run CONFIG --out " + directory +
@@ -461,8 +469,13 @@ PYBIND11_MODULE(_core, m) {
   m.def("truth", &truth, py::arg("generator"), py::arg("stream") = 0);
   m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"),
         py::arg("renormalize") = false);
-  m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"),
-        py::arg("threads"));
+  m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"), py::arg("threads"),
+        py::arg("overwrite"));
+  // calbench.run's temporary result directory is calbench-run-PID-XXXXXXXX: what a killed
+  // Python left is removed like the command line's temporaries (core/temporaries.hpp).
+  m.def("remove_dead_temporaries", [](const std::string& directory) {
+    return remove_dead_temporaries(directory, TemporaryKind::temporary_directory);
+  });
   py::class_<PyFittedModel>(m, "FittedModel")
       .def_static("fit", &PyFittedModel::fit, py::arg("method"), py::arg("p"), py::arg("y"),
                   py::arg("renormalize"))
