@@ -86,7 +86,7 @@ def _calarena_keys(frame: pd.DataFrame) -> list[str]:
     return keys
 
 
-def _tables(frame, keys, method, case, block):
+def _tables(frame, keys, method, case, block, missing):
     """(methods, blocks per case, {key: values (cases, methods)}) from either layout."""
     if isinstance(frame, (str, os.PathLike, list, tuple)):
         frame = read_calarena(frame)
@@ -130,7 +130,7 @@ def _tables(frame, keys, method, case, block):
         wide = frame.pivot_table(index=case_columns, columns=method, values=key, sort=False,
                                  dropna=False, aggfunc="first")
         wide = wide.reindex(columns=methods)
-        if wide.isna().any().any():
+        if missing == "error" and wide.isna().any().any():
             row, col = np.argwhere(wide.isna().to_numpy())[0]
             raise ValueError(f"calbench.leaderboard: key {key!r}: case {wide.index[row]!r} has "
                              f"no value for method {methods[col]!r}")
@@ -144,13 +144,31 @@ def _tables(frame, keys, method, case, block):
     return methods, blocks, values
 
 
+def _drop_missing(blocks, values, missing):
+    """missing="drop": only the cases where every key has a finite value for every method (the
+    others reported in a RuntimeWarning); "error": all, the library names the first bad value."""
+    if missing == "error":
+        return blocks, values
+    if missing != "drop":
+        raise ValueError(f"calbench.leaderboard: missing = {missing!r}: expected 'error' or 'drop'")
+    keep = np.ones(len(blocks), dtype=bool)
+    for v in values.values():
+        keep &= np.isfinite(v).all(axis=1)
+    if not keep.all():
+        import warnings
+        warnings.warn(f"calbench.leaderboard: {int((~keep).sum())} of {len(keep)} cases have a "
+                      "missing or non-finite value and are left out", RuntimeWarning, stacklevel=3)
+    return [b for b, k in zip(blocks, keep) if k], {k: v[keep] for k, v in values.items()}
+
+
 def _compute(frame, keys, compare, *, higher_is_better, method, case, block, resamples,
-             elo_resamples, level, seed):
+             elo_resamples, level, seed, missing):
     from .core import _extension
 
     if isinstance(keys, str):
         keys = [keys]
-    methods, blocks, values = _tables(frame, keys, method, case, block)
+    methods, blocks, values = _tables(frame, keys, method, case, block, missing)
+    blocks, values = _drop_missing(blocks, values, missing)
     names = list(values)
     higher = set(HIGHER_IS_BETTER if higher_is_better is None else higher_is_better)
     spec = [(k, k in higher, np.ascontiguousarray(values[k])) for k in names]
@@ -165,16 +183,20 @@ def leaderboard(frame, key: str | Iterable[str] | None = None, *,
                 higher_is_better: Iterable[str] | None = None, method: str = "method",
                 case: str | Sequence[str] = "case", block: str | None = None,
                 resamples: int = 1000, elo_resamples: int = 100, level: float = 0.95,
-                seed: int = 0) -> pd.DataFrame:
+                seed: int = 0, missing: str = "error") -> pd.DataFrame:
     """One row per (key, method): mean, win rate, Elo, their intervals and the rank (1 = best).
 
     key: one key, several, or None for every key of the frame. Lower is better except for the
     keys in `higher_is_better` (default: "accuracy"). block: the column whose values are the
     bootstrap's blocks (CalArena layout: default "dataset"; long layout: default each case).
+    missing: "error" (a ValueError naming the key, case and method of a NaN) or "drop" (leave
+    out every case with a NaN in any requested key, with a warning; CalArena instead lets a NaN
+    lose to every other method in the win rate and tie with it in the Elo).
     """
     methods, names, higher, out = _compute(
         frame, key, [], higher_is_better=higher_is_better, method=method, case=case,
-        block=block, resamples=resamples, elo_resamples=elo_resamples, level=level, seed=seed)
+        block=block, resamples=resamples, elo_resamples=elo_resamples, level=level, seed=seed,
+        missing=missing)
     rows = []
     for k, m, mean, wr, wr_lo, wr_hi, elo, elo_lo, elo_hi, rank in out["standings"]:
         rows.append([names[k], "higher" if names[k] in higher else "lower", methods[m], mean, wr,
@@ -189,7 +211,8 @@ def leaderboard(frame, key: str | Iterable[str] | None = None, *,
 def rank_agreement(frame, keys: str | Iterable[str], references: str | Iterable[str], *,
                    higher_is_better: Iterable[str] | None = None, method: str = "method",
                    case: str | Sequence[str] = "case", block: str | None = None,
-                   resamples: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                   resamples: int = 1000, level: float = 0.95, seed: int = 0,
+                   missing: str = "error") -> pd.DataFrame:
     """One row per (key, reference): Kendall's tau-b between their leaderboards' win rates, its
     mean over cases, and the share of cases whose best method by `key` is best by `reference`,
     each with its bootstrap interval (the same resamples as `leaderboard`'s with this seed)."""
@@ -199,7 +222,7 @@ def rank_agreement(frame, keys: str | Iterable[str], references: str | Iterable[
     pairs = [(k, r) for k in keys for r in references]
     _, _, _, out = _compute(frame, every, pairs, higher_is_better=higher_is_better, method=method,
                             case=case, block=block, resamples=resamples, elo_resamples=0,
-                            level=level, seed=seed)
+                            level=level, seed=seed, missing=missing)
     rows = [[every[k], every[r], *rest, out["cases"], out["blocks"]]
             for k, r, *rest in out["agreements"]]
     return pd.DataFrame(rows, columns=_AGREEMENT_COLUMNS)

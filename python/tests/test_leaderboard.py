@@ -95,6 +95,20 @@ class TinyTable(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "no column <Method>_nope"):
             calbench.leaderboard(TINY, key="nope")
 
+    def test_missing_values_are_an_error_or_left_out(self):
+        wide = calbench.read_calarena(TINY)
+        wide.loc[1, "B_brier"] = np.nan
+        with self.assertRaisesRegex(ValueError, "key brier, case 1, method B: the value is not"):
+            calbench.leaderboard(wide, key="brier")
+        with self.assertWarnsRegex(RuntimeWarning, "1 of 4 cases"):
+            board = calbench.leaderboard(wide, key="brier", missing="drop")
+        # Without experiment d1 m2 (A 0, B 0, C 1): A (1 + 0 + 1/2) / 3, B 1/3, C 1/2.
+        rows = board.set_index("method")
+        self.assertAlmostEqual(rows.loc["A", "win_rate"], 0.5, places=15)
+        self.assertAlmostEqual(rows.loc["B", "win_rate"], 1 / 3, places=15)
+        self.assertAlmostEqual(rows.loc["C", "win_rate"], 0.5, places=15)
+        self.assertEqual(rows.loc["A", "cases"], 3)
+
 
 class CalArenaExcerpt(unittest.TestCase):
     def setUp(self):
