@@ -31,8 +31,9 @@ struct Run {
   std::string printed;  // stdout of `calbench run` without --quiet
   std::vector<Row> cells;
   std::vector<Row> requirements;
-  std::vector<Row> intervals;   // intervals.csv (estimator_bias with intervals)
-  std::vector<Row> replicates;  // replicates.csv when the config asks for it
+  std::vector<Row> intervals;               // intervals.csv (estimator_bias with intervals)
+  std::vector<Row> replicates;              // replicates.csv when the config asks for it
+  std::vector<Row> leaderboard, agreement;  // recalibration: leaderboard*.csv
   nlohmann::json summary;
 };
 
@@ -107,6 +108,8 @@ const Run& run_config(const std::string& name, const std::string& patch = "") {
   run.requirements = read_csv(out / "requirements.csv");
   run.intervals = read_csv(out / "intervals.csv");
   run.replicates = read_csv(out / "replicates.csv");
+  run.leaderboard = read_csv(out / "leaderboard.csv");
+  run.agreement = read_csv(out / "leaderboard_agreement.csv");
   run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
   return runs.emplace(key, std::move(run)).first->second;
 }
@@ -407,6 +410,45 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
     }
   CHECK(fixed(100.0 * low, 1) == "62.5");
   CHECK(fixed(100.0 * high, 1) == "90.0");
+}
+
+TEST_CASE("docs/recalibration.md: the leaderboards of the classwise example", "[slow][e2e][docs]") {
+  const auto& run = shipped("recalibration_classwise");
+  auto board = [&](const char* kind, const char* key, const char* method) {
+    return row(run.leaderboard,
+               {{"scope", "all"}, {"kind", kind}, {"key", key}, {"method", method}});
+  };
+  auto three = [](const Row& r, const char* column) {
+    return fixed(number(r, column), 3) + " [" +
+           fixed(number(r, std::string(column) + "_lower"), 3) + ", " +
+           fixed(number(r, std::string(column) + "_upper"), 3) + "]";
+  };
+  auto two = [](const Row& r, const char* column) {
+    return fixed(number(r, column), 2) + " [" +
+           fixed(number(r, std::string(column) + "_lower"), 2) + ", " +
+           fixed(number(r, std::string(column) + "_upper"), 2) + "]";
+  };
+  const Row& vector = board("truth", "ece_top_l1", "vector");
+  CHECK(vector.at("cases") == "120");
+  CHECK(vector.at("blocks") == "3");
+  CHECK(vector.at("rank") == "1");
+  CHECK(three(vector, "win_rate") == "0.867 [0.796, 0.938]");
+  CHECK(fixed(number(vector, "mean"), 4) == "0.0138");
+  const Row& temperature = board("truth", "ece_top_l1", "temperature");
+  CHECK(temperature.at("rank") == "2");
+  CHECK(three(temperature, "win_rate") == "0.812 [0.796, 0.829]");
+  CHECK(fixed(number(temperature, "mean"), 4) == "0.0123");
+  CHECK(board("truth", "classwise_ece_l1", "temperature").at("rank") == "6");
+  auto agreement = [&](const char* estimator, const char* truth) {
+    return row(run.agreement, {{"scope", "all"}, {"estimator", estimator}, {"truth", truth}});
+  };
+  CHECK(two(agreement("ece_ew15", "ece_top_l1"), "tau_b") == "1.00 [0.90, 1.00]");
+  CHECK(two(agreement("ece_ew15", "ece_top_l1"), "winner_agreement") == "0.66 [0.50, 0.80]");
+  CHECK(two(agreement("ece_ew15", "classwise_ece_l1"), "tau_b") == "0.52 [0.33, 0.71]");
+  CHECK(two(agreement("cwece_ew15", "classwise_ece_l1"), "tau_b") == "0.90 [0.90, 1.00]");
+  CHECK(two(agreement("cwece_ew15", "classwise_ece_l1"), "winner_agreement") ==
+        "0.62 [0.47, 0.72]");
+  CHECK(two(agreement("brier", "ece_top_l1"), "tau_b") == "0.71 [0.24, 0.71]");
 }
 
 // docs/intervals.md: every coverage figure of its tables (two decimals) from the two shipped
