@@ -26,6 +26,7 @@
 #include "estimators/binned_reliability.hpp"
 #include "estimators/estimators_json.hpp"
 #include "estimators/interval_methods.hpp"
+#include "estimators/isotonic_fit.hpp"
 #include "estimators/uncertainty.hpp"
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
@@ -123,6 +124,16 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
                         .class_index = k,
                         .points = binned_reliability(scores, hits, binning, bins, workspace)});
     }
+  }
+  // CORP's isotonic (PAV) curves, one point per step (estimators/isotonic_fit.hpp).
+  curves.push_back({"estimated", "isotonic", "top_label", std::nullopt,
+                    isotonic_reliability(sample.confidence, correct)});
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      scores[i] = sample.p[i * K + k];
+      hits[i] = sample.label[i] == k ? 1.0 : 0.0;
+    }
+    curves.push_back({"estimated", "isotonic", "class", k, isotonic_reliability(scores, hits)});
   }
   const std::filesystem::path dir = o.plot;
   std::error_code error;

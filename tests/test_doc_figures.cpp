@@ -962,3 +962,58 @@ TEST_CASE("docs/estimators/tests.md: size and power of the calibration tests",
     kuiper_size += number(at(k2, "kuiper_calibration_binary_reject0.05", 1.0, n), "mean") / 5.0;
   CHECK(fixed(kuiper_size, 3) == "0.041");
 }
+
+// docs/estimators/cross_fitted.md: the table after "<!-- figures: cross_fitted_ce -->" lists,
+// per (temperature, n), the truths (nll, brier) and each estimator's bias with bias/se, from
+// configs/cross_fitted_ce.json; read from the page, so every figure on it is checked.
+TEST_CASE("docs/estimators/cross_fitted.md: does it avoid overestimation", "[slow][e2e][docs]") {
+  const std::string doc =
+      read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "estimators" / "cross_fitted.md");
+  const auto& cells = shipped("cross_fitted_ce").cells;
+  auto at = [&](const std::string& label, double temperature, const std::string& n) -> const Row& {
+    for (const auto& r : cells)
+      if (r.at("estimator") == label && r.at("sample_size") == n &&
+          std::stod(r.at("generator.miscalibration.temperature")) == temperature)
+        return r;
+    FAIL("no row " << label);
+    return cells.front();
+  };
+  const char* labels[] = {"cross_fitted_ce_temperature_nll", "cross_fitted_ce_temperature_brier",
+                          "cross_fitted_ce_isotonic_nll", "cross_fitted_ce_isotonic_brier"};
+  const auto marker = doc.find("<!-- figures: cross_fitted_ce -->");
+  REQUIRE(marker != std::string::npos);
+  std::stringstream table(doc.substr(marker));
+  std::string line;
+  std::getline(table, line);
+  std::size_t rows = 0;
+  double max_z = -1e300;
+  while (std::getline(table, line) && !line.empty()) {
+    if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos ||
+        line.find("temperature |") != std::string::npos)
+      continue;
+    std::vector<std::string> fields;
+    std::stringstream cells_of(line.substr(1));
+    std::string field;
+    while (std::getline(cells_of, field, '|')) {
+      const auto a = field.find_first_not_of(' '), b = field.find_last_not_of(' ');
+      fields.push_back(field.substr(a, b - a + 1));
+    }
+    REQUIRE(fields.size() == 8);
+    const double temperature = std::stod(fields[0]);
+    const std::string n = fields[1];
+    INFO("T = " << temperature << ", n = " << n);
+    CHECK(fixed(number(at(labels[0], temperature, n), "truth"), 4) == fields[2]);
+    CHECK(fixed(number(at(labels[1], temperature, n), "truth"), 4) == fields[3]);
+    for (std::size_t e = 0; e < 4; ++e) {
+      const Row& r = at(labels[e], temperature, n);
+      const double z = number(r, "bias") / number(r, "se_bias");
+      max_z = std::max(max_z, z);
+      CHECK(fixed(number(r, "bias"), 4, true) + " (" + fixed(z, 1, true) + ")" == fields[4 + e]);
+    }
+    ++rows;
+  }
+  CHECK(rows == 9);
+  // The prose.
+  CHECK(fixed(max_z, 1, true) == "+2.0");
+  CHECK(fixed(number(at(labels[2], 0.7, "1000"), "mean"), 4) == "-0.0207");
+}

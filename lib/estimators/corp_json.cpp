@@ -47,7 +47,7 @@ EstimatorEntry corp_estimator() {
                  param::choice("scope", corp_scope_choices, defaults.scope,
                                "top: max p against 1{argmax p = y}; binary (K = 2): p_1 against "
                                "1{y = 1}")},
-      .example = R"({"score": "log", "component": "dsc", "scope": "binary"})",
+      .example = R"({"score": "log", "component": "dsc"})",
       .notes =
           {{"target",
             R"(none: its own population value; for component mcb, score brier, scope top and a

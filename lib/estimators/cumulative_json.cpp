@@ -100,7 +100,7 @@ EstimatorEntry ks_calibration_estimator() {
               "Kolmogorov-Smirnov calibration statistic (Gupta et al. 2021 KS; ECCE-MAD of "
               "Arrieta-Ibarra et al. 2022) with its analytic p-value",
           .params = test_params("KS/sigma"),
-          .example = R"({"scope": "binary", "output": "p_value"})",
+          .example = R"({"output": "p_value"})",
           .notes = {{"target", test_target}, {"convention", cumulative_convention}},
           .build = build_ks,
           .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};

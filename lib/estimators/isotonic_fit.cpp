@@ -1,6 +1,7 @@
 #include "estimators/isotonic_fit.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace calbench {
@@ -46,6 +47,29 @@ IsotonicFit isotonic_fit(std::span<const double> scores, std::span<const double>
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::size_t end = b + 1 < blocks ? start[b + 1] : m;
     for (std::size_t j = start[b]; j < end; ++j) out.y[j] = value[b];
+  }
+  return out;
+}
+
+std::vector<CurvePoint> isotonic_reliability(std::span<const double> scores,
+                                             std::span<const double> outcomes) {
+  const IsotonicFit fit = isotonic_fit(scores, outcomes, 0.0);
+  const double n = static_cast<double>(scores.size());
+  std::vector<CurvePoint> out;
+  for (std::size_t j = 0; j < fit.x.size(); ++j) {
+    if (out.empty() || fit.y[j] != fit.y[j - 1]) {
+      out.push_back({.lower = fit.x[j], .upper = fit.x[j], .frequency = fit.y[j]});
+    }
+    CurvePoint& point = out.back();
+    point.upper = fit.x[j];
+    point.score += fit.weight[j] * fit.x[j];  // a sum until the end
+    point.count += static_cast<std::uint64_t>(fit.weight[j]);
+  }
+  for (CurvePoint& point : out) {
+    const double count = static_cast<double>(point.count);
+    point.score /= count;
+    point.error = std::sqrt(point.frequency * (1.0 - point.frequency) / count);
+    point.weight = count / n;
   }
   return out;
 }

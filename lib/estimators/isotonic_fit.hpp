@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "core/curve_point.hpp"
+
 namespace calbench {
 
 struct IsotonicFit {
@@ -20,5 +22,12 @@ struct IsotonicFit {
 
 IsotonicFit isotonic_fit(std::span<const double> scores, std::span<const double> outcomes,
                          double resolution);
+
+// The CORP reliability curve (Dimitriadis et al. 2021) of the fit with exact ties: one point per
+// step of the PAV fit (a run of equal fitted values), lower/upper its lowest and highest score,
+// score the mean score of its rows, frequency the fitted value, error the binomial standard
+// error sqrt(f (1 - f) / count), count its rows and weight count / n.
+std::vector<CurvePoint> isotonic_reliability(std::span<const double> scores,
+                                             std::span<const double> outcomes);
 
 }  // namespace calbench

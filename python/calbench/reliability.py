@@ -293,12 +293,21 @@ def _draw_curves(ax, ax_hist, rows: pd.DataFrame, binning: str, xlabel: str) -> 
     per bin beneath. Returns the estimated sum of weight |frequency - score| (the ECE)."""
     est = rows[(rows["curve"] == "estimated") & (rows["binning"] == binning)].sort_values("lower")
     tr = rows[rows["curve"] == "true"].sort_values("score")
-    ax.bar(est["lower"], est["frequency"], width=est["upper"] - est["lower"], align="edge",
-           color=COLOURS[1], alpha=0.3, edgecolor=COLOURS[1], linewidth=0.8,
-           label="observed frequency per bin")
-    ax.errorbar(est["score"], est["frequency"], yerr=2 * est["error"], fmt="o",
-                color=COLOURS[1], markersize=3.5, elinewidth=0.9, capsize=0,
-                label="(mean score, frequency) ±2 SE")
+    if binning == "isotonic":
+        # CORP (Dimitriadis et al. 2021): the PAV fit as a step function over each step's
+        # score range, with ±2 binomial SE of each step.
+        xs = np.ravel(np.column_stack([est["lower"], est["upper"]]))
+        ys = np.repeat(est["frequency"].to_numpy(), 2)
+        es = np.repeat(est["error"].to_numpy(), 2)
+        ax.fill_between(xs, ys - 2 * es, ys + 2 * es, color=COLOURS[1], alpha=0.2, linewidth=0)
+        ax.plot(xs, ys, color=COLOURS[1], linewidth=1.6, label="isotonic (PAV) fit ±2 SE")
+    else:
+        ax.bar(est["lower"], est["frequency"], width=est["upper"] - est["lower"], align="edge",
+               color=COLOURS[1], alpha=0.3, edgecolor=COLOURS[1], linewidth=0.8,
+               label="observed frequency per bin")
+        ax.errorbar(est["score"], est["frequency"], yerr=2 * est["error"], fmt="o",
+                    color=COLOURS[1], markersize=3.5, elinewidth=0.9, capsize=0,
+                    label="(mean score, frequency) ±2 SE")
     ax.plot([0, 1], [0, 1], linestyle="--", color="0.4", linewidth=1, label="perfect calibration")
     if len(tr):
         ax.fill_between(tr["score"], tr["frequency"] - 2 * tr["error"],
@@ -311,7 +320,9 @@ def _draw_curves(ax, ax_hist, rows: pd.DataFrame, binning: str, xlabel: str) -> 
     ax.set_ylabel("observed frequency (probability)")
     ax.tick_params(labelbottom=False)
     hist = est if len(est) or not len(tr) else tr  # only a true curve: its Monte Carlo draws
-    ax_hist.bar(hist["lower"], hist["count"], width=hist["upper"] - hist["lower"], align="edge",
+    # An isotonic step may hold a single score (zero width): drawn 0.005 wide.
+    width = np.maximum(hist["upper"] - hist["lower"], 0.005 if binning == "isotonic" else 0.0)
+    ax_hist.bar(hist["lower"], hist["count"], width=width, align="edge",
                 color="0.55", edgecolor="white", linewidth=0.5)
     ax_hist.set_xlim(0, 1)
     ax_hist.set_xlabel(xlabel)
@@ -323,9 +334,11 @@ def curves_figure(panels, binning: str = "equal_width", columns: int = 4,
                   title: str | None = None) -> Figure:
     """Reliability diagrams from reliability.csv rows, one panel per (title, rows, xlabel); a
     panel's title may hold "{ece}", filled with its binned ECE. The building block of
-    reliability_curves, class_reliability_curves and `calbench eval --plot`."""
-    if binning not in BINNINGS:
-        raise ValueError(f"binning = {binning!r}: must be one of {', '.join(BINNINGS)}")
+    reliability_curves, class_reliability_curves and `calbench eval --plot`; binning
+    "isotonic" draws eval's CORP curves (reliability.csv rows of that binning)."""
+    if binning not in BINNINGS + ("isotonic",):
+        raise ValueError(f"binning = {binning!r}: must be one of "
+                         f"{', '.join(BINNINGS + ('isotonic',))}")
     panels = list(panels)
     if not panels:
         raise ValueError("no curves to draw")

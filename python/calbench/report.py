@@ -284,7 +284,7 @@ def _write(path: str, text: str) -> None:
 def write_eval_report(path: str, max_classes: int = 4) -> str:
     """`calbench eval DATA --plot PATH`: from PATH/reliability.csv, the model's reliability
     diagrams as PATH/reliability_equal_width.svg, reliability_equal_mass.svg,
-    reliability_classes.svg, and PATH/index.html showing them. Returns the page's path."""
+    reliability_isotonic.svg (CORP), reliability_classes.svg, and PATH/index.html showing them. Returns the page's path."""
     csv = os.path.join(path, "reliability.csv")
     if not os.path.exists(csv):
         raise ValueError(f"{csv}: missing (written by calbench eval DATA --plot {path})")
@@ -304,6 +304,11 @@ def write_eval_report(path: str, max_classes: int = 4) -> str:
         ("reliability_equal_mass", "The same with 15 equal-mass bins.",
          reliability.curves_figure([("top label: ECE {ece}", top,
                                      "confidence max p (probability)")], "equal_mass")),
+        ("reliability_isotonic", "CORP reliability diagram (Dimitriadis, Gneiting & Jordan "
+         "2021): the isotonic (pool-adjacent-violators) regression of correctness on the "
+         "confidence, with ±2 binomial standard errors per step; rows per step beneath.",
+         reliability.curves_figure([("top label, isotonic: sum weight |freq - score| {ece}",
+                                     top, "confidence max p (probability)")], "isotonic")),
         ("reliability_classes", f"Per-class reliability P(y = k | p_k = s), the first "
          f"{max_classes} classes, equal-width bins (reliability.csv has every class).",
          reliability.curves_figure(reliability.class_panels(rows, max_classes=max_classes),

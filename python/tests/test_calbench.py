@@ -525,7 +525,8 @@ class ReportTest(Base):
         self.assertEqual(out.returncode, 0, out.stderr)
         values = json.loads(out.stdout)["estimators"]
         for name in ("index.html", "reliability.csv", "reliability_equal_width.svg",
-                     "reliability_equal_mass.svg", "reliability_classes.svg"):
+                     "reliability_equal_mass.svg", "reliability_isotonic.svg",
+                     "reliability_classes.svg"):
             self.assertTrue(os.path.exists(os.path.join(out_dir, name)), name)
         rows, meta = calbench.read_csv(os.path.join(out_dir, "reliability.csv"))
         self.assertEqual(meta, {})  # the meta block is in summary.json beside it
@@ -538,6 +539,21 @@ class ReportTest(Base):
             self.assertAlmostEqual(ece, values[label]["value"], delta=1e-12)
             with open(os.path.join(out_dir, f"reliability_{binning}.svg")) as f:
                 self.assertIn(f"ECE {values[label]['value']:.4f}", f.read())
+        # CORP's isotonic curve: non-decreasing steps over increasing score ranges covering
+        # every row, its levels the mean correctness of their rows (PAV).
+        iso = rows[(rows.scope == "top_label") & (rows.binning == "isotonic")].sort_values("lower")
+        self.assertEqual(int(iso["count"].sum()), 2000)
+        self.assertTrue(np.all(np.diff(iso.frequency) > 0))
+        self.assertTrue(np.all(iso.lower.to_numpy()[1:] > iso.upper.to_numpy()[:-1]))
+        data_rows = np.loadtxt(data, delimiter=",")
+        conf = data_rows[:, 1:].max(axis=1)
+        correct = data_rows[:, 1:].argmax(axis=1) == data_rows[:, 0]
+        first = iso.iloc[0]
+        in_first = (conf >= first.lower) & (conf <= first.upper)
+        self.assertAlmostEqual(correct[in_first].mean(), first.frequency, delta=1e-12)
+        from sklearn.isotonic import IsotonicRegression
+        fitted = IsotonicRegression().fit_transform(conf, correct.astype(float))
+        self.assertAlmostEqual(float(fitted.min()), float(first.frequency), delta=1e-12)
 
 
 def sample(n, seed, K=4):
