@@ -36,16 +36,20 @@ ReportHeader header() {
 // Two cells, each with one data row and one display row, and a closing block.
 void stream(calbench::Reporter& reporter) {
   reporter.begin(header());
-  Record first{.document = Value::Object{{"cell", std::uint64_t{0}}}};
+  Record first;
+  first.document = Value::Object{{"cell", std::uint64_t{0}}};
   first.rows = {{"cells", {std::uint64_t{0}, 0.25, Value("a,b")}},
                 {"summary", {Value("accuracy"), 0.25, 0.00123}}};
   first.caption = "cell 0:\n";
   reporter.record(first);
-  Record second{.document = Value::Object{{"cell", std::uint64_t{1}}}};
+  Record second;
+  second.document = Value::Object{{"cell", std::uint64_t{1}}};
   second.rows = {{"cells", {std::uint64_t{1}, Value(), Value("x")}},
                  {"summary", {Value("nll"), Value(), 12.0}}};
   reporter.record(second);
-  Record block{.block = "verdict", .document = Value("met")};
+  Record block;
+  block.block = "verdict";
+  block.document = Value("met");
   block.note = "met everywhere\n";
   reporter.record(block);
   reporter.end();

@@ -44,8 +44,8 @@ class JsonReporter : public Reporter {
 // Every data table of the header into `directory` as NAME.csv, each starting with its header
 // line (no comment lines: pandas.read_csv(path), R's read.csv and DuckDB read it with no
 // options; the meta block is summary.json's `meta`). The optional tables a run did not declare
-// (replicates, requirements, reliability) are removed, since one left by an earlier run would
-// not belong to these results.
+// (replicates, requirements, reliability, leaderboard, leaderboard_agreement) are removed, since
+// one left by an earlier run would not belong to these results.
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path directory);

@@ -128,8 +128,21 @@ def _labels(y) -> np.ndarray:
     return np.ascontiguousarray(y, dtype=np.int64)
 
 
+def _generator_document(generator: dict, settings: dict | None, directory) -> dict:
+    """{"generator": ..., "truth": ...} for the extension. A generator that names a rows file
+    (the `empirical` family as `calbench fit --out` writes it) reads it relative to `directory`
+    when given (a run reads it relative to the config's folder), else to the current directory."""
+    if directory is not None and isinstance(generator, dict) and \
+            isinstance(generator.get("rows"), str) and not os.path.isabs(generator["rows"]):
+        generator = dict(generator, rows=os.path.join(os.fspath(directory), generator["rows"]))
+    document = {"generator": generator}
+    if settings is not None:
+        document["truth"] = settings
+    return document
+
+
 def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int = 0,
-           with_c: bool = False, settings: dict | None = None):
+           with_c: bool = False, settings: dict | None = None, directory=None):
     """n draws of the fake classifier `generator` (a config's generator object).
 
     Returns (p, y): p the (n, K) reported probabilities, y the (n,) int64 labels; with
@@ -137,17 +150,16 @@ def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int 
     The draws are those of replicate `replicate` of cell `cell` in a run with this `seed`
     (the stream (seed, cell, replicate, sample)), so they equal what `calbench run` draws.
     A generator given by a `target` is solved first, under `settings` (a config's `truth`
-    object: give the run's to get the run's solution).
+    object: give the run's to get the run's solution). `directory`: the folder a relative rows
+    file is read from (give the config's folder for a config `calbench fit --out` wrote;
+    default the current directory).
     """
     core = _extension()
     n = _count(n, "n", 1)
     seed = _count(seed, "seed", 0)
     replicate = _count(replicate, "replicate", 0)
     cell = _count(cell, "cell", 0)
-    document = {"generator": generator}
-    if settings is not None:
-        document["truth"] = settings
-    text = _json_text(document, "generator")
+    text = _json_text(_generator_document(generator, settings, directory), "generator")
     p, y, c = core.sample(text, n, seed, cell, replicate, bool(with_c))
     return (p, y, c) if with_c else (p, y)
 
@@ -161,19 +173,18 @@ class TruthValue(NamedTuple):
 
 
 def truth(generator: dict, settings: dict | None = None, *,
-          stream: int = 0) -> dict[str, TruthValue]:
+          stream: int = 0, directory=None) -> dict[str, TruthValue]:
     """The ground truth of `generator`: {quantity: TruthValue}, the nine design quantities.
 
     `settings` is a config's `truth` object ({"samples": ..., "tolerance": ...}); the values
     are those a run with the same generator and settings reports, to the last digit.
     `stream` > 0 draws the Monte Carlo parts from an independent replica of the truth streams
     (not what a run reports: for precision checks against an independent long run).
+    `directory`: the folder a relative rows file is read from, as for sample().
     """
     core = _extension()
-    document = {"generator": generator}
-    if settings is not None:
-        document["truth"] = settings
-    rows = core.truth(_json_text(document, "generator"), stream)
+    rows = core.truth(_json_text(_generator_document(generator, settings, directory),
+                                 "generator"), stream)
     return {q: TruthValue(value, method, error) for q, value, method, error in rows}
 
 

@@ -34,6 +34,7 @@
 #include "estimators/estimators_json.hpp"
 #include "experiment/preflight.hpp"
 #include "generators/generator.hpp"
+#include "leaderboard/leaderboard.hpp"
 #include "recalibrators/fitted_model_json.hpp"
 #include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
@@ -385,6 +386,60 @@ std::vector<std::string> convention_names() {
   return out;
 }
 
+// The leaderboards of calbench.leaderboard (python/calbench/leaderboard.py), computed by the
+// library the recalibration scenario uses (leaderboard/leaderboard.hpp). keys: (name, higher is
+// better, values (cases, methods)); compare: (key, reference) index pairs. Returns
+// {"cases", "blocks", "standings": [(key, method, mean, win_rate, lower, upper, elo, lower,
+// upper, rank)], "agreements": [(key, reference, tau_b, lower, upper, case_tau_b, lower, upper,
+// tau_cases, winner_agreement, lower, upper)]}. The bootstrap draws from leaderboard_stream(seed,
+// 0): the stream of cell 0's board in a run with that seed.
+py::dict leaderboard(const std::vector<std::string>& methods,
+                     const std::vector<std::size_t>& blocks,
+                     const std::vector<std::tuple<std::string, bool, py::array_t<double>>>& keys,
+                     const std::vector<std::pair<std::size_t, std::size_t>>& compare,
+                     std::size_t resamples, std::size_t elo_resamples, double level,
+                     std::uint64_t seed) {
+  LeaderboardTable table;
+  table.methods = methods;
+  table.clusters = blocks;
+  for (const auto& [name, higher, values] : keys) {
+    const auto v = values.unchecked<2>();
+    if (static_cast<std::size_t>(v.shape(0)) != blocks.size() ||
+        static_cast<std::size_t>(v.shape(1)) != methods.size())
+      throw DomainError("leaderboard: key " + name + ": expected values of shape (cases, methods)");
+    RankingKey key{.name = name, .better = higher ? Better::higher : Better::lower, .values = {}};
+    for (py::ssize_t c = 0; c < v.shape(0); ++c)
+      for (py::ssize_t m = 0; m < v.shape(1); ++m) key.values.push_back(v(c, m));
+    table.keys.push_back(std::move(key));
+  }
+  const LeaderboardSettings settings{
+      .resamples = resamples, .elo_resamples = elo_resamples, .level = level};
+  Leaderboards out;
+  {
+    py::gil_scoped_release release;
+    out = compute_leaderboards(table, compare, settings, leaderboard_stream(seed, 0));
+  }
+  py::list standings, agreements;
+  for (const Board& board : out.boards)
+    for (std::size_t m = 0; m < board.standings.size(); ++m) {
+      const Standing& s = board.standings[m];
+      standings.append(py::make_tuple(board.key, m, s.mean, s.win_rate.value, s.win_rate.lower,
+                                      s.win_rate.upper, s.elo.value, s.elo.lower, s.elo.upper,
+                                      s.rank));
+    }
+  for (const RankAgreement& a : out.agreements)
+    agreements.append(py::make_tuple(a.key, a.reference, a.tau_b.value, a.tau_b.lower,
+                                     a.tau_b.upper, a.case_tau_b.value, a.case_tau_b.lower,
+                                     a.case_tau_b.upper, a.tau_cases, a.winner_agreement.value,
+                                     a.winner_agreement.lower, a.winner_agreement.upper));
+  py::dict result;
+  result["cases"] = out.cases;
+  result["blocks"] = out.clusters;
+  result["standings"] = standings;
+  result["agreements"] = agreements;
+  return result;
+}
+
 }  // namespace
 }  // namespace calbench
 
@@ -432,4 +487,7 @@ PYBIND11_MODULE(_core, m) {
       .def("parameters", &PyFittedModel::parameters);
   m.def("estimator_rows", &estimator_rows);
   m.def("conventions", &convention_names);
+  m.def("leaderboard", &leaderboard, py::arg("methods"), py::arg("blocks"), py::arg("keys"),
+        py::arg("compare"), py::arg("resamples"), py::arg("elo_resamples"), py::arg("level"),
+        py::arg("seed"));
 }

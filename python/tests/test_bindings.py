@@ -119,6 +119,70 @@ class BindingsTest(unittest.TestCase):
         p3, _ = calbench.sample(g, 1000, seed=1, replicate=1)
         self.assertFalse(np.array_equal(p, p3))
 
+    def test_empirical_generator_from_fit_out(self):
+        # The config `calbench fit --out` writes (the empirical family, its rows in an NPY file
+        # beside it) drives sample() and truth(): the rows file is read relative to
+        # `directory`, the draws are those of the same generator with its rows inline, the
+        # truth is the fit's own, and the draws agree with that truth statistically.
+        data_generator = {"family": "dirichlet", "classes": 3, "alpha": 0.8,
+                          "miscalibration": {"map": "temperature", "temperature": 0.6}}
+        p0, y0 = calbench.sample(data_generator, 1500, seed=31)
+        data = os.path.join(self.tmp, "model.csv")
+        np.savetxt(data, np.column_stack([y0, p0]), delimiter=",", fmt="%.17g")
+        folder = os.path.join(self.tmp, "fake")
+        os.makedirs(folder)
+        config_path = os.path.join(folder, "fake.json")
+        fit = json.loads(cli("fit", data, "--out", config_path, "--force", "--json",
+                             "--replicates", "5", "--resamples", "5", "--sizes", "100",
+                             "--verdict-samples", "20").stdout)
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+        g = config["generator"]
+        self.assertEqual(g["family"], "empirical")
+        self.assertEqual(g["rows"], "fake.rows.npy")
+        self.assertGreater(g["bandwidth"], 0)  # smoothed: draws are not just the rows
+
+        # Relative to the current directory (the test's, not the config's) it is not found,
+        # and the error names the key.
+        with self.assertRaisesRegex(ValueError, "/generator/rows"):
+            calbench.sample(g, 10, seed=1)
+        p, y, c = calbench.sample(g, 40000, seed=7, with_c=True, directory=folder)
+        rows = np.load(os.path.join(folder, "fake.rows.npy"))
+        inline = {k: v for k, v in g.items() if k != "sha256"}
+        inline["rows"] = rows.tolist()
+        p2, y2 = calbench.sample(inline, 40000, seed=7)
+        np.testing.assert_array_equal(p, p2)
+        np.testing.assert_array_equal(y, y2)
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(c.sum(axis=1), 1.0, atol=1e-12)
+
+        # The truth: the fit's (same generator, default settings) to the last digit.
+        t = calbench.truth(g, config.get("truth"), directory=folder)
+        self.assertEqual(t["accuracy"].value, fit["fake"]["accuracy"]["value"])
+        self.assertEqual(t["ece_top_l1"].value, fit["fake"]["ece_top_l1"]["value"])
+        # The draws against it: accuracy (binomial SE) and mean confidence (SE of the mean),
+        # within 4 standard errors plus the truth's own error.
+        n = len(y)
+        top = p.argmax(axis=1)
+        correct = (y == top).astype(float)
+        accuracy = t["accuracy"]
+        se = np.sqrt(accuracy.value * (1 - accuracy.value) / n)
+        self.assertLess(abs(correct.mean() - accuracy.value), 4 * se + accuracy.error)
+        confidence = accuracy.value + t["overconfidence"].value
+        z = p.max(axis=1)
+        self.assertLess(abs(z.mean() - confidence),
+                        4 * z.std(ddof=1) / np.sqrt(n) + accuracy.error
+                        + t["overconfidence"].error)
+        # y ~ c: the labels agree with c's top-class probability (Rao-Blackwell), and the
+        # top-label gap E[c_top - z] is the truth's overconfidence with its sign.
+        c_top = c[np.arange(n), top]
+        self.assertLess(abs(correct.mean() - c_top.mean()), 4 * se)
+        gap = c_top - z
+        self.assertLess(abs(gap.mean() + t["overconfidence"].value),
+                        4 * gap.std(ddof=1) / np.sqrt(n) + t["overconfidence"].error)
+        # The data were overconfident (temperature 0.6): so is the fake.
+        self.assertLess(gap.mean(), 0)
+
     def test_truth_equals_the_command_line_to_the_last_digit(self):
         settings = SETTINGS
         for gi, generator in enumerate(GENERATORS):

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "core/format.hpp"
@@ -61,6 +62,65 @@ Value rankings_summary(const RecalibrationCellRecord& c) {
                                                 {"best_disagreement", r.best_disagreement},
                                                 {"replicates", count_value(r.replicates)}});
   return out;
+}
+
+// leaderboard.csv and leaderboard_agreement.csv: after the cell's key columns (empty for the
+// pooled board), the scope, its cases and bootstrap blocks, then per (key, model) the board and
+// per (estimator, true quantity) their agreement (docs/recalibration.md, "Leaderboards").
+const std::vector<std::string> leaderboard_columns = {
+    "scope", "cases",     "blocks",         "kind",
+    "key",   "target",    "better",         "method",
+    "mean",  "win_rate",  "win_rate_lower", "win_rate_upper",
+    "elo",   "elo_lower", "elo_upper",      "rank"};
+const std::vector<std::string> agreement_columns = {"scope",
+                                                    "cases",
+                                                    "blocks",
+                                                    "estimator",
+                                                    "target",
+                                                    "truth",
+                                                    "tau_b",
+                                                    "tau_b_lower",
+                                                    "tau_b_upper",
+                                                    "case_tau_b",
+                                                    "case_tau_b_lower",
+                                                    "case_tau_b_upper",
+                                                    "tau_cases",
+                                                    "winner_agreement",
+                                                    "winner_agreement_lower",
+                                                    "winner_agreement_upper"};
+
+void leaderboard_rows(const LeaderboardRecord& lb, const std::vector<Value>& key,
+                      const std::string& scope, std::vector<TableRow>& rows) {
+  const Leaderboards& b = lb.boards;
+  const auto head = [&] {
+    std::vector<Value> fields = key;
+    fields.insert(fields.end(), {scope, count_value(b.cases), count_value(b.clusters)});
+    return fields;
+  };
+  for (const Board& board : b.boards) {
+    const RankingKey& k = lb.table.keys[board.key];
+    for (std::size_t m = 0; m < board.standings.size(); ++m) {
+      const Standing& s = board.standings[m];
+      std::vector<Value> fields = head();
+      fields.insert(fields.end(),
+                    {lb.estimate[board.key] ? "estimate" : "truth", k.name,
+                     target_value(lb.target[board.key]), std::string(to_string(k.better)),
+                     lb.table.methods[m], s.mean, s.win_rate.value, s.win_rate.lower,
+                     s.win_rate.upper, s.elo.value, s.elo.lower, s.elo.upper, count_value(s.rank)});
+      rows.push_back({"leaderboard", std::move(fields)});
+    }
+  }
+  const auto number = [](double x) { return std::isnan(x) ? Value() : Value(x); };
+  for (const RankAgreement& a : b.agreements) {
+    std::vector<Value> fields = head();
+    fields.insert(fields.end(),
+                  {lb.table.keys[a.key].name, target_value(lb.target[a.key]),
+                   lb.table.keys[a.reference].name, number(a.tau_b.value), number(a.tau_b.lower),
+                   number(a.tau_b.upper), number(a.case_tau_b.value), number(a.case_tau_b.lower),
+                   number(a.case_tau_b.upper), count_value(a.tau_cases), a.winner_agreement.value,
+                   a.winner_agreement.lower, a.winner_agreement.upper});
+    rows.push_back({"leaderboard_agreement", std::move(fields)});
+  }
 }
 
 // The terminal's summary: the methods' mean truth per quantity (those of each cell's first
@@ -136,6 +196,13 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
     header.tables.push_back(data_table("reliability", curve_table));
   }
+  for (const auto& [name, own] : {std::pair{"leaderboard", &leaderboard_columns},
+                                  std::pair{"leaderboard_agreement", &agreement_columns}}) {
+    std::vector<std::string> table = key_columns(r.sweep_keys, targets, own_columns);
+    table.insert(table.end(), {"fit_size", "test_size"});
+    table.insert(table.end(), own->begin(), own->end());
+    header.tables.push_back(data_table(name, table));
+  }
   const std::vector<Quantity> quantities = display_quantities(r);
   header.tables.push_back(display_table(quantities));
   reporter.begin(header);
@@ -189,8 +256,20 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
                           {CurveRecord{"true", "fine", "top_label", std::nullopt, c.curves[m]}},
                           record.rows);
       }
+    if (c.leaderboard) {
+      std::vector<Value> key = key_fields(c.cell, targets, own_columns);
+      key.insert(key.end(), {count_value(c.fit_size), count_value(c.test_size)});
+      leaderboard_rows(*c.leaderboard, key, "cell", record.rows);
+    }
     append_display_rows(c, quantities, record.rows);
     record.caption = caption(c);
+    reporter.record(record);
+  }
+  if (r.pooled_leaderboard) {
+    // The run's board over every cell: no cell, so its key columns are empty; no document.
+    Record record;
+    const std::size_t width = key_columns(r.sweep_keys, targets, own_columns).size() + 2;
+    leaderboard_rows(*r.pooled_leaderboard, std::vector<Value>(width), "all", record.rows);
     reporter.record(record);
   }
   reporter.end();
