@@ -364,10 +364,10 @@ rm -r "tmp/calbench-cell-$$-ghijkl" tmp/calbench-mine
 mkdir atomic
 echo half >"atomic/plan.json.tmp-$dead-0"
 echo mine >"atomic/notes.tmp-$$-0"
-expect_exit 0 "" atomic_leftover plan "$src/configs/plan/width_example.json" \
-  --out atomic/plan.json --quiet --threads 1
-[ "$(ls atomic | sort | tr '\n' ' ')" = "notes.tmp-$$-0 plan.json " ] ||
-  fail "atomic_leftover: atomic/ holds $(ls atomic)"
+expect_exit 0 "" atomic_leftover slurm "$tiny" --shards 2 --out atomic/o --script-dir atomic
+[ -e "atomic/plan.json.tmp-$dead-0" ] && fail "atomic_leftover: the dead writer's temporary stayed"
+[ -e "atomic/notes.tmp-$$-0" ] || fail "atomic_leftover: a live pid's file was removed"
+[ -f atomic/submit.sh ] || fail "atomic_leftover: slurm wrote no submit.sh: $(ls atomic)"
 # export-cases killed: its DIR.partial holds its pid; a later export-cases removes it. A
 # DIR.partial without the marker (a user's) stays refused (item 11 above).
 mkdir cases2.partial && echo "$dead" >cases2.partial/.calbench-export-cases.pid
