@@ -162,6 +162,43 @@ TEST_CASE("plan: the BCa interval of a Brier estimate covers at its nominal leve
                  std::log(brier_width_n(2.0, 0.05, level))) < 0.1);
 }
 
+TEST_CASE("plan: an interval's points placed by the normal width agree with the whole grid",
+          "[stat][plan]") {
+  // The same question searched both ways (search.guide): the guided answer must agree with the
+  // grid's within their Monte Carlo errors (the two searches share their streams, so the
+  // difference is smaller than either error; 3.5 of the larger allowed), with fewer interval
+  // points, and every guided point is a grid point's computation (the same n, the same bits).
+  for (const IntervalMethod method : {IntervalMethod::bca, IntervalMethod::percentile}) {
+    PlanSpec spec = binary_brier(2.0, WidthQuestion{0.03, 0.9, method, 100, 20}, 100);
+    spec.search = {50, 20'000, 2.0, 3, false};
+    const PlanResult grid = plan_sample_size(spec);
+    spec.search.guide = true;
+    const PlanResult guided = plan_sample_size(spec);
+    REQUIRE(grid.answer.kind == AnswerKind::found);
+    REQUIRE(guided.answer.kind == AnswerKind::found);
+    const double difference = std::abs(std::log(static_cast<double>(guided.answer.n)) -
+                                       std::log(static_cast<double>(grid.answer.n)));
+    INFO(to_string(method) << ": guided n = " << guided.answer.n << " (" << guided.points.size()
+                           << " points), grid n = " << grid.answer.n << " (" << grid.points.size()
+                           << " points)");
+    CHECK(difference < 3.5 * std::max(log_se(guided.answer), log_se(grid.answer)));
+    CHECK(guided.points.size() < grid.points.size());
+    CHECK(guided.points.size() <= 4);
+    // Near the normal width's n for w = 0.03 (about 1,511): the interval is about 2 z sd.
+    CHECK(std::abs(std::log(static_cast<double>(guided.answer.n)) -
+                   std::log(brier_width_n(2.0, 0.03, 0.9))) < 0.15);
+    PlanSpec one = spec;
+    for (const PlanPoint& p : guided.points) {
+      one.search = {p.n, p.n + 1, 2.0, 0, false};
+      const PlanResult at = plan_sample_size(one);
+      REQUIRE(!at.points.empty());
+      CHECK(at.points.front().n == p.n);
+      CHECK(at.points.front().figure == p.figure);
+      CHECK(at.points.front().coverage == p.coverage);
+    }
+  }
+}
+
 TEST_CASE("plan: an interval's width and coverage are those of eval's intervals on the samples",
           "[unit][plan]") {
   // Each replicate's interval recomputed as calbench eval computes it (runners/eval.cpp:
