@@ -224,7 +224,7 @@ TEST_CASE("plan: an interval's width and coverage are those of eval's intervals 
     spec.question = question;
     spec.replicates = 12;
     spec.seed = 77;
-    spec.search = {60, 120, 2.0, 0};
+    spec.search = {60, 120, 2.0, 0, false};  // the grid: both sizes simulated
     const PlanResult r = plan_sample_size(spec);
     INFO(c.estimator << " " << to_string(c.method));
     REQUIRE(r.answer.kind == AnswerKind::above_range);

@@ -127,9 +127,21 @@ void prepare_binned_rows(const Sample& sample, std::span<const FixedTopLabelBins
     rows.bins.push_back(form->bins());
   }
   rows.confidence.assign(sample.confidence.begin(), sample.confidence.end());
-  rows.outcome.resize(n);
-  for (std::size_t i = 0; i < n; ++i) rows.outcome[i] = sample.correct(i) ? 1.0 : 0.0;
+  rows.hit.resize(n);
+  for (std::size_t i = 0; i < n; ++i) rows.hit[i] = sample.correct(i) ? 1 : 0;
   if (!relabel) return;
+  // Every label redraw has these rows in these bins: their counts and confidence sums, added in
+  // row order as the estimator adds them.
+  rows.count.resize(rows.bin.size());
+  rows.score.resize(rows.bin.size());
+  for (std::size_t g = 0; g < rows.bin.size(); ++g) {
+    rows.count[g].assign(rows.bins[g], 0.0);
+    rows.score[g].assign(rows.bins[g], 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      rows.count[g][rows.bin[g][i]] += 1.0;
+      rows.score[g][rows.bin[g][i]] += rows.confidence[i];
+    }
+  }
   // relabel's draw gives the predicted class exactly when c_i,pred-1 <= u < c_i,pred (the
   // running sums of p), or when u >= c_i,K-1 and the row's last class with p > 0 is the
   // predicted one.
@@ -153,8 +165,12 @@ void prepare_binned_rows(const Sample& sample, std::span<const FixedTopLabelBins
 }
 
 // One resample's values from its bins' sums: `draw(i)` gives the resample's row i as (the
-// source row whose bin and confidence it has, its outcome).
-template <typename Draw>
+// source row whose bin and confidence it has, whether it is a hit). Counts and hits are added
+// as integers (the same values as the estimator's sums of 1.0 and 0.0, which are exact below
+// 2^53, with a shorter dependency chain from row to row). A label redraw keeps every row and
+// its bin, so its counts and confidence sums are the call's own (BinnedRows::count, score),
+// and only its hits and gaps are added per resample.
+template <bool Relabel, typename Draw>
 void values_from_bin_sums(std::span<const FixedTopLabelBins* const> forms,
                           const ResampleWorkspace::BinnedRows& rows, std::size_t n, Draw&& draw,
                           ResampleWorkspace& ws, double* values) {
@@ -163,37 +179,54 @@ void values_from_bin_sums(std::span<const FixedTopLabelBins* const> forms,
   ws.bin_score.resize(G);
   ws.bin_hits.resize(G);
   ws.bin_gap.resize(G);
+  ws.bin_count_int.resize(G);
+  ws.bin_hits_int.resize(G);
   for (std::size_t g = 0; g < G; ++g) {
     const std::size_t B = rows.bins[g];
-    ws.bin_count[g].assign(B, 0.0);
     ws.bin_score[g].assign(B, 0.0);
-    ws.bin_hits[g].assign(B, 0.0);
     ws.bin_gap[g].assign(B, 0.0);
+    ws.bin_count_int[g].assign(B, 0);
+    ws.bin_hits_int[g].assign(B, 0);
   }
   const double* const confidence = rows.confidence.data();
-  const auto add = [&](std::size_t g, std::size_t j, double o) {
+  const auto add = [&](std::size_t g, std::size_t j, bool hit) {
     const std::uint32_t b = rows.bin[g][j];
     const double c = confidence[j];
-    ws.bin_count[g][b] += 1.0;
-    ws.bin_score[g][b] += c;
-    ws.bin_hits[g][b] += o;
-    ws.bin_gap[g][b] += c - o;
+    if constexpr (!Relabel) {
+      ws.bin_count_int[g][b] += 1;
+      ws.bin_score[g][b] += c;
+    }
+    // 1.0 or 0.0 from a table: GCC compiles the select to a branch, mispredicted on hits.
+    static constexpr double outcome[2] = {0.0, 1.0};
+    ws.bin_hits_int[g][b] += static_cast<std::uint32_t>(hit);
+    ws.bin_gap[g][b] += c - outcome[hit];
   };
   if (G == 1) {
     for (std::size_t i = 0; i < n; ++i) {
-      const auto [j, o] = draw(i);
-      add(0, j, o);
+      const auto [j, hit] = draw(i);
+      add(0, j, hit);
     }
   } else {
     for (std::size_t i = 0; i < n; ++i) {
-      const auto [j, o] = draw(i);
-      for (std::size_t g = 0; g < G; ++g) add(g, j, o);
+      const auto [j, hit] = draw(i);
+      for (std::size_t g = 0; g < G; ++g) add(g, j, hit);
+    }
+  }
+  for (std::size_t g = 0; g < G; ++g) {
+    const std::size_t B = rows.bins[g];
+    ws.bin_count[g].resize(B);
+    ws.bin_hits[g].resize(B);
+    for (std::size_t b = 0; b < B; ++b) {
+      ws.bin_count[g][b] = Relabel ? rows.count[g][b] : static_cast<double>(ws.bin_count_int[g][b]);
+      ws.bin_hits[g][b] = static_cast<double>(ws.bin_hits_int[g][b]);
     }
   }
   for (std::size_t e = 0; e < forms.size(); ++e) {
     const std::size_t g = rows.binning_of[e];
-    values[e] = forms[e]->from_bin_sums(
-        {ws.bin_count[g], ws.bin_score[g], ws.bin_hits[g], ws.bin_gap[g], static_cast<double>(n)});
+    values[e] = forms[e]->from_bin_sums({ws.bin_count[g],
+                                         Relabel ? std::span<const double>(rows.score[g])
+                                                 : std::span<const double>(ws.bin_score[g]),
+                                         ws.bin_hits[g], ws.bin_gap[g], static_cast<double>(n)});
   }
 }
 
@@ -202,14 +235,14 @@ void bootstrap_bin_sums(const Sample& sample, std::span<const FixedTopLabelBins*
                         ResampleWorkspace& ws, double* values) {
   const std::size_t n = sample.size;
   const double scale = static_cast<double>(n);
-  const double* const outcome = rows.outcome.data();
-  values_from_bin_sums(
+  const std::uint8_t* const hit = rows.hit.data();
+  values_from_bin_sums<false>(
       forms, rows, n,
       [&](std::size_t) {
         // bootstrap_resample's row index.
         const std::size_t j =
             std::min(n - 1, static_cast<std::size_t>(uniform_open01(engine) * scale));
-        return std::pair{j, outcome[j]};
+        return std::pair{j, hit[j] != 0};
       },
       ws, values);
 }
@@ -221,12 +254,12 @@ void relabel_bin_sums(const Sample& sample, std::span<const FixedTopLabelBins* c
   const double* const to = rows.predicted_to.data();
   const double* const last = rows.last_sum.data();
   const std::uint8_t* const last_is_predicted = rows.last_is_predicted.data();
-  values_from_bin_sums(
+  values_from_bin_sums<true>(
       forms, rows, sample.size,
       [&](std::size_t i) {
         const double u = uniform_open01(engine);
         const bool hit = (from[i] <= u && u < to[i]) || (u >= last[i] && last_is_predicted[i]);
-        return std::pair{i, hit ? 1.0 : 0.0};
+        return std::pair{i, hit};
       },
       ws, values);
 }

@@ -264,6 +264,9 @@ CoverageReference coverage_reference(const Generator& generator, const Estimator
 // question is met at n_min already, or not by n_max).
 struct Bracket {
   std::optional<std::size_t> below, above;
+  // The guided search's stop at a point whose figure is within its own standard error of the
+  // question's (secant_search): that point is the answer.
+  std::optional<std::size_t> at;
 };
 
 // The grid, smallest n first, until the question is met; then `refine` bisections of the
@@ -347,7 +350,13 @@ Bracket secant_search(const PlanQuestion& q, const PlanSearch& search, const Bra
   if (guide.below && guide.above)
     x = interpolate(q, guide_points.at(*guide.below), guide_points.at(*guide.above)).x;
   constexpr double slope = -0.5;
-  const double final_ratio = std::pow(search.ratio, std::pow(0.5, search.refine));
+  // A bracket at most sqrt(ratio) wide ends the search (the grid's final one is
+  // ratio^(1/2^refine)): log width is so close to linear in log n over it that interpolating
+  // there moves n far less than its Monte Carlo error (docs/plan.md), and one interval point
+  // less is a third of the work.
+  const double final_ratio =
+      std::max(std::pow(search.ratio, std::pow(0.5, search.refine)), std::sqrt(search.ratio));
+  const double nudge = std::log(std::pow(search.ratio, std::pow(0.5, search.refine))) / 2.0;
   const double max_step = 2.0 * std::log(search.ratio);  // at most ratio^2 per secant step
   std::map<std::size_t, PlanPoint> seen;                 // the interval's points so far
   auto at = [&](double log_n) {
@@ -357,7 +366,14 @@ Bracket secant_search(const PlanQuestion& q, const PlanSearch& search, const Bra
     seen.emplace(n, point);
     return n;
   };
+  // A point whose width is within its own standard error of w: the answer itself (the figure
+  // cannot be placed closer than its noise; its coverage is simulated at it already).
+  auto on_target = [&](std::size_t n) {
+    const PlanPoint& p = seen.at(n);
+    return p.figure > 0.0 && std::abs(std::log(p.figure) - target) <= p.figure_se / p.figure;
+  };
   std::size_t last = at(x);
+  if (on_target(last)) return Bracket{.at = last};
   // At most as many interval points as the grid search would simulate.
   const std::size_t budget = grid(search).size() + search.refine;
   for (std::size_t step = 1; step < budget; ++step) {
@@ -390,10 +406,11 @@ Bracket secant_search(const PlanQuestion& q, const PlanSearch& search, const Bra
       const double xp = std::log(static_cast<double>(p.n));
       const double step_x = std::clamp((target - std::log(p.figure)) / local, -max_step, max_step);
       // Past the crossing by a little, so that the next point brackets it.
-      next = xp + step_x + (b.above ? -1.0 : 1.0) * std::log(final_ratio) / 2.0;
+      next = xp + step_x + (b.above ? -1.0 : 1.0) * nudge;
     }
     const std::size_t n = at(next);
     if (n == last || (b.below && b.above && (n == *b.below || n == *b.above))) break;
+    if (on_target(n)) return Bracket{.at = n};
     last = n;
   }
   return bracket_of(q, seen);
@@ -587,6 +604,33 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
   auto finish = [&] {
     for (auto& [n, point] : points) result.points.push_back(point);
   };
+  const double z95 = normal_quantile(0.975);
+  if (bracket.at) {
+    // The point on target is the answer; its Monte Carlo interval is its figure's standard
+    // error carried to log n by the local slope (to the nearest other point, else -1/2).
+    const PlanPoint& p = points.at(*bracket.at);
+    double slope = -0.5;
+    const PlanPoint* nearest = nullptr;
+    for (const auto& [n, other] : points)
+      if (n != p.n && (!nearest || std::abs(std::log(static_cast<double>(n) / p.n)) <
+                                       std::abs(std::log(static_cast<double>(nearest->n) / p.n))))
+        nearest = &other;
+    if (nearest) {
+      const double s = std::log(nearest->figure / p.figure) /
+                       std::log(static_cast<double>(nearest->n) / static_cast<double>(p.n));
+      if (s < 0.0) slope = std::clamp(s, -1.0, -0.25);
+    }
+    const double se_x = p.figure_se / p.figure / std::abs(slope);
+    answer.kind = AnswerKind::found;
+    answer.n = p.n;
+    answer.n_low = static_cast<double>(p.n) * std::exp(-z95 * se_x);
+    answer.n_high = static_cast<double>(p.n) * std::exp(z95 * se_x);
+    answer.figure = p.figure;
+    answer.figure_se = p.figure_se;
+    answer.at_n = p;
+    finish();
+    return result;
+  }
   if (!above || !below) {
     const PlanPoint& edge = points.at(above ? *above : *below);
     answer.kind = above ? AnswerKind::below_range : AnswerKind::above_range;
@@ -599,7 +643,6 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
     return result;
   }
   const Interpolation at = interpolate(q, points.at(*below), points.at(*above));
-  const double z95 = normal_quantile(0.975);
   answer.kind = AnswerKind::found;
   answer.n = static_cast<std::size_t>(std::ceil(std::exp(at.x) - 1e-9));
   answer.n_low = std::exp(at.x - z95 * at.se_x);
