@@ -134,9 +134,9 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
                                         (o.renormalize ? "|renormalized" : "")));
   ReportHeader header;
   header.meta = meta;
-  header.tables.push_back({"reliability.csv", curve_columns()});
-  ReportRecord record;
-  append_curve_rows("reliability.csv", {}, curves, record.rows);
+  header.tables.push_back(data_table("reliability", curve_columns()));
+  Record record;
+  append_curve_rows("reliability", {}, curves, record.rows);
   // The table in reliability.csv, its meta block (no CSV comment lines) in summary.json.
   CsvReporter csv(dir);
   JsonReporter json(dir);

@@ -1,6 +1,10 @@
 #include "runners/export_cases.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -10,6 +14,8 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/read_file.hpp"
+#include "core/temporaries.hpp"
 #include "data/npy.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/estimators_json.hpp"
@@ -109,6 +115,25 @@ std::vector<Json> entries(std::size_t classes) {
   return out;
 }
 
+// The file in DIR.partial that says which process stages there.
+constexpr const char* export_marker = ".calbench-export-cases.pid";
+
+// DIR.partial is what a killed export-cases left: a directory (not a link) of this user
+// holding the marker, whose pid is gone.
+bool left_by_dead_export(const std::filesystem::path& staging) {
+  struct stat st {};
+  if (::lstat(staging.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+    return false;
+  const FileBytes text = read_file(staging / export_marker);
+  if (!text) return false;
+  long long pid = 0;
+  char extra = 0;
+  if (std::sscanf(text.bytes.c_str(), "%lld%c", &pid, &extra) != 2 || extra != '\n' || pid <= 0 ||
+      pid > 0x7fffffff)
+    return false;
+  return static_cast<pid_t>(pid) != ::getpid() && process_is_gone(static_cast<pid_t>(pid));
+}
+
 }  // namespace
 
 int run_export_cases(const std::filesystem::path& directory, std::ostream& out) {
@@ -121,12 +146,17 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
                      "writes a new one");
   fs::path staging = directory;
   staging += ".partial";
-  // The staging name is ours only when we create it: an existing DIR.partial (a user's file,
-  // or an interrupted export) is refused, never removed.
-  if (fs::exists(fs::symlink_status(staging, ec)))
-    throw OutputError(staging.string() +
-                      " exists: export-cases stages its files there and does not remove what "
-                      "it did not create; remove it or choose another directory");
+  // The staging name is ours only when we create it: an existing DIR.partial (a user's file)
+  // is refused, never removed, unless it is what a killed export-cases left: a directory
+  // holding our marker, whose pid is gone (core/temporaries.hpp).
+  const fs::path marker = staging / export_marker;
+  if (fs::exists(fs::symlink_status(staging, ec))) {
+    if (!left_by_dead_export(staging))
+      throw OutputError(staging.string() +
+                        " exists: export-cases stages its files there and does not remove what "
+                        "it did not create; remove it or choose another directory");
+    fs::remove_all(staging, ec);
+  }
   if (directory.has_parent_path()) fs::create_directories(directory.parent_path(), ec);
   if (!fs::create_directory(staging, ec) || ec)
     throw OutputError("cannot create " + staging.string() + ": " +
@@ -134,6 +164,7 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
   Json cases = Json::array();
   const std::vector<Case> all = edge_cases();
   try {
+    write_file_atomically(marker, std::to_string(::getpid()) + "\n");
     for (const Case& c : all) {
       const Sample sample = make_sample(c.classes, c.p, c.y);
       fs::create_directories(staging / c.name);
@@ -183,6 +214,7 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
                                 {"cases", std::move(cases)}})
                                   .dump(1) +
                               "\n");
+    fs::remove(marker);
     fs::remove(directory, ec);  // an empty directory given
     fs::rename(staging, directory);
   } catch (...) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -225,6 +226,7 @@ nlohmann::ordered_json verdict_json(const FitVerdict& v) {
          {"floor", c.floor},
          {"fails", c.fails}});
   return {{"verdict", v.good ? "GOOD" : "POOR"},
+          {"folds", v.folds},
           {"fit_rows", v.fit_rows},
           {"held_out_rows", v.held_out_rows},
           {"fake_samples", v.replicates},
@@ -269,9 +271,15 @@ std::string format_p(double p) {
 }
 
 void print_verdict(const FitVerdict& v, std::ostream& text) {
-  text << "\nverdict on " << v.held_out_rows << " held-out rows (the fake fitted on the other "
-       << v.fit_rows << "; " << v.replicates << " fake samples of " << v.held_out_rows
-       << " rows; Holm at " << format_double(v.family_alpha) << " beyond the floors):\n";
+  if (v.folds == 1)
+    text << "\nverdict on " << v.held_out_rows << " held-out rows (the fake fitted on the other "
+         << v.fit_rows << "; " << v.replicates << " fake samples of " << v.held_out_rows
+         << " rows; Holm at " << format_double(v.family_alpha) << " beyond the floors):\n";
+  else
+    text << "\nverdict, cross-fitted: each of " << v.folds << " folds of the " << v.held_out_rows
+         << " rows judged against a fake fitted on the other rows (" << v.replicates
+         << " fake samples per fold; pooled over the folds; Holm at "
+         << format_double(v.family_alpha) << " beyond the floors):\n";
   std::vector<std::vector<std::string>> rows = {
       {"check", "held-out", "fake", "SE", "z", "Holm p", "floor", ""}};
   for (const VerdictCheck& c : v.checks)
@@ -316,6 +324,40 @@ std::string truth_text(const TruthValue& v) {
   return format_fixed(v.value, 4) + " (" + std::string(to_string(v.method)) + ")";
 }
 
+// The verdict (lib/fit/fit_verdict.hpp) on fakes fitted without the rows they are judged on:
+// one per fold (cross-fitted), or one split when --holdout is given. The fake reported,
+// predicted with and written is then fitted on all rows, as cross-validation judges a
+// procedure.
+FitVerdict judge(const Sample& data, const FakeFitOptions& options,
+                 const std::vector<LabelledEstimator>& estimators, const FitOptions& o) {
+  const std::vector<HeldOutSplit> splits = [&] {
+    try {
+      if (o.holdout > 0.0) return std::vector<HeldOutSplit>{split_rows(data, o.holdout, o.seed)};
+      return fold_rows(data, o.folds, o.seed);
+    } catch (const DomainError& error) {
+      throw InputError(o.data + ": " + (o.holdout > 0.0 ? "--holdout: " : "--folds: ") +
+                       error.what());
+    }
+  }();
+  FakeFitOptions judged_options = options;
+  judged_options.compute_truth = false;  // judged by sampling only
+  std::vector<Generator> fakes;
+  for (std::size_t f = 0; f < splits.size(); ++f)
+    fakes.emplace_back(fit_or_explain(splits[f].fit, judged_options, o.data,
+                                      splits.size() == 1
+                                          ? std::string("the fit rows")
+                                          : "the rows outside fold " + std::to_string(f + 1))
+                           .generator);
+  std::vector<VerdictFold> folds;
+  for (std::size_t f = 0; f < splits.size(); ++f)
+    folds.push_back(
+        {.fake = &fakes[f], .held_out = &splits[f].held_out, .fit_rows = splits[f].fit.size});
+  VerdictSettings settings;
+  settings.replicates = o.verdict_replicates;
+  settings.seed = o.seed;
+  return judge_fit(folds, estimators, settings);
+}
+
 }  // namespace
 
 int run_fit(const FitOptions& o, std::ostream& out) {
@@ -325,6 +367,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
                           .renormalize = o.renormalize});
   check_fit_input(data, o.data);
+  // An unwritable --out fails now (exit 2), not after the fit and its verdict (issue #28).
+  if (!o.out.empty()) check_writable(o.out, "--out " + o.out);
   FakeFitOptions options;
   options.map = map;
   options.family = parse_family(o.family);
@@ -336,24 +380,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
       requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
   const std::vector<LabelledEstimator> estimators = labelled(asked);
 
-  // The verdict judges a fake fitted on the other rows; the fake reported, predicted with and
-  // written is then fitted on all rows (as cross-validation judges a procedure).
-  const HeldOutSplit split = [&] {
-    try {
-      return split_rows(data, o.holdout, o.seed);
-    } catch (const DomainError& error) {
-      throw InputError(o.data + ": --holdout: " + error.what());
-    }
-  }();
-  VerdictSettings verdict_settings;
-  verdict_settings.replicates = o.verdict_replicates;
-  verdict_settings.seed = o.seed;
-  FakeFitOptions judged_options = options;
-  judged_options.compute_truth = false;  // judged by sampling only
-  const FakeClassifierFit judged =
-      fit_or_explain(split.fit, judged_options, o.data, "the fit rows");
-  const FitVerdict verdict = judge_fit(Generator(judged.generator), split.held_out, split.fit.size,
-                                       estimators, verdict_settings);
+  const FitVerdict verdict = judge(data, options, estimators, o);
   FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
   std::string rows_npy;  // the rows file's bytes, written beside --out
   if (auto* e = std::get_if<EmpiricalSpec>(&fit.generator); e != nullptr && !o.out.empty()) {
@@ -502,6 +529,11 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                         format_fixed(p.cv_log_likelihood, 2),
                         p.penalty == e.penalty ? "<- chosen" : ""});
       text << aligned_columns(rows, "  ");
+      if (std::isfinite(e.penalty))
+        text << "empirical: noise correction: the curve's mean distance from the diagonal "
+             << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
+             << " bootstrap refits' " << format_fixed(e.distance_bootstrap, 4)
+             << "; coefficients scaled by " << format_fixed(e.shrinkage, 3) << '\n';
       for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
     }
     if (fit.beta_binary) {
@@ -555,10 +587,24 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     auto config = runnable_config(o, fit);
     config["provenance"] = {{"command", "calbench fit"}, {"data", o.data},
                             {"rows", data.size},         {"seed", o.seed},
-                            {"holdout", o.holdout},      {"verdict", verdict_json(verdict)}};
+                            {"folds", verdict.folds},    {"verdict", verdict_json(verdict)}};
+    if (o.holdout > 0.0) config["provenance"]["holdout"] = o.holdout;
     require_finite_json(config, o.out);
-    if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
-    write_file_atomically(o.out, config.dump(2) + "\n");
+    // The pair is written rows first (the config names the rows' hash); a config that cannot
+    // be written takes the rows file just written with it.
+    try {
+      if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
+      try {
+        write_file_atomically(o.out, config.dump(2) + "\n");
+      } catch (...) {
+        std::error_code ignored;
+        if (!rows_npy.empty()) std::filesystem::remove(rows_file_for(o.out), ignored);
+        throw;
+      }
+    } catch (const std::system_error& e) {
+      if (e.code() == std::errc::no_space_on_device) throw;  // exit 1, as a run's full disk
+      throw InputError("--out " + o.out + ": " + e.what());
+    }
     if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
   }
   out << text.str();
@@ -596,10 +642,21 @@ Command add_fit_command(CLI::App& app) {
   fit->add_option("--out", o->out,
                   "write an estimator_bias config on the fitted generator to this file");
   fit->add_flag("--json", o->json, "print JSON instead of the tables");
+  fit->add_option("--folds", o->folds,
+                  "folds of the cross-fitted verdict: each row held out once (default 5)")
+      ->check(CLI::Range(2, 100));
   fit->add_option("--holdout", o->holdout,
-                  "fraction of rows held out for the verdict (default 0.2)");
+                  "judge on one split holding out this fraction of rows instead of folds")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            double v = 0.0;
+            return CLI::detail::lexical_cast(text, v) && v > 0.0 && v < 1.0
+                       ? std::string()
+                       : "must be a fraction > 0 and < 1, found " + text;
+          },
+          "FRACTION"));
   fit->add_option("--verdict-samples", o->verdict_replicates,
-                  "fake samples at the held-out size for the verdict (default 200)")
+                  "fake samples per fold for the verdict (default 200)")
       ->check(CLI::Range(2, 100000));
   fit->add_option("--estimators", o->estimators,
                   "estimators of the verdict and predictions: names (ece,smooth_ece) or a JSON "

@@ -20,9 +20,10 @@ struct FitOptions {
   std::uint64_t seed = 0;       // of the split, the fake samples, the bootstrap, the config
   std::string out;              // a config file to write (estimator_bias on the fitted generator)
   bool json = false;
-  // The verdict (lib/fit/fit_verdict.hpp): the fraction of rows held out and the fake samples
-  // at the held-out size.
-  double holdout = 0.2;
+  // The verdict (lib/fit/fit_verdict.hpp): cross-fitted over `folds` folds, or, when `holdout`
+  // is set (> 0), on one split holding out that fraction; fake samples per fold.
+  std::size_t folds = 5;
+  double holdout = 0.0;
   std::size_t verdict_replicates = 200;
   // Predictions beside the bootstrap (lib/fit/fit_predictions.hpp): the estimators (empty: the
   // written config's), the sample sizes (empty: 200, 1000, n and 4 n), fake samples and

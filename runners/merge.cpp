@@ -21,6 +21,7 @@ namespace {
 // computes nothing the shards recorded and writes the result set a single run writes.
 int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   std::vector<std::filesystem::path> journals(dirs.size());
+  std::vector<std::size_t> records(dirs.size());  // each shard's count, from its shard.json
   std::string config_text;
   std::size_t count = 0;
   for (const auto& dir : dirs) {
@@ -34,9 +35,10 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
       throw InputError(info_file.string() + ": not valid JSON");
     }
     // Whole numbers only: "shard": 2.7 was read as shard 2, "shard": "2" was a raw type error.
-    for (const char* key : {"shard", "shards"})
+    for (const char* key : {"shard", "shards", "records"})
       if (!info.is_object() || !info.contains(key) || !info[key].is_number_unsigned())
-        throw InputError(info_file.string() + ": /" + key + ": expected an integer >= 1, found " +
+        throw InputError(info_file.string() + ": /" + key + ": expected an integer >= " +
+                         (std::string_view(key) == "records" ? "0" : "1") + ", found " +
                          (info.is_object() && info.contains(key) ? info[key].dump() : "nothing"));
     const auto shard = info["shard"].get<std::size_t>();
     const auto shards = info["shards"].get<std::size_t>();
@@ -48,6 +50,7 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
     if (!journals[shard - 1].empty())
       throw InputError(dir + ": shard " + std::to_string(shard) + " is given twice");
     journals[shard - 1] = std::filesystem::path(dir) / "journal.bin";
+    records[shard - 1] = info["records"].get<std::size_t>();
     if (const std::string kind = special_file_kind(journals[shard - 1]);
         !kind.empty() || !std::filesystem::exists(journals[shard - 1]))
       throw InputError(journals[shard - 1].string() + ": the shard's journal is " +
@@ -78,16 +81,23 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   }
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, options.threads);
   const std::string shown_out = config->output.directory.string();
-  ResultSetTransaction results_set(config->output.directory);
+  ResultSetTransaction results_set(config->output.directory, options.overwrite);
   if (results_set.previous_journal()) results_set.discard_previous();
   const std::string identity = run_identity(*config);
-  merge_shards(journals, identity, results_set.journal_path());
+  try {
+    merge_shards(journals, identity, results_set.journal_path(), records);
+  } catch (const JournalCorrupt& e) {
+    throw JournalCorrupt(std::string(e.what()) +
+                         ": run that shard again (calbench run CONFIG --shard I/N --out DIR "
+                         "--overwrite)");
+  }
   TaskJournal journal = TaskJournal::resume(results_set.journal_path(), identity);
   options.shard.reset();
   std::string command = "calbench merge";
   for (const auto& dir : dirs) command += " " + dir;
   return execute(config_file, *config, shown_out, results_set, journal, options,
-                 command + " --out " + shown_out);
+                 command + " --out " + shown_out +
+                     (options.overwrite == Overwrite::yes ? " --overwrite" : ""));
 }
 
 }  // namespace
@@ -96,6 +106,7 @@ Command add_merge_command(CLI::App& app) {
   struct Arguments {
     std::vector<std::string> dirs;
     RunOptions options;
+    bool overwrite = false;
   };
   auto a = std::make_shared<Arguments>();
   a->options.threads = default_threads();
@@ -107,7 +118,14 @@ Command add_merge_command(CLI::App& app) {
   merge->add_option("--threads", a->options.threads, "worker threads (default: all cores)")
       ->check(thread_range());
   merge->add_flag("--quiet", a->options.quiet, "no progress and no summary table");
-  return {merge, [a] { return merge_command(a->dirs, a->options); }};
+  merge->add_flag("--overwrite", a->overwrite,
+                  "replace the finished result set already in the output directory (without it "
+                  "a merge into a finished set is refused, exit 2)");
+  return {merge, [a] {
+            RunOptions options = a->options;
+            options.overwrite = a->overwrite ? Overwrite::yes : Overwrite::no;
+            return merge_command(a->dirs, options);
+          }};
 }
 
 }  // namespace calbench

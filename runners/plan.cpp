@@ -139,6 +139,8 @@ class PlanProgress {
 
 int run_plan(const PlanOptions& o, std::ostream& out) {
   const PlanConfig config = load_plan(o.file);
+  // An unwritable --out fails now (exit 2), not after the simulations (issue #28).
+  if (!o.out.empty()) check_writable(o.out, "--out " + o.out);
   const PlanSpec& spec = config.spec;
   const bool power = std::holds_alternative<PowerQuestion>(spec.question);
   const char* figure = power ? "power" : "width";

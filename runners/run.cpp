@@ -108,10 +108,11 @@ int run_command(const std::string& file, const RunOptions& options) {
     std::cerr << "calbench: pre-flight: this run may take up to about " << duration_text(seconds)
               << " on " << options.threads << " threads (a rough upper estimate; docs/config.md)\n";
   // Before any computation: the lock, a writable place for the results, the journal.
-  ResultSetTransaction results_set(config->output.directory);
+  ResultSetTransaction results_set(config->output.directory, options.overwrite);
   const std::string identity = run_identity(*config);
   TaskJournal journal = open_journal(results_set, identity, shown_out, options);
   std::string resume = "calbench run " + file + " --out " + shown_out;
+  if (options.overwrite == Overwrite::yes) resume += " --overwrite";
   if (options.shard) resume += " --shard " + shard_text(*options.shard);
   try {
     return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
@@ -207,7 +208,7 @@ Command add_run_command(CLI::App& app) {
   struct Arguments {
     std::string config_file;
     RunOptions options;
-    bool resume = false, restart = false, no_report = false;
+    bool resume = false, restart = false, no_report = false, overwrite = false;
     std::string shard;
   };
   auto a = std::make_shared<Arguments>();
@@ -227,6 +228,9 @@ Command add_run_command(CLI::App& app) {
                     "continue an interrupted run on the same output directory from its journal");
   run->add_flag("--restart", a->restart, "discard an interrupted run's journal and start afresh")
       ->excludes(resume_flag);
+  run->add_flag("--overwrite", a->overwrite,
+                "replace the finished result set already in the output directory (without it "
+                "a rerun into a finished set is refused, exit 2)");
   run->add_option("--shard", a->shard,
                   "I/N: run shard I of N (1 <= I <= N), a contiguous part of every task stream, "
                   "into OUT.shard-I-of-N; `calbench merge` joins the shards")
@@ -244,6 +248,7 @@ Command add_run_command(CLI::App& app) {
       run, [a] {
         RunOptions options = a->options;
         options.report = !a->no_report;
+        options.overwrite = a->overwrite ? Overwrite::yes : Overwrite::no;
         options.mode = a->resume ? Continue::resume : a->restart ? Continue::restart : Continue::no;
         if (!a->shard.empty()) {
           unsigned long long i = 0, n = 0;

@@ -22,6 +22,7 @@ struct RunOptions {
   Continue mode = Continue::no;
   std::optional<RunControl::Shard> shard;
   bool report = true;  // render OUT/report/index.html after the results (not for a shard)
+  Overwrite overwrite = Overwrite::no;  // --overwrite: a finished result set at OUT is replaced
 };
 
 // What a run's journal and shards are tied to: the resolved config's hash and this calbench.

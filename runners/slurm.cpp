@@ -88,10 +88,13 @@ std::string sbatch_word(std::string_view what, std::string_view text) {
 }
 
 SlurmScripts slurm_scripts(const SlurmJob& job) {
+  // In the order the paths derive from one another: the script directory defaults to
+  // OUT.slurm and the config is copied into it, so a line break in --out is named as --out's,
+  // not the config's (issue #28).
   for (const auto& [what, path] :
-       {std::pair{"the calbench binary", &job.calbench}, std::pair{"the config", &job.config},
+       {std::pair{"the calbench binary", &job.calbench},
         std::pair{"the working directory", &job.workdir}, std::pair{"--out", &job.out},
-        std::pair{"the script directory", &job.script_dir}})
+        std::pair{"the script directory", &job.script_dir}, std::pair{"the config", &job.config}})
     refuse_newline(what, path->string());
   const std::string n = std::to_string(job.shards);
   const std::string threads = std::to_string(job.cpus);

@@ -10,10 +10,14 @@ underconfident, LogisticRegression / MLP / HistGradientBoosting near-calibrated;
 2. the model is trained on the training set and predicts the fit set and the pool;
 3. the model's own behaviour, known precisely from the pool: for each estimator and n, the mean
    and sd of the estimate over `subsamples` subsamples of n pool rows (without replacement within
-   a subsample); bias = mean - reference, the reference being the model's true top-label ECE for
-   the ECEs (estimated on the pool by the debiased equal-mass ECE with `pool_bins` bins, its
-   standard error from `pool_boot` bootstrap resamples of the pool) and for smooth_ece its own
-   population value (smooth_ece on the whole pool);
+   a subsample); bias = mean - reference, the reference being the population value of the
+   estimator's target: the model's true top-label L1 ECE (ece_top_l1) for the two binned ECEs,
+   its L2 ECE (ece_top_l2) for the debiased ECE, smooth_ece's own population value (smooth_ece
+   on the whole pool) for smooth_ece. ece_top_l1 is estimated on the pool by the plug-in ECE
+   with `pool_bins_l1` equal-mass bins, bias-corrected by the bootstrap (2 x estimate - mean of
+   `pool_boot` bootstrap resamples: the |mean gap| of a bin is biased upward by its noise);
+   ece_top_l2 by the debiased equal-mass ECE with `pool_bins` bins (Kumar et al. 2019); each
+   standard error from the same bootstrap resamples;
 4. `calbench fit` on the fit set (--json) gives the fake's and the bootstrap's mean, sd and bias
    per (estimator, n) and the verdict;
 5. a cell passes when the predicted sd is within 20 % of the observed and the predicted bias
@@ -48,12 +52,15 @@ from sklearn.neural_network import MLPClassifier
 
 import calbench
 
-# The estimators of the study: `calbench fit`'s defaults, under the labels it reports.
+# The estimators of the study: `calbench fit`'s defaults, under the labels it reports, each with
+# the pool reference its observed bias is measured against: the population value of its target
+# (`calbench list estimators`: ece targets ece_top_l1, ece_debiased ece_top_l2, smooth_ece its
+# own population value), as `calbench fit` measures the fake's bias.
 ESTIMATORS = [
-    ("ece_ew15", {"name": "ece", "bins": 15}),
-    ("ece_em15", {"name": "ece", "bins": 15, "binning": "equal_mass"}),
-    ("dece_em15", {"name": "ece_debiased"}),
-    ("smooth_ece", {"name": "smooth_ece"}),
+    ("ece_ew15", {"name": "ece", "bins": 15}, "l1"),
+    ("ece_em15", {"name": "ece", "bins": 15, "binning": "equal_mass"}, "l1"),
+    ("dece_em15", {"name": "ece_debiased"}, "l2"),
+    ("smooth_ece", {"name": "smooth_ece"}, "smooth"),
 ]
 SD_TOLERANCE = 0.20    # predicted sd within 20 % of the observed
 BIAS_TOLERANCE = 0.005  # predicted bias within 0.005 of the observed
@@ -97,21 +104,29 @@ def make_data(K, seed, n):
 
 
 def estimates(p, y):
-    return [calbench.estimate(spec, p, y) for _, spec in ESTIMATORS]
+    return [calbench.estimate(spec, p, y) for _, spec, _ in ESTIMATORS]
 
 
-def pool_reference(p, y, bins, boot, rng):
-    """The model's true top-label ECE from the pool: the debiased ECE with `bins` equal-mass bins
-    (Kumar et al. 2019), its SE from `boot` bootstrap resamples of the pool; and smooth_ece's own
-    population value (smooth_ece on the pool)."""
-    spec = {"name": "ece_debiased", "bins": bins, "binning": "equal_mass"}
-    ece = calbench.estimate(spec, p, y)
+def pool_reference(p, y, bins_l1, bins_l2, boot, rng):
+    """The model's population values from the pool: {"l1": (ece_top_l1, SE), "l2": (ece_top_l2,
+    SE), "smooth": (smooth_ece, 0)}. ece_top_l1: the plug-in top-label ECE with `bins_l1`
+    equal-mass bins, bias-corrected by the bootstrap (Efron & Tibshirani 1993, eq. 10.3:
+    2 x estimate - mean of the resamples' estimates), since each bin's |mean gap| is biased
+    upward by its sampling noise; ece_top_l2: the debiased ECE with `bins_l2` equal-mass bins
+    (Kumar et al. 2019), whose square is unbiased for the binned L2 error. Both SEs from the
+    same `boot` bootstrap resamples of the pool; smooth_ece on the whole pool."""
+    l1 = {"name": "ece", "bins": bins_l1, "binning": "equal_mass"}
+    l2 = {"name": "ece_debiased", "bins": bins_l2, "binning": "equal_mass"}
     values = []
     for _ in range(boot):
         i = rng.integers(0, len(y), len(y))
-        values.append(calbench.estimate(spec, p[i], y[i]))
+        values.append((calbench.estimate(l1, p[i], y[i]), calbench.estimate(l2, p[i], y[i])))
+    values = np.array(values)
+    plug_l1 = calbench.estimate(l1, p, y)
     smooth = calbench.estimate(dict(ESTIMATORS[3][1]), p, y)
-    return ece, float(np.std(values, ddof=1)), smooth
+    return {"l1": (2 * plug_l1 - float(values[:, 0].mean()), float(np.std(values[:, 0], ddof=1))),
+            "l2": (calbench.estimate(l2, p, y), float(np.std(values[:, 1], ddof=1))),
+            "smooth": (smooth, 0.0)}
 
 
 def observed(p, y, sizes, subsamples, rng):
@@ -120,7 +135,7 @@ def observed(p, y, sizes, subsamples, rng):
     for n in sizes:
         values = np.array([estimates(p[idx], y[idx]) for idx in
                            (rng.choice(len(y), n, replace=False) for _ in range(subsamples))])
-        for e, (label, _) in enumerate(ESTIMATORS):
+        for e, (label, _, _) in enumerate(ESTIMATORS):
             out[(label, n)] = (float(values[:, e].mean()), float(values[:, e].std(ddof=1)))
     return out
 
@@ -167,7 +182,10 @@ def main():
     parser.add_argument("--subsamples", type=int, default=60 if small else 200)
     parser.add_argument("--replicates", type=int, default=60 if small else 200)
     parser.add_argument("--resamples", type=int, default=60 if small else 200)
-    parser.add_argument("--pool-bins", type=int, default=20 if small else 100)
+    parser.add_argument("--pool-bins", type=int, default=20 if small else 100,
+                        help="equal-mass bins of the pool's debiased L2 ECE")
+    parser.add_argument("--pool-bins-l1", type=int, default=10 if small else 20,
+                        help="equal-mass bins of the pool's bias-corrected L1 ECE")
     parser.add_argument("--pool-boot", type=int, default=10 if small else 20)
     parser.add_argument("--verdict-samples", type=int, default=200)
     parser.add_argument("--models", default="", help="comma-separated subset, e.g. mlp_k3")
@@ -198,8 +216,9 @@ def main():
             p_fit, y_fit = model.predict_proba(X[a:b]), y[a:b]
             p_pool, y_pool = model.predict_proba(X[b:]), y[b:]
             rng = np.random.default_rng([args.seed, seed])
-            ece, ece_se, smooth = pool_reference(p_pool, y_pool, args.pool_bins,
-                                                 args.pool_boot, rng)
+            references = pool_reference(p_pool, y_pool, args.pool_bins_l1, args.pool_bins,
+                                        args.pool_boot, rng)
+            ece, ece_se = references["l1"]
             obs = observed(p_pool, y_pool, sizes, args.subsamples, rng)
             fit = run_fit(args.calbench, p_fit, y_fit, sizes, args.seed, work, args)
             fake_ece = fit["fake"]["ece_top_l1"]["value"]
@@ -211,6 +230,7 @@ def main():
                 "accuracy": float((p_pool.argmax(1) == y_pool).mean()),
                 "fake_accuracy": fit["fake"]["accuracy"]["value"],
                 "ece_top_pool": ece, "ece_top_pool_se": ece_se, "fake_ece_top": fake_ece,
+                "ece_top_l2_pool": references["l2"][0], "ece_top_l2_pool_se": references["l2"][1],
                 "ece_tolerance": tolerance, "fake_ece_matches": int(matches),
                 "family": fit["family"], "verdict": verdict,
                 "miss_flagged": "" if matches else int(verdict == "POOR"),
@@ -220,7 +240,7 @@ def main():
             for cell in fit["predictions"]["cells"]:
                 label, n = cell["estimator"], cell["n"]
                 mean_sd = obs[(label, n)]
-                reference = smooth if label == "smooth_ece" else ece
+                reference = references[next(r for l, _, r in ESTIMATORS if l == label)][0]
                 bias_obs = mean_sd[0] - reference
                 row = {"model": name, "K": K, "estimator": label, "n": n,
                        "observed_mean": mean_sd[0], "observed_sd": mean_sd[1],

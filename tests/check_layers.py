@@ -19,6 +19,7 @@ import sys
 # Lowest first. Each row: the folders of one layer and what they are.
 LAYERS = [
     (["core"], "values, samples, RNG streams, the execution kernel, errors"),
+    (["leaderboard"], "win rates, Bradley-Terry Elo and rank agreement of methods over cases"),
     (["config", "data"], "JSON readers and the generic registry mechanism; NPY and model outputs"),
     (["generators", "estimators"], "the fake classifiers; the calibration metrics"),
     (["recalibrators"], "post-hoc calibration methods (they bin with estimators/binning)"),

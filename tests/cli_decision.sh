@@ -54,7 +54,7 @@ grep -q 'After recalibration by temperature fitted on 300 cases' "$work/t2.out" 
   fail "the verdict does not mention the recalibrator: $(cat "$work/t2.out")"
 # Without a requirement: no requirements.csv, and a stale one is removed.
 grep -v '"requirement"' "$work/small.json" >"$work/noreq.json"
-"$bin" run "$work/noreq.json" --out "$work/t1" --quiet 2>"$work/noreq.err" ||
+"$bin" run "$work/noreq.json" --out "$work/t1" --overwrite --quiet 2>"$work/noreq.err" ||
   fail "run without requirement failed: $(cat "$work/noreq.err")"
 [ -e "$work/t1/requirements.csv" ] && fail "requirements.csv left from the earlier run"
 

@@ -182,7 +182,7 @@ if mount -t tmpfs -o size=200k tmpfs "$disk" 2>/dev/null; then
   # 200 kB: the journal fails first. Then at 600 kB the journal fits but the results do not.
   "$bin" run "$src/tests/data/tiny.json" --out "$disk/out" --quiet || fail "tiny run on tmpfs"
   cp -r "$disk/out" old_set
-  "$bin" run "$bias" --out "$disk/out" --threads 2 --quiet --restart 2>full1.err
+  "$bin" run "$bias" --out "$disk/out" --threads 2 --quiet --restart --overwrite 2>full1.err
   [ $? -eq 1 ] || fail "a full disk during the journal did not exit 1"
   grep -q "No space left on device" full1.err || fail "no ENOSPC message: $(cat full1.err)"
   same_set old_set "$disk/out" "the old set after a full disk"

@@ -98,6 +98,39 @@ bad label_range "label_range.csv: line 2: label 2 is out of range: must be 0 .. 
 printf '0,0.3,0.7\n1,nan,0.4\n1,0.5,0.5\n' >"$work/nan.csv"
 bad nan "nan.csv: line 2: value 1 is nan: must be finite"
 
+# The verdict's folds: too few rows for them, or a folds or holdout value out of range, exit 2
+# naming the option; nothing written.
+head -6 "$work/model.csv" >"$work/six.csv"
+bad six "six.csv: --folds: 5 folds of 6 rows: need at least 2 folds and 2 rows per fold (n >= 10)"
+"$bin" fit "$work/model.csv" --folds 1 --out "$work/folds1.json" >/dev/null 2>"$work/folds1.err"
+[ $? -eq 2 ] && grep -q -- "--folds: Value 1 not in range 2 to 100" "$work/folds1.err" ||
+  fail "--folds 1: $(cat "$work/folds1.err")"
+for h in 0 1 -0.2 x; do
+  "$bin" fit "$work/model.csv" --holdout "$h" --out "$work/holdout.json" >/dev/null 2>"$work/holdout.err"
+  [ $? -eq 2 ] && grep -q -- "--holdout: must be a fraction > 0 and < 1, found $h" "$work/holdout.err" ||
+    fail "--holdout $h: $(cat "$work/holdout.err")"
+done
+[ -e "$work/folds1.json" ] || [ -e "$work/holdout.json" ] && fail "a bad --folds or --holdout wrote a config"
+# More data no fake can be fitted to, or that is not probabilities: exit 2, nothing written.
+printf '0,0.3,0.7\n-1,0.6,0.4\n1,0.5,0.5\n' >"$work/negative_label.csv"
+bad negative_label "negative_label.csv: line 2: label -1 is out of range: must be 0 .. 1"
+printf '0,0.3,0.7\n1,inf,0.4\n1,0.5,0.5\n' >"$work/inf.csv"
+bad inf "inf.csv: line 2: value 1 is inf: must be finite"
+printf '0,0.3,0.7\n1.5,0.6,0.4\n1,0.5,0.5\n' >"$work/fraction_label.csv"
+bad fraction_label 'fraction_label.csv: line 2: label "1.5" is not an integer class index'
+# Identical rows that are not all one row: a model with two distinct outputs (ties everywhere)
+# is fitted and judged, with a verdict printed (no crash, no raw library message).
+awk 'BEGIN { for (i = 0; i < 60; i++) { if (i % 2) printf "%d,0.7,0.2,0.1\n", i % 3
+  else printf "%d,0.2,0.5,0.3\n", (i / 2) % 3 } }' >"$work/two_outputs.csv"
+"$bin" fit "$work/two_outputs.csv" "${quick[@]}" >"$work/two_outputs.out" 2>"$work/two_outputs.err" ||
+  fail "two distinct outputs: exit $?: $(cat "$work/two_outputs.err")"
+grep -q "^verdict: \(GOOD\|POOR\)" "$work/two_outputs.out" || fail "two distinct outputs: no verdict"
+# One split instead of folds (--holdout): the verdict on ceil(0.2 n) held-out rows.
+"$bin" fit "$work/model.csv" --json --holdout 0.2 "${quick[@]}" --verdict-samples 10 >"$work/split.json" ||
+  fail "--holdout 0.2"
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["verdict"]; assert (v["folds"], v["held_out_rows"], v["fit_rows"]) == (1, 80, 320), v' \
+  "$work/split.json" || fail "--holdout 0.2: not one split of 80 held-out rows"
+
 # The verdict and the predictions in --json, the same bytes on 1 and 2 threads.
 "$bin" fit "$work/model.csv" --json --threads 1 --sizes 100,400,800 --replicates 20 --resamples 20 \
   --verdict-samples 20 >"$work/t1.json" || fail "fit --threads 1"
@@ -108,7 +141,7 @@ python3 - "$work/t1.json" <<'PY' || fail "fit --json: verdict or predictions not
 import json, sys
 d = json.load(open(sys.argv[1]))
 v = d["verdict"]
-assert v["verdict"] in ("GOOD", "POOR") and v["held_out_rows"] == 80 and v["fit_rows"] == 320, v
+assert v["verdict"] in ("GOOD", "POOR") and v["folds"] == 5 and v["held_out_rows"] == 400 and v["fit_rows"] == 320, v
 names = [c["check"] for c in v["checks"]]
 assert names == ["accuracy", "mean confidence", "ece_ew15", "ece_em15", "dece_em15", "smooth_ece",
                  "confidence histogram", "reliability curve"], names
@@ -147,6 +180,13 @@ grep -q "wrong.json not written (--force" "$work/wrong.err" || fail "always wron
 "$bin" fit "$work/wrong.csv" --family parametric --out "$work/wrong.json" --force --verdict-samples 50 --replicates 10 \
   --resamples 10 >/dev/null 2>"$work/wrong.err" || fail "--force: $(cat "$work/wrong.err")"
 "$bin" validate "$work/wrong.json" >/dev/null || fail "the --force config does not validate"
+# The default (empirical) family reproduces the always-wrong model instead of contradicting it
+# (issue #28 item 6: a fake with accuracy 0.998 for a model with accuracy 0): the fake's true
+# accuracy is that of the data, 0, within the truth's Monte Carlo error.
+"$bin" fit "$work/wrong.csv" --json --verdict-samples 20 --replicates 5 --resamples 5 --sizes 100 \
+  >"$work/wrong_empirical.json" || fail "always wrong, empirical: exit $?"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a=d["fake"]["accuracy"]; assert d["family"] == "empirical" and a["value"] < 0.01, a; v=d["verdict"]; assert v["verdict"] == "GOOD" or v["reasons"], v' \
+  "$work/wrong_empirical.json" || fail "always wrong: the empirical fake contradicts the data"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d["provenance"]["verdict"]; assert v["verdict"] == "POOR" and v["reasons"], v' \
   "$work/wrong.json" || fail "the written config does not record the verdict"
 

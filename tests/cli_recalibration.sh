@@ -52,8 +52,23 @@ table "$work/targets/cells.csv" | sed -n 2p | grep -Eq '^0,[0-9.e-]+,[0-9.e-]+,,
 
 "$bin" list recalibrators >"$work/list.out" 2>&1 || fail "list recalibrators failed"
 for name in temperature vector matrix dirichlet platt logistic beta isotonic histogram_binning \
-  bbq ensemble_temperature scaling_binning classwise top_label_reduced; do
+  bbq ensemble_temperature scaling_binning classwise top_label_reduced platt_probability \
+  quadratic centred_isotonic venn_abers kernel smoothing_spline cdf_spline svs sms \
+  laplace_mixture; do
   grep -q "^  $name  " "$work/list.out" || fail "list recalibrators does not list $name"
+done
+
+# The methods of issue 26 through `calbench recalibrate fit|apply` on a scikit-learn model's
+# outputs (tests/data/recalibration_methods): a model file, then K = 3 rows summing to 1.
+data="$src/tests/data/recalibration_methods"
+for name in platt_probability quadratic centred_isotonic venn_abers kernel smoothing_spline \
+  cdf_spline svs sms '{"name": "laplace_mixture", "method": {"name": "isotonic"}}'; do
+  "$bin" recalibrate fit "$data/k3_fit.csv" --method "$name" --out "$work/model.json" \
+    >"$work/fit.out" 2>&1 || fail "recalibrate fit --method $name: $(cat "$work/fit.out")"
+  "$bin" recalibrate apply "$work/model.json" "$data/k3_test.csv" --out "$work/q.csv" \
+    >"$work/apply.out" 2>&1 || fail "recalibrate apply ($name): $(cat "$work/apply.out")"
+  awk -F, 'NR > 1 { s = $2 + $3 + $4; if (s < 1 - 1e-9 || s > 1 + 1e-9) bad = 1; n++ }
+           END { exit (bad || n != 300) }' "$work/q.csv" || fail "apply ($name) rows: $(head -3 "$work/q.csv")"
 done
 
 "$bin" validate "$config" >"$work/validate.out" 2>&1 || fail "validate failed"

@@ -14,6 +14,12 @@ script=cli_reliability usage="CALBENCH_BINARY SOURCE_DIR"
 . "$(dirname "${BASH_SOURCE[0]}")/cli_common.sh"
 tiny="$src/tests/data/tiny.json"
 cases=0
+mounted=""
+cleanup() {
+  [ -n "$mounted" ] && umount "$mounted" 2>/dev/null
+  remove_work
+}
+trap cleanup EXIT
 export CALBENCH_NO_REPORT=1
 
 # expect_exit STATUS PHRASE NAME ARGS...: calbench ARGS exits STATUS, its stderr holds PHRASE.
@@ -127,6 +133,30 @@ expect_exit 2 "shard.json: /shard: expected an integer >= 1, found \"2\"" merge_
 rm -r shard2 && cp -r shard2_saved shard2 && rm shard2/journal.bin
 expect_exit 2 "journal.bin: the shard's journal is missing" merge_no_journal \
   merge shard1 shard2 --out merged --quiet
+# A bit flipped in a finished shard's journal is corruption, named with the file (it was
+# reported as "an unfinished shard"); the merge only reads the shard (it used to cut the
+# journal short at the damaged record).
+rm -r shard2 && cp -r shard2_saved shard2
+flip_byte() {
+  python3 -c '
+import sys
+path, at = sys.argv[1], int(sys.argv[2])
+data = bytearray(open(path, "rb").read())
+at = at if at >= 0 else len(data) // 2
+data[at] ^= 0x10
+open(path, "wb").write(bytes(data))' "$@"
+}
+flip_byte shard2/journal.bin -1
+cp shard2/journal.bin flipped.bin
+expect_exit 2 "shard2/journal.bin: the journal is corrupt: the record at byte" merge_bit_flip \
+  merge shard1 shard2 --out merged --quiet
+cmp -s shard2/journal.bin flipped.bin || fail "merge_bit_flip: the shard's journal was changed"
+cp shard2_saved/journal.bin shard2/journal.bin
+flip_byte shard2/journal.bin 20
+expect_exit 2 "shard2/journal.bin: the journal is corrupt: its header" merge_header_flip \
+  merge shard1 shard2 --out merged --quiet
+[ "$(stat -c %s shard2/journal.bin)" = "$(stat -c %s shard2_saved/journal.bin)" ] ||
+  fail "merge_header_flip: the shard's journal was replaced"
 [ -e merged ] && fail "a failed merge wrote its output"
 
 # ---- item 11: nothing calbench replaces holds a file it did not write -------------------------------
@@ -135,7 +165,21 @@ echo "my notes" >mine/notes.txt
 expect_exit 2 "holds files calbench did not write (notes.txt)" foreign_file run "$tiny" --out mine --quiet
 [ "$(cat mine/notes.txt)" = "my notes" ] || fail "foreign_file: notes.txt was lost"
 rm mine/notes.txt
-expect_exit 0 "" rerun_own_set run "$tiny" --out mine --quiet --threads 1
+# A rerun into a finished set of calbench's own files: refused without --overwrite (also with
+# --resume and no journal), the set left byte for byte; replaced with it.
+cp -r mine mine_saved
+expect_exit 2 "already holds a finished calbench result set" rerun_refused \
+  run "$tiny" --out mine --quiet --threads 1
+grep -qF -- "pass --overwrite to replace it" rerun_refused.err || fail "rerun_refused: no hint"
+expect_exit 2 "already holds a finished calbench result set" rerun_resume_refused \
+  run "$tiny" --out mine --quiet --threads 1 --resume
+rm -r shard2 && cp -r shard2_saved shard2
+expect_exit 2 "already holds a finished calbench result set" merge_refused \
+  merge shard1 shard2 --out mine --quiet
+diff -r mine mine_saved >/dev/null || fail "rerun_refused: the finished set was changed"
+[ -z "$(ls -A | grep -F .mine.)" ] || fail "rerun_refused: left $(ls -A | grep -F .mine.)"
+expect_exit 0 "" rerun_overwrite run "$tiny" --out mine --quiet --threads 1 --overwrite
+cmp -s mine/cells.csv mine_saved/cells.csv || fail "rerun_overwrite: other cells.csv"
 mkdir scripts && echo '{"mine": 1}' >scripts/config.json
 expect_exit 2 "already holds config.json with other contents" slurm_overwrite \
   slurm "$tiny" --shards 2 --out sl --script-dir scripts
@@ -175,6 +219,34 @@ cases=$((cases + 1))
 [ "$SECONDS" -le 3 ] || fail "SIGINT during the truth: took $SECONDS s to stop"
 grep -q "calbench: pre-flight: this run may take up to about" long_truth.err ||
   fail "the long run printed no time estimate: $(cat long_truth.err)"
+
+# kde_canonical's O(n^2 K) pass (about a minute here at n = 20,000) stops within a second of
+# SIGINT in eval (issue #28 leftovers; the Python side: python/tests/test_bindings.py).
+python3 -c '
+import random
+random.seed(2)
+print("label,p0,p1,p2")
+for i in range(20000):
+    a = [random.random() + 0.05 for _ in range(3)]; s = sum(a)
+    print(",".join([str(random.randrange(3))] + ["%.6f" % (x / s) for x in a[:2]] +
+                   ["%.6f" % (1 - sum(round(x / s, 6) for x in a[:2]))]))' >kde_big.csv
+# eval keeps SIGINT's default action (it writes nothing until it ends: stdout and atomic --plot
+# files), so a Ctrl-C ends it at once; a background job of a script inherits SIGINT ignored,
+# which python3 restores here, as a terminal's foreground job has it.
+python3 -c '
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$bin" eval kde_big.csv --estimators kde_canonical \
+  --resamples 10 >/dev/null 2>kde_eval.err &
+pid=$!
+sleep 1.5
+SECONDS=0
+kill -INT "$pid"
+wait "$pid"
+status=$?
+cases=$((cases + 1))
+[ "$status" -eq 130 ] || fail "SIGINT during kde_canonical in eval: exit $status, expected 130: $(cat kde_eval.err)"
+[ "$SECONDS" -le 2 ] || fail "SIGINT during kde_canonical in eval: took $SECONDS s to stop"
 
 # ---- item 8: check tells a malformed file (2) from a regression (1) -------------------------------
 "$bin" run "$tiny" --out base --quiet --threads 1 || fail "the tiny run failed"
@@ -264,5 +336,69 @@ cases=$((cases + 1))
 pgrep -f "sleep $marker.75" >/dev/null && fail "SIGINT: the command outlived calbench"
 left=$(ls -A tmp)
 [ -z "$left" ] || fail "temporaries left in TMPDIR: $left"
+
+# ---- item 5 (leftovers): temporaries after kill -9 carry their pid and are removed -------------
+# A run killed while its external command runs leaves its temporary directory (SIGKILL runs no
+# destructor); its name holds the pid, and the next calbench to make one removes it.
+ext_config killed "[\"sh\", \"-c\", \"sleep $marker.9\"]" >killed.json
+"$bin" run killed.json --out o_killed --quiet 2>/dev/null &
+pid=$!
+for _ in $(seq 200); do pgrep -f "sleep $marker.9" >/dev/null && break; sleep 0.05; done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+sleep 0.3
+pgrep -f "sleep $marker.9" >/dev/null && fail "kill -9: the command outlived calbench"
+cases=$((cases + 1))
+ls tmp | grep -q -- "^calbench-[a-z]*-$pid-" || fail "kill -9: no temporary named with pid $pid: $(ls -A tmp)"
+dead=$(sh -c 'echo $$')  # a pid that has just ended
+mkdir "tmp/calbench-cell-$dead-abcdef" && echo x >"tmp/calbench-cell-$dead-abcdef/p_0.npy"
+mkdir "tmp/calbench-cell-$$-ghijkl"  # this shell's: alive, kept
+mkdir tmp/calbench-mine               # no pid: not calbench's pattern, kept
+expect_exit 0 "" after_kill run leftover.json --out o_after_kill --quiet
+[ "$(ls -A tmp | sort | tr '\n' ' ')" = "calbench-cell-$$-ghijkl calbench-mine " ] ||
+  fail "after_kill: TMPDIR holds $(ls -A tmp)"
+rm -r "tmp/calbench-cell-$$-ghijkl" tmp/calbench-mine
+# An atomic write's temporary, TARGET.tmp-PID-N: removed beside the next write when PID is gone.
+mkdir atomic
+echo half >"atomic/plan.json.tmp-$dead-0"
+echo mine >"atomic/notes.tmp-$$-0"
+expect_exit 0 "" atomic_leftover plan "$src/configs/plan/width_example.json" \
+  --out atomic/plan.json --quiet --threads 1
+[ "$(ls atomic | sort | tr '\n' ' ')" = "notes.tmp-$$-0 plan.json " ] ||
+  fail "atomic_leftover: atomic/ holds $(ls atomic)"
+# export-cases killed: its DIR.partial holds its pid; a later export-cases removes it. A
+# DIR.partial without the marker (a user's) stays refused (item 11 above).
+mkdir cases2.partial && echo "$dead" >cases2.partial/.calbench-export-cases.pid
+expect_exit 0 "" export_after_kill export-cases cases2
+[ -e cases2.partial ] && fail "export_after_kill: cases2.partial is still there"
+[ -e cases2/.calbench-export-cases.pid ] && fail "export_after_kill: the marker was exported"
+mkdir cases3.partial && echo "$$" >cases3.partial/.calbench-export-cases.pid
+expect_exit 2 "cases3.partial exists" export_live export-cases cases3
+
+# ---- item 4 (leftovers): fit, plan and export-cases on a read-only file system: exit 2 ----------
+ro=$work/ro
+mkdir "$ro"
+if mount -t tmpfs -o size=1m tmpfs "$ro" 2>/dev/null; then
+  mounted=$ro
+  mkdir "$ro/empty" && mount -o remount,ro "$ro" || fail "cannot remount $ro read-only"
+  printf 'label,p0,p1,p2\n' >model.csv
+  python3 -c '
+import random
+random.seed(1)
+for i in range(400):
+    a = [random.random() + 0.1 for _ in range(3)]; s = sum(a); p = [x / s for x in a]
+    y = max(range(3), key=lambda k: p[k]) if random.random() < 0.7 else random.randrange(3)
+    print(",".join([str(y)] + ["%.6f" % x for x in p]))' >>model.csv
+  expect_exit 2 "--out $ro/fake.json: cannot write $ro/fake.json ($ro: Read-only file system)" \
+    fit_readonly fit model.csv --out "$ro/fake.json"
+  expect_exit 2 "--out $ro/sub/plan.json: cannot write" plan_readonly_fs \
+    plan "$src/configs/plan/width_example.json" --out "$ro/sub/plan.json" --quiet
+  expect_exit 2 "Read-only file system" export_readonly export-cases "$ro/empty"
+  expect_exit 2 "Read-only file system" export_readonly_new export-cases "$ro/new"
+  [ "$(ls -A "$ro")" = empty ] || fail "read-only: something was written: $(ls -A "$ro")"
+  umount "$ro" && mounted=""
+else
+  echo "cli_reliability: note: cannot mount a tmpfs here; the read-only cases were not run"
+fi
 
 finish "$cases cases"

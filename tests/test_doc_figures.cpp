@@ -31,8 +31,9 @@ struct Run {
   std::string printed;  // stdout of `calbench run` without --quiet
   std::vector<Row> cells;
   std::vector<Row> requirements;
-  std::vector<Row> intervals;   // intervals.csv (estimator_bias with intervals)
-  std::vector<Row> replicates;  // replicates.csv when the config asks for it
+  std::vector<Row> intervals;               // intervals.csv (estimator_bias with intervals)
+  std::vector<Row> replicates;              // replicates.csv when the config asks for it
+  std::vector<Row> leaderboard, agreement;  // recalibration: leaderboard*.csv
   nlohmann::json summary;
 };
 
@@ -107,6 +108,8 @@ const Run& run_config(const std::string& name, const std::string& patch = "") {
   run.requirements = read_csv(out / "requirements.csv");
   run.intervals = read_csv(out / "intervals.csv");
   run.replicates = read_csv(out / "replicates.csv");
+  run.leaderboard = read_csv(out / "leaderboard.csv");
+  run.agreement = read_csv(out / "leaderboard_agreement.csv");
   run.summary = nlohmann::json::parse(read_text(out / "summary.json"));
   return runs.emplace(key, std::move(run)).first->second;
 }
@@ -407,6 +410,45 @@ TEST_CASE("README, docs/recalibration.md: the best method depends on the metric"
     }
   CHECK(fixed(100.0 * low, 1) == "62.5");
   CHECK(fixed(100.0 * high, 1) == "90.0");
+}
+
+TEST_CASE("docs/recalibration.md: the leaderboards of the classwise example", "[slow][e2e][docs]") {
+  const auto& run = shipped("recalibration_classwise");
+  auto board = [&](const char* kind, const char* key, const char* method) {
+    return row(run.leaderboard,
+               {{"scope", "all"}, {"kind", kind}, {"key", key}, {"method", method}});
+  };
+  auto three = [](const Row& r, const char* column) {
+    return fixed(number(r, column), 3) + " [" +
+           fixed(number(r, std::string(column) + "_lower"), 3) + ", " +
+           fixed(number(r, std::string(column) + "_upper"), 3) + "]";
+  };
+  auto two = [](const Row& r, const char* column) {
+    return fixed(number(r, column), 2) + " [" +
+           fixed(number(r, std::string(column) + "_lower"), 2) + ", " +
+           fixed(number(r, std::string(column) + "_upper"), 2) + "]";
+  };
+  const Row& vector = board("truth", "ece_top_l1", "vector");
+  CHECK(vector.at("cases") == "120");
+  CHECK(vector.at("blocks") == "3");
+  CHECK(vector.at("rank") == "1");
+  CHECK(three(vector, "win_rate") == "0.867 [0.796, 0.938]");
+  CHECK(fixed(number(vector, "mean"), 4) == "0.0138");
+  const Row& temperature = board("truth", "ece_top_l1", "temperature");
+  CHECK(temperature.at("rank") == "2");
+  CHECK(three(temperature, "win_rate") == "0.812 [0.796, 0.829]");
+  CHECK(fixed(number(temperature, "mean"), 4) == "0.0123");
+  CHECK(board("truth", "classwise_ece_l1", "temperature").at("rank") == "6");
+  auto agreement = [&](const char* estimator, const char* truth) {
+    return row(run.agreement, {{"scope", "all"}, {"estimator", estimator}, {"truth", truth}});
+  };
+  CHECK(two(agreement("ece_ew15", "ece_top_l1"), "tau_b") == "1.00 [0.90, 1.00]");
+  CHECK(two(agreement("ece_ew15", "ece_top_l1"), "winner_agreement") == "0.66 [0.50, 0.80]");
+  CHECK(two(agreement("ece_ew15", "classwise_ece_l1"), "tau_b") == "0.52 [0.33, 0.71]");
+  CHECK(two(agreement("cwece_ew15", "classwise_ece_l1"), "tau_b") == "0.90 [0.90, 1.00]");
+  CHECK(two(agreement("cwece_ew15", "classwise_ece_l1"), "winner_agreement") ==
+        "0.62 [0.47, 0.72]");
+  CHECK(two(agreement("brier", "ece_top_l1"), "tau_b") == "0.71 [0.24, 0.71]");
 }
 
 // docs/intervals.md: every coverage figure of its tables (two decimals) from the two shipped
@@ -851,4 +893,72 @@ TEST_CASE("papers: Guo et al. temperature scaling table", "[slow][e2e][papers]")
       CHECK((m.at("fits") == 0 ? "-" : fixed(ece_of(cells[c], methods[i]).first, 4)) ==
             quoted[c][i]);
     }
+}
+
+// docs/estimators/tests.md: after the marker "<!-- figures: NAME -->" a table lists, per
+// (temperature, n), the rejection rates at level 0.05 of ks_calibration, kuiper_calibration and
+// spiegelhalter in configs/NAME.json (the mean of their `reject` outputs) to 3 decimals. The
+// test reads the table from the page, so every figure on it is checked.
+TEST_CASE("docs/estimators/tests.md: size and power of the calibration tests",
+          "[slow][e2e][docs]") {
+  const std::string doc =
+      read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "estimators" / "tests.md");
+  for (const std::string name : {"calibration_tests_k2", "calibration_tests_k10"}) {
+    const std::string scope = name == "calibration_tests_k2" ? "_binary" : "";
+    const auto& cells = shipped(name).cells;
+    const auto marker = doc.find("<!-- figures: " + name + " -->");
+    REQUIRE(marker != std::string::npos);
+    std::stringstream table(doc.substr(marker));
+    std::string line;
+    std::getline(table, line);  // the marker
+    std::size_t rows = 0;
+    while (std::getline(table, line) && !line.empty()) {
+      if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos ||
+          line.find("temperature") != std::string::npos)
+        continue;
+      std::vector<std::string> fields;
+      std::stringstream cells_of(line.substr(1));
+      std::string field;
+      while (std::getline(cells_of, field, '|'))
+        fields.push_back(
+            field.substr(field.find_first_not_of(' '),
+                         field.find_last_not_of(' ') - field.find_first_not_of(' ') + 1));
+      REQUIRE(fields.size() >= 5);
+      const double temperature = std::stod(fields[0]);
+      const std::string n = fields[1];
+      const char* tests[] = {"ks_calibration", "kuiper_calibration", "spiegelhalter"};
+      for (std::size_t t = 0; t < 3; ++t) {
+        const std::string label = std::string(tests[t]) + scope + "_reject0.05";
+        const Row* found = nullptr;
+        for (const auto& r : cells)
+          if (r.at("estimator") == label && r.at("sample_size") == n &&
+              std::stod(r.at("generator.miscalibration.temperature")) == temperature)
+            found = &r;
+        INFO(name << " " << label << " T = " << temperature << " n = " << n);
+        REQUIRE(found != nullptr);
+        CHECK(fixed(number(*found, "mean"), 3) == fields[2 + t]);
+      }
+      ++rows;
+    }
+    CHECK(rows == 15);
+  }
+  // The figures of its prose.
+  const auto& k2 = shipped("calibration_tests_k2").cells;
+  const auto& k10 = shipped("calibration_tests_k10").cells;
+  auto at = [](const std::vector<Row>& cells, const std::string& label, double temperature,
+               const std::string& n) -> const Row& {
+    for (const auto& r : cells)
+      if (r.at("estimator") == label && r.at("sample_size") == n &&
+          std::stod(r.at("generator.miscalibration.temperature")) == temperature)
+        return r;
+    FAIL("no row " << label);
+    return cells.front();
+  };
+  CHECK(fixed(number(at(k2, "ks_calibration_binary", 1.0, "100"), "mean"), 3) == "0.049");
+  CHECK(fixed(number(at(k2, "ks_calibration_binary", 1.0, "10000"), "mean"), 3) == "0.005");
+  CHECK(fixed(number(at(k10, "spiegelhalter", 0.8, "1000"), "population"), 4) == "-0.0003");
+  double kuiper_size = 0.0;
+  for (const char* n : {"100", "300", "1000", "3000", "10000"})
+    kuiper_size += number(at(k2, "kuiper_calibration_binary_reject0.05", 1.0, n), "mean") / 5.0;
+  CHECK(fixed(kuiper_size, 3) == "0.041");
 }

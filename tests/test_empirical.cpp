@@ -362,3 +362,42 @@ TEST_CASE("fit_empirical on scikit-learn models' outputs matches their pool cali
           3.0 * fit.fit.model_accuracy_se);
   }
 }
+
+TEST_CASE(
+    "fit_empirical: the noise correction scales the curve to the bootstrap-corrected distance",
+    "[stat][empirical][fit]") {
+  // A near-calibrated model (temperature 0.9, K = 4, n = 3,000): the fitted curve's mean
+  // distance from the diagonal, D = mean_i |g(t_i) - sigmoid(t_i)|, is biased upward by its
+  // noise. Step 4 (empirical_fit.hpp) estimates the bias by bootstrap refits and scales the
+  // coefficients by kappa so that D(kappa) = 2 D - mean of the refits' D. Checked by hand
+  // here: the written curve is the uncorrected fit times kappa, and its D is that target.
+  const Sample data =
+      draw(DirichletSpec{4, std::vector<double>(4, 0.5), TemperatureMap{0.9}}, 3000, 17);
+  EmpiricalFitOptions plain;
+  plain.noise_resamples = 0;
+  const EmpiricalFit uncorrected = fit_empirical(data, plain);
+  const EmpiricalFit fit = fit_empirical(data);
+  REQUIRE(std::isfinite(fit.penalty));
+  REQUIRE(fit.penalty == uncorrected.penalty);
+  CHECK(uncorrected.shrinkage == 1.0);
+  INFO("D " << fit.distance << ", bootstrap " << fit.distance_bootstrap << ", kappa "
+            << fit.shrinkage);
+  CHECK(fit.distance == uncorrected.distance);
+  CHECK(fit.distance_bootstrap > fit.distance);  // the noise bias this data shows
+  CHECK(fit.shrinkage > 0.0);
+  CHECK(fit.shrinkage < 1.0);
+  const auto& a = fit.spec.calibration.coefficients;
+  const auto& b = uncorrected.spec.calibration.coefficients;
+  REQUIRE(a.size() == b.size());
+  for (std::size_t j = 0; j < a.size(); ++j) CHECK(a[j] == fit.shrinkage * b[j]);
+  const CurveData curve = curve_data(data);
+  double d = 0.0, d_plain = 0.0;
+  for (double t : curve.t) {
+    d += std::abs(sigmoid(calibrated_logit(fit.spec.calibration, t)) - sigmoid(t));
+    d_plain += std::abs(sigmoid(calibrated_logit(uncorrected.spec.calibration, t)) - sigmoid(t));
+  }
+  d /= static_cast<double>(curve.t.size());
+  d_plain /= static_cast<double>(curve.t.size());
+  CHECK(std::abs(d_plain - fit.distance) < 1e-12);
+  CHECK(std::abs(d - (2.0 * fit.distance - fit.distance_bootstrap)) < 1e-9);
+}

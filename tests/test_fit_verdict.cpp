@@ -59,6 +59,32 @@ TEST_CASE("split_rows: a seeded partition of the rows", "[unit][fit]") {
   CHECK_THROWS_AS(split_rows(draw(calibrated, 3, 1), 0.2, 5), DomainError);
 }
 
+TEST_CASE("fold_rows: k folds hold out every row exactly once", "[unit][fit]") {
+  const Sample data = draw(calibrated, 103, 1);
+  const std::vector<HeldOutSplit> folds = fold_rows(data, 5, 5);
+  REQUIRE(folds.size() == 5);
+  std::multiset<double> held;
+  std::set<double> all;
+  for (std::size_t i = 0; i < data.size; ++i) all.insert(data.p[i * 3]);
+  for (const HeldOutSplit& f : folds) {
+    CHECK(f.held_out.size + f.fit.size == data.size);
+    CHECK(
+        (f.held_out.size == 20 || f.held_out.size == 21));  // floor((f + 1) n / k) - floor(f n / k)
+    std::set<double> parts;
+    for (const Sample* s : {&f.fit, &f.held_out})
+      for (std::size_t i = 0; i < s->size; ++i) parts.insert(s->p[i * 3]);
+    CHECK(parts == all);  // each fold: a partition of the rows
+    for (std::size_t i = 0; i < f.held_out.size; ++i) held.insert(f.held_out.p[i * 3]);
+  }
+  CHECK(std::set<double>(held.begin(), held.end()) == all);
+  CHECK(held.size() == data.size);  // held out once each
+  // The same seed gives the same folds, another seed others.
+  CHECK(fold_rows(data, 5, 5).front().held_out.p == folds.front().held_out.p);
+  CHECK(fold_rows(data, 5, 6).front().held_out.p != folds.front().held_out.p);
+  CHECK_THROWS_AS(fold_rows(data, 1, 5), DomainError);
+  CHECK_THROWS_AS(fold_rows(draw(calibrated, 9, 1), 5, 5), DomainError);  // 9 < 2 x 5
+}
+
 TEST_CASE("judge_fit: GOOD for held-out rows of the fake itself, POOR for another model",
           "[stat][fit]") {
   // Held-out rows drawn from the fake itself: every check's z is N(0, <= 1) (the SE counts a
@@ -89,6 +115,58 @@ TEST_CASE("judge_fit: GOOD for held-out rows of the fake itself, POOR for anothe
   CHECK(check_named(other, "ece_15").fails);
   CHECK(check_named(other, "reliability curve").fails);
   CHECK(!other.reasons.empty());
+}
+
+TEST_CASE("judge_fit cross-fitted: GOOD for the model itself, and more power than one split",
+          "[stat][fit]") {
+  // The model: a Dirichlet K = 3 at temperature 0.8 (overconfident), 5,000 rows in 5 folds. A
+  // fake that is the model itself in every fold: every check's z is N(0, <= 1) (the fakes are
+  // not fitted, so SE^2 = (1 + 1/R) sum w^2 s^2 is exact), GOOD unless a family-wise false
+  // alarm of probability <= 0.0027 happened at this fixed seed. A fake at temperature 0.9 misses
+  // the model's top-label ECE by about 0.03 (truths below): the cross-fitted verdict, using
+  // every row, fails the ECE check; one split holding out 20 % has sqrt(5 x 1.25) = 2.5 times
+  // its standard error and does not (both measured at this seed, z printed on failure).
+  const GeneratorSpec model = DirichletSpec{3, {0.6, 0.6, 0.6}, TemperatureMap{0.8}};
+  const GeneratorSpec near = DirichletSpec{3, {0.6, 0.6, 0.6}, TemperatureMap{0.9}};
+  const double ece_model =
+      compute_truth(Generator(model), TruthSettings{})[Quantity::ece_top_l1].value;
+  const double ece_near =
+      compute_truth(Generator(near), TruthSettings{})[Quantity::ece_top_l1].value;
+  INFO("true top-label ECE: model " << ece_model << ", fake " << ece_near);
+  CHECK(std::abs(ece_model - ece_near) > 0.02);
+  const Sample data = draw(model, 5000, 31);
+  const std::vector<HeldOutSplit> splits = fold_rows(data, 5, 8);
+  const BinnedEce ece(BinnedEceSpec{15});
+  const std::vector<LabelledEstimator> estimators = {{"ece_15", &ece}};
+  VerdictSettings settings;
+  settings.replicates = 100;
+  settings.seed = 5;
+  const auto cross_fitted = [&](const Generator& fake) {
+    std::vector<VerdictFold> folds;
+    for (const HeldOutSplit& s : splits)
+      folds.push_back({.fake = &fake, .held_out = &s.held_out, .fit_rows = s.fit.size});
+    return judge_fit(folds, estimators, settings);
+  };
+  const Generator itself(model), other(near);
+  const FitVerdict same = cross_fitted(itself);
+  CHECK(same.folds == 5);
+  CHECK(same.held_out_rows == 5000);
+  CHECK(same.fit_rows == 4000);
+  CHECK(same.good);
+  for (const auto& c : same.checks) {
+    INFO(c.name << ": z = " << c.z);
+    CHECK(std::abs(c.z) < 4.0);
+  }
+  const FitVerdict pooled = cross_fitted(other);
+  INFO("cross-fitted ece_15: z = " << check_named(pooled, "ece_15").z);
+  CHECK_FALSE(pooled.good);
+  CHECK(check_named(pooled, "ece_15").fails);
+  const FitVerdict one =
+      judge_fit(other, splits.front().held_out, splits.front().fit.size, estimators, settings);
+  INFO("one split ece_15: z = " << check_named(one, "ece_15").z);
+  CHECK_FALSE(check_named(one, "ece_15").fails);
+  // The pooled standard error: (1 + 1/R) sum w^2 s^2 against one split's s^2 (1 + 1/R + 1/4).
+  CHECK(check_named(pooled, "ece_15").se < 0.6 * check_named(one, "ece_15").se);
 }
 
 TEST_CASE("judge_fit: an always confidently wrong model is POOR on accuracy", "[unit][fit]") {

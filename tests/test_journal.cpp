@@ -210,6 +210,23 @@ TEST_CASE("shards' streams merge into the journal of one run; a gap is refused",
   CHECK_THROWS_WITH(merge_shards({shards[0], shards[2]}, "id", dir.path / "gap"),
                     Catch::Contains("unfinished shard"));
   CHECK_THROWS_AS(merge_shards(shards, "another run", dir.path / "other"), JournalMismatch);
+
+  // A finished shard's journal is only read: a record with a flipped bit is corruption, named
+  // with the file, and the file is left as it was (issue #28; resume() would cut it short).
+  CHECK_THROWS_WITH(merge_shards(shards, "id", dir.path / "counted", {4, 5, 4}),
+                    Catch::Contains(shards[1].string() + ": the journal is corrupt: it holds 4 "
+                                                         "records, its shard.json 5"));
+  std::string bytes = read_text(shards[1]);
+  bytes[bytes.size() - 30] ^= 0x10;
+  write_text(shards[1], bytes);
+  CHECK_THROWS_AS(merge_shards(shards, "id", dir.path / "flipped"), JournalCorrupt);
+  CHECK_THROWS_WITH(TaskJournal::read(shards[1], "id"),
+                    Catch::Contains(shards[1].string() + ": the journal is corrupt: the record"));
+  CHECK(read_text(shards[1]) == bytes);
+  bytes[13] ^= 0x10;  // inside the run's identity ("id", after the magic and its length)
+  write_text(shards[1], bytes);
+  CHECK_THROWS_WITH(TaskJournal::read(shards[1], "id"), Catch::Contains("its header"));
+  CHECK(read_text(shards[1]) == bytes);
 }
 
 TEST_CASE("a stopped task stream resumes to the uninterrupted sequence, any thread count",
@@ -284,19 +301,25 @@ TEST_CASE("a result set is swapped in whole, and one run at a time holds it", "[
   TempDir dir;
   const fs::path out = dir.path / "results" / "run";
   {
-    ResultSetTransaction first(out);
+    ResultSetTransaction first(out, Overwrite::no);
     write_text(first.staging() / "config.resolved.json", "{\"set\": 1}\n");
     // A second writer on the same directory is refused while the first holds it.
-    CHECK_THROWS_AS(ResultSetTransaction(out), OutputError);
-    CHECK_THROWS_WITH(ResultSetTransaction(out),
+    CHECK_THROWS_AS(ResultSetTransaction(out, Overwrite::yes), OutputError);
+    CHECK_THROWS_WITH(ResultSetTransaction(out, Overwrite::yes),
                       Catch::Contains("is writing") && Catch::Contains(out.string()));
     CHECK(!fs::exists(out));  // nothing is visible before the commit
     first.commit();
   }
   CHECK(read_text(out / "config.resolved.json") == "{\"set\": 1}\n");
+  // A finished set is replaced only with Overwrite::yes (--overwrite): a rerun without it is
+  // refused before anything is touched (issue #28).
+  CHECK_THROWS_WITH(ResultSetTransaction(out, Overwrite::no),
+                    Catch::Contains("already holds a finished calbench result set") &&
+                        Catch::Contains("--overwrite"));
+  CHECK(read_text(out / "config.resolved.json") == "{\"set\": 1}\n");
   {
     // An abandoned set leaves the old one as it was, and nothing beside it.
-    ResultSetTransaction second(out);
+    ResultSetTransaction second(out, Overwrite::yes);
     write_text(second.staging() / "config.resolved.json", "{\"set\": 2}\n");
     write_text(second.staging() / "summary.json", "{}\n");
   }
@@ -306,7 +329,7 @@ TEST_CASE("a result set is swapped in whole, and one run at a time holds it", "[
     entries.push_back(e.path().filename().string());
   CHECK(entries == std::vector<std::string>{"run"});
   {
-    ResultSetTransaction third(out);
+    ResultSetTransaction third(out, Overwrite::yes);
     write_text(third.staging() / "config.resolved.json", "{\"set\": 3}\n");
     third.commit();
   }
@@ -316,17 +339,19 @@ TEST_CASE("a result set is swapped in whole, and one run at a time holds it", "[
 
   // A journal kept on failure is found by the next run on the directory.
   {
-    ResultSetTransaction failing(out);
+    ResultSetTransaction failing(out, Overwrite::yes);
     write_text(failing.journal_path(), "journal");
     failing.keep_journal(true);
   }
   {
     // A run that ends without choosing (it refused to resume, say) leaves that journal alone.
-    ResultSetTransaction refused(out);
+    // The journal beside the finished set lets it in without Overwrite::yes (the run that left
+    // the journal was allowed to replace the set; --resume continues it).
+    ResultSetTransaction refused(out, Overwrite::no);
     CHECK(refused.previous_journal());
   }
   {
-    ResultSetTransaction next(out);
+    ResultSetTransaction next(out, Overwrite::no);
     REQUIRE(next.previous_journal());
     CHECK(read_text(*next.previous_journal()) == "journal");
     next.discard_previous();
@@ -337,10 +362,11 @@ TEST_CASE("a result set is swapped in whole, and one run at a time holds it", "[
   const fs::path home = dir.path / "home";
   fs::create_directories(home);
   write_text(home / "thesis.tex", "years of work");
-  CHECK_THROWS_WITH(ResultSetTransaction(home), Catch::Contains("not a calbench result set") ||
-                                                    Catch::Contains("neither empty nor"));
+  CHECK_THROWS_WITH(
+      ResultSetTransaction(home, Overwrite::yes),
+      Catch::Contains("not a calbench result set") || Catch::Contains("neither empty nor"));
   CHECK(read_text(home / "thesis.tex") == "years of work");
-  CHECK_THROWS_AS(ResultSetTransaction(""), OutputError);
+  CHECK_THROWS_AS(ResultSetTransaction("", Overwrite::yes), OutputError);
   write_text(dir.path / "file", "x");
-  CHECK_THROWS_AS(ResultSetTransaction(dir.path / "file"), OutputError);
+  CHECK_THROWS_AS(ResultSetTransaction(dir.path / "file", Overwrite::yes), OutputError);
 }

@@ -188,6 +188,53 @@ TEST_CASE("on calibrated data every method leaves the truth nearly unchanged at 
         truth_of(method(r.records[1], "isotonic"), "classwise_ece_l1"));
 }
 
+TEST_CASE("the methods of issue 26 repair a temperature map's true error",
+          "[stat][recalibration]") {
+  // K = 4, alpha 0.6, T = 0.6: true top-label ECE 0.117, Brier 0.552, NLL 1.017. Measured with
+  // 2 replicates of 1,000 fit rows (replicate sd of the true ECE at most 0.010): every method
+  // below 0.043, platt_probability the worst (sigma(a p + c) one-vs-rest is not the inverse of
+  // a temperature map); SVS and SMS 0.007 and 0.008 against temperature's 0.007.
+  const OJ methods =
+      OJ::array({{{"name", "temperature"}},
+                 {{"name", "isotonic"}},
+                 {{"name", "platt_probability"}},
+                 {{"name", "quadratic"}},
+                 {{"name", "centred_isotonic"}},
+                 {{"name", "venn_abers"}},
+                 {{"name", "kernel"}},
+                 {{"name", "smoothing_spline"}},
+                 {{"name", "cdf_spline"}},
+                 {{"name", "svs"}},
+                 {{"name", "sms"}},
+                 {{"name", "laplace_mixture"}, {"method", {{"name", "temperature"}}}}});
+  OJ doc = experiment({{"map", "temperature"}, {"temperature", 0.6}}, methods);
+  doc["replicates"] = 2;
+  doc["fit_size"] = 1000;
+  doc["truth_samples"] = 20000;
+  const ResultSet r = run(doc);
+  const auto& cell = r.records[0];
+  const auto& un = method(cell, "uncalibrated");
+  const double ece = truth_of(un, "ece_top_l1");
+  CHECK(ece == Approx(0.117).margin(0.005));
+  for (const auto& m : cell.methods) {
+    if (m.label == "uncalibrated") continue;
+    INFO(m.label);
+    CHECK(m.failed_fits == 0);
+    CHECK(truth_of(m, "ece_top_l1") < 0.6 * ece);
+    CHECK(truth_of(m, "brier") < truth_of(un, "brier") - 0.005);
+  }
+  const double t_ece = truth_of(method(cell, "temperature"), "ece_top_l1");
+  CHECK(truth_of(method(cell, "svs"), "ece_top_l1") < t_ece + 0.02);
+  CHECK(truth_of(method(cell, "sms"), "ece_top_l1") < t_ece + 0.02);
+  // The mixture changes temperature scaling's outputs by eps = 1/1001 only.
+  const auto& mix = method(cell, "laplace_mixture(temperature)");
+  CHECK(truth_of(mix, "nll") == Approx(truth_of(method(cell, "temperature"), "nll")).margin(2e-3));
+  // Isotonic and centred isotonic output exact zeros (a huge true NLL); Venn-Abers never does.
+  CHECK(truth_of(method(cell, "isotonic"), "nll") > truth_of(un, "nll"));
+  CHECK(truth_of(method(cell, "centred_isotonic"), "nll") > truth_of(un, "nll"));
+  CHECK(truth_of(method(cell, "venn_abers"), "nll") < truth_of(un, "nll"));
+}
+
 TEST_CASE("temperature cannot repair a power map, vector, matrix and dirichlet repair more",
           "[stat][recalibration]") {
   const OJ methods = OJ::array({{{"name", "temperature"}},
@@ -215,6 +262,65 @@ TEST_CASE("temperature cannot repair a power map, vector, matrix and dirichlet r
   }
 }
 
+TEST_CASE("the recalibration leaderboards agree with the cell summaries", "[e2e][recalibration]") {
+  const OJ methods = OJ::array({{{"name", "temperature"}}, {{"name", "isotonic"}}});
+  OJ doc = experiment({{"map", "temperature"}, {"temperature", 0.6}}, methods,
+                      {{"fit_size", {300, 1000}}});
+  doc["truth_samples"] = 5000;
+  doc["replicates"] = 4;
+  const ResultSet r = run(doc);
+  REQUIRE(r.records.size() == 2);
+  for (const auto& cell : r.records) {
+    REQUIRE(cell.leaderboard);
+    const LeaderboardRecord& lb = *cell.leaderboard;
+    CHECK(lb.table.methods == std::vector<std::string>{"uncalibrated", "temperature", "isotonic"});
+    CHECK(lb.boards.cases == 4);
+    CHECK(lb.boards.clusters == 4);  // each replicate its own block
+    for (const Board& board : lb.boards.boards) {
+      const RankingKey& key = lb.table.keys[board.key];
+      for (std::size_t m = 0; m < 3; ++m) {
+        const MethodRecord& mr = cell.methods[m];
+        // The board's mean is the summary's mean of the same values.
+        if (lb.estimate[board.key]) {
+          const auto it = std::find_if(mr.estimates.begin(), mr.estimates.end(),
+                                       [&](const MethodStat& s) { return s.key == key.name; });
+          REQUIRE(it != mr.estimates.end());
+          CHECK_THAT(board.standings[m].mean, Catch::Matchers::WithinAbs(it->mean, 1e-12));
+        } else {
+          CHECK_THAT(board.standings[m].mean,
+                     Catch::Matchers::WithinAbs(truth_of(mr, key.name), 1e-12));
+        }
+      }
+    }
+    // Temperature scaling repairs a temperature map: by the true top-label ECE it beats the
+    // uncalibrated model in every replicate, so its win rate is at least 1/2 and the
+    // uncalibrated model's at most 1/2.
+    for (const Board& board : lb.boards.boards)
+      if (!lb.estimate[board.key] && lb.table.keys[board.key].name == "ece_top_l1") {
+        CHECK(board.standings[1].win_rate.value >= 0.5);
+        CHECK(board.standings[0].win_rate.value <= 0.5);
+      }
+  }
+  // The pooled board: every cell's cases, each cell a block; its mean is the cells' mean.
+  REQUIRE(r.pooled_leaderboard);
+  const Leaderboards& pooled = r.pooled_leaderboard->boards;
+  CHECK(pooled.cases == 8);
+  CHECK(pooled.clusters == 2);
+  for (std::size_t k = 0; k < pooled.boards.size(); ++k)
+    for (std::size_t m = 0; m < 3; ++m)
+      CHECK_THAT(pooled.boards[k].standings[m].mean,
+                 Catch::Matchers::WithinAbs(
+                     (r.records[0].leaderboard->boards.boards[k].standings[m].mean +
+                      r.records[1].leaderboard->boards.boards[k].standings[m].mean) /
+                         2,
+                     1e-12));
+  // One agreement per (estimator, true quantity).
+  std::size_t estimators = 0;
+  for (bool e : r.pooled_leaderboard->estimate) estimators += e ? 1 : 0;
+  CHECK(estimators == 4);
+  CHECK(pooled.agreements.size() == 4 * (pooled.boards.size() - 4));
+}
+
 TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][recalibration]") {
   const OJ methods = OJ::array({{{"name", "temperature"}},
                                 {{"name", "isotonic"}},
@@ -228,13 +334,28 @@ TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][
   const ExperimentConfig config = parse(doc);
   const fs::path dir = fs::temp_directory_path() / "calbench_test_recalibration";
   fs::remove_all(dir);
+  std::size_t keys = 0;  // leaderboard keys: the composed quantities with a value, 4 estimators
   for (std::size_t threads : {1, 2}) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     const ResultSet r = run_recalibration(config, {});
+    keys = r.records.front().leaderboard->table.keys.size();
     write_results(module_of(config), r, config.resolved, RunInfo{}, dir / std::to_string(threads));
   }
-  for (const char* file : {"summary.json", "cells.csv", "config.resolved.json"})
+  for (const char* file : {"summary.json", "cells.csv", "config.resolved.json", "leaderboard.csv",
+                           "leaderboard_agreement.csv"})
     CHECK(read(dir / "1" / file) == read(dir / "2" / file));
+  // leaderboard.csv: the header, then per scope (2 cells and the pooled board) every key (the
+  // composed quantities with a value, and 4 estimators) times 6 models; the agreement file one
+  // row per scope and (estimator, true quantity).
+  const auto lines = [&](const char* file) {
+    std::istringstream in(read(dir / "1" / file));
+    std::string text;
+    std::size_t n = 0;
+    while (std::getline(in, text)) ++n;
+    return n;
+  };
+  CHECK(lines("leaderboard.csv") == 1 + 3 * keys * 6);
+  CHECK(lines("leaderboard_agreement.csv") == 1 + 3 * 4 * (keys - 4));
   // The summary has the issue's shape.
   const auto summary = nlohmann::json::parse(read(dir / "1" / "summary.json"));
   const auto& cell = summary.at("cells").at(0);

@@ -2,8 +2,16 @@
 // Files written whole or not at all: the content goes to a temporary file in the same
 // directory, is flushed, and is renamed over the target (rename is atomic on POSIX).
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace calbench {
+// The temporary is TARGET.tmp-PID-N; one that a killed process left is removed by the next
+// write into the same directory (core/temporaries.hpp).
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
-}
+// Throws InputError (exit 2) naming `shown` (e.g. "--out out/cfg.json") when `target` could not
+// be written: it is a directory, or the nearest existing directory above it is read-only, not
+// writable by this user, or not a directory. Writes nothing: called before long work, so that
+// a command given an unwritable --out fails at once.
+void check_writable(const std::filesystem::path& target, const std::string& shown);
+}  // namespace calbench

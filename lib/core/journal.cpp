@@ -122,8 +122,20 @@ TaskJournal TaskJournal::create(const std::filesystem::path& path, std::string i
 }
 
 TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string identity) {
+  return open(path, std::move(identity), false);
+}
+
+TaskJournal TaskJournal::read(const std::filesystem::path& path, std::string identity) {
+  return open(path, std::move(identity), true);
+}
+
+// resume (read_only false): a torn header starts the journal afresh and a torn tail is cut
+// off, as a run killed while writing leaves them. read (true): the journal of a finished
+// shard, which no run was writing, so either is damage: JournalCorrupt, the file untouched.
+TaskJournal TaskJournal::open(const std::filesystem::path& path, std::string identity,
+                              bool read_only) {
   std::string why;
-  const int fd = open_own_file(path, O_RDWR, why);
+  const int fd = open_own_file(path, read_only ? O_RDONLY : O_RDWR, why);
   if (fd < 0) fail_io("cannot open the journal (" + why + ")", path);
   TaskJournal journal(path, fd, std::move(identity));
   struct stat st {};
@@ -134,6 +146,9 @@ TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string i
   if (!read_at(fd, 0, magic.size() + 4, bytes, path)) {
     // Shorter than the header's start: a run that died while writing it recorded nothing.
     const auto have = static_cast<std::size_t>(std::min<std::uint64_t>(size, magic.size()));
+    if (read_only)
+      throw JournalCorrupt(path.string() + ": the journal is corrupt: " + std::to_string(size) +
+                           " bytes, shorter than its header");
     if (bytes.compare(0, have, magic, 0, have) == 0)
       return create(path, std::move(journal.identity_));
   }
@@ -144,8 +159,13 @@ TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string i
   std::string crc;
   if (id_size > max_payload || !read_at(fd, magic.size() + 4, id_size, found, path) ||
       !read_at(fd, magic.size() + 4 + id_size, 4, crc, path) ||
-      read_raw<std::uint32_t>(crc.data()) != crc32(found))
+      read_raw<std::uint32_t>(crc.data()) != crc32(found)) {
+    if (read_only)
+      throw JournalCorrupt(path.string() +
+                           ": the journal is corrupt: its header (the run's identity) is cut "
+                           "short or fails its checksum");
     return create(path, std::move(journal.identity_));  // a torn header holds no record
+  }
   if (found != journal.identity_)
     throw JournalMismatch("the journal " + path.string() + " belongs to another run (" + found +
                           "), not to this one (" + journal.identity_ + ")");
@@ -173,6 +193,12 @@ TaskJournal TaskJournal::resume(const std::filesystem::path& path, std::string i
   }
   journal.end_ = offset;
   journal.dropped_ = static_cast<std::size_t>(size - offset);
+  if (read_only && journal.dropped_ > 0)
+    throw JournalCorrupt(path.string() + ": the journal is corrupt: the record at byte " +
+                         std::to_string(offset) + " (after " + std::to_string(journal.records_) +
+                         " whole records) fails its checksum, is cut short or is out of order, "
+                         "and " +
+                         std::to_string(journal.dropped_) + " bytes follow it");
   if (journal.dropped_ > 0 && ::ftruncate(fd, static_cast<off_t>(offset)) != 0)
     fail_io("cannot truncate the torn end of the journal", path);
   return journal;
@@ -255,11 +281,18 @@ void TaskJournal::write_all(std::string_view bytes) {
 }
 
 void merge_shards(const std::vector<std::filesystem::path>& shards, const std::string& identity,
-                  const std::filesystem::path& out) {
+                  const std::filesystem::path& out,
+                  const std::vector<std::size_t>& expected_records) {
   std::vector<TaskJournal> in;
   std::size_t stages = 0;
-  for (const auto& shard : shards) {
-    in.push_back(TaskJournal::resume(shard, identity));
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    // Read only: a merge never changes the shards it reads (resume() would cut a damaged
+    // journal short, or start a new one over a damaged header).
+    in.push_back(TaskJournal::read(shards[i], identity));
+    if (i < expected_records.size() && in.back().records() != expected_records[i])
+      throw JournalCorrupt(shards[i].string() + ": the journal is corrupt: it holds " +
+                           std::to_string(in.back().records()) + " records, its shard.json " +
+                           std::to_string(expected_records[i]));
     stages = std::max(stages, in.back().recovered_.size());
   }
   TaskJournal merged = TaskJournal::create(out, identity);

@@ -32,6 +32,13 @@ class JournalMismatch : public InputError {
   using InputError::InputError;
 };
 
+// A journal that should be whole (a finished shard's) and is not: a record fails its checksum
+// or is cut short, or it holds fewer records than its shard lists.
+class JournalCorrupt : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 class TaskJournal {
  public:
   // A new, empty journal at `path` (an existing file is replaced).
@@ -39,6 +46,9 @@ class TaskJournal {
   // The journal at `path`, for a run with `identity`: throws JournalMismatch when it belongs to
   // another identity; drops a torn tail (truncates the file after the last whole record).
   static TaskJournal resume(const std::filesystem::path& path, std::string identity);
+  // A finished journal (a shard's), opened read-only for replay: throws JournalMismatch as
+  // resume does and JournalCorrupt where resume would drop or restart; never writes the file.
+  static TaskJournal read(const std::filesystem::path& path, std::string identity);
 
   TaskJournal(TaskJournal&& other) noexcept;
   TaskJournal& operator=(TaskJournal&&) = delete;
@@ -70,8 +80,10 @@ class TaskJournal {
     std::size_t first = 0;     // its task
     std::size_t count = 0;
   };
+  static TaskJournal open(const std::filesystem::path& path, std::string identity, bool read_only);
   friend void merge_shards(const std::vector<std::filesystem::path>& shards,
-                           const std::string& identity, const std::filesystem::path& out);
+                           const std::string& identity, const std::filesystem::path& out,
+                           const std::vector<std::size_t>& expected_records);
   TaskJournal(std::filesystem::path path, int fd, std::string identity);
   void write_all(std::string_view bytes);
 
@@ -92,10 +104,14 @@ class TaskJournal {
 // Joins the journals of shards 1..N of one run (in shard order: each holds a contiguous range
 // of every stage's tasks, the next shard's range after it) into one journal at `out`, as if one
 // run had recorded them all. Throws JournalMismatch when a shard belongs to another run, or
-// leaves a gap before the next shard's tasks (an unfinished shard: resume it first). Tasks no
-// shard recorded at the end of a stage are left to the run that replays the merged journal.
+// leaves a gap before the next shard's tasks (an unfinished shard: resume it first), and
+// JournalCorrupt when a shard's journal is damaged or holds other than expected_records[i]
+// records (its shard.json's count; not checked past the vector's end). The shards' files are
+// only read. Tasks no shard recorded at the end of a stage are left to the run that replays
+// the merged journal.
 void merge_shards(const std::vector<std::filesystem::path>& shards, const std::string& identity,
-                  const std::filesystem::path& out);
+                  const std::filesystem::path& out,
+                  const std::vector<std::size_t>& expected_records = {});
 
 // The CRC-32 (IEEE 802.3, as zlib's crc32) of `bytes` followed by `more` (without joining them).
 std::uint32_t crc32(std::string_view bytes, std::string_view more = {});

@@ -67,6 +67,11 @@ class Estimator {
   // Binned estimators with a fixed number of bins converge to the binned quantity instead:
   // they say false, and the runner reports their binning and finite-sample bias apart.
   virtual bool converges_to_target() const { return true; }
+  // Whether a population value exists at all: false for a test's p-value or its reject/accept
+  // outcome (estimators/calibration_test.hpp), whose limit is not a property of the model
+  // (and would be meaningless on the truth engine's Rao-Blackwellised outcomes): such an
+  // estimator reports mean and sd, no bias.
+  virtual bool has_population_value() const { return true; }
   // Whether the estimator's population value is 0 for every calibrated model (an error
   // measure): then a calibration test can be inverted into its interval (interval_methods.hpp).
   virtual bool vanishes_when_calibrated() const { return false; }

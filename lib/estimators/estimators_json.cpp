@@ -260,6 +260,14 @@ EstimatorEntry ece_debiased_estimator();
 EstimatorEntry ece_sweep_estimator();
 // Defined in external_json.cpp.
 EstimatorEntry external_estimator();
+// Defined in cumulative_json.cpp.
+EstimatorEntry ks_calibration_estimator();
+EstimatorEntry kuiper_calibration_estimator();
+EstimatorEntry spiegelhalter_estimator();
+// Defined in corp_json.cpp.
+EstimatorEntry corp_estimator();
+// Defined in recalibrators/cross_fitted_error_json.cpp (it fits recalibrators, a layer up).
+EstimatorEntry cross_fitted_ce_estimator();
 
 // The estimators a config can name, in listing order: a new estimator is its row and a line here.
 const std::vector<EstimatorEntry>& estimator_registry() {
@@ -269,14 +277,19 @@ const std::vector<EstimatorEntry>& estimator_registry() {
         named("ace", ace_estimator()),
         named("brier", brier_estimator()),
         named("classwise_ece", classwise_ece_estimator()),
+        named("corp", corp_estimator()),
+        named("cross_fitted_ce", cross_fitted_ce_estimator()),
         named("ece", ece_estimator()),
         named("kde_ece", kde_ece_estimator()),
         named("kde_canonical", kde_canonical_estimator()),
+        named("ks_calibration", ks_calibration_estimator()),
+        named("kuiper_calibration", kuiper_calibration_estimator()),
         named("ece_debiased", ece_debiased_estimator()),
         named("ece_sweep", ece_sweep_estimator()),
         named("nll", nll_estimator()),
         named("skce", skce_estimator()),
         named("smooth_ece", smooth_ece_estimator()),
+        named("spiegelhalter", spiegelhalter_estimator()),
         named("external", external_estimator()),
     };
     for (auto& row : out) {

@@ -12,6 +12,7 @@
 #include "core/child_process.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/temporaries.hpp"
 #include "data/npy.hpp"
 
 namespace calbench {
@@ -91,7 +92,11 @@ void write_manifest(const std::filesystem::path& directory, const ExternalBatch&
 }  // namespace
 
 TempDirectory::TempDirectory(const std::string& prefix) {
-  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+  // PREFIX-PID-XXXXXX: what a killed calbench left is removed by the next one to make a
+  // temporary directory here (core/temporaries.hpp).
+  const std::filesystem::path base = std::filesystem::temp_directory_path();
+  remove_dead_temporaries(base, TemporaryKind::temporary_directory);
+  std::string pattern = (base / (prefix + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr)
     throw std::runtime_error("cannot create a temporary directory " + pattern + " (" +
                              std::strerror(errno) + ")");

@@ -26,8 +26,9 @@ class ExternalError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A fresh directory under the system's temporary directory, removed with its contents when the
-// object goes away.
+// A fresh directory under the system's temporary directory, PREFIX + PID + "-XXXXXX", removed
+// with its contents when the object goes away; one that a killed calbench left (SIGKILL runs
+// no destructor) is removed by the next TempDirectory (core/temporaries.hpp).
 class TempDirectory {
  public:
   explicit TempDirectory(const std::string& prefix);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 
 namespace calbench {
 
@@ -75,6 +76,9 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
   PassResult out{std::vector<double>(nb, 0.0), std::vector<double>(nb, 0.0)};
   const double log_neighbours = std::log(static_cast<double>(n - 1));
   for (std::size_t i = 0; i < n; ++i) {
+    // O(n K) work per row, O(n^2 K) in all (minutes at n = 10^5): a stop request (SIGINT,
+    // Python's Ctrl-C) is honoured between rows, within a second (issue #28).
+    throw_if_stop_requested();
     const double* log_pi = &w.values[i * K];
     for (std::size_t j = 0; j < n; ++j) {
       const double* pj = s.p.data() + j * K;

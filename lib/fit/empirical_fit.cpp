@@ -131,6 +131,54 @@ double log_likelihood(const LogitSpline& curve, const CurveData& data,
   return out;
 }
 
+// The curve's mean distance from the diagonal over the rows, mean_i |g(t_i) - sigmoid(t_i)|,
+// with its coefficients scaled by kappa.
+double distance_from_diagonal(const LogitSpline& curve, const CurveData& data, double kappa) {
+  LogitSpline scaled = curve;
+  for (double& c : scaled.coefficients) c *= kappa;
+  const auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  double sum = 0.0;
+  for (double t : data.t) sum += std::abs(sigmoid(calibrated_logit(scaled, t)) - sigmoid(t));
+  return sum / static_cast<double>(data.t.size());
+}
+
+// Step 4 of the fit (empirical_fit.hpp): the bootstrap estimate of the noise bias of the curve's
+// distance from the diagonal, and the scaled curve when it is positive. Refits in parallel,
+// each from its own stream (purpose bootstrap, replicate = resample), reduced in order.
+void correct_noise(EmpiricalFit& out, const CurveData& data, const std::vector<double>& knots,
+                   const Eigen::MatrixXd& B, const EmpiricalFitOptions& options) {
+  const std::size_t n = data.t.size(), R = options.noise_resamples;
+  LogitSpline& curve = out.spec.calibration;
+  out.distance = distance_from_diagonal(curve, data, 1.0);
+  out.distance_bootstrap = out.distance;
+  if (R == 0 || is_identity(curve)) return;
+  std::vector<double> slots(R);
+  for_each_index(R, [&](std::size_t r) {
+    Engine engine = make_engine({options.seed, 2, r, Purpose::bootstrap});
+    std::vector<std::size_t> rows(n);
+    for (std::size_t& i : rows)
+      i = std::min(n - 1,
+                   static_cast<std::size_t>(uniform_open01(engine) * static_cast<double>(n)));
+    slots[r] = distance_from_diagonal(fit_on(data, knots, out.penalty, B, rows), data, 1.0);
+  });
+  double mean = 0.0;
+  for (double d : slots) mean += d;
+  out.distance_bootstrap = mean / static_cast<double>(R);
+  const double target = 2.0 * out.distance - out.distance_bootstrap;
+  if (!(target < out.distance)) return;
+  double lo = 0.0, hi = 1.0;
+  if (distance_from_diagonal(curve, data, 0.0) >= target) {
+    hi = 0.0;
+  } else {
+    for (int step = 0; step < 50; ++step) {
+      const double mid = 0.5 * (lo + hi);
+      (distance_from_diagonal(curve, data, mid) < target ? lo : hi) = mid;
+    }
+  }
+  out.shrinkage = hi;
+  for (double& c : curve.coefficients) c *= hi;
+}
+
 // ---- the bandwidth -------------------------------------------------------------------------
 
 // Each score's confidence_shift: (E_h[max p] - mean max p) / SE(mean max p), by 4 noise draws
@@ -338,6 +386,7 @@ EmpiricalFit fit_empirical(const Sample& data, const EmpiricalFitOptions& option
   out.penalty = best.penalty;
   if (std::isfinite(out.penalty)) {
     out.spec.calibration = fit_on(curve, knots, out.penalty, B, every);
+    correct_noise(out, curve, knots, B, options);
     out.log_likelihood = log_likelihood(out.spec.calibration, curve, every);
   }
   return out;

@@ -25,6 +25,15 @@
 //    probability ~0 can decide the curve (the multinomial log p_y of the parametric maps is
 //    unbounded there; docs/fit.md); and the curve is held constant beyond the boundary knots
 //    (the 0.5 % and 99.5 % quantiles of t, within +-15).
+// 4. Noise correction. The fitted curve's distance from the diagonal,
+//    D = mean_i |g(t_i) - sigmoid(t_i)| over the rows, is biased upward by the curve's sampling
+//    noise (|.| of a noisy difference; the fake's top-label ECE is this distance under its
+//    confidence distribution), which made near-calibrated models' fakes too miscalibrated
+//    (docs/fit.md). `noise_resamples` bootstrap refits at the chosen penalty estimate the bias
+//    (Efron & Tibshirani 1993, eq. 10.3: bias = mean of the refits' D - D); when it is positive,
+//    the coefficients are scaled by kappa in [0, 1] so that D(kappa) = D - bias (bisection;
+//    kappa = 0 is the identity within the knots). A curve the refits do not move further from
+//    the diagonal is kept as fitted.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -43,6 +52,7 @@ struct EmpiricalFitOptions {
   double bandwidth_span = 30.0;
   double max_confidence_shift = 0.25;  // standard errors of the mean confidence
   std::uint64_t seed = 0;              // of the folds' shuffle (stream purpose split)
+  std::size_t noise_resamples = 20;    // bootstrap refits of the noise correction (0: none)
 };
 
 // A penalty's cross-validated log-likelihood (summed over the held-out rows); infinity is
@@ -67,6 +77,9 @@ struct EmpiricalFit {
   double penalty = 0.0;  // chosen (infinity: the identity)
   // In-sample log-likelihood of the binary outcome under the identity and the chosen curve.
   double identity_log_likelihood = 0.0, log_likelihood = 0.0;
+  // The noise correction (step 4): D of the curve as fitted, the mean D of its bootstrap
+  // refits, and the factor kappa its coefficients were scaled by (1: kept as fitted).
+  double distance = 0.0, distance_bootstrap = 0.0, shrinkage = 1.0;
 };
 
 // The outcome the curve is fitted to, per row: t (the top-label logit, K = 2 logit p_1) and

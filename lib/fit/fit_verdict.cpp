@@ -121,49 +121,26 @@ std::string_view to_string(CheckKind kind) {
   return kind == CheckKind::difference ? "difference" : "distance";
 }
 
-FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t fit_rows,
-                     std::span<const LabelledEstimator> estimators,
-                     const VerdictSettings& settings) {
-  if (held_out.size < 2)
-    throw DomainError("the verdict needs at least 2 held-out rows, found " +
-                      std::to_string(held_out.size));
-  if (settings.replicates < 2 || fit_rows < 1)
-    throw DomainError("the verdict needs at least 2 fake samples and 1 fitted row");
-  const std::size_t R = settings.replicates, m = held_out.size;
-  const std::vector<SampleStatistics> sims = map_batches<SampleStatistics, SimulationScratch>(
-      R, [&](std::size_t r, SimulationScratch& scratch) {
-        Engine engine = make_engine({settings.seed, 0, r, Purpose::test});
-        fake.sample(engine, m, scratch.sample, scratch.generator);
-        return statistics(scratch.sample, estimators, settings, scratch);
-      });
-  SimulationScratch scratch;
-  const SampleStatistics observed = statistics(held_out, estimators, settings, scratch);
+namespace {
 
-  FitVerdict out;
-  out.fit_rows = fit_rows;
-  out.held_out_rows = m;
-  out.replicates = R;
-  out.family_alpha = settings.family_alpha;
-  const VerdictFloors& f = settings.floors;
+// One fold's comparison for one check: the held-out value (or distance), the fake samples'
+// mean and sd of it (or of the null distance).
+struct FoldCheck {
+  double held_out = 0.0, mean = 0.0, sd = 0.0;
+};
 
-  // Values: accuracy, mean confidence, the estimators.
-  const double inflation = std::sqrt(1.0 + 1.0 / static_cast<double>(R) +
-                                     static_cast<double>(m) / static_cast<double>(fit_rows));
+// Each check of one fold: accuracy, mean confidence, the estimators, then the histogram and
+// reliability distances.
+std::vector<FoldCheck> fold_checks(const SampleStatistics& observed,
+                                   std::span<const SampleStatistics> sims) {
+  const std::size_t R = sims.size();
+  std::vector<FoldCheck> out;
   std::vector<double> column(R);
   for (std::size_t v = 0; v < observed.values.size(); ++v) {
     for (std::size_t r = 0; r < R; ++r) column[r] = sims[r].values[v];
     const MeanSd s = mean_sd(column);
-    VerdictCheck c;
-    c.name = v == 0 ? "accuracy" : v == 1 ? "mean confidence" : estimators[v - 2].label;
-    c.floor = v == 0 ? f.accuracy : v == 1 ? f.confidence : f.estimator;
-    c.held_out = observed.values[v];
-    c.fake = s.mean;
-    c.fake_sd = s.sd;
-    c.se = s.sd * inflation;
-    test(c, c.held_out - c.fake);
-    out.checks.push_back(c);
+    out.push_back({observed.values[v], s.mean, s.sd});
   }
-
   // Distances: the held-out sample's against the pool of all R, each fake sample's against the
   // pool of the other R - 1.
   const auto pooled = [&](std::vector<double> SampleStatistics::*member) {
@@ -180,30 +157,94 @@ FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t 
   const std::vector<double> histogram = pooled(&SampleStatistics::histogram);
   const std::vector<double> rows = pooled(&SampleStatistics::bin_rows);
   const std::vector<double> correct = pooled(&SampleStatistics::bin_correct);
-  const auto distance_check = [&](std::string name, double floor, double observed_distance,
-                                  auto&& null_distance) {
+  const auto distance = [&](double observed_distance, auto&& null_distance) {
     for (std::size_t r = 0; r < R; ++r) column[r] = null_distance(sims[r]);
     const MeanSd s = mean_sd(column);
+    out.push_back({observed_distance, s.mean, s.sd});
+  };
+  distance(total_variation(observed.histogram, histogram), [&](const SampleStatistics& s) {
+    return total_variation(s.histogram, without(histogram, s.histogram));
+  });
+  distance(reliability_distance(observed, rows, correct), [&](const SampleStatistics& s) {
+    return reliability_distance(s, without(rows, s.bin_rows), without(correct, s.bin_correct));
+  });
+  return out;
+}
+
+}  // namespace
+
+FitVerdict judge_fit(std::span<const VerdictFold> folds,
+                     std::span<const LabelledEstimator> estimators,
+                     const VerdictSettings& settings) {
+  if (folds.empty()) throw DomainError("the verdict needs at least one fold");
+  for (const VerdictFold& f : folds) {
+    if (f.held_out->size < 2)
+      throw DomainError("the verdict needs at least 2 held-out rows per fold, found " +
+                        std::to_string(f.held_out->size));
+    if (f.fit_rows < 1) throw DomainError("the verdict needs at least 1 fitted row per fold");
+  }
+  if (settings.replicates < 2) throw DomainError("the verdict needs at least 2 fake samples");
+  const std::size_t R = settings.replicates, F = folds.size();
+  const std::vector<SampleStatistics> sims = map_batches<SampleStatistics, SimulationScratch>(
+      F * R, [&](std::size_t t, SimulationScratch& scratch) {
+        const std::size_t f = t / R, r = t % R;
+        Engine engine = make_engine({settings.seed, f, r, Purpose::test});
+        folds[f].fake->sample(engine, folds[f].held_out->size, scratch.sample, scratch.generator);
+        return statistics(scratch.sample, estimators, settings, scratch);
+      });
+
+  FitVerdict out;
+  out.folds = F;
+  out.replicates = R;
+  out.family_alpha = settings.family_alpha;
+  std::vector<std::vector<FoldCheck>> per_fold;
+  SimulationScratch scratch;
+  for (std::size_t f = 0; f < F; ++f) {
+    out.held_out_rows += folds[f].held_out->size;
+    out.fit_rows += folds[f].fit_rows;
+    const SampleStatistics observed = statistics(*folds[f].held_out, estimators, settings, scratch);
+    per_fold.push_back(fold_checks(observed, std::span(sims).subspan(f * R, R)));
+  }
+  out.fit_rows /= F;
+
+  // Pooled over the folds with weights w_f = m_f / m (module comment).
+  const VerdictFloors& floors = settings.floors;
+  const std::size_t values = 2 + estimators.size();
+  const double Rd = static_cast<double>(R);
+  for (std::size_t i = 0; i < per_fold.front().size(); ++i) {
     VerdictCheck c;
-    c.name = std::move(name);
-    c.kind = CheckKind::distance;
-    c.floor = floor;
-    c.held_out = observed_distance;
-    c.fake = s.mean;
-    c.fake_sd = s.sd;
-    c.se = s.sd * std::sqrt(1.0 + 1.0 / static_cast<double>(R));
+    c.kind = i < values ? CheckKind::difference : CheckKind::distance;
+    c.name = i == 0        ? "accuracy"
+             : i == 1      ? "mean confidence"
+             : i < values  ? estimators[i - 2].label
+             : i == values ? "confidence histogram"
+                           : "reliability curve";
+    c.floor = i == 0        ? floors.accuracy
+              : i == 1      ? floors.confidence
+              : i < values  ? floors.estimator
+              : i == values ? floors.histogram
+                            : floors.reliability;
+    double sampling = 0.0, fit = 0.0;
+    for (std::size_t f = 0; f < F; ++f) {
+      const double w =
+          static_cast<double>(folds[f].held_out->size) / static_cast<double>(out.held_out_rows);
+      const FoldCheck& k = per_fold[f][i];
+      c.held_out += w * k.held_out;
+      c.fake += w * k.mean;
+      sampling += w * w * k.sd * k.sd;
+      fit += w * k.sd *
+             std::sqrt(static_cast<double>(folds[f].held_out->size) /
+                       static_cast<double>(folds[f].fit_rows));
+    }
+    c.fake_sd = std::sqrt(sampling);
+    // The fits' error counts only when the held-out rows are not the rows fitted on (one fold):
+    // cross-fitted, every row is both, and the difference of the fakes' estimate and the
+    // held-out one has variance at most the held-out one's (header).
+    const bool fit_error = c.kind == CheckKind::difference && F == 1;
+    c.se = std::sqrt(sampling * (1.0 + 1.0 / Rd) + (fit_error ? fit * fit : 0.0));
     test(c, c.held_out - c.fake);
     out.checks.push_back(c);
-  };
-  distance_check("confidence histogram", f.histogram,
-                 total_variation(observed.histogram, histogram), [&](const SampleStatistics& s) {
-                   return total_variation(s.histogram, without(histogram, s.histogram));
-                 });
-  distance_check("reliability curve", f.reliability, reliability_distance(observed, rows, correct),
-                 [&](const SampleStatistics& s) {
-                   return reliability_distance(s, without(rows, s.bin_rows),
-                                               without(correct, s.bin_correct));
-                 });
+  }
 
   std::vector<double> p;
   for (const auto& c : out.checks) p.push_back(c.p);
@@ -220,6 +261,13 @@ FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t 
     }
   }
   return out;
+}
+
+FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t fit_rows,
+                     std::span<const LabelledEstimator> estimators,
+                     const VerdictSettings& settings) {
+  const VerdictFold fold{.fake = &fake, .held_out = &held_out, .fit_rows = fit_rows};
+  return judge_fit(std::span(&fold, 1), estimators, settings);
 }
 
 }  // namespace calbench

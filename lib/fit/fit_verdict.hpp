@@ -2,26 +2,37 @@
 // The verdict of `calbench fit` (docs/fit.md): does the fitted fake behave like the model on
 // rows the fit never saw? GOOD or POOR, with the checks that decided it.
 //
-// The fake was fitted on `fit_rows` rows; the model's m held-out rows are compared with the
-// fake's own distribution of the same statistics at size m, from R fake samples of m rows
-// (stream {seed, 0, r, Purpose::test}, sample r):
-//   - accuracy, mean confidence and each requested estimator: the held-out value v against the
-//     fake samples' mean, z = (v - mean) / SE with
-//         SE^2 = sd^2 (1 + 1/R + m / fit_rows),
-//     sd the fake samples' standard deviation: the held-out value's own sampling error (sd, the
-//     fake's stand-in for the model's), the Monte Carlo error of the mean (sd^2 / R) and the
-//     fit's sampling error, taken as that of a statistic on fit_rows rows (sd^2 m / fit_rows);
-//     two-sided p = P(|Z| >= |z|);
+// Cross-fitted (the default): the rows are cut into k folds (fit/held_out_split.hpp); fold f's
+// m_f rows are judged against a fake fitted on the other rows, so every row is held out once.
+// One split (k = 1) is the special case of a single fold. For each fold, R fake samples of m_f
+// rows from that fold's fake (stream {seed, f, r, Purpose::test}, sample r) give the fake's own
+// distribution of each statistic at the fold's size:
+//   - accuracy, mean confidence and each requested estimator: the fold's value v_f, the fake
+//     samples' mean mu_f and sd s_f;
 //   - the confidence histogram (max p, equal-width bins): the total variation distance
-//     D = (1/2) sum_b |f_b - F_b| between the held-out fractions f and the fake's F (pooled over
+//     D = (1/2) sum_b |f_b - F_b| between the fold's fractions f and its fake's F (pooled over
 //     the R samples);
 //   - the reliability curve (top label, equal-width bins of max p): the fake's curve a_b =
 //     (correct rows) / (rows) in bin b pooled over the R samples, and
 //     D = sum_b (m_b / m) |acc_b - a_b| over the bins where both have rows, the binned ECE
 //     measured against the fake's curve instead of the diagonal.
 //   A distance is > 0 even for a perfect fake; its null distribution is that of the R fake
-//   samples' own distances (each against the pool of the other R - 1, leave one out), so
-//   z = (D - mean_0) / (sd_0 sqrt(1 + 1/R)), one-sided p = P(Z >= z).
+//   samples' own distances (each against the pool of the other R - 1, leave one out): mean
+//   mu_f, sd s_f.
+// Pooled over the folds with weights w_f = m_f / n: held-out value sum w_f v_f against the
+// fake's sum w_f mu_f, z = (difference) / SE, two-sided p = P(|Z| >= |z|), with
+//     SE^2 = (1 + 1/R) sum_f w_f^2 s_f^2
+// for k >= 2 folds: the held-out values' own sampling error (the fake's sd stands in for the
+// model's; the folds are disjoint, so independent) and the Monte Carlo error of the means.
+// The fits' own sampling error is not added: cross-fitted, the held-out rows are all the rows
+// the fakes were fitted on, and when the fake's value is an estimate at least as efficient as
+// the held-out plug-in (a maximum-likelihood parametric fit, or the empirical family, which
+// reproduces the rows), the variance of the difference is the difference of the variances
+// (Hausman 1978), at most the held-out value's. docs/fit.md gives the measured false-POOR rate.
+// With one fold (a single split, the held-out rows independent of the fit rows) the fit's
+// error is added: SE^2 = s^2 (1 + 1/R + m / n_fit), the fit's sampling error taken as that of
+// the statistic on n_fit rows. For a distance, SE^2 = (1 + 1/R) sum_f w_f^2 s_f^2 and
+// p = P(Z >= z) one-sided.
 // A check fails when its Holm-adjusted p-value (Holm 1979, over all checks) is below
 // `family_alpha` AND its difference exceeds a practical floor: with many held-out rows a
 // difference too small to matter is still significant, and the floors (VerdictFloors) say
@@ -75,7 +86,7 @@ struct VerdictCheck {
   CheckKind kind = CheckKind::difference;
   double held_out = 0.0;  // the value (difference) or the distance (distance) on held-out rows
   double fake = 0.0;      // the fake's mean at the held-out size, or the null's mean distance
-  double fake_sd = 0.0;   // the fake samples' sd (of the value or of the null distance)
+  double fake_sd = 0.0;   // sd of the fake's pooled value, sqrt(sum w_f^2 s_f^2) (header)
   double se = 0.0;        // of held_out - fake (header)
   double z = 0.0;
   double p = 1.0;           // two-sided (difference) or one-sided (distance)
@@ -86,7 +97,10 @@ struct VerdictCheck {
 
 struct FitVerdict {
   bool good = true;
-  std::size_t fit_rows = 0, held_out_rows = 0, replicates = 0;
+  std::size_t folds = 1;
+  std::size_t held_out_rows = 0;  // every fold's rows: the data's n when cross-fitted
+  std::size_t fit_rows = 0;       // rows each fold's fake was fitted on (mean over the folds)
+  std::size_t replicates = 0;     // fake samples per fold
   double family_alpha = 0.0;
   std::vector<VerdictCheck> checks;
   std::vector<std::string> reasons;  // one line per failing check, in check order
@@ -94,8 +108,22 @@ struct FitVerdict {
 
 std::string_view to_string(CheckKind kind);
 
-// Requires held_out.size >= 2, replicates >= 2, fit_rows >= 1. Deterministic for any thread
-// count: sample r is keyed by r and the statistics are folded in r order.
+// One fold: its fake (fitted without the fold's rows), the fold's rows and the rows the fake
+// was fitted on.
+struct VerdictFold {
+  const Generator* fake = nullptr;
+  const Sample* held_out = nullptr;
+  std::size_t fit_rows = 0;
+};
+
+// Requires at least one fold, each with held_out->size >= 2 and fit_rows >= 1, and
+// replicates >= 2. Deterministic for any thread count: sample (f, r) is keyed by (f, r) and the
+// statistics are folded in (f, r) order.
+FitVerdict judge_fit(std::span<const VerdictFold> folds,
+                     std::span<const LabelledEstimator> estimators,
+                     const VerdictSettings& settings);
+
+// One split: a single fold.
 FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t fit_rows,
                      std::span<const LabelledEstimator> estimators,
                      const VerdictSettings& settings);

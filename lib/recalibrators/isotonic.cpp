@@ -1,9 +1,9 @@
 #include "recalibrators/isotonic.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "core/error.hpp"
+#include "estimators/isotonic_fit.hpp"
 
 namespace calbench {
 namespace {
@@ -46,51 +46,11 @@ std::unique_ptr<const BinaryMap> isotonic_map(std::vector<double> x, std::vector
 std::unique_ptr<const BinaryMap> IsotonicCalibrator::fit(std::span<const double> scores,
                                                          std::span<const double> outcomes,
                                                          const std::string& what) const {
-  const std::size_t n = scores.size();
-  if (n == 0) throw DomainError(what + ": the fit sample is empty");
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
-  // Distinct scores with their pooled outcome sums and counts.
+  if (scores.empty()) throw DomainError(what + ": the fit sample is empty");
   // scikit-learn's _make_unique: a score less than 1e-15 (float64 resolution) above the
   // first score of the current group joins the group, which keeps that first score.
-  constexpr double resolution = 1e-15;
-  std::vector<double> x, sum, weight;
-  for (std::size_t idx : order) {
-    if (x.empty() || scores[idx] - x.back() >= resolution) {
-      x.push_back(scores[idx]);
-      sum.push_back(0.0);
-      weight.push_back(0.0);
-    }
-    sum.back() += outcomes[idx];
-    weight.back() += 1.0;
-  }
-  // PAV over blocks [start, end) of distinct scores, each with its weighted mean.
-  const std::size_t m = x.size();
-  std::vector<double> value(m), block_weight(m);
-  std::vector<std::size_t> start(m);
-  std::size_t blocks = 0;
-  for (std::size_t j = 0; j < m; ++j) {
-    value[blocks] = sum[j] / weight[j];
-    block_weight[blocks] = weight[j];
-    start[blocks] = j;
-    ++blocks;
-    while (blocks > 1 && value[blocks - 2] >= value[blocks - 1]) {
-      const double w = block_weight[blocks - 2] + block_weight[blocks - 1];
-      value[blocks - 2] = (value[blocks - 2] * block_weight[blocks - 2] +
-                           value[blocks - 1] * block_weight[blocks - 1]) /
-                          w;
-      block_weight[blocks - 2] = w;
-      --blocks;
-    }
-  }
-  std::vector<double> y(m);
-  for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t end = b + 1 < blocks ? start[b + 1] : m;
-    for (std::size_t j = start[b]; j < end; ++j) y[j] = value[b];
-  }
-  return std::make_unique<IsotonicMap>(std::move(x), std::move(y));
+  IsotonicFit fitted = isotonic_fit(scores, outcomes, 1e-15);
+  return std::make_unique<IsotonicMap>(std::move(fitted.x), std::move(fitted.y));
 }
 
 }  // namespace calbench

@@ -59,7 +59,59 @@ class BetaMap : public BinaryMap {
   double a_, b_, c_;
 };
 
+class ProbabilityLinearMap : public BinaryMap {
+ public:
+  ProbabilityLinearMap(double slope, double intercept) : slope_(slope), intercept_(intercept) {}
+  double operator()(double s) const override { return sigmoid(slope_ * s + intercept_); }
+  std::vector<FittedValue> parameters() const override {
+    return {{"slope", slope_}, {"intercept", intercept_}};
+  }
+  bool strictly_increasing() const override { return slope_ > 0.0; }
+  FittedState state() const override {
+    return {.kind = "probability_linear",
+            .scalars = {{"slope", slope_}, {"intercept", intercept_}}};
+  }
+
+ private:
+  double slope_, intercept_;
+};
+
+class LogitQuadraticMap : public BinaryMap {
+ public:
+  LogitQuadraticMap(double intercept, double linear, double quadratic)
+      : intercept_(intercept), linear_(linear), quadratic_(quadratic) {}
+  double operator()(double s) const override {
+    const double f = logit_of(s);
+    return sigmoid(intercept_ + linear_ * f + quadratic_ * f * f);
+  }
+  std::vector<FittedValue> parameters() const override {
+    return {{"intercept", intercept_}, {"linear", linear_}, {"quadratic", quadratic_}};
+  }
+  // A parabola in f is monotone on the logit range only when its vertex lies outside it.
+  bool strictly_increasing() const override {
+    if (quadratic_ == 0.0) return linear_ > 0.0;
+    const double vertex = -linear_ / (2.0 * quadratic_), edge = -safe_log(0.0);
+    return (quadratic_ > 0.0 && vertex <= -edge) || (quadratic_ < 0.0 && vertex >= edge);
+  }
+  FittedState state() const override {
+    return {.kind = "logit_quadratic",
+            .scalars = {{"intercept", intercept_}, {"linear", linear_}, {"quadratic", quadratic_}}};
+  }
+
+ private:
+  double intercept_, linear_, quadratic_;
+};
+
 }  // namespace
+
+std::unique_ptr<const BinaryMap> probability_linear_map(double slope, double intercept) {
+  return std::make_unique<ProbabilityLinearMap>(slope, intercept);
+}
+
+std::unique_ptr<const BinaryMap> logit_quadratic_map(double intercept, double linear,
+                                                     double quadratic) {
+  return std::make_unique<LogitQuadraticMap>(intercept, linear, quadratic);
+}
 
 std::unique_ptr<const BinaryMap> logit_linear_map(double slope, double intercept) {
   return std::make_unique<LogitLinearMap>(slope, intercept);
@@ -153,6 +205,10 @@ std::string LogisticCalibrator::name() const {
       return "platt";
     case LogisticKind::beta:
       return "beta";
+    case LogisticKind::platt_probability:
+      return "platt_probability";
+    case LogisticKind::quadratic:
+      return "quadratic";
   }
   return "?";
 }
@@ -162,18 +218,41 @@ std::unique_ptr<const BinaryMap> LogisticCalibrator::fit(std::span<const double>
                                                          const std::string& what) const {
   const std::size_t n = scores.size();
   if (n == 0) throw DomainError(what + ": the fit sample is empty");
-  if (kind_ != LogisticKind::platt && separable(scores, outcomes))
+  const bool smoothed = kind_ == LogisticKind::platt || kind_ == LogisticKind::platt_probability;
+  if (!smoothed && separable(scores, outcomes))
     throw DomainError(what +
                       ": the outcomes are separable by the score (or one outcome never occurs), "
                       "so the maximum-likelihood fit does not exist; platt's smoothed targets "
                       "avoid this");
   std::vector<double> targets(outcomes.begin(), outcomes.end());
-  if (kind_ == LogisticKind::platt) {
+  if (smoothed) {
     double positives = 0.0;
     for (double o : outcomes) positives += o > 0.5 ? 1.0 : 0.0;
     const double negatives = static_cast<double>(n) - positives;
     const double hi = (positives + 1.0) / (positives + 2.0), lo = 1.0 / (negatives + 2.0);
     for (std::size_t i = 0; i < n; ++i) targets[i] = outcomes[i] > 0.5 ? hi : lo;
+  }
+  if (kind_ == LogisticKind::platt_probability) {
+    std::vector<double> X(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      X[2 * i] = scores[i];
+      X[2 * i + 1] = 1.0;
+    }
+    const auto w = fit_logistic_regression(X, 2, targets, what);
+    return std::make_unique<ProbabilityLinearMap>(w[0], w[1]);
+  }
+  if (kind_ == LogisticKind::quadratic) {
+    // Separable by a monotone score was rejected above; separable by a parabola (positives
+    // only in the middle) shows as a diverging fit, which fit_logistic_regression rejects.
+    std::vector<double> X(3 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double f = logit_of(scores[i]);
+      X[3 * i] = f;
+      X[3 * i + 1] = f * f;
+      X[3 * i + 2] = 1.0;
+    }
+    const auto w = fit_logistic_regression(X, 3, targets, what);
+    return std::make_unique<LogitQuadraticMap>(w[2], w[0], w[1]);
   }
   if (kind_ != LogisticKind::beta) {
     std::vector<double> X(2 * n);

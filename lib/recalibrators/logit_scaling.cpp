@@ -28,8 +28,9 @@ using Eigen::VectorXd;
 // best point seen, which is the answer when a line search gives up close to the optimum.
 class Objective {
  public:
-  Objective(const Sample& sample, const LogitScalingSpec& spec)
+  Objective(const Sample& sample, const LogitScalingSpec& spec, PenaltyCoefficients penalty)
       : spec_(spec),
+        penalty_(penalty),
         K_(static_cast<Index>(sample.classes)),
         n_(static_cast<Index>(sample.size)),
         z_(K_, n_),
@@ -107,25 +108,27 @@ class Objective {
     // The penalty on the original parameters, its gradient carried back by the chain rule:
     // dW'_ij = gW_ij / s_j - gb_i m_j / s_j, db' = gb.
     double penalty = 0.0;
-    const double Kd = static_cast<double>(K_);
-    const bool off_diagonal = matrix() && spec_.lambda > 0.0;
-    if (off_diagonal || spec_.mu > 0.0) {
+    const bool off_diagonal = matrix() && penalty_.off_diagonal > 0.0;
+    if (off_diagonal || penalty_.diagonal > 0.0 || penalty_.intercept > 0.0) {
       MatrixXd W;
       VectorXd bo;
       to_original(x, W, bo);
       MatrixXd gW = MatrixXd::Zero(K_, K_);
       VectorXd gb = VectorXd::Zero(K_);
       if (off_diagonal) {
-        const double c = spec_.lambda / (Kd * (Kd - 1.0));
         MatrixXd off = W;
         off.diagonal().setZero();
-        penalty += c * off.squaredNorm();
-        gW = 2.0 * c * off;
+        penalty += penalty_.off_diagonal * off.squaredNorm();
+        gW = 2.0 * penalty_.off_diagonal * off;
       }
-      if (spec_.mu > 0.0) {
-        const double c = spec_.mu / Kd;
-        penalty += c * bo.squaredNorm();
-        gb = 2.0 * c * bo;
+      if (penalty_.diagonal > 0.0) {
+        const VectorXd d = W.diagonal().array() - 1.0;
+        penalty += penalty_.diagonal * d.squaredNorm();
+        gW.diagonal() += 2.0 * penalty_.diagonal * d;
+      }
+      if (penalty_.intercept > 0.0) {
+        penalty += penalty_.intercept * bo.squaredNorm();
+        gb = 2.0 * penalty_.intercept * bo;
       }
       const VectorXd ratio = mean_.cwiseQuotient(scale_);
       if (matrix()) {
@@ -133,7 +136,7 @@ class Objective {
         g += gW * scale_.cwiseInverse().asDiagonal();
         g -= gb * ratio.transpose();
       } else {
-        grad.head(K_) -= gb.cwiseProduct(ratio);
+        grad.head(K_) += gW.diagonal().cwiseQuotient(scale_) - gb.cwiseProduct(ratio);
       }
       grad.tail(K_) += gb;
     }
@@ -150,6 +153,7 @@ class Objective {
 
  private:
   const LogitScalingSpec& spec_;
+  PenaltyCoefficients penalty_;
   Index K_, n_;
   MatrixXd z_;  // K x n standardised logits
   VectorXd mean_, scale_;
@@ -195,7 +199,27 @@ LogitScaling::LogitScaling(std::string name, LogitScalingSpec spec)
   if (spec_.max_iterations == 0) throw DomainError(name_ + ": max_iterations must be >= 1");
 }
 
+PenaltyCoefficients LogitScaling::penalty(std::size_t classes, std::size_t rows) const {
+  const double K = static_cast<double>(classes), n = static_cast<double>(rows);
+  if (!spec_.structured) {
+    return {.off_diagonal = K > 1.0 ? spec_.lambda / (K * (K - 1.0)) : 0.0,
+            .intercept = spec_.mu / K};
+  }
+  const StructuredPenalty& s = *spec_.structured;
+  const double scale = std::pow(K, s.rho) / std::pow(n, s.tau);
+  return {.off_diagonal = s.off_diagonal * std::pow(K * (K - 1.0), s.rho) / std::pow(n, s.tau),
+          .diagonal = s.diagonal * scale,
+          .intercept = s.intercept * scale};
+}
+
 std::size_t LogitScaling::free_parameters(std::size_t K) const {
+  if (spec_.structured) {
+    const StructuredPenalty& s = *spec_.structured;
+    const std::size_t intercepts = s.intercept > 0.0 ? 0 : K, diagonal = s.diagonal > 0.0 ? 0 : K;
+    const std::size_t off =
+        spec_.form == LogitScalingForm::matrix && !(s.off_diagonal > 0.0) ? K * (K - 1) : 0;
+    return std::max<std::size_t>(1, intercepts + diagonal + off);
+  }
   if (spec_.form == LogitScalingForm::vector) return spec_.mu > 0.0 ? K : 2 * K;
   const std::size_t weights = spec_.lambda > 0.0 ? K : K * K;
   return weights + (spec_.mu > 0.0 ? 0 : K);
@@ -203,12 +227,14 @@ std::size_t LogitScaling::free_parameters(std::size_t K) const {
 
 LogitScalingParameters LogitScaling::fit_parameters(const Sample& sample) const {
   const std::size_t K = sample.classes;
-  const std::string what = spec_.form == LogitScalingForm::vector ? "a, b"
-                           : spec_.lambda > 0.0                   ? "the diagonal of W"
-                                                                  : "W";
-  check_fit_sample(sample, name_, free_parameters(K),
-                   what + (spec_.mu > 0.0 ? std::string() : std::string(" and b")));
-  Objective objective(sample, spec_);
+  const std::string what = spec_.structured                         ? "the unpenalised parameters"
+                           : spec_.form == LogitScalingForm::vector ? "a, b"
+                           : spec_.lambda > 0.0                     ? "the diagonal of W"
+                                                                    : "W";
+  check_fit_sample(
+      sample, name_, free_parameters(K),
+      what + (spec_.mu > 0.0 || spec_.structured ? std::string() : std::string(" and b")));
+  Objective objective(sample, spec_, penalty(K, sample.size));
   LBFGSpp::LBFGSParam<double> param;
   param.epsilon = spec_.tolerance;
   param.epsilon_rel = 0.0;  // |x| in standardised coordinates is not a meaningful scale

@@ -44,6 +44,28 @@ class OneVsRestModel : public CalibrationModel {
   std::vector<std::unique_ptr<const BinaryMap>> maps_;
 };
 
+class BinaryModel : public CalibrationModel {
+ public:
+  explicit BinaryModel(std::unique_ptr<const BinaryMap> map) : map_(std::move(map)) {}
+
+  void apply(std::span<const double> p, std::size_t classes, std::span<double> q) const override {
+    if (classes != 2) throw DomainError("a binary model applied to K = " + std::to_string(classes));
+    const std::size_t rows = p.size() / 2;
+    for (std::size_t i = 0; i < rows; ++i) {
+      const double g = std::clamp((*map_)(p[2 * i + 1]), 0.0, 1.0);
+      q[2 * i] = 1.0 - g;
+      q[2 * i + 1] = g;
+    }
+  }
+  std::vector<FittedValue> parameters() const override { return map_->parameters(); }
+  // p -> p_1 is injective on the K = 2 simplex.
+  bool injective() const override { return map_->strictly_increasing(); }
+  FittedState state() const override { return {.kind = "binary", .parts = {map_->state()}}; }
+
+ private:
+  std::unique_ptr<const BinaryMap> map_;
+};
+
 class TopLabelModel : public CalibrationModel {
  public:
   explicit TopLabelModel(std::unique_ptr<const BinaryMap> map) : map_(std::move(map)) {}
@@ -72,18 +94,30 @@ std::unique_ptr<const CalibrationModel> one_vs_rest_model(
   return std::make_unique<OneVsRestModel>(std::move(maps));
 }
 
+std::unique_ptr<const CalibrationModel> binary_model(std::unique_ptr<const BinaryMap> map) {
+  return std::make_unique<BinaryModel>(std::move(map));
+}
+
 std::unique_ptr<const CalibrationModel> top_label_model(std::unique_ptr<const BinaryMap> map) {
   return std::make_unique<TopLabelModel>(std::move(map));
 }
 
-OneVsRest::OneVsRest(std::string name, std::shared_ptr<const BinaryCalibrator> binary)
-    : name_(std::move(name)), binary_(std::move(binary)) {}
+OneVsRest::OneVsRest(std::string name, std::shared_ptr<const BinaryCalibrator> binary,
+                     TwoClasses two_classes)
+    : name_(std::move(name)), binary_(std::move(binary)), two_classes_(two_classes) {}
 
 std::unique_ptr<const CalibrationModel> OneVsRest::fit(const Sample& sample) const {
   check_fit_sample(sample, name_, 1, "");
   const std::size_t K = sample.classes, n = sample.size;
   std::vector<double> scores(n), outcomes(n);
   std::vector<std::unique_ptr<const BinaryMap>> maps;
+  if (K == 2 && two_classes_ == TwoClasses::single_map) {
+    for (std::size_t i = 0; i < n; ++i) {
+      scores[i] = sample.p[2 * i + 1];
+      outcomes[i] = sample.label[i] == 1 ? 1.0 : 0.0;
+    }
+    return std::make_unique<BinaryModel>(binary_->fit(scores, outcomes, name_ + ", class 1"));
+  }
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t i = 0; i < n; ++i) {
       scores[i] = sample.p[i * K + k];

@@ -8,16 +8,23 @@
 #include "core/format.hpp"
 #include "estimators/binning.hpp"
 #include "recalibrators/bbq.hpp"
+#include "recalibrators/cdf_spline.hpp"
+#include "recalibrators/centred_isotonic.hpp"
 #include "recalibrators/classwise.hpp"
 #include "recalibrators/ensemble_temperature.hpp"
 #include "recalibrators/histogram_binning.hpp"
 #include "recalibrators/isotonic.hpp"
+#include "recalibrators/kernel_calibration.hpp"
+#include "recalibrators/laplace_mixture.hpp"
 #include "recalibrators/logistic_calibration.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/one_vs_rest.hpp"
 #include "recalibrators/scaling_binning.hpp"
+#include "recalibrators/smoothing_spline.hpp"
+#include "recalibrators/structured_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "recalibrators/top_label_reduced.hpp"
+#include "recalibrators/venn_abers.hpp"
 
 namespace calbench {
 namespace {
@@ -40,6 +47,12 @@ std::shared_ptr<const Recalibrator> one_vs_rest(const Args& a,
 
 std::shared_ptr<const Recalibrator> logistic(const Args& a, LogisticKind kind) {
   return one_vs_rest(a, std::make_shared<LogisticCalibrator>(kind));
+}
+
+// scikit-learn's CalibratedClassifierCV rule (probmetrics' too): one map on p_1 when K = 2.
+std::shared_ptr<const Recalibrator> binary_or_one_vs_rest(
+    const Args& a, std::shared_ptr<const BinaryCalibrator> binary) {
+  return std::make_shared<OneVsRest>(a.name(), std::move(binary), TwoClasses::single_map);
 }
 
 // Penalties: a number >= 0.
@@ -110,6 +123,70 @@ std::optional<MethodConfig> build_scaling_binning(Args& a) {
   return out;
 }
 
+std::optional<MethodConfig> build_platt_probability(Args& a) {
+  return plain(a, binary_or_one_vs_rest(
+                      a, std::make_shared<LogisticCalibrator>(LogisticKind::platt_probability)));
+}
+std::optional<MethodConfig> build_quadratic(Args& a) {
+  return plain(
+      a, binary_or_one_vs_rest(a, std::make_shared<LogisticCalibrator>(LogisticKind::quadratic)));
+}
+std::optional<MethodConfig> build_centred_isotonic(Args& a) {
+  return plain(a, binary_or_one_vs_rest(a, std::make_shared<CentredIsotonicCalibrator>()));
+}
+std::optional<MethodConfig> build_venn_abers(Args& a) {
+  return plain(a, binary_or_one_vs_rest(a, std::make_shared<VennAbersCalibrator>()));
+}
+std::optional<MethodConfig> build_kernel(Args& a) {
+  const auto bandwidth = a.get<std::optional<double>>("bandwidth");
+  auto out = plain(a, std::make_shared<KernelCalibration>(bandwidth));
+  if (bandwidth) out.label.append("_b").append(format_double(*bandwidth));
+  return out;
+}
+std::optional<MethodConfig> build_smoothing_spline(Args& a) {
+  const auto lambda = a.get<std::optional<double>>("lambda");
+  auto out =
+      plain(a, binary_or_one_vs_rest(a, std::make_shared<SmoothingSplineCalibrator>(lambda)));
+  if (lambda) out.label.append("_l").append(format_double(*lambda));
+  return out;
+}
+
+// The authors' default (recalibrate.py: splines = 6, runout "natural").
+constexpr std::int64_t cdf_spline_knots = 6;
+
+std::optional<MethodConfig> build_cdf_spline(Args& a) {
+  const auto knots = a.get<std::int64_t>("knots");
+  auto out = plain(a, std::make_shared<TopLabel>(a.name(), std::make_shared<CdfSplineCalibrator>(
+                                                               static_cast<std::size_t>(knots))));
+  if (knots != cdf_spline_knots) out.label += "_" + std::to_string(knots);
+  return out;
+}
+
+// probmetrics' default strengths (svs_lambda_*, sms_lambda_*).
+constexpr double structured_lambda = 1.0;
+
+std::optional<MethodConfig> build_structured(Args& a, LogitScalingForm form) {
+  StructuredPenalty penalty;
+  penalty.intercept = a.get<double>("lambda_intercept");
+  penalty.diagonal = a.get<double>("lambda_diagonal");
+  if (form == LogitScalingForm::matrix) penalty.off_diagonal = a.get<double>("lambda_off_diagonal");
+  auto out = plain(a, std::make_shared<StructuredScaling>(a.name(), form, penalty));
+  const bool defaults = penalty.intercept == structured_lambda &&
+                        penalty.diagonal == structured_lambda &&
+                        penalty.off_diagonal == structured_lambda;
+  if (!defaults) {
+    out.label += "_b" + format_double(penalty.intercept) + "_d" + format_double(penalty.diagonal);
+    if (form == LogitScalingForm::matrix) out.label += "_o" + format_double(penalty.off_diagonal);
+  }
+  return out;
+}
+std::optional<MethodConfig> build_svs(Args& a) {
+  return build_structured(a, LogitScalingForm::vector);
+}
+std::optional<MethodConfig> build_sms(Args& a) {
+  return build_structured(a, LogitScalingForm::matrix);
+}
+
 // A wrapper's `method` object, parsed by the same rows; shown by its label.
 bool read_inner(Args& a) {
   ObjectReader& entry = a.reader();
@@ -138,6 +215,18 @@ std::optional<MethodConfig> build_classwise(Args& a) {
   const auto inner = a.get<MethodConfig>("method");
   auto out = plain(a, std::make_shared<Classwise>(inner.method));
   out.label = "classwise(" + inner.label + ")";
+  return out;
+}
+// probmetrics' cal_mixture_output_constant.
+constexpr double laplace_constant = 1.0;
+
+std::optional<MethodConfig> build_laplace_mixture(Args& a) {
+  const auto inner = a.get<MethodConfig>("method");
+  const double constant = a.get<double>("constant");
+  auto out = plain(a, std::make_shared<LaplaceMixture>(inner.method, constant));
+  out.label = "laplace_mixture" +
+              (constant == laplace_constant ? std::string() : "_c" + format_double(constant)) +
+              "(" + inner.label + ")";
   return out;
 }
 std::optional<MethodConfig> build_top_label_reduced(Args& a) {
@@ -297,6 +386,129 @@ others rescaled.)",
              build_top_label_reduced);
 }
 
+RecalibratorEntry platt_probability_recalibrator() {
+  return row("Platt scaling on probabilities, scikit-learn's sigmoid calibration: sigma(a p + c)",
+             {}, "{}",
+             R"(K = 2: one map on p_1, q = (1 - g(p_1), g(p_1)); K > 2: one-vs-rest, renormalised
+(scikit-learn's CalibratedClassifierCV on predict_proba; probmetrics' "platt"). Platt's
+targets (N+ + 1)/(N+ + 2), 1/(N- + 2); exact maximum likelihood by Newton (scikit-learn
+stops BFGS at a gradient norm of 1e-5).)",
+             build_platt_probability);
+}
+
+RecalibratorEntry quadratic_recalibrator() {
+  return row(
+      "quadratic scaling (CalArena): sigma(c + a f + b f^2), f = logit(p), by maximum likelihood",
+      {}, "{}",
+      R"(K = 2: one map on p_1 (probmetrics' BinaryLogisticCalibrator(type="quadratic"), no
+penalty); K > 2: one-vs-rest, renormalised (calbench's extension). b = 0 is logistic
+calibration. Separable data (no MLE): DomainError.)",
+      build_quadratic);
+}
+
+RecalibratorEntry centred_isotonic_recalibrator() {
+  return row("centred isotonic regression (Oron & Flournoy 2017; cir-model, CalArena's cir)", {},
+             "{}",
+             R"(K = 2: one map on p_1; K > 2: one-vs-rest, renormalised. Each flat step of the
+isotonic fit becomes one point at its rows' mean score (steps at 0 or 1, and the outer ends
+of the first and last steps, keep their end scores); linear interpolation between them,
+clamped outside.)",
+             build_centred_isotonic);
+}
+
+RecalibratorEntry venn_abers_recalibrator() {
+  return row("inductive Venn-Abers (Vovk et al. 2015; the venn-abers package, CalArena's ivap)", {},
+             "{}",
+             R"(K = 2: one map on p_1; K > 2: one-vs-rest, renormalised (the package's one_vs_all).
+p0, p1: isotonic fits at s with the row (s, 0) or (s, 1) added; g = p1/(1 - p0 + p1).)",
+             build_venn_abers);
+}
+
+RecalibratorEntry kernel_recalibrator() {
+  return row(
+      "kernel calibration: Nadaraya-Watson with the Dirichlet kernel (Beta for K = 2)",
+      {param::literal_or_number(
+          // As the kde_canonical estimator's bandwidth (estimators_json.cpp): below 1e-5 the
+          // log kernel loses digits, above 1e3 it is flat.
+          "bandwidth", "loo", [](double x) { return x >= 1e-5 && x <= 1e3; }, "in [1e-5, 1e3]",
+          "b: the smallest leave-one-out log loss of the fit labels over kde_canonical's grid, "
+          "or fixed")},
+      R"({"bandwidth": 0.05})",
+      R"(q(p) = sum_j Dir(p; p_j/b + 1) e_{y_j} / sum_j Dir(p; p_j/b + 1) over the fit rows
+(Popordanoska et al. 2022's kernel). The bandwidth search costs O(n^2 (K + 20)), applying
+O(n K) per row; the model keeps the fit rows.)",
+      build_kernel);
+}
+
+RecalibratorEntry smoothing_spline_recalibrator() {
+  return row(
+      "smoothing-spline calibration (Lucena 2018; splinecalib's SplineCalib, CalArena's spline)",
+      {param::literal_or_number(
+          "lambda", "cv", [](double x) { return x >= 0.0 && x <= 1e8; }, "in [0, 1e8]",
+          "ridge strength: chosen on a held-out fifth over logspace(-4, 4, 17), or fixed")},
+      R"({"lambda": 0.1})",
+      R"(K = 2: one map on p_1; K > 2: one-vs-rest, renormalised. Penalised logistic regression on
+a natural cubic spline basis of the log-odds: 30 knots at distinct scores plus 0.1..0.9, a
+unity prior of 20 synthetic rows on y = x, lambda/d ||beta||^2.)",
+      build_smoothing_spline);
+}
+
+RecalibratorEntry cdf_spline_recalibrator() {
+  return row(
+      "spline calibration (Gupta et al. 2021), top label: the slope of a spline fit to the KS "
+      "curve",
+      {param::at_most(param::integer("knots", 3, cdf_spline_knots, "equally spaced spline knots"),
+                      100)},
+      R"({"knots": 8})",
+      std::string(top) +
+          R"(
+A natural cubic spline, least squares, fitted to cumulative (accuracy - score) over the
+sorted fit fraction; g(s_i) = its slope + s_i, interpolated linearly, clipped to [0, 1].)",
+      build_cdf_spline);
+}
+
+RecalibratorEntry svs_recalibrator() {
+  return row(
+      "structured vector scaling (CalArena): ts-mix, then softmax(a * log q0 + b), ridge to a = 1, "
+      "b = 0",
+      {param::number("lambda_intercept", structured_lambda, non_negative, ">= 0",
+                     "penalty lambda_b K/n sum b_j^2"),
+       param::number("lambda_diagonal", structured_lambda, non_negative, ">= 0",
+                     "penalty lambda_d K/n sum (a_j - 1)^2")},
+      R"({"lambda_intercept": 0.1, "lambda_diagonal": 0.1})",
+      R"(Step 1: temperature scaling mixed with uniform, eps = 1/(n + 1) (probmetrics' ts-mix).
+Step 2: mean NLL + penalty by L-BFGS from the identity (probmetrics uses torchmin BFGS).)",
+      build_svs);
+}
+
+RecalibratorEntry sms_recalibrator() {
+  return row(
+      "structured matrix scaling (CalArena): ts-mix, then softmax(W log q0 + b), ridge to W = I, b "
+      "= 0",
+      {param::number("lambda_intercept", structured_lambda, non_negative, ">= 0",
+                     "penalty lambda_b K/n sum b_j^2"),
+       param::number("lambda_diagonal", structured_lambda, non_negative, ">= 0",
+                     "penalty lambda_d K/n sum (W_jj - 1)^2"),
+       param::number("lambda_off_diagonal", structured_lambda, non_negative, ">= 0",
+                     "penalty lambda_o K(K-1)/n sum_{i!=j} W_ij^2")},
+      R"({"lambda_off_diagonal": 10})",
+      R"(Step 1: temperature scaling mixed with uniform, eps = 1/(n + 1) (probmetrics' ts-mix).
+Step 2: mean NLL + penalty by L-BFGS from the identity (probmetrics uses torchmin BFGS).
+Infinite penalties give ts-mix.)",
+      build_sms);
+}
+
+RecalibratorEntry laplace_mixture_recalibrator() {
+  return row(
+      "wrapper: (1 - eps) q + eps/K around `method`, eps = constant/(n + 1) (probmetrics' -mix)",
+      {method_param(), param::number("constant", laplace_constant, non_negative, ">= 0",
+                                     "eps = constant/(n + 1), n the fit rows")},
+      R"({"method": {"name": "isotonic"}, "constant": 2})",
+      R"(The wrapped method is fitted as usual; its outputs are mixed with the uniform
+vector, so no confidence is 0 and the true NLL stays finite.)",
+      build_laplace_mixture);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 // The methods a config can name, in listing order: a new method is its row and a line here.
@@ -316,6 +528,16 @@ const std::vector<RecalibratorEntry>& recalibrator_registry() {
       named("scaling_binning", scaling_binning_recalibrator()),
       named("classwise", classwise_recalibrator()),
       named("top_label_reduced", top_label_reduced_recalibrator()),
+      named("platt_probability", platt_probability_recalibrator()),
+      named("quadratic", quadratic_recalibrator()),
+      named("centred_isotonic", centred_isotonic_recalibrator()),
+      named("venn_abers", venn_abers_recalibrator()),
+      named("kernel", kernel_recalibrator()),
+      named("smoothing_spline", smoothing_spline_recalibrator()),
+      named("cdf_spline", cdf_spline_recalibrator()),
+      named("svs", svs_recalibrator()),
+      named("sms", sms_recalibrator()),
+      named("laplace_mixture", laplace_mixture_recalibrator()),
   };
   return rows;
 }

@@ -6,16 +6,22 @@
 
 #include "core/error.hpp"
 #include "recalibrators/bbq.hpp"
+#include "recalibrators/cdf_spline.hpp"
 #include "recalibrators/classwise.hpp"
 #include "recalibrators/ensemble_temperature.hpp"
 #include "recalibrators/histogram_binning.hpp"
 #include "recalibrators/isotonic.hpp"
+#include "recalibrators/kernel_calibration.hpp"
+#include "recalibrators/laplace_mixture.hpp"
 #include "recalibrators/logistic_calibration.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/one_vs_rest.hpp"
 #include "recalibrators/scaling_binning.hpp"
+#include "recalibrators/smoothing_spline.hpp"
+#include "recalibrators/structured_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "recalibrators/top_label_reduced.hpp"
+#include "recalibrators/venn_abers.hpp"
 
 namespace calbench {
 namespace {
@@ -125,6 +131,14 @@ std::unique_ptr<const BinaryMap> restore_binary_map(const FittedState& state,
     if (a < 0.0 || b < 0.0) r.fail("a and b must be >= 0");
     return beta_map(a, b, r.scalar("c"));
   }
+  if (state.kind == "probability_linear") {
+    r.expect({"slope", "intercept"}, {}, 0);
+    return probability_linear_map(r.scalar("slope"), r.scalar("intercept"));
+  }
+  if (state.kind == "logit_quadratic") {
+    r.expect({"intercept", "linear", "quadratic"}, {}, 0);
+    return logit_quadratic_map(r.scalar("intercept"), r.scalar("linear"), r.scalar("quadratic"));
+  }
   if (state.kind == "isotonic") {
     r.expect({}, {"x", "y"}, 0);
     const std::size_t m = state.array("x").size();
@@ -134,6 +148,35 @@ std::unique_ptr<const BinaryMap> restore_binary_map(const FittedState& state,
     r.non_decreasing("x", x, true);
     r.non_decreasing("y", y, false);
     return isotonic_map(x, y);
+  }
+  if (state.kind == "smoothing_spline") {
+    r.expect({"eps", "lambda"}, {"knots", "coefficients"}, 0);
+    const double eps = r.scalar("eps"), lambda = r.scalar("lambda");
+    if (!(eps > 0.0 && eps < 0.5)) r.fail("eps must lie in (0, 0.5)");
+    if (!(lambda >= 0.0)) r.fail("lambda must be >= 0");
+    const std::size_t m = state.array("knots").size();
+    if (m < 2) r.fail("knots must hold at least 2 values");
+    auto knots = r.array("knots", m);
+    r.non_decreasing("knots", knots, true);
+    return smoothing_spline_map(eps, std::move(knots), r.array("coefficients", m), lambda);
+  }
+  if (state.kind == "cdf_spline") {
+    r.expect({}, {"x", "y"}, 0);
+    const std::size_t m = state.array("x").size();
+    if (m == 0) r.fail("x must not be empty");
+    auto x = r.array("x", m);
+    r.non_decreasing("x", x, true);
+    return cdf_spline_map(std::move(x), r.array("y", m));
+  }
+  if (state.kind == "venn_abers") {
+    r.expect({}, {"c", "p0", "p1"}, 0);
+    const std::size_t m = state.array("c").size();
+    if (m == 0) r.fail("c must not be empty");
+    VennAbersPairs pairs{r.array("c", m), r.unit_array("p0", m + 1), r.unit_array("p1", m + 1)};
+    r.non_decreasing("c", pairs.c, true);
+    for (std::size_t i = 0; i <= m; ++i)
+      if (pairs.p0[i] > pairs.p1[i]) r.fail("p0 must not exceed p1");
+    return venn_abers_map(std::move(pairs));
   }
   if (state.kind == "steps") {
     r.expect({}, {"edges", "values"}, 0);
@@ -166,7 +209,8 @@ std::unique_ptr<const BinaryMap> restore_binary_map(const FittedState& state,
                                std::move(values));
   }
   r.fail("unknown binary map \"" + state.kind +
-         "\": expected logit_linear, beta, isotonic, steps, bbq or scaling_binning");
+         "\": expected logit_linear, probability_linear, logit_quadratic, beta, isotonic, "
+         "venn_abers, smoothing_spline, cdf_spline, steps, bbq or scaling_binning");
 }
 
 std::unique_ptr<const CalibrationModel> restore_model(const FittedState& state,
@@ -200,6 +244,10 @@ std::unique_ptr<const CalibrationModel> restore_model(const FittedState& state,
       maps.push_back(restore_binary_map(state.parts[j], r.part(j)));
     return one_vs_rest_model(std::move(maps));
   }
+  if (state.kind == "binary") {
+    r.expect({}, {}, 1);
+    return binary_model(restore_binary_map(state.parts[0], r.part(0)));
+  }
   if (state.kind == "top_label") {
     r.expect({}, {}, 1);
     return top_label_model(restore_binary_map(state.parts[0], r.part(0)));
@@ -224,9 +272,39 @@ std::unique_ptr<const CalibrationModel> restore_model(const FittedState& state,
     r.expect({}, {}, 1);
     return top_label_reduced_model(restore_model(state.parts[0], r.part(0)));
   }
+  if (state.kind == "kernel") {
+    r.expect({"bandwidth"}, {"p", "labels"}, 0);
+    const double bandwidth = r.positive("bandwidth");
+    const std::size_t n = state.array("labels").size();
+    if (n == 0 || state.array("p").size() % n != 0 || state.array("p").size() / n < 2)
+      r.fail("p must hold K >= 2 values per label");
+    const std::size_t K = state.array("p").size() / n;
+    const auto& p = r.unit_array("p", n * K);
+    const auto& labels = r.array("labels", n);
+    std::vector<std::uint32_t> y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!(labels[i] >= 0.0 && labels[i] < static_cast<double>(K)) ||
+          labels[i] != std::floor(labels[i]))
+        r.fail("labels must be integers in [0, K)");
+      y[i] = static_cast<std::uint32_t>(labels[i]);
+    }
+    return kernel_model(bandwidth, K, p, std::move(y));
+  }
+  if (state.kind == "laplace_mixture") {
+    r.expect({"epsilon"}, {}, 1);
+    const double epsilon = r.scalar("epsilon");
+    if (!(epsilon >= 0.0 && epsilon <= 1.0)) r.fail("epsilon must lie in [0, 1]");
+    return laplace_mixture_model(restore_model(state.parts[0], r.part(0)), epsilon);
+  }
+  if (state.kind == "structured_scaling") {
+    r.expect({}, {}, 2);
+    return structured_scaling_model(restore_model(state.parts[0], r.part(0)),
+                                    restore_model(state.parts[1], r.part(1)));
+  }
   r.fail("unknown model \"" + state.kind +
-         "\": expected temperature, logit_affine, ensemble_temperature, one_vs_rest, top_label, "
-         "classwise or top_label_reduced");
+         "\": expected temperature, logit_affine, ensemble_temperature, one_vs_rest, binary, "
+         "top_label, classwise, top_label_reduced, kernel, laplace_mixture or "
+         "structured_scaling");
 }
 
 }  // namespace calbench

@@ -100,7 +100,7 @@ ReportHeader report_header(const ResultMeta& meta, const std::vector<std::string
   header.meta = meta;
   Value::Array keys;
   for (const auto& k : sweep_keys) keys.emplace_back(k);
-  header.summary_blocks.emplace_back("sweep_keys", std::move(keys));
+  header.blocks.emplace_back("sweep_keys", std::move(keys));
   return header;
 }
 

@@ -11,7 +11,7 @@ const std::vector<std::string>& curve_columns() {
   return columns;
 }
 
-void append_curve_rows(const std::string& file, const std::vector<Value>& key,
+void append_curve_rows(const std::string& table, const std::vector<Value>& key,
                        const std::vector<CurveRecord>& curves, std::vector<TableRow>& rows) {
   for (const CurveRecord& curve : curves)
     for (const CurvePoint& p : curve.points) {
@@ -19,7 +19,7 @@ void append_curve_rows(const std::string& file, const std::vector<Value>& key,
       fields.insert(fields.end(),
                     {curve.curve, curve.binning, curve.scope, optional_value(curve.class_index),
                      p.lower, p.upper, p.score, p.frequency, p.error, Value(p.count), p.weight});
-      rows.push_back({file, std::move(fields)});
+      rows.push_back({table, std::move(fields)});
     }
 }
 

@@ -23,8 +23,8 @@ struct CurveRecord {
 // frequency, error, count, weight.
 const std::vector<std::string>& curve_columns();
 
-// One row of `file` per point of every curve: `key` (the key columns' fields) then the point.
-void append_curve_rows(const std::string& file, const std::vector<Value>& key,
+// One row of `table` per point of every curve: `key` (the key columns' fields) then the point.
+void append_curve_rows(const std::string& table, const std::vector<Value>& key,
                        const std::vector<CurveRecord>& curves, std::vector<TableRow>& rows);
 
 }  // namespace calbench

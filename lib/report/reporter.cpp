@@ -1,7 +1,6 @@
 #include "report/reporter.hpp"
 
 #include <algorithm>
-#include <ostream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -20,6 +19,12 @@ Value meta_value(const ResultMeta& meta) {
                        {"config_hash", meta.config_hash}};
 }
 
+Table data_table(std::string name, const std::vector<std::string>& columns) {
+  Table table{.name = std::move(name)};
+  for (const auto& c : columns) table.columns.push_back({.name = c});
+  return table;
+}
+
 // ---- summary.json ---------------------------------------------------------------------------
 
 struct JsonReporter::State {
@@ -34,16 +39,16 @@ void JsonReporter::begin(const ReportHeader& header) {
   auto& s = state_->summary;
   s = nlohmann::ordered_json::object();
   s["meta"] = to_json(meta_value(header.meta));
-  for (const auto& [key, value] : header.summary_blocks) s[key] = to_json(value);
+  for (const auto& [key, value] : header.blocks) s[key] = to_json(value);
   s["cells"] = nlohmann::ordered_json::array();
 }
 
-void JsonReporter::record(const ReportRecord& record) {
-  if (record.summary.is_null()) return;
-  if (record.summary_key == "cells")
-    state_->summary["cells"].push_back(to_json(record.summary));
+void JsonReporter::record(const Record& record) {
+  if (record.document.is_null()) return;
+  if (record.block == "cells")
+    state_->summary["cells"].push_back(to_json(record.document));
   else
-    state_->summary[record.summary_key] = to_json(record.summary);
+    state_->summary[record.block] = to_json(record.document);
 }
 
 void JsonReporter::end() {
@@ -55,8 +60,12 @@ void JsonReporter::end() {
 namespace {
 
 // Tables a run writes only on request; a stale one is removed.
-const std::vector<std::string> optional_tables = {"replicates.csv", "requirements.csv",
-                                                  "reliability.csv"};
+const std::vector<std::string> optional_tables = {"replicates", "requirements", "reliability",
+                                                  "leaderboard", "leaderboard_agreement"};
+
+std::string csv_file(const std::string& table) {
+  return table + ".csv";
+}
 
 }  // namespace
 
@@ -64,23 +73,31 @@ CsvReporter::CsvReporter(std::filesystem::path directory) : directory_(std::move
 
 void CsvReporter::begin(const ReportHeader& header) {
   tables_.clear();
+  display_.clear();
   for (const auto& table : header.tables) {
+    if (table.use != TableUse::data) {
+      display_.push_back(table.name);
+      continue;
+    }
     std::string text;
     for (std::size_t i = 0; i < table.columns.size(); ++i) {
       if (i > 0) text.push_back(',');
-      text += csv_escape(table.columns[i]);
+      text += csv_escape(table.columns[i].name);
     }
     text.push_back('\n');
-    tables_.emplace_back(table.file, std::move(text));
+    tables_.emplace_back(table.name, std::move(text));
   }
 }
 
-void CsvReporter::record(const ReportRecord& record) {
+void CsvReporter::record(const Record& record) {
   for (const auto& row : record.rows) {
     const auto it = std::find_if(tables_.begin(), tables_.end(),
-                                 [&](const auto& t) { return t.first == row.file; });
-    if (it == tables_.end())
-      throw std::logic_error("a row for table " + row.file + ", which the header does not declare");
+                                 [&](const auto& t) { return t.first == row.table; });
+    if (it == tables_.end()) {
+      if (std::find(display_.begin(), display_.end(), row.table) != display_.end()) continue;
+      throw std::logic_error("a row for table " + row.table +
+                             ", which the header does not declare");
+    }
     std::string& text = it->second;
     for (std::size_t i = 0; i < row.fields.size(); ++i) {
       if (i > 0) text.push_back(',');
@@ -91,24 +108,15 @@ void CsvReporter::record(const ReportRecord& record) {
 }
 
 void CsvReporter::end() {
-  for (const auto& [file, text] : tables_) write_file_atomically(directory_ / file, text);
-  for (const auto& file : optional_tables) {
-    const bool declared =
-        std::any_of(tables_.begin(), tables_.end(), [&](const auto& t) { return t.first == file; });
+  for (const auto& [table, text] : tables_)
+    write_file_atomically(directory_ / csv_file(table), text);
+  for (const auto& table : optional_tables) {
+    const bool declared = std::any_of(tables_.begin(), tables_.end(),
+                                      [&](const auto& t) { return t.first == table; });
     if (declared) continue;
     std::error_code ignored;
-    std::filesystem::remove(directory_ / file, ignored);
+    std::filesystem::remove(directory_ / csv_file(table), ignored);
   }
-}
-
-// ---- terminal -------------------------------------------------------------------------------
-
-void TerminalReporter::begin(const ReportHeader& header) {
-  out_ << header.terminal;
-}
-
-void TerminalReporter::record(const ReportRecord& record) {
-  out_ << record.terminal;
 }
 
 // ---- fan-out --------------------------------------------------------------------------------
@@ -116,7 +124,7 @@ void TerminalReporter::record(const ReportRecord& record) {
 void FanOut::begin(const ReportHeader& header) {
   for (auto* r : reporters_) r->begin(header);
 }
-void FanOut::record(const ReportRecord& record) {
+void FanOut::record(const Record& record) {
   for (auto* r : reporters_) r->record(record);
 }
 void FanOut::end() {

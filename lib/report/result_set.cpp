@@ -48,7 +48,9 @@ const std::vector<std::string>& result_set_names() {
 
 // OUT may be replaced when it is absent, empty, or a calbench result set holding nothing but
 // calbench's files: a run replaces OUT whole, so a file it did not write there would be lost.
-void check_replaceable(const fs::path& out, const fs::path& given) {
+// A finished set is replaced only when `may_replace_set` (--overwrite, or an interrupted
+// run's journal beside it): a rerun must not silently throw away the results of the last.
+void check_replaceable(const fs::path& out, const fs::path& given, bool may_replace_set) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(out, ec);
   if (!fs::exists(st)) return;
@@ -67,7 +69,14 @@ void check_replaceable(const fs::path& out, const fs::path& given) {
     const auto& known = result_set_names();
     if (std::find(known.begin(), known.end(), name) == known.end()) foreign.push_back(name);
   }
-  if (foreign.empty()) return;
+  if (foreign.empty()) {
+    if (may_replace_set) return;
+    throw OutputError("the output directory " + given.string() +
+                      " already holds a finished calbench result set: a run would replace it "
+                      "and its results would be lost, so it refuses; pass --overwrite to "
+                      "replace it (overwrite=True in Python), or choose another output "
+                      "directory");
+  }
   std::sort(foreign.begin(), foreign.end());
   std::string shown;
   for (std::size_t i = 0; i < foreign.size() && i < 3; ++i)
@@ -90,7 +99,7 @@ std::string lock_holder(int fd) {
 
 }  // namespace
 
-ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
+ResultSetTransaction::ResultSetTransaction(const fs::path& given, Overwrite overwrite) {
   out_ = normal_out(given);
   const fs::path parent = out_.parent_path();
   const std::string name = out_.filename().string();
@@ -138,7 +147,7 @@ ResultSetTransaction::ResultSetTransaction(const fs::path& given) {
   }
 
   try {
-    check_replaceable(out_, given);
+    check_replaceable(out_, given, overwrite == Overwrite::yes || previous_journal().has_value());
     // The work directory is removed and refilled: a symbolic link there would have calbench
     // delete and write inside whatever it points to.
     const fs::file_status work_status = fs::symlink_status(work_, ec);

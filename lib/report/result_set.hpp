@@ -25,12 +25,19 @@ class OutputError : public InputError {
   using InputError::InputError;
 };
 
+// Whether a run may replace a finished result set at OUT (`--overwrite`, issue #28): without
+// it a rerun into a finished set is refused, so nothing a user ran is lost by a forgotten
+// flag. An interrupted run's journal beside OUT lets --resume / --restart go on without it:
+// the run that left the journal was itself allowed to replace OUT.
+enum class Overwrite { no, yes };
+
 class ResultSetTransaction {
  public:
   // Locks `out` and prepares its work directory. Throws OutputError when another run holds
   // the lock, when the directory beside OUT cannot be written, when OUT exists and is neither
-  // a directory of calbench results (it has config.resolved.json) nor empty.
-  explicit ResultSetTransaction(const std::filesystem::path& out);
+  // a directory of calbench results (it has config.resolved.json) nor empty, and when it is a
+  // finished result set, `overwrite` is no and no interrupted run's journal is beside it.
+  ResultSetTransaction(const std::filesystem::path& out, Overwrite overwrite);
   ResultSetTransaction(const ResultSetTransaction&) = delete;
   ResultSetTransaction& operator=(const ResultSetTransaction&) = delete;
   ~ResultSetTransaction();  // not committed: removes the staged set (see keep_journal)

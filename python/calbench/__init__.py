@@ -18,17 +18,19 @@ from .reliability import (class_reliability_curves, classwise_reliability, recal
 from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
                    truth)
 from .recalibrator import NotFittedError, Recalibrator
+from .leaderboard import leaderboard, rank_agreement, read_calarena
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
-                      estimate_distribution, measured_vs_true, method_comparison,
-                      ranking_disagreement, recalibration_error, utility_map)
+                      estimate_distribution, leaderboard_figure, measured_vs_true,
+                      method_comparison, rank_agreement_figure, ranking_disagreement,
+                      recalibration_error, utility_map)
 
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
-    "Recalibrator", "NotFittedError",
+    "Recalibrator", "NotFittedError", "leaderboard", "rank_agreement", "read_calarena",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",
     "class_reliability_curves", "recalibrated_curves",
     "bias_curves", "error_curves", "estimate_distribution", "bias_split",
     "recalibration_error", "method_comparison", "measured_vs_true", "ranking_disagreement",
-    "utility_map", "cost_vs_ece",
+    "utility_map", "cost_vs_ece", "leaderboard_figure", "rank_agreement_figure",
 ]

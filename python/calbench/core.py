@@ -40,10 +40,47 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"{value!r} ({type(value).__name__}) is not a JSON value")
 
 
+def _pointer_token(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _first_bad_value(value: Any, pointer: str = "") -> tuple[str, str] | None:
+    """(JSON pointer, what is wrong) of the first value json.dumps refuses, depth first in
+    the order json.dumps writes: a NaN was reported as "Out of range float values are not JSON
+    compliant" without saying where (issue #28)."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist() if isinstance(value, np.ndarray) else value.item()
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return pointer, f"{value} is not a finite number (JSON has no NaN or infinity)"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                return pointer, f"the key {key!r} ({type(key).__name__}) is not a string"
+            found = _first_bad_value(item, f"{pointer}/{_pointer_token(key)}")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _first_bad_value(item, f"{pointer}/{i}")
+            if found:
+                return found
+        return None
+    if value is None or isinstance(value, (str, int, bool)):
+        return None
+    return pointer, f"{value!r} ({type(value).__name__}) is not a JSON value"
+
+
 def _json_text(value: Any, argument: str) -> str:
     try:
         return json.dumps(value, allow_nan=False, default=_json_value)
     except (TypeError, ValueError) as e:
+        found = _first_bad_value(value)
+        if found is not None:
+            pointer, what = found
+            raise ValueError(f"calbench: {argument}: {pointer or '/'}: {what}") from None
         raise ValueError(f"calbench: {argument}: {e}") from None
 
 
@@ -75,14 +112,37 @@ def _labels(y) -> np.ndarray:
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"y: row {i}: label {y[i]!r} is not an integer class index "
                              "(a whole number 0 .. K-1)")
-        return np.ascontiguousarray(y, dtype=np.int64)
-    if not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
+    elif not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
         raise ValueError(f"y: expected an integer array of labels, found dtype {y.dtype}")
+    # Labels past int64's range would wrap on conversion (a uint64 2^64-1 was reported as
+    # label -1, issue #28): named as they are.
+    if y.dtype != np.bool_ and y.size > 0:
+        limit = np.iinfo(np.int64).max
+        huge = (y >= 2.0**63) | (y < -(2.0**63)) if np.issubdtype(y.dtype, np.floating) else (
+            y > limit if y.dtype.kind == "u" else np.zeros(y.shape, dtype=bool))
+        if huge.any():
+            i = int(np.flatnonzero(huge)[0])
+            value = int(y.flat[i]) if y.dtype.kind in "iu" else y.flat[i]
+            raise ValueError(f"y: row {i}: label {value} is out of range (a class index "
+                             "0 .. K-1)")
     return np.ascontiguousarray(y, dtype=np.int64)
 
 
+def _generator_document(generator: dict, settings: dict | None, directory) -> dict:
+    """{"generator": ..., "truth": ...} for the extension. A generator that names a rows file
+    (the `empirical` family as `calbench fit --out` writes it) reads it relative to `directory`
+    when given (a run reads it relative to the config's folder), else to the current directory."""
+    if directory is not None and isinstance(generator, dict) and \
+            isinstance(generator.get("rows"), str) and not os.path.isabs(generator["rows"]):
+        generator = dict(generator, rows=os.path.join(os.fspath(directory), generator["rows"]))
+    document = {"generator": generator}
+    if settings is not None:
+        document["truth"] = settings
+    return document
+
+
 def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int = 0,
-           with_c: bool = False, settings: dict | None = None):
+           with_c: bool = False, settings: dict | None = None, directory=None):
     """n draws of the fake classifier `generator` (a config's generator object).
 
     Returns (p, y): p the (n, K) reported probabilities, y the (n,) int64 labels; with
@@ -90,17 +150,16 @@ def sample(generator: dict, n: int, seed: int, replicate: int = 0, *, cell: int 
     The draws are those of replicate `replicate` of cell `cell` in a run with this `seed`
     (the stream (seed, cell, replicate, sample)), so they equal what `calbench run` draws.
     A generator given by a `target` is solved first, under `settings` (a config's `truth`
-    object: give the run's to get the run's solution).
+    object: give the run's to get the run's solution). `directory`: the folder a relative rows
+    file is read from (give the config's folder for a config `calbench fit --out` wrote;
+    default the current directory).
     """
     core = _extension()
     n = _count(n, "n", 1)
     seed = _count(seed, "seed", 0)
     replicate = _count(replicate, "replicate", 0)
     cell = _count(cell, "cell", 0)
-    document = {"generator": generator}
-    if settings is not None:
-        document["truth"] = settings
-    text = _json_text(document, "generator")
+    text = _json_text(_generator_document(generator, settings, directory), "generator")
     p, y, c = core.sample(text, n, seed, cell, replicate, bool(with_c))
     return (p, y, c) if with_c else (p, y)
 
@@ -114,19 +173,18 @@ class TruthValue(NamedTuple):
 
 
 def truth(generator: dict, settings: dict | None = None, *,
-          stream: int = 0) -> dict[str, TruthValue]:
+          stream: int = 0, directory=None) -> dict[str, TruthValue]:
     """The ground truth of `generator`: {quantity: TruthValue}, the nine design quantities.
 
     `settings` is a config's `truth` object ({"samples": ..., "tolerance": ...}); the values
     are those a run with the same generator and settings reports, to the last digit.
     `stream` > 0 draws the Monte Carlo parts from an independent replica of the truth streams
     (not what a run reports: for precision checks against an independent long run).
+    `directory`: the folder a relative rows file is read from, as for sample().
     """
     core = _extension()
-    document = {"generator": generator}
-    if settings is not None:
-        document["truth"] = settings
-    rows = core.truth(_json_text(document, "generator"), stream)
+    rows = core.truth(_json_text(_generator_document(generator, settings, directory),
+                                 "generator"), stream)
     return {q: TruthValue(value, method, error) for q, value, method, error in rows}
 
 
@@ -155,10 +213,13 @@ def conventions() -> list[str]:
     return list(_extension().conventions())
 
 
-def run(config, out: str | os.PathLike | None = None, threads: int | None = None) -> Results:
+def run(config, out: str | os.PathLike | None = None, threads: int | None = None,
+        overwrite: bool = False) -> Results:
     """Runs an experiment (a config dict, or the path of a config file) and returns its
     Results (DataFrames, calbench.load). With `out` the result files are written there (as
-    `calbench run --out`), otherwise into a temporary directory that is removed afterwards."""
+    `calbench run --out`), otherwise into a temporary directory that is removed afterwards.
+    A finished result set already in `out` is replaced only with overwrite=True (the command
+    line's --overwrite); without it the run raises OSError and leaves it whole."""
     core = _extension()
     if isinstance(config, (str, os.PathLike)):
         source = os.fspath(config)
@@ -167,12 +228,17 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
         source, text = "calbench.run", _json_text(config, "config")
     threads = _count(threads, "threads", 1) if threads is not None else (os.cpu_count() or 1)
     if out is not None:
-        core.run(text, source, os.fspath(out), threads)
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be True or False, not {overwrite!r}")
+        core.run(text, source, os.fspath(out), threads, overwrite)
         return load(os.fspath(out))
-    directory = tempfile.mkdtemp(prefix="calbench-run-")
+    # The pid in the name lets the next run remove what a killed Python left (its finally
+    # does not run after SIGKILL): docs/durability.md, "Temporaries after kill -9".
+    core.remove_dead_temporaries(tempfile.gettempdir())
+    directory = tempfile.mkdtemp(prefix=f"calbench-run-{os.getpid()}-")
     try:
         target = os.path.join(directory, "results")
-        core.run(text, source, target, threads)
+        core.run(text, source, target, threads, False)
         return load(target)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -516,3 +516,101 @@ def cost_vs_ece(results: Results) -> Figure:
     ax.legend(handles=handles, fontsize=8, frameon=False, loc="upper left",
               bbox_to_anchor=(1.02, 1.0))
     return fig
+
+
+# leaderboards (recalibration) ---------------------------------------------------------------
+
+def _leaderboard_rows(results: Results, table: pd.DataFrame | None, scope: str | int,
+                      name: str) -> tuple[pd.DataFrame, str]:
+    """The rows of one scope ("all", or a cell's index) and a title naming it; "all" falls back
+    to the last cell when the run has no pooled board (one cell)."""
+    _require(results, "recalibration", name)
+    if table is None or table.empty:
+        raise ValueError(f"{results.path}: no leaderboard files")
+    if scope == "all" and not (table["scope"] == "all").any():
+        scope = int(table["cell"].max())
+    if scope == "all":
+        rows = table[table["scope"] == "all"]
+        title = f"all cells ({int(rows['cases'].iloc[0])} cases, {int(rows['blocks'].iloc[0])} " \
+                "bootstrap blocks)"
+    else:
+        rows = table[(table["scope"] == "cell") & (table["cell"] == int(scope))]
+        if rows.empty:
+            raise ValueError(f"{results.path}: no leaderboard of cell {scope}")
+        title = f"cell {int(scope)} ({int(rows['cases'].iloc[0])} replicates)"
+    return rows, title
+
+
+def leaderboard_figure(results: Results, scope: str | int = "all",
+                       measure: str = "win_rate") -> Figure:
+    """Each model's win rate (or Elo: measure="elo") per ranking key with its 95 % bootstrap
+    interval, a panel per key: the true quantities first, then the test-set estimators. The
+    models keep one order in every panel, best first by the true top-label ECE (else the first
+    key)."""
+    if measure not in ("win_rate", "elo"):
+        raise ValueError(f"measure = {measure!r}: expected 'win_rate' or 'elo'")
+    rows, title = _leaderboard_rows(results, results.leaderboard, scope, "leaderboard_figure")
+    keys = list(dict.fromkeys(zip(rows["kind"], rows["key"])))
+    by = ("truth", "ece_top_l1") if ("truth", "ece_top_l1") in keys else keys[0]
+    first = rows[(rows["kind"] == by[0]) & (rows["key"] == by[1])]
+    order = list(first.sort_values(["rank", "method"])["method"])
+    fig, axes = _panels(len(keys), width=3.2, height=0.28 * len(order) + 1.2)
+    for ax, (kind, key) in zip(axes, keys):
+        r = rows[(rows["kind"] == kind) & (rows["key"] == key)].set_index("method").loc[order]
+        y = np.arange(len(order))[::-1]
+        colour_of = colour(0) if kind == "truth" else colour(1)
+        ax.errorbar(r[measure], y, xerr=[r[measure] - r[f"{measure}_lower"],
+                                         r[f"{measure}_upper"] - r[measure]],
+                    fmt=marker(0) if kind == "truth" else marker(1), color=colour_of,
+                    markersize=4, linewidth=1.0, capsize=2)
+        ax.set_yticks(y)
+        ax.set_yticklabels(order, fontsize=8)
+        ax.set_title(f"{'true' if kind == 'truth' else 'test-set'} {key}", fontsize=9)
+        if measure == "win_rate":
+            ax.set_xlim(-0.03, 1.03)
+        ax.grid(axis="x", linewidth=0.3)
+    _label(axes, "win rate (fraction of other models beaten)" if measure == "win_rate"
+           else "Bradley–Terry Elo (points)", "")
+    fig.suptitle(f"Leaderboards, {title}", fontsize=10)
+    return fig
+
+
+def rank_agreement_figure(results: Results, scope: str | int = "all") -> Figure:
+    """Kendall's tau-b between each test-set estimator's leaderboard and each true quantity's
+    (win rates), as a heat map annotated with the value and its 95 % bootstrap interval; and
+    beside it the share of cases whose test-set winner is the true winner."""
+    rows, title = _leaderboard_rows(results, results.leaderboard_agreement, scope,
+                                    "rank_agreement_figure")
+    estimators = list(dict.fromkeys(rows["estimator"]))
+    truths = list(dict.fromkeys(rows["truth"]))
+    fig = Figure(figsize=(1.2 * len(truths) * 2 + 3.0, 0.5 * len(estimators) + 1.8),
+                 layout="constrained")
+    axes = fig.subplots(1, 2)
+    # Two colour maps: each colorbar is a raster whose SVG id is a hash of its pixels, so two
+    # identical colorbars would share an id on the page.
+    for ax, column, label, lo, cmap in (
+            (axes[0], "tau_b", "Kendall tau-b of the leaderboards", -1, "viridis"),
+            (axes[1], "winner_agreement", "cases whose test-set winner is the true winner", 0,
+             "cividis")):
+        grid = np.full((len(estimators), len(truths)), np.nan)
+        for _, r in rows.iterrows():
+            grid[estimators.index(r["estimator"]), truths.index(r["truth"])] = r[column]
+        # pcolormesh, not imshow: vector cells, no raster (its SVG id is a hash of its pixels,
+        # which two identical panels would share).
+        image = ax.pcolormesh(np.ma.masked_invalid(grid), cmap=cmap, vmin=lo, vmax=1)
+        ax.invert_yaxis()
+        for _, r in rows.iterrows():
+            i, j = estimators.index(r["estimator"]), truths.index(r["truth"])
+            if pd.isna(r[column]):
+                continue
+            text = f"{r[column]:.2f}\n[{r[column + '_lower']:.2f}, {r[column + '_upper']:.2f}]"
+            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=6,
+                    color="white" if r[column] < (lo + 1) / 2 else "black")
+        ax.set_xticks(np.arange(len(truths)) + 0.5)
+        ax.set_xticklabels([f"true {t}" for t in truths], rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(np.arange(len(estimators)) + 0.5)
+        ax.set_yticklabels(estimators, fontsize=8)
+        ax.set_title(label, fontsize=9)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.suptitle(f"Test-set rankings against true rankings, {title}", fontsize=10)
+    return fig

@@ -183,6 +183,20 @@ def _figure_list(r: Results) -> list[tuple[str, str, Callable[[], object]]]:
                     "target, per cell and method.", lambda: figures.measured_vs_true(r)))
         out.append(("ranking", "How often the test-set ranking of the models differs from the "
                     "true one.", lambda: figures.ranking_disagreement(r)))
+        if r.leaderboard is not None and not r.leaderboard.empty:
+            out.append(("leaderboard", "Leaderboards (CalArena's rule): each model's win rate "
+                        "(the share of the other models strictly worse per case, ties for "
+                        "neither, averaged over cases) with its 95 % bootstrap interval, per "
+                        "true quantity (blue) and per test-set estimator (orange); pooled over "
+                        "cells when the run has several.", lambda: figures.leaderboard_figure(r)))
+            out.append(("leaderboard-elo", "The same as Bradley–Terry Elo (ties half a win, "
+                        "1000 the mean).", lambda: figures.leaderboard_figure(r, measure="elo")))
+        if r.leaderboard_agreement is not None and not r.leaderboard_agreement.empty:
+            out.append(("rank-agreement", "Does the test-set metric rank the methods as the "
+                        "truth does? Kendall tau-b between each estimator's leaderboard and each "
+                        "true quantity's, and the share of cases whose test-set winner is the "
+                        "true winner, with 95 % bootstrap intervals.",
+                        lambda: figures.rank_agreement_figure(r)))
     elif r.scenario == "decision":
         out.append(("utility", "Expected utility over accuracy × miscalibration, with the "
                     "requirement frontier.", lambda: figures.utility_map(r)))

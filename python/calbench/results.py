@@ -39,6 +39,9 @@ class Results:
     requirements: pd.DataFrame | None = field(default=None, repr=False)
     rankings: pd.DataFrame | None = field(default=None, repr=False)
     reliability: pd.DataFrame | None = field(default=None, repr=False)  # reliability.csv
+    # recalibration: leaderboard.csv and leaderboard_agreement.csv (docs/recalibration.md)
+    leaderboard: pd.DataFrame | None = field(default=None, repr=False)
+    leaderboard_agreement: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def sweep_keys(self) -> list[str]:
@@ -275,4 +278,5 @@ def load(path: str | os.PathLike[str]) -> Results:
                    cells=read("cells.csv", True), summary=summary,
                    truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
                    requirements=read("requirements.csv", False), rankings=rankings,
-                   reliability=reliability)
+                   reliability=reliability, leaderboard=read("leaderboard.csv", False),
+                   leaderboard_agreement=read("leaderboard_agreement.csv", False))

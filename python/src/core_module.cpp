@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/stop_request.hpp"
+#include "core/temporaries.hpp"
 #include "core/version.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/convention.hpp"
@@ -33,6 +34,7 @@
 #include "estimators/estimators_json.hpp"
 #include "experiment/preflight.hpp"
 #include "generators/generator.hpp"
+#include "leaderboard/leaderboard.hpp"
 #include "recalibrators/fitted_model_json.hpp"
 #include "report/result_set.hpp"
 #include "scenarios/registry.hpp"
@@ -234,9 +236,14 @@ double estimate(const std::string& estimator_text,
   const auto config = parse_estimator(entry, "/estimator", problems, resolved);
   if (!problems.empty() || !config) throw ConfigError(problems.render(source));
   const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
-  py::gil_scoped_release release;
-  EstimatorWorkspace workspace;
-  return config->estimator->estimate(sample, workspace);
+  // Interruptible: kde_canonical's O(n^2 K) pass polls the stop request between rows, so
+  // Ctrl-C ends an estimate of minutes within a second (issue #28).
+  double value = 0.0;
+  run_interruptibly([&] {
+    EstimatorWorkspace workspace;
+    value = config->estimator->estimate(sample, workspace);
+  });
+  return value;
 }
 
 // A fitted recalibration model (recalibrators/fitted_model_json.hpp) behind calbench.Recalibrator:
@@ -291,7 +298,8 @@ class PyFittedModel {
 // A whole run into `directory` through the command line's result-set transaction
 // (report/result_set.hpp): the directory is locked, the files are staged beside it and swapped
 // in by one rename when every one is written, so a failure or an exception leaves `directory`
-// as it was. No journal: a Python run cannot be resumed, and one that finds an interrupted
+// as it was; a finished result set there is replaced only with `overwrite` (the command line's
+// --overwrite). No journal: a Python run cannot be resumed, and one that finds an interrupted
 // command-line run's journal refuses rather than touch it. `source` names the config in
 // messages (a file's path, or "calbench.run" for a dict).
 //
@@ -301,7 +309,7 @@ class PyFittedModel {
 // the command line's SIGINT does (no task starts, the running ones finish), commits nothing and
 // is raised.
 void run(const std::string& config_text, const std::string& source, const std::string& directory,
-         std::size_t threads) {
+         std::size_t threads, bool overwrite) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
@@ -314,7 +322,8 @@ void run(const std::string& config_text, const std::string& source, const std::s
   {
     py::gil_scoped_release release;
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    ResultSetTransaction results_set(config->output.directory);
+    ResultSetTransaction results_set(config->output.directory,
+                                     overwrite ? Overwrite::yes : Overwrite::no);
     if (const auto previous = results_set.previous_journal())
       throw OutputError(directory + " has the journal of an interrupted run (" +
                         previous->string() + "): `calbench run CONFIG --out " + directory +
@@ -377,6 +386,60 @@ std::vector<std::string> convention_names() {
   return out;
 }
 
+// The leaderboards of calbench.leaderboard (python/calbench/leaderboard.py), computed by the
+// library the recalibration scenario uses (leaderboard/leaderboard.hpp). keys: (name, higher is
+// better, values (cases, methods)); compare: (key, reference) index pairs. Returns
+// {"cases", "blocks", "standings": [(key, method, mean, win_rate, lower, upper, elo, lower,
+// upper, rank)], "agreements": [(key, reference, tau_b, lower, upper, case_tau_b, lower, upper,
+// tau_cases, winner_agreement, lower, upper)]}. The bootstrap draws from leaderboard_stream(seed,
+// 0): the stream of cell 0's board in a run with that seed.
+py::dict leaderboard(const std::vector<std::string>& methods,
+                     const std::vector<std::size_t>& blocks,
+                     const std::vector<std::tuple<std::string, bool, py::array_t<double>>>& keys,
+                     const std::vector<std::pair<std::size_t, std::size_t>>& compare,
+                     std::size_t resamples, std::size_t elo_resamples, double level,
+                     std::uint64_t seed) {
+  LeaderboardTable table;
+  table.methods = methods;
+  table.clusters = blocks;
+  for (const auto& [name, higher, values] : keys) {
+    const auto v = values.unchecked<2>();
+    if (static_cast<std::size_t>(v.shape(0)) != blocks.size() ||
+        static_cast<std::size_t>(v.shape(1)) != methods.size())
+      throw DomainError("leaderboard: key " + name + ": expected values of shape (cases, methods)");
+    RankingKey key{.name = name, .better = higher ? Better::higher : Better::lower, .values = {}};
+    for (py::ssize_t c = 0; c < v.shape(0); ++c)
+      for (py::ssize_t m = 0; m < v.shape(1); ++m) key.values.push_back(v(c, m));
+    table.keys.push_back(std::move(key));
+  }
+  const LeaderboardSettings settings{
+      .resamples = resamples, .elo_resamples = elo_resamples, .level = level};
+  Leaderboards out;
+  {
+    py::gil_scoped_release release;
+    out = compute_leaderboards(table, compare, settings, leaderboard_stream(seed, 0));
+  }
+  py::list standings, agreements;
+  for (const Board& board : out.boards)
+    for (std::size_t m = 0; m < board.standings.size(); ++m) {
+      const Standing& s = board.standings[m];
+      standings.append(py::make_tuple(board.key, m, s.mean, s.win_rate.value, s.win_rate.lower,
+                                      s.win_rate.upper, s.elo.value, s.elo.lower, s.elo.upper,
+                                      s.rank));
+    }
+  for (const RankAgreement& a : out.agreements)
+    agreements.append(py::make_tuple(a.key, a.reference, a.tau_b.value, a.tau_b.lower,
+                                     a.tau_b.upper, a.case_tau_b.value, a.case_tau_b.lower,
+                                     a.case_tau_b.upper, a.tau_cases, a.winner_agreement.value,
+                                     a.winner_agreement.lower, a.winner_agreement.upper));
+  py::dict result;
+  result["cases"] = out.cases;
+  result["blocks"] = out.clusters;
+  result["standings"] = standings;
+  result["agreements"] = agreements;
+  return result;
+}
+
 }  // namespace
 }  // namespace calbench
 
@@ -406,8 +469,13 @@ PYBIND11_MODULE(_core, m) {
   m.def("truth", &truth, py::arg("generator"), py::arg("stream") = 0);
   m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"),
         py::arg("renormalize") = false);
-  m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"),
-        py::arg("threads"));
+  m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"), py::arg("threads"),
+        py::arg("overwrite"));
+  // calbench.run's temporary result directory is calbench-run-PID-XXXXXXXX: what a killed
+  // Python left is removed like the command line's temporaries (core/temporaries.hpp).
+  m.def("remove_dead_temporaries", [](const std::string& directory) {
+    return remove_dead_temporaries(directory, TemporaryKind::temporary_directory);
+  });
   py::class_<PyFittedModel>(m, "FittedModel")
       .def_static("fit", &PyFittedModel::fit, py::arg("method"), py::arg("p"), py::arg("y"),
                   py::arg("renormalize"))
@@ -419,4 +487,7 @@ PYBIND11_MODULE(_core, m) {
       .def("parameters", &PyFittedModel::parameters);
   m.def("estimator_rows", &estimator_rows);
   m.def("conventions", &convention_names);
+  m.def("leaderboard", &leaderboard, py::arg("methods"), py::arg("blocks"), py::arg("keys"),
+        py::arg("compare"), py::arg("resamples"), py::arg("elo_resamples"), py::arg("level"),
+        py::arg("seed"));
 }

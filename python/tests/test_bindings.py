@@ -119,6 +119,70 @@ class BindingsTest(unittest.TestCase):
         p3, _ = calbench.sample(g, 1000, seed=1, replicate=1)
         self.assertFalse(np.array_equal(p, p3))
 
+    def test_empirical_generator_from_fit_out(self):
+        # The config `calbench fit --out` writes (the empirical family, its rows in an NPY file
+        # beside it) drives sample() and truth(): the rows file is read relative to
+        # `directory`, the draws are those of the same generator with its rows inline, the
+        # truth is the fit's own, and the draws agree with that truth statistically.
+        data_generator = {"family": "dirichlet", "classes": 3, "alpha": 0.8,
+                          "miscalibration": {"map": "temperature", "temperature": 0.6}}
+        p0, y0 = calbench.sample(data_generator, 1500, seed=31)
+        data = os.path.join(self.tmp, "model.csv")
+        np.savetxt(data, np.column_stack([y0, p0]), delimiter=",", fmt="%.17g")
+        folder = os.path.join(self.tmp, "fake")
+        os.makedirs(folder)
+        config_path = os.path.join(folder, "fake.json")
+        fit = json.loads(cli("fit", data, "--out", config_path, "--force", "--json",
+                             "--replicates", "5", "--resamples", "5", "--sizes", "100",
+                             "--verdict-samples", "20").stdout)
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+        g = config["generator"]
+        self.assertEqual(g["family"], "empirical")
+        self.assertEqual(g["rows"], "fake.rows.npy")
+        self.assertGreater(g["bandwidth"], 0)  # smoothed: draws are not just the rows
+
+        # Relative to the current directory (the test's, not the config's) it is not found,
+        # and the error names the key.
+        with self.assertRaisesRegex(ValueError, "/generator/rows"):
+            calbench.sample(g, 10, seed=1)
+        p, y, c = calbench.sample(g, 40000, seed=7, with_c=True, directory=folder)
+        rows = np.load(os.path.join(folder, "fake.rows.npy"))
+        inline = {k: v for k, v in g.items() if k != "sha256"}
+        inline["rows"] = rows.tolist()
+        p2, y2 = calbench.sample(inline, 40000, seed=7)
+        np.testing.assert_array_equal(p, p2)
+        np.testing.assert_array_equal(y, y2)
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(c.sum(axis=1), 1.0, atol=1e-12)
+
+        # The truth: the fit's (same generator, default settings) to the last digit.
+        t = calbench.truth(g, config.get("truth"), directory=folder)
+        self.assertEqual(t["accuracy"].value, fit["fake"]["accuracy"]["value"])
+        self.assertEqual(t["ece_top_l1"].value, fit["fake"]["ece_top_l1"]["value"])
+        # The draws against it: accuracy (binomial SE) and mean confidence (SE of the mean),
+        # within 4 standard errors plus the truth's own error.
+        n = len(y)
+        top = p.argmax(axis=1)
+        correct = (y == top).astype(float)
+        accuracy = t["accuracy"]
+        se = np.sqrt(accuracy.value * (1 - accuracy.value) / n)
+        self.assertLess(abs(correct.mean() - accuracy.value), 4 * se + accuracy.error)
+        confidence = accuracy.value + t["overconfidence"].value
+        z = p.max(axis=1)
+        self.assertLess(abs(z.mean() - confidence),
+                        4 * z.std(ddof=1) / np.sqrt(n) + accuracy.error
+                        + t["overconfidence"].error)
+        # y ~ c: the labels agree with c's top-class probability (Rao-Blackwell), and the
+        # top-label gap E[c_top - z] is the truth's overconfidence with its sign.
+        c_top = c[np.arange(n), top]
+        self.assertLess(abs(correct.mean() - c_top.mean()), 4 * se)
+        gap = c_top - z
+        self.assertLess(abs(gap.mean() + t["overconfidence"].value),
+                        4 * gap.std(ddof=1) / np.sqrt(n) + t["overconfidence"].error)
+        # The data were overconfident (temperature 0.6): so is the fake.
+        self.assertLess(gap.mean(), 0)
+
     def test_truth_equals_the_command_line_to_the_last_digit(self):
         settings = SETTINGS
         for gi, generator in enumerate(GENERATORS):
@@ -272,8 +336,17 @@ class BindingsTest(unittest.TestCase):
              "command": ["sh", "-c", "if grep -q '\"sample_size\": 200' \"$0/manifest.json\"; "
                          "then exit 3; fi; for f in \"$0\"/y_*.npy; do echo 0.5; done"]}])
         with self.assertRaisesRegex(RuntimeError, r'"fails_late", cell 1 \(sample_size = 200\)'):
-            calbench.run(failing, out=kept)
+            calbench.run(failing, out=kept, overwrite=True)
         self.assertEqual(files(), before)
+        # A rerun into the finished set is refused without overwrite=True (issue #28), which
+        # replaces it whole.
+        with self.assertRaisesRegex(OSError, "already holds a finished calbench result set.*"
+                                    "overwrite=True"):
+            calbench.run(config, out=kept)
+        self.assertEqual(files(), before)
+        calbench.run(config, out=kept, overwrite=True)
+        cells = os.path.join("kept", "cells.csv")
+        self.assertEqual(files()[cells], before[cells])
         # A directory that is not a result set, and an interrupted command-line run's journal,
         # are refused (OSError) and left alone.
         other = os.path.join(self.tmp, "other")
@@ -320,6 +393,57 @@ class BindingsTest(unittest.TestCase):
         self.assertNotEqual(child.returncode, 0)
         self.assertIn("KeyboardInterrupt", stderr)
         self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_keyboard_interrupt_stops_kde_canonical_within_seconds(self):
+        # kde_canonical's O(n^2 K) pass at n = 20,000 takes about a minute; Ctrl-C used to wait
+        # for it (issue #28). Now KeyboardInterrupt within a second or two.
+        code = ("import signal, sys, time, numpy as np, calbench\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                "p, y = calbench.sample({'family': 'dirichlet', 'classes': 3, 'alpha': 1},"
+                " 20000, seed=1)\n"
+                "print('start', flush=True)\n"
+                "try:\n"
+                "    calbench.estimate({'name': 'kde_canonical'}, p, y)\n"
+                "except KeyboardInterrupt:\n"
+                "    print('interrupted', flush=True)\n"
+                "    sys.exit(3)\n")
+        child = subprocess.Popen([sys.executable, "-B", "-c", code], text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(child.stdout.readline().strip(), "start")
+        time.sleep(1.0)
+        child.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        try:
+            out, stderr = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            self.fail("calbench.estimate(kde_canonical) went on for 30 s after SIGINT")
+        waited = time.monotonic() - sent
+        self.assertEqual(child.returncode, 3, stderr)
+        self.assertIn("interrupted", out)
+        self.assertLess(waited, 5.0)  # within a second of work; 5 s of wall time when loaded
+
+    def test_nan_and_huge_labels_are_named(self):
+        # A NaN in a dict is reported with its JSON pointer; a uint64 label past int64 as its
+        # own value, not as the -1 it wrapped to (issue #28).
+        with self.assertRaisesRegex(ValueError, r"calbench: generator: /generator/alpha: nan "
+                                    r"is not a finite number"):
+            calbench.sample(dict(GENERATORS[0], alpha=float("nan")), 10, seed=1)
+        with self.assertRaisesRegex(ValueError, r"calbench: config: /estimators/0/bins: inf"):
+            calbench.run({"scenario": "estimator_bias", "replicates": 2, "sample_size": 10,
+                          "generator": GENERATORS[0],
+                          "estimators": [{"name": "ece", "bins": float("inf")}]})
+        p, y = calbench.sample(GENERATORS[0], 50, seed=1)
+        big = y.astype(np.uint64)
+        big[5] = 2**64 - 1
+        with self.assertRaisesRegex(ValueError, r"^y: row 5: label 18446744073709551615 is "
+                                    r"out of range"):
+            calbench.estimate({"name": "ece"}, p, big)
+        huge = y.astype(float)
+        huge[2] = 1e30
+        with self.assertRaisesRegex(ValueError, r"^y: row 2: label 1e\+30 is out of range"):
+            calbench.estimate({"name": "ece"}, p, huge)
 
     def test_external_example_config_reproduces_the_builtin_ece_on_any_thread_count(self):
         # docs/examples/external_ece.json as a user runs it (from the repository root): the

@@ -65,6 +65,43 @@ class KnownAnswers(unittest.TestCase):
         self.assertAlmostEqual(state["parts"][1]["slope"], -a, delta=1e-5)
         self.assertAlmostEqual(state["parts"][1]["intercept"], -b, delta=1e-5)
 
+    def test_platt_probability_is_calibrated_classifier_cv_sigmoid(self):
+        # CalArena's "platt": scikit-learn's CalibratedClassifierCV(method="sigmoid") on the
+        # probabilities of a prefit model (one map on p_1 for K = 2, one-vs-rest for K = 3).
+        from sklearn.base import BaseEstimator, ClassifierMixin
+        from sklearn.calibration import CalibratedClassifierCV
+
+        class Prefit(ClassifierMixin, BaseEstimator):
+            def __init__(self, classes=2):
+                self.classes = classes
+                self.classes_ = np.arange(classes)
+
+            def fit(self, X, y):
+                return self
+
+            def predict_proba(self, X):
+                return X
+
+        for classes, seed in ((2, 5), (3, 6)):
+            p, y = model_outputs(classes, 800, seed=seed)
+            ours = calbench.Recalibrator("platt_probability").fit(p, y).predict_proba(p)
+            theirs = CalibratedClassifierCV(Prefit(classes), cv="prefit", method="sigmoid")
+            np.testing.assert_allclose(ours, theirs.fit(p, y).predict_proba(p), atol=1e-6)
+
+    def test_new_methods_fit_save_and_load(self):
+        # Every method of issue 26 goes through fit, predict_proba, save and load.
+        p, y = model_outputs(3, 600, seed=7)
+        for method in ("quadratic", "centred_isotonic", "venn_abers", "kernel", "smoothing_spline",
+                       "cdf_spline", "svs", "sms",
+                       {"name": "laplace_mixture", "method": {"name": "isotonic"}}):
+            r = calbench.Recalibrator(method).fit(p, y)
+            q = r.predict_proba(p)
+            np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-12)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "model.json")
+                r.save(path)
+                np.testing.assert_array_equal(calbench.Recalibrator.load(path).predict_proba(p), q)
+
     def test_isotonic_is_sklearn_isotonic_regression(self):
         from sklearn.isotonic import IsotonicRegression
 

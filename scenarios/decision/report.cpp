@@ -139,12 +139,12 @@ std::vector<TableRow> requirements_rows(const RequirementsRecord& q) {
                                      row.monotone,
                                      cells};
     fields.insert(fields.end(), rest.begin(), rest.end());
-    out.push_back({"requirements.csv", std::move(fields)});
+    out.push_back({"requirements", std::move(fields)});
   }
   return out;
 }
 
-std::string terminal_requirements(const RequirementsRecord& q) {
+std::string frontier_note(const RequirementsRecord& q) {
   std::ostringstream out;
   char line[512];
   out << "\nrequirement frontier (" << q.requirement.metric << ' '
@@ -181,6 +181,55 @@ std::string terminal_requirements(const RequirementsRecord& q) {
   return out.str();
 }
 
+// The terminal's summary: one row per cell, its swept values in `parameters`.
+Table display_table(const std::vector<std::string>& figures, bool recalibrated) {
+  Table out{.name = "decisions", .use = TableUse::display};
+  out.columns = {{.name = "cell", .width = 5, .align = Align::left},
+                 {.name = "parameters", .width = 40, .align = Align::left},
+                 {.name = "accuracy", .width = 9},
+                 {.name = "ece_top", .width = 9},
+                 {.name = "utility", .width = 11, .precision = 6},
+                 {.name = "oracle", .width = 11, .precision = 6},
+                 {.name = "cost", .width = 11, .precision = 3, .notation = Notation::scientific},
+                 {.name = "realised", .width = 10},
+                 {.name = "sd", .width = 10}};
+  for (const auto& f : figures) out.columns.push_back({.name = f});
+  if (recalibrated)
+    out.columns.insert(
+        out.columns.end(),
+        {{.name = "recalibrated_cost", .precision = 3, .notation = Notation::scientific},
+         {.name = "(sd)", .precision = 1, .notation = Notation::scientific}});
+  return out;
+}
+
+TableRow display_row(const DecisionCellRecord& c, const std::vector<std::string>& figures,
+                     bool recalibrated) {
+  const DecisionRecord& d = c.decision;
+  std::string params;
+  for (const auto& s : c.cell.swept) {
+    const auto dot = s.key.rfind('.');
+    params += (params.empty() ? "" : " ") +
+              (dot == std::string::npos ? s.key : s.key.substr(dot + 1)) + "=" + to_text(s.value);
+  }
+  std::vector<Value> fields = {count_value(c.cell.index),
+                               params.empty() ? Value() : Value(params),
+                               c.cell.truth_value(Quantity::accuracy),
+                               c.cell.truth_value(Quantity::ece_top_l1),
+                               d.expected_utility,
+                               d.oracle_expected_utility,
+                               d.miscalibration_cost,
+                               d.realised_mean,
+                               d.realised_sd};
+  for (const auto& f : figures) fields.push_back(optional_value(figure_of(d.figures, f)));
+  if (recalibrated) {
+    if (d.recalibrated && d.recalibrated->fits > 0)
+      fields.insert(fields.end(), {d.recalibrated->cost_mean, d.recalibrated->cost_sd});
+    else
+      fields.insert(fields.end(), {d.recalibrated ? Value("no fit") : Value(), Value()});
+  }
+  return {"decisions", std::move(fields)};
+}
+
 }  // namespace
 
 void report_decision(const DecisionResults& r, Reporter& reporter) {
@@ -206,30 +255,24 @@ void report_decision(const DecisionResults& r, Reporter& reporter) {
                                    "recalibrated_failed_fits", "recalibrated_expected_utility_mean",
                                    "recalibrated_expected_utility_sd", "recalibrated_cost_mean",
                                    "recalibrated_cost_sd", "recalibrated_cost_error"});
-  header.tables.push_back({"cells.csv", columns});
+  header.tables.push_back(data_table("cells", columns));
   if (r.requirements) {
     std::vector<std::string> req = r.requirements->group_keys;
     req.insert(req.end(), {"metric", "bound", "value", "status", "minimal_accuracy", "ece_top_l1",
                            "lower_cell", "lower_accuracy", "lower_value", "upper_cell",
                            "upper_accuracy", "upper_value", "monotone", "cells"});
-    header.tables.push_back({"requirements.csv", req});
+    header.tables.push_back(data_table("requirements", req));
   }
-  char line[512];
-  std::snprintf(line, sizeof line, "%-5s %-40s %9s %9s %11s %11s %11s %10s %10s", "cell",
-                "parameters", "accuracy", "ece_top", "utility", "oracle", "cost", "realised", "sd");
-  header.terminal = line;
-  for (const auto& f : figures) header.terminal += ' ' + f;
-  if (recalibrated) header.terminal += " recalibrated_cost(sd)";
-  header.terminal += '\n';
+  header.tables.push_back(display_table(figures, recalibrated));
   reporter.begin(header);
 
   for (const auto& c : r.records) {
     const DecisionRecord& d = c.decision;
-    ReportRecord record;
+    Record record;
     Value::Object summary =
         cell_summary_head(c.cell, {{"sample_size", count_value(c.sample_size)}});
     summary.emplace_back("decision", decision_summary(d));
-    record.summary = std::move(summary);
+    record.document = std::move(summary);
 
     const double accuracy = c.cell.truth_value(Quantity::accuracy);
     const double ece = c.cell.truth_value(Quantity::ece_top_l1);
@@ -263,40 +306,17 @@ void report_decision(const DecisionResults& r, Reporter& reporter) {
         row.insert(row.end(), 9, Value());
       }
     }
-    record.rows.push_back({"cells.csv", std::move(row)});
+    record.rows.push_back({"cells", std::move(row)});
 
-    std::string params;
-    for (const auto& s : c.cell.swept) {
-      const auto dot = s.key.rfind('.');
-      params += (params.empty() ? "" : " ") +
-                (dot == std::string::npos ? s.key : s.key.substr(dot + 1)) + "=" + to_text(s.value);
-    }
-    if (params.empty()) params = "-";
-    std::snprintf(line, sizeof line, "%-5zu %-40s %9.5f %9.5f %11.6f %11.6f %11.3e %10.5f %10.5f",
-                  c.cell.index, params.c_str(), accuracy, ece, d.expected_utility,
-                  d.oracle_expected_utility, d.miscalibration_cost, d.realised_mean, d.realised_sd);
-    record.terminal = line;
-    for (const auto& f : figures) {
-      const auto v = figure_of(d.figures, f);
-      std::snprintf(line, sizeof line, " %*.5f", static_cast<int>(f.size()), v ? *v : 0.0);
-      record.terminal += line;
-    }
-    if (d.recalibrated && d.recalibrated->fits > 0) {
-      std::snprintf(line, sizeof line, " %.3e (%.1e)", d.recalibrated->cost_mean,
-                    d.recalibrated->cost_sd);
-      record.terminal += line;
-    } else if (d.recalibrated) {
-      record.terminal += " no fit";
-    }
-    record.terminal += '\n';
+    record.rows.push_back(display_row(c, figures, recalibrated));
     reporter.record(record);
   }
   if (r.requirements) {
-    ReportRecord record;
-    record.summary_key = "requirements";
-    record.summary = requirements_summary(*r.requirements);
+    Record record;
+    record.block = "requirements";
+    record.document = requirements_summary(*r.requirements);
     record.rows = requirements_rows(*r.requirements);
-    record.terminal = terminal_requirements(*r.requirements);
+    record.note = frontier_note(*r.requirements);
     reporter.record(record);
   }
   reporter.end();

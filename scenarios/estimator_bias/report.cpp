@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "core/format.hpp"
@@ -77,52 +76,63 @@ Value estimator_summary(const EstimatorRecord& e, bool intervals) {
   return out;
 }
 
-std::string terminal_cell(const EstimatorBiasCellRecord& c, bool swept, bool intervals) {
+// The terminal's summary: per cell, each estimator's headline numbers (and with more than one
+// interval method, each method's coverage).
+std::vector<Table> display_tables(const EstimatorBiasResults& r, bool by_method) {
+  std::vector<Table> out;
+  Table estimators{.name = "estimators", .use = TableUse::display, .indent = "  "};
+  estimators.columns = {{.name = "estimator", .width = 16, .align = Align::left},
+                        {.name = "target", .width = 17, .align = Align::left}};
+  for (const char* name : {"truth", "mean", "bias", "sd", "rmse", "binning"})
+    estimators.columns.push_back({.name = name, .width = 10});
+  if (r.intervals)
+    for (const char* name : {"coverage", "rejected"})
+      estimators.columns.push_back({.name = name, .width = 10});
+  out.push_back(std::move(estimators));
+  if (by_method) {
+    Table coverage{
+        .name = "coverage_by_method", .use = TableUse::display, .indent = "  ", .gap = "  "};
+    coverage.columns.push_back({.name = "coverage by method", .align = Align::left});
+    for (const auto& m : r.intervals->methods)
+      coverage.columns.push_back({.name = m ? std::string(to_string(*m)) : std::string("default"),
+                                  .align = Align::left,
+                                  .precision = 3});
+    out.push_back(std::move(coverage));
+  }
+  return out;
+}
+
+void append_display_rows(const EstimatorBiasCellRecord& c, bool intervals, bool by_method,
+                         std::vector<TableRow>& rows) {
+  for (const auto& e : c.estimators) {
+    const std::string target = target_name(e);
+    std::vector<Value> fields = {e.label,
+                                 target.empty() ? Value() : Value(target),
+                                 optional_value(e.truth),
+                                 e.mean,
+                                 optional_value(e.bias),
+                                 e.sd,
+                                 optional_value(e.rmse),
+                                 optional_value(e.binning_bias)};
+    if (intervals)
+      fields.insert(fields.end(), {optional_value(e.coverage), optional_value(e.rejection_rate)});
+    rows.push_back({"estimators", std::move(fields)});
+  }
+  if (!by_method) return;
+  for (const auto& e : c.estimators) {
+    std::vector<Value> fields = {e.label};
+    for (const auto& ir : e.intervals)
+      fields.push_back(ir.applies ? optional_value(ir.coverage) : Value("n/a"));
+    rows.push_back({"coverage_by_method", std::move(fields)});
+  }
+}
+
+std::string caption(const EstimatorBiasCellRecord& c, bool swept) {
   std::ostringstream out;
-  char line[320];
-  const auto num = [](const std::optional<double>& v) {
-    char b[32];
-    if (v)
-      std::snprintf(b, sizeof b, "%10.5f", *v);
-    else
-      std::snprintf(b, sizeof b, "%10s", "-");
-    return std::string(b);
-  };
   out << "cell " << c.cell.index << ":";
   for (const auto& s : c.cell.swept) out << "  " << s.key << " = " << to_text(s.value);
   if (!swept) out << "  " << c.cell.generator;
   out << "  (n = " << c.sample_size << ", " << c.cell.replicates << " replicates)\n";
-  int label_width = 16;
-  for (const auto& e : c.estimators)
-    label_width = std::max(label_width, static_cast<int>(e.label.size()));
-  std::snprintf(line, sizeof line, "  %-*s %-17s %10s %10s %10s %10s %10s %10s", label_width,
-                "estimator", "target", "truth", "mean", "bias", "sd", "rmse", "binning");
-  out << line;
-  if (intervals) out << "   coverage   rejected";
-  out << '\n';
-  for (const auto& e : c.estimators) {
-    const std::string target = target_name(e);
-    std::snprintf(line, sizeof line, "  %-*s %-17s %s %10.5f %s %10.5f %s %s", label_width,
-                  e.label.c_str(), target.empty() ? "-" : target.c_str(), num(e.truth).c_str(),
-                  e.mean, num(e.bias).c_str(), e.sd, num(e.rmse).c_str(),
-                  num(e.binning_bias).c_str());
-    out << line;
-    if (intervals) out << ' ' << num(e.coverage) << ' ' << num(e.rejection_rate);
-    out << '\n';
-  }
-  // More than one method: each method's coverage, estimator by estimator.
-  if (intervals && !c.estimators.empty() && c.estimators.front().intervals.size() > 1) {
-    std::vector<std::vector<std::string>> rows = {{"coverage by method"}};
-    for (const auto& ir : c.estimators.front().intervals)
-      rows.front().push_back(requested_name(ir));
-    for (const auto& e : c.estimators) {
-      std::vector<std::string> row = {e.label};
-      for (const auto& ir : e.intervals)
-        row.push_back(!ir.applies ? "n/a" : ir.coverage ? format_fixed(*ir.coverage, 3) : "-");
-      rows.push_back(std::move(row));
-    }
-    out << aligned_columns(rows, "  ");
-  }
   return out.str();
 }
 
@@ -136,7 +146,7 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
     Value::Array methods;
     for (const auto& m : r.intervals->methods)
       methods.emplace_back(m ? std::string(to_string(*m)) : std::string("default"));
-    header.summary_blocks.emplace_back(
+    header.blocks.emplace_back(
         "intervals",
         Value::Object{{"resamples", count_value(r.intervals->resamples)},
                       {"level", r.intervals->level},
@@ -150,37 +160,39 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
                   "population", "population_error", "binning_bias", "finite_sample_bias"});
   if (intervals)
     columns.insert(columns.end(), {"coverage", "coverage_se", "rejection_rate", "rejection_se"});
-  header.tables.push_back({"cells.csv", columns});
+  header.tables.push_back(data_table("cells", columns));
   if (intervals) {
     std::vector<std::string> interval_columns = lead_columns(r.sweep_keys, targets);
     interval_columns.insert(interval_columns.end(),
                             {"requested", "method", "coverage", "coverage_se", "truth_below",
                              "truth_above", "mean_width"});
-    header.tables.push_back({"intervals.csv", interval_columns});
+    header.tables.push_back(data_table("intervals", interval_columns));
   }
   if (r.replicate_values)
-    header.tables.push_back({"replicates.csv", {"cell", "replicate", "estimator", "value"}});
+    header.tables.push_back(data_table("replicates", {"cell", "replicate", "estimator", "value"}));
   if (r.reliability) {
-    header.summary_blocks.emplace_back(
-        "reliability", Value::Object{{"points", count_value(r.reliability->truth.points)},
-                                     {"samples", r.reliability->truth.samples},
-                                     {"bins", count_value(r.reliability->bins)}});
+    header.blocks.emplace_back("reliability",
+                               Value::Object{{"points", count_value(r.reliability->truth.points)},
+                                             {"samples", r.reliability->truth.samples},
+                                             {"bins", count_value(r.reliability->bins)}});
     std::vector<std::string> curve_table = key_columns(r.sweep_keys, targets, own_columns);
     curve_table.push_back("sample_size");
     curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
-    header.tables.push_back({"reliability.csv", std::move(curve_table)});
+    header.tables.push_back(data_table("reliability", curve_table));
   }
+  const bool by_method = r.intervals && r.intervals->methods.size() > 1;
+  for (auto& table : display_tables(r, by_method)) header.tables.push_back(std::move(table));
   reporter.begin(header);
 
   for (const auto& c : r.records) {
-    ReportRecord record;
+    Record record;
     Value::Object summary =
         cell_summary_head(c.cell, {{"sample_size", count_value(c.sample_size)}});
     Value::Object estimators;
     for (const auto& e : c.estimators)
       estimators.emplace_back(e.label, estimator_summary(e, intervals));
     summary.emplace_back("estimators", std::move(estimators));
-    record.summary = std::move(summary);
+    record.document = std::move(summary);
     for (const auto& e : c.estimators) {
       std::vector<Value> row = lead_fields(c, e, targets);
       const TruthValue* truth = e.target ? c.cell.find_truth(*e.target) : nullptr;
@@ -200,7 +212,7 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
       if (intervals)
         row.insert(row.end(), {optional_value(e.coverage), optional_value(e.coverage_se),
                                optional_value(e.rejection_rate), optional_value(e.rejection_se)});
-      record.rows.push_back({"cells.csv", std::move(row)});
+      record.rows.push_back({"cells", std::move(row)});
       for (const auto& ir : e.intervals) {
         if (!ir.applies) continue;
         std::vector<Value> irow = lead_fields(c, e, targets);
@@ -212,32 +224,33 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
                                            optional_value(ir.truth_above),
                                            optional_value(ir.mean_width)};
         irow.insert(irow.end(), fields.begin(), fields.end());
-        record.rows.push_back({"intervals.csv", std::move(irow)});
+        record.rows.push_back({"intervals", std::move(irow)});
       }
     }
     if (r.replicate_values)
       for (std::size_t rep = 0; rep < c.replicate_values.size(); ++rep)
         for (std::size_t e = 0; e < c.estimators.size(); ++e)
-          record.rows.push_back({"replicates.csv",
+          record.rows.push_back({"replicates",
                                  {count_value(c.cell.index), count_value(rep),
                                   c.estimators[e].label, c.replicate_values[rep][e]}});
     if (r.reliability) {
       std::vector<Value> key = key_fields(c.cell, targets, own_columns);
       key.push_back(count_value(c.sample_size));
-      append_curve_rows("reliability.csv", key, c.reliability, record.rows);
+      append_curve_rows("reliability", key, c.reliability, record.rows);
     }
-    record.terminal = terminal_cell(c, !r.sweep_keys.empty(), intervals);
+    append_display_rows(c, intervals, by_method, record.rows);
+    record.caption = caption(c, !r.sweep_keys.empty());
     reporter.record(record);
   }
   if (r.intervals) {
-    ReportRecord legend;
+    Record legend;
     std::ostringstream out;
     out << "coverage: fraction of replicates whose " << 100.0 * r.intervals->level
         << "% interval (the first of intervals.methods; docs/intervals.md) holds the\n"
            "target's truth; rejected: fraction where the\n"
            "consistency test rejected calibration at level "
         << r.intervals->test_level << " (its size when calibrated, its power otherwise)\n";
-    legend.terminal = out.str();
+    legend.note = out.str();
     reporter.record(legend);
   }
   reporter.end();

@@ -231,7 +231,8 @@ std::pair<double, double> proportion(std::size_t hits, std::size_t R) {
 using Populations = std::vector<std::vector<std::optional<PopulationValue>>>;
 
 bool needs_population(const Estimator& estimator) {
-  return !estimator.target() || !estimator.converges_to_target();
+  return estimator.has_population_value() &&
+         (!estimator.target() || !estimator.converges_to_target());
 }
 
 Populations compute_populations(const EstimatorBiasConfig& config, const Generators& generators) {

@@ -9,6 +9,7 @@
 #include "core/curve_point.hpp"
 #include "core/quantity.hpp"
 #include "core/value.hpp"
+#include "leaderboard/leaderboard.hpp"
 #include "report/cell_record.hpp"
 #include "scenarios/scenario.hpp"
 #include "truth/reliability_curve.hpp"
@@ -53,6 +54,18 @@ struct RankingRecord {
   std::size_t replicates = 0;
 };
 
+// The leaderboards of one scope (docs/recalibration.md, "Leaderboards"): every model (the
+// uncalibrated one first) ranked per key — each true quantity of the recalibrated models, then
+// each estimator on the test sample — over cases, a case being one complete replicate of a cell
+// (every method fitted): its fit sample and test sample, as one CalArena experiment is one
+// calibration/test split.
+struct LeaderboardRecord {
+  LeaderboardTable table;                       // methods, cases' blocks, keys' values
+  std::vector<bool> estimate;                   // per key: an estimator (else a true quantity)
+  std::vector<std::optional<Quantity>> target;  // per key: the estimator's target
+  Leaderboards boards;                          // each key; each (estimate, truth) pair
+};
+
 struct RecalibrationCellRecord {
   CellHeader cell;
   std::size_t fit_size = 0, test_size = 0;
@@ -61,6 +74,8 @@ struct RecalibrationCellRecord {
   // With `reliability`: the true top-label curve of each model as fitted in replicate 0, in the
   // order of `methods` (the uncalibrated model first); empty for a method whose fit failed.
   std::vector<std::vector<CurvePoint>> curves;
+  // Over the cell's complete replicates; absent when it has none.
+  std::optional<LeaderboardRecord> leaderboard;
 };
 
 struct RecalibrationResults : ScenarioResults {
@@ -68,6 +83,9 @@ struct RecalibrationResults : ScenarioResults {
   bool timings_in_summary = false;
   std::optional<ReliabilitySettings> reliability;
   std::vector<RecalibrationCellRecord> records;
+  // Over every cell's complete replicates, each cell a bootstrap block; absent when the cells
+  // rank different methods or keys, or there is one cell.
+  std::optional<LeaderboardRecord> pooled_leaderboard;
 };
 
 }  // namespace calbench

@@ -1,5 +1,5 @@
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
 #include <sstream>
 
 #include "core/format.hpp"
@@ -64,8 +64,102 @@ Value rankings_summary(const RecalibrationCellRecord& c) {
   return out;
 }
 
-// The methods' mean truth per quantity, one row per method.
-std::string terminal_cell(const RecalibrationCellRecord& c) {
+// leaderboard.csv and leaderboard_agreement.csv: after the cell's key columns (empty for the
+// pooled board), the scope, its cases and bootstrap blocks, then per (key, model) the board and
+// per (estimator, true quantity) their agreement (docs/recalibration.md, "Leaderboards").
+const std::vector<std::string> leaderboard_columns = {
+    "scope", "cases",     "blocks",         "kind",
+    "key",   "target",    "better",         "method",
+    "mean",  "win_rate",  "win_rate_lower", "win_rate_upper",
+    "elo",   "elo_lower", "elo_upper",      "rank"};
+const std::vector<std::string> agreement_columns = {"scope",
+                                                    "cases",
+                                                    "blocks",
+                                                    "estimator",
+                                                    "target",
+                                                    "truth",
+                                                    "tau_b",
+                                                    "tau_b_lower",
+                                                    "tau_b_upper",
+                                                    "case_tau_b",
+                                                    "case_tau_b_lower",
+                                                    "case_tau_b_upper",
+                                                    "tau_cases",
+                                                    "winner_agreement",
+                                                    "winner_agreement_lower",
+                                                    "winner_agreement_upper"};
+
+void leaderboard_rows(const LeaderboardRecord& lb, const std::vector<Value>& key,
+                      const std::string& scope, std::vector<TableRow>& rows) {
+  const Leaderboards& b = lb.boards;
+  const auto head = [&] {
+    std::vector<Value> fields = key;
+    fields.insert(fields.end(), {scope, count_value(b.cases), count_value(b.clusters)});
+    return fields;
+  };
+  for (const Board& board : b.boards) {
+    const RankingKey& k = lb.table.keys[board.key];
+    for (std::size_t m = 0; m < board.standings.size(); ++m) {
+      const Standing& s = board.standings[m];
+      std::vector<Value> fields = head();
+      fields.insert(fields.end(),
+                    {lb.estimate[board.key] ? "estimate" : "truth", k.name,
+                     target_value(lb.target[board.key]), std::string(to_string(k.better)),
+                     lb.table.methods[m], s.mean, s.win_rate.value, s.win_rate.lower,
+                     s.win_rate.upper, s.elo.value, s.elo.lower, s.elo.upper, count_value(s.rank)});
+      rows.push_back({"leaderboard", std::move(fields)});
+    }
+  }
+  const auto number = [](double x) { return std::isnan(x) ? Value() : Value(x); };
+  for (const RankAgreement& a : b.agreements) {
+    std::vector<Value> fields = head();
+    fields.insert(fields.end(),
+                  {lb.table.keys[a.key].name, target_value(lb.target[a.key]),
+                   lb.table.keys[a.reference].name, number(a.tau_b.value), number(a.tau_b.lower),
+                   number(a.tau_b.upper), number(a.case_tau_b.value), number(a.case_tau_b.lower),
+                   number(a.case_tau_b.upper), count_value(a.tau_cases), a.winner_agreement.value,
+                   a.winner_agreement.lower, a.winner_agreement.upper});
+    rows.push_back({"leaderboard_agreement", std::move(fields)});
+  }
+}
+
+// The terminal's summary: the methods' mean truth per quantity (those of each cell's first
+// method), one row per method.
+std::vector<Quantity> display_quantities(const RecalibrationResults& r) {
+  std::vector<Quantity> out;
+  for (const auto& c : r.records)
+    for (const auto& t : c.methods.front().truth)
+      if (std::find(out.begin(), out.end(), t.quantity) == out.end()) out.push_back(t.quantity);
+  return out;
+}
+
+Table display_table(const std::vector<Quantity>& quantities) {
+  Table out{.name = "methods", .use = TableUse::display, .indent = "  "};
+  out.columns.push_back({.name = "method", .width = 30, .align = Align::left});
+  for (const Quantity q : quantities)
+    out.columns.push_back({.name = std::string(to_string(q)), .width = 16});
+  out.columns.push_back({.name = "failed", .align = Align::left});
+  return out;
+}
+
+void append_display_rows(const RecalibrationCellRecord& c, const std::vector<Quantity>& quantities,
+                         std::vector<TableRow>& rows) {
+  for (const auto& m : c.methods) {
+    std::vector<Value> fields = {m.label};
+    for (const Quantity q : quantities) {
+      const auto it = std::find_if(m.truth.begin(), m.truth.end(),
+                                   [&](const TruthStat& s) { return s.quantity == q; });
+      if (it == m.truth.end())
+        fields.emplace_back();
+      else
+        fields.emplace_back(it->mean);
+    }
+    fields.push_back(count_value(m.failed_fits));
+    rows.push_back({"methods", std::move(fields)});
+  }
+}
+
+std::string caption(const RecalibrationCellRecord& c) {
   std::ostringstream out;
   out << "cell " << c.cell.index << ":";
   for (const auto& s : c.cell.swept) out << "  " << s.key << " = " << to_text(s.value);
@@ -77,28 +171,6 @@ std::string terminal_cell(const RecalibrationCellRecord& c) {
   if (!swept("fit_size")) out << "fit_size = " << c.fit_size << ", ";
   if (!swept("test_size")) out << "test_size = " << c.test_size << ", ";
   out << c.cell.replicates << " replicates; true values, mean over replicates)\n";
-  char cell[64];
-  std::snprintf(cell, sizeof cell, "  %-30s", "method");
-  out << cell;
-  for (const auto& t : c.methods.front().truth) {
-    std::snprintf(cell, sizeof cell, " %16s", std::string(to_string(t.quantity)).c_str());
-    out << cell;
-  }
-  out << "  failed\n";
-  for (const auto& m : c.methods) {
-    std::snprintf(cell, sizeof cell, "  %-30s", m.label.substr(0, 30).c_str());
-    out << cell;
-    for (const auto& key : c.methods.front().truth) {
-      const auto it = std::find_if(m.truth.begin(), m.truth.end(),
-                                   [&](const TruthStat& s) { return s.quantity == key.quantity; });
-      if (it == m.truth.end())
-        std::snprintf(cell, sizeof cell, " %16s", "-");
-      else
-        std::snprintf(cell, sizeof cell, " %16.5f", it->mean);
-      out << cell;
-    }
-    out << "  " << m.failed_fits << "\n";
-  }
   return out.str();
 }
 
@@ -113,25 +185,34 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
   columns.insert(columns.end(), {"fit_size", "test_size", "replicates", "method", "name", "kind",
                                  "quantity", "target", "mean", "sd", "truth_error", "improvement",
                                  "rank_disagreement", "fits", "failed_fits"});
-  header.tables.push_back({"cells.csv", columns});
+  header.tables.push_back(data_table("cells", columns));
   if (r.reliability) {
     // The true top-label curve of each model as fitted in replicate 0 (docs/recalibration.md).
-    header.summary_blocks.emplace_back("reliability",
-                                       Value::Object{{"points", count_value(r.reliability->points)},
-                                                     {"samples", r.reliability->samples}});
+    header.blocks.emplace_back("reliability",
+                               Value::Object{{"points", count_value(r.reliability->points)},
+                                             {"samples", r.reliability->samples}});
     std::vector<std::string> curve_table = key_columns(r.sweep_keys, targets, own_columns);
     curve_table.insert(curve_table.end(), {"fit_size", "method"});
     curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
-    header.tables.push_back({"reliability.csv", std::move(curve_table)});
+    header.tables.push_back(data_table("reliability", curve_table));
   }
+  for (const auto& [name, own] : {std::pair{"leaderboard", &leaderboard_columns},
+                                  std::pair{"leaderboard_agreement", &agreement_columns}}) {
+    std::vector<std::string> table = key_columns(r.sweep_keys, targets, own_columns);
+    table.insert(table.end(), {"fit_size", "test_size"});
+    table.insert(table.end(), own->begin(), own->end());
+    header.tables.push_back(data_table(name, table));
+  }
+  const std::vector<Quantity> quantities = display_quantities(r);
+  header.tables.push_back(display_table(quantities));
   reporter.begin(header);
   for (const auto& c : r.records) {
-    ReportRecord record;
+    Record record;
     Value::Object summary = cell_summary_head(
         c.cell, {{"fit_size", count_value(c.fit_size)}, {"test_size", count_value(c.test_size)}});
     summary.emplace_back("methods", methods_summary(c, r.timings_in_summary));
     summary.emplace_back("rankings", rankings_summary(c));
-    record.summary = std::move(summary);
+    record.document = std::move(summary);
     for (const auto& m : c.methods) {
       const auto row =
           [&](const char* kind, const std::string& quantity, const std::optional<Quantity>& target,
@@ -154,7 +235,7 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
                                              count_value(m.fits),
                                              count_value(m.failed_fits)};
             fields.insert(fields.end(), rest.begin(), rest.end());
-            record.rows.push_back({"cells.csv", std::move(fields)});
+            record.rows.push_back({"cells", std::move(fields)});
           };
       for (const auto& s : m.truth)
         row("truth", std::string(to_string(s.quantity)), std::nullopt, s.mean, s.sd, s.error,
@@ -171,11 +252,24 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
         if (c.curves[m].empty()) continue;  // the fit failed in replicate 0
         std::vector<Value> key = key_fields(c.cell, targets, own_columns);
         key.insert(key.end(), {count_value(c.fit_size), c.methods[m].label});
-        append_curve_rows("reliability.csv", key,
+        append_curve_rows("reliability", key,
                           {CurveRecord{"true", "fine", "top_label", std::nullopt, c.curves[m]}},
                           record.rows);
       }
-    record.terminal = terminal_cell(c);
+    if (c.leaderboard) {
+      std::vector<Value> key = key_fields(c.cell, targets, own_columns);
+      key.insert(key.end(), {count_value(c.fit_size), count_value(c.test_size)});
+      leaderboard_rows(*c.leaderboard, key, "cell", record.rows);
+    }
+    append_display_rows(c, quantities, record.rows);
+    record.caption = caption(c);
+    reporter.record(record);
+  }
+  if (r.pooled_leaderboard) {
+    // The run's board over every cell: no cell, so its key columns are empty; no document.
+    Record record;
+    const std::size_t width = key_columns(r.sweep_keys, targets, own_columns).size() + 2;
+    leaderboard_rows(*r.pooled_leaderboard, std::vector<Value>(width), "all", record.rows);
     reporter.record(record);
   }
   reporter.end();

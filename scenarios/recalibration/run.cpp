@@ -54,6 +54,9 @@ struct Buffers {
   EstimatorWorkspace workspace;
 };
 
+// The stream cell of the run's pooled leaderboard (a cell's own board uses its index).
+constexpr std::uint64_t pooled_leaderboard_scope = std::uint64_t{1} << 63;
+
 bool higher_is_better(Quantity q) {
   return q == Quantity::accuracy;
 }
@@ -381,6 +384,97 @@ MethodRecord method_record(const CellReplicates& cell, std::size_t m,
   return mr;
 }
 
+Better better_of(bool higher) {
+  return higher ? Better::higher : Better::lower;
+}
+
+// The cell's leaderboard cases: per complete replicate and key, every model's value, the
+// uncalibrated model first. A true quantity enters only when every model has a finite value of
+// it in every case (canonical_l1 can be unknown); each replicate is its own bootstrap block.
+std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
+                                                   const ComposedTruth& uncal_truth) {
+  const RecalibrationCell& cc = cell.cell;
+  const std::vector<std::size_t> complete = complete_replicates(cell);
+  if (complete.empty()) return std::nullopt;
+  LeaderboardRecord out;
+  out.table.methods.push_back(uncalibrated_label);
+  for (const auto& m : cc.methods) out.table.methods.push_back(m.label);
+  out.table.clusters = complete;
+  const auto known = [](const std::optional<TruthValue>& v) {
+    return v.has_value() && std::isfinite(v->value);
+  };
+  for (std::size_t j = 0; j < composed_quantities.size(); ++j) {
+    const Quantity q = composed_quantities[j];
+    RankingKey key{
+        .name = std::string(to_string(q)), .better = better_of(higher_is_better(q)), .values = {}};
+    bool usable = known(uncal_truth.values[j]);
+    for (std::size_t r : complete) {
+      if (!usable) break;
+      key.values.push_back(uncal_truth.values[j]->value);
+      for (const auto& mo : cell.reps[r].methods) {
+        usable = usable && known(mo.truth.values[j]);
+        if (usable) key.values.push_back(mo.truth.values[j]->value);
+      }
+    }
+    if (!usable) continue;
+    out.table.keys.push_back(std::move(key));
+    out.estimate.push_back(false);
+    out.target.emplace_back();
+  }
+  for (std::size_t e = 0; e < cc.estimators.size(); ++e) {
+    RankingKey key{.name = cc.estimators[e].label,
+                   .better = better_of(cell.estimate_higher_better[e]),
+                   .values = {}};
+    for (std::size_t r : complete) {
+      key.values.push_back(cell.reps[r].uncalibrated[e]);
+      for (const auto& mo : cell.reps[r].methods) key.values.push_back(mo.estimates[e]);
+    }
+    out.table.keys.push_back(std::move(key));
+    out.estimate.push_back(true);
+    out.target.push_back(cc.estimators[e].estimator->target());
+  }
+  return out;
+}
+
+// The boards of every key and the agreement of every (estimator, true quantity) pair.
+void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
+  std::vector<std::pair<std::size_t, std::size_t>> compare;
+  for (std::size_t k = 0; k < lb.estimate.size(); ++k)
+    for (std::size_t r = 0; r < lb.estimate.size(); ++r)
+      if (lb.estimate[k] && !lb.estimate[r]) compare.emplace_back(k, r);
+  lb.boards = compute_leaderboards(lb.table, compare, {}, stream);
+}
+
+// Every cell's cases in one leaderboard, each cell a bootstrap block (CalArena's block
+// bootstrap over datasets), when there are two or more cells and all rank the same models by
+// the same keys.
+std::optional<LeaderboardRecord> pooled_leaderboard(
+    const std::vector<RecalibrationCellRecord>& records) {
+  if (records.size() < 2 || !records.front().leaderboard) return std::nullopt;
+  const LeaderboardRecord& first = *records.front().leaderboard;
+  LeaderboardRecord out;
+  out.table.methods = first.table.methods;
+  out.estimate = first.estimate;
+  out.target = first.target;
+  for (const RankingKey& key : first.table.keys)
+    out.table.keys.push_back({.name = key.name, .better = key.better, .values = {}});
+  for (std::size_t c = 0; c < records.size(); ++c) {
+    const auto& lb = records[c].leaderboard;
+    if (!lb || lb->table.methods != first.table.methods || lb->estimate != first.estimate ||
+        lb->table.keys.size() != first.table.keys.size())
+      return std::nullopt;
+    for (std::size_t k = 0; k < lb->table.keys.size(); ++k) {
+      const RankingKey& key = lb->table.keys[k];
+      if (key.name != first.table.keys[k].name || key.better != first.table.keys[k].better)
+        return std::nullopt;
+      auto& values = out.table.keys[k].values;
+      values.insert(values.end(), key.values.begin(), key.values.end());
+    }
+    out.table.clusters.insert(out.table.clusters.end(), lb->table.cases(), c);
+  }
+  return out;
+}
+
 RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::size_t c,
                                        const Generator& generator,
                                        const GroundTruth& generator_truth,
@@ -403,6 +497,8 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
   for (std::size_t m = 0; m < cc.methods.size(); ++m)
     rec.methods.push_back(method_record(cell, m, uncal_truth, rankings));
   rec.rankings = std::move(rankings.records);
+  rec.leaderboard = leaderboard_cases(cell, uncal_truth);
+  if (rec.leaderboard) rank_leaderboard(*rec.leaderboard, leaderboard_stream(config.seed, c));
   return rec;
 }
 
@@ -492,6 +588,10 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
       control);
   if (control.shard) return {};  // a shard's results are its journal
   for (; next_cell < cells; ++next_cell) summarise(next_cell);
+  out.pooled_leaderboard = pooled_leaderboard(out.records);
+  if (out.pooled_leaderboard)
+    rank_leaderboard(*out.pooled_leaderboard,
+                     leaderboard_stream(config.seed, pooled_leaderboard_scope));
   if (config.reliability) {
     std::map<std::string, std::vector<CurvePoint>> uncalibrated;  // per distinct generator
     for (std::size_t c = 0; c < cells; ++c) {
