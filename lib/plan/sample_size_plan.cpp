@@ -373,7 +373,7 @@ Bracket secant_search(const PlanQuestion& q, const PlanSearch& search, const Bra
     return p.figure > 0.0 && std::abs(std::log(p.figure) - target) <= p.figure_se / p.figure;
   };
   std::size_t last = at(x);
-  if (on_target(last)) return Bracket{.at = last};
+  if (on_target(last)) return Bracket{std::nullopt, std::nullopt, last};
   // At most as many interval points as the grid search would simulate.
   const std::size_t budget = grid(search).size() + search.refine;
   for (std::size_t step = 1; step < budget; ++step) {
@@ -410,7 +410,7 @@ Bracket secant_search(const PlanQuestion& q, const PlanSearch& search, const Bra
     }
     const std::size_t n = at(next);
     if (n == last || (b.below && b.above && (n == *b.below || n == *b.above))) break;
-    if (on_target(n)) return Bracket{.at = n};
+    if (on_target(n)) return Bracket{std::nullopt, std::nullopt, n};
     last = n;
   }
   return bracket_of(q, seen);
@@ -611,10 +611,11 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
     const PlanPoint& p = points.at(*bracket.at);
     double slope = -0.5;
     const PlanPoint* nearest = nullptr;
+    const auto distance = [&](std::size_t n) {
+      return std::abs(std::log(static_cast<double>(n) / static_cast<double>(p.n)));
+    };
     for (const auto& [n, other] : points)
-      if (n != p.n && (!nearest || std::abs(std::log(static_cast<double>(n) / p.n)) <
-                                       std::abs(std::log(static_cast<double>(nearest->n) / p.n))))
-        nearest = &other;
+      if (n != p.n && (!nearest || distance(n) < distance(nearest->n))) nearest = &other;
     if (nearest) {
       const double s = std::log(nearest->figure / p.figure) /
                        std::log(static_cast<double>(nearest->n) / static_cast<double>(p.n));
