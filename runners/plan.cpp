@@ -80,6 +80,22 @@ void announce_work(const PlanSpec& spec) {
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   const double scale = per_n * static_cast<double>(spec.replicates) /
                        static_cast<double>(std::max<std::size_t>(1, threads));
+  const auto* width = std::get_if<WidthQuestion>(&spec.question);
+  if (width && width->interval && search.guide) {
+    // The interval's points are placed by the normal width's grid search (estimates only,
+    // seconds), a few of them near the answer (sample_size_plan.hpp).
+    std::cerr << "calbench plan: " << spec.replicates << " replicates per n, each " << per_replicate
+              << "; first the normal width 2 z sd (estimates only) on n from " << search.n_min
+              << " to " << search.n_max << " (ratio " << format_double(search.ratio) << ", then "
+              << search.refine
+              << " bisections), then the interval at the few n near its answer that bracket "
+                 "the width, and at the answer's n\n";
+    std::cerr << "calbench plan: estimated time per interval point (" << threads
+              << " threads, from " << calibration_replicates
+              << " timed replicates at n = " << n_calibrate
+              << "): " << duration_text(scale * 1000.0) << " per 1000 of n\n";
+    return;
+  }
   std::cerr << "calbench plan: " << spec.replicates << " replicates per n, each " << per_replicate
             << "; n from " << search.n_min << " to " << search.n_max << " (ratio "
             << format_double(search.ratio) << ", then " << search.refine

@@ -54,6 +54,9 @@ int run_fit(const RecalibrateOptions& o, std::ostream& out) {
   }
   out << "fitted " << fitted.label << " on " << fitted.fit_rows << " rows, K = " << fitted.classes
       << '\n';
+  if (fitted.zeros_raised > 0)
+    out << "  (" << fitted.zeros_raised << " probabilities of exactly 0 raised to "
+        << format_double(zero_floor) << ", as apply raises them; docs/recalibration.md)\n";
   for (const auto& v : fitted.model->parameters())
     out << "  " << v.name << " = " << format_double(v.value) << '\n';
   out << "model: " << o.out << '\n';
@@ -62,18 +65,23 @@ int run_fit(const RecalibrateOptions& o, std::ostream& out) {
 
 // The calibrated rows as CSV: a header line, then the label and K probabilities per row, in
 // the layout eval, fit and recalibrate read (and pandas.read_csv with no options).
-std::string calibrated_csv(const Sample& sample, const std::vector<double>& q) {
+// Unlabelled data give the K probabilities alone (header p_0,...).
+std::string calibrated_csv(const Sample& sample, bool labelled, const std::vector<double>& q) {
   const std::size_t K = sample.classes;
-  std::string text = "label";
+  std::string text = labelled ? "label," : "";
   for (std::size_t k = 0; k < K; ++k) {
-    text += ",p_";
+    if (k > 0) text += ',';
+    text += "p_";
     text += std::to_string(k);
   }
   text += '\n';
   for (std::size_t i = 0; i < sample.size; ++i) {
-    text += std::to_string(sample.label[i]);
-    for (std::size_t k = 0; k < K; ++k) {
+    if (labelled) {
+      text += std::to_string(sample.label[i]);
       text += ',';
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      if (k > 0) text += ',';
       text += format_double(q[i * K + k]);
     }
     text += '\n';
@@ -106,12 +114,17 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
   if (!npy && !ends_with(o.out, ".csv"))
     throw InputError("--out " + o.out + ": expected a .csv or .npy file name");
   const FittedModel fitted = read_fitted_model_file(o.model);
-  const Sample sample = read_data(o);
+  const ModelOutputs data = read_outputs_maybe_unlabelled(
+      o.data, o.labels,
+      {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+       .renormalize = o.renormalize},
+      fitted.classes);
+  const Sample& sample = data.sample;
   const std::vector<double> q = apply_fitted_model(fitted, sample.p, sample.classes, o.data);
   if (npy)
     write_npy_atomically(o.out, sample.size, sample.classes, q);
   else
-    write_file_atomically(o.out, calibrated_csv(sample, q));
+    write_file_atomically(o.out, calibrated_csv(sample, data.labelled, q));
   out << "applied " << fitted.label << " (" << o.model << ") to " << sample.size
       << " rows: " << o.out << '\n';
   return 0;
@@ -140,13 +153,16 @@ Command add_recalibrate_command(CLI::App& app) {
   auto* apply = recalibrate->add_subcommand(
       "apply", "apply a fitted model to DATA and write the calibrated probabilities");
   apply->add_option("MODEL", o.model, "a file written by `calbench recalibrate fit`")->required();
-  apply->add_option("DATA", o.data, "CSV (label, K probabilities per line) or NPY with --labels")
+  apply
+      ->add_option("DATA", o.data,
+                   "CSV (K probabilities per line, with or without a label first) or NPY (n, K), "
+                   "--labels optional")
       ->required();
   data_options(*apply, o);
   apply
       ->add_option("--out", o.out,
-                   ".csv (a header, then label and K calibrated probabilities per line) or .npy "
-                   "((n, K) float64)")
+                   ".csv (a header, then the label if DATA had one and K calibrated "
+                   "probabilities per line) or .npy ((n, K) float64)")
       ->required();
   return {recalibrate,
           [recalibrate, options] { return run_recalibrate(*recalibrate, *options, std::cout); }};

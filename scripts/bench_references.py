@@ -4,7 +4,7 @@ one core each (docs/performance.md, "Heavy estimators against their references")
 
     OMP_NUM_THREADS=1 /usr/bin/python3 scripts/bench_references.py \\
         --relplot ML_CALIBRATION/src --caltrain GOOGLE_RESEARCH \\
-        --mixnmatch MIX_N_MATCH --kdepy KDEPY DATA.csv [DATA.csv ...]
+        --mixnmatch MIX_N_MATCH --kdepy KDEPY --ece-kde ECE_KDE DATA.csv [DATA.csv ...]
 
 Each reference is imported from a checkout given on the command line and skipped when absent;
 nothing of theirs is copied here. The paths:
@@ -14,6 +14,12 @@ nothing of theirs is copied here. The paths:
   --mixnmatch  the directory holding util_evaluation.py (github.com/zhang64-llnl/
                Mix-n-Match-Calibration): ece_kde_binary, the KDE ECE
   --kdepy      the directory holding KDEpy/ (github.com/tommyod/KDEpy), which ece_kde_binary uses
+  --ece-kde    the directory holding ece_kde.py (github.com/tpopordanoska/ece-kde): get_ece_kde
+               with mc_type "canonical", the kde_canonical estimator's reference. It needs
+               PyTorch (Debian: python3-torch, for this benchmark only, not a calbench
+               dependency); without it the row is skipped with a message. Run on data sets of
+               at most --kde-max-rows rows (both sides are quadratic in n), in float32 as the
+               authors' code computes (its one-hot labels are float32).
 Stand-ins, for what cannot be installed offline (each only supplies what the reference calls):
   relplot/__init__ imports its plotting code (seaborn): the package is loaded without it;
   relplot imports `deprecation` for a decorator: a no-op decorator when it is missing;
@@ -124,6 +130,29 @@ def load_references(args):
             return None
 
         refs["kde_ece (its two KDEs only)"] = ("KDEpy FFTKDE x 2", kdes_only)
+    if args.ece_kde:
+        if importlib.util.find_spec("torch") is None:
+            print("kde_canonical: skipped: the kde_ece authors' ece_kde.py needs PyTorch, which "
+                  "is not installed (Debian: apt-get install python3-torch)", file=sys.stderr)
+        else:
+            import torch
+            torch.set_num_threads(1)
+            sys.path.insert(0, args.ece_kde)
+            ece_kde = importlib.import_module("ece_kde")
+
+            def canonical(bandwidth):
+                def run(f, o, p, y):
+                    pt = torch.from_numpy(p.astype(np.float32))
+                    yt = torch.from_numpy(y)
+                    b = ece_kde.get_bandwidth(pt, "cpu") if bandwidth is None else bandwidth
+                    return float(ece_kde.get_ece_kde(pt, yt, b, 1, "canonical", "cpu"))
+                return run
+
+            for b in args.kde_bandwidths:
+                refs[f"kde_canonical b={b}"] = ("ece-kde get_ece_kde (float32)", canonical(b))
+            refs["kde_canonical b=loo"] = (
+                "ece-kde get_bandwidth + get_ece_kde (float32; its own grid search)",
+                canonical(None))
     return refs
 
 
@@ -145,6 +174,10 @@ def main():
     parser.add_argument("--caltrain")
     parser.add_argument("--mixnmatch")
     parser.add_argument("--kdepy")
+    parser.add_argument("--ece-kde", dest="ece_kde")
+    parser.add_argument("--kde-bandwidths", type=float, nargs="*", default=[0.05],
+                        help="fixed bandwidths compared value for value (besides loo)")
+    parser.add_argument("--kde-max-rows", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=20, help="calbench evaluations per run")
     args = parser.parse_args()
@@ -158,15 +191,21 @@ def main():
         p = table[:, 1:]
         f = p.max(axis=1)
         o = (p.argmax(axis=1) == y).astype(float)
-        estimators = ["smooth_ece", "kde_ece", "ece_sweep"]
+        estimators = [("smooth_ece", {"name": "smooth_ece"}), ("kde_ece", {"name": "kde_ece"}),
+                      ("ece_sweep", {"name": "ece_sweep"})]
+        if any(r.startswith("kde_canonical") for r in refs) and p.shape[0] <= args.kde_max_rows:
+            estimators += [(f"kde_canonical b={b}", {"name": "kde_canonical", "bandwidth": b})
+                           for b in args.kde_bandwidths]
+            estimators.append(("kde_canonical b=loo", {"name": "kde_canonical"}))
         command = [args.calbench, "bench", "--data", path, "--runs", str(args.runs), "--repeat",
                    str(args.repeat)]
-        for name in estimators:
-            command += ["--estimator", json.dumps({"name": name})]
+        for _, spec in estimators:
+            command += ["--estimator", json.dumps(spec)]
         lines = subprocess.run(command, check=True, capture_output=True, text=True).stdout
         rows = [json.loads(line) for line in lines.splitlines()]
-        for name, mine in zip(estimators, rows):
-            for ref_name in [r for r in refs if r.split(" ")[0] == name] or [None]:
+        for (name, _), mine in zip(estimators, rows):
+            for ref_name in [r for r in refs if r == name or r.split(" ")[0] == name and
+                             not name.startswith("kde_canonical")] or [None]:
                 if ref_name is None:
                     print(f"| {name} | {p.shape[0]}, {p.shape[1]} | {1e3 * mine['seconds']:.3f} | "
                           "(not given) | | | |")

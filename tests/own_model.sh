@@ -51,7 +51,9 @@ grep -q '^  temperature = ' fit.out || fail "recalibrate fit does not print T: $
 after=$(ece calibrated.csv) || fail "eval calibrated.csv"
 "$py" -c "import sys; b, a = $before, $after; sys.exit(0 if a < 0.5 * b else 1)" ||
   fail "temperature scaling did not halve the ECE: $before -> $after"
-"$bin" fit outputs.csv --renormalize --map temperature --family dirichlet --out my_fake.json \
+# --force: the verdict (docs/fit.md) may call a parametric fake of this model POOR (exit 3); the
+# walk-through plans on it regardless.
+"$bin" fit outputs.csv --renormalize --map temperature --family dirichlet --force --out my_fake.json \
   >/dev/null || fail "calbench fit on the rounded CSV exited $?"
 cat >audit.json <<'JSON'
 {"name": "audit", "generator": "my_fake.json", "estimator": {"name": "ece", "bins": 15},
@@ -82,7 +84,63 @@ after = calbench.estimate({"name": "ece"}, q, y[1000:])
 assert abs(before - float(sys.argv[1])) < 1e-15 and abs(after - float(sys.argv[2])) < 1e-15
 PY
 
-# 5. A bad model file: exit 2, the pointer, nothing written.
+# 5. Unlabelled data (probabilities only, as a deployed model produces them): apply takes a CSV
+#    of K probabilities per line or an NPY (n, K) without --labels, and writes the calibrated
+#    rows without a label column; the same rows as the labelled file's. A row count that fits
+#    neither layout is refused with the line, exit 2, nothing written.
+"$py" - <<'PY' || fail "writing the unlabelled data"
+import numpy as np
+d = np.loadtxt("test.csv", delimiter=",")
+np.savetxt("test_unlabelled.csv", d[:, 1:], delimiter=",", fmt="%.4f", header="p0,p1,p2")
+np.save("test_unlabelled.npy", d[:, 1:] / d[:, 1:].sum(axis=1, keepdims=True))
+PY
+"$bin" recalibrate apply model.json test_unlabelled.csv --renormalize --out unlabelled.csv   >/dev/null || fail "apply on unlabelled CSV exited $?"
+head -1 unlabelled.csv | grep -qx 'p_0,p_1,p_2' || fail "unlabelled header: $(head -1 unlabelled.csv)"
+cut -d, -f2- calibrated.csv | cmp -s - unlabelled.csv ||
+  fail "unlabelled CSV: other rows than the labelled file's"
+"$bin" recalibrate apply model.json test_unlabelled.npy --out unlabelled.npy >/dev/null ||
+  fail "apply on an unlabelled NPY exited $?"
+"$py" -c '
+import numpy as np, pandas as pd
+q = np.load("unlabelled.npy"); c = pd.read_csv("calibrated.csv").to_numpy()[:, 1:]
+assert q.shape == c.shape and np.allclose(q, c, rtol=0, atol=1e-12), abs(q - c).max()' ||
+  fail "unlabelled NPY: other rows than the labelled CSV's"
+printf '0.2,0.8\n' >two.csv
+"$bin" recalibrate apply model.json two.csv --out two_out.csv >/dev/null 2>two.err
+[ $? -eq 2 ] || fail "2 fields for a K = 3 model: expected exit 2"
+grep -q 'two.csv: line 1: expected 3 probabilities, or a label and 3 probabilities (4 fields), found 2' \
+  two.err || fail "2 fields message: $(cat two.err)"
+[ -e two_out.csv ] && fail "2 fields: the output was written"
+
+# 6. Exact zeros (4 decimals write p < 5e-5 as 0): fitted on log p they are raised to 1e-6
+#    (docs/recalibration.md), so the temperature fitted on the rounded rows stays near the one
+#    fitted on the exact rows (before: log 0 clamped at -708.4 gave 7.67 against 2.21 on
+#    tests/own_model.sh's rows below).
+"$py" - <<'PY' || fail "writing the rows with zeros"
+import numpy as np
+rng = np.random.default_rng(0)
+logits = rng.normal(size=(600, 3)) * 4
+p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+y = np.array([rng.choice(3, p=np.sqrt(r) / np.sqrt(r).sum()) for r in p])  # true T = 2
+np.savetxt("zeros.csv", np.column_stack([y, p]), delimiter=",", fmt="%.4f")
+np.savetxt("exact.csv", np.column_stack([y, p]), delimiter=",", fmt="%.17g")
+assert (np.round(p, 4) == 0).sum() > 100
+PY
+"$bin" recalibrate fit zeros.csv --renormalize --method temperature --out zeros.json >zeros.out ||
+  fail "fit on rows with zeros exited $?"
+grep -q 'probabilities of exactly 0 raised to 1e-06' zeros.out || fail "no zero note: $(cat zeros.out)"
+"$bin" recalibrate fit exact.csv --method temperature --out exact.json >exact.out ||
+  fail "fit on exact rows exited $?"
+t_zeros=$(sed -n 's/^  temperature = //p' zeros.out)
+t_exact=$(sed -n 's/^  temperature = //p' exact.out)
+"$py" -c "import sys; sys.exit(0 if abs($t_zeros / $t_exact - 1) < 0.05 else 1)" ||
+  fail "temperature with zeros $t_zeros against $t_exact on the exact rows"
+"$bin" recalibrate apply zeros.json zeros.csv --renormalize --out zeros_q.npy >/dev/null ||
+  fail "apply on rows with zeros exited $?"
+"$py" -c 'import numpy as np; q = np.load("zeros_q.npy"); assert np.isfinite(q).all() and (q > 0).all()' ||
+  fail "apply on rows with zeros: not finite or not positive"
+
+# 7. A bad model file: exit 2, the pointer, nothing written.
 "$py" -c 'import json; d = json.load(open("model.json")); d["model"]["temperature"] = "hot"; json.dump(d, open("bad.json", "w"))'
 "$bin" recalibrate apply bad.json test.csv --renormalize --out bad.csv >bad.out 2>bad.err
 [ $? -eq 2 ] || fail "bad model: expected exit 2"

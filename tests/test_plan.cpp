@@ -162,6 +162,43 @@ TEST_CASE("plan: the BCa interval of a Brier estimate covers at its nominal leve
                  std::log(brier_width_n(2.0, 0.05, level))) < 0.1);
 }
 
+TEST_CASE("plan: an interval's points placed by the normal width agree with the whole grid",
+          "[stat][plan]") {
+  // The same question searched both ways (search.guide): the guided answer must agree with the
+  // grid's within their Monte Carlo errors (the two searches share their streams, so the
+  // difference is smaller than either error; 3.5 of the larger allowed), with fewer interval
+  // points, and every guided point is a grid point's computation (the same n, the same bits).
+  for (const IntervalMethod method : {IntervalMethod::bca, IntervalMethod::percentile}) {
+    PlanSpec spec = binary_brier(2.0, WidthQuestion{0.03, 0.9, method, 100, 20}, 100);
+    spec.search = {50, 20'000, 2.0, 3, false};
+    const PlanResult grid = plan_sample_size(spec);
+    spec.search.guide = true;
+    const PlanResult guided = plan_sample_size(spec);
+    REQUIRE(grid.answer.kind == AnswerKind::found);
+    REQUIRE(guided.answer.kind == AnswerKind::found);
+    const double difference = std::abs(std::log(static_cast<double>(guided.answer.n)) -
+                                       std::log(static_cast<double>(grid.answer.n)));
+    INFO(to_string(method) << ": guided n = " << guided.answer.n << " (" << guided.points.size()
+                           << " points), grid n = " << grid.answer.n << " (" << grid.points.size()
+                           << " points)");
+    CHECK(difference < 3.5 * std::max(log_se(guided.answer), log_se(grid.answer)));
+    CHECK(guided.points.size() < grid.points.size());
+    CHECK(guided.points.size() <= 4);
+    // Near the normal width's n for w = 0.03 (about 1,511): the interval is about 2 z sd.
+    CHECK(std::abs(std::log(static_cast<double>(guided.answer.n)) -
+                   std::log(brier_width_n(2.0, 0.03, 0.9))) < 0.15);
+    PlanSpec one = spec;
+    for (const PlanPoint& p : guided.points) {
+      one.search = {p.n, p.n + 1, 2.0, 0, false};
+      const PlanResult at = plan_sample_size(one);
+      REQUIRE(!at.points.empty());
+      CHECK(at.points.front().n == p.n);
+      CHECK(at.points.front().figure == p.figure);
+      CHECK(at.points.front().coverage == p.coverage);
+    }
+  }
+}
+
 TEST_CASE("plan: an interval's width and coverage are those of eval's intervals on the samples",
           "[unit][plan]") {
   // Each replicate's interval recomputed as calbench eval computes it (runners/eval.cpp:
@@ -187,7 +224,7 @@ TEST_CASE("plan: an interval's width and coverage are those of eval's intervals 
     spec.question = question;
     spec.replicates = 12;
     spec.seed = 77;
-    spec.search = {60, 120, 2.0, 0};
+    spec.search = {60, 120, 2.0, 0, false};  // the grid: both sizes simulated
     const PlanResult r = plan_sample_size(spec);
     INFO(c.estimator << " " << to_string(c.method));
     REQUIRE(r.answer.kind == AnswerKind::above_range);
@@ -552,22 +589,34 @@ TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e
 
 TEST_CASE("plan: the shipped default-interval example gives the answer docs/plan.md quotes",
           "[slow][plan]") {
-  // 200 replicates x (200 bootstrap + 200 label + 200 bias resamples) at each of 9 sizes.
-  const PlanResult r = check_quoted("plan/width_default_example.json", 1202);
-  // Its width at n = 100 against width_example's 2 z sd there (the same n = 100 point whatever
-  // the search's upper end: every n has its own streams).
+  // Guided by the normal width (docs/plan.md, Method): a few interval points near the answer.
+  const PlanResult r = check_quoted("plan/width_default_example.json", 1205);
+  // Its width at n = 100 against width_example's 2 z sd there (every n has its own streams, so
+  // the n = 100 point is the same whatever the search): a width of 1 is met at n_min at once,
+  // which makes n = 100 the only point of each plan.
   const std::filesystem::path source = CALBENCH_SOURCE_DIR;
+  PlanConfig at_100 = load_plan(source / "configs" / "plan" / "width_default_example.json");
+  std::get<WidthQuestion>(at_100.spec.question).width = 1.0;
+  const PlanResult interval = plan_sample_size(at_100.spec);
   PlanConfig normal = load_plan(source / "configs" / "plan" / "width_example.json");
   normal.spec.search = {100, 200, 2.0, 0};
   const PlanResult n100 = plan_sample_size(normal.spec);
-  REQUIRE(r.points.front().n == 100);
+  REQUIRE(interval.points.front().n == 100);
   REQUIRE(n100.points.front().n == 100);
   // Not "(" + ...: GCC 12 -Wrestrict.
   const std::string quoted = std::string("(")
-                                 .append(format_fixed(r.points.front().figure, 3))
+                                 .append(format_fixed(interval.points.front().figure, 3))
                                  .append(" at n = 100, where width_example's\n2 z sd is ")
                                  .append(format_fixed(n100.points.front().figure, 3))
                                  .append(":");
   INFO(quoted);
   CHECK(testing::read_text(source / "docs" / "plan.md").find(quoted) != std::string::npos);
+  // The whole grid (search.guide false, the search of earlier versions) finds 1202 (1180 to
+  // 1223), which docs/plan.md quotes beside the guided answer: within the errors.
+  PlanConfig grid = load_plan(source / "configs" / "plan" / "width_default_example.json");
+  grid.spec.search.guide = false;
+  const PlanResult whole = plan_sample_size(grid.spec);
+  CHECK(whole.answer.n == 1202);
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n) / 1202.0)) <
+        3.5 * std::max(log_se(r.answer), log_se(whole.answer)));
 }

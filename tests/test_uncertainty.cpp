@@ -11,9 +11,11 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/interval_methods.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
 #include "experiment/experiment.hpp"
+#include "generator_draws.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"
 
@@ -222,3 +224,84 @@ TEST_CASE("intervals: bad values are config errors at their pointer", "[unit]") 
 }
 
 }  // namespace
+
+namespace {
+
+// An estimator computed as `inner` is, without its FixedTopLabelBins: resampling then builds
+// every resample and calls estimate() on it (uncertainty.cpp's general path).
+class WithoutBinSums final : public Estimator {
+ public:
+  explicit WithoutBinSums(const Estimator& inner) : inner_(&inner) {}
+  double estimate(const Sample& s, EstimatorWorkspace& ws) const override {
+    return inner_->estimate(s, ws);
+  }
+  std::optional<Quantity> target() const override { return inner_->target(); }
+  std::optional<double> finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const override {
+    return inner_->finite_sample_bias(s, ws);
+  }
+  bool has_finite_sample_bias() const override { return inner_->has_finite_sample_bias(); }
+
+ private:
+  const Estimator* inner_;
+};
+
+}  // namespace
+
+TEST_CASE("resampling from bin sums gives the bits of the built resamples", "[unit]") {
+  // A K = 10 model's rows, and rows made to meet every corner: confidences on bin edges
+  // (k/15, 1/3 shared by 15 and 6 bins), rows summing to 1 - 1e-4 (the label redraw then
+  // falls past the last running sum for some u, and takes the last class with p > 0, which
+  // is the predicted one in some rows and not in others), and zeros.
+  const DirichletSpec spec{10, std::vector<double>(10, 0.5), TemperatureMap{0.7}};
+  const Sample model = testing::draw(spec, 700, 11);
+  std::vector<double> p;
+  std::vector<std::uint32_t> labels;
+  for (std::size_t i = 0; i < 300; ++i) {
+    const double top = i % 3 == 0   ? static_cast<double>(5 + i % 11) / 15.0
+                       : i % 3 == 1 ? 1.0 / 3.0 + 0.01 * static_cast<double>(i % 7)
+                                    : 0.4;
+    const double missing = i % 2 == 0 ? 1e-4 : 0.0;
+    const double rest = 1.0 - top - missing;
+    // Class 0 the top one, or the last with p > 0 (class 2, with class 3 at 0).
+    if (i % 4 < 2)
+      p.insert(p.end(), {top, rest * 0.7, rest * 0.3, 0.0});
+    else
+      p.insert(p.end(), {rest * 0.3, rest * 0.3, top, 0.0});
+    labels.push_back(static_cast<std::uint32_t>(i % 3));
+  }
+  const Sample corners = make_sample(4, p, labels);
+
+  const BinnedEce ece(BinnedEceSpec{}), ece6({.bins = 6});
+  const BinnedEce l2({.norm = Norm::l2}), max({.norm = Norm::max});
+  const FiniteSampleBias beta(ece), beta6(ece6);
+  // Only these variants have bin sums (equal-mass bins move with the rows).
+  CHECK(ece.fixed_top_label_bins() != nullptr);
+  CHECK(beta.fixed_top_label_bins() != nullptr);
+  CHECK(BinnedEce({.binning = Binning::equal_mass}).fixed_top_label_bins() == nullptr);
+  CHECK(BinnedEce({.scope = Scope::classwise}).fixed_top_label_bins() == nullptr);
+  CHECK(BinnedEce({.debiased = true}).fixed_top_label_bins() == nullptr);
+  CHECK(BinnedEce({.norm = Norm::average}).fixed_top_label_bins() == nullptr);
+
+  const WithoutBinSums ece_w(ece), ece6_w(ece6), l2_w(l2), max_w(max);
+  const FiniteSampleBias beta_w(ece_w), beta6_w(ece6_w);
+  const std::vector<const Estimator*> fast = {&ece, &beta, &ece6, &beta6, &l2, &max, &ece};
+  const std::vector<const Estimator*> built = {&ece_w, &beta_w, &ece6_w, &beta6_w,
+                                               &l2_w,  &max_w,  &ece_w};
+  for (const Sample* s : {&model, &corners}) {
+    ResampleWorkspace ws;
+    const ResampleKey key{5, 1, 3};
+    const auto b_fast = bootstrap_values(*s, fast, key, 200, Execution::serial, ws);
+    const auto b_built = bootstrap_values(*s, built, key, 200, Execution::serial, ws);
+    CHECK(b_fast == b_built);
+    const auto c_fast = consistency_values(*s, fast, key, 200, Execution::serial, ws);
+    const auto c_built = consistency_values(*s, built, key, 200, Execution::serial, ws);
+    CHECK(c_fast == c_built);
+    // Not a constant: the resamples differ and the bias is not 0.
+    CHECK(b_fast[0] != b_fast[7]);
+    CHECK(c_fast[0] != c_fast[7]);
+    CHECK(b_fast[1] != 0.0);
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    CHECK(bootstrap_values(*s, fast, key, 200, Execution::parallel, ws) == b_fast);
+    CHECK(consistency_values(*s, fast, key, 200, Execution::parallel, ws) == c_fast);
+  }
+}

@@ -178,6 +178,11 @@ void softmax_in_place(double* row, std::size_t classes) {
 }
 
 Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format) {
+  return read_csv_rows(file, format, 0).sample;
+}
+
+ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format,
+                           std::size_t unlabelled_classes) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec))
     throw InputError(file.string() + ": cannot open the file (it is a directory)");
@@ -191,6 +196,7 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format) {
   std::vector<std::uint32_t> labels;
   std::size_t K = 0, line_number = 0, blank_since = 0, header_fields = 0, header_line = 0,
               first_row = 0;
+  bool labelled = true;
   std::string line;
   std::vector<double> row;
   while (std::getline(in, line)) {
@@ -212,26 +218,40 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format) {
       fail(at, "expected " + std::to_string(header_fields) + " fields, as in the header on line " +
                    std::to_string(header_line) + ", found " + std::to_string(fields.size()));
     if (K == 0) {
-      if (fields.size() < 3)
+      // Rows of `unlabelled_classes` values have no label column; the first row decides.
+      labelled = unlabelled_classes == 0 || fields.size() != unlabelled_classes;
+      const std::size_t label_fields = labelled ? 1 : 0;
+      if (unlabelled_classes != 0 && fields.size() != unlabelled_classes &&
+          fields.size() != unlabelled_classes + 1)
+        fail(at, "expected " + std::to_string(unlabelled_classes) +
+                     " probabilities, or a label and " + std::to_string(unlabelled_classes) +
+                     " probabilities (" + std::to_string(unlabelled_classes + 1) +
+                     " fields), found " + std::to_string(fields.size()) + " field(s)");
+      if (fields.size() < 2 + label_fields)
         fail(at, "expected a label and at least 2 values, found " + std::to_string(fields.size()) +
                      " field(s)");
-      K = fields.size() - 1;
+      K = fields.size() - label_fields;
       first_row = line_number;
-    } else if (fields.size() != K + 1) {
-      fail(at, "expected " + std::to_string(K + 1) + " fields (a label and " + std::to_string(K) +
-                   " values, as on line " + std::to_string(first_row) + "), found " +
-                   std::to_string(fields.size()));
+    } else if (fields.size() != K + (labelled ? 1 : 0)) {
+      fail(at, labelled
+                   ? "expected " + std::to_string(K + 1) + " fields (a label and " +
+                         std::to_string(K) + " values, as on line " + std::to_string(first_row) +
+                         "), found " + std::to_string(fields.size())
+                   : "expected " + std::to_string(K) + " fields (" + std::to_string(K) +
+                         " probabilities without a label, as on line " + std::to_string(first_row) +
+                         "), found " + std::to_string(fields.size()));
     }
-    const std::uint32_t y = check_label(parse_label(fields[0], at), K, at);
+    const std::size_t offset = labelled ? 1 : 0;
+    const std::uint32_t y = labelled ? check_label(parse_label(fields[0], at), K, at) : 0;
     row.resize(K);
-    for (std::size_t k = 0; k < K; ++k) row[k] = parse_number(fields[k + 1], k + 1, at);
+    for (std::size_t k = 0; k < K; ++k) row[k] = parse_number(fields[k + offset], k + offset, at);
     check_row(row.data(), K, format, at);
     p.insert(p.end(), row.begin(), row.end());
     labels.push_back(y);
   }
   if (in.bad()) throw InputError(file.string() + ": cannot read the file");
   if (labels.empty()) throw InputError(file.string() + ": the file has no data rows");
-  return make_sample(K, std::move(p), std::move(labels));
+  return {make_sample(K, std::move(p), std::move(labels)), labelled};
 }
 
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
@@ -265,6 +285,26 @@ Sample checked_outputs(const std::filesystem::path& values_name,
     out_labels[i] = check_label(labels[i], classes, {&labels_name, "row", i});
   }
   return make_sample(classes, std::move(values), std::move(out_labels));
+}
+
+ModelOutputs read_outputs_maybe_unlabelled(const std::string& data, const std::string& labels,
+                                           ValueFormat format, std::size_t classes) {
+  if (!labels.empty()) return {read_npy_outputs(data, labels, format), true};
+  if (data.size() >= 4 && data.compare(data.size() - 4, 4, ".npy") == 0) {
+    NpyArray v = read_npy(data);
+    if (!v.is_float() || v.shape.size() != 2)
+      throw InputError(data + ": expected a 2-D float64 or float32 array (n, K), found " + v.descr +
+                       " with " + std::to_string(v.shape.size()) + " dimension(s)");
+    const std::size_t n = v.shape[0], K = v.shape[1];
+    if (n == 0) throw InputError(data + ": the array has no rows");
+    if (K != classes)
+      throw InputError(data + ": K = " + std::to_string(K) + " columns, expected " +
+                       std::to_string(classes));
+    // Labels are not needed to apply a model; zeros pass the checks of the rows.
+    const std::vector<std::int64_t> zeros(n, 0);
+    return {checked_outputs(data, data, K, std::move(v.floats), zeros, format), false};
+  }
+  return read_csv_rows(data, format, classes);
 }
 
 Sample read_model_outputs(const std::string& data, const std::string& labels, ValueFormat format) {

@@ -43,6 +43,18 @@ struct ValueFormat {
 // default). Empty lines at the end of the file are ignored, elsewhere they are errors.
 Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format);
 
+// Outputs that may come without labels (`calbench recalibrate apply`): the rows, and whether
+// the data had a label column (when not, every label in `sample` is 0 and means nothing).
+struct ModelOutputs {
+  Sample sample;
+  bool labelled = true;
+};
+
+// read_csv_outputs, or, when unlabelled_classes = K > 0 and the first data row has K fields,
+// rows of K probabilities without a label column (every row then has K fields).
+ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format,
+                           std::size_t unlabelled_classes);
+
 // NPY: `values` a 2-D C-order float64 or float32 array (n, K), `labels` a 1-D integer array (n)
 // (or (n, 1)), little-endian (docs/eval.md says why calbench reads NPY itself).
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
@@ -59,6 +71,11 @@ Sample checked_outputs(const std::filesystem::path& values_name,
 // DATA as `calbench eval` and `calbench fit` take it: an NPY pair when `labels` is given, else a
 // CSV file (an NPY file without labels is an InputError saying so).
 Sample read_model_outputs(const std::string& data, const std::string& labels, ValueFormat format);
+
+// DATA for a model of `classes` classes, with or without labels: as read_model_outputs, and
+// also a CSV of `classes` probabilities per line or an NPY values file without --labels.
+ModelOutputs read_outputs_maybe_unlabelled(const std::string& data, const std::string& labels,
+                                           ValueFormat format, std::size_t classes);
 
 // p = softmax(z), computed as exp(z - max z) / sum: no overflow, and the largest term is 1.
 void softmax_in_place(double* row, std::size_t classes);

@@ -35,6 +35,34 @@ BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
   if (!(spec_.threshold >= 0.0 && spec_.threshold < 1.0))
     throw DomainError("threshold = " + std::to_string(spec_.threshold) + ": must be in [0, 1)");
   if (spec_.convention == nullptr) spec_.convention = &calbench_convention();
+  // The variants estimate() sends to binned_calibration_error with fixed bins.
+  if (spec_.convention == &calbench_convention() && spec_.scope == Scope::top && !spec_.debiased &&
+      spec_.binning == Binning::equal_width && spec_.norm != Norm::average)
+    top_bins_.emplace(spec_);
+}
+
+BinnedEce::TopBins::TopBins(const BinnedEceSpec& spec) : norm_(spec.norm) {
+  equal_width_edges(spec.bins, edges_);
+}
+
+double BinnedEce::TopBins::from_bin_sums(const TopLabelBinSums& sums) const {
+  if (sums.n == 0.0) return 0.0;
+  // binned_calibration_error's combine.
+  const double out = combine_bins_unrooted(sums.gap, sums.count, sums.n, norm_);
+  return norm_ == Norm::l2 ? std::sqrt(out) : out;
+}
+
+std::optional<double> BinnedEce::TopBins::finite_sample_bias_from(
+    const TopLabelBinSums& sums) const {
+  if (norm_ != Norm::l1) return std::nullopt;
+  // scope_error with `bias` under calbench's convention (weights n_b / n).
+  double out = 0.0;
+  for (std::size_t b = 0; b < sums.count.size(); ++b) {
+    const double m = sums.count[b];
+    if (m == 0.0) continue;
+    out += m / sums.n * abs_gap_bias(m, sums.score[b], sums.hits[b]);
+  }
+  return out;
 }
 
 double BinnedEce::scope_error(std::span<const double> scores, std::span<const double> outcomes,

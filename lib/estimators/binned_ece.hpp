@@ -61,8 +61,30 @@ class BinnedEce final : public Estimator {
                                            EstimatorWorkspace& workspace) const override;
   bool has_finite_sample_bias() const override { return !spec_.debiased && spec_.norm == Norm::l1; }
   const BinnedEceSpec& spec() const { return spec_; }
+  // calbench's own top-label ECE with equal-width bins and norm l1, l2 or max (the estimate's
+  // single-pass path) is a function of its bins' sums; every other variant: null.
+  const FixedTopLabelBins* fixed_top_label_bins() const override {
+    return top_bins_ ? &*top_bins_ : nullptr;
+  }
 
  private:
+  // The estimate (binned_calibration_error) and finite_sample_bias (scope_error with `bias`)
+  // from per-bin sums, the same arithmetic in the same order.
+  class TopBins final : public FixedTopLabelBins {
+   public:
+    explicit TopBins(const BinnedEceSpec& spec);
+    std::size_t bins() const override { return edges_.size() - 1; }
+    std::size_t bin_of(double confidence) const override {
+      return equal_width_bin(confidence, edges_);
+    }
+    double from_bin_sums(const TopLabelBinSums& sums) const override;
+    std::optional<double> finite_sample_bias_from(const TopLabelBinSums& sums) const override;
+
+   private:
+    std::vector<double> edges_;
+    Norm norm_;
+  };
+  std::optional<TopBins> top_bins_;
   // The error of one scope's scores against their outcomes; for l2 and the debiased estimator
   // the square (the root is taken after averaging over classes).
   // The top-label (or binary) scores and outcomes into workspace.scores, outcomes.

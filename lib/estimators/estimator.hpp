@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 namespace calbench {
 
 class ExternalEstimator;
+class FixedTopLabelBins;
 
 // Per-thread scratch space for estimators, reused across replicates (no allocation per row).
 struct EstimatorWorkspace {
@@ -96,6 +98,36 @@ class Estimator {
   // Capability: an estimator computed by a command outside the process (estimators/external.hpp),
   // which a scenario feeds whole batches of replicates; null for every in-process estimator.
   virtual const ExternalEstimator* external() const { return nullptr; }
+  // Capability: an estimator that is a function of per-bin sums over the top-label rows, each
+  // row's bin fixed by its confidence alone (FixedTopLabelBins below); null for the others.
+  virtual const FixedTopLabelBins* fixed_top_label_bins() const { return nullptr; }
+};
+
+// The sums of the rows of each bin of a top-label binned statistic, every one added in row
+// order: the rows, their confidences s, their outcomes o = 1{y = predicted} and s - o.
+struct TopLabelBinSums {
+  std::span<const double> count, score, hits, gap;
+  double n = 0.0;  // the rows in all
+};
+
+// An estimator whose value on any rows is a function of their TopLabelBinSums, the bin of a
+// row depending on its confidence alone (fixed edges: not equal-mass bins, whose edges move
+// with the rows). The resampling of estimators/uncertainty.cpp then forms a resample's sums
+// from the drawn rows' bins, confidences and outcomes, without building the resampled sample
+// or binning it again: the same sums, added in the same order, so the same bits as
+// Estimator::estimate on the resample.
+class FixedTopLabelBins {
+ public:
+  virtual ~FixedTopLabelBins() = default;
+  virtual std::size_t bins() const = 0;
+  // The bin in [0, bins()) of a row with this confidence.
+  virtual std::size_t bin_of(double confidence) const = 0;
+  // The estimator's value on rows with these sums.
+  virtual double from_bin_sums(const TopLabelBinSums& sums) const = 0;
+  // The estimator's finite_sample_bias on those rows; nullopt when it has none.
+  virtual std::optional<double> finite_sample_bias_from(const TopLabelBinSums& /*sums*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace calbench

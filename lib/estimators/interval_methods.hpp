@@ -76,14 +76,29 @@ struct IntervalInputs {
 // T* a second time.
 class FiniteSampleBias final : public Estimator {
  public:
-  explicit FiniteSampleBias(const Estimator& inner) : inner_(&inner) {}
+  explicit FiniteSampleBias(const Estimator& inner)
+      : inner_(&inner), bins_(inner.fixed_top_label_bins()) {}
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override {
     return inner_->finite_sample_bias(sample, workspace).value_or(0.0);
   }
   std::optional<Quantity> target() const override { return inner_->target(); }
+  // beta from the inner estimator's bin sums, when it has them.
+  const FixedTopLabelBins* fixed_top_label_bins() const override {
+    return bins_.inner ? &bins_ : nullptr;
+  }
 
  private:
+  struct BiasFromBins final : FixedTopLabelBins {
+    explicit BiasFromBins(const FixedTopLabelBins* bins) : inner(bins) {}
+    std::size_t bins() const override { return inner->bins(); }
+    std::size_t bin_of(double confidence) const override { return inner->bin_of(confidence); }
+    double from_bin_sums(const TopLabelBinSums& sums) const override {
+      return inner->finite_sample_bias_from(sums).value_or(0.0);
+    }
+    const FixedTopLabelBins* inner;
+  };
   const Estimator* inner_;
+  BiasFromBins bins_;
 };
 
 // Every estimator's intervals on one sample, with the resamples the requested methods need

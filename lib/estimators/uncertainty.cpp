@@ -13,8 +13,10 @@ namespace {
 constexpr std::uint64_t two_32 = std::uint64_t{1} << 32;
 
 // Shapes the workspace's sample like `sample` (allocates only when it grows).
+// A resample's rows carry labels, never truths (a jackknife may have left some in `out`).
 void shape_like(const Sample& sample, Sample& out) {
   out.resize(sample.size, sample.classes);
+  out.truth.clear();
 }
 
 void bootstrap_resample(const Sample& sample, Engine& engine, ResampleWorkspace& ws) {
@@ -85,6 +87,183 @@ void relabel(const Sample& sample, Engine& engine, ResampleWorkspace& ws) {
 
 using Resampler = void (*)(const Sample&, Engine&, ResampleWorkspace&);
 
+// Resampling from bin sums. When every estimator is a function of fixed top-label bins' sums
+// (FixedTopLabelBins), a resample needs only each bin's count and sums of confidence, outcome
+// and confidence - outcome over the drawn rows: no resampled sample is built (its K
+// probabilities copied per row) and nothing is binned again. The draws are the ones
+// bootstrap_resample and relabel make, from the same streams in the same order, and the sums
+// add the same terms in the same (resample row) order as the estimator's own pass does, so every
+// value is the same bits as Estimator::estimate on the built resample (tests/test_uncertainty.cpp
+// compares them). For calbench plan's default-interval width questions this is most of the time.
+
+// The estimators' FixedTopLabelBins, or an empty vector when one of them has none.
+std::vector<const FixedTopLabelBins*> bin_sum_forms(std::span<const Estimator* const> estimators) {
+  std::vector<const FixedTopLabelBins*> forms;
+  for (const Estimator* e : estimators) {
+    const FixedTopLabelBins* form = e->fixed_top_label_bins();
+    if (!form) return {};
+    forms.push_back(form);
+  }
+  return forms;
+}
+
+// The rows as the bin-sum resampling reads them. Estimators with the same bins share one set
+// of sums (bias_corrected's beta is binned as its estimator is).
+void prepare_binned_rows(const Sample& sample, std::span<const FixedTopLabelBins* const> forms,
+                         bool relabel, ResampleWorkspace::BinnedRows& rows) {
+  const std::size_t n = sample.size, K = sample.classes;
+  rows.binning_of.clear();
+  rows.bin.clear();
+  rows.bins.clear();
+  std::vector<std::uint32_t> bins(n);
+  for (const FixedTopLabelBins* form : forms) {
+    for (std::size_t i = 0; i < n; ++i)
+      bins[i] = static_cast<std::uint32_t>(form->bin_of(sample.confidence[i]));
+    std::size_t g = 0;
+    while (g < rows.bin.size() && !(rows.bins[g] == form->bins() && rows.bin[g] == bins)) ++g;
+    rows.binning_of.push_back(g);
+    if (g < rows.bin.size()) continue;
+    rows.bin.push_back(bins);
+    rows.bins.push_back(form->bins());
+  }
+  rows.confidence.assign(sample.confidence.begin(), sample.confidence.end());
+  rows.hit.resize(n);
+  for (std::size_t i = 0; i < n; ++i) rows.hit[i] = sample.correct(i) ? 1 : 0;
+  if (!relabel) return;
+  // Every label redraw has these rows in these bins: their counts and confidence sums, added in
+  // row order as the estimator adds them.
+  rows.count.resize(rows.bin.size());
+  rows.score.resize(rows.bin.size());
+  for (std::size_t g = 0; g < rows.bin.size(); ++g) {
+    rows.count[g].assign(rows.bins[g], 0.0);
+    rows.score[g].assign(rows.bins[g], 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      rows.count[g][rows.bin[g][i]] += 1.0;
+      rows.score[g][rows.bin[g][i]] += rows.confidence[i];
+    }
+  }
+  // relabel's draw gives the predicted class exactly when c_i,pred-1 <= u < c_i,pred (the
+  // running sums of p), or when u >= c_i,K-1 and the row's last class with p > 0 is the
+  // predicted one.
+  rows.predicted_from.resize(n);
+  rows.predicted_to.resize(n);
+  rows.last_sum.resize(n);
+  rows.last_is_predicted.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* row = sample.p.data() + i * K;
+    double cumulative = 0.0;
+    std::uint32_t last_positive = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      if (k == sample.predicted[i]) rows.predicted_from[i] = cumulative;
+      if (row[k] > 0.0) last_positive = static_cast<std::uint32_t>(k);
+      cumulative += row[k];
+      if (k == sample.predicted[i]) rows.predicted_to[i] = cumulative;
+    }
+    rows.last_sum[i] = cumulative;
+    rows.last_is_predicted[i] = last_positive == sample.predicted[i] ? 1 : 0;
+  }
+}
+
+// One resample's values from its bins' sums: `draw(i)` gives the resample's row i as (the
+// source row whose bin and confidence it has, whether it is a hit). Counts and hits are added
+// as integers (the same values as the estimator's sums of 1.0 and 0.0, which are exact below
+// 2^53, with a shorter dependency chain from row to row). A label redraw keeps every row and
+// its bin, so its counts and confidence sums are the call's own (BinnedRows::count, score),
+// and only its hits and gaps are added per resample.
+template <bool Relabel, typename Draw>
+void values_from_bin_sums(std::span<const FixedTopLabelBins* const> forms,
+                          const ResampleWorkspace::BinnedRows& rows, std::size_t n, Draw&& draw,
+                          ResampleWorkspace& ws, double* values) {
+  const std::size_t G = rows.bin.size();
+  ws.bin_count.resize(G);
+  ws.bin_score.resize(G);
+  ws.bin_hits.resize(G);
+  ws.bin_gap.resize(G);
+  ws.bin_count_int.resize(G);
+  ws.bin_hits_int.resize(G);
+  for (std::size_t g = 0; g < G; ++g) {
+    const std::size_t B = rows.bins[g];
+    ws.bin_score[g].assign(B, 0.0);
+    ws.bin_gap[g].assign(B, 0.0);
+    ws.bin_count_int[g].assign(B, 0);
+    ws.bin_hits_int[g].assign(B, 0);
+  }
+  const double* const confidence = rows.confidence.data();
+  const auto add = [&](std::size_t g, std::size_t j, bool hit) {
+    const std::uint32_t b = rows.bin[g][j];
+    const double c = confidence[j];
+    if constexpr (!Relabel) {
+      ws.bin_count_int[g][b] += 1;
+      ws.bin_score[g][b] += c;
+    }
+    // 1.0 or 0.0 from a table: GCC compiles the select to a branch, mispredicted on hits.
+    static constexpr double outcome[2] = {0.0, 1.0};
+    ws.bin_hits_int[g][b] += static_cast<std::uint32_t>(hit);
+    ws.bin_gap[g][b] += c - outcome[hit];
+  };
+  if (G == 1) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [j, hit] = draw(i);
+      add(0, j, hit);
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto [j, hit] = draw(i);
+      for (std::size_t g = 0; g < G; ++g) add(g, j, hit);
+    }
+  }
+  for (std::size_t g = 0; g < G; ++g) {
+    const std::size_t B = rows.bins[g];
+    ws.bin_count[g].resize(B);
+    ws.bin_hits[g].resize(B);
+    for (std::size_t b = 0; b < B; ++b) {
+      ws.bin_count[g][b] = Relabel ? rows.count[g][b] : static_cast<double>(ws.bin_count_int[g][b]);
+      ws.bin_hits[g][b] = static_cast<double>(ws.bin_hits_int[g][b]);
+    }
+  }
+  for (std::size_t e = 0; e < forms.size(); ++e) {
+    const std::size_t g = rows.binning_of[e];
+    values[e] = forms[e]->from_bin_sums({ws.bin_count[g],
+                                         Relabel ? std::span<const double>(rows.score[g])
+                                                 : std::span<const double>(ws.bin_score[g]),
+                                         ws.bin_hits[g], ws.bin_gap[g], static_cast<double>(n)});
+  }
+}
+
+void bootstrap_bin_sums(const Sample& sample, std::span<const FixedTopLabelBins* const> forms,
+                        const ResampleWorkspace::BinnedRows& rows, Engine& engine,
+                        ResampleWorkspace& ws, double* values) {
+  const std::size_t n = sample.size;
+  const double scale = static_cast<double>(n);
+  const std::uint8_t* const hit = rows.hit.data();
+  values_from_bin_sums<false>(
+      forms, rows, n,
+      [&](std::size_t) {
+        // bootstrap_resample's row index.
+        const std::size_t j =
+            std::min(n - 1, static_cast<std::size_t>(uniform_open01(engine) * scale));
+        return std::pair{j, hit[j] != 0};
+      },
+      ws, values);
+}
+
+void relabel_bin_sums(const Sample& sample, std::span<const FixedTopLabelBins* const> forms,
+                      const ResampleWorkspace::BinnedRows& rows, Engine& engine,
+                      ResampleWorkspace& ws, double* values) {
+  const double* const from = rows.predicted_from.data();
+  const double* const to = rows.predicted_to.data();
+  const double* const last = rows.last_sum.data();
+  const std::uint8_t* const last_is_predicted = rows.last_is_predicted.data();
+  values_from_bin_sums<true>(
+      forms, rows, sample.size,
+      [&](std::size_t i) {
+        const double u = uniform_open01(engine);
+        const bool hit = (from[i] <= u && u < to[i]) || (u >= last[i] && last_is_predicted[i]);
+        return std::pair{i, hit};
+      },
+      ws, values);
+}
+
 std::vector<double> resampled_values(const Sample& sample,
                                      std::span<const Estimator* const> estimators,
                                      const ResampleKey& key, std::size_t resamples,
@@ -96,8 +275,18 @@ std::vector<double> resampled_values(const Sample& sample,
   if (key.replicate >= two_32) throw DomainError("replicate index must be < 2^32");
   const std::size_t E = estimators.size();
   std::vector<double> values(resamples * E);
+  const auto forms =
+      sample.size > 0 ? bin_sum_forms(estimators) : std::vector<const FixedTopLabelBins*>();
+  const bool relabelling = purpose == Purpose::labels;
+  if (!forms.empty()) prepare_binned_rows(sample, forms, relabelling, workspace.binned_rows);
+  const ResampleWorkspace::BinnedRows& rows = workspace.binned_rows;
   const auto one = [&](std::size_t b, ResampleWorkspace& ws) {
     Engine engine = make_engine(resample_key(key, b, purpose));
+    if (!forms.empty()) {
+      (relabelling ? relabel_bin_sums : bootstrap_bin_sums)(sample, forms, rows, engine, ws,
+                                                            values.data() + b * E);
+      return;
+    }
     resample(sample, engine, ws);
     for (std::size_t e = 0; e < E; ++e)
       values[b * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);

@@ -64,6 +64,21 @@ struct ResampleWorkspace {
   // last class with p > 0: the label redraws' inverse CDF (uncertainty.cpp).
   std::vector<double> cumulative, predicted_from;
   std::vector<std::uint32_t> last_positive;
+  // Resampling from bin sums (estimators whose value is a function of fixed top-label bins'
+  // sums, FixedTopLabelBins): the rows as it reads them, formed once per call in the caller's
+  // workspace, and each thread's sums of one resample (uncertainty.cpp, BinnedRows).
+  struct BinnedRows {
+    std::vector<std::size_t> binning_of;            // estimator -> its distinct binning
+    std::vector<std::vector<std::uint32_t>> bin;    // binning -> each row's bin
+    std::vector<std::size_t> bins;                  // binning -> its number of bins
+    std::vector<double> confidence;                 // per row
+    std::vector<std::uint8_t> hit;                  // per row, 1{y = predicted}
+    std::vector<std::vector<double>> count, score;  // binning -> per bin (label redraws)
+    std::vector<double> predicted_from, predicted_to, last_sum;  // label redraws (relabel)
+    std::vector<std::uint8_t> last_is_predicted;
+  } binned_rows;
+  std::vector<std::vector<double>> bin_count, bin_score, bin_hits, bin_gap;  // per binning
+  std::vector<std::vector<std::uint32_t>> bin_count_int, bin_hits_int;
 };
 
 // Whether the R resamples run on TBB (eval) or serially in the calling task (estimator_bias,

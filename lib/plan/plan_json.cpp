@@ -197,12 +197,13 @@ std::optional<PlanSearch> parse_search(ObjectReader& top) {
   static const Json empty = Json::object();
   const Json* value = top.find("search");
   ObjectReader s(value != nullptr ? *value : empty, top.pointer_to("search"), top.problems());
-  s.allow_only({"n_min", "n_max", "ratio", "refine"});
+  s.allow_only({"n_min", "n_max", "ratio", "refine", "guide"});
   const PlanSearch defaults;
   const auto n_min = count(s, "n_min", 2, static_cast<std::int64_t>(defaults.n_min));
   const auto n_max = count(s, "n_max", 3, static_cast<std::int64_t>(defaults.n_max));
   const auto ratio = s.number("ratio", defaults.ratio, above_one, "> 1 and <= 16");
   const auto refine = count(s, "refine", 0, static_cast<std::int64_t>(defaults.refine));
+  const auto guide = s.boolean("guide", defaults.guide);
   if (n_min && n_max && *n_max <= *n_min)
     s.problems().add(s.pointer_to("n_max"), "n_max = " + std::to_string(*n_max) +
                                                 ": must be > n_min = " + std::to_string(*n_min));
@@ -210,8 +211,8 @@ std::optional<PlanSearch> parse_search(ObjectReader& top) {
     s.problems().add(s.pointer_to("n_max"),
                      "n_max = " + std::to_string(*n_max) + ": must be <= 100000000");
   top.set_resolved("search", s.take_resolved());
-  if (!n_min || !n_max || !ratio || !refine) return std::nullopt;
-  return PlanSearch{*n_min, *n_max, *ratio, *refine};
+  if (!n_min || !n_max || !ratio || !refine || !guide) return std::nullopt;
+  return PlanSearch{*n_min, *n_max, *ratio, *refine, *guide};
 }
 
 // The generator object of the plan, or of the file a string names (relative to the plan's

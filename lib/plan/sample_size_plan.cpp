@@ -260,6 +260,162 @@ CoverageReference coverage_reference(const Generator& generator, const Estimator
   return {v.value, v.error, "population", std::nullopt};
 }
 
+// The last n that fails the question and the first that meets it (either may be missing: the
+// question is met at n_min already, or not by n_max).
+struct Bracket {
+  std::optional<std::size_t> below, above;
+  // The guided search's stop at a point whose figure is within its own standard error of the
+  // question's (secant_search): that point is the answer.
+  std::optional<std::size_t> at;
+};
+
+// The grid, smallest n first, until the question is met; then `refine` bisections of the
+// bracket on log n (docs/plan.md, "Method").
+template <typename Evaluate>
+Bracket grid_search(const PlanQuestion& q, const PlanSearch& search, Evaluate&& evaluate) {
+  Bracket out;
+  for (std::size_t n : grid(search)) {
+    if (meets(q, evaluate(n).figure)) {
+      out.above = n;
+      break;
+    }
+    out.below = n;
+  }
+  if (!out.above || !out.below) return out;
+  for (std::size_t step = 0; step < search.refine; ++step) {
+    const auto mid = static_cast<std::size_t>(
+        std::llround(std::sqrt(static_cast<double>(*out.below) * static_cast<double>(*out.above))));
+    if (mid <= *out.below || mid >= *out.above) break;
+    (meets(q, evaluate(mid).figure) ? out.above : out.below) = mid;
+  }
+  return out;
+}
+
+// Linear interpolation in the bracket's ends a < b: y = a + slope x, x = log n, y the scaled
+// figure; the answer is where y equals the scaled target, its standard error the ends'
+// standard errors weighted by the interpolation weights and added (they are positively
+// correlated by the common streams), carried to x by the slope.
+struct Interpolation {
+  double x = 0.0, se_x = 0.0, figure = 0.0, figure_se = 0.0, slope = 0.0;
+};
+Interpolation interpolate(const PlanQuestion& q, const PlanPoint& a, const PlanPoint& b) {
+  const auto* power = std::get_if<PowerQuestion>(&q);
+  const double xa = std::log(static_cast<double>(a.n)), xb = std::log(static_cast<double>(b.n));
+  const double ya = scaled_figure(q, a.figure), yb = scaled_figure(q, b.figure);
+  const double target = power ? power->power : std::log(std::get<WidthQuestion>(q).width);
+  const double t = std::clamp((target - ya) / (yb - ya), 0.0, 1.0);
+  Interpolation out;
+  out.x = xa + t * (xb - xa);
+  const double se_y =
+      (1.0 - t) * scaled_se(q, a.figure, a.figure_se) + t * scaled_se(q, b.figure, b.figure_se);
+  out.slope = (yb - ya) / (xb - xa);
+  out.se_x = se_y / std::abs(out.slope);
+  out.figure = power ? (1.0 - t) * a.figure + t * b.figure : std::exp(ya + t * (yb - ya));
+  out.figure_se = (1.0 - t) * a.figure_se + t * b.figure_se;
+  return out;
+}
+
+// The bracket of `points` (by n): the first n that meets the question, and the last n below it
+// (the first crossing, as the grid search follows it).
+Bracket bracket_of(const PlanQuestion& q, const std::map<std::size_t, PlanPoint>& points) {
+  Bracket out;
+  for (const auto& [n, point] : points) {
+    if (meets(q, point.figure)) {
+      out.above = n;
+      break;
+    }
+    out.below = n;
+  }
+  return out;
+}
+
+// The width question's search with an interval method, placed by its normal-width guide (the
+// grid search's points of the cheap 2 z sd figure): the first interval point at the guide's
+// answer, then secant steps on (log n, log width) until the interval's width is bracketed, then
+// regula falsi inside the bracket until it is as narrow as the grid search's final one
+// (ratio^(1 / 2^refine)). The widths fall close to n^-1/2 near the answer, so it takes two to
+// four interval points where the grid search takes about ten (most of them far below the
+// answer).
+template <typename Evaluate>
+Bracket secant_search(const PlanQuestion& q, const PlanSearch& search, const Bracket& guide,
+                      const std::map<std::size_t, PlanPoint>& guide_points, Evaluate&& evaluate) {
+  const double n_min = static_cast<double>(search.n_min);
+  const double n_max = static_cast<double>(search.n_max);
+  const double target = std::log(std::get<WidthQuestion>(q).width);
+  // The guide's answer (n_min or n_max when it has no bracket). Steps take the slope of log
+  // width on log n from the two interval points nearest the crossing, kept in [-1, -1/4]
+  // against their noise, and -1/2 (sd ~ n^-1/2) while there is one point: the guide's own
+  // local slope, between points a few percent apart, is too noisy for a first step.
+  double x = std::log(guide.above ? n_min : n_max);
+  if (guide.below && guide.above)
+    x = interpolate(q, guide_points.at(*guide.below), guide_points.at(*guide.above)).x;
+  constexpr double slope = -0.5;
+  // A bracket at most sqrt(ratio) wide ends the search (the grid's final one is
+  // ratio^(1/2^refine)): log width is so close to linear in log n over it that interpolating
+  // there moves n far less than its Monte Carlo error (docs/plan.md), and one interval point
+  // less is a third of the work.
+  const double final_ratio =
+      std::max(std::pow(search.ratio, std::pow(0.5, search.refine)), std::sqrt(search.ratio));
+  const double nudge = std::log(std::pow(search.ratio, std::pow(0.5, search.refine))) / 2.0;
+  const double max_step = 2.0 * std::log(search.ratio);  // at most ratio^2 per secant step
+  std::map<std::size_t, PlanPoint> seen;                 // the interval's points so far
+  auto at = [&](double log_n) {
+    const auto n =
+        static_cast<std::size_t>(std::llround(std::clamp(std::exp(log_n), n_min, n_max)));
+    const PlanPoint& point = evaluate(n);
+    seen.emplace(n, point);
+    return n;
+  };
+  // A point whose width is within its own standard error of w: the answer itself (the figure
+  // cannot be placed closer than its noise; its coverage is simulated at it already).
+  auto on_target = [&](std::size_t n) {
+    const PlanPoint& p = seen.at(n);
+    return p.figure > 0.0 && std::abs(std::log(p.figure) - target) <= p.figure_se / p.figure;
+  };
+  std::size_t last = at(x);
+  if (on_target(last)) return Bracket{std::nullopt, std::nullopt, last};
+  // At most as many interval points as the grid search would simulate.
+  const std::size_t budget = grid(search).size() + search.refine;
+  for (std::size_t step = 1; step < budget; ++step) {
+    const Bracket b = bracket_of(q, seen);
+    double next = 0.0;
+    if (b.below && b.above) {
+      if (static_cast<double>(*b.above) <= final_ratio * static_cast<double>(*b.below)) return b;
+      // Regula falsi, kept a tenth of the bracket away from its ends so that it shrinks.
+      const PlanPoint& lo = seen.at(*b.below);
+      const PlanPoint& hi = seen.at(*b.above);
+      const double xa = std::log(static_cast<double>(lo.n));
+      const double xb = std::log(static_cast<double>(hi.n));
+      const double t = std::clamp(
+          (target - std::log(lo.figure)) / (std::log(hi.figure) - std::log(lo.figure)), 0.1, 0.9);
+      next = xa + t * (xb - xa);
+    } else {
+      // All points on one side: at n_min and met, or at n_max and not met, is the answer.
+      if (b.above && *b.above == search.n_min) return b;
+      if (!b.above && b.below && *b.below == search.n_max) return b;
+      // A secant step from the two points nearest the crossing (the guide's slope with one).
+      const PlanPoint& p = seen.at(b.above ? *b.above : *b.below);
+      double local = slope;
+      if (seen.size() >= 2) {
+        const auto second = b.above ? std::next(seen.begin()) : std::prev(seen.end(), 2);
+        const PlanPoint& r = second->second;
+        const double s = (std::log(r.figure) - std::log(p.figure)) /
+                         (std::log(static_cast<double>(r.n)) - std::log(static_cast<double>(p.n)));
+        if (s < 0.0) local = std::clamp(s, -1.0, -0.25);
+      }
+      const double xp = std::log(static_cast<double>(p.n));
+      const double step_x = std::clamp((target - std::log(p.figure)) / local, -max_step, max_step);
+      // Past the crossing by a little, so that the next point brackets it.
+      next = xp + step_x + (b.above ? -1.0 : 1.0) * nudge;
+    }
+    const std::size_t n = at(next);
+    if (n == last || (b.below && b.above && (n == *b.below || n == *b.above))) break;
+    if (on_target(n)) return Bracket{std::nullopt, std::nullopt, n};
+    last = n;
+  }
+  return bracket_of(q, seen);
+}
+
 }  // namespace
 
 std::string interval_name(const WidthQuestion& question) {
@@ -368,26 +524,29 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
   const double z = power ? 0.0 : normal_quantile(0.5 + 0.5 * std::get<WidthQuestion>(q).level);
   if (width) result.reference = coverage_reference(generator, *spec.estimator, spec.truth);
 
-  // Every replicate of sample size n, folded into its point.
-  auto simulate = [&](std::size_t n) {
+  // Every replicate of sample size n for the question of `as` (the plan's own, or its normal
+  // width for the guide below), folded into its point.
+  auto simulate = [&](std::size_t n, const PlanSpec& as, bool report) {
+    const auto* as_width = std::get_if<WidthQuestion>(&as.question);
+    const std::optional<IntervalMethod> as_method = as_width ? as_width->interval : std::nullopt;
     std::vector<double> values;
     RunningStats widths;
     std::size_t rejected = 0, covered = 0;
-    values.reserve(spec.replicates);
+    values.reserve(as.replicates);
     // Whether replicate r's interval holds the reference (interval methods): one slot per
     // task, written by that task only.
-    std::vector<std::uint8_t> holds(method ? spec.replicates : 0);
+    std::vector<std::uint8_t> holds(as_method ? as.replicates : 0);
     StreamControl control;
-    if (on_replicate)
+    if (on_replicate && report)
       control.progress = [&](std::size_t done, std::size_t total) { on_replicate(n, done, total); };
     stream_tasks<Replicate, Buffers>(
-        TaskGrid({spec.replicates}),
+        TaskGrid({as.replicates}),
         [&](TaskKey key, Buffers& buf) {
           bool holds_reference = false;
-          Replicate r = simulate_replicate(spec, generator, n, key.replicate,
+          Replicate r = simulate_replicate(as, generator, n, key.replicate,
                                            result.reference ? result.reference->value : 0.0, buf,
                                            holds_reference);
-          if (method) holds[key.replicate] = holds_reference;
+          if (as_method) holds[key.replicate] = holds_reference;
           return r;
         },
         [&](TaskKey, Replicate&& r) {
@@ -397,45 +556,82 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
         },
         control);
     PlanPoint point = width_point(n, values, z);
-    if (method) {
+    if (as_method) {
       for (std::uint8_t h : holds) covered += h;
       point.figure = widths.mean();
       point.figure_se = widths.standard_error();
-      set_coverage(point, covered, spec.replicates);
-    } else if (width) {
+      set_coverage(point, covered, as.replicates);
+    } else if (as_width) {
       // The normal interval estimate -/+ z sd, sd over the replicates.
       const double half = z * point.sd, truth = result.reference->value;
       covered = 0;
       for (double v : values) covered += v - half <= truth && truth <= v + half ? 1 : 0;
-      set_coverage(point, covered, spec.replicates);
+      set_coverage(point, covered, as.replicates);
     }
     if (power) {
-      const double R = static_cast<double>(spec.replicates);
+      const double R = static_cast<double>(as.replicates);
       point.figure = static_cast<double>(rejected) / R;
       point.figure_se = std::sqrt(point.figure * (1.0 - point.figure) / R);
     }
-    if (on_point) on_point(point);
+    if (on_point && report) on_point(point);
     return point;
   };
   std::map<std::size_t, PlanPoint> points;
   auto evaluate = [&](std::size_t n) -> const PlanPoint& {
     if (auto it = points.find(n); it != points.end()) return it->second;
-    return points.emplace(n, simulate(n)).first->second;
+    return points.emplace(n, simulate(n, spec, true)).first->second;
   };
 
-  // The grid, smallest n first, until the question is met.
-  std::optional<std::size_t> below, above;
-  for (std::size_t n : grid(spec.search)) {
-    if (meets(q, evaluate(n).figure)) {
-      above = n;
-      break;
-    }
-    below = n;
+  Bracket bracket;
+  if (method && spec.search.guide) {
+    // The interval's width is guided by the normal width 2 z sd, which needs one estimate per
+    // replicate instead of thousands of resampled ones: its own grid search places the
+    // interval's first point, and a safeguarded secant search on (log n, log width) brackets
+    // the answer with a few interval points near it (docs/plan.md, "Method").
+    PlanSpec normal = spec;
+    std::get<WidthQuestion>(normal.question).interval = std::nullopt;
+    std::map<std::size_t, PlanPoint> guide_points;
+    const Bracket guide = grid_search(q, spec.search, [&](std::size_t n) -> const PlanPoint& {
+      if (auto it = guide_points.find(n); it != guide_points.end()) return it->second;
+      return guide_points.emplace(n, simulate(n, normal, false)).first->second;
+    });
+    bracket = secant_search(q, spec.search, guide, guide_points, evaluate);
+  } else {
+    bracket = grid_search(q, spec.search, evaluate);
   }
+  const std::optional<std::size_t> below = bracket.below, above = bracket.above;
   PlanAnswer& answer = result.answer;
   auto finish = [&] {
     for (auto& [n, point] : points) result.points.push_back(point);
   };
+  const double z95 = normal_quantile(0.975);
+  if (bracket.at) {
+    // The point on target is the answer; its Monte Carlo interval is its figure's standard
+    // error carried to log n by the local slope (to the nearest other point, else -1/2).
+    const PlanPoint& p = points.at(*bracket.at);
+    double slope = -0.5;
+    const PlanPoint* nearest = nullptr;
+    const auto distance = [&](std::size_t n) {
+      return std::abs(std::log(static_cast<double>(n) / static_cast<double>(p.n)));
+    };
+    for (const auto& [n, other] : points)
+      if (n != p.n && (!nearest || distance(n) < distance(nearest->n))) nearest = &other;
+    if (nearest) {
+      const double s = std::log(nearest->figure / p.figure) /
+                       std::log(static_cast<double>(nearest->n) / static_cast<double>(p.n));
+      if (s < 0.0) slope = std::clamp(s, -1.0, -0.25);
+    }
+    const double se_x = p.figure_se / p.figure / std::abs(slope);
+    answer.kind = AnswerKind::found;
+    answer.n = p.n;
+    answer.n_low = static_cast<double>(p.n) * std::exp(-z95 * se_x);
+    answer.n_high = static_cast<double>(p.n) * std::exp(z95 * se_x);
+    answer.figure = p.figure;
+    answer.figure_se = p.figure_se;
+    answer.at_n = p;
+    finish();
+    return result;
+  }
   if (!above || !below) {
     const PlanPoint& edge = points.at(above ? *above : *below);
     answer.kind = above ? AnswerKind::below_range : AnswerKind::above_range;
@@ -447,40 +643,18 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
     finish();
     return result;
   }
-  // Bisection on log n inside the bracket.
-  for (std::size_t step = 0; step < spec.search.refine; ++step) {
-    const auto mid = static_cast<std::size_t>(
-        std::llround(std::sqrt(static_cast<double>(*below) * static_cast<double>(*above))));
-    if (mid <= *below || mid >= *above) break;
-    (meets(q, evaluate(mid).figure) ? above : below) = mid;
-  }
-  // Interpolation in the last bracket: y = a + slope x, x = log n, y the scaled figure; the
-  // answer is where y equals the scaled target, its standard error the bracket ends' standard
-  // errors weighted by the interpolation weights and added (they are positively correlated),
-  // carried to x by the slope.
-  const PlanPoint& a = points.at(*below);
-  const PlanPoint& b = points.at(*above);
-  const double xa = std::log(static_cast<double>(a.n)), xb = std::log(static_cast<double>(b.n));
-  const double ya = scaled_figure(q, a.figure), yb = scaled_figure(q, b.figure);
-  const double target = power ? power->power : std::log(std::get<WidthQuestion>(q).width);
-  const double t = std::clamp((target - ya) / (yb - ya), 0.0, 1.0);
-  const double x = xa + t * (xb - xa);
-  const double se_y =
-      (1.0 - t) * scaled_se(q, a.figure, a.figure_se) + t * scaled_se(q, b.figure, b.figure_se);
-  const double slope = std::abs((yb - ya) / (xb - xa));
-  const double se_x = se_y / slope;
-  const double z95 = normal_quantile(0.975);
+  const Interpolation at = interpolate(q, points.at(*below), points.at(*above));
   answer.kind = AnswerKind::found;
-  answer.n = static_cast<std::size_t>(std::ceil(std::exp(x) - 1e-9));
-  answer.n_low = std::exp(x - z95 * se_x);
-  answer.n_high = std::exp(x + z95 * se_x);
-  answer.figure = power ? (1.0 - t) * a.figure + t * b.figure : std::exp(ya + t * (yb - ya));
-  answer.figure_se = (1.0 - t) * a.figure_se + t * b.figure_se;
+  answer.n = static_cast<std::size_t>(std::ceil(std::exp(at.x) - 1e-9));
+  answer.n_low = std::exp(at.x - z95 * at.se_x);
+  answer.n_high = std::exp(at.x + z95 * at.se_x);
+  answer.figure = at.figure;
+  answer.figure_se = at.figure_se;
   // The coverage at the answer's n itself: simulated there (not interpolated; not one of the
   // search's points unless it is one).
   if (width) {
     const auto it = points.find(answer.n);
-    answer.at_n = it != points.end() ? it->second : simulate(answer.n);
+    answer.at_n = it != points.end() ? it->second : simulate(answer.n, spec, true);
   }
   finish();
   return result;

@@ -67,10 +67,14 @@ struct PowerQuestion {
 using PlanQuestion = std::variant<WidthQuestion, PowerQuestion>;
 
 // The n searched: n_min * ratio^k (rounded) up to n_max, then `refine` bisections on log n.
+// Width questions with an interval method: with `guide`, the grid and bisections run on the
+// normal width first and the interval is simulated only near the answer (sample_size_plan.cpp,
+// secant_search); without it, on the grid and bisections like every other question.
 struct PlanSearch {
   std::size_t n_min = 100, n_max = 100'000;
   double ratio = 2.0;
   std::size_t refine = 3;
+  bool guide = true;
 };
 
 struct PlanSpec {

@@ -100,8 +100,16 @@ FittedModel fit_model(const Json& method, const std::string& source, const Sampl
   out.label = config->label;
   out.classes = sample.classes;
   out.fit_rows = sample.size;
+  out.zeros_raised = static_cast<std::size_t>(std::count(sample.p.begin(), sample.p.end(), 0.0));
   // The registry method's own fit, as the recalibration scenario calls it (shared verb).
-  out.model = fit(*config->method, sample);
+  if (out.zeros_raised == 0) {
+    out.model = fit(*config->method, sample);
+    return out;
+  }
+  Sample raised = sample;
+  std::replace(raised.p.begin(), raised.p.end(), 0.0, zero_floor);
+  raised.summarise();
+  out.model = fit(*config->method, raised);
   return out;
 }
 
@@ -183,8 +191,10 @@ std::vector<double> apply_fitted_model(const FittedModel& fitted, std::span<cons
   if (classes != fitted.classes)
     throw InputError(data + ": " + std::to_string(classes) +
                      " classes, but the model was fitted on " + std::to_string(fitted.classes));
-  std::vector<double> q(p.size());
-  apply(*fitted.model, p, classes, q);
+  std::vector<double> q(p.begin(), p.end());
+  std::replace(q.begin(), q.end(), 0.0, zero_floor);  // as fit_model (zero_floor)
+  const std::vector<double> raised = q;
+  apply(*fitted.model, raised, classes, q);
   return q;
 }
 

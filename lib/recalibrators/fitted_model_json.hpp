@@ -33,7 +33,18 @@ struct FittedModel {
   std::size_t classes = 0;
   std::size_t fit_rows = 0;
   std::unique_ptr<const CalibrationModel> model;
+  std::size_t zeros_raised = 0;  // fit_model: exact zeros of the data raised to zero_floor
 };
+
+// A user's probabilities are often rounded (4 decimals write every p < 5e-5 as 0) or exact
+// vote fractions (a random forest's), so exact zeros are common; a method fitted on log p
+// (temperature, vector, matrix, dirichlet; platt, logistic and beta on logit p_k) would see
+// log 0 (clamped at -708), and one label on such a class pulls the fit far off. fit_model and
+// apply_fitted_model therefore raise every exact 0 to this floor, for every method, so that
+// fit and apply see the same inputs (rows then sum to 1 + m 1e-6: the log-p methods
+// renormalise by their softmax, the others use p_k as a score). Nonzero entries are untouched,
+// so data without exact zeros fit exactly as the recalibration scenario fits them.
+inline constexpr double zero_floor = 1e-6;
 
 // The method SPEC of the command line: a JSON object like an item of a config's `methods`
 // (starts with '{') or a bare registry name ("temperature"). A ConfigError names `source`
