@@ -126,14 +126,19 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
     }
   }
   // CORP's isotonic (PAV) curves, one point per step (estimators/isotonic_fit.hpp).
-  curves.push_back({"estimated", "isotonic", "top_label", std::nullopt,
-                    isotonic_reliability(sample.confidence, correct)});
+  curves.push_back({.curve = CurveOrigin::estimated,
+                    .isotonic = true,
+                    .points = isotonic_reliability(sample.confidence, correct)});
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t i = 0; i < n; ++i) {
       scores[i] = sample.p[i * K + k];
       hits[i] = sample.label[i] == k ? 1.0 : 0.0;
     }
-    curves.push_back({"estimated", "isotonic", "class", k, isotonic_reliability(scores, hits)});
+    curves.push_back({.curve = CurveOrigin::estimated,
+                      .isotonic = true,
+                      .scope = CurveScope::one_class,
+                      .class_index = k,
+                      .points = isotonic_reliability(scores, hits)});
   }
   const std::filesystem::path dir = o.plot;
   std::error_code error;

@@ -451,7 +451,7 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
     const auto p = problems_with([](OJ& d) { d["estimators"].push_back({{"name", "foo"}}); });
     // Every row of the table, in alphabetical order.
     std::vector<std::string> names;
-    for (const auto& row : estimator_registry()) names.push_back(row.name);
+    for (const auto& row : calbench::estimator_registry()) names.push_back(row.name);
     std::sort(names.begin(), names.end());
     std::string valid;
     for (const auto& name : names) valid += (valid.empty() ? "" : ", ") + name;

@@ -34,7 +34,9 @@ void append_curve_rows(const std::string& table, const std::vector<Value>& key,
       std::vector<Value> fields = key;
       fields.insert(fields.end(),
                     {std::string(to_string(curve.curve)),
-                     std::string(curve.binning ? to_string(*curve.binning) : "fine"),
+                     std::string(curve.isotonic  ? "isotonic"
+                                 : curve.binning ? to_string(*curve.binning)
+                                                 : "fine"),
                      std::string(to_string(curve.scope)), optional_value(curve.class_index),
                      p.lower, p.upper, p.score, p.frequency, p.error, Value(p.count), p.weight});
       rows.push_back({table, std::move(fields)});

@@ -22,6 +22,7 @@ std::string_view to_string(CurveScope scope);  // "top_label", "class", "classes
 struct CurveRecord {
   CurveOrigin curve = CurveOrigin::true_curve;
   std::optional<Binning> binning{};  // estimated curves; none: fine bins ("fine")
+  bool isotonic = false;  // CORP's isotonic (PAV) steps, binning unset (column "isotonic")
   CurveScope scope = CurveScope::top_label;
   std::optional<std::size_t> class_index{};  // scope one_class only
   std::vector<CurvePoint> points{};
