@@ -52,6 +52,12 @@ std::vector<EstimatorConfig> registry_estimators(std::vector<Skipped>& skipped) 
       skipped.push_back({row.name, "O(n^2): give it with --estimators to run it"});
       continue;
     }
+    if (row.extra.cost == Cost::refit) {
+      skipped.push_back({row.name,
+                         "fits a recalibrator on k folds per evaluation: give it with "
+                         "--estimators to run it"});
+      continue;
+    }
     if (row.extra.cost == Cost::external) {
       skipped.push_back({row.name, "runs a command: give it with --estimators to run it"});
       continue;
@@ -106,6 +112,13 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   const std::size_t n = sample.size, K = sample.classes;
   std::vector<double> correct(n), scores(n), hits(n);
   for (std::size_t i = 0; i < n; ++i) correct[i] = sample.predicted[i] == sample.label[i];
+  // Class k's probabilities and one-vs-rest outcomes, into scores and hits.
+  const auto select_class = [&](std::size_t k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      scores[i] = sample.p[i * K + k];
+      hits[i] = sample.label[i] == k ? 1.0 : 0.0;
+    }
+  };
   EstimatorWorkspace workspace;
   std::vector<CurveRecord> curves;
   for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
@@ -114,10 +127,7 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
          .binning = binning,
          .points = binned_reliability(sample.confidence, correct, binning, bins, workspace)});
     for (std::size_t k = 0; k < K; ++k) {
-      for (std::size_t i = 0; i < n; ++i) {
-        scores[i] = sample.p[i * K + k];
-        hits[i] = sample.label[i] == k ? 1.0 : 0.0;
-      }
+      select_class(k);
       curves.push_back({.curve = CurveOrigin::estimated,
                         .binning = binning,
                         .scope = CurveScope::one_class,
@@ -130,10 +140,7 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
                     .isotonic = true,
                     .points = isotonic_reliability(sample.confidence, correct)});
   for (std::size_t k = 0; k < K; ++k) {
-    for (std::size_t i = 0; i < n; ++i) {
-      scores[i] = sample.p[i * K + k];
-      hits[i] = sample.label[i] == k ? 1.0 : 0.0;
-    }
+    select_class(k);
     curves.push_back({.curve = CurveOrigin::estimated,
                       .isotonic = true,
                       .scope = CurveScope::one_class,

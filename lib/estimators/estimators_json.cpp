@@ -297,6 +297,8 @@ const std::vector<EstimatorEntry>& estimator_registry() {
           {"cost",
            row.extra.cost == Cost::quadratic
                ? "O(n^2) per evaluation: calbench eval runs it only when asked for"
+           : row.extra.cost == Cost::refit ? "a recalibrator fitted on each of k folds per "
+                                             "evaluation: calbench eval runs it only when asked for"
            : row.extra.cost == Cost::external
                ? R"(one start of the command per cell (estimator_bias), else per evaluation: calbench eval runs it only when asked for)"
                : "O(n log n) per evaluation at its defaults"});

@@ -30,7 +30,9 @@ struct EstimatorConfig {
 // How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
 // ones only when asked for, since it evaluates every estimator on hundreds of resamples, and
 // so the external ones, which start a program per evaluation there.
-enum class Cost { n_log_n, quadratic, external };
+// What one evaluation costs; calbench eval runs the rows beyond n_log_n only when asked for.
+// refit: k recalibrator fits per evaluation (cross_fitted_ce), several times an n log n row.
+enum class Cost { n_log_n, quadratic, refit, external };
 
 // Where the default method's coverage was measured more than 0.05 below nominal and no
 // other method did better (docs/intervals.md): `calbench eval` prints `text` beside the

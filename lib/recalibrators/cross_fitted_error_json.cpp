@@ -71,7 +71,7 @@ isotonic-mix). NLL floors q_y at DBL_MIN. A fold whose fit fails (one class in i
 part) adds 0. probmetrics uses 5 random stratified folds and its own calibrators, so values
 differ from calbench's by the fits.)"}},
       .build = build_cross_fitted,
-      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
+      .extra = {.cost = Cost::refit, .interval = IntervalMethod::bca}};
 }
 
 }  // namespace calbench
