@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from study_checks import check_docs_table, require_sklearn
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "transfer-study.py")
 ESTIMATORS = ["ece_ew15", "ece_em15", "dece_em15", "smooth_ece"]
@@ -48,21 +50,14 @@ DOCS = os.path.join(HERE, "..", "docs", "fit.md")
 
 def check_docs():
     """docs/fit.md publishes the committed study's table.md verbatim."""
-    table = open(os.path.join(GOLDEN, "table.md")).read()
-    if table not in open(DOCS).read():
-        fail("docs/fit.md does not hold tests/golden/transfer_study/table.md verbatim")
-    print("docs/fit.md publishes tests/golden/transfer_study/table.md")
+    check_docs_table("transfer_study", GOLDEN, DOCS)
 
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "small"
     if mode == "docs":
         return check_docs()
-    try:
-        import sklearn  # noqa: F401  (scripts/setup.sh installs python3-sklearn)
-    except ImportError:
-        print("transfer_study: scikit-learn missing: skipped", file=sys.stderr)
-        sys.exit(77)
+    require_sklearn("transfer_study")
     with tempfile.TemporaryDirectory() as out:
         if mode == "small":
             args = ["--small", "--models", "gaussian_nb_k2,random_forest_k3", "--pool", "10000",

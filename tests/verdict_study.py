@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from study_checks import check_docs_table, require_sklearn
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "verdict-study.py")
 GOLDEN = os.path.join(HERE, "golden", "verdict_study")
@@ -33,21 +35,15 @@ def fail(message):
 
 
 def check_docs():
-    table = open(os.path.join(GOLDEN, "table.md")).read()
-    if table not in open(DOCS).read():
-        fail("docs/fit.md does not hold tests/golden/verdict_study/table.md verbatim")
-    print("docs/fit.md publishes tests/golden/verdict_study/table.md")
+    """docs/fit.md publishes the committed study's table.md verbatim."""
+    check_docs_table("verdict_study", GOLDEN, DOCS)
 
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "small"
     if mode == "docs":
         return check_docs()
-    try:
-        import sklearn  # noqa: F401  (scripts/setup.sh installs python3-sklearn)
-    except ImportError:
-        print("verdict_study: scikit-learn missing: skipped", file=sys.stderr)
-        sys.exit(77)
+    require_sklearn("verdict_study")
     with tempfile.TemporaryDirectory() as out:
         args = ["--small", "--parts", "models,parametric", "--models", "mlp_k2", "--fits", "1",
                 "--pool", "20000", "--sample-size", "2000"]
