@@ -529,7 +529,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                         format_fixed(p.cv_log_likelihood, 2),
                         p.penalty == e.penalty ? "<- chosen" : ""});
       text << aligned_columns(rows, "  ");
-      if (std::isfinite(e.penalty))
+      if (std::isfinite(e.penalty) && options.empirical_options.noise_resamples > 0)
         text << "empirical: noise correction: the curve's mean distance from the diagonal "
              << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
              << " bootstrap refits' " << format_fixed(e.distance_bootstrap, 4)

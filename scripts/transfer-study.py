@@ -37,6 +37,7 @@ and binary (CALBENCH_BIN or --calbench).
 import argparse
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -127,6 +128,37 @@ def pool_reference(p, y, bins_l1, bins_l2, boot, rng):
     return {"l1": (2 * plug_l1 - float(values[:, 0].mean()), float(np.std(values[:, 0], ddof=1))),
             "l2": (calbench.estimate(l2, p, y), float(np.std(values[:, 1], ddof=1))),
             "smooth": (smooth, 0.0)}
+
+
+def ece_resolution(p, y, fit_size, bins=100):
+    """The smallest standard error with which any regular estimator can know the model's
+    top-label L1 ECE from `fit_size` rows: sqrt((E[c (1 - c)] + Var |c - z|) / n), the variance
+    of the L1 ECE's efficient influence function sign(c - z) (1{correct} - c) + |c - z| - ECE
+    (c = P(correct | z), z = max p; it applies where c - z is nonzero). c is estimated on the
+    pool by `bins` equal-mass bins of z (5,000 rows each at the full pool). By the convolution
+    theorem and Anderson's lemma, no such estimator's error is within +-t with probability
+    above P(|N(0, se^2)| <= t), returned as the second value for the study's tolerance."""
+    z = p.max(1)
+    correct = (p.argmax(1) == y).astype(float)
+    order = np.argsort(z, kind="stable")
+    c = np.empty(len(z))
+    for chunk in np.array_split(order, bins):
+        c[chunk] = correct[chunk].mean()
+    se = float(np.sqrt((np.mean(c * (1 - c)) + np.var(np.abs(c - z))) / fit_size))
+    return se
+
+
+def within_probability(se, tolerance):
+    """P(|N(0, se^2)| <= tolerance)."""
+    return math.erf(tolerance / (se * math.sqrt(2))) if se > 0 else 1.0
+
+
+def at_least_probability(probabilities, count):
+    """P(at least `count` successes) of independent trials (the Poisson-binomial law)."""
+    law = [1.0]
+    for q in probabilities:
+        law = [a * (1 - q) + b * q for a, b in zip(law + [0.0], [0.0] + law)]
+    return sum(law[count:])
 
 
 def observed(p, y, sizes, subsamples, rng):
@@ -225,6 +257,7 @@ def main():
             tolerance = max(ECE_FLOOR, 3 * ece_se)
             verdict = fit["verdict"]["verdict"]
             matches = abs(fake_ece - ece) <= tolerance
+            resolution = ece_resolution(p_pool, y_pool, args.fit_size)
             model_rows.append({
                 "model": name, "K": K, "data_seed": seed,
                 "accuracy": float((p_pool.argmax(1) == y_pool).mean()),
@@ -232,6 +265,8 @@ def main():
                 "ece_top_pool": ece, "ece_top_pool_se": ece_se, "fake_ece_top": fake_ece,
                 "ece_top_l2_pool": references["l2"][0], "ece_top_l2_pool_se": references["l2"][1],
                 "ece_tolerance": tolerance, "fake_ece_matches": int(matches),
+                "ece_resolution_se": resolution,
+                "best_within_probability": within_probability(resolution, tolerance),
                 "family": fit["family"], "verdict": verdict,
                 "miss_flagged": "" if matches else int(verdict == "POOR"),
                 "failing_checks": "; ".join(c["check"] for c in fit["verdict"]["checks"]
@@ -286,6 +321,10 @@ def write_outputs(args, sizes, cell_rows, model_rows):
         "cells_beyond_fit_size": len(beyond),
         "fake_share_beyond": share(beyond, "fake_ok")[0] if beyond else None,
         "fake_ece_match_share": share(model_rows, "fake_ece_matches")[0],
+        "best_expected_matches": sum(r["best_within_probability"] for r in model_rows),
+        "best_bar_probability": at_least_probability(
+            [r["best_within_probability"] for r in model_rows],
+            math.ceil(0.9 * len(model_rows) - 1e-9)),
         "misses": sum(1 for r in model_rows if not r["fake_ece_matches"]),
         "misses_flagged_poor": sum(1 for r in model_rows if r["miss_flagged"] == 1),
         "poor": sum(1 for r in model_rows if r["verdict"] == "POOR"),
@@ -347,20 +386,26 @@ def markdown(s, models):
         f"| fake at n = 4 × fit size ({s['cells_beyond_fit_size']} cells) | | | "
         f"{pct(s['fake_share_beyond'])} |",
         "",
-        "| model | K | accuracy | pool top-label ECE ± SE | fake's | fake's accuracy | family "
-        "| verdict | failing checks |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| model | K | accuracy | pool top-label ECE ± SE | fit rows' resolution | fake's "
+        "| fake's accuracy | family | verdict | failing checks |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in models:
         lines.append(
             f"| {m['model']} | {m['K']} | {m['accuracy']:.3f} | {m['ece_top_pool']:.4f} ± "
-            f"{m['ece_top_pool_se']:.4f} | {m['fake_ece_top']:.4f}"
+            f"{m['ece_top_pool_se']:.4f} | {m['ece_resolution_se']:.4f} "
+            f"({100 * m['best_within_probability']:.0f} %) | {m['fake_ece_top']:.4f}"
             f"{'' if m['fake_ece_matches'] else ' (misses)'} | {m['fake_accuracy']:.3f} | "
             f"{m['family']} | {m['verdict']} | {m['failing_checks']} |")
     lines.append("")
     lines.append(f"Fake's true top-label ECE within max(0.005, 3 pool SEs): "
                  f"{pct(s['fake_ece_match_share'])} of {s['models']} models; "
                  f"{s['misses_flagged_poor']} of {s['misses']} misses got POOR.")
+    lines.append(f"An estimate of the ECE as precise as {s['fit_size']} fit rows allow (the "
+                 f"resolution column: its smallest standard error, and the chance it lands "
+                 f"within the tolerance) is expected within the bar for "
+                 f"{s['best_expected_matches']:.1f} of {s['models']} models, and within it for "
+                 f"90 % of them with probability {s['best_bar_probability']:.3f}.")
     return "\n".join(lines) + "\n"
 
 

@@ -374,9 +374,12 @@ TEST_CASE(
   const Sample data =
       draw(DirichletSpec{4, std::vector<double>(4, 0.5), TemperatureMap{0.9}}, 3000, 17);
   EmpiricalFitOptions plain;
+  plain.penalties = {0.01, 0.1, 1.0, 10.0, 100.0, 1000.0};  // the grid it was made for
   plain.noise_resamples = 0;
   const EmpiricalFit uncorrected = fit_empirical(data, plain);
-  const EmpiricalFit fit = fit_empirical(data);
+  EmpiricalFitOptions corrected = plain;
+  corrected.noise_resamples = 20;  // off by default (empirical_fit.hpp)
+  const EmpiricalFit fit = fit_empirical(data, corrected);
   REQUIRE(std::isfinite(fit.penalty));
   REQUIRE(fit.penalty == uncorrected.penalty);
   CHECK(uncorrected.shrinkage == 1.0);

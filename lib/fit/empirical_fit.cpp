@@ -264,7 +264,13 @@ std::vector<BandwidthScore> bandwidth_scores(const Sample& data,
     for (std::size_t g = 0; g < G; ++g) {
       const double h2 = grid[g] * grid[g];
       double acc = 0.0;
-      for (double d : d2) acc += std::exp(-(d - dmin) / (2.0 * h2));
+      for (double d : d2) {
+        // exp of an argument below -746 is exactly +0 (the smallest subnormal is e^-744.4), and
+        // adding +0 leaves the sum's bits unchanged: skipping it avoids glibc's slow underflow
+        // path (8 % of fit's time at 20,000 x 10, docs/performance.md).
+        const double a = -(d - dmin) / (2.0 * h2);
+        if (a > -746.0) acc += std::exp(a);
+      }
       slots[r * G + g] = -dmin / (2.0 * h2) + std::log(acc) - std::log(static_cast<double>(n - 1)) -
                          0.5 * dim * std::log(2.0 * std::numbers::pi * h2);
     }

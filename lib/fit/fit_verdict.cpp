@@ -130,9 +130,11 @@ struct FoldCheck {
 };
 
 // Each check of one fold: accuracy, mean confidence, the estimators, then the histogram and
-// reliability distances.
+// reliability distances. `reference_samples` (q): how many fake samples stand for the rows the
+// fold's fake was fitted on in the null of a distance (header).
 std::vector<FoldCheck> fold_checks(const SampleStatistics& observed,
-                                   std::span<const SampleStatistics> sims) {
+                                   std::span<const SampleStatistics> sims,
+                                   std::size_t reference_samples) {
   const std::size_t R = sims.size();
   std::vector<FoldCheck> out;
   std::vector<double> column(R);
@@ -141,32 +143,31 @@ std::vector<FoldCheck> fold_checks(const SampleStatistics& observed,
     const MeanSd s = mean_sd(column);
     out.push_back({observed.values[v], s.mean, s.sd});
   }
-  // Distances: the held-out sample's against the pool of all R, each fake sample's against the
-  // pool of the other R - 1.
-  const auto pooled = [&](std::vector<double> SampleStatistics::*member) {
+  // Distances: the held-out sample's against the pool of all R; the null's, fake sample r's
+  // against the pool of the q samples after it (r + 1 .. r + q, cyclically): an independent
+  // sample of about the fit rows' size, as the fake carries its fit rows' sampling noise.
+  const auto pooled = [&](std::vector<double> SampleStatistics::*member, std::size_t first,
+                          std::size_t count) {
     std::vector<double> sum((sims.front().*member).size(), 0.0);
-    for (const auto& s : sims)
-      for (std::size_t b = 0; b < sum.size(); ++b) sum[b] += (s.*member)[b];
+    for (std::size_t j = 0; j < count; ++j)
+      for (std::size_t b = 0; b < sum.size(); ++b) sum[b] += (sims[(first + j) % R].*member)[b];
     return sum;
   };
-  const auto without = [](const std::vector<double>& pool, const std::vector<double>& own) {
-    std::vector<double> rest(pool.size());
-    for (std::size_t b = 0; b < pool.size(); ++b) rest[b] = pool[b] - own[b];
-    return rest;
-  };
-  const std::vector<double> histogram = pooled(&SampleStatistics::histogram);
-  const std::vector<double> rows = pooled(&SampleStatistics::bin_rows);
-  const std::vector<double> correct = pooled(&SampleStatistics::bin_correct);
+  const std::size_t q = reference_samples;
+  const std::vector<double> histogram = pooled(&SampleStatistics::histogram, 0, R);
+  const std::vector<double> rows = pooled(&SampleStatistics::bin_rows, 0, R);
+  const std::vector<double> correct = pooled(&SampleStatistics::bin_correct, 0, R);
   const auto distance = [&](double observed_distance, auto&& null_distance) {
-    for (std::size_t r = 0; r < R; ++r) column[r] = null_distance(sims[r]);
+    for (std::size_t r = 0; r < R; ++r) column[r] = null_distance(r);
     const MeanSd s = mean_sd(column);
     out.push_back({observed_distance, s.mean, s.sd});
   };
-  distance(total_variation(observed.histogram, histogram), [&](const SampleStatistics& s) {
-    return total_variation(s.histogram, without(histogram, s.histogram));
+  distance(total_variation(observed.histogram, histogram), [&](std::size_t r) {
+    return total_variation(sims[r].histogram, pooled(&SampleStatistics::histogram, r + 1, q));
   });
-  distance(reliability_distance(observed, rows, correct), [&](const SampleStatistics& s) {
-    return reliability_distance(s, without(rows, s.bin_rows), without(correct, s.bin_correct));
+  distance(reliability_distance(observed, rows, correct), [&](std::size_t r) {
+    return reliability_distance(sims[r], pooled(&SampleStatistics::bin_rows, r + 1, q),
+                                pooled(&SampleStatistics::bin_correct, r + 1, q));
   });
   return out;
 }
@@ -203,7 +204,11 @@ FitVerdict judge_fit(std::span<const VerdictFold> folds,
     out.held_out_rows += folds[f].held_out->size;
     out.fit_rows += folds[f].fit_rows;
     const SampleStatistics observed = statistics(*folds[f].held_out, estimators, settings, scratch);
-    per_fold.push_back(fold_checks(observed, std::span(sims).subspan(f * R, R)));
+    // q = the fit rows over the held-out rows, rounded, within [1, R - 1].
+    const double ratio =
+        static_cast<double>(folds[f].fit_rows) / static_cast<double>(folds[f].held_out->size);
+    const auto q = std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(ratio)), 1, R - 1);
+    per_fold.push_back(fold_checks(observed, std::span(sims).subspan(f * R, R), q));
   }
   out.fit_rows /= F;
 

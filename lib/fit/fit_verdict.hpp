@@ -17,8 +17,16 @@
 //     D = sum_b (m_b / m) |acc_b - a_b| over the bins where both have rows, the binned ECE
 //     measured against the fake's curve instead of the diagonal.
 //   A distance is > 0 even for a perfect fake; its null distribution is that of the R fake
-//   samples' own distances (each against the pool of the other R - 1, leave one out): mean
-//   mu_f, sd s_f.
+//   samples' own distances, fake sample r against the pool of the q samples after it
+//   (r + 1 .. r + q cyclically), q = round(fit rows / m_f) within [1, R - 1]: mean mu_f, sd s_f.
+//   The reference is a sample of about the fit rows' size, not the fake itself, because the
+//   held-out rows are compared with a fake that carries its fit rows' sampling noise (the
+//   empirical family's confidence histogram is its fit rows', smoothed): the distance between
+//   held-out rows and the fake is distributed as that between two independent samples of m_f
+//   and of n_fit rows. Against the fake's own pool (until this version) the null's mean was too
+//   small and a model the fake matches was POOR at a few hundred rows (docs/fit.md, "The verdict
+//   at a few hundred rows"). For the reliability curve the fake's reference is a fitted smooth
+//   curve, less noisy than q samples' binned accuracies, so this null is conservative there.
 // Pooled over the folds with weights w_f = m_f / n: held-out value sum w_f v_f against the
 // fake's sum w_f mu_f, z = (difference) / SE, two-sided p = P(|Z| >= |z|), with
 //     SE^2 = (1 + 1/R) sum_f w_f^2 s_f^2
