@@ -6,10 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>

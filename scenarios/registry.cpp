@@ -1,6 +1,5 @@
 #include "scenarios/registry.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "scenarios/common.hpp"

@@ -1,7 +1,6 @@
 #include "scenarios/decision/config.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "config/registry.hpp"
 #include "core/error.hpp"

@@ -4,16 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "core/error.hpp"
 #include "core/finite_guard.hpp"
-#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
