@@ -308,13 +308,13 @@ std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::siz
     }
   for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
     out.push_back({.curve = CurveOrigin::estimated,
-                   .binning = binning,
+                   .grouping = grouping_of(binning),
                    .points = binned_reliability(sample.confidence, correct, binning, settings.bins,
                                                 workspace)});
     for (std::size_t ch = 0; ch < scores.size(); ++ch)
       out.push_back(
           {.curve = CurveOrigin::estimated,
-           .binning = binning,
+           .grouping = grouping_of(binning),
            .scope = class_scope,
            .class_index = class_index(ch),
            .points = binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});
