@@ -1,5 +1,6 @@
 #include "fit/fit_verdict.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
