@@ -3,6 +3,7 @@
 
     fit_studies.py docs    # ctest fit_studies.docs: docs/fit.md publishes the committed tables
                            # of scripts/curve-alternatives.py and scripts/small-n-verdict.py
+                           # (small_n_verdict/before: the previous distance null's run)
     fit_studies.py small   # ctest fit_studies.small: small-n-verdict.py's machinery on 2 fits
 
 The small run checks one row per fit with a verdict and every check's z, the POOR count
@@ -32,7 +33,7 @@ def fail(message):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "docs"
     if mode == "docs":
-        for name in ("curve_alternatives", "small_n_verdict"):
+        for name in ("curve_alternatives", "small_n_verdict/before"):
             check_docs_table(name, os.path.join(HERE, "golden", name), DOCS)
         return
     with tempfile.TemporaryDirectory() as out:
