@@ -391,15 +391,16 @@ TEST_CASE("subsample fits the wrapped method on the first `rows` fit rows",
   CHECK(prefix.confidence[299] == fit_sample.confidence[299]);
   CHECK(prefix.predicted[299] == fit_sample.predicted[299]);
   // Capped: the wrapped method on the prefix, bit for bit, and not the fit on every row.
-  const auto capped = fit_and_apply(
-      *method(R"({"name": "subsample", "rows": 300, "method": {"name": "kernel"}})"), fit_sample,
-      test);
+  const auto capped =
+      fit_and_apply(*method(R"({"name": "subsample", "rows": 300, "method": {"name": "kernel"}})"),
+                    fit_sample, test);
   CHECK(capped == fit_and_apply(*method(R"({"name": "kernel"})"), prefix, test));
   CHECK(capped != fit_and_apply(*method(R"({"name": "kernel"})"), fit_sample, test));
   // Not capped: a sample no larger than `rows` is fitted whole.
-  CHECK(fit_and_apply(*method(R"({"name": "subsample", "rows": 800, "method": {"name": "isotonic"}})"),
-                      fit_sample, test) ==
-        fit_and_apply(*method(R"({"name": "isotonic"})"), fit_sample, test));
+  CHECK(fit_and_apply(
+            *method(R"({"name": "subsample", "rows": 800, "method": {"name": "isotonic"}})"),
+            fit_sample,
+            test) == fit_and_apply(*method(R"({"name": "isotonic"})"), fit_sample, test));
   CHECK_THROWS_AS(Subsample(std::make_shared<TemperatureScaling>(), 0), DomainError);
 }
 
