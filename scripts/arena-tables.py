@@ -7,8 +7,8 @@
 
 Prints markdown: (1) per test-set metric and true quantity, Kendall's tau-b between the two
 boards' win rates, the mean per-case tau-b and the share of cases whose test-set winner is the
-true winner, each with its 95 % interval; (2) per key, the first three methods and histogram
-binning with rank, win rate [95 %] and the key's mean; (3) tau-b between the test-set ECE and
+true winner, each with its 95 % interval; (2) per key, the first three methods, the winners of
+the test-set and the true ECE boards, and histogram binning with rank, win rate [95 %] and the key's mean; (3) tau-b between the test-set ECE and
 Brier boards and between the true ECE and Brier boards (CalArena's comparison; no interval).
 tests/test_doc_figures.cpp ("the recalibration arena") rebuilds every line from the same files.
 """
@@ -50,12 +50,18 @@ def main():
     print("| arena | board | key | rank | method | win rate | mean |")
     print("|---|---|---|---|---|---|---|")
     for name, (board, _) in zip(names, runs):
+        ece = board[(board.kind == "estimate") & (board.key == "ece_ew15")]
+        ece_winner = ece.sort_values(["rank", "method"], kind="stable").method.iloc[0]
+        true = board[(board.kind == "truth") & (board.key == "ece_top_l1")]
+        true_winner = true.sort_values(["rank", "method"], kind="stable").method.iloc[0]
         for kind, key in KEYS:
             b = board[(board.kind == kind) & (board.key == key)].sort_values(
                 ["rank", "method"], kind="stable")
             shown = b.head(3)
-            if BINNING not in set(shown.method):
-                shown = pd.concat([shown, b[b.method == BINNING]])
+            for extra in [ece_winner, true_winner, BINNING]:
+                if extra not in set(shown.method):
+                    shown = pd.concat([shown, b[b.method == extra]])
+            shown = shown.sort_values(["rank", "method"], kind="stable")
             for _, r in shown.iterrows():
                 print(f"| {name} | {kind} | {key} | {int(r['rank'])} | {r.method} | "
                       f"{interval(r, 'win_rate', 3)} | {r['mean']:.4f} |")
