@@ -102,8 +102,9 @@ MULTICLASS_PARAMETRIC = {"family": "dirichlet", "classes": 4, "alpha": 0.4,
                          "miscalibration": {"map": "power", "exponents": [1.6, 0.8, 1.6, 0.8]}}
 # Row caps (the `subsample` wrapper, docs/arena.md "Costs"): kernel's bandwidth search is
 # O(n^2) and its model keeps its fit rows; smoothing_spline's cross-validated Newton fits cost
-# O(n d^2) per lambda; bbq fits up to 10 n^(1/3) binnings; ensemble_temperature's EM needs
-# thousands of passes at n = 100,000 (measured: 9 s and 6 s of CPU per fit there).
+# O(n d^2) per lambda; bbq fits up to 10 n^(1/3) binnings; ensemble_temperature's EM makes up
+# to 10,000 passes over the rows (the two took 229 of a trial replicate's 292 s of fit time at
+# n = 100,000; docs/performance.md).
 CAPS = {"kernel": 500, "smoothing_spline": 2000, "bbq": 10000, "ensemble_temperature": 10000}
 
 
