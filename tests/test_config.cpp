@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -798,7 +799,15 @@ TEST_CASE("every registry row parses with its defaults and documents its paramet
     const auto config = parse_experiment(d, source);
     const auto& e = config.cells[0].estimators.at(0);
     CHECK(e.name == row.name);
-    CHECK(e.params.size() == row.params.size());
+    // Parameters added to a row after results were published are reported only when they
+    // change the estimator (norm lp's p; brier's and smooth_ece's scope at its default top/all),
+    // so earlier results keep their bytes; every other parameter is always reported.
+    const std::set<std::pair<std::string, std::string>> reported_when_used = {
+        {"ece", "p"}, {"classwise_ece", "p"}, {"brier", "scope"}, {"smooth_ece", "scope"}};
+    std::size_t expected = 0;
+    for (const auto& p : row.params)
+      expected += reported_when_used.contains({row.name, p.key}) ? 0 : 1;
+    CHECK(e.params.size() == expected);
     CHECK(e.estimator != nullptr);
     CHECK(!row.summary.empty());
     CHECK(!row.notes.empty());
