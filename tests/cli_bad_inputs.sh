@@ -149,7 +149,7 @@ expect_bad sweep_empty_list "$(config 5 50 "$gen_ok" "$est_ok" '"sweep": {"sampl
 
 # ---- names ----------------------------------------------------------------------------------
 expect_bad unknown_estimator "$(config 5 50 "$gen_ok" '[{"name": "ece"}, {"name": "foo"}]')" \
-  '/estimators/1/name|unknown estimator "foo"; valid: accuracy, ace, brier, classwise_ece, '
+  '/estimators/1/name|unknown estimator "foo"; valid: accuracy, ace, brier, calib_err, classwise_ece, '
 expect_bad unknown_map "$(config 5 50 "$(gen_with_map '{"map": "warp"}')" "$est_ok")" \
   '/generator/miscalibration/map|unknown miscalibration map "warp"; valid: affine_logit, identity'
 expect_bad unknown_family "$(config 5 50 '{"family": "beta", "classes": 3}' "$est_ok")" \

@@ -133,9 +133,6 @@ const std::map<std::string, std::string>& known_disagreements() {
       {"k3_ties_max mce_top_ew_15 pycalib",
        "PyCalib conf_ECE/conf_MCE bin gaps (CONVENTIONS.md 7.3): 0.4 and 0.8 fall in no bin at B = "
        "15"},
-      {"k3_n25 ace_nixon_15 kyle",
-       "NOT EXPLAINED YET: kyle's quantile partition of one class at n = 25, B = 15 differs; "
-       "every other kyle equal-mass value agrees"},
   };
   return known;
 }

@@ -559,6 +559,65 @@ PlanResult check_quoted(const std::string& file, std::size_t n) {
 
 }  // namespace
 
+TEST_CASE("plan: power of Spiegelhalter's analytic test against a known alternative",
+          "[stat][plan]") {
+  // K = 2, c ~ Beta(a, a), p = tempered(c, T) with ece_top_l1 = 0.05, scope binary. Z =
+  // sum d_i / sqrt(sum v_i), d_i = (y_i - p_i)(1 - 2 p_i), v_i = (1 - 2 p_i)^2 p_i (1 - p_i);
+  // by the central limit theorem sum d_i ~ N(n mu, n s1^2), mu = E (c - p)(1 - 2p),
+  // s1^2 = E (1 - 2p)^2 c (1 - c) + Var((c - p)(1 - 2p)), and sum v_i / n -> s0^2 =
+  // E (1 - 2p)^2 p (1 - p), so P(|Z| > z) = Phi-bar((z s0 - mu sqrt(n)) / s1) +
+  // Phi((-z s0 - mu sqrt(n)) / s1), z = Phi^-1(1 - alpha/2). The plan tests with the analytic
+  // p-value (no resamples), and says so.
+  const double a = 2.0, ece = 0.05, alpha = 0.05;
+  PowerQuestion q;
+  q.power = 0.8;
+  q.alpha = alpha;
+  q.detect = ece;
+  q.resamples = 1;  // unused by an analytic test (a consistency test could never reject)
+  PlanSpec spec = binary_brier(a, q, 1000);
+  spec.estimator = estimator(R"({"name": "spiegelhalter", "scope": "binary"})");
+  REQUIRE(spec.estimator->has_analytic_test());
+  const PlanResult r = plan_sample_size(spec);
+  REQUIRE(r.alternative);
+  const double T =
+      std::get<TemperatureMap>(std::get<DirichletSpec>(r.alternative->spec).map).temperature;
+  const auto mean = [&](auto f) {
+    return beta_mean(a, [&](double c) { return f(c, tempered(c, T)); });
+  };
+  const double mu = mean([](double c, double p) { return (c - p) * (1.0 - 2.0 * p); });
+  const double e2 = mean([](double c, double p) { return std::pow((c - p) * (1.0 - 2.0 * p), 2); });
+  const double s1 = std::sqrt(
+      mean([](double c, double p) { return std::pow(1.0 - 2.0 * p, 2) * c * (1.0 - c); }) + e2 -
+      mu * mu);
+  const double s0 =
+      std::sqrt(mean([](double, double p) { return std::pow(1.0 - 2.0 * p, 2) * p * (1.0 - p); }));
+  const boost::math::normal normal;
+  const double z = quantile(complement(normal, alpha / 2.0));
+  auto power = [&](double n) {
+    return cdf(complement(normal, (z * s0 - mu * std::sqrt(n)) / s1)) +
+           cdf(normal, (-z * s0 - mu * std::sqrt(n)) / s1);
+  };
+  std::uintmax_t iterations = 100;
+  const auto [lo, hi] = boost::math::tools::toms748_solve(
+      [&](double n) { return power(n) - 0.8; }, 5.0, 1e6,
+      [](double x, double y) { return std::abs(y - x) < 1e-3; }, iterations);
+  const double n_true = 0.5 * (lo + hi);
+  const double se = log_se(r.answer);
+  INFO("plan n = " << r.answer.n << " [" << r.answer.n_low << ", " << r.answer.n_high
+                   << "], normal approximation " << n_true << ", log se " << se);
+  REQUIRE(r.answer.kind == AnswerKind::found);
+  CHECK(std::abs(std::log(static_cast<double>(r.answer.n)) - std::log(n_true)) < 3.5 * se + 0.06);
+  for (const PlanPoint& p : r.points) {
+    INFO("n = " << p.n << ": power " << p.figure << " ± " << p.figure_se << ", approximation "
+                << power(static_cast<double>(p.n)));
+    CHECK(std::abs(p.figure - power(static_cast<double>(p.n))) <
+          3.5 * p.figure_se + 0.5 / std::sqrt(static_cast<double>(p.n)));
+  }
+  // A consistency-resampling estimator still needs resamples + 1 >= 1 / alpha.
+  PlanSpec brier = binary_brier(a, q, 100);
+  CHECK_THROWS_AS(plan_sample_size(brier), DomainError);
+}
+
 TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e2e][plan]") {
   const std::string doc =
       testing::read_text(std::filesystem::path(CALBENCH_SOURCE_DIR) / "docs" / "plan.md");
@@ -585,6 +644,14 @@ TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e
       "\n(ece_top_l1 = " + format_fixed(power.alternative->achieved.value, 5);
   INFO(alternative);
   CHECK(doc.find(alternative) != std::string::npos);
+}
+
+TEST_CASE("plan: the shipped Kuiper power example gives the answer docs/plan.md quotes",
+          "[slow][plan]") {
+  const std::filesystem::path source = CALBENCH_SOURCE_DIR;
+  const PlanConfig config = load_plan(source / "configs" / "plan" / "power_kuiper.json");
+  CHECK(config.spec.estimator->has_analytic_test());
+  (void)check_quoted("plan/power_kuiper.json", 4822);
 }
 
 TEST_CASE("plan: the shipped default-interval example gives the answer docs/plan.md quotes",

@@ -35,9 +35,16 @@ BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
   if (!(spec_.threshold >= 0.0 && spec_.threshold < 1.0))
     throw DomainError("threshold = " + std::to_string(spec_.threshold) + ": must be in [0, 1)");
   if (spec_.convention == nullptr) spec_.convention = &calbench_convention();
+  if (spec_.norm == Norm::lp && !(spec_.power >= 1.0 && std::isfinite(spec_.power)))
+    throw DomainError("p = " + std::to_string(spec_.power) + ": must be finite and >= 1");
+  // MAPIE's linspace(0, 1, 1) is the edge 0 alone: every positive score would fall beyond it.
+  if (spec_.convention->edges == EdgeRule::zero_bin && spec_.bins < 2)
+    throw DomainError("convention " + std::string(spec_.convention->name) +
+                      " needs bins >= 2 (a bin for the lowest edge, then B - 1 bins)");
   // The variants estimate() sends to binned_calibration_error with fixed bins.
   if (spec_.convention == &calbench_convention() && spec_.scope == Scope::top && !spec_.debiased &&
-      spec_.binning == Binning::equal_width && spec_.norm != Norm::average)
+      spec_.binning == Binning::equal_width && spec_.norm != Norm::average &&
+      spec_.norm != Norm::lp)
     top_bins_.emplace(spec_);
 }
 
@@ -96,6 +103,9 @@ double BinnedEce::scope_error(std::span<const double> scores, std::span<const do
         break;
       case Norm::average:
         out += gap;
+        break;
+      case Norm::lp:
+        out += m / nd * std::pow(gap, spec_.power);
         break;
     }
   }
@@ -164,7 +174,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   const Convention& c = *spec_.convention;
   // calbench's own top-label ECE keeps its single-pass path.
   if (&c == &calbench_convention() && spec_.scope == Scope::top && !spec_.debiased &&
-      spec_.norm != Norm::average) {
+      spec_.norm != Norm::average && spec_.norm != Norm::lp) {
     ws.outcomes.resize(s.size);
     for (std::size_t i = 0; i < s.size; ++i) ws.outcomes[i] = s.outcome(i, s.predicted[i]);
     return binned_calibration_error(s.confidence, ws.outcomes, spec_.binning, spec_.bins,
@@ -212,6 +222,7 @@ double BinnedEce::by_scope(const Sample& s, EstimatorWorkspace& ws, bool bias) c
   const auto finish = [&](double e) {
     if (bias) return e;
     if (spec_.debiased) return spec_.squared ? e : std::sqrt(std::max(0.0, e));
+    if (spec_.norm == Norm::lp) return std::pow(e, 1.0 / spec_.power);
     return spec_.norm == Norm::l2 ? std::sqrt(e) : e;
   };
   if (spec_.scope == Scope::top || spec_.scope == Scope::binary) {

@@ -9,6 +9,8 @@
 //   rows), which with equal-mass bins is Nixon et al.'s TACE. norm l2: sqrt((1/K) sum CE_k^2).
 // - `ace` (Nixon et al. 2019): classwise, equal-mass ranges, convention `nixon`.
 // - scope binary (K = 2): scores p_1, outcomes 1{y = 1} (sklearn calibration_curve).
+// - norm lp: (sum_b (n_b/n) |gap_b|^p)^(1/p); classwise ((1/K) sum_k CE_k^p)^(1/p), as Kumar
+//   et al.'s `calibration` (_get_ce, mode marginal: np.mean(ces ** p) ** (1 / p)).
 // - `ece_debiased` (Kumar et al. 2019): per bin (n_b/n)[(mean_b s - mean_b o)^2 -
 //   mean_b o (1 - mean_b o)/(n_b - 1)], summed, an unbiased estimate of the squared binned L2
 //   error; reports sqrt(max(0, .)) unless `squared`.
@@ -29,6 +31,7 @@ struct BinnedEceSpec {
   const Convention* convention = nullptr;  // nullptr: calbench
   bool debiased = false;                   // Kumar et al.'s debiased squared L2 (norm ignored)
   bool squared = false;                    // debiased: report the square, not its root
+  double power = 2.0;                      // norm lp: the exponent p >= 1
 };
 
 class BinnedEce final : public Estimator {

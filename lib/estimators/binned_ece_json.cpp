@@ -14,8 +14,11 @@ namespace {
 const std::vector<Choice<Binning>> binning_choices = {
     {to_string(Binning::equal_width), Binning::equal_width},
     {to_string(Binning::equal_mass), Binning::equal_mass}};
-const std::vector<Choice<Norm>> norm_choices = {
-    {"l1", Norm::l1}, {"l2", Norm::l2}, {"max", Norm::max}, {"average", Norm::average}};
+const std::vector<Choice<Norm>> norm_choices = {{"l1", Norm::l1},
+                                                {"l2", Norm::l2},
+                                                {"max", Norm::max},
+                                                {"average", Norm::average},
+                                                {"lp", Norm::lp}};
 const std::vector<Choice<Norm>> l1_l2_choices = {{"l1", Norm::l1}, {"l2", Norm::l2}};
 const std::vector<Choice<Scope>> scope_choices = {
     {"top", Scope::top}, {"classwise", Scope::classwise}, {"binary", Scope::binary}};
@@ -70,6 +73,15 @@ Param threshold_param(std::string doc) {
   return param::number("threshold", 0.0, unit_half_open, "in [0, 1)", std::move(doc));
 }
 
+bool at_least_one(double x) {
+  return x >= 1.0;
+}
+// The exponent of norm lp.
+Param power_param() {
+  return param::number("p", 2.0, at_least_one, ">= 1",
+                       "norm lp: (sum_b (n_b/n) |gap_b|^p)^(1/p); ignored by the other norms");
+}
+
 const char* const convention_doc = "whose binning conventions to follow (see convention)";
 
 BinnedEceSpec binned_spec(const Args& a, Norm norm, Scope scope) {
@@ -78,6 +90,7 @@ BinnedEceSpec binned_spec(const Args& a, Norm norm, Scope scope) {
                      scope};
   spec.convention = a.get<const Convention*>("convention");
   if (a.has("threshold")) spec.threshold = a.get<double>("threshold");
+  if (a.has("p")) spec.power = a.get<double>("p");
   return spec;
 }
 
@@ -87,7 +100,9 @@ EstimatorConfig binned_estimator(std::string stem, const BinnedEceSpec& spec, Sc
   EstimatorConfig out;
   out.label = stem + (spec.binning == Binning::equal_width ? "_ew" : "_em");
   out.label += std::to_string(spec.bins);
-  if (!spec.debiased && spec.norm != Norm::l1)
+  if (!spec.debiased && spec.norm == Norm::lp)
+    out.label += "_l" + format_double(spec.power);
+  else if (!spec.debiased && spec.norm != Norm::l1)
     out.label += "_" + choice_name(norm_choices, spec.norm);
   if (spec.scope != default_scope) out.label += "_" + choice_name(scope_choices, spec.scope);
   if (spec.threshold > 0.0) out.label += "_t" + Json(spec.threshold).dump();
@@ -97,6 +112,7 @@ EstimatorConfig binned_estimator(std::string stem, const BinnedEceSpec& spec, Sc
   out.params = {{"bins", static_cast<std::int64_t>(spec.bins)},
                 {"binning", choice_name(binning_choices, spec.binning)}};
   if (!spec.debiased) out.params.push_back({"norm", choice_name(norm_choices, spec.norm)});
+  if (!spec.debiased && spec.norm == Norm::lp) out.params.push_back({"p", spec.power});
   if (spec.scope != Scope::classwise || spec.debiased)
     out.params.push_back({"scope", choice_name(scope_choices, spec.scope)});
   if (spec.scope == Scope::classwise && !spec.debiased)
@@ -166,7 +182,13 @@ constexpr const char* convention_text =
     R"(convention: calbench (default) or a library whose numbers to reproduce: kumar, sklearn,
 kyle, netcal, robustness_metrics, nixon, torchmetrics (float32 multiclass),
 torchmetrics_binary (float64), pycalib, relplot, caltrain (checked against a numpy
-evaluation of its rules, not against caltrain itself). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);
+evaluation of its rules, not against caltrain itself), tensorflow and tfp (TF's
+floor(B s) bins clipped to [0, B-1]; equal mass: TFP's quantile buckets, edges
+sort(s)[round_half_even((n-1) j/B)], j = 0..B, [e_j, e_j+1); checked against a numpy
+transcription, TF being unavailable; default bins 15 and 20), mapie (digitize on
+linspace(0, 1, B), right-closed: a bin of its own for scores of exactly 0, then B-1 bins;
+equal mass: B edges np.percentile(s, 100 j/(B-1)), the minimum alone in bin 0; B >= 2;
+default 50). A convention fixes the edge arithmetic (division i/B; numpy linspace i*(1/B);
 torch's symmetric linspace; PyCalib's linspace(0, 1+1e-8)), the closed side (right:
 calbench, kumar, sklearn, kyle; left: netcal, rm, torchmetrics, pycalib, caltrain), whether scores
 >= 1 get an extra bin (torchmetrics, robustness_metrics, relplot), the equal-mass rule
@@ -185,6 +207,7 @@ EstimatorEntry ece_estimator() {
       .params = {bins_param(),
                  binning_param(Binning::equal_width, "how the confidences are binned"),
                  param::choice("norm", norm_choices, Norm::l1, "how the per-bin gaps are combined"),
+                 power_param(),
                  param::choice("scope", scope_choices, Scope::top,
                                "top label; every class; p_1 vs 1{y=1} (K = 2 only, else an error)"),
                  convention_param(calbench_convention(), convention_doc)},
@@ -196,6 +219,7 @@ for max, average, scope binary and conventions that drop zeros)"},
            {"convention", std::string(binning_conventions) +
                               R"(
 average: the unweighted mean of |gap_b| over non-empty bins (netcal/kyle "ACE").
+lp: (sum_b (n_b/n) |gap_b|^p)^(1/p), any p >= 1 (Kumar et al.'s plugin_ce(power = p)).
 scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.
 )" + convention_text}},
       .build = build_ece,
@@ -212,6 +236,7 @@ EstimatorEntry classwise_ece_estimator() {
           "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
       .params = {bins_param(), binning_param(Binning::equal_width),
                  param::choice("norm", norm_choices, Norm::l1, "per-class combination of bins"),
+                 power_param(),
                  threshold_param("class k keeps rows with p_k > threshold (when > 0)"),
                  convention_param(calbench_convention(), convention_doc)},
       .example = R"({"bins": 10, "threshold": 0.001})",
@@ -222,7 +247,8 @@ EstimatorEntry classwise_ece_estimator() {
            {"convention",
             R"((1/K) sum_k CE_k, CE_k the binned error of the scores p_k against 1{y = k} over the
 n_k rows kept for class k (all n at threshold 0), weights n_kb / n_k; norm l2 reports
-sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode). Bins as ece.
+sqrt((1/K) sum_k CE_k^2) (Kumar et al.'s marginal mode), norm lp ((1/K) sum_k CE_k^p)^(1/p).
+Bins as ece.
 )" + std::string(binning_conventions) +
                 "\n" + convention_text}},
       .build = build_classwise_ece,

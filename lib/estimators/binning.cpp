@@ -45,7 +45,7 @@ void equal_width_table(std::span<const double> edges, std::vector<std::uint32_t>
 }
 
 double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const double> count,
-                             double n, Norm norm) {
+                             double n, Norm norm, double power) {
   double out = 0.0;
   std::size_t nonempty = 0;
   for (std::size_t b = 0; b < count.size(); ++b) {
@@ -64,6 +64,9 @@ double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const do
       case Norm::average:
         out += gap;
         ++nonempty;
+        break;
+      case Norm::lp:
+        out += count[b] / n * std::pow(gap, power);
         break;
     }
   }
@@ -340,11 +343,19 @@ void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<do
   switch (rule) {
     case EdgeRule::division:
     case EdgeRule::truncation:
+    case EdgeRule::floor_product:
       for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) / B;
       break;
     case EdgeRule::linspace: {  // numpy: i * step, the last set to stop
       const double step = 1.0 / B;
       for (std::size_t i = 0; i <= bins; ++i) edges[i] = static_cast<double>(i) * step;
+      edges[bins] = 1.0;
+      break;
+    }
+    case EdgeRule::zero_bin: {  // edges[1..B-1] = linspace(0, 1, B)[0..B-2]; B >= 2
+      const double step = 1.0 / (B - 1.0);
+      edges[0] = 0.0;
+      for (std::size_t i = 1; i < bins; ++i) edges[i] = static_cast<double>(i - 1) * step;
       edges[bins] = 1.0;
       break;
     }
@@ -391,14 +402,18 @@ std::uint32_t bin_by_edges(double s, std::span<const double> inner, Closed close
 }
 
 // numpy.quantile(sorted, q), method 'linear' (numpy 1.24 _quantile and _lerp): the two ranks
-// it reads and its interpolation weight.
+// it reads and its interpolation weight. The virtual index is (n - 1) q, as numpy's
+// _QuantileMethods['linear'] computes it, not the equal-in-exact-arithmetic
+// n q + (1 - q) - 1 of _compute_virtual_index(n, q, 1, 1): the two differ in the last bit
+// for q = j (1/9) * 100 / 100, n = 1000, which moved a score lying on an edge to the next bin
+// (MAPIE's "quantile" bins, tests/test_conventions.cpp).
 struct QuantileRanks {
   std::size_t below, above;
   double t;
 };
 QuantileRanks numpy_quantile_ranks(std::size_t size, double q) {
   const double n = static_cast<double>(size);
-  const double h = n * q + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0;
+  const double h = (n - 1.0) * q;
   const double lo = std::floor(h);
   return {static_cast<std::size_t>(std::clamp(lo, 0.0, n - 1.0)),
           static_cast<std::size_t>(std::clamp(lo + 1.0, 0.0, n - 1.0)), h - lo};
@@ -440,6 +455,14 @@ std::size_t for_each_bin(std::span<const double> scores, Binning binning, std::s
       }
       return out_bins;
     }
+    if (c.edges == EdgeRule::floor_product) {  // TF: clip(floor(B s), 0, B - 1)
+      const double bd = static_cast<double>(bins);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double q = std::floor(bd * scores[i]);
+        sink(i, q > 0.0 ? static_cast<std::size_t>(std::min(q, bd - 1.0)) : std::size_t{0});
+      }
+      return out_bins;
+    }
     library_edges(c.edges, bins, c.float32, ws.edges);
     const std::span<const double> inner(ws.edges.data() + 1, bins - 1);
     const double top = ws.edges.back();
@@ -468,6 +491,38 @@ std::size_t for_each_bin(std::span<const double> scores, Binning binning, std::s
     for (std::size_t i = 0; i <= bins; ++i)
       ws.edges[i] = numpy_quantile(ws.rank_values[2 * i], ws.rank_values[2 * i + 1],
                                    numpy_quantile_ranks(n, q(i)).t);
+  } else if (c.mass == MassRule::percentile_digitize) {
+    // numpy.percentile(s, q * 100) divides by 100 again (numpy 1.24 _quantile_unchecked), the
+    // round trip kept; edges e_0..e_B-1 go to ws.edges[1..B], so that the B - 1 inner edges
+    // e_0..e_B-2 counted below s (right-closed) give digitize's bin (no score exceeds e_B-1,
+    // the maximum).
+    const double step = 1.0 / (static_cast<double>(bins) - 1.0);
+    const auto q = [&](std::size_t j) {
+      return j + 1 == bins ? 1.0 : static_cast<double>(j) * step * 100.0 / 100.0;
+    };
+    for (std::size_t j = 0; j < bins; ++j) {
+      const QuantileRanks r = numpy_quantile_ranks(n, q(j));
+      ranks.push_back(r.below);
+      ranks.push_back(r.above);
+    }
+    ws.rank_values.resize(ranks.size());
+    bucket_order_statistics(scores, M, ranks, ws, ws.rank_values);
+    for (std::size_t j = 0; j < bins; ++j)
+      ws.edges[j + 1] = numpy_quantile(ws.rank_values[2 * j], ws.rank_values[2 * j + 1],
+                                       numpy_quantile_ranks(n, q(j)).t);
+    ws.edges[0] = ws.edges[1];
+  } else if (c.mass == MassRule::nearest_rank) {
+    // TFP: q_j = j * (100 / B) as tf.linspace (the last exactly 100), index
+    // round_half_even((n - 1) q_j / 100) as tfp.stats.percentile 'nearest'.
+    const double step = 100.0 / static_cast<double>(bins), last = static_cast<double>(n - 1);
+    for (std::size_t j = 0; j <= bins; ++j) {
+      const double q = j == bins ? 100.0 : static_cast<double>(j) * step;
+      const double r = std::nearbyint(last * (q / 100.0));
+      ranks.push_back(std::min(static_cast<std::size_t>(std::max(r, 0.0)), n - 1));
+    }
+    ws.rank_values.resize(ranks.size());
+    bucket_order_statistics(scores, M, ranks, ws, ws.rank_values);
+    for (std::size_t j = 0; j <= bins; ++j) ws.edges[j] = ws.rank_values[j];
   } else {  // nixon: sort(s)[round(linspace(0, n, B, endpoint=False))], then 1.0
     const double step = static_cast<double>(n) / static_cast<double>(bins);
     for (std::size_t i = 0; i < bins; ++i) {

@@ -35,8 +35,9 @@ inline constexpr std::int64_t max_bins = 1'000'000;
 enum class Binning { equal_width, equal_mass };
 std::string_view to_string(Binning binning);  // "equal_width", "equal_mass": configs and results
 // l1, l2, max: weighted by n_b/n as below. average: the unweighted mean of |gap_b| over
-// non-empty bins (netcal's and kyle's "ACE", average calibration error).
-enum class Norm { l1, l2, max, average };
+// non-empty bins (netcal's and kyle's "ACE", average calibration error). lp: (sum_b (n_b/n)
+// |gap_b|^p)^(1/p) for any p >= 1 (Kumar et al. 2019's `calibration`, plugin_ce(power = p)).
+enum class Norm { l1, l2, max, average, lp };
 
 // The B + 1 equal-width edges i/B of the convention above.
 void equal_width_edges(std::size_t bins, std::vector<double>& edges);
@@ -99,8 +100,9 @@ inline std::size_t equal_width_bin(double score, std::span<const double> edges,
 // sum_b (n_b/n)|gap_b|, l2 the same of gap_b^2 *without* the square root (callers averaging
 // squared errors over classes take it last), max, average (mean over non-empty bins).
 // Empty bins contribute nothing.
+// lp: sum_b (n_b/n) |gap_b|^power, unrooted as l2.
 double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const double> count,
-                             double n, Norm norm);
+                             double n, Norm norm, double power = 2.0);
 
 double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
                                 Binning binning, std::size_t bins, Norm norm,

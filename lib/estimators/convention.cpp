@@ -112,6 +112,37 @@ const std::vector<Convention>& conventions() {
        .mass = M::rank_floor,
        .mass_closed = C::right,
        .verified = true},
+      // TensorFlow's tf.histogram_fixed_width_bins(s, [0, 1], B): floor(B s) clipped to
+      // [0, B - 1] (uncertainty_metrics/tensorflow/calibration.py ExpectedCalibrationError,
+      // robustness_metrics' TF ECE, tfp.stats.expected_calibration_error); equal mass:
+      // tfp.stats.expected_calibration_error_quantiles' buckets. TF is not in Debian:
+      // checked against tests/reference/conventions_ref.py, a numpy transcription.
+      {.name = "tensorflow",
+       .default_bins = 15,
+       .edges = E::floor_product,
+       .closed = C::left,
+       .mass = M::nearest_rank,
+       .mass_closed = C::left,
+       .verified = true},
+      // tensorflow with TFP's default of 20 quantile buckets.
+      {.name = "tfp",
+       .default_bins = 20,
+       .edges = E::floor_product,
+       .closed = C::left,
+       .mass = M::nearest_rank,
+       .mass_closed = C::left,
+       .verified = true},
+      // MAPIE (mapie/metrics/calibration.py _calc_bins): B edges, linspace(0, 1, B)
+      // (strategy "uniform") or np.percentile(s, linspace(0, 1, B) * 100) ("quantile"), and
+      // np.digitize(right=True), so scores at the lowest edge (exactly 0, or the minimum) have
+      // a bin of their own.
+      {.name = "mapie",
+       .default_bins = 50,
+       .edges = E::zero_bin,
+       .closed = C::right,
+       .mass = M::percentile_digitize,
+       .mass_closed = C::right,
+       .verified = true},
   };
   return table;
 }

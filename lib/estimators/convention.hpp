@@ -17,6 +17,11 @@ enum class EdgeRule {
   torch_linspace,  // ATen's symmetric linspace: i < (B+1)/2 ? i*step : 1 - (B-i)*step
   stretched,       // numpy.linspace(0, 1 + 1e-8, B + 1) (PyCalib classwise/binary ECE)
   truncation,      // bin = int(s / (1/B)) (relplot binnedECE); no edge table
+  floor_product,   // bin = min(B - 1, floor(B s)) of the rounded product, s <= 0 in bin 0
+                   // (tf.histogram_fixed_width_bins: uncertainty-metrics, robustness_metrics'
+                   // TF metrics, TensorFlow Probability); no edge table
+  zero_bin,        // numpy.digitize(s, linspace(0, 1, B), right=True) (MAPIE): scores <= 0 in
+                   // bin 0 of their own, then B - 1 right-closed bins of width 1/(B - 1)
 };
 
 // Which side of a bin is closed, for scores on an edge.
@@ -29,6 +34,12 @@ enum class MassRule {
   nixon,           // sort(s)[round_half_even(linspace(0, n, B, endpoint=False))] (Nixon/rm)
   rank_floor,      // the row of rank r (stable sort) in bin min(B - 1, floor((r / n) * B)):
                    // caltrain's BinEqualExamples; ties may split across bins
+  nearest_rank,    // edges e_j = sort(s)[round_half_even((n - 1) j / B)], j = 0..B (TFP's
+                   // quantiles, interpolation 'nearest'); bin = #{j : e_j <= s} - 1, clamped to
+                   // B - 1 (tfp.stats.expected_calibration_error_quantiles)
+  percentile_digitize,  // MAPIE "quantile": B edges e_j = numpy.percentile(s, 100 j/(B-1)),
+                        // bin = #{j : e_j < s} (numpy.digitize right=True): the minimum alone
+                        // with its ties in bin 0, then (e_j-1, e_j]
 };
 
 // One library's choices. The table (convention.cpp) names every field it sets; a rule left

@@ -68,6 +68,13 @@ std::optional<std::string> CumulativeCalibration::classes_problem(std::size_t cl
   return std::nullopt;
 }
 
+std::optional<double> CumulativeCalibration::analytic_p_value(const Sample& s,
+                                                              EstimatorWorkspace& ws) const {
+  CumulativeSpec spec = spec_;
+  spec.test.output = TestOutput::p_value;
+  return CumulativeCalibration(spec).estimate(s, ws);
+}
+
 double CumulativeCalibration::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   fill_scope(s, spec_.scope, ws);

@@ -52,6 +52,10 @@ class CumulativeCalibration final : public Estimator {
   bool vanishes_when_calibrated() const override;
   bool has_population_value() const override;
   std::optional<std::string> classes_problem(std::size_t classes) const override;
+  // The analytic p-value (the estimate with output p_value).
+  std::optional<double> analytic_p_value(const Sample& sample,
+                                         EstimatorWorkspace& workspace) const override;
+  bool has_analytic_test() const override { return true; }
   const CumulativeSpec& spec() const { return spec_; }
 
  private:

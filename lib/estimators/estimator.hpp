@@ -98,6 +98,15 @@ class Estimator {
   // Capability: an estimator computed by a command outside the process (estimators/external.hpp),
   // which a scenario feeds whole batches of replicates; null for every in-process estimator.
   virtual const ExternalEstimator* external() const { return nullptr; }
+  // Capability: a calibration test with an analytic p-value (estimators/calibration_test.hpp:
+  // ks_calibration, kuiper_calibration, spiegelhalter, whatever their `output`): the p-value of
+  // "calibrated" on this sample; nullopt for every other estimator. calbench plan's power
+  // questions test with it instead of consistency resampling.
+  virtual std::optional<double> analytic_p_value(const Sample& /*sample*/,
+                                                 EstimatorWorkspace& /*workspace*/) const {
+    return std::nullopt;
+  }
+  virtual bool has_analytic_test() const { return false; }
   // Capability: an estimator that is a function of per-bin sums over the top-label rows, each
   // row's bin fixed by its confidence alone (FixedTopLabelBins below); null for the others.
   virtual const FixedTopLabelBins* fixed_top_label_bins() const { return nullptr; }

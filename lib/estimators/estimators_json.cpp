@@ -6,7 +6,9 @@
 
 #include "config/registry.hpp"
 #include "core/format.hpp"
+#include "estimators/binned_ece.hpp"
 #include "estimators/binning.hpp"
+#include "estimators/calib_err.hpp"
 #include "estimators/kde_canonical.hpp"
 #include "estimators/kde_ece.hpp"
 #include "estimators/proper_scores.hpp"
@@ -33,7 +35,13 @@ const std::vector<Choice<BrierComponent>> component_choices = {
     {"reliability", BrierComponent::reliability},
     {"resolution", BrierComponent::resolution},
     {"uncertainty", BrierComponent::uncertainty}};
+const std::vector<Choice<BrierScope>> brier_scope_choices = {{"all", BrierScope::all},
+                                                             {"top", BrierScope::top}};
 const std::vector<Choice<Norm>> l1_l2_choices = {{"l1", Norm::l1}, {"l2", Norm::l2}};
+const std::vector<Choice<Scope>> smooth_scope_choices = {{"top", Scope::top},
+                                                         {"binary", Scope::binary}};
+const std::vector<Choice<Norm>> calib_err_norms = {
+    {"l1", Norm::l1}, {"l2", Norm::l2}, {"max", Norm::max}};
 const std::vector<Choice<SkceKernel>> skce_kernel_choices = {{"gaussian", SkceKernel::gaussian},
                                                              {"laplacian", SkceKernel::laplacian}};
 const std::vector<Choice<SkceForm>> skce_form_choices = {{"linear", SkceForm::linear},
@@ -53,16 +61,37 @@ std::optional<EstimatorConfig> build_kde_ece(Args& a) {
 
 std::optional<EstimatorConfig> build_brier(Args& a) {
   const auto component = a.get<BrierComponent>("component");
+  const auto scope = a.get<BrierScope>("scope");
   auto out = plain(a, std::make_shared<BrierEstimator>(
-                          component, static_cast<std::size_t>(a.get<std::int64_t>("bins"))));
+                          component, static_cast<std::size_t>(a.get<std::int64_t>("bins")), scope));
+  // scope is reported only when not the default, so results written before it existed (the
+  // golden files) keep their bytes.
+  if (scope != BrierScope::all)
+    out.label += "_" + shown_text(a, "scope");
+  else
+    std::erase_if(out.params, [](const NamedParam& p) { return p.key == "scope"; });
   if (component != BrierComponent::total) out.label += "_" + shown_text(a, "component");
   return out;
 }
 
+std::optional<EstimatorConfig> build_calib_err(Args& a) {
+  const CalibErrSpec spec{static_cast<std::size_t>(a.get<std::int64_t>("beta")),
+                          a.get<Norm>("norm")};
+  auto out = plain(a, std::make_shared<CalibErr>(spec));
+  out.label += "_b" + std::to_string(spec.beta);
+  if (spec.norm != Norm::l2) out.label += "_" + shown_text(a, "norm");
+  return out;
+}
+
 std::optional<EstimatorConfig> build_smooth_ece(Args& a) {
-  const SmoothEceSpec spec{a.get<std::optional<double>>("bandwidth")};
+  const SmoothEceSpec spec{a.get<std::optional<double>>("bandwidth"),
+                           a.get<Scope>("scope") == Scope::binary};
   auto out = plain(a, std::make_shared<SmoothEce>(spec));
   if (spec.bandwidth) out.label.append("_s").append(format_double(*spec.bandwidth));
+  if (spec.binary)
+    out.label.append("_binary");
+  else  // reported only when not the default (results written before it keep their bytes)
+    std::erase_if(out.params, [](const NamedParam& p) { return p.key == "scope"; });
   return out;
 }
 
@@ -112,12 +141,14 @@ EstimatorEntry brier_estimator() {
           "mean Brier score, summed over classes, or a component of its Murphy decomposition",
       .params = {param::choice("component", component_choices, BrierComponent::total,
                                "the score or one of Murphy's (1973) terms"),
+                 param::choice("scope", brier_scope_choices, BrierScope::all,
+                               "all: summed over classes; top: the top-class Brier score"),
                  param::at_most(
                      param::integer("bins", 1, 15, "equal-width bins of p_k for the components"),
                      max_bins)},
       .example = R"({"component": "reliability", "bins": 10})",
       .notes =
-          {{"target", "brier (component total); none for the components"},
+          {{"target", "brier (component total, scope all); none for the components and scope top"},
            {"convention",
             R"((1/n) sum_i sum_k (p_ik - 1{y_i = k})^2, in [0, 2]: the sum over classes, as Brier 1950
 and sklearn's one-vs-rest sum (PyCalib divides by K).
@@ -125,8 +156,39 @@ Components, per class k binned on p_k (calbench equal-width bins):
 reliability = sum_k sum_b (n_kb/n)(pbar_kb - ybar_kb)^2; resolution = sum_k sum_b
 (n_kb/n)(ybar_kb - ybar_k)^2; uncertainty = sum_k ybar_k (1 - ybar_k). brier =
 reliability - resolution + uncertainty + W, W the within-bin term sum_k sum_b (n_kb/n)
-[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value.)"}},
+[var_b(p_k) - 2 cov_b(p_k, 1{y=k})], 0 when each bin holds one score value.
+scope top: the top-class Brier score (1/n) sum_i (max_k p_ik - 1{y_i = argmax_k p_ik})^2,
+the confidence's squared error against correctness (component total only).)"}},
       .build = build_brier,
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
+}
+
+EstimatorEntry calib_err_estimator() {
+  const CalibErrSpec defaults;
+  return {
+      .summary =
+          "calib_err of hendrycks/outlier-exposure (LLM harnesses): beta-row sorted bins, "
+          "the last skipped",
+      .params = {param::at_most(param::integer("beta", 1, static_cast<std::int64_t>(defaults.beta),
+                                               "rows per bin (the library's target bin size)"),
+                                max_bins),
+                 param::choice("norm", calib_err_norms, defaults.norm,
+                               "its p: '1' (l1), '2' (l2, its default) or 'infty' (max)")},
+      .example = R"({"beta": 100, "norm": "l1"})",
+      .notes =
+          {{"target",
+            "ece_top_l2 (norm l2), ece_top_l1 (l1), none (max); bias against it does not vanish "
+            "as n grows"},
+           {"convention",
+            R"(utils/calibration_tools.py calib_err(confidence, correct, p, beta) of
+hendrycks/outlier-exposure @e6ede98: confidences max_k p_k sorted (stably; numpy's
+argsort is not), cut into m = floor(n / beta) bins of beta rows, the last extended to row
+n; the last bin is skipped (range(len(bins) - 1)) but the weights stay beta / n, so at n =
+830, beta = 100 it ignores 130 rows (15.7 %). l2: sqrt(sum_b (beta/n) gap_b^2); l1:
+sum_b (beta/n) |gap_b|; max: max_b |gap_b|. n < 2 beta: 0 (the library returns 0 for
+beta <= n < 2 beta and raises for n < beta). No population value: beta-row bins keep
+label noise of sd about sqrt(acc (1 - acc) / beta) however large n is.)"}},
+      .build = build_calib_err,
       .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
 }
 
@@ -231,12 +293,16 @@ Values can be negative. n < 2 gives 0.)"}},
 EstimatorEntry smooth_ece_estimator() {
   return {
       .summary = "smooth ECE (Blasiok & Nakkiran 2023), relplot's smECE reproduced to 1e-9",
-      .params = {param::literal_or_number(
-          // The kernel is sampled on max(2000, round(20/sigma)) nodes: sigma 1e-300 asked for
-          // 2e301 (the estimate was NaN, written as null); 1e-4 is 200,001 nodes.
-          "bandwidth", "fixed_point", [](double x) { return x >= 1e-4 && x <= 1.0; },
-          "in [1e-4, 1]",
-          "sigma: the fixed point sigma = smECE_sigma (relplot's 10-step bisection), or fixed")},
+      .params =
+          {param::literal_or_number(
+               // The kernel is sampled on max(2000, round(20/sigma)) nodes: sigma 1e-300 asked for
+               // 2e301 (the estimate was NaN, written as null); 1e-4 is 200,001 nodes.
+               "bandwidth", "fixed_point", [](double x) { return x >= 1e-4 && x <= 1.0; },
+               "in [1e-4, 1]",
+               "sigma: the fixed point sigma = smECE_sigma (relplot's 10-step bisection), or "
+               "fixed"),
+           param::choice("scope", smooth_scope_choices, Scope::top,
+                         "top label; binary: p_1 against 1{y = 1} (K = 2 only)")},
       .example = R"({"bandwidth": 0.1})",
       .notes =
           {{"target", "none: its own population value"},
@@ -246,7 +312,8 @@ masses split linearly onto max(2000, round(20/sigma))//2+1 nodes, Gaussian kerne
 on linspace(0,1) - 1/2 (support |d| <= 1/2), reflection at 0 and 1 without repeating the
 end nodes (relplot's artefact: mass at exactly 0 or 1 gets about half weight), values
 interpolated at max(200, round(10/sigma)) points, sum|S_r| / sum(S_1 + 1e-4). The fixed
-point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001.)"}},
+point returns the upper end of the bisection bracket. Cost O(n + grid^2), grid ~1001.
+scope binary (K = 2): relplot.smECE(f = p_1, y = 1{y = 1}), relplot's binary smooth ECE.)"}},
       .build = build_smooth_ece,
       .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
@@ -276,6 +343,7 @@ const std::vector<EstimatorEntry>& estimator_registry() {
         named("accuracy", accuracy_estimator()),
         named("ace", ace_estimator()),
         named("brier", brier_estimator()),
+        named("calib_err", calib_err_estimator()),
         named("classwise_ece", classwise_ece_estimator()),
         named("corp", corp_estimator()),
         named("cross_fitted_ce", cross_fitted_ce_estimator()),

@@ -16,18 +16,28 @@ double AccuracyEstimator::estimate(const Sample& s, EstimatorWorkspace&) const {
   return static_cast<double>(hits) / static_cast<double>(s.size);
 }
 
-BrierEstimator::BrierEstimator(BrierComponent component, std::size_t bins)
-    : component_(component), bins_(bins) {
+BrierEstimator::BrierEstimator(BrierComponent component, std::size_t bins, BrierScope scope)
+    : component_(component), bins_(bins), scope_(scope) {
   if (bins_ < 1) throw DomainError("bins = 0: must be >= 1");
+  if (scope_ == BrierScope::top && component_ != BrierComponent::total)
+    throw DomainError("scope top: only component total (the top-class Brier score)");
 }
 
 std::optional<Quantity> BrierEstimator::target() const {
-  if (component_ == BrierComponent::total) return Quantity::brier;
+  if (component_ == BrierComponent::total && scope_ == BrierScope::all) return Quantity::brier;
   return std::nullopt;
 }
 
 double BrierEstimator::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (s.size == 0) return 0.0;
+  if (scope_ == BrierScope::top) {
+    double total = 0.0;
+    for (std::size_t i = 0; i < s.size; ++i) {
+      const double z = s.confidence[i], o = s.outcome(i, s.predicted[i]);
+      total += z * z - 2.0 * z * o + o;
+    }
+    return total / static_cast<double>(s.size);
+  }
   if (component_ != BrierComponent::total) {
     const double n = static_cast<double>(s.size);
     equal_width_edges(bins_, ws.edges);

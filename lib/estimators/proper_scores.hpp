@@ -26,9 +26,16 @@ class AccuracyEstimator final : public Estimator {
 // when every bin holds a single score value.
 enum class BrierComponent { total, reliability, resolution, uncertainty };
 
+// Scope top: the top-class Brier score (1/n) sum_i (max_k p_ik - 1{y_i = argmax_k p_ik})^2, the
+// squared error of the confidence against correctness (as LLM calibration studies report it),
+// computed as Z^2 - 2 Z o + o, linear in the outcome o, so that the truth engine's
+// Rao-Blackwellised outcomes give its population value exactly; component total only.
+enum class BrierScope { all, top };
+
 class BrierEstimator final : public Estimator {
  public:
-  explicit BrierEstimator(BrierComponent component = BrierComponent::total, std::size_t bins = 15);
+  explicit BrierEstimator(BrierComponent component = BrierComponent::total, std::size_t bins = 15,
+                          BrierScope scope = BrierScope::all);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override;
   // The reliability term alone is an error measure.
@@ -39,6 +46,7 @@ class BrierEstimator final : public Estimator {
  private:
   BrierComponent component_;
   std::size_t bins_;
+  BrierScope scope_;
 };
 
 class NllEstimator final : public Estimator {

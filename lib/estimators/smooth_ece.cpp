@@ -22,14 +22,15 @@ std::size_t grid_size(double sigma) {
 }
 
 // relplot.smooth_round_to_grid for residuals and unit masses, once per grid size.
-void fill_grids(const Sample& s, std::size_t m, EstimatorWorkspace& ws) {
+void fill_grids(const Sample& s, std::size_t m, EstimatorWorkspace& ws, bool binary) {
   if (ws.grid_points == m) return;
   ws.grid_residual.assign(m, 0.0);
   ws.grid_mass.assign(m, 0.0);
   const double scale = static_cast<double>(m - 1);
   for (std::size_t i = 0; i < s.size; ++i) {
-    const double f = s.confidence[i];
-    const double r = f - s.outcome(i, s.predicted[i]);  // c_top in population samples
+    const double f = binary ? s.p[2 * i + 1] : s.confidence[i];
+    // c_top (c_1) in population samples
+    const double r = f - (binary ? s.outcome(i, 1) : s.outcome(i, s.predicted[i]));
     const double x = f * scale;
     const auto b = std::min<std::size_t>(static_cast<std::size_t>(std::max(x, 0.0)), m - 2);
     const double w = x - static_cast<double>(b);
@@ -58,9 +59,9 @@ double interpolate(const std::vector<double>& y, double t) {
 }
 
 // smECE_sigma with the mass grids of this sample reused when ws.grid_points says they are current.
-double smooth_ece_cached(const Sample& s, double sigma, EstimatorWorkspace& ws) {
+double smooth_ece_cached(const Sample& s, double sigma, EstimatorWorkspace& ws, bool binary) {
   const std::size_t m = grid_size(sigma);
-  fill_grids(s, m, ws);
+  fill_grids(s, m, ws, binary);
 
   // relplot.GaussianKernel.kernel_ev: phi_sigma(t_j - 1/2) at t = numpy.linspace(0, 1, M).
   const double step = 1.0 / static_cast<double>(m - 1);
@@ -115,10 +116,10 @@ double smooth_ece_cached(const Sample& s, double sigma, EstimatorWorkspace& ws) 
 
 }  // namespace
 
-double smooth_ece_at(const Sample& s, double sigma, EstimatorWorkspace& ws) {
+double smooth_ece_at(const Sample& s, double sigma, EstimatorWorkspace& ws, bool binary) {
   if (s.size == 0) return 0.0;
   ws.grid_points = 0;
-  return smooth_ece_cached(s, sigma, ws);
+  return smooth_ece_cached(s, sigma, ws, binary);
 }
 
 SmoothEce::SmoothEce(SmoothEceSpec spec) : spec_(spec) {
@@ -133,7 +134,7 @@ double SmoothEce::bandwidth(const Sample& s, EstimatorWorkspace& ws) const {
   // relplot.search_param: a fixed 10-step bisection returning the upper end, kept as is (not
   // Boost's toms748/bisect) because its exact bracket sequence is part of relplot's value.
   const auto too_small = [&](double sigma) {
-    return sigma < 0.001 || sigma < smooth_ece_cached(s, sigma, ws);
+    return sigma < 0.001 || sigma < smooth_ece_cached(s, sigma, ws, spec_.binary);
   };
   if (too_small(1.0)) return 1.0;
   double hi = 1.0, lo = 0.0;
@@ -147,11 +148,18 @@ double SmoothEce::bandwidth(const Sample& s, EstimatorWorkspace& ws) const {
   return hi;
 }
 
+std::optional<std::string> SmoothEce::classes_problem(std::size_t classes) const {
+  if (spec_.binary && classes != 2)
+    return "scope binary needs K = 2 classes, found K = " + std::to_string(classes);
+  return std::nullopt;
+}
+
 double SmoothEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
+  if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   if (s.size == 0) return 0.0;
   const double sigma = bandwidth(s, ws);
-  if (!spec_.bandwidth) return smooth_ece_cached(s, sigma, ws);
-  return smooth_ece_at(s, sigma, ws);
+  if (!spec_.bandwidth) return smooth_ece_cached(s, sigma, ws, spec_.binary);
+  return smooth_ece_at(s, sigma, ws, spec_.binary);
 }
 
 }  // namespace calbench

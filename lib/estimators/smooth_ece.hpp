@@ -4,8 +4,10 @@
 // apple/ml-calibration, relplot.metrics.smECE / smECE_sigma) computes it, so that it
 // reproduces relplot's numbers (tests: reference.json `smece*`, 1e-9).
 //
-// Scope: top label, as relplot.multiclass_logits_to_confidences: f_i = max_k p_ik,
+// Scope top (default): as relplot.multiclass_logits_to_confidences: f_i = max_k p_ik,
 // o_i = 1{argmax p_i = y_i} (lowest index on ties), residual r_i = f_i - o_i.
+// Scope binary (K = 2 only): relplot.smECE(f = p_i1, y = 1{y_i = 1}), the binary smooth ECE of
+// the positive class, as relplot's own examples and probmetrics' binary case call it.
 //
 // At bandwidth sigma (relplot.smooth_ece):
 //   M = floor(max(2000, round(20/sigma)) / 2) + 1 grid nodes g_m = m/(M-1);
@@ -41,6 +43,7 @@ namespace calbench {
 
 struct SmoothEceSpec {
   std::optional<double> bandwidth;  // empty: the fixed point; else sigma in (0, 1]
+  bool binary = false;              // scope binary: p_1 against 1{y = 1} (K = 2)
 };
 
 class SmoothEce final : public Estimator {
@@ -49,6 +52,7 @@ class SmoothEce final : public Estimator {
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return std::nullopt; }
   bool vanishes_when_calibrated() const override { return true; }
+  std::optional<std::string> classes_problem(std::size_t classes) const override;
   // The bandwidth used on this sample: the fixed point or the given one.
   double bandwidth(const Sample& sample, EstimatorWorkspace& workspace) const;
   const SmoothEceSpec& spec() const { return spec_; }
@@ -57,7 +61,9 @@ class SmoothEce final : public Estimator {
   SmoothEceSpec spec_;
 };
 
-// relplot.smooth_ece on the top-label scope of `sample` at bandwidth sigma.
-double smooth_ece_at(const Sample& sample, double sigma, EstimatorWorkspace& workspace);
+// relplot.smooth_ece on the top-label (or, with `binary`, the positive-class) scope of `sample`
+// at bandwidth sigma.
+double smooth_ece_at(const Sample& sample, double sigma, EstimatorWorkspace& workspace,
+                     bool binary = false);
 
 }  // namespace calbench

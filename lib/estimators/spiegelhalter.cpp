@@ -25,6 +25,13 @@ std::optional<std::string> Spiegelhalter::classes_problem(std::size_t classes) c
   return std::nullopt;
 }
 
+std::optional<double> Spiegelhalter::analytic_p_value(const Sample& s,
+                                                      EstimatorWorkspace& ws) const {
+  SpiegelhalterSpec spec = spec_;
+  spec.test.output = TestOutput::p_value;
+  return Spiegelhalter(spec).estimate(s, ws);
+}
+
 double Spiegelhalter::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   fill_scope(s, spec_.scope, ws);

@@ -33,6 +33,10 @@ class Spiegelhalter final : public Estimator {
   std::optional<Quantity> target() const override { return std::nullopt; }
   bool has_population_value() const override;
   std::optional<std::string> classes_problem(std::size_t classes) const override;
+  // The analytic p-value (the estimate with output p_value).
+  std::optional<double> analytic_p_value(const Sample& sample,
+                                         EstimatorWorkspace& workspace) const override;
+  bool has_analytic_test() const override { return true; }
 
  private:
   SpiegelhalterSpec spec_;

@@ -346,6 +346,7 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
                           {"scale", result.alternative->scale},
                           {"truth", truth_json(result.alternative->achieved)}};
   }
+  if (power) out["test"] = config.spec.estimator->has_analytic_test() ? "analytic" : "consistency";
   if (!power) {
     out["interval"] = interval_name(std::get<WidthQuestion>(config.spec.question));
     if (const auto& r = result.reference)

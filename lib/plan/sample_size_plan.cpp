@@ -161,7 +161,9 @@ Replicate simulate_replicate(const PlanSpec& spec, const Generator& generator, s
     r.figure = interval->hi - interval->lo;
     holds = interval->lo <= reference && reference <= interval->hi;
   }
-  if (power) {
+  if (power && estimator->has_analytic_test()) {
+    r.figure = *estimator->analytic_p_value(buf.sample, buf.workspace) <= power->alpha ? 1.0 : 0.0;
+  } else if (power) {
     const auto null = consistency_values(buf.sample, one, resample_key, power->resamples,
                                          Execution::serial, buf.resample);
     r.figure = consistency_p_values(null, observed)[0] <= power->alpha ? 1.0 : 0.0;
@@ -219,15 +221,17 @@ void validate(const PlanSpec& spec) {
                                                  Generator(spec.generator).classes()))
               throw DomainError(*why);
           },
-          [](const PowerQuestion& p) {
+          [&](const PowerQuestion& p) {
             if (!(p.power > 0.0 && p.power < 1.0))
               throw DomainError("power = " + format_double(p.power) + ": must be in (0, 1)");
             if (!(p.alpha > 0.0 && p.alpha < 1.0))
               throw DomainError("alpha = " + format_double(p.alpha) + ": must be in (0, 1)");
             if (!(p.detect > 0.0))
               throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
-            // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1.
-            if (static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
+            // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1 (a test with an analytic
+            // p-value draws no resamples).
+            if (!estimator.has_analytic_test() &&
+                static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
               throw DomainError("resamples = " + std::to_string(p.resamples) +
                                 ": the test can never reject at alpha = " + format_double(p.alpha) +
                                 "; needs resamples + 1 >= 1 / alpha");

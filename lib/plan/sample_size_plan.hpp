@@ -52,7 +52,9 @@ enum class Direction { overconfident, underconfident };
 std::string interval_name(const WidthQuestion& question);
 
 // The n at which the level-alpha consistency-resampling test (estimators/uncertainty.hpp,
-// `resamples` label redraws, the estimator as its statistic) rejects with probability >= power
+// `resamples` label redraws, the estimator as its statistic) -- or, for an estimator with an
+// analytic test (Estimator::has_analytic_test: ks_calibration, kuiper_calibration,
+// spiegelhalter), that test, p <= alpha, `resamples` unused -- rejects with probability >= power
 // when the truth of `quantity` is `detect`. The alternative is the generator with its
 // miscalibration scaled (scaled_generator) until the exact truth of `quantity` equals `detect`.
 struct PowerQuestion {
