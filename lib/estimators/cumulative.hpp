@@ -37,12 +37,16 @@ struct CumulativeSpec {
 };
 
 // The statistic of one scope's scores and outcomes (any order; ties grouped), with sigma.
+// `order`, when not empty, lists the rows by non-decreasing score (any order within ties), and
+// the rows are not sorted again; the value is the same but for the order in which tied rows with
+// different outcomes are added (the last bits).
 struct CumulativeValue {
   double ks = 0.0, kuiper = 0.0, sigma = 0.0;
 };
 CumulativeValue cumulative_statistics(std::span<const double> scores,
                                       std::span<const double> outcomes,
-                                      EstimatorWorkspace& workspace);
+                                      EstimatorWorkspace& workspace,
+                                      std::span<const std::uint32_t> order = {});
 
 class CumulativeCalibration final : public Estimator {
  public:
@@ -52,6 +56,7 @@ class CumulativeCalibration final : public Estimator {
   bool vanishes_when_calibrated() const override;
   bool has_population_value() const override;
   std::optional<std::string> classes_problem(std::size_t classes) const override;
+  bool uses_confidence_order() const override { return spec_.scope == Scope::top; }
   const CumulativeSpec& spec() const { return spec_; }
 
  private:
