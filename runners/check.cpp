@@ -1,6 +1,5 @@
 #include "runners/check.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -8,7 +7,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "config/json_support.hpp"

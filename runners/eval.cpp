@@ -6,10 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -124,12 +121,12 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
     curves.push_back(
         {.curve = CurveOrigin::estimated,
-         .binning = binning,
+         .grouping = grouping_of(binning),
          .points = binned_reliability(sample.confidence, correct, binning, bins, workspace)});
     for (std::size_t k = 0; k < K; ++k) {
       select_class(k);
       curves.push_back({.curve = CurveOrigin::estimated,
-                        .binning = binning,
+                        .grouping = grouping_of(binning),
                         .scope = CurveScope::one_class,
                         .class_index = k,
                         .points = binned_reliability(scores, hits, binning, bins, workspace)});
@@ -137,12 +134,12 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
   }
   // CORP's isotonic (PAV) curves, one point per step (estimators/isotonic_fit.hpp).
   curves.push_back({.curve = CurveOrigin::estimated,
-                    .isotonic = true,
+                    .grouping = CurveGrouping::isotonic,
                     .points = isotonic_reliability(sample.confidence, correct)});
   for (std::size_t k = 0; k < K; ++k) {
     select_class(k);
     curves.push_back({.curve = CurveOrigin::estimated,
-                      .isotonic = true,
+                      .grouping = CurveGrouping::isotonic,
                       .scope = CurveScope::one_class,
                       .class_index = k,
                       .points = isotonic_reliability(scores, hits)});

@@ -102,8 +102,9 @@ int run_command(const std::string& file, const RunOptions& options) {
   const std::string shown_out = config->output.directory.string();
 
   // Before anything is created: what the run needs must fit (experiment/preflight.hpp).
-  preflight(*config, options.threads, available_memory_bytes());
-  if (const double seconds = estimated_seconds(estimate_run(*config), options.threads);
+  const std::vector<CellDemand> demands = cell_demands(*config);
+  preflight(*config, demands, options.threads, available_memory_bytes());
+  if (const double seconds = estimated_seconds(estimate_run(*config, demands), options.threads);
       seconds > time_warning_seconds && !options.quiet)
     std::cerr << "calbench: pre-flight: this run may take up to about " << duration_text(seconds)
               << " on " << options.threads << " threads (a rough upper estimate; docs/config.md)\n";
@@ -117,7 +118,7 @@ int run_command(const std::string& file, const RunOptions& options) {
   try {
     return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
   } catch (const std::bad_alloc&) {
-    const PreflightEstimate e = estimate_run(*config);
+    const PreflightEstimate e = estimate_run(*config, demands);
     const std::string estimate =
         gigabytes(e.bytes_per_thread * static_cast<double>(options.threads));
     throw NumericalError(file +

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "experiment/preflight.hpp"
 #include "runners/command.hpp"
@@ -21,12 +22,13 @@ Command add_validate_command(CLI::App& app) {
             const auto config = load_experiment(*file);
             const ScenarioModule& scenario = module_of(*config);
             const std::size_t threads = default_threads();
-            preflight(*config, threads, available_memory_bytes());
+            const std::vector<CellDemand> demands = cell_demands(*config);
+            preflight(*config, demands, threads, available_memory_bytes());
             scenario.prepare(*config);
             std::cout << scenario.describe(*config);
             std::cout << "estimated time: up to about "
-                      << duration_text(estimated_seconds(estimate_run(*config), threads)) << " on "
-                      << threads << " threads (pre-flight, a rough upper estimate)\n";
+                      << duration_text(estimated_seconds(estimate_run(*config, demands), threads))
+                      << " on " << threads << " threads (pre-flight, a rough upper estimate)\n";
             return 0;
           }};
 }

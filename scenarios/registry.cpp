@@ -1,6 +1,5 @@
 #include "scenarios/registry.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "scenarios/common.hpp"
@@ -33,6 +32,11 @@ std::string describe(const ExperimentBase& config) {
   return Describe(dynamic_cast<const Config&>(config));
 }
 
+template <typename Config, std::vector<CellDemand> (*Demand)(const Config&)>
+std::vector<CellDemand> demand(const ExperimentBase& config) {
+  return Demand(dynamic_cast<const Config&>(config));
+}
+
 std::vector<ScenarioModule> make_table() {
   return {
       {{"estimator_bias",
@@ -45,7 +49,8 @@ std::vector<ScenarioModule> make_table() {
        &prepare<EstimatorBiasConfig>,
        &run<EstimatorBiasConfig, EstimatorBiasResults, &run_estimator_bias>,
        &report<EstimatorBiasResults, &report_estimator_bias>,
-       &describe<EstimatorBiasConfig, &describe_estimator_bias>},
+       &describe<EstimatorBiasConfig, &describe_estimator_bias>,
+       &demand<EstimatorBiasConfig, &estimator_bias_demand>},
       {{"decision",
         /*keys=*/{"sample_size", "decision", "recalibrator", "requirement"},
         /*fixed=*/{"requirement"},
@@ -56,7 +61,8 @@ std::vector<ScenarioModule> make_table() {
        &prepare<DecisionConfig>,
        &run<DecisionConfig, DecisionResults, &run_decision>,
        &report<DecisionResults, &report_decision>,
-       &describe<DecisionConfig, &describe_decision>},
+       &describe<DecisionConfig, &describe_decision>,
+       &demand<DecisionConfig, &decision_demand>},
       {{"recalibration",
         /*keys=*/{"estimators", "fit_size", "test_size", "truth_samples", "methods", "reliability"},
         /*fixed=*/{"reliability"},
@@ -67,7 +73,8 @@ std::vector<ScenarioModule> make_table() {
        &prepare<RecalibrationConfig>,
        &run<RecalibrationConfig, RecalibrationResults, &run_recalibration>,
        &report<RecalibrationResults, &report_recalibration>,
-       &describe<RecalibrationConfig, &describe_recalibration>},
+       &describe<RecalibrationConfig, &describe_recalibration>,
+       &demand<RecalibrationConfig, &recalibration_demand>},
   };
 }
 
@@ -91,6 +98,10 @@ const ScenarioModule& module_of(const ExperimentBase& config) {
   for (const auto& m : scenario_table())
     if (m.syntax.name == config.scenario) return m;
   throw std::logic_error("no scenario module " + config.scenario);
+}
+
+std::vector<CellDemand> cell_demands(const ExperimentBase& config) {
+  return module_of(config).demand(config);
 }
 
 std::unique_ptr<ExperimentBase> load_experiment(const std::filesystem::path& file) {

@@ -17,6 +17,8 @@ const std::vector<ScenarioModule>& scenario_table();
 const std::vector<ScenarioSyntax>& scenario_syntax();
 // The module of a parsed config (its `scenario`, which the parser checked).
 const ScenarioModule& module_of(const ExperimentBase& config);
+// What each of its cells asks of the machine (its module's `demand`), for the pre-flight.
+std::vector<CellDemand> cell_demands(const ExperimentBase& config);
 
 // A config file or document, parsed into its scenario's config (experiment/experiment.hpp).
 std::unique_ptr<ExperimentBase> load_experiment(const std::filesystem::path& file);

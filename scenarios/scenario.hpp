@@ -5,9 +5,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/task_kernel.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/preflight.hpp"
 #include "report/reporter.hpp"
 
 namespace calbench {
@@ -36,6 +38,8 @@ struct ScenarioModule {
   void (*report)(const ScenarioResults& results, Reporter& reporter);
   // `calbench validate`: the experiment and its cells.
   std::string (*describe)(const ExperimentBase& config);
+  // What each cell asks of the machine, from its typed parts: the pre-flight's input.
+  std::vector<CellDemand> (*demand)(const ExperimentBase& config);
 };
 
 }  // namespace calbench

@@ -11,21 +11,27 @@
 #include "core/finite_guard.hpp"
 #include "experiment/preflight.hpp"
 #include "scenarios/common.hpp"
+#include "scenarios/registry.hpp"
 #include "truth/quadrature_check.hpp"
 
 namespace calbench {
 namespace {
 
-ExperimentBase experiment(const std::string& resolved) {
-  ExperimentBase e;
-  e.source = "x.json";
-  e.resolved = Json::parse(resolved);
-  return e;
+// A config parsed into its scenario's typed cells, as the command line reads it.
+std::unique_ptr<ExperimentBase> experiment(const std::string& text) {
+  nlohmann::ordered_json document = nlohmann::ordered_json::parse(text);
+  document["scenario"] = "estimator_bias";
+  return parse_experiment(document, "x.json");
 }
 
-std::string preflight_message(const ExperimentBase& e, std::size_t threads, double memory) {
+PreflightEstimate estimate(const std::unique_ptr<ExperimentBase>& e) {
+  return estimate_run(*e, cell_demands(*e));
+}
+
+std::string preflight_message(const std::unique_ptr<ExperimentBase>& e, std::size_t threads,
+                              double memory) {
   try {
-    preflight(e, threads, memory);
+    preflight(*e, cell_demands(*e), threads, memory);
   } catch (const ConfigError& error) {
     REQUIRE(error.problems().size() == 1);
     return error.problems().front();
@@ -40,12 +46,12 @@ TEST_CASE("the pre-flight estimate is the documented formula", "[unit][preflight
   // per worker 1000 (10 x 4 + 1) doubles + 15 x 10 x 3 doubles = 328,000 + 3,600 bytes. The
   // classes are exchangeable (symmetric alpha, identity map), so the truth engine keeps one
   // channel of 11 x 2,562 fine bins x 3 doubles = 676,368 bytes.
-  const ExperimentBase e = experiment(R"({
+  const auto e = experiment(R"({
     "replicates": 200, "sample_size": 1000,
     "generator": {"family": "dirichlet", "classes": 10, "alpha": 0.5},
     "estimators": [{"name": "ece", "bins": 15}, {"name": "ece", "bins": 5}],
     "sweep": {"truth.tolerance": [1e-4, 1e-5], "estimators.1.bins": [2, 3, 4]}})");
-  const PreflightEstimate est = estimate_run(e);
+  const PreflightEstimate est = estimate(e);
   CHECK(est.cells == 6);
   CHECK(est.tasks == 1200);
   CHECK(est.bytes_per_thread == 331'600.0);
@@ -68,22 +74,24 @@ TEST_CASE("the pre-flight estimate is the documented formula", "[unit][preflight
 }
 
 TEST_CASE("the pre-flight names the swept value that sets the figure", "[unit][preflight]") {
-  const ExperimentBase bins = experiment(R"({
-    "replicates": 2, "sample_size": 10, "generator": {"classes": 1000},
+  const auto bins = experiment(R"({
+    "replicates": 2, "sample_size": 10, "generator": {"family": "dirichlet", "classes": 1000},
     "estimators": [{"name": "ece", "bins": 15}],
     "sweep": {"estimators.0.bins": [10, 1000000]}})");
   // bins x K x 3 doubles = 2.4e10 bytes dominate 10 x (1000 x 4 + 1) doubles.
   CHECK_THAT(preflight_message(bins, 1, 1e10),
              Catch::StartsWith("x.json: /sweep/estimators.0.bins/1: the run needs about 24 GB") &&
                  Catch::Contains("bins 1e+06 x classes 1000 x 3 doubles per worker"));
-  const ExperimentBase tasks = experiment(R"({
-    "replicates": 1e6, "sample_size": 10, "generator": {"classes": 2},
+  const auto tasks = experiment(R"({
+    "replicates": 1e6, "sample_size": 10, "generator": {"family": "dirichlet", "classes": 2},
+    "estimators": [{"name": "ece"}],
     "sweep": {"replicates": [10, 2e6], "generator.alpha": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}})");
   // The upper bound: 2 x 10 cells, each counted with the largest replicate count, 4e7 tasks.
-  CHECK(estimate_run(tasks).tasks == 40'000'000);
+  CHECK(estimate(tasks).tasks == 40'000'000);
   CHECK(preflight_message(tasks, 1, 1e12).empty());
-  const ExperimentBase many = experiment(R"({
-    "replicates": 1e9, "sample_size": 1, "generator": {"classes": 2},
+  const auto many = experiment(R"({
+    "replicates": 1e9, "sample_size": 1, "generator": {"family": "dirichlet", "classes": 2},
+    "estimators": [{"name": "ece"}],
     "sweep": {"generator.alpha": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}})");
   CHECK_THAT(preflight_message(many, 1, 1e12),
              Catch::StartsWith("x.json: /replicates: the run has 11 cells x 1e+09 replicates"));
@@ -139,19 +147,39 @@ TEST_CASE("the non-finite guard names the value's place", "[unit]") {
 }
 
 // The truth engine's memory in the pre-flight: one channel of fine bins per class unless the
-// classes are exchangeable (symmetric dirichlet, class-symmetric map): 11 x 2,562 x 3 doubles.
+// generator's classes are exchangeable (Generator::exchangeable_classes, by which the truth
+// engine pools them): 11 x 2,562 x 3 doubles per channel.
 TEST_CASE("the pre-flight counts the truth engine's fine bins per class", "[unit]") {
+  using calbench::estimate;
+  using calbench::experiment;
   const double per_class = 11.0 * 2562.0 * 3.0 * 8.0;
-  const auto pooled = calbench::estimate_run(calbench::experiment(
-      R"({"sample_size": 10, "replicates": 1, "generator": {"family": "dirichlet", "classes": 1000, "alpha": 0.5, "miscalibration": {"map": "temperature", "temperature": 2}}})"));
-  CHECK(pooled.truth_bytes == per_class);
-  const auto per_class_bins = calbench::estimate_run(calbench::experiment(
-      R"({"sample_size": 10, "replicates": 1, "generator": {"family": "label_noise", "classes": 1000, "weight": 0.1}})"));
-  CHECK(per_class_bins.truth_bytes == 1000.0 * per_class);
-  CHECK_THROWS_AS(
-      calbench::preflight(
-          calbench::experiment(
-              R"({"sample_size": 10, "replicates": 1, "generator": {"family": "label_noise", "classes": 1000, "weight": 0.1}})"),
-          1, 1e8),
-      calbench::ConfigError);
+  const auto config = [](const std::string& generator) {
+    return experiment(R"({"sample_size": 10, "replicates": 1, "estimators": [{"name": "accuracy"}],
+                          "generator": )" +
+                      generator + "}");
+  };
+  CHECK(estimate(config(R"({"family": "dirichlet", "classes": 1000, "alpha": 0.5,
+                            "miscalibration": {"map": "temperature", "temperature": 2}})"))
+            .truth_bytes == per_class);
+  // Symmetric label noise (a symmetric alpha, a uniform beta) is exchangeable too: the truth
+  // engine pools it, where the JSON-reading pre-flight counted every label_noise per class.
+  CHECK(estimate(config(R"({"family": "label_noise", "classes": 4, "weight": 0.1,
+                            "beta": [0.25, 0.25, 0.25, 0.25]})"))
+            .truth_bytes == per_class);
+  // Noise towards one class (the default beta, class 0) is not.
+  const auto towards_0 = config(R"({"family": "label_noise", "classes": 1000, "weight": 0.1})");
+  CHECK(estimate(towards_0).truth_bytes == 1000.0 * per_class);
+  CHECK_THROWS_AS(calbench::preflight(*towards_0, calbench::cell_demands(*towards_0), 1, 1e8),
+                  calbench::ConfigError);
+  // Per cell: a sweep of the map makes only its power cell per class (the JSON-reading
+  // pre-flight counted every cell per class once any generator key was swept).
+  const auto swept = experiment(R"({"sample_size": 10, "replicates": 1,
+      "estimators": [{"name": "accuracy"}],
+      "generator": {"family": "dirichlet", "classes": 3, "alpha": 0.5},
+      "sweep": {"generator.miscalibration": [{"map": "identity"},
+                                              {"map": "power", "exponents": [1, 2, 3]}]}})");
+  CHECK(estimate(swept).truth_bytes == 3.0 * per_class);
+  CHECK_THAT(calbench::preflight_message(swept, 1, 1e6),
+             Catch::StartsWith("x.json: /generator/classes: the ground truth needs about "
+                               "0.00203 GB of memory (classes 3: 3 x 0.000676 GB"));
 }

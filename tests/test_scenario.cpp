@@ -405,7 +405,7 @@ TEST_CASE("reliability: true and replicate 0's curves, into reliability.csv", "[
     // (15 equal-width bins), so sum_b w_b |frequency_b - score_b| is replicate 0's value.
     const calbench::CurveRecord& ew = cell.reliability[2];
     CHECK(ew.curve == calbench::CurveOrigin::estimated);
-    CHECK(ew.binning == calbench::Binning::equal_width);
+    CHECK(ew.grouping == calbench::CurveGrouping::equal_width);
     CHECK(ew.scope == calbench::CurveScope::top_label);
     double ece = 0.0;
     for (const auto& p : ew.points) ece += p.weight * std::abs(p.frequency - p.score);

@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string_view>
 #include <thread>

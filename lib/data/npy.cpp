@@ -1,7 +1,6 @@
 #include "data/npy.hpp"
 
 #include <bit>
-#include <climits>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>

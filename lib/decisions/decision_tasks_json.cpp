@@ -3,7 +3,6 @@
 #include "decisions/decision_tasks_json.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "config/registry.hpp"

@@ -13,7 +13,6 @@
 #include "core/running_stats.hpp"
 #include "truth/map_preimage.hpp"
 #include "truth/monte_carlo_sampler.hpp"
-#include "truth/truth_engine.hpp"
 
 namespace calbench {
 namespace {

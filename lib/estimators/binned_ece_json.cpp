@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "config/registry.hpp"
-#include "core/format.hpp"
 #include "estimators/binned_ece.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/ece_sweep.hpp"

@@ -2,7 +2,6 @@
 #include <memory>
 
 #include "config/registry.hpp"
-#include "core/error.hpp"
 #include "estimators/corp.hpp"
 #include "estimators/estimators_json.hpp"
 

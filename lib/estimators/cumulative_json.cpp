@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "config/registry.hpp"
-#include "core/error.hpp"
 #include "core/format.hpp"
 #include "estimators/cumulative.hpp"
 #include "estimators/estimators_json.hpp"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <cmath>
 
 #include "core/error.hpp"
 #include "core/fast_math.hpp"

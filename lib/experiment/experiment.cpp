@@ -1,7 +1,6 @@
 #include "experiment/experiment.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "config/json_support.hpp"
 #include "core/error.hpp"

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "generators/generator.hpp"
 #include "truth/monte_carlo_core.hpp"
 
 namespace calbench {
@@ -34,76 +35,27 @@ constexpr double truth_bytes_per_channel =
 constexpr double reliability_bytes_per_channel =
     static_cast<double>(mc::groups * mc::fine_bins) * 8.0 * sizeof(double);
 
-// The keys that set how many vectors the truth engine's Monte Carlo may draw per cell.
-constexpr const char* truth_sample_keys[] = {"truth.samples", "truth.population_samples",
-                                             "truth_samples", "recalibrator.samples",
-                                             "reliability.samples"};
-
-// The largest value a number-valued key takes: its value in the base document (at `path`, a
-// JSON pointer) and every value the sweep gives `dotted`; with where it was found.
+// The largest value a figure takes over the cells, with its JSON pointer at its place in the
+// config (the swept value's place when a sweep sets it).
 struct Largest {
   double value = 0.0;
   std::string pointer;
 };
 
-void consider(Largest& best, const Json* value, const std::string& pointer) {
-  if (value != nullptr && value->is_number() && value->get<double>() > best.value)
-    best = {value->get<double>(), pointer};
-}
-
-Largest largest(const Json& resolved, const std::string& pointer, const std::string& dotted) {
-  Largest best;
-  const Json::json_pointer at(pointer);
-  if (resolved.contains(at)) consider(best, &resolved.at(at), pointer);
-  if (const auto sweep = resolved.find("sweep"); sweep != resolved.end() && sweep->is_object())
-    if (const auto values = sweep->find(dotted); values != sweep->end() && values->is_array())
-      for (std::size_t i = 0; i < values->size(); ++i)
-        consider(best, &(*values)[i], pointer_join(pointer_join("/sweep", dotted), i));
-  return best;
-}
-
-// The largest `bins` of any estimator or method entry (swept bins are in the sweep as
-// "estimators.I.bins").
-Largest largest_bins(const Json& resolved) {
-  Largest best;
-  for (const char* list : {"estimators", "methods"}) {
-    const auto entries = resolved.find(list);
-    if (entries == resolved.end() || !entries->is_array()) continue;
-    for (std::size_t i = 0; i < entries->size(); ++i) {
-      const std::string at = pointer_join(pointer_join("", list), i);
-      const Largest b =
-          largest(resolved, at + "/bins", std::string(list) + "." + std::to_string(i) + ".bins");
-      if (b.value > best.value) best = b;
-    }
-  }
-  return best;
+void consider(Largest& best, const ExperimentBase& config, const CellBase& cell, double value,
+              const std::string& pointer) {
+  if (value > best.value) best = {value, cell_pointer(config, cell, pointer)};
 }
 
 std::string amount(double x) {
   return format_double(x);
 }
 
-// Whether every cell's classes are exchangeable for the truth engine (one channel of fine bins
-// for all classes): a dirichlet family with a symmetric alpha (a number) and a class-symmetric
-// map (identity, temperature, top_label), and no sweep of the family, alpha or the map. Anything
-// else is counted as one channel per class (an upper bound).
-bool exchangeable_classes(const Json& r) {
-  const Json::json_pointer generator("/generator");
-  if (!r.contains(generator)) return false;
-  const Json& g = r.at(generator);
-  if (!g.is_object() || g.value("family", std::string()) != "dirichlet") return false;
-  if (const auto alpha = g.find("alpha"); alpha != g.end() && !alpha->is_number()) return false;
-  const auto map = g.find("miscalibration");
-  const std::string name =
-      map != g.end() && map->is_object() ? map->value("map", std::string("identity")) : "identity";
-  if (name != "identity" && name != "temperature" && name != "top_label") return false;
-  if (const auto sweep = r.find("sweep"); sweep != r.end() && sweep->is_object())
-    for (const auto& item : sweep->items())
-      for (const char* key : {"generator", "generator.family", "generator.alpha",
-                              "generator.miscalibration", "generator.miscalibration.map"})
-        if (item.key() == key || item.key().rfind(std::string("generator.alpha."), 0) == 0)
-          return false;
-  return true;
+// "truth.samples" for /truth/samples: how the messages name a truth sample count.
+std::string dotted(const std::string& pointer) {
+  std::string out = pointer.substr(1);
+  std::replace(out.begin(), out.end(), '/', '.');
+  return out;
 }
 
 }  // namespace
@@ -120,49 +72,76 @@ namespace {
 struct Figures {
   PreflightEstimate estimate;
   Largest n, K, bins, reps;
+  Largest truth_K;  // the classes of the cell whose truth needs the most memory
+  // Per truth sample count (by its base pointer, in the order first met), its largest value.
+  std::vector<std::pair<std::string, Largest>> truth_samples;
 };
 
-Figures figures_of(const Json& r) {
+void consider_truth_samples(Figures& f, const ExperimentBase& config, const CellBase& cell,
+                            const Demand& d) {
+  auto it = std::find_if(f.truth_samples.begin(), f.truth_samples.end(),
+                         [&](const auto& t) { return t.first == d.pointer; });
+  if (it == f.truth_samples.end()) it = f.truth_samples.insert(it, {d.pointer, Largest{}});
+  consider(it->second, config, cell, d.value, d.pointer);
+}
+
+Figures figures_of(const ExperimentBase& config, const std::vector<CellDemand>& cells) {
   Figures f;
   PreflightEstimate& e = f.estimate;
-  e.cells = 1;
-  if (const auto sweep = r.find("sweep"); sweep != r.end() && sweep->is_object())
-    for (const auto& item : sweep->items())
-      if (item.value().is_array()) e.cells *= std::max<std::size_t>(item.value().size(), 1);
-  for (const char* key : {"sample_size", "fit_size", "test_size"}) {
-    const Largest x = largest(r, std::string("/") + key, key);
-    if (x.value > f.n.value) f.n = x;
+  e.cells = cells.size();
+  for (const CellDemand& demand : cells) {
+    const CellBase& cell = *demand.cell;
+    for (const Demand& d : demand.rows) consider(f.n, config, cell, d.value, d.pointer);
+    for (const Demand& d : demand.bins) consider(f.bins, config, cell, d.value, d.pointer);
+    consider(f.reps, config, cell, static_cast<double>(cell.replicates), "/replicates");
+    // The generator as the run builds it (its spec validated by the parser), asked whether the
+    // truth engine pools its classes into one channel of fine bins.
+    const Generator generator(cell.generator);
+    const double K = static_cast<double>(generator.classes());
+    consider(f.K, config, cell, K, "/generator/classes");
+    const double channels = generator.exchangeable_classes() ? 1.0 : K;
+    double truth_bytes = channels * truth_bytes_per_channel;
+    if (demand.reliability)
+      truth_bytes = std::max(truth_bytes, channels * reliability_bytes_per_channel);
+    if (truth_bytes > e.truth_bytes) {
+      e.truth_bytes = truth_bytes;
+      f.truth_K = {K, cell_pointer(config, cell, "/generator/classes")};
+    }
+    consider_truth_samples(f, config, cell,
+                           {static_cast<double>(cell.truth.samples), "/truth/samples"});
+    consider_truth_samples(
+        f, config, cell,
+        {static_cast<double>(cell.truth.population_samples), "/truth/population_samples"});
+    for (const Demand& d : demand.truth_draws) consider_truth_samples(f, config, cell, d);
   }
-  f.K = largest(r, "/generator/classes", "generator.classes");
-  f.bins = largest_bins(r);
-  f.reps = largest(r, "/replicates", "replicates");
   const double K = std::max(f.K.value, 2.0), reps = std::max(f.reps.value, 1.0);
-  const double cells = static_cast<double>(e.cells);
-  e.tasks = static_cast<std::uint64_t>(std::min(cells * reps, 1e19));
+  const double n_cells = static_cast<double>(e.cells);
+  e.tasks = static_cast<std::uint64_t>(std::min(n_cells * reps, 1e19));
   e.bytes_per_thread = f.n.value * (K * bytes_per_component + bytes_per_row) +
                        f.bins.value * K * bytes_per_bin_and_class;
-  e.component_draws = cells * reps * f.n.value * K;
-  for (const char* dotted : truth_sample_keys) {
-    std::string pointer(1, '/');
-    pointer.append(dotted);
-    std::replace(pointer.begin(), pointer.end(), '.', '/');
-    e.truth_draws = std::max(e.truth_draws, cells * largest(r, pointer, dotted).value * K);
-  }
-  const double channels = exchangeable_classes(r) ? 1.0 : K;
-  e.truth_bytes = channels * truth_bytes_per_channel;
-  if (r.contains(Json::json_pointer("/reliability")))
-    e.truth_bytes = std::max(e.truth_bytes, channels * reliability_bytes_per_channel);
+  e.component_draws = n_cells * reps * f.n.value * K;
+  for (const auto& [pointer, t] : f.truth_samples)
+    e.truth_draws = std::max(e.truth_draws, n_cells * t.value * K);
   return f;
 }
 
 }  // namespace
 
-PreflightEstimate estimate_run(const ExperimentBase& config) {
-  return figures_of(config.resolved).estimate;
+std::optional<Demand> bins_of(const std::vector<NamedParam>& params, const std::string& pointer) {
+  for (const NamedParam& param : params)
+    if (const auto* bins = std::get_if<std::int64_t>(&param.value.data);
+        bins && param.key == "bins")
+      return Demand{static_cast<double>(*bins), pointer + "/bins"};
+  return std::nullopt;
 }
 
-void preflight(const ExperimentBase& config, std::size_t threads, double memory_bytes) {
-  const Figures f = figures_of(config.resolved);
+PreflightEstimate estimate_run(const ExperimentBase& config, const std::vector<CellDemand>& cells) {
+  return figures_of(config, cells).estimate;
+}
+
+void preflight(const ExperimentBase& config, const std::vector<CellDemand>& cells,
+               std::size_t threads, double memory_bytes) {
+  const Figures f = figures_of(config, cells);
   const PreflightEstimate& e = f.estimate;
   const Largest &n = f.n, &K = f.K, &bins = f.bins, &reps = f.reps;
   std::vector<std::string> problems;
@@ -171,13 +150,13 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
   };
   const double needed = static_cast<double>(threads) * e.bytes_per_thread;
   if (e.truth_bytes > memory_bytes && e.truth_bytes >= needed) {
-    add(K.pointer, "the ground truth needs about " + gigabytes(e.truth_bytes) +
-                       " of memory (classes " + amount(K.value) + ": " +
-                       amount(e.truth_bytes / truth_bytes_per_channel) + " x " +
-                       gigabytes(truth_bytes_per_channel) +
-                       " of the truth engine's fine bins, one per class unless the classes are "
-                       "exchangeable) but the machine has " +
-                       gigabytes(memory_bytes) + " available; lower the number of classes");
+    add(f.truth_K.pointer,
+        "the ground truth needs about " + gigabytes(e.truth_bytes) + " of memory (classes " +
+            amount(f.truth_K.value) + ": " + amount(e.truth_bytes / truth_bytes_per_channel) +
+            " x " + gigabytes(truth_bytes_per_channel) +
+            " of the truth engine's fine bins, one per class unless the classes are "
+            "exchangeable) but the machine has " +
+            gigabytes(memory_bytes) + " available; lower the number of classes");
   } else if (needed > memory_bytes) {
     // Name the term that dominates: the samples (n x K) or the bins (bins x K).
     const double sample_bytes = n.value * (K.value * bytes_per_component + bytes_per_row);
@@ -208,16 +187,12 @@ void preflight(const ExperimentBase& config, std::size_t threads, double memory_
   // So do the recalibration scenario's composed truths (truth_samples), the decision
   // scenario's recalibrated decision values (recalibrator.samples) and the true reliability
   // curves (reliability.samples: 1e15 ran without end).
-  for (const char* dotted : truth_sample_keys) {
-    std::string pointer(1, '/');  // appended, not "/" + ...: GCC 12 warns (-Wrestrict)
-    pointer.append(dotted);
-    std::replace(pointer.begin(), pointer.end(), '.', '/');
-    const Largest t = largest(config.resolved, pointer, dotted);
+  for (const auto& [pointer, t] : f.truth_samples) {
     const double draws = static_cast<double>(e.cells) * t.value * std::max(K.value, 2.0);
     if (draws > max_component_draws)
       add(t.pointer, "the truth engine may draw " + amount(draws) + " numbers (" +
-                         amount(static_cast<double>(e.cells)) + " cells x " + dotted + " " +
-                         amount(t.value) + " x classes " + amount(std::max(K.value, 2.0)) +
+                         amount(static_cast<double>(e.cells)) + " cells x " + dotted(pointer) +
+                         " " + amount(t.value) + " x classes " + amount(std::max(K.value, 2.0)) +
                          "), more than calbench's limit of " + amount(max_component_draws) +
                          " (months of CPU time)");
   }

@@ -3,16 +3,56 @@
 // created), an upper estimate of the memory and the work a config asks for, refused with the
 // figure and the parameters behind it when it cannot fit (docs/config.md, "Pre-flight").
 //
-// The estimates are upper bounds computed from the resolved config alone (every default
-// filled): the largest sample size, K and bin count over the base document and the sweep, and
-// the number of cells times the largest replicate count.
+// The estimates are upper bounds computed from the typed cells (every default filled), which
+// each scenario module lists as CellDemands: the largest sample size, K and bin count over the
+// cells, the number of cells times the largest replicate count, and per cell whether its
+// generator's classes are exchangeable (Generator::exchangeable_classes, the property the truth
+// engine pools its bins by).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "core/value.hpp"
 #include "experiment/experiment.hpp"
 
 namespace calbench {
+
+// One figure of a cell's demand: its value and the JSON pointer of its parameter in the base
+// document (/fit_size, /estimators/0/bins). The pre-flight reports it at its swept place
+// (/sweep/KEY/i, cell_pointer) when a sweep sets it.
+struct Demand {
+  double value = 0.0;
+  std::string pointer;
+};
+
+// What one cell asks of the machine, listed by its scenario module (ScenarioModule::demand)
+// from its typed cell; the pre-flight computes from these alone, never from the JSON.
+struct CellDemand {
+  const CellBase* cell = nullptr;  // its generator, replicates and truth settings
+  std::vector<Demand> rows;        // rows one replicate draws (sample_size, fit_size, test_size)
+  std::vector<Demand> bins;        // the bins of its estimators and methods
+  // Monte Carlo vectors the run draws per cell besides the truth engine's (truth.samples and
+  // truth.population_samples, from `cell`): truth_samples, recalibrator.samples,
+  // reliability.samples.
+  std::vector<Demand> truth_draws;
+  bool reliability = false;  // the true reliability curves are computed
+};
+
+// The `bins` of a component (an estimator, a method) whose entry is at `pointer`: its parameter
+// of that name, as every binned row declares it; nullopt when it has none.
+std::optional<Demand> bins_of(const std::vector<NamedParam>& params, const std::string& pointer);
+// The same for each entry of a list (estimators, methods) at `list` (its entries at list/i).
+template <typename Config>
+std::vector<Demand> bins_of(const std::vector<Config>& entries, std::string_view list) {
+  std::vector<Demand> out;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (auto bins = bins_of(entries[i].params, std::string(list) + "/" + std::to_string(i)))
+      out.push_back(std::move(*bins));
+  return out;
+}
 
 struct PreflightEstimate {
   std::uint64_t cells = 0;
@@ -23,12 +63,13 @@ struct PreflightEstimate {
   double truth_draws = 0.0;       // cells x the largest truth sample count x K (at most)
 };
 
-// What the resolved config asks for.
-PreflightEstimate estimate_run(const ExperimentBase& config);
+// What the config's cells ask for (`cells`: its scenario module's demand of each).
+PreflightEstimate estimate_run(const ExperimentBase& config, const std::vector<CellDemand>& cells);
 
 // Throws ConfigError naming the file, the parameter's JSON pointer and the figure when the
 // estimate for `threads` workers exceeds `memory_bytes` or the work limits below.
-void preflight(const ExperimentBase& config, std::size_t threads, double memory_bytes);
+void preflight(const ExperimentBase& config, const std::vector<CellDemand>& cells,
+               std::size_t threads, double memory_bytes);
 
 // An upper estimate of a run's time on `threads` workers: the replicates' drawn components at
 // replicate_components_per_second plus the truth engine's at truth_components_per_second,

@@ -312,12 +312,6 @@ std::vector<double> quantile_knots(std::vector<double> t, std::size_t count) {
   return out;
 }
 
-LogitSpline fit_logit_spline(const CurveData& data, const std::vector<double>& knots,
-                             double penalty) {
-  if (knots.size() < 2 || !std::isfinite(penalty)) return {};
-  return fit_on(data, knots, penalty, basis_matrix(data.t, knots), all_rows(data.t.size()));
-}
-
 EmpiricalFit fit_empirical(const Sample& data, const EmpiricalFitOptions& options) {
   const std::size_t n = data.size, K = data.classes;
   if (n < 2)

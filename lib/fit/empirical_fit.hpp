@@ -89,10 +89,6 @@ struct CurveData {
 };
 CurveData curve_data(const Sample& data);
 
-// The curve for a fixed penalty on the given rows (knots given); Newton's method on the convex
-// penalised log-likelihood.
-LogitSpline fit_logit_spline(const CurveData& data, const std::vector<double>& knots,
-                             double penalty);
 // Knots at quantiles of t (clamped to +-15), duplicates dropped; fewer than 2: none.
 std::vector<double> quantile_knots(std::vector<double> t, std::size_t count);
 

@@ -1,6 +1,5 @@
 #include "fit/fit_verdict.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>

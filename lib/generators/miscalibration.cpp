@@ -3,7 +3,6 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.hpp"
 #include "core/fast_math.hpp"

@@ -1,7 +1,5 @@
 #include "plan/plan_json.hpp"
 
-#include <cmath>
-#include <limits>
 #include <optional>
 #include <utility>
 

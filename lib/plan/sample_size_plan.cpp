@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <span>
-#include <utility>
 
 #include "core/error.hpp"
 #include "core/format.hpp"

@@ -1,7 +1,6 @@
 #include "recalibrators/fitted_model_json.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/error.hpp"
 #include "core/version.hpp"

@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "core/error.hpp"
-#include "core/format.hpp"
 
 namespace calbench {
 namespace {

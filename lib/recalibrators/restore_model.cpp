@@ -1,7 +1,6 @@
 #include "recalibrators/restore_model.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "core/error.hpp"

@@ -1,7 +1,6 @@
 #include "recalibrators/top_label_reduced.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "core/error.hpp"
 

@@ -20,6 +20,24 @@ std::string_view to_string(CurveScope scope) {
   return "classes_pooled";
 }
 
+CurveGrouping grouping_of(Binning binning) {
+  return binning == Binning::equal_width ? CurveGrouping::equal_width : CurveGrouping::equal_mass;
+}
+
+std::string_view to_string(CurveGrouping grouping) {
+  switch (grouping) {
+    case CurveGrouping::fine:
+      return "fine";
+    case CurveGrouping::equal_width:
+      return to_string(Binning::equal_width);
+    case CurveGrouping::equal_mass:
+      return to_string(Binning::equal_mass);
+    case CurveGrouping::isotonic:
+      break;
+  }
+  return "isotonic";
+}
+
 const std::vector<std::string>& curve_columns() {
   static const std::vector<std::string> columns = {"curve", "binning", "scope", "class",
                                                    "lower", "upper",   "score", "frequency",
@@ -33,10 +51,7 @@ void append_curve_rows(const std::string& table, const std::vector<Value>& key,
     for (const CurvePoint& p : curve.points) {
       std::vector<Value> fields = key;
       fields.insert(fields.end(),
-                    {std::string(to_string(curve.curve)),
-                     std::string(curve.isotonic  ? "isotonic"
-                                 : curve.binning ? to_string(*curve.binning)
-                                                 : "fine"),
+                    {std::string(to_string(curve.curve)), std::string(to_string(curve.grouping)),
                      std::string(to_string(curve.scope)), optional_value(curve.class_index),
                      p.lower, p.upper, p.score, p.frequency, p.error, Value(p.count), p.weight});
       rows.push_back({table, std::move(fields)});

@@ -16,13 +16,18 @@ namespace calbench {
 enum class CurveOrigin { true_curve, estimated };
 // The top label's curve, one class's, or all classes' pooled (exchangeable classes).
 enum class CurveScope { top_label, one_class, classes_pooled };
+// How a curve's points group the rows: the truth engine's fine bins (true curves), a binning's
+// bins, or CORP's isotonic (PAV) steps.
+enum class CurveGrouping { fine, equal_width, equal_mass, isotonic };
 std::string_view to_string(CurveOrigin kind);  // "true", "estimated"
 std::string_view to_string(CurveScope scope);  // "top_label", "class", "classes_pooled"
+// "fine", to_string(Binning) for a binning's, "isotonic": reliability.csv's `binning` column.
+std::string_view to_string(CurveGrouping grouping);
+CurveGrouping grouping_of(Binning binning);
 
 struct CurveRecord {
   CurveOrigin curve = CurveOrigin::true_curve;
-  std::optional<Binning> binning{};  // estimated curves; none: fine bins ("fine")
-  bool isotonic = false;  // CORP's isotonic (PAV) steps, binning unset (column "isotonic")
+  CurveGrouping grouping = CurveGrouping::fine;
   CurveScope scope = CurveScope::top_label;
   std::optional<std::size_t> class_index{};  // scope one_class only
   std::vector<CurvePoint> points{};

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/atomic_file.hpp"
-#include "core/error.hpp"
 #include "core/version.hpp"
 #include "report/value_format.hpp"
 

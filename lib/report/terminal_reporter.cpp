@@ -1,7 +1,6 @@
 // TerminalReporter (report/reporter.hpp): the display tables, aligned, and the records' prose.
 #include <algorithm>
 #include <cstdio>
-#include <ostream>
 #include <string>
 #include <variant>
 #include <vector>

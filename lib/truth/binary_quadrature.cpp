@@ -1,7 +1,6 @@
 #include "truth/binary_quadrature.hpp"
 
 #include <algorithm>
-#include <array>
 #include <boost/math/quadrature/exp_sinh.hpp>
 #include <boost/math/quadrature/tanh_sinh.hpp>
 #include <boost/math/special_functions/beta.hpp>

@@ -1,11 +1,7 @@
 #include "truth/dirichlet_max.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <array>
-#include <boost/math/quadrature/gauss.hpp>
-#include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <boost/math/quadrature/tanh_sinh.hpp>
 #include <boost/math/special_functions/beta.hpp>
 #include <boost/math/special_functions/gamma.hpp>
@@ -13,10 +9,10 @@
 #include <cmath>
 #include <complex>
 #include <numbers>
-#include <queue>
 #include <vector>
 
 #include "core/stop_request.hpp"
+#include "truth/vector_quadrature.hpp"
 
 namespace calbench {
 namespace {
@@ -329,51 +325,8 @@ class TopLabelDensity {
   std::vector<OneOffRow> rows_;
 };
 
-struct Piece {
-  double lo = 0.0, hi = 0.0;
-  Values value{}, error{};
-  double worst = 0.0;
-  bool operator<(const Piece& other) const { return worst < other.worst; }
-};
-
-// Gauss-Kronrod 15 (Gauss 7 embedded) on [lo, hi] for all five integrands at once (Boost's
-// integrator takes one scalar integrand; the densities are the costly part, so they are
-// evaluated once per node for all five).
-std::optional<Piece> kronrod_piece(const TopLabelDensity& density, double lo, double hi) {
-  using kronrod = boost::math::quadrature::gauss_kronrod<double, 15>;
-  using gauss = boost::math::quadrature::gauss<double, 7>;
-  const auto& x = kronrod::abscissa();
-  const auto& wk = kronrod::weights();
-  const auto& wg = gauss::weights();
-  const double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
-  // Node j < 8 is mid - half x_j, node 8 + j is mid + half x_j (x_0 = 0 only once): evaluated
-  // in parallel, summed in a fixed order.
-  constexpr std::size_t nodes = 15;
-  std::array<std::optional<Values>, nodes> f;
-  tbb::parallel_for(std::size_t{0}, nodes, [&](std::size_t j) {
-    // One node at K = 300 distinct alphas costs about a second on a busy core: each looks for
-    // a stop request (SIGINT held a run for minutes here before issue #28).
-    throw_if_stop_requested();
-    const double offset = j < x.size() ? -x[j] : x[j - x.size() + 1];
-    f[j] = density.at(mid + half * offset);
-  });
-  Values k{}, g{};
-  for (std::size_t j = 0; j < nodes; ++j) {
-    if (!f[j]) return std::nullopt;
-    const std::size_t i = j < x.size() ? j : j - x.size() + 1;  // the abscissa's index
-    for (std::size_t q = 0; q < integrands; ++q) {
-      k[q] += wk[i] * (*f[j])[q];
-      if (i % 2 == 0) g[q] += wg[i / 2] * (*f[j])[q];  // the Gauss nodes: 0 and every other
-    }
-  }
-  Piece p{lo, hi};
-  for (std::size_t q = 0; q < integrands; ++q) {
-    p.value[q] = half * k[q];
-    p.error[q] = half * std::abs(k[q] - g[q]);
-    p.worst = std::max(p.worst, p.error[q]);
-  }
-  return p;
-}
+// A node where a CDF did not converge: the quadrature gives up (the caller uses Monte Carlo).
+struct NodeFailed {};
 
 }  // namespace
 
@@ -413,32 +366,27 @@ std::optional<TopLabelIntegrals> one_off_top_label(std::size_t classes,
     if (z > ends.back()) ends.push_back(z);
   std::sort(ends.begin(), ends.end());
 
-  std::priority_queue<Piece> pieces;
-  for (std::size_t i = 0; i + 1 < ends.size(); ++i) {
-    const auto p = kronrod_piece(density, ends[i], ends[i + 1]);
-    if (!p) return std::nullopt;
-    pieces.push(*p);
+  // The five integrands at once (the densities are the costly part, so they are evaluated once
+  // per node for all five), by the 15-point Gauss-Kronrod rule whose nodes run in parallel.
+  const auto integrands_at = [&](double z) {
+    // One node at K = 300 distinct alphas costs about a second on a busy core: each looks for
+    // a stop request (SIGINT held a run for minutes here before issue #28).
+    throw_if_stop_requested();
+    const auto values = density.at(z);
+    if (!values) throw NodeFailed{};
+    Vec<integrands> out;
+    out.v = *values;
+    return out;
+  };
+  VectorIntegral<integrands> lower;
+  try {
+    lower = integrate_adaptive<15, integrands>(
+        integrands_at, ends,
+        {.tolerance = 1e-11, .max_intervals = 3000, .nodes = NodeEvaluation::parallel});
+  } catch (const NodeFailed&) {
+    return std::nullopt;
   }
-  double total_error = 0.0;
-  for (auto copy = pieces; !copy.empty(); copy.pop()) total_error += copy.top().worst;
-  constexpr double target = 1e-11;
-  constexpr std::size_t max_pieces = 3000;
-  while (pieces.size() < max_pieces && total_error > target) {
-    const Piece worst = pieces.top();
-    pieces.pop();
-    const double mid = 0.5 * (worst.lo + worst.hi);
-    const auto a = kronrod_piece(density, worst.lo, mid), b = kronrod_piece(density, mid, worst.hi);
-    if (!a || !b) return std::nullopt;
-    total_error += a->worst + b->worst - worst.worst;
-    pieces.push(*a);
-    pieces.push(*b);
-  }
-  Values sum{}, err{};
-  for (; !pieces.empty(); pieces.pop())
-    for (std::size_t q = 0; q < integrands; ++q) {
-      sum[q] += pieces.top().value[q];
-      err[q] += pieces.top().error[q];
-    }
+  Values sum = lower.value.v, err = lower.errors.v;
   // [1/2, 1]: every CDF is 1, the densities are Beta densities, singular at 1 for small a.
   boost::math::quadrature::tanh_sinh<double> upper;
   for (std::size_t q = 0; q < integrands; ++q) {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/math/quadrature/gauss.hpp>
-#include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <limits>
@@ -14,11 +12,11 @@
 #include "truth/logistic.hpp"
 #include "truth/map_preimage.hpp"
 #include "truth/quadrature_check.hpp"
+#include "truth/vector_quadrature.hpp"
 
 namespace calbench {
 namespace {
 
-using boost::math::quadrature::gauss_kronrod;
 constexpr double inf = std::numeric_limits<double>::infinity();
 // Absolute tolerances of the inner and outer integrals (the integrands are densities of a
 // probability measure times quantities of order 1), and the most intervals of one integral.
@@ -35,66 +33,8 @@ constexpr std::size_t evaluation_budget = 30'000'000;
 // Values within this of their scale count as zero when signs are compared (rounding noise).
 constexpr double noise = 1e-12;
 
-// A vector of integrands integrated together (one adaptive subdivision for all components;
-// abs is the max norm). The components are densities of one probability measure times
-// quantities of order 1, so one absolute tolerance suits them all.
-template <std::size_t N>
-struct Vec {
-  std::array<double, N> v{};
-  Vec() = default;
-  explicit Vec(double x) { v.fill(x); }
-  double& operator[](std::size_t i) { return v[i]; }
-  double operator[](std::size_t i) const { return v[i]; }
-  Vec& operator+=(const Vec& o) {
-    for (std::size_t i = 0; i < N; ++i) v[i] += o.v[i];
-    return *this;
-  }
-  friend Vec operator+(Vec a, const Vec& b) { return a += b; }
-  friend Vec operator-(Vec a, const Vec& b) {
-    for (std::size_t i = 0; i < N; ++i) a.v[i] -= b.v[i];
-    return a;
-  }
-  friend Vec operator-(Vec a) {
-    for (double& x : a.v) x = -x;
-    return a;
-  }
-  friend Vec operator*(Vec a, double s) {
-    for (double& x : a.v) x *= s;
-    return a;
-  }
-  friend Vec operator*(double s, Vec a) { return a * s; }
-  friend double abs(const Vec& a) {
-    double m = 0.0;
-    for (double x : a.v) m = std::max(m, std::abs(x));
-    return m;
-  }
-};
-
-// The 21-point Kronrod rule and its embedded 10-point Gauss rule on [lo, hi] (Boost.Math's
-// nodes and weights): the Kronrod value, and |Kronrod - Gauss| (max norm) as its error.
-template <std::size_t N, class F>
-Vec<N> kronrod_21(const F& f, double lo, double hi, double& error) {
-  using Rule = gauss_kronrod<double, 21>;
-  const auto& x = Rule::abscissa();
-  const auto& wk = Rule::weights();
-  const auto& wg = boost::math::quadrature::gauss<double, 10>::weights();
-  const double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
-  const Vec<N> centre = f(mid);
-  Vec<N> kronrod = centre * wk[0], gauss(0.0);
-  for (std::size_t i = 1; i < x.size(); ++i) {
-    const Vec<N> pair = f(mid - half * x[i]) + f(mid + half * x[i]);
-    kronrod += pair * wk[i];
-    if (i % 2 == 1) gauss += pair * wg[i / 2];
-  }
-  error = abs(kronrod - gauss) * half;
-  return kronrod * half;
-}
-
-// int_a^b f (a vector) by adaptive Gauss-Kronrod with a global absolute tolerance: the interval
-// with the largest error is bisected until the errors sum to at most `tolerance` (or
-// `max_intervals` are used). Boost's own adaptive rule is not used because it controls each
-// subinterval relative to its own value, which over-refines the far tails (where the values
-// are 1e-100 and need no digits). An infinite end is mapped to a finite one by
+// int_a^b f (a vector) by the adaptive 21-point Gauss-Kronrod rule with a global absolute
+// tolerance (truth/vector_quadrature.hpp). An infinite end is mapped to a finite one by
 // u = a + x/(1 - x), du = dx/(1 - x)^2. Returns the value; `error` is the sum of the errors.
 template <std::size_t N, class F>
 Vec<N> integrate_vector(const F& f, double a, double b, double tolerance, double& error) {
@@ -114,41 +54,11 @@ Vec<N> integrate_vector(const F& f, double a, double b, double tolerance, double
   };
   const double lo = std::isfinite(a) && std::isfinite(b) ? a : 0.0;
   const double hi = std::isfinite(a) && std::isfinite(b) ? b : 1.0;
-  struct Interval {
-    double lo, hi, error;
-    Vec<N> value;
-  };
-  std::vector<Interval> parts;
-  double e = 0.0;
-  Vec<N> v = kronrod_21<N>(g, lo, hi, e);
-  parts.push_back({lo, hi, e, v});
-  double total_error = e;
-  while (total_error > tolerance && parts.size() < max_intervals) {
-    const auto worst =
-        std::max_element(parts.begin(), parts.end(),
-                         [](const Interval& x, const Interval& y) { return x.error < y.error; });
-    const double m = 0.5 * (worst->lo + worst->hi);
-    if (!(m > worst->lo && m < worst->hi)) break;  // no room left to bisect
-    double e1 = 0.0, e2 = 0.0;
-    Interval left{worst->lo, m, 0.0, kronrod_21<N>(g, worst->lo, m, e1)};
-    Interval right{m, worst->hi, 0.0, kronrod_21<N>(g, m, worst->hi, e2)};
-    left.error = e1;
-    right.error = e2;
-    *worst = left;
-    parts.push_back(right);
-    total_error = 0.0;
-    for (const Interval& part : parts) total_error += part.error;
-  }
-  // Summed in the order of the intervals on the line, so the bits do not depend on the order
-  // of refinement.
-  std::sort(parts.begin(), parts.end(),
-            [](const Interval& x, const Interval& y) { return x.lo < y.lo; });
-  Vec<N> out(0.0);
-  for (const Interval& part : parts) {
-    out += part.value;
-    error += part.error;
-  }
-  return out;
+  const std::array<double, 2> ends{lo, hi};
+  const VectorIntegral<N> integral =
+      integrate_adaptive<21, N>(g, ends, {.tolerance = tolerance, .max_intervals = max_intervals});
+  error = integral.error;
+  return integral.value;
 }
 
 // int_a^b f where f may have an inverse square-root singularity at a (`at_a`) or b (`at_b`),

@@ -1,9 +1,6 @@
 #include "truth/truth_engine.hpp"
 
-#include <algorithm>
-#include <array>
 #include <boost/math/special_functions/digamma.hpp>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>

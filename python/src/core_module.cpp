@@ -333,7 +333,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
   const ScenarioModule& scenario = module_of(*config);
   // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
-  preflight(*config, threads, available_memory_bytes());
+  preflight(*config, cell_demands(*config), threads, available_memory_bytes());
   Interruption outcome;
   {
     py::gil_scoped_release release;

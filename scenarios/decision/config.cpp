@@ -1,7 +1,6 @@
 #include "scenarios/decision/config.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "config/registry.hpp"
 #include "core/error.hpp"
@@ -237,6 +236,22 @@ class Sections : public ScenarioSections {
 
 std::unique_ptr<ScenarioSections> decision_sections() {
   return std::make_unique<Sections>();
+}
+
+std::vector<CellDemand> decision_demand(const DecisionConfig& config) {
+  std::vector<CellDemand> out;
+  for (const DecisionCell& cell : config.cells) {
+    CellDemand& d = out.emplace_back();
+    d.cell = &cell;
+    d.rows = {{static_cast<double>(cell.sample_size), "/sample_size"}};
+    if (const auto& r = cell.recalibrator) {
+      d.rows.push_back({static_cast<double>(r->fit_size), "/recalibrator/fit_size"});
+      if (auto bins = bins_of(r->method.params, "/recalibrator/method"))
+        d.bins.push_back(std::move(*bins));
+      d.truth_draws = {{static_cast<double>(r->samples), "/recalibrator/samples"}};
+    }
+  }
+  return out;
 }
 
 }  // namespace calbench

@@ -13,6 +13,7 @@
 #include "decisions/decision_spec.hpp"
 #include "decisions/requirement.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/preflight.hpp"
 #include "recalibrators/recalibrators_json.hpp"
 
 namespace calbench {
@@ -52,5 +53,7 @@ struct DecisionConfig : ExperimentBase {
 };
 
 std::unique_ptr<ScenarioSections> decision_sections();
+// Per cell, what the pre-flight bounds (experiment/preflight.hpp).
+std::vector<CellDemand> decision_demand(const DecisionConfig& config);
 
 }  // namespace calbench

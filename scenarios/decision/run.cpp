@@ -1,13 +1,11 @@
 #include "scenarios/decision/run.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 
 #include "core/error.hpp"
 #include "core/finite_guard.hpp"
-#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"

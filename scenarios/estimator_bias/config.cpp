@@ -160,4 +160,20 @@ std::unique_ptr<ScenarioSections> estimator_bias_sections() {
   return std::make_unique<Sections>();
 }
 
+std::vector<CellDemand> estimator_bias_demand(const EstimatorBiasConfig& config) {
+  std::vector<CellDemand> out;
+  for (const EstimatorBiasCell& cell : config.cells) {
+    CellDemand& d = out.emplace_back();
+    d.cell = &cell;
+    d.rows = {{static_cast<double>(cell.sample_size), "/sample_size"}};
+    d.bins = bins_of(cell.estimators, "/estimators");
+    if (config.reliability) {
+      d.truth_draws = {
+          {static_cast<double>(config.reliability->truth.samples), "/reliability/samples"}};
+      d.reliability = true;
+    }
+  }
+  return out;
+}
+
 }  // namespace calbench

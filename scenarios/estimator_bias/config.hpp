@@ -8,6 +8,7 @@
 
 #include "estimators/estimators_json.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/preflight.hpp"
 #include "truth/reliability_curve.hpp"
 
 namespace calbench {
@@ -44,5 +45,7 @@ struct EstimatorBiasConfig : ExperimentBase {
 };
 
 std::unique_ptr<ScenarioSections> estimator_bias_sections();
+// Per cell, what the pre-flight bounds (experiment/preflight.hpp).
+std::vector<CellDemand> estimator_bias_demand(const EstimatorBiasConfig& config);
 
 }  // namespace calbench

@@ -4,16 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "core/error.hpp"
 #include "core/finite_guard.hpp"
-#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
@@ -311,13 +308,13 @@ std::vector<CurveRecord> cell_curves(const EstimatorBiasConfig& config, std::siz
     }
   for (const Binning binning : {Binning::equal_width, Binning::equal_mass}) {
     out.push_back({.curve = CurveOrigin::estimated,
-                   .binning = binning,
+                   .grouping = grouping_of(binning),
                    .points = binned_reliability(sample.confidence, correct, binning, settings.bins,
                                                 workspace)});
     for (std::size_t ch = 0; ch < scores.size(); ++ch)
       out.push_back(
           {.curve = CurveOrigin::estimated,
-           .binning = binning,
+           .grouping = grouping_of(binning),
            .scope = class_scope,
            .class_index = class_index(ch),
            .points = binned_reliability(scores[ch], hits[ch], binning, settings.bins, workspace)});

@@ -74,4 +74,23 @@ std::unique_ptr<ScenarioSections> recalibration_sections() {
   return std::make_unique<Sections>();
 }
 
+std::vector<CellDemand> recalibration_demand(const RecalibrationConfig& config) {
+  std::vector<CellDemand> out;
+  for (const RecalibrationCell& cell : config.cells) {
+    CellDemand& d = out.emplace_back();
+    d.cell = &cell;
+    d.rows = {{static_cast<double>(cell.fit_size), "/fit_size"},
+              {static_cast<double>(cell.test_size), "/test_size"}};
+    d.bins = bins_of(cell.estimators, "/estimators");
+    for (Demand& bins : bins_of(cell.methods, "/methods")) d.bins.push_back(std::move(bins));
+    d.truth_draws = {{static_cast<double>(cell.truth_samples), "/truth_samples"}};
+    if (config.reliability) {
+      d.truth_draws.push_back(
+          {static_cast<double>(config.reliability->samples), "/reliability/samples"});
+      d.reliability = true;
+    }
+  }
+  return out;
+}
+
 }  // namespace calbench

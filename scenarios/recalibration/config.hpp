@@ -9,6 +9,7 @@
 
 #include "estimators/estimators_json.hpp"
 #include "experiment/experiment.hpp"
+#include "experiment/preflight.hpp"
 #include "recalibrators/recalibrators_json.hpp"
 #include "truth/reliability_curve.hpp"
 
@@ -34,5 +35,7 @@ struct RecalibrationConfig : ExperimentBase {
 };
 
 std::unique_ptr<ScenarioSections> recalibration_sections();
+// Per cell, what the pre-flight bounds (experiment/preflight.hpp).
+std::vector<CellDemand> recalibration_demand(const RecalibrationConfig& config);
 
 }  // namespace calbench

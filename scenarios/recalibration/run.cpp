@@ -9,7 +9,6 @@
 
 #include "core/error.hpp"
 #include "core/finite_guard.hpp"
-#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
