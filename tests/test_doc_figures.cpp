@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "estimators/estimators_json.hpp"
+#include "leaderboard/kendall_tau.hpp"
 #include "temp_files.hpp"
 
 namespace {
@@ -80,6 +81,17 @@ std::vector<Row> read_csv(const fs::path& file) {
   return rows;
 }
 
+// A rows file named relative to the config's folder (an empirical generator's `rows` with its
+// `sha256`), made absolute so that the patched copy in a temporary folder still finds it.
+void absolute_rows(nlohmann::ordered_json& j, const fs::path& folder) {
+  if (j.is_object() && j.contains("rows") && j["rows"].is_string() && j.contains("sha256")) {
+    const fs::path rows = j["rows"].get<std::string>();
+    if (rows.is_relative()) j["rows"] = (folder / rows).string();
+  }
+  if (j.is_structured())
+    for (auto& child : j) absolute_rows(child, folder);
+}
+
 // Runs configs/NAME.json (NAME may be papers/X) through the command line, merged with the JSON
 // merge patch `patch` (RFC 7386; empty: as shipped), once per (name, patch) per test process.
 const Run& run_config(const std::string& name, const std::string& patch = "") {
@@ -92,6 +104,7 @@ const Run& run_config(const std::string& name, const std::string& patch = "") {
   if (!patch.empty()) {
     auto merged = nlohmann::ordered_json::parse(read_text(config));
     merged.merge_patch(nlohmann::ordered_json::parse(patch));
+    absolute_rows(merged, config.parent_path());
     config = dir.path / (id + ".json");
     std::ofstream(config) << merged.dump(2) << '\n';
   }
@@ -1016,4 +1029,121 @@ TEST_CASE("docs/estimators/cross_fitted.md: does it avoid overestimation", "[slo
   // The prose.
   CHECK(fixed(max_z, 1, true) == "+2.0");
   CHECK(fixed(number(at(labels[2], 0.7, "1000"), "mean"), 4) == "-0.0207");
+}
+
+// docs/arena.md, the small version of the study (default run, seconds): the shipped binary
+// arena with its five generators at one fit size of 300 rows, 4 replicates and five methods.
+// Its pooled boards reproduce the study's finding in small: histogram binning first by the
+// test-set ECE, not first by the true ECE, last by the true Brier score.
+TEST_CASE("docs/arena.md: the arena in small", "[e2e][docs]") {
+  const auto& run = run_config("arena/binary", R"({"replicates": 4, "sweep": {"fit_size": [300]},
+    "test_size": 1000, "truth_samples": 20000, "methods": [{"name": "temperature"},
+    {"name": "histogram_binning"}, {"name": "isotonic"}, {"name": "platt_probability"},
+    {"name": "subsample", "rows": 200, "method": {"name": "kernel"}}]})");
+  auto board = [&](const char* kind, const char* key, const char* method) {
+    return row(run.leaderboard,
+               {{"scope", "all"}, {"kind", kind}, {"key", key}, {"method", method}});
+  };
+  const Row& binning = board("estimate", "ece_ew15", "histogram_binning_em10");
+  CHECK(binning.at("cases") == "20");
+  CHECK(binning.at("blocks") == "5");
+  CHECK(binning.at("rank") == "1");
+  CHECK(board("truth", "ece_top_l1", "histogram_binning_em10").at("rank") != "1");
+  CHECK(board("truth", "brier", "histogram_binning_em10").at("rank") == "6");
+  // Every test-set estimator against every true quantity, tau-b and shares in range.
+  std::size_t pairs = 0;
+  for (const auto& r : run.agreement) {
+    if (r.at("scope") != "all") continue;
+    ++pairs;
+    CHECK(std::abs(number(r, "tau_b")) <= 1.0);
+    CHECK(number(r, "winner_agreement") >= 0.0);
+    CHECK(number(r, "winner_agreement") <= 1.0);
+  }
+  CHECK(pairs == 5 * 5);  // ece, brier, nll, kuiper, smooth ECE x 5 true quantities
+}
+
+// docs/arena.md's table of fakes: every row as configs/arena/fakes/provenance.csv (written by
+// scripts/arena-fits.py) has it, and every fake of the provenance in the table.
+TEST_CASE("docs/arena.md: the fakes' table is their provenance", "[unit][docs]") {
+  const auto provenance =
+      read_csv(fs::path(CALBENCH_SOURCE_DIR) / "configs" / "arena" / "fakes" / "provenance.csv");
+  REQUIRE(provenance.size() == 8);
+  const std::string doc = read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "arena.md");
+  const std::map<std::string, std::string> data = {{"cancer_lr_k2", "breast_cancer"},
+                                                   {"digits_lr_k10", "digits"}};
+  for (const auto& r : provenance) {
+    const std::string& model = r.at("model");
+    const std::string source = data.count(model) ? data.at(model) : "make_classification";
+    const std::string line = "| " + model + " | " + r.at("classes") + " | " + source + " | " +
+                             r.at("rows") + " | " + r.at("accuracy") + " | " + r.at("ece15") +
+                             " | " + r.at("fake_accuracy") + " | " + r.at("fake_ece_top_l1") +
+                             " | " + r.at("verdict") + " |";
+    INFO(line);
+    CHECK(doc.find("\n" + line + "\n") != std::string::npos);
+  }
+}
+
+// docs/arena.md: every line of its three result tables (written by scripts/arena-tables.py)
+// rebuilt from the two shipped arena runs' pooled boards: "| ARENA | estimator | truth | tau-b |
+// case tau-b | same winner |", "| ARENA | kind | key | rank | method | win rate | mean |" and
+// "| ARENA | kind key vs kind key | tau-b |" (Kendall's tau-b of the two boards' win rates).
+TEST_CASE("docs/arena.md: the recalibration arena", "[slow][e2e][docs]") {
+  const std::map<std::string, const Run*> runs = {{"binary", &shipped("arena/binary")},
+                                                  {"multiclass", &shipped("arena/multiclass")}};
+  auto ci = [](const Row& r, const std::string& column, int digits) {
+    return fixed(number(r, column), digits) + " [" + fixed(number(r, column + "_lower"), digits) +
+           ", " + fixed(number(r, column + "_upper"), digits) + "]";
+  };
+  auto board_rates = [](const Run& run, const std::string& kind, const std::string& key) {
+    std::map<std::string, double> out;
+    for (const auto& r : run.leaderboard)
+      if (r.at("scope") == "all" && r.at("kind") == kind && r.at("key") == key)
+        out[r.at("method")] = std::stod(r.at("win_rate"));
+    return out;
+  };
+  std::stringstream doc(read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "arena.md"));
+  std::string line;
+  std::map<std::size_t, std::size_t> checked;  // lines checked per table width
+  while (std::getline(doc, line)) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::vector<std::string> f;
+    std::stringstream cells(line.substr(2, line.size() - 4));
+    for (std::string cell; std::getline(cells, cell, '|');)
+      f.push_back(cell.substr(cell.find_first_not_of(' '),
+                              cell.find_last_not_of(' ') + 1 - cell.find_first_not_of(' ')));
+    if (!runs.count(f[0])) continue;
+    INFO(line);
+    const Run& run = *runs.at(f[0]);
+    if (f.size() == 6) {
+      const Row& r = row(run.agreement, {{"scope", "all"}, {"estimator", f[1]}, {"truth", f[2]}});
+      CHECK(ci(r, "tau_b", 2) == f[3]);
+      CHECK(ci(r, "case_tau_b", 2) == f[4]);
+      CHECK(ci(r, "winner_agreement", 2) == f[5]);
+    } else if (f.size() == 7) {
+      const Row& r =
+          row(run.leaderboard, {{"scope", "all"}, {"kind", f[1]}, {"key", f[2]}, {"method", f[4]}});
+      CHECK(r.at("rank") == f[3]);
+      CHECK(ci(r, "win_rate", 3) == f[5]);
+      CHECK(fixed(number(r, "mean"), 4) == f[6]);
+    } else if (f.size() == 3) {
+      std::stringstream words(f[1]);
+      std::string kind_a, key_a, vs, kind_b, key_b;
+      words >> kind_a >> key_a >> vs >> kind_b >> key_b;
+      const auto a = board_rates(run, kind_a, key_a), b = board_rates(run, kind_b, key_b);
+      REQUIRE(a.size() == b.size());
+      REQUIRE(a.size() > 2);
+      std::vector<double> x, y;
+      for (const auto& [method, rate] : a) {
+        x.push_back(rate);
+        y.push_back(b.at(method));
+      }
+      CHECK(fixed(calbench::kendall_tau_b(x, y), 2) == f[2]);
+    } else {
+      FAIL("a result line with " << f.size() << " fields");
+    }
+    ++checked[f.size()];
+  }
+  CHECK(checked[6] == 2 * 5 * 4);
+  CHECK(checked[7] >= 2 * 5 * 3);
+  CHECK(checked[3] == 2 * 3);
 }

@@ -23,6 +23,7 @@
 #include "recalibrators/restore_model.hpp"
 #include "recalibrators/smoothing_spline.hpp"
 #include "recalibrators/structured_scaling.hpp"
+#include "recalibrators/subsample.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "recalibrators/venn_abers.hpp"
 #include "reference_data.hpp"
@@ -375,6 +376,32 @@ TEST_CASE("laplace_mixture is (1 - eps) q + eps/K with eps = constant/(n + 1)",
       *method(R"({"name": "laplace_mixture", "method": {"name": "isotonic"}})"), fit_sample, test);
   for (double v : iso) CHECK(v >= eps / 3.0 * (1.0 - 1e-12));
   CHECK_THROWS_AS(LaplaceMixture(std::make_shared<TemperatureScaling>(), -1.0), DomainError);
+}
+
+TEST_CASE("subsample fits the wrapped method on the first `rows` fit rows",
+          "[unit][recalibrators]") {
+  const Sample fit_sample = draw({3, {0.5}, TemperatureMap{0.6}}, 800, 5);
+  const Sample test = draw({3, {0.5}, TemperatureMap{0.6}}, 50, 6);
+  // The prefix: the same rows, labels and summaries.
+  const Sample prefix = first_rows(fit_sample, 300);
+  REQUIRE(prefix.size == 300);
+  CHECK(std::vector<double>(fit_sample.p.begin(), fit_sample.p.begin() + 900) == prefix.p);
+  CHECK(std::vector<std::uint32_t>(fit_sample.label.begin(), fit_sample.label.begin() + 300) ==
+        prefix.label);
+  CHECK(prefix.confidence[299] == fit_sample.confidence[299]);
+  CHECK(prefix.predicted[299] == fit_sample.predicted[299]);
+  // Capped: the wrapped method on the prefix, bit for bit, and not the fit on every row.
+  const auto capped =
+      fit_and_apply(*method(R"({"name": "subsample", "rows": 300, "method": {"name": "kernel"}})"),
+                    fit_sample, test);
+  CHECK(capped == fit_and_apply(*method(R"({"name": "kernel"})"), prefix, test));
+  CHECK(capped != fit_and_apply(*method(R"({"name": "kernel"})"), fit_sample, test));
+  // Not capped: a sample no larger than `rows` is fitted whole.
+  CHECK(fit_and_apply(
+            *method(R"({"name": "subsample", "rows": 800, "method": {"name": "isotonic"}})"),
+            fit_sample,
+            test) == fit_and_apply(*method(R"({"name": "isotonic"})"), fit_sample, test));
+  CHECK_THROWS_AS(Subsample(std::make_shared<TemperatureScaling>(), 0), DomainError);
 }
 
 TEST_CASE("SMS and SVS with infinite penalties are ts-mix; with finite ones they fit more",

@@ -455,6 +455,7 @@ std::vector<std::unique_ptr<CellBase>> expand_cells(const Json& document, const 
     for (std::size_t a = 0; a < axes.size(); ++a)
       substitute(cell_document, resolved, axes[a].path, axes[a].values[digits[a]]);
     Problems found;
+    found.base_directory = problems.base_directory;  // a swept rows file is relative to it too
     ObjectReader top(cell_document, "", found);
     auto cell = sections.parse_cell(top);
     for (const auto& problem : found.items())

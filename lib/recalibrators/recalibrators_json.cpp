@@ -22,6 +22,7 @@
 #include "recalibrators/scaling_binning.hpp"
 #include "recalibrators/smoothing_spline.hpp"
 #include "recalibrators/structured_scaling.hpp"
+#include "recalibrators/subsample.hpp"
 #include "recalibrators/temperature_scaling.hpp"
 #include "recalibrators/top_label_reduced.hpp"
 #include "recalibrators/venn_abers.hpp"
@@ -229,6 +230,13 @@ std::optional<MethodConfig> build_laplace_mixture(Args& a) {
   out.label = "laplace_mixture" +
               (constant == laplace_constant ? std::string() : "_c" + format_double(constant)) +
               "(" + inner.label + ")";
+  return out;
+}
+std::optional<MethodConfig> build_subsample(Args& a) {
+  const auto inner = a.get<MethodConfig>("method");
+  const auto rows = static_cast<std::size_t>(a.get<std::int64_t>("rows"));
+  auto out = plain(a, std::make_shared<Subsample>(inner.method, rows));
+  out.label = "subsample_" + std::to_string(rows) + "(" + inner.label + ")";
   return out;
 }
 std::optional<MethodConfig> build_top_label_reduced(Args& a) {
@@ -511,6 +519,18 @@ vector, so no confidence is 0 and the true NLL stays finite.)",
       build_laplace_mixture);
 }
 
+RecalibratorEntry subsample_recalibrator() {
+  return row(
+      "wrapper: `method` fitted on the first `rows` rows of the fit sample (a row cap for costly "
+      "methods)",
+      {method_param(),
+       param::integer("rows", 1, 10000, "the most fit rows the method sees")},
+      R"({"method": {"name": "kernel"}, "rows": 500})",
+      R"(The fit rows are independent draws, so their first `rows` are a simple random sample;
+all rows when the sample is smaller. The fitted model is the wrapped method's.)",
+      build_subsample);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 // The methods a config can name, in listing order: a new method is its row and a line here.
@@ -540,6 +560,7 @@ const std::vector<RecalibratorEntry>& recalibrator_registry() {
       named("svs", svs_recalibrator()),
       named("sms", sms_recalibrator()),
       named("laplace_mixture", laplace_mixture_recalibrator()),
+      named("subsample", subsample_recalibrator()),
   };
   return rows;
 }
