@@ -14,7 +14,7 @@ py=$3
 "$py" -c 'import sklearn' 2>/dev/null || skip "no scikit-learn for $py"
 
 # 1. The user's file: a strongly regularised logistic regression (underconfident) on held-out
-#    synthetic data, K = 3.
+#    synthetic data, K = 3, 2,000 rows; and new.csv, probabilities only (a deployed model's).
 "$py" - <<'PY' || fail "writing the model's outputs"
 import numpy as np
 from sklearn.datasets import make_classification
@@ -22,10 +22,9 @@ from sklearn.linear_model import LogisticRegression
 X, y = make_classification(n_samples=4000, n_features=8, n_informative=5, n_classes=3,
                            n_clusters_per_class=1, random_state=0)
 p = LogisticRegression(C=0.005).fit(X[:2000], y[:2000]).predict_proba(X[2000:])
-rows = np.column_stack([y[2000:], p])
-np.savetxt("outputs.csv", rows, delimiter=",", fmt="%.4f", header="label,p0,p1,p2")
-np.savetxt("fit.csv", rows[:1000], delimiter=",", fmt="%.4f", header="label,p0,p1,p2")
-np.savetxt("test.csv", rows[1000:], delimiter=",", fmt="%.4f", header="label,p0,p1,p2")
+np.savetxt("outputs.csv", np.column_stack([y[2000:], p]), delimiter=",", fmt="%.4f",
+           header="label,p0,p1,p2")
+np.savetxt("new.csv", p[:300], delimiter=",", fmt="%.4f", header="p0,p1,p2")
 PY
 head -2 outputs.csv | grep -q '^# label,p0,p1,p2$' || fail "no savetxt header: $(head -2 outputs.csv)"
 
@@ -37,33 +36,35 @@ grep -q 'outputs.csv: line [0-9]*: probabilities sum to .*--renormalize' eval0.e
 grep -q -- '--logits' eval0.err && fail "the hint suggests --logits: $(cat eval0.err)"
 [ -s eval0.out ] && fail "eval printed to stdout on bad input"
 
-# 3. The README's commands.
+# 3. The README's commands, exactly as written: its shell block of "Your own model", run by
+#    bash -e with this build's calbench first on PATH.
+awk '/^## Your own model/ { inside = 1 } inside && /^```sh/ { grab = 1; next }
+     grab && /^```/ { exit } grab { print }' "$src/README.md" >readme.sh
+grep -q '^calbench plan audit.json' readme.sh || fail "no shell block with the plan in README's \"Your own model\""
+mkdir path && ln -s "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" path/calbench
+PATH="$PWD/path:$PATH" bash -e readme.sh >readme.out 2>readme.err ||
+  fail "the README's commands: $(tail -5 readme.err)"
+grep -q '^  temperature = ' readme.out || fail "recalibrate fit does not print T: $(cat readme.out)"
+grep -q '^verdict: GOOD' readme.out || fail "the fit's verdict: $(grep '^verdict' readme.out)"
+grep -q '^answer: n = [0-9]' readme.out || fail "plan gives no n: $(tail -5 readme.out)"
+[ "$(grep -c '^  ece_ew15 .* bias_corrected ' readme.out)" -eq 2 ] || fail "two evals' tables expected"
+[ "$(wc -l <fit.csv)" -eq 1000 ] && [ "$(wc -l <test.csv)" -eq 1000 ] || fail "the halves"
+head -1 new_q.csv | grep -qx 'p_0,p_1,p_2' || fail "new_q.csv header: $(head -1 new_q.csv)"
+[ "$(wc -l <new_q.csv)" -eq 301 ] || fail "new_q.csv: $(wc -l <new_q.csv) lines"
+cp model.json cli_model.json
+
+# The recalibration halves the ECE (test half before, the same rows after).
 ece() {  # FILE [OPTION]: the ece_ew15 value of `calbench eval FILE --json`
   "$bin" eval "$@" --resamples 50 --estimators '[{"name": "ece"}]' --json |
     "$py" -c 'import json,sys; print(json.load(sys.stdin)["estimators"]["ece_ew15"]["value"])'
 }
 before=$(ece test.csv --renormalize) || fail "eval test.csv"
-"$bin" recalibrate fit fit.csv --renormalize --method temperature --out model.json >fit.out ||
-  fail "recalibrate fit exited $?"
-grep -q '^  temperature = ' fit.out || fail "recalibrate fit does not print T: $(cat fit.out)"
-"$bin" recalibrate apply model.json test.csv --renormalize --out calibrated.csv >/dev/null ||
-  fail "recalibrate apply exited $?"
 after=$(ece calibrated.csv) || fail "eval calibrated.csv"
 "$py" -c "import sys; b, a = $before, $after; sys.exit(0 if a < 0.5 * b else 1)" ||
   fail "temperature scaling did not halve the ECE: $before -> $after"
-# --force: the verdict (docs/fit.md) may call a parametric fake of this model POOR (exit 3); the
-# walk-through plans on it regardless.
-"$bin" fit outputs.csv --renormalize --map temperature --family dirichlet --force --out my_fake.json \
-  >/dev/null || fail "calbench fit on the rounded CSV exited $?"
-cat >audit.json <<'JSON'
-{"name": "audit", "generator": "my_fake.json", "estimator": {"name": "ece", "bins": 15},
- "question": {"width": 0.05, "level": 0.9, "interval": "normal"}, "replicates": 50,
- "search": {"n_min": 100, "n_max": 6400, "refine": 1}}
-JSON
-"$bin" plan audit.json --quiet --threads 2 >plan.out 2>plan.err || fail "plan: $(cat plan.err)"
-grep -q '^answer: n = [0-9]' plan.out || fail "plan gives no n: $(cat plan.out)"
 
-# 4. The same from Python: the same model and the same calibrated rows as the command line.
+# 4. The same from Python: the same model and the same calibrated rows as the command line,
+#    then the README's Python block as written (its fit and plan run this build's calbench).
 "$py" - "$before" "$after" <<'PY' || fail "the Python walk-through"
 import sys
 import numpy as np
@@ -78,11 +79,22 @@ assert list(cli.columns) == ["label", "p_0", "p_1", "p_2"], cli.columns
 assert (cli["label"].to_numpy() == y[1000:]).all()
 # The shortest round-trip digits: read back (strtod), the very doubles Python computed.
 np.testing.assert_array_equal(q, np.loadtxt("calibrated.csv", delimiter=",", skiprows=1)[:, 1:])
-assert r.to_json() == open("model.json").read()
+assert r.to_json() == open("cli_model.json").read()
 before = calbench.estimate({"name": "ece"}, p[1000:], y[1000:], renormalize=True)
 after = calbench.estimate({"name": "ece"}, q, y[1000:])
 assert abs(before - float(sys.argv[1])) < 1e-15 and abs(after - float(sys.argv[2])) < 1e-15
 PY
+awk '/^## Your own model/ { inside = 1 } inside && /^```python/ { grab = 1; next }
+     grab && /^```/ { exit } grab { print }' "$src/README.md" >readme.py
+grep -q 'calbench.plan(' readme.py || fail "no calbench.plan in README's Python block"
+rm -f model.json my_fake.json
+CALBENCH_BIN=$bin "$py" readme.py >readme_py.out 2>readme_py.err ||
+  fail "the README's Python block: $(tail -5 readme_py.err)"
+cmp -s model.json cli_model.json || fail "Python's model.json differs from the command line's"
+grep -qx 'GOOD [0-9]*' readme_py.out || fail "README Python block's fit and plan: $(cat readme_py.out)"
+cli_n=$(sed -n 's/^answer: n = \([0-9]*\).*/\1/p' readme.out)
+[ "$(tail -1 readme_py.out)" = "GOOD $cli_n" ] ||
+  fail "Python's plan $(tail -1 readme_py.out) against the command line's n = $cli_n"
 
 # 5. Unlabelled data (probabilities only, as a deployed model produces them): apply takes a CSV
 #    of K probabilities per line or an NPY (n, K) without --labels, and writes the calibrated

@@ -11,6 +11,8 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/corp.hpp"
+#include "estimators/cumulative.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
@@ -303,5 +305,82 @@ TEST_CASE("resampling from bin sums gives the bits of the built resamples", "[un
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
     CHECK(bootstrap_values(*s, fast, key, 200, Execution::parallel, ws) == b_fast);
     CHECK(consistency_values(*s, fast, key, 200, Execution::parallel, ws) == c_fast);
+  }
+}
+
+namespace {
+
+// The estimator it wraps, without a known confidence order: it sorts every resample itself.
+class WithoutOrder final : public Estimator {
+ public:
+  explicit WithoutOrder(const Estimator& inner) : inner_(&inner) {}
+  double estimate(const Sample& s, EstimatorWorkspace& ws) const override {
+    const Sample* known = ws.confidence_order_of;
+    ws.confidence_order_of = nullptr;
+    const double value = inner_->estimate(s, ws);
+    ws.confidence_order_of = known;
+    return value;
+  }
+  std::optional<Quantity> target() const override { return inner_->target(); }
+
+ private:
+  const Estimator* inner_;
+};
+
+}  // namespace
+
+TEST_CASE("resamples with a known confidence order give the values of sorting them", "[unit]") {
+  // ks, kuiper and CORP read the order the resampler builds in O(n) (uncertainty.cpp) instead
+  // of sorting each resample. Without ties between rows of different outcomes the values are
+  // the same bits; with them (rounded confidences) only the order of adding tied rows differs.
+  const DirichletSpec spec{10, std::vector<double>(10, 0.5), TemperatureMap{0.7}};
+  const Sample model = testing::draw(spec, 700, 12);
+  std::vector<double> p;
+  for (std::size_t i = 0; i < model.size; ++i) {  // confidences rounded to 2 decimals
+    const double top = std::round(model.confidence[i] * 100.0) / 100.0;
+    const double rest = (1.0 - top) / 2.0;
+    p.insert(p.end(), {top, rest, rest});
+  }
+  std::vector<std::uint32_t> labels(model.size);
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    labels[i] = model.correct(i) ? 0 : static_cast<std::uint32_t>(1 + i % 2);
+  const Sample tied = make_sample(3, p, labels);
+
+  const CumulativeCalibration ks({.statistic = CumulativeStatistic::ks});
+  const CumulativeCalibration kuiper({.statistic = CumulativeStatistic::kuiper});
+  const CumulativeCalibration kuiper_p({.test = {.output = TestOutput::p_value}});
+  const Corp corp({}), corp_log({.score = CorpScore::log});
+  const BinnedEce ece(BinnedEceSpec{});  // no order: evaluated between the others
+  CHECK(ks.uses_confidence_order());
+  CHECK(corp.uses_confidence_order());
+  CHECK_FALSE(ece.uses_confidence_order());
+  CHECK_FALSE(Corp({.scope = Scope::binary}).uses_confidence_order());
+  const WithoutOrder ks_w(ks), kuiper_w(kuiper), kuiper_p_w(kuiper_p), corp_w(corp),
+      corp_log_w(corp_log);
+  const std::vector<const Estimator*> ordered = {&ks, &ece, &kuiper, &kuiper_p, &corp, &corp_log};
+  const std::vector<const Estimator*> sorting = {&ks_w,       &ece,    &kuiper_w,
+                                                 &kuiper_p_w, &corp_w, &corp_log_w};
+  const ResampleKey key{9, 0, 2};
+  for (const Sample* s : {&model, &tied}) {
+    ResampleWorkspace ws;
+    const bool exact = s == &model;
+    const auto same = [&](const std::vector<double>& a, const std::vector<double>& b) {
+      REQUIRE(a.size() == b.size());
+      if (exact) {
+        CHECK(a == b);
+        return;
+      }
+      for (std::size_t i = 0; i < a.size(); ++i)
+        CHECK(a[i] == Approx(b[i]).epsilon(1e-12).margin(1e-15));
+    };
+    const auto b_ordered = bootstrap_values(*s, ordered, key, 100, Execution::serial, ws);
+    same(b_ordered, bootstrap_values(*s, sorting, key, 100, Execution::serial, ws));
+    same(consistency_values(*s, ordered, key, 100, Execution::serial, ws),
+         consistency_values(*s, sorting, key, 100, Execution::serial, ws));
+    same(jackknife_values(*s, ordered, 30, Execution::serial, ws),
+         jackknife_values(*s, sorting, 30, Execution::serial, ws));
+    CHECK(b_ordered[0] != b_ordered[6]);  // not a constant
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    CHECK(bootstrap_values(*s, ordered, key, 100, Execution::parallel, ws) == b_ordered);
   }
 }

@@ -32,11 +32,12 @@ double total_score(CorpScore score, double s, double hits, double weight) {
 }  // namespace
 
 CorpDecomposition corp_decomposition(std::span<const double> scores,
-                                     std::span<const double> outcomes, CorpScore score) {
+                                     std::span<const double> outcomes, CorpScore score,
+                                     std::span<const std::uint32_t> order) {
   const std::size_t n = scores.size();
   CorpDecomposition out;
   if (n == 0) return out;
-  const IsotonicFit fit = isotonic_fit(scores, outcomes, 0.0);
+  const IsotonicFit fit = isotonic_fit(scores, outcomes, 0.0, order);
   double original = 0.0, recalibrated = 0.0, hits = 0.0;
   for (std::size_t i = 0; i < n; ++i) original += total_score(score, scores[i], outcomes[i], 1.0);
   for (std::size_t j = 0; j < fit.x.size(); ++j) {
@@ -65,7 +66,10 @@ std::optional<std::string> Corp::classes_problem(std::size_t classes) const {
 double Corp::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   fill_scope(s, spec_.scope, ws);
-  const CorpDecomposition d = corp_decomposition(ws.scores, ws.outcomes, spec_.score);
+  // At scope top the scores are the confidences, whose order a resample may know.
+  const auto order =
+      spec_.scope == Scope::top ? known_confidence_order(s, ws) : std::span<const std::uint32_t>();
+  const CorpDecomposition d = corp_decomposition(ws.scores, ws.outcomes, spec_.score, order);
   switch (spec_.component) {
     case CorpComponent::score:
       return d.score;

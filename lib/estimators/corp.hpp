@@ -36,9 +36,10 @@ struct CorpDecomposition {
   double score = 0.0, mcb = 0.0, dsc = 0.0, unc = 0.0;
 };
 
-// The decomposition of one scope's scores and outcomes.
+// The decomposition of one scope's scores and outcomes; `order` as isotonic_fit's.
 CorpDecomposition corp_decomposition(std::span<const double> scores,
-                                     std::span<const double> outcomes, CorpScore score);
+                                     std::span<const double> outcomes, CorpScore score,
+                                     std::span<const std::uint32_t> order = {});
 
 class Corp final : public Estimator {
  public:
@@ -46,6 +47,7 @@ class Corp final : public Estimator {
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return std::nullopt; }
   bool vanishes_when_calibrated() const override { return spec_.component == CorpComponent::mcb; }
+  bool uses_confidence_order() const override { return spec_.scope == Scope::top; }
   std::optional<std::string> classes_problem(std::size_t classes) const override;
 
  private:

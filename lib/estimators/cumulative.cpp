@@ -19,16 +19,15 @@ void fill_scope(const Sample& s, Scope scope, EstimatorWorkspace& ws) {
   }
 }
 
-CumulativeValue cumulative_statistics(std::span<const double> scores,
-                                      std::span<const double> outcomes, EstimatorWorkspace& ws) {
-  const std::size_t n = scores.size();
+namespace {
+
+// The statistics over the rows in `order` (non-decreasing scores).
+template <class Index>
+CumulativeValue cumulative_in_order(std::span<const double> scores,
+                                    std::span<const double> outcomes,
+                                    std::span<const Index> order) {
+  const std::size_t n = order.size();
   CumulativeValue out;
-  if (n == 0) return out;
-  std::vector<std::size_t>& order = ws.rank_scratch;
-  order.resize(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
   const double inv_n = 1.0 / static_cast<double>(n);
   double sum = 0.0, hi = 0.0, lo = 0.0, variance = 0.0;
   for (std::size_t j = 0; j < n; ++j) {
@@ -45,6 +44,25 @@ CumulativeValue cumulative_statistics(std::span<const double> scores,
   out.kuiper = hi - lo;
   out.sigma = std::sqrt(std::max(variance, 0.0)) * inv_n;
   return out;
+}
+
+}  // namespace
+
+CumulativeValue cumulative_statistics(std::span<const double> scores,
+                                      std::span<const double> outcomes, EstimatorWorkspace& ws,
+                                      std::span<const std::uint32_t> order) {
+  const std::size_t n = scores.size();
+  if (n == 0) return {};
+  if (!order.empty()) {
+    if (order.size() != n) throw DomainError("cumulative statistics: order of the wrong size");
+    return cumulative_in_order(scores, outcomes, order);
+  }
+  std::vector<std::size_t>& sorted = ws.rank_scratch;
+  sorted.resize(n);
+  std::iota(sorted.begin(), sorted.end(), std::size_t{0});
+  std::sort(sorted.begin(), sorted.end(),
+            [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
+  return cumulative_in_order(scores, outcomes, std::span<const std::size_t>(sorted));
 }
 
 CumulativeCalibration::CumulativeCalibration(CumulativeSpec spec) : spec_(spec) {
@@ -78,7 +96,10 @@ std::optional<double> CumulativeCalibration::analytic_p_value(const Sample& s,
 double CumulativeCalibration::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   fill_scope(s, spec_.scope, ws);
-  const CumulativeValue v = cumulative_statistics(ws.scores, ws.outcomes, ws);
+  // At scope top the scores are the confidences, whose order a resample may know.
+  const auto order =
+      spec_.scope == Scope::top ? known_confidence_order(s, ws) : std::span<const std::uint32_t>();
+  const CumulativeValue v = cumulative_statistics(ws.scores, ws.outcomes, ws, order);
   const bool ks = spec_.statistic == CumulativeStatistic::ks;
   const double statistic = ks ? v.ks : v.kuiper;
   if (spec_.test.output == TestOutput::statistic) return statistic;

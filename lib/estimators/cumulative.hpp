@@ -37,12 +37,16 @@ struct CumulativeSpec {
 };
 
 // The statistic of one scope's scores and outcomes (any order; ties grouped), with sigma.
+// `order`, when not empty, lists the rows by non-decreasing score (any order within ties), and
+// the rows are not sorted again; the value is the same but for the order in which tied rows with
+// different outcomes are added (the last bits).
 struct CumulativeValue {
   double ks = 0.0, kuiper = 0.0, sigma = 0.0;
 };
 CumulativeValue cumulative_statistics(std::span<const double> scores,
                                       std::span<const double> outcomes,
-                                      EstimatorWorkspace& workspace);
+                                      EstimatorWorkspace& workspace,
+                                      std::span<const std::uint32_t> order = {});
 
 class CumulativeCalibration final : public Estimator {
  public:
@@ -56,6 +60,7 @@ class CumulativeCalibration final : public Estimator {
   std::optional<double> analytic_p_value(const Sample& sample,
                                          EstimatorWorkspace& workspace) const override;
   bool has_analytic_test() const override { return true; }
+  bool uses_confidence_order() const override { return spec_.scope == Scope::top; }
   const CumulativeSpec& spec() const { return spec_; }
 
  private:

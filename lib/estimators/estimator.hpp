@@ -41,7 +41,19 @@ struct EstimatorWorkspace {
   std::vector<std::uint32_t> bin_of;
   std::vector<std::uint32_t> cell_bin;  // equal-width bins by table (binning.hpp)
   std::vector<std::size_t> kept;        // classwise: kept rows of each gathered class
+  // The rows of `confidence_order_of` in non-decreasing order of confidence, when whoever made
+  // that sample knew it (the resamples of estimators/uncertainty.cpp); estimators that sort by
+  // confidence (uses_confidence_order) read it instead of sorting. Empty otherwise.
+  std::span<const std::uint32_t> confidence_order;
+  const Sample* confidence_order_of = nullptr;
 };
+
+// The known confidence order of `sample` (EstimatorWorkspace::confidence_order), or empty.
+inline std::span<const std::uint32_t> known_confidence_order(const Sample& sample,
+                                                             const EstimatorWorkspace& workspace) {
+  if (workspace.confidence_order_of != &sample) return {};
+  return workspace.confidence_order;
+}
 
 // An estimate of a squared calibration error S with its delta-method variance V; the
 // estimator reports S, or sqrt(max(0, S)) when `root` (estimators/interval_methods.hpp).
@@ -110,6 +122,9 @@ class Estimator {
   // Capability: an estimator that is a function of per-bin sums over the top-label rows, each
   // row's bin fixed by its confidence alone (FixedTopLabelBins below); null for the others.
   virtual const FixedTopLabelBins* fixed_top_label_bins() const { return nullptr; }
+  // Whether the estimator sorts the rows by confidence and reads a known order instead
+  // (known_confidence_order): then a resampler that can give the order in O(n) does.
+  virtual bool uses_confidence_order() const { return false; }
 };
 
 // The sums of the rows of each bin of a top-label binned statistic, every one added in row

@@ -4,17 +4,22 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/error.hpp"
+
 namespace calbench {
 
-IsotonicFit isotonic_fit(std::span<const double> scores, std::span<const double> outcomes,
-                         double resolution) {
-  const std::size_t n = scores.size();
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
+namespace {
+
+template <class Index>
+IsotonicFit isotonic_fit_in_order(std::span<const double> scores, std::span<const double> outcomes,
+                                  double resolution, std::span<const Index> order) {
   IsotonicFit out;
-  for (std::size_t idx : order) {
+  // At most one distinct score per row: reserved once, not grown by doubling (CORP fits every
+  // resample of eval's bootstrap).
+  out.x.reserve(order.size());
+  out.sum.reserve(order.size());
+  out.weight.reserve(order.size());
+  for (const std::size_t idx : order) {
     if (out.x.empty() ||
         !(scores[idx] - out.x.back() < resolution || scores[idx] == out.x.back())) {
       out.x.push_back(scores[idx]);
@@ -49,6 +54,21 @@ IsotonicFit isotonic_fit(std::span<const double> scores, std::span<const double>
     for (std::size_t j = start[b]; j < end; ++j) out.y[j] = value[b];
   }
   return out;
+}
+
+}  // namespace
+
+IsotonicFit isotonic_fit(std::span<const double> scores, std::span<const double> outcomes,
+                         double resolution, std::span<const std::uint32_t> order) {
+  if (!order.empty()) {
+    if (order.size() != scores.size()) throw DomainError("isotonic fit: order of the wrong size");
+    return isotonic_fit_in_order(scores, outcomes, resolution, order);
+  }
+  std::vector<std::size_t> sorted(scores.size());
+  std::iota(sorted.begin(), sorted.end(), std::size_t{0});
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
+  return isotonic_fit_in_order(scores, outcomes, resolution, std::span<const std::size_t>(sorted));
 }
 
 std::vector<CurvePoint> isotonic_reliability(std::span<const double> scores,

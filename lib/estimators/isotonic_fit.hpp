@@ -6,6 +6,7 @@
 // first (weighted by their count); a score less than `resolution` above the first score of the
 // current group joins that group (scikit-learn's _make_unique uses 1e-15; 0 pools exact ties
 // only). Equal adjacent block means are pooled too, as scikit-learn does.
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -20,8 +21,10 @@ struct IsotonicFit {
   std::vector<double> sum;     // sum of their outcomes
 };
 
+// `order`, when not empty, lists the rows by non-decreasing score and they are not sorted again
+// (the fit is the same; tied rows' outcomes are added in its order instead of the rows' order).
 IsotonicFit isotonic_fit(std::span<const double> scores, std::span<const double> outcomes,
-                         double resolution);
+                         double resolution, std::span<const std::uint32_t> order = {});
 
 // The CORP reliability curve (Dimitriadis et al. 2021) of the fit with exact ties: one point per
 // step of the PAV fit (a run of equal fitted values), lower/upper its lowest and highest score,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "core/error.hpp"
@@ -24,6 +25,7 @@ void bootstrap_resample(const Sample& sample, Engine& engine, ResampleWorkspace&
   ws.rows_current = false;
   shape_like(sample, out);
   const std::size_t n = sample.size, K = sample.classes;
+  ws.drawn.resize(n);
   const double scale = static_cast<double>(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t j = std::min(n - 1, static_cast<std::size_t>(uniform_open01(engine) * scale));
@@ -31,6 +33,7 @@ void bootstrap_resample(const Sample& sample, Engine& engine, ResampleWorkspace&
     out.label[i] = sample.label[j];
     out.confidence[i] = sample.confidence[j];
     out.predicted[i] = sample.predicted[j];
+    ws.drawn[i] = static_cast<std::uint32_t>(j);
   }
 }
 
@@ -86,6 +89,44 @@ void relabel(const Sample& sample, Engine& engine, ResampleWorkspace& ws) {
 }
 
 using Resampler = void (*)(const Sample&, Engine&, ResampleWorkspace&);
+
+// Known confidence orders (Estimator::uses_confidence_order). The sample's rows are sorted by
+// confidence once per call (stable: ties by row); a resample's order then follows in O(n) from
+// the ranks, instead of every estimator sorting every resample: a bootstrap resample's rows by
+// the rank of the row each copies (a counting sort; a row drawn twice keeps its two copies in
+// resample order), a label redraw's rows are the sample's, and a jackknife sample's are the
+// sample's without those left out. Ties in confidence may come out in another order than an
+// estimator's own sort would give: the values differ at most in the order in which tied rows
+// are added (the last bits, and only where tied rows differ in outcome).
+bool uses_confidence_order(std::span<const Estimator* const> estimators) {
+  return std::any_of(estimators.begin(), estimators.end(),
+                     [](const Estimator* e) { return e->uses_confidence_order(); });
+}
+
+void prepare_confidence_order(const Sample& sample, ResampleWorkspace& ws) {
+  const std::size_t n = sample.size;
+  if (n >= two_32) throw DomainError("a sample to resample must have < 2^32 rows");
+  ws.confidence_rows.resize(n);
+  std::iota(ws.confidence_rows.begin(), ws.confidence_rows.end(), std::uint32_t{0});
+  std::stable_sort(ws.confidence_rows.begin(), ws.confidence_rows.end(),
+                   [&](std::uint32_t a, std::uint32_t b) {
+                     return sample.confidence[a] < sample.confidence[b];
+                   });
+  ws.confidence_rank.resize(n);
+  for (std::size_t r = 0; r < n; ++r)
+    ws.confidence_rank[ws.confidence_rows[r]] = static_cast<std::uint32_t>(r);
+}
+
+// The bootstrap resample's rows (ws.drawn: the sample row each copies) by confidence.
+void bootstrap_confidence_order(std::span<const std::uint32_t> rank, ResampleWorkspace& ws) {
+  const std::size_t n = ws.drawn.size();
+  ws.rank_start.assign(n + 1, 0);
+  for (const std::uint32_t j : ws.drawn) ++ws.rank_start[rank[j] + 1];
+  for (std::size_t r = 0; r < n; ++r) ws.rank_start[r + 1] += ws.rank_start[r];
+  ws.order.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ws.order[ws.rank_start[rank[ws.drawn[i]]]++] = static_cast<std::uint32_t>(i);
+}
 
 // Resampling from bin sums. When every estimator is a function of fixed top-label bins' sums
 // (FixedTopLabelBins), a resample needs only each bin's count and sums of confidence, outcome
@@ -280,6 +321,10 @@ std::vector<double> resampled_values(const Sample& sample,
   const bool relabelling = purpose == Purpose::labels;
   if (!forms.empty()) prepare_binned_rows(sample, forms, relabelling, workspace.binned_rows);
   const ResampleWorkspace::BinnedRows& rows = workspace.binned_rows;
+  const bool ordered = forms.empty() && sample.size > 0 && uses_confidence_order(estimators);
+  if (ordered) prepare_confidence_order(sample, workspace);
+  const std::span<const std::uint32_t> sorted_rows = workspace.confidence_rows;
+  const std::span<const std::uint32_t> rank = workspace.confidence_rank;
   const auto one = [&](std::size_t b, ResampleWorkspace& ws) {
     Engine engine = make_engine(resample_key(key, b, purpose));
     if (!forms.empty()) {
@@ -288,8 +333,14 @@ std::vector<double> resampled_values(const Sample& sample,
       return;
     }
     resample(sample, engine, ws);
+    if (ordered) {
+      if (!relabelling) bootstrap_confidence_order(rank, ws);
+      ws.estimator.confidence_order = relabelling ? sorted_rows : std::span(ws.order);
+      ws.estimator.confidence_order_of = &ws.sample;
+    }
     for (std::size_t e = 0; e < E; ++e)
       values[b * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
+    ws.estimator.confidence_order_of = nullptr;
   };
   // The caller's workspace may hold another sample's rows (parallel ones start empty).
   workspace.rows_current = false;
@@ -341,6 +392,9 @@ std::vector<double> jackknife_values(const Sample& sample,
     throw DomainError("jackknife groups = " + std::to_string(groups) + ": must be >= 2");
   const std::size_t G = std::min(groups, n);
   std::vector<double> values(G * E);
+  const bool ordered = uses_confidence_order(estimators);
+  if (ordered) prepare_confidence_order(sample, workspace);
+  const std::span<const std::uint32_t> sorted_rows = workspace.confidence_rows;
   const auto one = [&](std::size_t g, ResampleWorkspace& ws) {
     // Rows g, g + G, g + 2G, ... left out.
     const std::size_t left_out = (n - g + G - 1) / G;
@@ -361,8 +415,20 @@ std::vector<double> jackknife_values(const Sample& sample,
       ws.sample.predicted[at] = sample.predicted[i];
       ++at;
     }
+    if (ordered) {
+      // Row i > g of the sample is row i - ceil((i - g) / G) here (the rows left out before it).
+      ws.order.clear();
+      for (const std::uint32_t i : sorted_rows) {
+        if (i % G == g) continue;
+        const std::size_t before = i > g ? (i - g + G - 1) / G : 0;
+        ws.order.push_back(static_cast<std::uint32_t>(i - before));
+      }
+      ws.estimator.confidence_order = ws.order;
+      ws.estimator.confidence_order_of = &ws.sample;
+    }
     for (std::size_t e = 0; e < E; ++e)
       values[g * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
+    ws.estimator.confidence_order_of = nullptr;
   };
   if (execution == Execution::serial) {
     for (std::size_t g = 0; g < G; ++g) {

@@ -1,0 +1,84 @@
+"""calbench.fit and calbench.plan, which run the command line (ctest: python.commands).
+
+Each returns the command's own JSON: the fit's report equals `calbench fit --json`'s, and the
+plan's answer that of `calbench plan --out` on the same file. Bad input raises ValueError with
+the command's message; a missing program raises FileNotFoundError saying how to get one.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import calbench
+
+BIN = os.environ.get("CALBENCH_BIN", "")
+
+
+@unittest.skipUnless(os.access(BIN, os.X_OK), "CALBENCH_BIN names no calbench binary")
+class Commands(unittest.TestCase):
+    def setUp(self):
+        self.previous = os.getcwd()
+        self.directory = tempfile.TemporaryDirectory()
+        os.chdir(self.directory.name)
+        rng = np.random.default_rng(3)
+        p = rng.dirichlet(np.full(3, 0.7), size=800)
+        y = np.array([rng.choice(3, p=r) for r in p])  # calibrated
+        np.savetxt("outputs.csv", np.column_stack([y, p]), delimiter=",", fmt="%.4f",
+                   header="label,p0,p1,p2")
+
+    def tearDown(self):
+        os.chdir(self.previous)
+        self.directory.cleanup()
+
+    def test_fit_and_plan_return_the_commands_json(self):
+        report = calbench.fit("outputs.csv", "fake.json", renormalize=True, family="dirichlet",
+                              force=True, threads=2, options=["--verdict-samples", "20",
+                                                              "--replicates", "20"])
+        cli = subprocess.run([BIN, "fit", "outputs.csv", "--json", "--renormalize", "--family",
+                              "dirichlet", "--threads", "2", "--verdict-samples", "20",
+                              "--replicates", "20"], capture_output=True, text=True)
+        self.assertEqual(report, json.loads(cli.stdout))
+        self.assertTrue(os.path.exists("fake.json"))
+        plan = {"name": "audit", "generator": "fake.json", "estimator": {"name": "ece"},
+                "question": {"width": 0.1, "level": 0.9, "interval": "normal"},
+                "replicates": 20, "search": {"n_max": 3200}}
+        answer = calbench.plan(plan, out="answer.json", threads=2)
+        with open("plan.json", "w") as f:
+            json.dump(plan, f)
+        subprocess.run([BIN, "plan", "plan.json", "--quiet", "--threads", "2", "--out",
+                        "cli.json"], check=True, capture_output=True)
+        with open("cli.json") as f:
+            cli_answer = json.load(f)
+        self.assertEqual(answer["answer"], cli_answer["answer"])
+        with open("answer.json") as f:
+            self.assertEqual(json.load(f), answer)
+        self.assertEqual([f for f in os.listdir(".") if f.startswith(".calbench-plan-")], [])
+
+    def test_bad_input_is_a_value_error_and_writes_nothing(self):
+        with self.assertRaisesRegex(ValueError, r"outputs.csv: line 2: probabilities sum to"):
+            calbench.fit("outputs.csv", "fake.json")  # rounded rows without renormalize
+        self.assertFalse(os.path.exists("fake.json"))
+        with self.assertRaisesRegex(ValueError, r"calbench.plan\(plan\): /question/width"):
+            calbench.plan({"name": "audit",
+                           "generator": {"family": "dirichlet", "classes": 3, "alpha": 0.5},
+                           "estimator": {"name": "ece"},
+                           "question": {"width": -1, "level": 0.9}}, out="answer.json")
+        self.assertFalse(os.path.exists("answer.json"))
+
+    def test_the_program_is_found_or_named(self):
+        self.assertEqual(calbench.commands.executable(), BIN)
+        saved = os.environ["CALBENCH_BIN"]
+        try:
+            os.environ["CALBENCH_BIN"] = "/nonexistent/calbench"
+            with self.assertRaisesRegex(FileNotFoundError, "CALBENCH_BIN=/nonexistent"):
+                calbench.fit("outputs.csv")
+        finally:
+            os.environ["CALBENCH_BIN"] = saved
+
+
+if __name__ == "__main__":
+    unittest.main()
