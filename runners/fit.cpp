@@ -376,6 +376,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   options.empirical = o.family != "parametric" && o.map == "auto";
   options.max_components = o.components;
   options.seed = o.seed;
+  if (!o.penalties.empty()) options.empirical_options.penalties = o.penalties;
   const std::vector<EstimatorConfig> asked =
       requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
   const std::vector<LabelledEstimator> estimators = labelled(asked);
@@ -661,6 +662,11 @@ Command add_fit_command(CLI::App& app) {
   fit->add_option("--estimators", o->estimators,
                   "estimators of the verdict and predictions: names (ece,smooth_ece) or a JSON "
                   "array like a config's, inline or a file (default: the written config's)");
+  fit->add_option("--penalties", o->penalties,
+                  "the empirical curve's finite penalties, comma-separated, each cross-validated "
+                  "against the identity (default 0.01,0.1,1,10,100,1000)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   fit->add_option("--sizes", o->sizes,
                   "sample sizes predicted, comma-separated (default 200,1000,n,4n)")
       ->delimiter(',')

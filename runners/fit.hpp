@@ -32,6 +32,9 @@ struct FitOptions {
   std::vector<std::size_t> sizes;
   std::size_t replicates = 200;
   std::size_t resamples = 200;
+  // The empirical curve's finite penalties, cross-validated against the identity (empty: the
+  // default of lib/fit/empirical_fit.hpp).
+  std::vector<double> penalties;
   bool force = false;  // write --out even when the verdict is POOR
 };
 

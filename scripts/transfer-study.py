@@ -181,6 +181,8 @@ def run_fit(binary, p, y, sizes, seed, work, args):
                "--sizes", ",".join(str(n) for n in sizes),
                "--replicates", str(args.replicates), "--resamples", str(args.resamples),
                "--verdict-samples", str(args.verdict_samples)]
+    if args.penalties:
+        command += ["--penalties", args.penalties]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
@@ -220,6 +222,8 @@ def main():
                         help="equal-mass bins of the pool's bias-corrected L1 ECE")
     parser.add_argument("--pool-boot", type=int, default=10 if small else 20)
     parser.add_argument("--verdict-samples", type=int, default=200)
+    parser.add_argument("--penalties", default="",
+                        help="calbench fit --penalties (default: fit's own); the golden: 0.1")
     parser.add_argument("--models", default="", help="comma-separated subset, e.g. mlp_k3")
     parser.add_argument("--sizes", default="",
                         help="comma-separated n (default 200,1000,fit size,4 x fit size; "
