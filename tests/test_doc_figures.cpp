@@ -127,6 +127,17 @@ const Run& run_config(const std::string& name, const std::string& patch = "") {
   return runs.emplace(key, std::move(run)).first->second;
 }
 
+// The trimmed cells of a markdown table row "| a | b |" ({"a", "b"}; an empty cell is "").
+std::vector<std::string> markdown_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream row(line.substr(line.find('|') + 1));
+  for (std::string cell; std::getline(row, cell, '|');) {
+    const auto a = cell.find_first_not_of(' '), b = cell.find_last_not_of(' ');
+    cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  }
+  return cells;
+}
+
 // Runs configs/NAME.json as shipped.
 const Run& shipped(const std::string& name) {
   return run_config(name);
@@ -490,12 +501,7 @@ TEST_CASE("docs/intervals.md: the coverage tables and the defaults", "[slow][e2e
       continue;
     }
     if (label.empty() || line.rfind("| ", 0) != 0 || line.rfind("| model", 0) == 0) continue;
-    std::vector<std::string> fields;
-    std::stringstream cells(line.substr(2, line.size() - 4));
-    for (std::string f; std::getline(cells, f, '|');) {
-      const auto a = f.find_first_not_of(' '), b = f.find_last_not_of(' ');
-      fields.push_back(a == std::string::npos ? "" : f.substr(a, b - a + 1));
-    }
+    const std::vector<std::string> fields = markdown_cells(line);
     REQUIRE(fields.size() == 3 + methods.size());
     REQUIRE(models.count(fields[0]));
     for (std::size_t m = 0; m < methods.size(); ++m) {
@@ -929,13 +935,7 @@ TEST_CASE("docs/estimators/tests.md: size and power of the calibration tests",
       if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos ||
           line.find("temperature") != std::string::npos)
         continue;
-      std::vector<std::string> fields;
-      std::stringstream cells_of(line.substr(1));
-      std::string field;
-      while (std::getline(cells_of, field, '|'))
-        fields.push_back(
-            field.substr(field.find_first_not_of(' '),
-                         field.find_last_not_of(' ') - field.find_first_not_of(' ') + 1));
+      const std::vector<std::string> fields = markdown_cells(line);
       REQUIRE(fields.size() >= 5);
       const double temperature = std::stod(fields[0]);
       const std::string n = fields[1];
@@ -976,6 +976,12 @@ TEST_CASE("docs/estimators/tests.md: size and power of the calibration tests",
   CHECK(fixed(kuiper_size, 3) == "0.041");
 }
 
+TEST_CASE("markdown_cells: the trimmed cells of a table row", "[unit][docs]") {
+  CHECK(markdown_cells("| 0.8 | 1000 |  0.291 |") ==
+        std::vector<std::string>{"0.8", "1000", "0.291"});
+  CHECK(markdown_cells("| a |  | b |") == std::vector<std::string>{"a", "", "b"});
+}
+
 // docs/estimators/cross_fitted.md: the table after "<!-- figures: cross_fitted_ce -->" lists,
 // per (temperature, n), the truths (nll, brier) and each estimator's bias with bias/se, from
 // configs/cross_fitted_ce.json; read from the page, so every figure on it is checked.
@@ -1004,13 +1010,7 @@ TEST_CASE("docs/estimators/cross_fitted.md: does it avoid overestimation", "[slo
     if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos ||
         line.find("temperature |") != std::string::npos)
       continue;
-    std::vector<std::string> fields;
-    std::stringstream cells_of(line.substr(1));
-    std::string field;
-    while (std::getline(cells_of, field, '|')) {
-      const auto a = field.find_first_not_of(' '), b = field.find_last_not_of(' ');
-      fields.push_back(field.substr(a, b - a + 1));
-    }
+    const std::vector<std::string> fields = markdown_cells(line);
     REQUIRE(fields.size() == 8);
     const double temperature = std::stod(fields[0]);
     const std::string n = fields[1];

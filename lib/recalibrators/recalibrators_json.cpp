@@ -523,8 +523,7 @@ RecalibratorEntry subsample_recalibrator() {
   return row(
       "wrapper: `method` fitted on the first `rows` rows of the fit sample (a row cap for costly "
       "methods)",
-      {method_param(),
-       param::integer("rows", 1, 10000, "the most fit rows the method sees")},
+      {method_param(), param::integer("rows", 1, 10000, "the most fit rows the method sees")},
       R"({"method": {"name": "kernel"}, "rows": 500})",
       R"(The fit rows are independent draws, so their first `rows` are a simple random sample;
 all rows when the sample is smaller. The fitted model is the wrapped method's.)",
