@@ -464,9 +464,10 @@ TEST_CASE("unknown names list the valid ones", "[unit][config]") {
     const auto p = problems_with([](OJ& d) {
       d["generator"]["miscalibration"] = {{"map", "warp"}};
     });
-    CHECK_PROBLEM(p, "/generator/miscalibration/map",
-                  "unknown miscalibration map \"warp\"; valid: affine_logit, identity, power, "
-                  "temperature, top_label");
+    CHECK_PROBLEM(
+        p, "/generator/miscalibration/map",
+        "unknown miscalibration map \"warp\"; valid: affine_logit, identity, power, quantize, "
+        "temperature, top_label");
   }
   SECTION("family") {
     const auto p = problems_with([](OJ& d) { d["generator"]["family"] = "beta"; });

@@ -560,6 +560,9 @@ std::optional<MiscalibrationMap> build_top_label(Args& a) {
 std::optional<MiscalibrationMap> build_power(Args& a) {
   return PowerMap{a.get<std::vector<double>>("exponents")};
 }
+std::optional<MiscalibrationMap> build_quantize(Args& a) {
+  return QuantizeMap{static_cast<std::size_t>(a.get<std::int64_t>("levels"))};
+}
 std::optional<MiscalibrationMap> build_affine_logit(Args& a) {
   // Without K the default bias is unknown; the family has reported why K is unknown.
   if (!a.has("bias")) return std::nullopt;
@@ -928,6 +931,22 @@ MapEntry affine_logit_map() {
           .build = build_affine_logit};
 }
 
+MapEntry quantize_map() {
+  const QuantizeMap defaults;
+  Param levels = param::at_most(
+      param::integer("levels", static_cast<std::int64_t>(quantize_min_levels),
+                     static_cast<std::int64_t>(defaults.levels),
+                     "L: the grid (i + 1/2)/L, i = 0..L-1 (10: 5 %, 15 %, ..., 95 %)"),
+      static_cast<std::int64_t>(quantize_max_levels));
+  return {
+      .summary = R"(verbalised confidence (an LLM's "I am 85 % sure"): the top component m = max c
+becomes the grid level nearest to m among those >= m or > 1/2 (so the argmax is kept), the
+others scale by (1 - level)/(1 - m); exact top-label truth (docs/generators.md))",
+      .params = {std::move(levels)},
+      .example = R"({"levels": 10})",
+      .build = build_quantize};
+}
+
 FamilyEntry dirichlet_family() {
   return {
       .summary = "the kyle model: c ~ Dirichlet(alpha), y ~ Categorical(c), p = h(c) for a map h",
@@ -1059,6 +1078,7 @@ const std::vector<MapEntry>& map_registry() {
       named("power", power_map()),
       named("top_label", top_label_map()),
       named("affine_logit", affine_logit_map()),
+      named("quantize", quantize_map()),
   };
   return rows;
 }

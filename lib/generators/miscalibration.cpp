@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/fast_math.hpp"
@@ -66,7 +67,55 @@ void apply_top_label(double gamma, std::span<const double> c, std::span<const do
   }
 }
 
+void apply_quantize(std::size_t levels, std::span<const double> c, std::span<const double> log_c,
+                    std::span<double> p, std::span<double> log_p) {
+  const std::size_t K = c.size();
+  const std::size_t top = argmax(log_c);
+  // log(1 - m) as the log-sum of the other components, exact where they underflow.
+  double largest = -std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < K; ++k)
+    if (k != top) largest = std::max(largest, log_c[k]);
+  double sum = 0.0;
+  for (std::size_t k = 0; k < K; ++k)
+    if (k != top) sum += std::exp(log_c[k] - largest);
+  const double level = quantize_level(c[top], levels);
+  const double log_scale = std::log1p(-level) - (largest + std::log(sum));  // (1 - l)/(1 - m)
+  for (std::size_t k = 0; k < K; ++k) {
+    const double lp = k == top ? std::log(level) : log_c[k] + log_scale;
+    p[k] = k == top ? level : std::exp(lp);
+    if (!log_p.empty()) log_p[k] = lp;
+  }
+}
+
 }  // namespace
+
+double quantize_level(double m, std::size_t levels) {
+  const double L = static_cast<double>(levels);
+  const double i = std::min(std::floor(L * m), L - 1.0);
+  const double nearest = (i + 0.5) / L;
+  return nearest >= m || nearest > 0.5 ? nearest : (i + 1.5) / L;
+}
+
+std::vector<QuantizeCell> quantize_cells(std::size_t levels) {
+  // quantize_level is constant between consecutive points of {i/L} u {l_i} u {1/2} (its cell
+  // index, its comparison with m and with 1/2 do not change there): evaluate it at each
+  // interval's midpoint and merge neighbours that report the same level.
+  const double L = static_cast<double>(levels);
+  std::vector<double> breaks = {0.0, 0.5, 1.0};
+  for (std::size_t i = 1; i < levels; ++i) breaks.push_back(static_cast<double>(i) / L);
+  for (std::size_t i = 0; i < levels; ++i) breaks.push_back((static_cast<double>(i) + 0.5) / L);
+  std::sort(breaks.begin(), breaks.end());
+  breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+  std::vector<QuantizeCell> cells;
+  for (std::size_t b = 0; b + 1 < breaks.size(); ++b) {
+    const double level = quantize_level(0.5 * (breaks[b] + breaks[b + 1]), levels);
+    if (!cells.empty() && cells.back().level == level)
+      cells.back().hi = breaks[b + 1];
+    else
+      cells.push_back({breaks[b], breaks[b + 1], level});
+  }
+  return cells;
+}
 
 double top_label_g(double m, double gamma, std::size_t classes) {
   const double Kd = static_cast<double>(classes);
@@ -102,14 +151,19 @@ void validate(const MiscalibrationMap& map, std::size_t classes) {
             if (!std::isfinite(w)) throw DomainError("weights: every entry must be finite");
           for (double b : m.bias)
             if (!std::isfinite(b)) throw DomainError("bias: every entry must be finite");
+        } else if constexpr (std::is_same_v<M, QuantizeMap>) {
+          if (m.levels < quantize_min_levels || m.levels > quantize_max_levels)
+            throw DomainError("levels = " + std::to_string(m.levels) + ": must be in [" +
+                              std::to_string(quantize_min_levels) + ", " +
+                              std::to_string(quantize_max_levels) + "]");
         }
       },
       map);
 }
 
 std::string map_name(const MiscalibrationMap& map) {
-  static const char* const names[] = {"identity", "temperature", "power", "top_label",
-                                      "affine_logit"};
+  static const char* const names[] = {"identity",  "temperature",  "power",
+                                      "top_label", "affine_logit", "quantize"};
   return names[map.index()];
 }
 
@@ -132,6 +186,7 @@ std::string canonical_text(const MiscalibrationMap& map) {
         if constexpr (std::is_same_v<M, TopLabelMap>) out += ":gamma=" + format_double(m.gamma);
         if constexpr (std::is_same_v<M, AffineLogitMap>)
           out += ":W=" + list(m.weights) + ":b=" + list(m.bias);
+        if constexpr (std::is_same_v<M, QuantizeMap>) out += ":levels=" + std::to_string(m.levels);
       },
       map);
   return out;
@@ -163,6 +218,8 @@ void apply(const MiscalibrationMap& map, std::span<const double> c, std::span<co
             scratch[i] = z;
           }
           softmax_from_logits(scratch.first(K), p, log_p);
+        } else if constexpr (std::is_same_v<M, QuantizeMap>) {
+          apply_quantize(m.levels, c, log_c, p, log_p);
         }
       },
       map);
@@ -198,15 +255,20 @@ bool is_identity(const MiscalibrationMap& map) {
 }
 
 bool is_class_symmetric(const MiscalibrationMap& map) {
-  return acts_as_temperature(map) || std::holds_alternative<TopLabelMap>(map);
+  return acts_as_temperature(map) || std::holds_alternative<TopLabelMap>(map) ||
+         std::holds_alternative<QuantizeMap>(map);
 }
 
 bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes) {
-  // affine_logit may or may not keep the argmax: answered conservatively.
-  return acts_as_temperature(map) || is_argmax_keeping_top_label(map, classes);
+  // affine_logit may or may not keep the argmax: answered conservatively. quantize keeps it by
+  // its choice of level.
+  return acts_as_temperature(map) || is_argmax_keeping_top_label(map, classes) ||
+         std::holds_alternative<QuantizeMap>(map);
 }
 
 bool is_injective(const MiscalibrationMap& map, std::size_t classes) {
+  // quantize: every m of a cell with the same proportions among the others gives one p.
+  if (std::holds_alternative<QuantizeMap>(map)) return false;
   if (std::holds_alternative<TopLabelMap>(map)) return is_argmax_keeping_top_label(map, classes);
   if (!std::holds_alternative<AffineLogitMap>(map)) return true;  // S = span(1/t), one sign
   const LogAffineFibres fibres = log_affine_fibres(log_affine_form(map, classes), classes);
@@ -221,7 +283,8 @@ bool is_injective(const MiscalibrationMap& map, std::size_t classes) {
 LogAffineForm log_affine_form(const MiscalibrationMap& map, std::size_t classes) {
   const std::size_t K = classes;
   LogAffineForm out;
-  if (std::holds_alternative<TopLabelMap>(map)) return out;
+  if (std::holds_alternative<TopLabelMap>(map) || std::holds_alternative<QuantizeMap>(map))
+    return out;
   // W as a function of (i, j), b as a function of i.
   const auto weight = [&](std::size_t i, std::size_t j) -> double {
     if (const auto* a = std::get_if<AffineLogitMap>(&map)) return a->weights[i * K + j];

@@ -35,8 +35,22 @@ struct AffineLogitMap {
   std::vector<double> bias;
 };
 
+// Verbalised confidence ("I am 85 % sure", as LLMs state it): the top component becomes a
+// level of the grid l_i = (i + 1/2)/L, i = 0..L-1 (L = `levels`), the others are scaled by
+// (1 - l)/(1 - m), m = max c. The level is the one nearest to m among the admissible ones,
+// l >= m or l > 1/2, ties to the higher (quantize_level): exactly the levels that keep the
+// stated answer the top class whatever the other components (docs/generators.md), so the
+// reported confidence takes at most L values and p's argmax is c's.
+struct QuantizeMap {
+  std::size_t levels = 10;
+};
+// L >= 2: with one level (1/2) no level above 1/2 is left for m > 1/2. At most 1000: the
+// truth integrates over each cell below 1/2 (docs/truth.md), and finer grids than 0.1 %
+// are no verbalised confidence.
+inline constexpr std::size_t quantize_min_levels = 2, quantize_max_levels = 1000;
+
 using MiscalibrationMap =
-    std::variant<IdentityMap, TemperatureMap, PowerMap, TopLabelMap, AffineLogitMap>;
+    std::variant<IdentityMap, TemperatureMap, PowerMap, TopLabelMap, AffineLogitMap, QuantizeMap>;
 
 // Checks the map's parameters for K classes; throws DomainError naming the parameter.
 void validate(const MiscalibrationMap& map, std::size_t classes);
@@ -72,10 +86,10 @@ bool preserves_argmax(const MiscalibrationMap& map, std::size_t classes);
 // (1/t_k), injective; affine_logit: decided by log_affine_fibres.
 bool is_injective(const MiscalibrationMap& map, std::size_t classes);
 
-// The log-affine form of every map but top_label: alr(p)_k = log(p_k/p_K)
+// The log-affine form of every map but top_label and quantize: alr(p)_k = log(p_k/p_K)
 // = sum_j D_kj log c_j + d_k (k < K), with D_kj = W_kj - W_Kj and d_k = b_k - b_K for
 // p = softmax(W log c + b) (identity: W = I; temperature: I/T; power: diag(t)). D is stored
-// row-major, (K - 1) x K. Empty for top_label.
+// row-major, (K - 1) x K. Empty for top_label and quantize.
 struct LogAffineForm {
   std::vector<double> D, d;
 };
@@ -100,5 +114,17 @@ bool has_sign_constant_top_gap(const MiscalibrationMap& map, std::size_t classes
 
 // The top-label map's g, exposed for the truth engine.
 double top_label_g(double m, double gamma, std::size_t classes);
+
+// quantize: the level reported for the top component m (QuantizeMap). With i = min(floor(L m),
+// L - 1) the nearest level is l_i; it is kept when admissible (l_i >= m or l_i > 1/2), else
+// l_(i+1), the smallest level above m.
+double quantize_level(double m, std::size_t levels);
+
+// The cells of quantize: the intervals (lo, hi] of m that report one level, in increasing
+// order, covering [0, 1] (a level that no m reports has no cell).
+struct QuantizeCell {
+  double lo = 0.0, hi = 0.0, level = 0.0;
+};
+std::vector<QuantizeCell> quantize_cells(std::size_t levels);
 
 }  // namespace calbench

@@ -57,6 +57,12 @@ MiscalibrationMap scaled_map(const MiscalibrationMap& map, std::size_t K, double
               }
             for (double& b : out.bias) b *= s;
             return out;
+          },
+          [&](const QuantizeMap&) -> MiscalibrationMap {
+            // Its miscalibration is set by the grid, an integer: no continuous strength.
+            throw DomainError(
+                "the quantize map has no strength to scale: plan needs a map with a continuous "
+                "parameter (temperature, power, top_label, affine_logit)");
           }},
       map);
 }

@@ -81,6 +81,8 @@ class BinaryProblem {
           } else if constexpr (std::is_same_v<M, AffineLogitMap>) {
             set_linear(m.weights[0] - m.weights[2], m.weights[1] - m.weights[3],
                        m.bias[0] - m.bias[1]);
+          } else if constexpr (std::is_same_v<M, QuantizeMap>) {
+            // Piecewise constant: no density of lambda (quantize_truth.hpp instead).
           } else {
             gamma_ = m.gamma;  // top_label: increasing, odd, onto the whole line
             branches_ = {{-inf, inf, -inf, inf}};

@@ -32,6 +32,11 @@ MapPreimages::MapPreimages(const DirichletSpec& spec)
     gamma_ = top->gamma;
     return;
   }
+  if (std::holds_alternative<QuantizeMap>(spec.map)) {
+    // A cell of m with the others' proportions fixed maps to one p: a segment of preimages.
+    fibres_ = Fibres::continuum;
+    return;
+  }
   const LogAffineForm form = log_affine_form(spec.map, K_);
   const LogAffineFibres fibres = log_affine_fibres(form, K_);
   if (fibres.dimension != 1) {

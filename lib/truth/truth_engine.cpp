@@ -16,6 +16,7 @@
 #include "truth/map_preimage.hpp"
 #include "truth/mixture_truth.hpp"
 #include "truth/monte_carlo_sampler.hpp"
+#include "truth/quantize_truth.hpp"
 #include "truth/ternary_quadrature.hpp"
 
 namespace calbench {
@@ -151,6 +152,7 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
                           std::span<const Quantity> needed) {
   const auto& spec = gen.spec();
   if (is_identity(spec.map)) return identity_truth(spec.alpha);
+  if (std::holds_alternative<QuantizeMap>(spec.map)) return quantize_truth(gen, settings, needed);
   GroundTruth t;
   // K = 2 integrates all nine in one dimension (nothing to spare); K = 3 skips the classwise
   // passes unless they are needed.
