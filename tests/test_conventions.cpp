@@ -167,3 +167,68 @@ TEST_CASE("top-class Brier score by hand and linear in the outcome", "[unit][est
   CHECK_FALSE(top.target());
   CHECK_THROWS_AS(BrierEstimator(BrierComponent::reliability, 15, BrierScope::top), DomainError);
 }
+
+namespace {
+
+const nlohmann::json& probmetrics_references() {
+  static const nlohmann::json values = [] {
+    std::ifstream in(testing::reference_dir() + "/probmetrics.json");
+    return nlohmann::json::parse(in);
+  }();
+  return values;
+}
+
+// Every case of one set; returns the largest |calbench - probmetrics| and counts the cases and
+// the exact agreements.
+double check_probmetrics_cases(const std::string& set, const Sample& s, const Json& cases,
+                               std::size_t& compared, std::size_t& exact) {
+  double largest = 0.0;
+  for (const auto& [key, c] : cases.items()) {
+    const double expected = c.at("value").get<double>();
+    const double ours = evaluate(*from_config(c.at("estimator")), s);
+    INFO(set << " " << key << ": probmetrics " << expected << ", calbench " << ours);
+    CHECK(std::abs(ours - expected) <= c.at("tolerance").get<double>());
+    largest = std::max(largest, std::abs(ours - expected));
+    ++compared;
+    exact += ours == expected ? 1 : 0;
+  }
+  return largest;
+}
+
+}  // namespace
+
+TEST_CASE("probmetrics_ece reproduces probmetrics' ece, rmsce and mce", "[reference][estimators]") {
+  const auto& refs = probmetrics_references();
+  std::size_t compared = 0, exact = 0;
+  double largest = 0.0;
+  for (const auto& [dataset, cases] : refs.at("datasets").items())
+    largest =
+        std::max(largest, check_probmetrics_cases(dataset, testing::load_reference_dataset(dataset),
+                                                  cases, compared, exact));
+  for (const auto& [name, set] : refs.at("inline").items()) {
+    const auto rows = set.at("p").get<std::vector<std::vector<double>>>();
+    std::vector<double> p;
+    for (const auto& row : rows) p.insert(p.end(), row.begin(), row.end());
+    const Sample s =
+        make_sample(rows.front().size(), p, set.at("y").get<std::vector<std::uint32_t>>());
+    largest = std::max(largest, check_probmetrics_cases(name, s, set.at("cases"), compared, exact));
+  }
+  // docs/conventions.md: 27 datasets x 9 + 5 inline sets x 9 cases, 260 equal as floats, the
+  // others one float32 unit apart (2^-24 = 5.96e-8).
+  INFO(compared << " cases, " << exact << " exact, largest difference " << largest);
+  CHECK(compared == 288);
+  CHECK(exact == 260);
+  CHECK(largest == Approx(std::ldexp(1.0, -24)).margin(1e-12));
+}
+
+TEST_CASE("probmetrics_ece drops absent classes and refuses a single one", "[unit][estimators]") {
+  const auto e = from_config(Json{{"name", "probmetrics_ece"}, {"bins", 2}});
+  // K = 3 with class 1 absent: the columns 0 and 2 remain, renormalised, and the error is the
+  // binary one on the second, q = p_2 / (p_0 + p_2): rows (0.5, 0.3, 0.2) -> 2/7 and
+  // (0.1, 0.3, 0.6) -> 6/7, labels 0 and 2: bins [0, 0.5) and [0.5, 1) hold one row each with
+  // gaps |0 - 2/7| and |1 - 6/7|, so the error is (2/7 + 1/7)/2 = 3/14 (as a float32).
+  const Sample s = make_sample(3, {0.5, 0.3, 0.2, 0.1, 0.3, 0.6}, {0, 2});
+  CHECK(evaluate(*e, s) == static_cast<double>(static_cast<float>(3.0 / 14.0)));
+  const Sample one = make_sample(3, {0.5, 0.3, 0.2, 0.1, 0.3, 0.6}, {2, 2});
+  CHECK_THROWS_WITH(evaluate(*e, one), Catch::Contains("one class"));
+}

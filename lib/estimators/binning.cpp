@@ -334,9 +334,6 @@ double binned_calibration_error(std::span<const double> scores, std::span<const 
   return combine(ws.bin_sum, ws.bin_count, nd, norm);
 }
 
-namespace {
-
-// The B + 1 equal-width edges of a rule; for float32 conventions each is a float.
 void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<double>& edges) {
   edges.resize(bins + 1);
   const double B = static_cast<double>(bins);
@@ -383,6 +380,8 @@ void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<do
     }
   }
 }
+
+namespace {
 
 // The bin of s among B bins with inner edges e_1..e_{B-1} (non-decreasing): right-closed
 // counts the inner edges below s, left-closed those at or below it. For the usual few edges a

@@ -41,6 +41,9 @@ enum class Norm { l1, l2, max, average, lp };
 
 // The B + 1 equal-width edges i/B of the convention above.
 void equal_width_edges(std::size_t bins, std::vector<double>& edges);
+// The B + 1 equal-width edges of a library's rule (convention.hpp); with float32 each edge is
+// computed in float arithmetic, as the library does in that precision.
+void library_edges(EdgeRule rule, std::size_t bins, bool float32, std::vector<double>& edges);
 
 // Bin index in [0, B) of a score under the equal-width convention, from the edges above.
 // Inline: the binned estimators call it once per score (K times per row for classwise).

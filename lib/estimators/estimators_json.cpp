@@ -11,6 +11,7 @@
 #include "estimators/calib_err.hpp"
 #include "estimators/kde_canonical.hpp"
 #include "estimators/kde_ece.hpp"
+#include "estimators/probmetrics_ece.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/skce.hpp"
 #include "estimators/smooth_ece.hpp"
@@ -80,6 +81,15 @@ std::optional<EstimatorConfig> build_calib_err(Args& a) {
   auto out = plain(a, std::make_shared<CalibErr>(spec));
   out.label += "_b" + std::to_string(spec.beta);
   if (spec.norm != Norm::l2) out.label += "_" + shown_text(a, "norm");
+  return out;
+}
+
+std::optional<EstimatorConfig> build_probmetrics_ece(Args& a) {
+  const ProbmetricsEceSpec spec{static_cast<std::size_t>(a.get<std::int64_t>("bins")),
+                                a.get<Norm>("norm")};
+  auto out = plain(a, std::make_shared<ProbmetricsEce>(spec));
+  out.label += "_" + std::to_string(spec.bins);
+  if (spec.norm != Norm::l1) out.label += "_" + shown_text(a, "norm");
   return out;
 }
 
@@ -189,6 +199,35 @@ sum_b (beta/n) |gap_b|; max: max_b |gap_b|. n < 2 beta: 0 (the library returns 0
 beta <= n < 2 beta and raises for n < beta). No population value: beta-row bins keep
 label noise of sd about sqrt(acc (1 - acc) / beta) however large n is.)"}},
       .build = build_calib_err,
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
+}
+
+EstimatorEntry probmetrics_ece_estimator() {
+  const ProbmetricsEceSpec defaults;
+  return {
+      .summary =
+          "probmetrics' ece-B / rmsce-B / mce-B: absent classes dropped, p clamped to "
+          "[1e-7, 1 - 1e-7] and renormalised, torchmetrics' float32 bins",
+      .params = {param::at_most(param::integer("bins", 1, static_cast<std::int64_t>(defaults.bins),
+                                               "number of bins B (its name ece-B)"),
+                                max_bins),
+                 param::choice("norm", calib_err_norms, defaults.norm,
+                               "l1 (ece-B), l2 (rmsce-B) or max (mce-B)")},
+      .example = R"({"bins": 15, "norm": "l1"})",
+      .notes = {{"target",
+                 R"(its own population value (the truth engine's Rao-Blackwellised large sample): at
+K >= 3 the top-label error of torchmetrics' multiclass bins, at K = 2 the binary error on
+p_1 (whose limit is classwise_ece_l1's binned form); which of the two it computes depends on
+the number of classes present in the labels, so no single design quantity is its target)"},
+                {"convention",
+                 R"(probmetrics @34123ba metrics.py CalibrationError via
+TorchmetricsClassificationMetric._compute_mean: remove_missing_classes (columns of classes
+absent from the labels dropped, labels renumbered), clamp(1e-7, 1 - 1e-7), rows divided by
+their sums; K' = 2 columns left: torchmetrics' binary error on the second (float64); K' >= 3:
+its multiclass top-label error with max q cast to float32, float32 edges
+torch.linspace(0, 1, B + 1), bins [e_i, e_(i+1)) and 1 alone in bin B, float32 per-bin sums;
+the result cast to float32. One class left: an error, as the library raises ValueError.)"}},
+      .build = build_probmetrics_ece,
       .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
 }
 
@@ -344,6 +383,7 @@ const std::vector<EstimatorEntry>& estimator_registry() {
         named("ace", ace_estimator()),
         named("brier", brier_estimator()),
         named("calib_err", calib_err_estimator()),
+        named("probmetrics_ece", probmetrics_ece_estimator()),
         named("classwise_ece", classwise_ece_estimator()),
         named("corp", corp_estimator()),
         named("cross_fitted_ce", cross_fitted_ce_estimator()),
