@@ -34,7 +34,7 @@ def fail(message):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "docs"
     if mode == "docs":
-        for name in ("curve_alternatives", "penalty_rules", "small_n_verdict",
+        for name in ("curve_alternatives", "penalty_rules", "real_models", "small_n_verdict",
                      "small_n_verdict/before"):
             check_docs_table(name, os.path.join(HERE, "golden", name), DOCS)
         return
