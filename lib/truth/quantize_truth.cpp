@@ -108,6 +108,7 @@ std::optional<QuantizeMoments> multiclass_moments(std::span<const double> alpha,
   const Tail half = tail(0.5);
   above[0.5] = {half.mass, half.first};
   double error = 0.0;
+  double start_of_integral = 1.0 / Kd;  // K >= 4: where the Fourier CDF's integral starts
   {
     std::vector<double> ends = {third, 0.5};
     for (const QuantizeCell& cell : cells)
@@ -128,14 +129,32 @@ std::optional<QuantizeMoments> multiclass_moments(std::span<const double> alpha,
   }
   const TruthValue mean_max = expected_max(alpha);
   if (third > 1.0 / Kd) {  // K >= 4: (1/K, 1/3) by the Fourier CDF
-    std::vector<double> ends = {1.0 / Kd, third};
+    const std::vector<ConcentrationGroup> groups = groups_of(alpha);
+    // The inversion may not converge next to 1/K, where F is tiny: start at the lowest x0 of
+    // 1/K + (1/3 - 1/K) 2^-t where it converges with F(x0) <= 1e-13. F increases, so below x0
+    // F <= F(x0), and the part left out adds at most (x0 - 1/K) F(x0) to the error.
+    double start = 1.0 / Kd, floor_mass = 0.0;
+    for (int t = 1; t <= 60; ++t) {
+      const double x = 1.0 / Kd + (third - 1.0 / Kd) * std::ldexp(1.0, -t);
+      const auto F = dirichlet_max_cdf(groups, x);
+      if (!F) {
+        if (floor_mass > 1e-13 || start == 1.0 / Kd) return std::nullopt;
+        break;
+      }
+      start = x;
+      floor_mass = *F;
+      if (*F <= 1e-13) break;
+    }
+    error += (start - 1.0 / Kd) * floor_mass + floor_mass;
+    start_of_integral = start;
+    std::vector<double> ends = {start, third};
     for (const QuantizeCell& cell : cells)
       for (double b : {cell.lo, cell.hi})
-        if (b > 1.0 / Kd && b < third) ends.push_back(b);
-    for (std::size_t j = 4; j < K; ++j) ends.push_back(1.0 / static_cast<double>(j));  // kinks
+        if (b > start && b < third) ends.push_back(b);
+    for (std::size_t j = 4; j < K; ++j)  // F's kinks
+      if (1.0 / static_cast<double>(j) > start) ends.push_back(1.0 / static_cast<double>(j));
     std::sort(ends.begin(), ends.end());
     ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-    const std::vector<ConcentrationGroup> groups = groups_of(alpha);
     const auto cdf = [&](double b) {
       const auto F = dirichlet_max_cdf(groups, b);
       if (!F) throw NodeFailed{};
@@ -168,6 +187,7 @@ std::optional<QuantizeMoments> multiclass_moments(std::span<const double> alpha,
   }
   const auto at = [&](double b) -> std::pair<double, double> {
     if (b <= 1.0 / Kd) return {1.0, mean_max.value};
+    if (b < start_of_integral) return {1.0, mean_max.value};  // within the error: F(b) <= F(x0)
     if (b >= 0.5) {
       const Tail t = tail(b);
       return {t.mass, t.first};
