@@ -246,6 +246,10 @@ expect_bad temperature_1e-300 \
   '/generator/miscalibration/temperature|temperature = 1e-300: must be >= 0.0001 and <= 1e+06'
 expect_bad gamma_1e300 "$(config 5 50 "$(gen_with_map '{"map": "top_label", "gamma": 1e300}')" "$est_ok")" \
   '/generator/miscalibration/gamma|gamma = 1e+300: must be >= 0.0001 and <= 100'
+expect_bad quantize_levels_1 "$(config 5 50 "$(gen_with_map '{"map": "quantize", "levels": 1}')" "$est_ok")" \
+  '/generator/miscalibration/levels|expected an integer >= 2, found 1'
+expect_bad quantize_levels_5000 "$(config 5 50 "$(gen_with_map '{"map": "quantize", "levels": 5000}')" "$est_ok")" \
+  '/generator/miscalibration/levels|levels = 5000: must be <= 1000'
 expect_bad exponent_1e300 \
   "$(config 5 50 "$(gen_with_map '{"map": "power", "exponents": [1, 1e300, 1]}')" "$est_ok")" \
   '/generator/miscalibration/exponents/1|exponents[1] = 1e+300: must be >= 0.0001 and <= 100'
