@@ -181,7 +181,6 @@ TEST_CASE("quantize truth for the uniform Dirichlet matches the spacings' closed
       const auto t = compute_truth(DirichletGenerator({K, {1.0}, QuantizeMap{L}}), TruthSettings{});
       CHECK(t[Quantity::ece_top_l1].value == Approx(l1).margin(1e-10));
       CHECK(t[Quantity::ece_top_l1].method == TruthMethod::quadrature);
-      CHECK(std::isnan(t[Quantity::canonical_l1].value));  // not offered at K >= 3
     }
   }
 }
@@ -197,7 +196,11 @@ TEST_CASE("quantize truth agrees with an independent numpy Monte Carlo of 10^7 d
     const DirichletGenerator gen({c["classes"].get<std::size_t>(),
                                   c["alpha"].get<std::vector<double>>(),
                                   QuantizeMap{c["levels"].get<std::size_t>()}});
-    const auto t = compute_truth(gen, TruthSettings{});
+    // Only what the reference holds: the canonical and classwise errors' Monte Carlo is not paid.
+    const std::vector<Quantity> needed = {Quantity::accuracy,   Quantity::overconfidence,
+                                          Quantity::ece_top_l1, Quantity::ece_top_l2,
+                                          Quantity::brier,      Quantity::nll};
+    const auto t = compute_truth(gen, TruthSettings{}, needed);
     const auto& v = c["values"];
     const auto check = [&](const char* key, double truth, double truth_error) {
       const double mc = v[key]["value"].get<double>(), se = v[key]["se"].get<double>();
@@ -226,7 +229,8 @@ TEST_CASE("the binned ECE with the grid's bins converges to the quantize truth",
     const std::size_t L = std::get<QuantizeMap>(spec.map).levels;
     const BinnedEce ece({L, Binning::equal_width, Norm::l1});
     const DirichletGenerator gen(spec);
-    const auto t = compute_truth(gen, TruthSettings{});
+    const std::vector<Quantity> needed = {Quantity::ece_top_l1};
+    const auto t = compute_truth(gen, TruthSettings{}, needed);
     // K = 10, alpha 3 takes the exact K >= 4 path (the Fourier CDF below 1/3 converges there).
     if (spec.classes == 10) CHECK(t[Quantity::ece_top_l1].method == TruthMethod::quadrature);
     const std::vector<const Estimator*> estimators = {&ece};
@@ -236,4 +240,24 @@ TEST_CASE("the binned ECE with the grid's bins converges to the quantize truth",
     CHECK(std::abs(v.value - t[Quantity::ece_top_l1].value) <
           4.5 * v.error + t[Quantity::ece_top_l1].error);
   }
+}
+
+TEST_CASE("quantize's posterior r(p) gives the closed-form canonical errors at K = 2",
+          "[stat][truth][quantize]") {
+  // The Monte Carlo with r(p) from the truncated Beta posterior of m (map_preimage.hpp) against
+  // the closed forms, which need no posterior (p_1 tells the class and the cell): checks the
+  // posterior that the K >= 3 canonical errors rely on.
+  const DirichletGenerator gen({2, {0.5, 2.0}, QuantizeMap{7}});
+  const auto exact = compute_truth(gen, TruthSettings{});
+  const auto mc = monte_carlo_truth(gen, TruthSettings{});
+  for (Quantity q : {Quantity::canonical_l1, Quantity::canonical_l2}) {
+    INFO(to_string(q) << ": closed form " << exact[q].value << ", Monte Carlo " << mc[q].value
+                      << " +- " << mc[q].error);
+    CHECK(std::abs(exact[q].value - mc[q].value) < 4.5 * mc[q].error + 1e-12);
+  }
+  // K = 3: offered, by Monte Carlo.
+  const auto k3 = compute_truth(DirichletGenerator({3, {1.0}, QuantizeMap{10}}), TruthSettings{});
+  CHECK(k3[Quantity::canonical_l1].method == TruthMethod::monte_carlo);
+  CHECK(k3[Quantity::canonical_l1].value > 0.0);
+  CHECK(k3[Quantity::canonical_l1].error < 2e-4);
 }

@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <boost/math/special_functions/beta.hpp>
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <limits>
@@ -32,9 +33,24 @@ MapPreimages::MapPreimages(const DirichletSpec& spec)
     gamma_ = top->gamma;
     return;
   }
-  if (std::holds_alternative<QuantizeMap>(spec.map)) {
+  if (const auto* quantize = std::get_if<QuantizeMap>(&spec.map)) {
     // A cell of m with the others' proportions fixed maps to one p: a segment of preimages.
-    fibres_ = Fibres::continuum;
+    fibres_ = Fibres::segment;
+    levels_ = quantize->levels;
+    cell_of_level_.assign(levels_, QuantizeCell{});
+    for (const QuantizeCell& c : quantize_cells(levels_))
+      cell_of_level_[static_cast<std::size_t>(
+          std::lround(c.level * static_cast<double>(levels_) - 0.5))] = c;
+    for (std::size_t t = 0; t < K_; ++t) {
+      const double a = alpha_[t], b = a0 - a;
+      for (const QuantizeCell& c : cell_of_level_) {
+        using boost::math::ibetac;
+        const bool used = c.hi > c.lo;
+        cell_tails_.push_back({used ? ibetac(a, b, c.lo) : 0.0, used ? ibetac(a, b, c.hi) : 0.0,
+                               used ? ibetac(a + 1.0, b, c.lo) : 0.0,
+                               used ? ibetac(a + 1.0, b, c.hi) : 0.0});
+      }
+    }
     return;
   }
   const LogAffineForm form = log_affine_form(spec.map, K_);
@@ -239,6 +255,34 @@ double MapPreimages::top_label(std::span<const double> log_p, std::span<double> 
   return total;
 }
 
+void MapPreimages::quantize_posterior(std::span<const double> log_p, std::span<double> r) const {
+  const std::size_t K = K_;
+  const std::size_t t =
+      static_cast<std::size_t>(std::max_element(log_p.begin(), log_p.end()) - log_p.begin());
+  // The level's cell: p_t is the level (i + 1/2)/L to rounding.
+  const double L = static_cast<double>(levels_);
+  const auto i = static_cast<std::size_t>(
+      std::clamp(std::lround(std::exp(log_p[t]) * L - 0.5), 0L, static_cast<long>(levels_) - 1));
+  const QuantizeCell& cell = cell_of_level_[i];
+  const double log_rest = std::log1p(-cell.level);
+  double w_max = 0.0;
+  for (std::size_t k = 0; k < K; ++k)
+    if (k != t) w_max = std::max(w_max, std::exp(log_p[k] - log_rest));
+  const double bound = w_max / (1.0 + w_max), lo = std::max(cell.lo, bound), hi = cell.hi;
+  const std::array<double, 4>& tails = cell_tails_[t * levels_ + i];
+  double above_lo = tails[0], first_above_lo = tails[2];
+  if (bound > cell.lo) {  // the runner-up cuts the cell: tails at the bound
+    const double a = alpha_[t], b = alpha_[t] / mean_[t] - alpha_[t];  // alpha_0 - alpha_t
+    above_lo = boost::math::ibetac(a, b, lo);
+    first_above_lo = boost::math::ibetac(a + 1.0, b, lo);
+  }
+  // P(lo < m <= hi) and E[m 1{lo < m <= hi}] (size biasing), from upper tails, exact near 1.
+  const double mass = above_lo - tails[1];
+  const double first = mean_[t] * (first_above_lo - tails[3]);
+  const double m = mass > 0.0 ? std::clamp(first / mass, lo, hi) : 0.5 * (lo + hi);
+  for (std::size_t k = 0; k < K; ++k) r[k] = k == t ? m : (1.0 - m) * std::exp(log_p[k] - log_rest);
+}
+
 void posterior_mean(const MapPreimages& preimages, std::span<const double> c,
                     std::span<const double> log_p, std::span<double> r, std::span<double> scratch) {
   switch (preimages.fibres()) {
@@ -251,6 +295,9 @@ void posterior_mean(const MapPreimages& preimages, std::span<const double> c,
       throw DomainError(
           "affine_logit: W sends a subspace of dimension >= 2 into span(1), so each p has a "
           "continuum of preimages and r(p) = E[c | p] has no formula here");
+    case MapPreimages::Fibres::segment:
+      preimages.quantize_posterior(log_p, r);
+      return;
     case MapPreimages::Fibres::finite:
       break;
   }

@@ -20,6 +20,7 @@
 // c_i = p_i (1 - m)/(1 - p_j), valid when m is its largest component, with
 // omega_j = Dir(c; alpha) ((1 - m)/(1 - p_j))^(K-2) / g'(m) * prod_k p_k (the Jacobian of
 // (m, v) -> (g(m), v) with c_{-j} = (1 - m) v).
+#include <array>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -34,6 +35,7 @@ class MapPreimages {
     finite,     // every p has finitely many preimages: posterior() applies
     constant,   // p does not depend on c (affine_logit with W's columns in span(1)): r = E[c]
     continuum,  // preimage sets of positive dimension (a rank-deficient affine_logit): no r(p)
+    segment,    // quantize: m = max c over a segment of its cell, r(p) by a truncated Beta
   };
 
   explicit MapPreimages(const DirichletSpec& spec);
@@ -63,6 +65,23 @@ class MapPreimages {
                     unsigned* structure, std::size_t* work) const;
   double top_label(std::span<const double> log_p, std::span<double> r, std::span<double> scratch,
                    unsigned* structure) const;
+
+ public:
+  // quantize (Fibres::segment): the preimages of p are c = (m at the top class t, (1 - m) w)
+  // with w = p_-t/(1 - l) fixed and m over the level l's cell where m >= max w (1 - m); along
+  // them the Dirichlet density times the Jacobian (1 - m)^(K-2) is proportional to
+  // m^(alpha_t - 1) (1 - m)^(alpha_0 - alpha_t - 1), so m | p is Beta(alpha_t, alpha_0 - alpha_t)
+  // truncated to [max(lo, w_max/(1 + w_max)), hi], and r = (E[m | p], (1 - E[m | p]) w).
+  void quantize_posterior(std::span<const double> log_p, std::span<double> r) const;
+
+ private:
+  std::size_t levels_ = 0;                   // quantize's L; 0 for other maps
+  std::vector<QuantizeCell> cell_of_level_;  // quantize: the cell of level i at i (if any)
+  // quantize: for class t and level i, at t * L + i, the upper tails P(X > lo), P(X > hi),
+  // P(X' > lo), P(X' > hi) of X ~ Beta(alpha_t, alpha_0 - alpha_t), X' ~ Beta(alpha_t + 1, ..)
+  // at the cell's ends, so that only draws whose bound w_max/(1 + w_max) cuts the cell compute
+  // incomplete beta functions.
+  std::vector<std::array<double, 4>> cell_tails_;
 
   std::size_t K_;
   std::vector<double> alpha_, mean_;

@@ -282,8 +282,7 @@ GroundTruth quantize_truth(const DirichletGenerator& generator, const TruthSetti
   for (Quantity q : needed) {
     const bool top = q == Quantity::ece_top_l1 || q == Quantity::ece_top_l2 ||
                      q == Quantity::overconfidence || q == Quantity::accuracy;
-    const bool canonical = q == Quantity::canonical_l1 || q == Quantity::canonical_l2;
-    if (!canonical && (!top || !moments)) by_monte_carlo.push_back(q);
+    if (!top || !moments) by_monte_carlo.push_back(q);
   }
   GroundTruth t;
   for (TruthValue& v : t.values) v = {nan, TruthMethod::monte_carlo, inf};
@@ -294,9 +293,6 @@ GroundTruth quantize_truth(const DirichletGenerator& generator, const TruthSetti
   } else {
     t[Quantity::accuracy] = accuracy;
   }
-  // Each p has a segment of preimages (m over its cell): r(p) is not computed.
-  for (Quantity q : {Quantity::canonical_l1, Quantity::canonical_l2})
-    t[q] = {nan, TruthMethod::monte_carlo, inf};
   return t;
 }
 

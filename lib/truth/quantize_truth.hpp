@@ -40,10 +40,10 @@ struct QuantizeMoments {
 std::optional<QuantizeMoments> quantize_moments(std::span<const double> alpha, std::size_t levels);
 
 // The nine quantities. K = 2: all closed form. K >= 3: accuracy, overconfidence, ece_top_l1 and
-// ece_top_l2 by the moments (quadrature), brier, nll and classwise_ece_l1 by the engine's
-// Rao-Blackwellised Monte Carlo, the canonical errors not offered (NaN, infinite error: each p
-// has a segment of preimages). Where the moments are unavailable the top-label quantities come
-// from the Monte Carlo too (accuracy stays exact).
+// ece_top_l2 by the moments (quadrature), brier, nll, classwise_ece_l1 and the canonical errors
+// by the engine's Rao-Blackwellised Monte Carlo, r(p) from the truncated Beta posterior of m
+// over its segment of preimages (MapPreimages::quantize_posterior). Where the moments are
+// unavailable the top-label quantities come from the Monte Carlo too (accuracy stays exact).
 GroundTruth quantize_truth(const DirichletGenerator& generator, const TruthSettings& settings,
                            std::span<const Quantity> needed);
 
