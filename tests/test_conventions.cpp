@@ -221,7 +221,8 @@ TEST_CASE("probmetrics_ece reproduces probmetrics' ece, rmsce and mce", "[refere
   CHECK(largest == Approx(std::ldexp(1.0, -24)).margin(1e-12));
 }
 
-TEST_CASE("probmetrics_ece drops absent classes and refuses a single one", "[unit][estimators]") {
+TEST_CASE("probmetrics_ece drops absent classes and has no value for a single one",
+          "[unit][estimators]") {
   const auto e = from_config(Json{{"name", "probmetrics_ece"}, {"bins", 2}});
   // K = 3 with class 1 absent: the columns 0 and 2 remain, renormalised, and the error is the
   // binary one on the second, q = p_2 / (p_0 + p_2): rows (0.5, 0.3, 0.2) -> 2/7 and
@@ -230,5 +231,5 @@ TEST_CASE("probmetrics_ece drops absent classes and refuses a single one", "[uni
   const Sample s = make_sample(3, {0.5, 0.3, 0.2, 0.1, 0.3, 0.6}, {0, 2});
   CHECK(evaluate(*e, s) == static_cast<double>(static_cast<float>(3.0 / 14.0)));
   const Sample one = make_sample(3, {0.5, 0.3, 0.2, 0.1, 0.3, 0.6}, {2, 2});
-  CHECK_THROWS_WITH(evaluate(*e, one), Catch::Contains("one class"));
+  CHECK(std::isnan(evaluate(*e, one)));  // the library raises ValueError
 }

@@ -226,7 +226,7 @@ absent from the labels dropped, labels renumbered), clamp(1e-7, 1 - 1e-7), rows 
 their sums; K' = 2 columns left: torchmetrics' binary error on the second (float64); K' >= 3:
 its multiclass top-label error with max q cast to float32, float32 edges
 torch.linspace(0, 1, B + 1), bins [e_i, e_(i+1)) and 1 alone in bin B, float32 per-bin sums;
-the result cast to float32. One class left: an error, as the library raises ValueError.)"}},
+the result cast to float32. One class left: NaN (the library raises ValueError).)"}},
       .build = build_probmetrics_ece,
       .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
 }

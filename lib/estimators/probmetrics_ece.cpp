@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -82,10 +83,10 @@ double ProbmetricsEce::estimate(const Sample& s, EstimatorWorkspace&) const {
   std::vector<std::size_t> kept;
   for (std::size_t k = 0; k < K; ++k)
     if (present[k]) kept.push_back(k);
-  if (kept.size() < 2)
-    throw DomainError(
-        "probmetrics_ece: the labels hold one class only; probmetrics (torchmetrics) raises "
-        "ValueError for num_classes = 1");
+  // One class left: the library raises ValueError (num_classes = 1). No value: NaN, not a
+  // number the library never gives (and not an error, which would stop `eval` of every
+  // estimator on such data).
+  if (kept.size() < 2) return std::numeric_limits<double>::quiet_NaN();
   const std::size_t Kp = kept.size();
   const bool binary = Kp == 2;
   std::vector<double> edges;

@@ -14,8 +14,7 @@
 // i.e. [e_i, e_(i+1)), and a score of exactly 1 in an extra bin B. l1: sum_b (n_b/n)|acc_b -
 // conf_b|, l2: its root mean square, max: max_b |acc_b - conf_b| over all B + 1 bins (empty ones
 // 0). The result is cast to float32 (torch.as_tensor(..., dtype=float32)), as the library
-// returns it. With one class left (K' = 1) the library raises ValueError; so does this
-// (DomainError).
+// returns it. With one class left (K' = 1) the library raises ValueError; this returns NaN.
 //
 // Hand-written rather than composed from BinnedEce: the three steps and the float32
 // accumulation change the numbers (the `torchmetrics` convention accumulates in double and
