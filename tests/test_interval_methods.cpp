@@ -17,11 +17,14 @@
 #include "core/running_stats.hpp"
 #include "estimators/bin_gap_bias.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/corp.hpp"
+#include "estimators/estimators_json.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
 #include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
+#include "reference_data.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"
 
@@ -151,7 +154,9 @@ TEST_CASE("BCa of an exponential mean reproduces the exact interval", "[stat]") 
     for (std::size_t i = 0; i < n; ++i) sum += exponential(engine);
     v = sum / nd;
   }
-  const Interval bca = bca_interval(1.0, boot, 1.0 / (3.0 * std::sqrt(nd)), 0.9);
+  const auto maybe_bca = bca_interval(1.0, boot, 1.0 / (3.0 * std::sqrt(nd)), 0.9);
+  REQUIRE(maybe_bca);
+  const Interval bca = *maybe_bca;
   IntervalInputs in;
   in.estimate = 1.0;
   in.bootstrap = boot;
@@ -345,3 +350,74 @@ TEST_CASE("intervals.methods: bad names and repeats are config errors at their p
 }
 
 }  // namespace
+
+TEST_CASE("BCa gives no interval where it cannot be resolved from the bootstrap values", "[unit]") {
+  // 1000 bootstrap values spread over [1.5, 2.5).
+  std::vector<double> boot(1000);
+  for (std::size_t i = 0; i < boot.size(); ++i) boot[i] = 1.5 + static_cast<double>(i) / 1000.0;
+  const std::vector<double> jackknife = {1.9, 2.0, 2.1, 2.05};
+  // Every value above the estimate: z0 at its clamp puts both ends at the smallest value (this
+  // gave [1.5, 1.5] before); one value below still gives a2 < 1/R.
+  for (double estimate : {1.0, 1.5005}) {
+    INFO("estimate " << estimate);
+    CHECK(!bca_interval(estimate, boot, 0.0, 0.95));
+    CHECK(!bca_interval(estimate, boot, jackknife, 0.95));
+    IntervalInputs in;
+    in.estimate = estimate;
+    in.bootstrap = boot;
+    in.jackknife = jackknife;
+    CHECK(!interval_of(IntervalMethod::bca, in, 0.95));
+  }
+  // Mirror image: every value below the estimate.
+  CHECK(!bca_interval(3.0, boot, 0.0, 0.95));
+  // Inside the values: 500 of them below 1.9995, so z0 = 0, and with a = 0 it is the percentile
+  // interval.
+  const auto inside = bca_interval(1.9995, boot, 0.0, 0.95);
+  REQUIRE(inside);
+  CHECK(inside->lo == Approx(1.5 + 0.025 * 0.999).margin(1e-9));
+  CHECK(inside->hi == Approx(1.5 + 0.975 * 0.999).margin(1e-9));
+}
+
+TEST_CASE(
+    "corp mcb at n = 10,000: BCa has no interval, its default consistency one is not "
+    "degenerate",
+    "[unit]") {
+  // Issue #25: eval's default interval of corp_mcb_brier on 10,000 rows was [0.001322,
+  // 0.001322]. Every bootstrap value of the isotonic fit's miscalibration lies above the
+  // estimate there (its upward bias exceeds its spread), so the clamped BCa collapsed onto the
+  // smallest value.
+  Sample all = testing::load_reference_dataset("dir_k10_n20000");
+  const std::size_t n = 10000, K = all.classes;
+  Sample sample = make_sample(
+      K, std::vector<double>(all.p.begin(), all.p.begin() + static_cast<long>(n * K)),
+      std::vector<std::uint32_t>(all.label.begin(), all.label.begin() + static_cast<long>(n)));
+  const Corp corp({.score = CorpScore::brier, .component = CorpComponent::mcb});
+  EstimatorWorkspace workspace;
+  ResampleWorkspace resample;
+  const double observed[] = {corp.estimate(sample, workspace)};
+  const Estimator* const one[] = {&corp};
+  const auto computed = sample_intervals(
+      sample, one, observed,
+      {{IntervalMethod::bca}, {IntervalMethod::percentile}, {IntervalMethod::consistency}},
+      {200, 0.95, 100}, {0, 0, 0}, Execution::parallel, resample, workspace);
+  REQUIRE(computed.intervals.size() == 3);
+  REQUIRE(computed.intervals[1]);
+  INFO("estimate " << observed[0] << ", percentile [" << computed.intervals[1]->lo << ", "
+                   << computed.intervals[1]->hi << "]");
+  CHECK(computed.intervals[1]->lo > observed[0]);  // the cause: all of it above the estimate
+  CHECK(!computed.intervals[0]);
+  REQUIRE(computed.intervals[2]);
+  CHECK(computed.intervals[2]->hi - computed.intervals[2]->lo > 1e-4);
+
+  // The registry's default for corp: consistency for mcb, bca for the score.
+  const auto default_of = [](const char* entry) {
+    Problems problems;
+    Json resolved;
+    const auto config = parse_estimator(Json::parse(entry), "/estimator", problems, resolved);
+    REQUIRE(config);
+    return config->interval;
+  };
+  CHECK(default_of(R"({"name": "corp"})") == IntervalMethod::consistency);
+  CHECK(default_of(R"({"name": "corp", "component": "dsc"})") == IntervalMethod::bca);
+  CHECK(default_of(R"({"name": "corp", "component": "score"})") == IntervalMethod::bca);
+}
