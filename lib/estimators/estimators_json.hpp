@@ -53,8 +53,8 @@ struct EstimatorTraits {
   IntervalMethod interval = IntervalMethod::basic;
   CoverageCaveat caveat{};
   // The default instead of `interval` for a configuration of the row that is an error measure
-  // (Estimator::vanishes_when_calibrated): corp's mcb, whose bootstrap values lie above the
-  // estimate at large n, where its other components' BCa has no interval.
+  // (Estimator::vanishes_when_calibrated): corp's mcb, whose bootstrap values can all lie above
+  // the estimate (at n = 10,000), where BCa collapses onto the smallest of them.
   std::optional<IntervalMethod> interval_when_error{};
 };
 

@@ -206,13 +206,12 @@ double bca_bias_correction(double estimate, std::span<const double> bootstrap) {
   return normal_quantile(f);
 }
 
-std::optional<Interval> bca_interval(double estimate, std::span<const double> bootstrap,
-                                     std::span<const double> jackknife, double level) {
+Interval bca_interval(double estimate, std::span<const double> bootstrap,
+                      std::span<const double> jackknife, double level) {
   return bca_interval(estimate, bootstrap, jackknife_acceleration(jackknife), level);
 }
 
-std::optional<Interval> bca_interval(double estimate, std::span<const double> bootstrap, double a,
-                                     double level) {
+Interval bca_interval(double estimate, std::span<const double> bootstrap, double a, double level) {
   check_level(level);
   const double z0 = bca_bias_correction(estimate, bootstrap);
   // Efron & Tibshirani eq. 14.10. Where 1 - a (z0 + z) <= 0 the corrected probability has
@@ -225,11 +224,8 @@ std::optional<Interval> bca_interval(double estimate, std::span<const double> bo
   };
   const double a1 = adjusted(normal_quantile((1.0 - level) / 2.0));
   const double a2 = adjusted(normal_quantile((1.0 + level) / 2.0));
-  // Both ends within the outermost 1/R of the values: not resolved by R resamples (the header).
-  const double R = static_cast<double>(bootstrap.size());
-  if (a2 < 1.0 / R || a1 > 1.0 - 1.0 / R) return std::nullopt;
   const SortedValues sorted(bootstrap);
-  return Interval{sorted.quantile(a1), sorted.quantile(a2)};
+  return {sorted.quantile(a1), sorted.quantile(a2)};
 }
 
 Interval analytic_interval(const SquaredErrorEstimate& squared, double level) {

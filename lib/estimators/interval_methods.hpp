@@ -11,18 +11,13 @@
 //   z_2 = Phi^-1(1 - alpha) (Efron 1987, "Better bootstrap confidence intervals", JASA 82;
 //   Efron & Tibshirani 1993, eqs. 14.9-14.15). Bias correction z0 = Phi^-1(f), f = (#{T* < t}
 //   + #{T* = t}/2) / R (ties halved as scipy.stats.bootstrap does), f clamped to
-//   [1/(2R), 1 - 1/(2R)] so that z0 stays finite. No interval when a2 < 1/R or a1 > 1 - 1/R:
-//   the whole interval would lie between the two smallest (largest) of the R values, which
-//   the resamples cannot resolve; this happens where the estimate lies in the far tail of its
-//   own bootstrap distribution (z0 near its clamp), as for corp's mcb at n = 10,000 (every
-//   T* above t: the bootstrap's upward bias exceeds its spread), where BCa's model of a
-//   normalising transform does not hold and the clamped z0 gave [q(0), q(0)]. Acceleration from the
-//   jackknife: a = sum_g d_g^3 / (6 (sum_g d_g^2)^(3/2)), d_g = mean(T_(.)) - T_(g) (eq. 14.15),
-//   over G leave-one-group-out values (jackknife_values); with G = n this is the ordinary
-//   jackknife. The grouped form has the same expectation to first order: for an estimate whose
-//   influence values are IF_i, d_g is proportional to the sum U_g of IF over group g, and sum U_g^3
-//   / (sum U_g^2)^(3/2) ~ G m k3 / (G m s^2)^(3/2) = k3 / (s^3 sqrt(n)) for groups of m = n / G
-//   rows, as for single rows (k3, s^2: third cumulant and variance of IF).
+//   [1/(2R), 1 - 1/(2R)] so that z0 stays finite. Acceleration from the jackknife:
+//   a = sum_g d_g^3 / (6 (sum_g d_g^2)^(3/2)), d_g = mean(T_(.)) - T_(g) (eq. 14.15), over G
+//   leave-one-group-out values (jackknife_values); with G = n this is the ordinary jackknife.
+//   The grouped form has the same expectation to first order: for an estimate whose influence
+//   values are IF_i, d_g is proportional to the sum U_g of IF over group g, and
+//   sum U_g^3 / (sum U_g^2)^(3/2) ~ G m k3 / (G m s^2)^(3/2) = k3 / (s^3 sqrt(n)) for groups of
+//   m = n / G rows, as for single rows (k3, s^2: third cumulant and variance of IF).
 // - consistency: the inverted calibration test, for an estimator whose population value is 0
 //   for every calibrated model (Estimator::vanishes_when_calibrated). With p the consistency
 //   p-value (labels redrawn from p, Bröcker & Smith 2007) and B the basic interval:
@@ -152,12 +147,11 @@ Interval basic_interval(double estimate, std::span<const double> bootstrap, doub
 double jackknife_acceleration(std::span<const double> jackknife);
 // z0 = Phi^-1(f) as above.
 double bca_bias_correction(double estimate, std::span<const double> bootstrap);
-// nullopt where the interval lies within the outermost 1/R of the bootstrap values (above).
-std::optional<Interval> bca_interval(double estimate, std::span<const double> bootstrap,
-                                     std::span<const double> jackknife, double level);
+Interval bca_interval(double estimate, std::span<const double> bootstrap,
+                      std::span<const double> jackknife, double level);
 // The same with a given acceleration a.
-std::optional<Interval> bca_interval(double estimate, std::span<const double> bootstrap,
-                                     double acceleration, double level);
+Interval bca_interval(double estimate, std::span<const double> bootstrap, double acceleration,
+                      double level);
 Interval analytic_interval(const SquaredErrorEstimate& squared, double level);
 // center -/+ z sd(bootstrap), sd with divisor R - 1 (bias_corrected before the join with 0).
 Interval normal_interval(double center, std::span<const double> bootstrap, double level);
