@@ -1,6 +1,9 @@
 #include "estimators/kde_canonical.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -110,25 +113,78 @@ __attribute__((target_clones("avx2", "default"))) void inner_products4(
     }
 }
 
-// v_j = g_j / b - log B_j (as g_j * (1/b) - log_norm_j) for every row, and the largest v_j over
-// j != skip (the maximum does not depend on the order: the same value as a sequential scan).
+// The terms of v[begin, end) within `cutoff` of `top`, as v_j - top, written in order from
+// out[0]; returns their count. out must have room for end - begin + 4 values. The AVX2 version
+// compresses four at a time (a comparison's 4-bit mask picks a lane permutation from a table);
+// the scalar one is the reference (both give the same values in the same order).
+std::size_t kept_terms_scalar(const double* v, std::size_t begin, std::size_t end, double top,
+                              double cutoff, double* out) {
+  std::size_t m = 0;
+  for (std::size_t q = begin; q < end; ++q) {
+    const double log_weight = v[q] - top;
+    out[m] = log_weight;
+    m += log_weight >= cutoff ? 1 : 0;
+  }
+  return m;
+}
+
+__attribute__((target("avx2"))) std::size_t kept_terms_avx2(const double* v, std::size_t begin,
+                                                            std::size_t end, double top,
+                                                            double cutoff, double* out) {
+  // For each 4-bit mask, the 32-bit lanes that move the kept doubles to the front.
+  static const auto table = [] {
+    std::array<std::array<std::int32_t, 8>, 16> t{};
+    for (int mask = 0; mask < 16; ++mask) {
+      int at = 0;
+      for (int lane = 0; lane < 4; ++lane)
+        if (mask & (1 << lane)) {
+          t[mask][2 * at] = 2 * lane;
+          t[mask][2 * at + 1] = 2 * lane + 1;
+          ++at;
+        }
+    }
+    return t;
+  }();
+  const __m256d top4 = _mm256_set1_pd(top), cutoff4 = _mm256_set1_pd(cutoff);
+  std::size_t m = 0, q = begin;
+  for (; q + 4 <= end; q += 4) {
+    const __m256d x = _mm256_sub_pd(_mm256_loadu_pd(v + q), top4);
+    const int mask = _mm256_movemask_pd(_mm256_cmp_pd(x, cutoff4, _CMP_GE_OQ));
+    const __m256i lanes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(table[mask].data()));
+    _mm256_storeu_pd(out + m,
+                     _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(x), lanes)));
+    m += static_cast<std::size_t>(__builtin_popcount(static_cast<unsigned>(mask)));
+  }
+  return m + kept_terms_scalar(v, q, end, top, cutoff, out + m);
+}
+
+// v_j = g_j / b - log B_j (as g_j * (1/b) - log_norm_j) for every row, v_skip set to -inf, and
+// the largest v_j (the maximum does not depend on the order: the same value as a sequential
+// scan).
 // Cloned for AVX2 as inner_products.
 __attribute__((target_clones("avx2", "default"))) double log_weights(const double* g,
                                                                      const double* log_norm,
                                                                      double inv_b, std::size_t n,
                                                                      std::size_t skip, double* v) {
   for (std::size_t j = 0; j < n; ++j) v[j] = g[j] * inv_b - log_norm[j];
-  const double own = v[skip];
   v[skip] = -std::numeric_limits<double>::infinity();
-  constexpr std::size_t lanes = 8;
-  double top[lanes];
-  std::fill_n(top, lanes, -std::numeric_limits<double>::infinity());
+  // Two vectors of running maxima (GCC's vector extension: std::max over an array stayed
+  // scalar).
+  using Lanes = double __attribute__((vector_size(32)));
+  constexpr double lowest = -std::numeric_limits<double>::infinity();
+  Lanes top0 = {lowest, lowest, lowest, lowest}, top1 = top0;
   std::size_t j = 0;
-  for (; j + lanes <= n; j += lanes)
-    for (std::size_t l = 0; l < lanes; ++l) top[l] = std::max(top[l], v[j + l]);
-  for (; j < n; ++j) top[0] = std::max(top[0], v[j]);
-  v[skip] = own;
-  return *std::max_element(top, top + lanes);
+  for (; j + 8 <= n; j += 8) {
+    Lanes x0, x1;
+    std::memcpy(&x0, v + j, sizeof x0);
+    std::memcpy(&x1, v + j + 4, sizeof x1);
+    top0 = x0 > top0 ? x0 : top0;
+    top1 = x1 > top1 ? x1 : top1;
+  }
+  top0 = top1 > top0 ? top1 : top0;
+  double top = std::max(std::max(top0[0], top0[1]), std::max(top0[2], top0[3]));
+  for (; j < n; ++j) top = std::max(top, v[j]);
+  return top;
 }
 
 }  // namespace
@@ -201,7 +257,8 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
   std::vector<double> by_class(n * K);
   for (std::size_t q = 0; q < n; ++q)
     for (std::size_t k = 0; k < K; ++k) by_class[k * n + q] = s.p[order[q] * K + k];
-  std::vector<double> weights(n);
+  std::vector<double> weights(n + 4);  // kept_terms writes up to 4 past its count
+  const auto kept_terms = __builtin_cpu_supports("avx2") ? kept_terms_avx2 : kept_terms_scalar;
   std::vector<std::size_t> kept_end(K);
   for (std::size_t i = 0; i < n; ++i) {
     // O(n K) work per row, O(n^2 K) in all (minutes at n = 10^5): a stop request (SIGINT,
@@ -233,11 +290,7 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
       // resolution.
       std::size_t m = 0;
       for (std::size_t k = 0; k < K; ++k) {
-        for (std::size_t q = class_begin[k]; q < class_begin[k + 1]; ++q) {
-          const double log_weight = v[q] - top;
-          weights[m] = log_weight;
-          m += log_weight >= -50.0 ? 1 : 0;
-        }
+        m += kept_terms(v, class_begin[k], class_begin[k + 1], top, -50.0, weights.data() + m);
         kept_end[k] = m;
       }
       fast::exp_bulk(weights.data(), weights.data(), m);
