@@ -415,6 +415,10 @@ const std::vector<EstimatorEntry>& estimator_registry() {
                            (row.extra.interval == IntervalMethod::bias_corrected
                                 ? " (consistency where it does not apply: norms other than l1)"
                                 : "") +
+                           (row.extra.interval_when_error
+                                ? " (" + std::string(to_string(*row.extra.interval_when_error)) +
+                                      " for its configurations that are error measures)"
+                                : "") +
                            " (docs/intervals.md: measured coverage)"});
     }
     return out;
@@ -439,7 +443,11 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
       parse_registry_entry(entry, pointer, problems, resolved, "estimator", estimator_registry());
   if (config)
     for (const auto& row : estimator_registry())
-      if (row.name == config->name) config->interval = row.extra.interval;
+      if (row.name == config->name)
+        config->interval =
+            row.extra.interval_when_error && config->estimator->vanishes_when_calibrated()
+                ? *row.extra.interval_when_error
+                : row.extra.interval;
   // bias_corrected needs the estimator's bias model (the binned L1 errors); the other norms of
   // the same rows fall back to consistency.
   if (config && config->interval == IntervalMethod::bias_corrected &&
