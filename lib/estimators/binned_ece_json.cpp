@@ -224,10 +224,7 @@ scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1
 )" + convention_text}},
       .build = build_ece,
       .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::bias_corrected,
-                .caveat = {
-                    .text = "coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)",
-                    .when_rejected = false}}};
+                .interval = IntervalMethod::bias_corrected}};
 }
 
 EstimatorEntry classwise_ece_estimator() {
@@ -255,9 +252,7 @@ Bins as ece.
       .extra =  // consistency, not bias_corrected: the bias model cannot see a binning bias, and
                 // classwise gaps change sign within bins, so bias_corrected covered 0.01 at K =
                 // 100, n = 1,000, T = 0.7 where consistency covered 0.80 (docs/intervals.md).
-      {Cost::n_log_n,
-       IntervalMethod::consistency,
-       {"coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)", false}}};
+      {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
 
 EstimatorEntry ace_estimator() {
@@ -285,10 +280,7 @@ kyle's "ACE" (average calibration error: ece with norm average).
 )" + std::string(convention_text)}},
       .build = build_ace,
       .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::bias_corrected,
-                .caveat = {
-                    .text = "coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)",
-                    .when_rejected = false}}};
+                .interval = IntervalMethod::bias_corrected}};
 }
 
 EstimatorEntry ece_debiased_estimator() {
@@ -316,9 +308,7 @@ max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's sp
 )" + std::string(binning_conventions)}},
       .build = build_ece_debiased,
       .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::consistency,
-                .caveat = {.text = "coverage off nominal by > 0.05 (docs/intervals.md)",
-                           .when_rejected = false}}};
+                .interval = IntervalMethod::consistency}};
 }
 
 EstimatorEntry ece_sweep_estimator() {
@@ -342,10 +332,7 @@ the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log
 all wrong rows below all correct ones: b* = n-1 without a scan.)"}},
       .build = build_ece_sweep,
       .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::consistency,
-                .caveat = {
-                    .text = "coverage off nominal by > 0.05 when miscalibrated (docs/intervals.md)",
-                    .when_rejected = false}}};
+                .interval = IntervalMethod::consistency}};
 }
 
 }  // namespace calbench

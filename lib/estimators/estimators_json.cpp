@@ -130,9 +130,7 @@ EstimatorEntry accuracy_estimator() {
       .build = build_accuracy,
       .extra = {
           .cost = Cost::n_log_n,
-          .interval = IntervalMethod::bca,
-          .caveat = {.text = "coverage 0.82-0.85 measured in some settings (docs/intervals.md)",
-                     .when_rejected = false}}};
+          .interval = IntervalMethod::bca}};
 }
 
 EstimatorEntry brier_estimator() {
@@ -205,9 +203,7 @@ scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean i
       .build = build_nll,
       .extra = {
           .cost = Cost::n_log_n,
-          .interval = IntervalMethod::bca,
-          .caveat = {.text = "coverage 0.82-0.85 measured in some settings (docs/intervals.md)",
-                     .when_rejected = false}}};
+          .interval = IntervalMethod::bca}};
 }
 
 EstimatorEntry kde_ece_estimator() {
