@@ -223,8 +223,7 @@ lp: (sum_b (n_b/n) |gap_b|^p)^(1/p), any p >= 1 (Kumar et al.'s plugin_ce(power 
 scope binary (K = 2 only, a DomainError otherwise): scores p_1, outcomes 1{y = 1}.
 )" + convention_text}},
       .build = build_ece,
-      .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::bias_corrected}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bias_corrected}};
 }
 
 EstimatorEntry classwise_ece_estimator() {
@@ -279,8 +278,7 @@ A class with no kept rows contributes 0 and is still divided by K. Not netcal's 
 kyle's "ACE" (average calibration error: ece with norm average).
 )" + std::string(convention_text)}},
       .build = build_ace,
-      .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::bias_corrected}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bias_corrected}};
 }
 
 EstimatorEntry ece_debiased_estimator() {
@@ -307,8 +305,7 @@ reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k
 max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).
 )" + std::string(binning_conventions)}},
       .build = build_ece_debiased,
-      .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::consistency}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
 
 EstimatorEntry ece_sweep_estimator() {
@@ -331,8 +328,7 @@ non-decreasing; b* = the last monotone b (1 if b = 2 fails or n <= 2), no cap. R
 the l1 / l2 binned ECE at b*. One sort, then O(b) per b (equal width O(min(b log n, n)));
 all wrong rows below all correct ones: b* = n-1 without a scan.)"}},
       .build = build_ece_sweep,
-      .extra = {.cost = Cost::n_log_n,
-                .interval = IntervalMethod::consistency}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
 }
 
 }  // namespace calbench

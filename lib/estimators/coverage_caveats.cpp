@@ -54,7 +54,9 @@ std::string_view to_string(SizeRegion region) {
   return "";
 }
 
-std::span<const CoverageMiss> coverage_misses() { return misses; }
+std::span<const CoverageMiss> coverage_misses() {
+  return misses;
+}
 
 std::optional<CoverageMiss> coverage_miss(std::string_view label, IntervalMethod method,
                                           std::size_t classes, std::size_t n) {
@@ -67,9 +69,9 @@ std::optional<CoverageMiss> coverage_miss(std::string_view label, IntervalMethod
 
 std::string coverage_note(const CoverageMiss& miss) {
   return "coverage " + format_fixed(miss.coverage, 2) + " at nominal " +
-         format_fixed(measured_level, 2) + " measured for K " + std::string(to_string(miss.classes)) +
-         ", n " + std::string(to_string(miss.size)) + " (" + std::string(miss.setting) +
-         "; docs/intervals.md)";
+         format_fixed(measured_level, 2) + " measured for K " +
+         std::string(to_string(miss.classes)) + ", n " + std::string(to_string(miss.size)) + " (" +
+         std::string(miss.setting) + "; docs/intervals.md)";
 }
 
 }  // namespace calbench

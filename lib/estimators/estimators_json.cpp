@@ -128,9 +128,7 @@ EstimatorEntry accuracy_estimator() {
       .notes = {{"target", "accuracy"},
                 {"convention", "The predicted class is argmax_k p_k, the lowest index on ties."}},
       .build = build_accuracy,
-      .extra = {
-          .cost = Cost::n_log_n,
-          .interval = IntervalMethod::bca}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
 }
 
 EstimatorEntry brier_estimator() {
@@ -201,9 +199,7 @@ EstimatorEntry nll_estimator() {
 scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf
 (sklearn clips harder, at 2.2e-16).)"}},
       .build = build_nll,
-      .extra = {
-          .cost = Cost::n_log_n,
-          .interval = IntervalMethod::bca}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
 }
 
 EstimatorEntry kde_ece_estimator() {
