@@ -22,6 +22,8 @@ compiled table.
 import csv
 import json
 import os
+import re
+import subprocess
 import sys
 
 METHODS = ["percentile", "basic", "bca", "consistency", "analytic", "bias_corrected"]
@@ -59,18 +61,35 @@ def parametric(directories):
     return table, order
 
 
+def registry_defaults():
+    """Each estimator name's default interval method, from `calbench list estimators` (the
+    binary in $CALBENCH_BIN, else build/release/calbench)."""
+    binary = os.environ.get("CALBENCH_BIN", "build/release/calbench")
+    text = subprocess.run([binary, "list", "estimators"], check=True, capture_output=True,
+                          text=True).stdout
+    out, name = {}, None
+    for line in text.splitlines():
+        if re.match(r"^  [a-z_]+  ", line):
+            name = line.split()[0]
+        found = re.match(r"^\s+interval:\s+default method (\w+)", line)
+        if found and name:
+            out[name] = found.group(1)
+    return out
+
+
 def realistic(directory):
-    """As parametric, the model being the fake's name, plus each label's default method."""
+    """As parametric, the model being the fake's name, plus each label's default method (this
+    build's, which may differ from the run's if the defaults changed since)."""
     table, order, defaults = {}, [], {}
+    methods = registry_defaults()
     for r in rows(directory):
         generator = json.loads(r["generator"])
         model = os.path.basename(generator["rows"]).removesuffix(".rows.npy") + " fake"
         key = (r["estimator"], model, int(generator["classes"]), int(r["sample_size"]))
         if r["estimator"] not in order:
             order.append(r["estimator"])
-        if r.get("requested") == "default":
-            defaults[r["estimator"]] = r["method"]
-        else:
+        defaults[r["estimator"]] = methods[r["name"]]
+        if r["requested"] != "default":
             table.setdefault(key, {})[r["method"]] = r
     return table, order, defaults
 

@@ -725,11 +725,20 @@ TEST_CASE("docs/intervals.md: eval's coverage notes are the tables' misses", "[u
                                    std::string(calbench::to_string(m.size)), fixed(m.coverage, 2),
                                    std::string(m.setting)} == expected[i]);
   }
-  // The doc's table, row by row.
+  // The doc's table, row by row, and its example note is one of the rows' notes.
   std::vector<std::vector<std::string>> doc;
-  for (const auto& line : doc_section("intervals.md", "## Where the defaults miss"))
+  std::size_t examples = 0;
+  for (const auto& line : doc_section("intervals.md", "## Where the defaults miss")) {
     if (line.rfind("| ", 0) == 0 && line.rfind("| estimator", 0) != 0)
       doc.push_back(markdown_cells(line));
+    if (line.rfind("    coverage ", 0) == 0) {
+      ++examples;
+      CHECK(std::any_of(compiled.begin(), compiled.end(), [&](const calbench::CoverageMiss& m) {
+        return "    " + calbench::coverage_note(m) == line;
+      }));
+    }
+  }
+  CHECK(examples == 1);
   CHECK(doc == expected);
 }
 

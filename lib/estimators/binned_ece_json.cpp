@@ -305,7 +305,10 @@ reports S, unbiased for the squared binned error. classwise: sqrt((1/K) sum_k
 max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's split).
 )" + std::string(binning_conventions)}},
       .build = build_ece_debiased,
-      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::consistency}};
+      // analytic, not consistency: on the 36 settings of docs/intervals.md's tables it covers
+      // within 0.05 of 0.90 (or above) in 21, consistency in 13 (a near-calibrated fake of a
+      // scikit-learn MLP, K = 3, n = 200: 0.81 against 0.58).
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::analytic}};
 }
 
 EstimatorEntry ece_sweep_estimator() {
