@@ -376,7 +376,11 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   options.empirical = o.family != "parametric" && o.map == "auto";
   options.max_components = o.components;
   options.seed = o.seed;
-  if (!o.penalties.empty()) options.empirical_options.penalties = o.penalties;
+  if (!o.penalties.empty()) {  // the plain choice: the rule's steps 2 and 3 off
+    options.empirical_options.penalties = o.penalties;
+    options.empirical_options.sharper_penalty = 0.0;
+    options.empirical_options.fallback_penalties.clear();
+  }
   const std::vector<EstimatorConfig> asked =
       requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
   const std::vector<LabelledEstimator> estimators = labelled(asked);
@@ -441,6 +445,18 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                           {"parameters", curve_parameters(c.curve)},
                           {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
                           {"aic", finite_or_null(c.aic)}});
+    // The empirical curve's penalty rule (docs/fit.md): every score computed, the choice and why
+    // (a penalty of null is the identity).
+    nlohmann::ordered_json penalty_rule = nullptr;
+    if (fit.empirical) {
+      nlohmann::ordered_json scores = nlohmann::ordered_json::array();
+      for (const auto& p : fit.empirical->penalties)
+        scores.push_back(
+            {{"penalty", finite_or_null(p.penalty)}, {"cv_log_likelihood", p.cv_log_likelihood}});
+      penalty_rule = {{"penalty", finite_or_null(fit.empirical->penalty)},
+                      {"reason", fit.empirical->penalty_reason},
+                      {"scores", scores}};
+    }
     nlohmann::ordered_json doc = {
         {"n", data.size},
         {"classes", data.classes},
@@ -455,6 +471,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
         {"curves", curves},
         {"rejected_curves",
          fit.beta_binary ? fit.beta_binary->rejected : std::vector<std::string>{}},
+        {"penalty_rule", penalty_rule},
         {"model",
          {{"accuracy", g.model_accuracy},
           {"accuracy_se", g.model_accuracy_se},
@@ -530,6 +547,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                         format_fixed(p.cv_log_likelihood, 2),
                         p.penalty == e.penalty ? "<- chosen" : ""});
       text << aligned_columns(rows, "  ");
+      text << "empirical: penalty " << (std::isfinite(e.penalty) ? format_double(e.penalty) : "inf")
+           << ": " << e.penalty_reason << '\n';
       if (std::isfinite(e.penalty) && options.empirical_options.noise_resamples > 0)
         text << "empirical: noise correction: the curve's mean distance from the diagonal "
              << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
@@ -663,8 +682,9 @@ Command add_fit_command(CLI::App& app) {
                   "estimators of the verdict and predictions: names (ece,smooth_ece) or a JSON "
                   "array like a config's, inline or a file (default: the written config's)");
   fit->add_option("--penalties", o->penalties,
-                  "the empirical curve's finite penalties, comma-separated, each cross-validated "
-                  "against the identity (default 0.01,0.1,1,10,100,1000)")
+                  "the empirical curve's finite penalties, comma-separated: the cross-validated "
+                  "likelihood's plain choice between them and the identity (default: the "
+                  "penalty rule of docs/fit.md, 0.1 with two guards)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   fit->add_option("--sizes", o->sizes,

@@ -31,7 +31,21 @@ Alternatives (columns of runs.csv):
   no correction (calbench fit's default since this study).
 
     /usr/bin/python3 scripts/curve-alternatives.py --out results/curve-alternatives
-Writes OUT/runs.csv (one row per model and set) and OUT/table.md. --cache DIR keeps each model's
+Writes OUT/runs.csv (one row per model and set) and OUT/table.md.
+
+    /usr/bin/python3 scripts/curve-alternatives.py --rules --out results/penalty-rules
+compares rules for choosing the penalty (no noise correction; all over the grid {0.01, 0.1, 1,
+10, 100, 1000} and the identity) on 4 fit sets of 5,000 and of 1,000 rows per model (5,000:
+the sets above; 1,000: drawn from the pool, numpy seed [78, s]), with the model's labels and
+with labels redrawn from the model's own probabilities (calibrated: the truth is ECE 0,
+tolerance 0.005; numpy seed [99, s, n]), where a good rule keeps the identity:
+- identity_or_0.1: the likelihood's choice between the identity and 0.1;
+- wide: the likelihood's choice over the whole grid (calbench fit's default before the rule);
+- rule: calbench fit's default (lib/fit/empirical_fit.hpp): identity_or_0.1; then, if 0.1 won,
+  0.01 when its cross-validated log-likelihood is higher by more than one standard error of the
+  sum of the folds' differences; if the identity won, the likelihood's choice over the grid;
+- rule_se: as rule, but the grid's best replaces the identity only when better by one SE.
+Writes OUT/runs.csv (one row per model, size, labels and set) and OUT/table.md. --cache DIR keeps each model's
 fit rows and pool as DIR/<model>.npz (made with the transfer study's data and models).
 Needs numpy, scipy, scikit-learn.
 """
@@ -236,12 +250,120 @@ def alternatives(m, s, p, y):
     return res
 
 
+RULES = ["identity_or_0.1", "wide", "rule", "rule_se"]
+
+
+def fold_scores(B, u, y, folds, lam):
+    out = []
+    for f in range(folds.max() + 1):
+        tr = folds != f; te = ~tr
+        b = ca_newton(B, u, y, tr, lam)
+        out.append(ll(b, B[te], u[te], y[te]))
+    return np.array(out)
+
+
+def ca_newton(B, u, y, rows, lam):
+    return np.zeros(B.shape[1]) if not np.isfinite(lam) else newton(B[rows], u[rows], y[rows], lam)
+
+
+def better_by_one_se(a, b):
+    """Fold scores a beat b by more than one standard error of the sum of the differences."""
+    d = a - b
+    return d.sum() > np.sqrt(len(d)) * d.std(ddof=1)
+
+
+def penalty_rules(m, s, p, y):
+    """The penalty each rule chooses and the fake's top-label ECE (the curve's distance) it gives."""
+    t, yy = curve_data(p, y)
+    TOPBINS.clear()
+    if p.shape[1] == 2:
+        set_k2(t)
+    B, u = basis(t, quantile_knots(t))
+    rng = np.random.default_rng([5, s, len(m)])
+    folds = rng.permutation(len(y)) % 5
+    scores = {lam: fold_scores(B, u, yy, folds, lam) for lam in [np.inf] + PEN}
+    total = {lam: v.sum() for lam, v in scores.items()}
+    best = lambda grid: max(grid, key=lambda lam: (total[lam], lam == np.inf))
+    first = best([np.inf, 0.1])
+    wide = best([np.inf] + PEN)
+    if np.isfinite(first):
+        rule = rule_se = 0.01 if better_by_one_se(scores[0.01], scores[0.1]) else 0.1
+    else:
+        rule = wide
+        finite = best(PEN)
+        rule_se = finite if better_by_one_se(scores[finite], scores[np.inf]) else np.inf
+    out = {}
+    for name, lam in zip(RULES, (first, wide, rule, rule_se)):
+        beta = newton(B, u, yy, lam) if np.isfinite(lam) else np.zeros(B.shape[1])
+        out[name] = (lam, D(beta, B, u, t))
+    return out
+
+
+def rules_main(args, ref, ts, only):
+    rows = []
+    for name, K, seed, factory in ts.study_models(False, only):
+        d = model_data(ts, name, K, seed, factory, args.cache)
+        for n in (5000, 1000):
+            for s in range(args.sets):
+                if n == 5000 and s == 0:
+                    p, y = d["p_fit"], d["y_fit"]
+                else:
+                    rng = np.random.default_rng([77 if n == 5000 else 78, s])
+                    i = rng.choice(len(d["y_pool"]), n, replace=False)
+                    p, y = d["p_pool"][i], d["y_pool"][i]
+                for labels in ("model", "calibrated"):
+                    if labels == "calibrated":
+                        q = p / p.sum(1, keepdims=True)
+                        rng = np.random.default_rng([99, s, n])
+                        y = (rng.random(n)[:, None] > np.cumsum(q, 1)).sum(1)
+                        truth, tol = 0.0, 0.005
+                    else:
+                        truth, tol = ref[name]
+                    row = {"model": name, "n": n, "labels": labels, "set": s, "truth": truth,
+                           "tolerance": tol}
+                    for rule, (lam, ece) in penalty_rules(name, s, p, y).items():
+                        row[rule + "_penalty"] = lam
+                        row[rule] = ece
+                    rows.append(row)
+            print(name, n, file=sys.stderr, flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    text = rules_table(rows)
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+def rules_table(rows):
+    groups = [(labels, n) for labels in ("model", "calibrated") for n in (5000, 1000)]
+    head = " | ".join(f"{labels} labels, n = {n}" for labels, n in groups)
+    lines = [f"| rule | {head} |", "|---|" + "---|" * len(groups)]
+    for rule in RULES:
+        cells = []
+        for labels, n in groups:
+            rs = [r for r in rows if r["labels"] == labels and r["n"] == n]
+            hits = sum(abs(r[rule] - r["truth"]) <= r["tolerance"] for r in rs)
+            mae = np.mean([abs(r[rule] - r["truth"]) for r in rs])
+            cells.append(f"{hits}/{len(rs)} ({mae:.4f})")
+        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Fits whose fake's top-label ECE is within the tolerance of the truth (model "
+                 "labels: the pool's, max(0.005, 3 pool SEs); calibrated labels: 0, 0.005), of "
+                 "the models x 4 fit sets; in brackets the mean absolute error.")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--sets", type=int, default=4)
     parser.add_argument("--cache", default="")
     parser.add_argument("--models", default="", help="comma-separated subset")
+    parser.add_argument("--rules", action="store_true",
+                        help="compare the penalty rules (above) instead of the alternatives")
     parser.add_argument("--reference", default=os.path.join(HERE, "..", "tests", "golden",
                                                             "transfer_study", "models.csv"),
                         help="the models' pool ECEs and tolerances (the transfer study's)")
@@ -250,6 +372,8 @@ def main():
            for r in csv.DictReader(open(args.reference))}
     ts = transfer_study()
     only = [m for m in args.models.split(",") if m]
+    if args.rules:
+        return rules_main(args, ref, ts, only)
     rows = []
     for name, K, seed, factory in ts.study_models(False, only):
         d = model_data(ts, name, K, seed, factory, args.cache)

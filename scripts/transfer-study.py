@@ -228,6 +228,12 @@ def main():
     parser.add_argument("--sizes", default="",
                         help="comma-separated n (default 200,1000,fit size,4 x fit size; "
                              "--small: 200,1000)")
+    parser.add_argument("--reuse-pool", metavar="DIR", default="",
+                        help="read each model's pool measurements (its references and the "
+                             "observed mean and sd per estimator and n) from a previous run's "
+                             "cells.csv and models.csv in DIR instead of recomputing them: they "
+                             "depend only on the model, --seed and the pool options, not on the "
+                             "fit; only the fits are rerun")
     parser.add_argument("--merge", nargs="+", metavar="DIR",
                         help="no computation: join the cells.csv and models.csv of runs on "
                              "disjoint --models subsets (same other options) into --out")
@@ -251,11 +257,14 @@ def main():
             model = factory().fit(X[:a], y[:a])
             p_fit, y_fit = model.predict_proba(X[a:b]), y[a:b]
             p_pool, y_pool = model.predict_proba(X[b:]), y[b:]
-            rng = np.random.default_rng([args.seed, seed])
-            references = pool_reference(p_pool, y_pool, args.pool_bins_l1, args.pool_bins,
-                                        args.pool_boot, rng)
+            if args.reuse_pool:
+                references, obs = reused_pool(args.reuse_pool, name, sizes)
+            else:
+                rng = np.random.default_rng([args.seed, seed])
+                references = pool_reference(p_pool, y_pool, args.pool_bins_l1, args.pool_bins,
+                                            args.pool_boot, rng)
+                obs = observed(p_pool, y_pool, sizes, args.subsamples, rng)
             ece, ece_se = references["l1"]
-            obs = observed(p_pool, y_pool, sizes, args.subsamples, rng)
             fit = run_fit(args.calbench, p_fit, y_fit, sizes, args.seed, work, args)
             fake_ece = fit["fake"]["ece_top_l1"]["value"]
             tolerance = max(ECE_FLOOR, 3 * ece_se)
@@ -303,6 +312,25 @@ def main():
             write_outputs(args, sizes, cell_rows, model_rows)
 
     print(json.dumps(write_outputs(args, sizes, cell_rows, model_rows), indent=2))
+
+
+def reused_pool(directory, name, sizes):
+    """A previous run's pool measurements of one model, as pool_reference() and observed() give
+    them (the smooth_ece reference is the observed mean's reference: its bias column)."""
+    with open(os.path.join(directory, "models.csv")) as f:
+        model = next((typed(r) for r in csv.DictReader(f) if r["model"] == name), None)
+    with open(os.path.join(directory, "cells.csv")) as f:
+        cells = [typed(r) for r in csv.DictReader(f) if r["model"] == name]
+    if model is None or {(c["estimator"], c["n"]) for c in cells} != \
+            {(label, n) for label, _, _ in ESTIMATORS for n in sizes}:
+        raise SystemExit(f"--reuse-pool {directory}: no complete measurements of {name} at "
+                         f"sizes {sizes}")
+    smooth = next(c for c in cells if c["estimator"] == "smooth_ece")
+    references = {"l1": (model["ece_top_pool"], model["ece_top_pool_se"]),
+                  "l2": (model["ece_top_l2_pool"], model["ece_top_l2_pool_se"]),
+                  "smooth": (smooth["observed_mean"] - smooth["observed_bias"], 0.0)}
+    return references, {(c["estimator"], c["n"]): (c["observed_mean"], c["observed_sd"])
+                        for c in cells}
 
 
 def write_outputs(args, sizes, cell_rows, model_rows):

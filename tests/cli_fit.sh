@@ -187,6 +187,9 @@ grep -q "wrong.json not written (--force" "$work/wrong.err" || fail "always wron
   >"$work/wrong_empirical.json" || fail "always wrong, empirical: exit $?"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a=d["fake"]["accuracy"]; assert d["family"] == "empirical" and a["value"] < 0.01, a; v=d["verdict"]; assert v["verdict"] == "GOOD" or v["reasons"], v' \
   "$work/wrong_empirical.json" || fail "always wrong: the empirical fake contradicts the data"
+# It needs the penalty rule's step 2 (docs/fit.md): 0.1 cannot bend the curve to accuracy 0.
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["penalty_rule"]; assert r["penalty"] == 0.01 and r["reason"].startswith("better than 0.1 by"), r' \
+  "$work/wrong_empirical.json" || fail "always wrong: the penalty rule's step 2 did not choose 0.01"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d["provenance"]["verdict"]; assert v["verdict"] == "POOR" and v["reasons"], v' \
   "$work/wrong.json" || fail "the written config does not record the verdict"
 

@@ -2,7 +2,8 @@
 """The smaller studies of `calbench fit` (docs/fit.md, issue #23):
 
     fit_studies.py docs    # ctest fit_studies.docs: docs/fit.md publishes the committed tables
-                           # of scripts/curve-alternatives.py and scripts/small-n-verdict.py
+                           # of scripts/curve-alternatives.py (alternatives and --rules)
+                           # and scripts/small-n-verdict.py
                            # (small_n_verdict/before: the previous distance null's run)
     fit_studies.py small   # ctest fit_studies.small: small-n-verdict.py's machinery on 2 fits
 
@@ -33,7 +34,8 @@ def fail(message):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "docs"
     if mode == "docs":
-        for name in ("curve_alternatives", "small_n_verdict", "small_n_verdict/before"):
+        for name in ("curve_alternatives", "penalty_rules", "real_models", "small_n_verdict",
+                     "small_n_verdict/before"):
             check_docs_table(name, os.path.join(HERE, "golden", name), DOCS)
         return
     with tempfile.TemporaryDirectory() as out:

@@ -317,6 +317,10 @@ TEST_CASE("fit_empirical: a calibrated model keeps the identity, a miscalibrated
       CHECK(std::abs(fit.truth[q].value - truth[q].value) <= tolerance);
     }
     CHECK(fit.fit.total_variation < 0.05);
+    // The penalty rule's step 1 (empirical_fit.hpp): the identity for the calibrated model, the
+    // first grid's 0.1 for the miscalibrated one (its 5,000 rows resolve the curve).
+    INFO(c.name << ": penalty " << fit.empirical->penalty << ", " << fit.empirical->penalty_reason);
+    CHECK(std::isfinite(fit.empirical->penalty) == (c.name != std::string("identity")));
   }
 }
 

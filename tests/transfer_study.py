@@ -69,7 +69,7 @@ def main():
             # The models of the committed study (the script's default is all 15; the golden
             # holds those that were run, docs/fit.md).
             models = [m["model"] for m in read(os.path.join(GOLDEN, "models.csv"))]
-            args = ["--models", ",".join(models), "--penalties", "0.1"]
+            args = ["--models", ",".join(models)]
             sizes, fit_size = [200, 1000, 5000, 20000], 5000
         done = subprocess.run([sys.executable, "-B", SCRIPT, "--out", out] + args,
                               capture_output=True, text=True)
@@ -162,7 +162,7 @@ def main():
         golden = open(os.path.join(GOLDEN, "table.md")).read()
         if table != golden:
             fail("the study's table.md differs from tests/golden/transfer_study/table.md "
-                 "(rerun: scripts/transfer-study.py --penalties 0.1 --out tests/golden/transfer_study, and "
+                 "(rerun: scripts/transfer-study.py --out tests/golden/transfer_study, and "
                  "update docs/fit.md):\n" + table)
     print(json.dumps(summary, indent=2))
 

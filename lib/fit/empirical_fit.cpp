@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/task_kernel.hpp"
 #include "generators/ziggurat.hpp"
@@ -369,21 +370,68 @@ EmpiricalFit fit_empirical(const Sample& data, const EmpiricalFitOptions& option
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t f = 0; f < F; ++f) (r % F == f ? test : train)[f].push_back(order[r]);
   const Eigen::MatrixXd B = basis_matrix(curve.t, knots);
-  // Infinity (the identity) first: a tie keeps it.
-  out.penalties.push_back({inf, out.identity_log_likelihood});
-  std::vector<double> grid = options.penalties;
-  std::sort(grid.begin(), grid.end(), std::greater<>());
-  for (double penalty : grid) {
-    double score = 0.0;
+  // Each penalty's held-out log-likelihood, fold by fold; infinity (the identity) first, so that
+  // a tie keeps it. Scores are computed once per penalty, in the order the rule asks for them.
+  out.penalties.push_back({inf, 0.0, std::vector<double>(F, 0.0)});
+  for (std::size_t f = 0; f < F; ++f)
+    out.penalties.back().folds[f] = log_likelihood(LogitSpline{}, curve, test[f]);
+  out.penalties.back().cv_log_likelihood = out.identity_log_likelihood;
+  const auto score = [&](double penalty) -> const PenaltyScore& {
+    for (const PenaltyScore& p : out.penalties)
+      if (p.penalty == penalty) return p;
+    PenaltyScore p{penalty, 0.0, std::vector<double>(F)};
+    for (std::size_t f = 0; f < F; ++f) {
+      p.folds[f] = log_likelihood(fit_on(curve, knots, penalty, B, train[f]), curve, test[f]);
+      p.cv_log_likelihood += p.folds[f];
+    }
+    out.penalties.push_back(std::move(p));
+    return out.penalties.back();
+  };
+  const auto best_of = [&](std::vector<double> grid, bool with_identity) {
+    std::sort(grid.begin(), grid.end(), std::greater<>());
+    PenaltyScore best = with_identity ? out.penalties.front() : score(grid.front());
+    for (double penalty : grid)
+      if (const PenaltyScore& p = score(penalty); p.cv_log_likelihood > best.cv_log_likelihood)
+        best = p;
+    return best;
+  };
+  // Step 1 (EmpiricalFitOptions::penalties): the identity against the grid.
+  PenaltyScore best = best_of(options.penalties, true);
+  out.penalty_reason = std::isfinite(best.penalty) ? "the best held-out likelihood"
+                                                   : "no penalty predicts the held-out labels "
+                                                     "better than the identity";
+  // Step 2: a curve that bends further replaces a finite choice when its held-out log-likelihood
+  // is higher by more than one standard error of the sum of the folds' differences (sqrt(F)
+  // times their standard deviation).
+  if (std::isfinite(best.penalty) && options.sharper_penalty > 0.0 &&
+      options.sharper_penalty != best.penalty && F > 1) {
+    const PenaltyScore base = best;
+    const PenaltyScore sharper = score(options.sharper_penalty);
+    double mean = 0.0, square = 0.0;
+    for (std::size_t f = 0; f < F; ++f) mean += sharper.folds[f] - base.folds[f];
+    mean /= static_cast<double>(F);
     for (std::size_t f = 0; f < F; ++f)
-      score += log_likelihood(fit_on(curve, knots, penalty, B, train[f]), curve, test[f]);
-    out.penalties.push_back({penalty, score});
+      square += std::pow(sharper.folds[f] - base.folds[f] - mean, 2);
+    const double gain = static_cast<double>(F) * mean;
+    const double se = std::sqrt(square / static_cast<double>(F - 1) * static_cast<double>(F));
+    if (gain > se) {
+      best = sharper;
+      out.penalty_reason = "better than " + format_double(base.penalty) + " by " +
+                           format_fixed(gain, 2) + " > one SE " + format_fixed(se, 2);
+    }
   }
-  const PenaltyScore best = *std::max_element(out.penalties.begin(), out.penalties.end(),
-                                              [](const PenaltyScore& a, const PenaltyScore& b) {
-                                                return a.cv_log_likelihood < b.cv_log_likelihood;
-                                              });
+  // Step 3: a miscalibration the penalty of step 1 cannot resolve (few rows) may still be fitted
+  // with more shrinkage: the likelihood's choice among the identity and the wider grid.
+  if (!std::isfinite(best.penalty) && !options.fallback_penalties.empty()) {
+    best = best_of(options.fallback_penalties, true);
+    if (std::isfinite(best.penalty))
+      out.penalty_reason =
+          "the identity beat the first grid; the best held-out likelihood of "
+          "the fallback grid";
+  }
   out.penalty = best.penalty;
+  std::sort(out.penalties.begin(), out.penalties.end(),
+            [](const PenaltyScore& a, const PenaltyScore& b) { return a.penalty > b.penalty; });
   if (std::isfinite(out.penalty)) {
     out.spec.calibration = fit_on(curve, knots, out.penalty, B, every);
     correct_noise(out, curve, knots, B, options);

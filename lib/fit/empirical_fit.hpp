@@ -20,9 +20,9 @@
 //    B-spline coefficients: B-splines are local and sum to 1, so the penalty pulls f to 0,
 //    the identity, wherever the data say little. lambda is chosen by `folds`-fold
 //    cross-validated log-likelihood over a grid that includes lambda = infinity (the exact
-//    identity, kept on ties); the default grid is {0.1, infinity}: the likelihood decides
-//    whether the data show a miscalibration at all, and the finite penalty is the one that
-//    made the fake's top-label ECE most accurate (`penalties` below). Robustness: a row's
+//    identity, kept on ties), with two guards (the penalty rule at `penalties` below): the
+//    likelihood decides whether the data show a miscalibration at all, and the finite penalty
+//    is the one that made the fake's top-label ECE most accurate. Robustness: a row's
 //    contribution to the score is (g - y) B(u), bounded by 1 whatever its probabilities, so no
 //    handful of rows whose label got probability ~0 can decide the curve (the multinomial log p_y
 //    of the parametric maps is unbounded there; docs/fit.md); and the curve is held constant beyond
@@ -39,6 +39,7 @@
 //    the diagonal is kept as fitted.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/sample.hpp"
@@ -49,19 +50,22 @@ namespace calbench {
 struct EmpiricalFitOptions {
   std::size_t knots = 8;  // distinct knots at quantiles of t (fewer when t has fewer values)
   std::size_t folds = 5;
-  // The finite penalties cross-validated against infinity (the identity). 0.1 was chosen for
-  // the accuracy of the fake's top-label ECE on the transfer study's 15 models at 5,000 rows,
-  // 4 fit sets each (scripts/curve-alternatives.py, docs/fit.md): 50 of 60 within the issue's
-  // tolerance, against 40 of 60 for the likelihood's choice from {0.01 .. 1000} with the noise
-  // correction, whose larger penalties flattened near-calibrated K = 10 models' curves.
-  // The default grid is wider than that choice: with 0.1 alone (or {0.01, 0.1}) the likelihood
-  // kept the identity for a naive Bayes K = 2 model at 1,000 fit rows, whose ECE is 0.027: a miss
-  // beyond the rows' resolution with a GOOD verdict (transfer_study.small); the wide grid picks a
-  // larger penalty there (fake ECE 0.011, a miss within the resolution), and 0.01 lets an extreme
-  // model's curve bend far enough (always confidently wrong, tests/cli_fit.sh). The transfer
-  // study's golden was made with `--penalties 0.1` (docs/fit.md); the study at this default is
-  // not yet rerun.
-  std::vector<double> penalties = {0.01, 0.1, 1.0, 10.0, 100.0, 1000.0};
+  // The penalty rule (docs/fit.md, "The penalty rule"), measured on the transfer study's 15
+  // models on 4 fit sets each at 5,000 and at 1,000 rows, and on the same models' outputs with
+  // labels redrawn to be calibrated (scripts/curve-alternatives.py --rules):
+  // 1. the identity (lambda = infinity) against `penalties` by cross-validated likelihood, the
+  //    identity kept on ties: 0.1 was the penalty that made the fake's top-label ECE most
+  //    accurate at 5,000 rows; larger ones flattened near-calibrated curves;
+  // 2. when a finite penalty won, `sharper_penalty` replaces it if it improves the
+  //    cross-validated likelihood by more than one standard error of the folds' differences
+  //    (a curve that must bend further, e.g. a model that is always confidently wrong);
+  // 3. when the identity won, the cross-validated likelihood's choice among the identity and
+  //    `fallback_penalties`: a miscalibration the curve at penalty 0.1 cannot yet resolve (few
+  //    rows) is fitted with more shrinkage rather than not at all.
+  // `fit --penalties` sets `penalties` and turns steps 2 and 3 off (the plain choice).
+  std::vector<double> penalties = {0.1};
+  double sharper_penalty = 0.01;                                                   // 0: no step 2
+  std::vector<double> fallback_penalties = {0.01, 0.1, 1.0, 10.0, 100.0, 1000.0};  // empty: no 3
   std::size_t bandwidth_rows = 600;
   std::vector<double> bandwidths;  // empty: 0.005 * 1.5^j, j = 0..17 (0.005 to 4.9)
   double bandwidth_span = 30.0;
@@ -77,6 +81,7 @@ struct EmpiricalFitOptions {
 struct PenaltyScore {
   double penalty = 0.0;
   double cv_log_likelihood = 0.0;
+  std::vector<double> folds;  // the held-out log-likelihood of each fold
 };
 
 struct BandwidthScore {
@@ -91,7 +96,8 @@ struct EmpiricalFit {
   EmpiricalSpec spec;
   std::vector<BandwidthScore> bandwidths;
   std::vector<PenaltyScore> penalties;
-  double penalty = 0.0;  // chosen (infinity: the identity)
+  double penalty = 0.0;        // chosen (infinity: the identity)
+  std::string penalty_reason;  // why the penalty was chosen, in words
   // In-sample log-likelihood of the binary outcome under the identity and the chosen curve.
   double identity_log_likelihood = 0.0, log_likelihood = 0.0;
   // The noise correction (step 4): D of the curve as fitted, the mean D of its bootstrap
