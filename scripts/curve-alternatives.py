@@ -326,15 +326,7 @@ def rules_main(args, ref, ts, only):
                         row[rule] = ece
                     rows.append(row)
             print(name, n, file=sys.stderr, flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
-    text = rules_table(rows)
-    with open(os.path.join(args.out, "table.md"), "w") as f:
-        f.write(text)
-    print(text)
+    write_results(args.out, rows, rules_table(rows))
 
 
 def rules_table(rows):
@@ -386,14 +378,19 @@ def main():
                 p, y = d["p_pool"][i], d["y_pool"][i]
             rows.append(alternatives(name, s, p, y))
             print(name, s, file=sys.stderr, flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
+    write_results(args.out, rows, table(rows, ref, args.sets))
+
+
+def write_results(out, rows, text):
+    """OUT/runs.csv (the rows) and OUT/table.md (the text, also printed)."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         writer.writeheader()
         writer.writerows(rows)
-    with open(os.path.join(args.out, "table.md"), "w") as f:
-        f.write(table(rows, ref, args.sets))
-    print(table(rows, ref, args.sets))
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(text)
+    print(text)
 
 
 def table(rows, ref, sets):

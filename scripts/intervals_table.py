@@ -74,6 +74,11 @@ def registry_defaults():
         found = re.match(r"^\s+interval:\s+default method (\w+)", line)
         if found and name:
             out[name] = found.group(1)
+            # A row with another default for its error-measure configurations (corp's mcb):
+            # the configurations measured here are the defaults, which are.
+            error = re.search(r"\((\w+) for its configurations that are error measures\)", line)
+            if error:
+                out[name] = error.group(1)
     return out
 
 

@@ -5,7 +5,8 @@
                            # of scripts/curve-alternatives.py (alternatives and --rules)
                            # and scripts/small-n-verdict.py
                            # (small_n_verdict/before: the previous distance null's run)
-    fit_studies.py small   # ctest fit_studies.small: small-n-verdict.py's machinery on 2 fits
+    fit_studies.py small   # ctest fit_studies.small: small-n-verdict.py's machinery on 2 fits,
+                           # curve-alternatives.py --rules on one model
 
 The small run checks one row per fit with a verdict and every check's z, the POOR count
 recomputed from the rows, and the table's row.
@@ -62,6 +63,32 @@ def main():
     if "| linear_k2 | 200 | 2 |" not in table:
         fail(f"table.md lacks the row: {table}")
     print(table)
+    check_penalty_rules()
+
+
+def check_penalty_rules():
+    """curve-alternatives.py --rules on one model and one fit set: a row per size and labels,
+    and each rule's penalty follows from the plain choices as the rule says."""
+    with tempfile.TemporaryDirectory() as out:
+        script = os.path.join(HERE, "..", "scripts", "curve-alternatives.py")
+        done = subprocess.run([sys.executable, "-B", script, "--rules", "--models",
+                               "gaussian_nb_k2", "--sets", "1", "--out", out],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            fail(f"curve-alternatives.py --rules exited {done.returncode}: {done.stderr}")
+        runs = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
+        table = open(os.path.join(out, "table.md")).read()
+    if sorted((int(r["n"]), r["labels"]) for r in runs) != \
+            [(1000, "calibrated"), (1000, "model"), (5000, "calibrated"), (5000, "model")]:
+        fail(f"expected one row per size and labels: {runs}")
+    for r in runs:
+        first, wide, rule = (float(r[k + "_penalty"]) for k in ("identity_or_0.1", "wide", "rule"))
+        if first not in (0.1, float("inf")) or \
+                (rule not in (0.1, 0.01) if first == 0.1 else rule != wide):
+            fail(f"the rule's penalty does not follow from its steps: {r}")
+    for rule in ("identity_or_0.1", "wide", "rule", "rule_se"):
+        if f"| {rule} | " not in table:
+            fail(f"table.md lacks {rule}: {table}")
 
 
 if __name__ == "__main__":

@@ -18,12 +18,14 @@
 #include "core/running_stats.hpp"
 #include "estimators/bin_gap_bias.hpp"
 #include "estimators/binned_ece.hpp"
+#include "estimators/corp.hpp"
 #include "estimators/estimators_json.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/proper_scores.hpp"
 #include "estimators/uncertainty.hpp"
 #include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
+#include "reference_data.hpp"
 #include "scenarios/estimator_bias/run.hpp"
 #include "scenarios/registry.hpp"
 
@@ -368,4 +370,59 @@ TEST_CASE("default interval methods and their fallbacks", "[unit]") {
   CHECK(method(R"({"name": "calib_err"})") == IntervalMethod::basic);
   CHECK(method(R"({"name": "classwise_ece"})") == IntervalMethod::consistency);
   CHECK(method(R"({"name": "accuracy"})") == IntervalMethod::bca);
+}
+
+TEST_CASE("corp mcb at n = 10,000: its default interval is consistency, not a degenerate BCa",
+          "[unit]") {
+  // Issue #25: eval's default interval of corp_mcb_brier (then BCa) on 10,000 rows was
+  // [0.001322, 0.001322]. Every bootstrap value of the isotonic fit's miscalibration lies above
+  // the estimate there (its upward bias exceeds its spread), so BCa's z0 sits at its clamp and
+  // both ends fall on the smallest bootstrap value. Its default is now consistency, as for
+  // ece_sweep.
+  Sample all = testing::load_reference_dataset("dir_k10_n20000");
+  const std::size_t n = 10000, K = all.classes;
+  Sample sample = make_sample(
+      K, std::vector<double>(all.p.begin(), all.p.begin() + static_cast<long>(n * K)),
+      std::vector<std::uint32_t>(all.label.begin(), all.label.begin() + static_cast<long>(n)));
+  const Corp corp({.score = CorpScore::brier, .component = CorpComponent::mcb});
+  EstimatorWorkspace workspace;
+  ResampleWorkspace resample;
+  const double observed[] = {corp.estimate(sample, workspace)};
+  const Estimator* const one[] = {&corp};
+  const auto computed = sample_intervals(
+      sample, one, observed,
+      {{IntervalMethod::bca}, {IntervalMethod::percentile}, {IntervalMethod::consistency}},
+      {eval_default_resamples, 0.95, 100}, {0, 0, 0}, Execution::parallel, resample, workspace);
+  REQUIRE(computed.intervals.size() == 3);
+  REQUIRE(computed.intervals[1]);
+  INFO("estimate " << observed[0] << ", percentile [" << computed.intervals[1]->lo << ", "
+                   << computed.intervals[1]->hi << "]");
+  CHECK(computed.intervals[1]->lo > observed[0]);  // the cause: all of it above the estimate
+  const double spread = computed.intervals[1]->hi - computed.intervals[1]->lo;
+  REQUIRE(computed.intervals[0]);  // BCa collapses to a point: under 1 % of the spread
+  CHECK(computed.intervals[0]->hi - computed.intervals[0]->lo < 0.01 * spread);
+  REQUIRE(computed.intervals[2]);  // consistency: the basic interval joined with 0
+  CHECK(computed.intervals[2]->hi - computed.intervals[2]->lo > 0.5 * spread);
+  CHECK(computed.intervals[2]->lo == 0.0);
+  // With eval's defaults (1000 resamples, seed 0) these are `calbench eval`'s values, quoted in
+  // docs/estimators/corp.md.
+  CHECK(observed[0] == Approx(0.001225).margin(5e-7));
+  CHECK(computed.intervals[1]->lo == Approx(0.001519).margin(5e-7));
+  CHECK(computed.intervals[1]->hi == Approx(0.002291).margin(5e-7));
+  CHECK(computed.intervals[0]->lo == Approx(0.001322).margin(5e-7));
+  CHECK(computed.intervals[0]->hi == Approx(0.001322).margin(5e-7));
+  CHECK(computed.intervals[2]->hi == Approx(0.000931).margin(5e-7));
+  CHECK(computed.p_values[0] == Approx(0.2408).margin(5e-5));
+
+  // The registry's default for corp: consistency for mcb, bca for the score.
+  const auto default_of = [](const char* entry) {
+    Problems problems;
+    Json resolved;
+    const auto config = parse_estimator(Json::parse(entry), "/estimator", problems, resolved);
+    REQUIRE(config);
+    return config->interval;
+  };
+  CHECK(default_of(R"({"name": "corp"})") == IntervalMethod::consistency);
+  CHECK(default_of(R"({"name": "corp", "component": "dsc"})") == IntervalMethod::bca);
+  CHECK(default_of(R"({"name": "corp", "component": "score"})") == IntervalMethod::bca);
 }

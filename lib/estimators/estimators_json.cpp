@@ -373,6 +373,10 @@ const std::vector<EstimatorEntry>& estimator_registry() {
                             : row.extra.interval == IntervalMethod::analytic
                                 ? " (consistency where it does not apply: scope classwise)"
                                 : "") +
+                           (row.extra.interval_when_error
+                                ? " (" + std::string(to_string(*row.extra.interval_when_error)) +
+                                      " for its configurations that are error measures)"
+                                : "") +
                            " (docs/intervals.md: measured coverage)"});
     }
     return out;
@@ -397,11 +401,14 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
       parse_registry_entry(entry, pointer, problems, resolved, "estimator", estimator_registry());
   if (config)
     for (const auto& row : estimator_registry())
-      if (row.name == config->name) config->interval = row.extra.interval;
-  // A row's default that does not apply to the configuration falls back: bias_corrected needs
-  // the estimator's bias model (the binned L1 errors), analytic its squared-error variance
-  // (ece_debiased with scope top or binary), both to consistency; consistency needs a value that
-  // vanishes for every calibrated model (corp's components dsc and unc do not), to bca.
+      if (row.name == config->name)
+        config->interval =
+            row.extra.interval_when_error && config->estimator->vanishes_when_calibrated()
+                ? *row.extra.interval_when_error
+                : row.extra.interval;
+  // A row's default that does not apply to the configuration falls back to consistency:
+  // bias_corrected needs the estimator's bias model (the binned L1 errors), analytic its
+  // squared-error variance (ece_debiased with scope top or binary).
   if (config && config->interval == IntervalMethod::bias_corrected &&
       !config->estimator->has_finite_sample_bias())
     config->interval = IntervalMethod::consistency;
@@ -411,9 +418,6 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
     if (!binned || !binned->spec().debiased || binned->spec().scope == Scope::classwise)
       config->interval = IntervalMethod::consistency;
   }
-  if (config && config->interval == IntervalMethod::consistency &&
-      !config->estimator->vanishes_when_calibrated())
-    config->interval = IntervalMethod::bca;
   return config;
 }
 

@@ -41,6 +41,10 @@ enum class Cost { n_log_n, quadratic, refit, external };
 struct EstimatorTraits {
   Cost cost = Cost::n_log_n;
   IntervalMethod interval = IntervalMethod::basic;
+  // The default instead of `interval` for a configuration of the row that is an error measure
+  // (Estimator::vanishes_when_calibrated): corp's mcb, whose bootstrap values can all lie above
+  // the estimate (at n = 10,000), where BCa collapses onto the smallest of them.
+  std::optional<IntervalMethod> interval_when_error{};
 };
 
 using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;
