@@ -21,6 +21,7 @@
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
 #include "estimators/binned_reliability.hpp"
+#include "estimators/coverage_caveats.hpp"
 #include "estimators/estimators_json.hpp"
 #include "estimators/interval_methods.hpp"
 #include "estimators/isotonic_fit.hpp"
@@ -87,19 +88,17 @@ IntervalChoice interval_choice(const std::string& name) {
   throw InputError("--interval: " + unknown_name("interval method", name, names));
 }
 
-// The note beside an interval whose method was measured below level - 0.05 in settings like
-// these (EstimatorTraits::caveat, docs/intervals.md); empty otherwise.
+// The note beside an interval whose method was measured below 0.90 - 0.05 for data of this
+// shape (estimators/coverage_caveats.hpp, docs/intervals.md); empty otherwise. Only the
+// estimators' default parameters were measured, so another configuration gets no note.
 std::string coverage_note(const EstimatorConfig& config, IntervalMethod method, std::size_t n,
-                          std::size_t classes, bool rejected) {
-  for (const auto& row : estimator_registry()) {
-    if (row.name != config.name) continue;
-    const CoverageCaveat& c = row.extra.caveat;
-    if (method != row.extra.interval || c.text.empty()) return "";
-    if (c.when_rejected && !rejected) return "";
-    if (n > c.n_max || classes < c.classes_min) return "";
-    return c.text;
-  }
-  return "";
+                          std::size_t classes) {
+  Problems problems;
+  Json resolved;
+  const auto defaults = parse_estimator(Json{{"name", config.name}}, "", problems, resolved);
+  if (!defaults || params_json(defaults->params) != params_json(config.params)) return "";
+  const auto miss = coverage_miss(defaults->label, method, classes, n);
+  return miss ? coverage_note(*miss) : "";
 }
 
 // The model's binned reliability curves as reliability.csv rows (no key columns): the top label
@@ -313,8 +312,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     if (!intervals[e])
       notes[e] = std::string(to_string(methods[0][e])) + " does not apply";
     else
-      notes[e] =
-          coverage_note(used[e], methods[0][e], sample.size, sample.classes, p[e] <= 1.0 - o.level);
+      notes[e] = coverage_note(used[e], methods[0][e], sample.size, sample.classes);
   }
 
   // An estimate that is not finite is an error naming the estimator, in either format (the
@@ -353,8 +351,8 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
                                    : std::string("-"),
                       std::string(to_string(methods[0][e])), format_fixed(p[e], 4), notes[e]});
     text << aligned_columns(rows, "  ");
-    text << "\nCI: the method's interval (docs/intervals.md); a note says where its coverage "
-            "was measured\n  below nominal for data like these (or that the method does not "
+    text << "\nCI: the method's interval (docs/intervals.md); a note names the coverage measured "
+            "below\n  nominal - 0.05 for data of this K and n (or says that the method does not "
             "apply)\n"
             "p_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
             "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "

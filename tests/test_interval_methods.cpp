@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "config/json_support.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
@@ -348,6 +349,28 @@ TEST_CASE("intervals.methods: bad names and repeats are config errors at their p
 }
 
 }  // namespace
+
+// Each estimator's default method (docs/intervals.md, "Defaults"), and the fallbacks where the
+// row's default does not apply to the configuration.
+TEST_CASE("default interval methods and their fallbacks", "[unit]") {
+  const auto method = [](const char* entry) {
+    Problems problems;
+    Json resolved;
+    const auto config = parse_estimator(Json::parse(entry), "", problems, resolved);
+    REQUIRE(config);
+    return config->interval;
+  };
+  CHECK(method(R"({"name": "ece"})") == IntervalMethod::bias_corrected);
+  CHECK(method(R"({"name": "ece", "norm": "l2"})") == IntervalMethod::consistency);
+  CHECK(method(R"({"name": "ece_debiased"})") == IntervalMethod::analytic);
+  CHECK(method(R"({"name": "ece_debiased", "scope": "classwise"})") == IntervalMethod::consistency);
+  CHECK(method(R"({"name": "corp"})") == IntervalMethod::consistency);
+  CHECK(method(R"({"name": "corp", "component": "dsc"})") == IntervalMethod::bca);
+  CHECK(method(R"({"name": "skce"})") == IntervalMethod::percentile);
+  CHECK(method(R"({"name": "calib_err"})") == IntervalMethod::basic);
+  CHECK(method(R"({"name": "classwise_ece"})") == IntervalMethod::consistency);
+  CHECK(method(R"({"name": "accuracy"})") == IntervalMethod::bca);
+}
 
 TEST_CASE("corp mcb at n = 10,000: its default interval is consistency, not a degenerate BCa",
           "[unit]") {

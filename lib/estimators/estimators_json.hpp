@@ -34,24 +34,13 @@ struct EstimatorConfig {
 // refit: k recalibrator fits per evaluation (cross_fitted_ce), several times an n log n row.
 enum class Cost { n_log_n, quadratic, refit, external };
 
-// Where the default method's coverage was measured more than 0.05 below nominal and no
-// other method did better (docs/intervals.md): `calbench eval` prints `text` beside the
-// interval when n <= n_max, K >= classes_min and, with when_rejected, the calibration test
-// rejects at 1 - level (the data look miscalibrated). Empty text: no such setting measured.
-struct CoverageCaveat {
-  std::string text{};
-  bool when_rejected = true;
-  std::size_t n_max = static_cast<std::size_t>(-1);
-  std::size_t classes_min = 2;
-};
-
 // What an estimator row adds: its cost, and the interval method used when none is asked for
 // (`intervals` in estimator_bias, `calbench eval`), chosen by the coverage measured in
-// configs/interval_coverage.json (docs/intervals.md), with its caveat.
+// configs/interval_coverage*.json (docs/intervals.md; where it was measured to miss:
+// estimators/coverage_caveats.hpp).
 struct EstimatorTraits {
   Cost cost = Cost::n_log_n;
   IntervalMethod interval = IntervalMethod::basic;
-  CoverageCaveat caveat{};
   // The default instead of `interval` for a configuration of the row that is an error measure
   // (Estimator::vanishes_when_calibrated): corp's mcb, whose bootstrap values can all lie above
   // the estimate (at n = 10,000), where BCa collapses onto the smallest of them.
