@@ -348,18 +348,21 @@ TEST_CASE("intervals.methods: bad names and repeats are config errors at their p
   }
 }
 
+// The interval method a config entry resolves to (its registry default when it names none).
+IntervalMethod default_interval(const char* entry) {
+  Problems problems;
+  Json resolved;
+  const auto config = parse_estimator(Json::parse(entry), "/estimator", problems, resolved);
+  REQUIRE(config);
+  return config->interval;
+}
+
 }  // namespace
 
 // Each estimator's default method (docs/intervals.md, "Defaults"), and the fallbacks where the
 // row's default does not apply to the configuration.
 TEST_CASE("default interval methods and their fallbacks", "[unit]") {
-  const auto method = [](const char* entry) {
-    Problems problems;
-    Json resolved;
-    const auto config = parse_estimator(Json::parse(entry), "", problems, resolved);
-    REQUIRE(config);
-    return config->interval;
-  };
+  const auto method = default_interval;
   CHECK(method(R"({"name": "ece"})") == IntervalMethod::bias_corrected);
   CHECK(method(R"({"name": "ece", "norm": "l2"})") == IntervalMethod::consistency);
   CHECK(method(R"({"name": "ece_debiased"})") == IntervalMethod::analytic);
@@ -415,13 +418,7 @@ TEST_CASE("corp mcb at n = 10,000: its default interval is consistency, not a de
   CHECK(computed.p_values[0] == Approx(0.2408).margin(5e-5));
 
   // The registry's default for corp: consistency for mcb, bca for the score.
-  const auto default_of = [](const char* entry) {
-    Problems problems;
-    Json resolved;
-    const auto config = parse_estimator(Json::parse(entry), "/estimator", problems, resolved);
-    REQUIRE(config);
-    return config->interval;
-  };
+  const auto default_of = default_interval;
   CHECK(default_of(R"({"name": "corp"})") == IntervalMethod::consistency);
   CHECK(default_of(R"({"name": "corp", "component": "dsc"})") == IntervalMethod::bca);
   CHECK(default_of(R"({"name": "corp", "component": "score"})") == IntervalMethod::bca);
