@@ -15,28 +15,10 @@ py=$3
 "$py" -c 'import pandas' 2>/dev/null || skip "no pandas for $py"
 export CALBENCH_NO_REPORT=1
 
-for config in tiny tiny_intervals tiny_recalibration tiny_report; do
+for config in tiny tiny_intervals tiny_recalibration tiny_report tiny_decision; do
   "$bin" run "$src/tests/data/$config.json" --out "out/$config" --threads 2 --quiet \
     >"$config.out" 2>"$config.err" || fail "run $config: $(cat "$config.err")"
 done
-cat >decision.json <<'JSON'
-{
-  "name": "csv_decision",
-  "scenario": "decision",
-  "seed": 11,
-  "replicates": 10,
-  "sample_size": 100,
-  "generator": {"family": "dirichlet", "classes": 3, "alpha": 0.5,
-                "miscalibration": {"map": "temperature", "temperature": 0.8}},
-  "decision": {"task": "cost_matrix", "utility": [[1, -1, -1], [-1, 1, -1], [-1, -1, 2]],
-               "abstain": {"utility": -0.3}},
-  "requirement": {"metric": "expected_utility", "at_least": 0.5},
-  "truth": {"samples": 20000},
-  "sweep": {"generator.alpha": [0.2, 1.0], "generator.miscalibration.temperature": [0.6, 1.0]}
-}
-JSON
-"$bin" run decision.json --out out/decision --threads 2 --quiet >decision.out 2>decision.err ||
-  fail "run decision: $(cat decision.err)"
 head -n 400 "$src/tests/reference/datasets/dir_k10_n5000.csv" >data.csv
 "$bin" eval data.csv --resamples 20 --estimators '[{"name": "ece"}]' --plot out/eval_plot \
   >eval.out 2>eval.err || fail "eval --plot: $(cat eval.err)"
@@ -55,7 +37,7 @@ expected = {  # every CSV the runs above must write, by output directory
     "tiny_intervals": {"cells.csv", "intervals.csv"},
     "tiny_recalibration": {"cells.csv", "leaderboard.csv", "leaderboard_agreement.csv"},
     "tiny_report": {"cells.csv", "replicates.csv", "reliability.csv"},
-    "decision": {"cells.csv", "requirements.csv"},
+    "tiny_decision": {"cells.csv", "requirements.csv"},
     "eval_plot": {"reliability.csv"},
     "apply": {"calibrated.csv"},
 }
