@@ -1,6 +1,8 @@
 // Kernel and smooth estimators: smooth_ece against relplot (tests/reference), SKCE known
 // answers and unbiasedness, kde_ece convergence, edge cases.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cfloat>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -165,6 +167,102 @@ TEST_CASE("kde_canonical matches an independent evaluation of the formulas",
     CHECK(KdeCanonical({2, std::nullopt, true}).estimate(s, ws) ==
           Approx(row.l2_squared).margin(1e-10));
   }
+}
+
+// kde_canonical screens the rows j of each row i before computing their kernel weights
+// (estimators/kde_canonical.cpp: at small bandwidths only the rows next to p_i are looked at).
+// The direct sums over every pair, in long double, must agree with it at every bandwidth of the
+// grid and in the leave-one-out choice, on rows where screening decides most: near-duplicates
+// (kept at the smallest bandwidths only if screening is right), exact duplicates, exact zeros
+// and rows far from all others.
+TEST_CASE("kde_canonical's screening keeps every term the direct sums need", "[unit][estimators]") {
+  const Sample base = load_reference_dataset("dir_k10_n5000");
+  const std::size_t K = base.classes;
+  std::vector<double> p(base.p.begin(), base.p.begin() + 240 * K);
+  std::vector<std::uint32_t> labels(base.label.begin(), base.label.begin() + 240);
+  for (std::size_t r = 0; r < 60; ++r) {  // near-duplicates of the first rows, every third exact
+    const double mix = r % 3 == 0 ? 0.0 : 1e-6 * static_cast<double>(r);
+    for (std::size_t k = 0; k < K; ++k)
+      p.push_back((1.0 - mix) * base.p[r * K + k] + mix / static_cast<double>(K));
+    labels.push_back(static_cast<std::uint32_t>((r * 7) % K));
+  }
+  for (std::size_t r = 0; r < 10; ++r) {  // one-hot rows: exact zeros
+    for (std::size_t k = 0; k < K; ++k) p.push_back(k == r ? 1.0 : 0.0);
+    labels.push_back(static_cast<std::uint32_t>(r));
+  }
+  const Sample s = make_sample(K, p, labels);
+  const std::size_t n = s.size;
+  std::vector<long double> g(n * n);  // g[i n + j] = sum_k p_jk log p_ik
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t k = 0; k < K; ++k)
+        g[i * n + j] += s.p[j * K + k] * std::log(std::max<long double>(s.p[i * K + k], DBL_MIN));
+  const auto& grid = kde_canonical_bandwidth_grid();
+  std::vector<long double> log_likelihood(grid.size()), error(grid.size());
+  for (std::size_t t = 0; t < grid.size(); ++t) {
+    const long double b = grid[t];
+    std::vector<long double> log_norm(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      long double sum = -std::lgamma(1.0L / b + static_cast<long double>(K));
+      for (std::size_t k = 0; k < K; ++k) sum += std::lgamma(s.p[j * K + k] / b + 1.0L);
+      log_norm[j] = sum;
+    }
+    std::vector<long double> v(n), class_sum(K);
+    for (std::size_t i = 0; i < n; ++i) {
+      long double top = -INFINITY;
+      for (std::size_t j = 0; j < n; ++j) {
+        v[j] = j == i ? -INFINITY : g[i * n + j] / b - log_norm[j];
+        top = std::max(top, v[j]);
+      }
+      std::fill(class_sum.begin(), class_sum.end(), 0.0L);
+      long double den = 0.0L;
+      for (std::size_t j = 0; j < n; ++j) {
+        const long double weight = std::exp(v[j] - top);
+        class_sum[s.label[j]] += weight;
+        den += weight;
+      }
+      log_likelihood[t] += top + std::log(den) - std::log(static_cast<long double>(n - 1));
+      for (std::size_t k = 0; k < K; ++k) error[t] += std::abs(class_sum[k] / den - s.p[i * K + k]);
+    }
+  }
+  EstimatorWorkspace ws;
+  for (std::size_t t = 0; t < grid.size(); ++t) {
+    INFO("b = " << grid[t]);
+    CHECK(KdeCanonical({1, grid[t], false}).estimate(s, ws) ==
+          Approx(static_cast<double>(error[t] / n)).epsilon(1e-11));
+  }
+  const std::size_t best = static_cast<std::size_t>(
+      std::max_element(log_likelihood.begin(), log_likelihood.end()) - log_likelihood.begin());
+  const KdeCanonical loo({1, std::nullopt, false});
+  CHECK(loo.bandwidth(s, ws) == grid[best]);
+  CHECK(loo.estimate(s, ws) == Approx(static_cast<double>(error[best] / n)).epsilon(1e-11));
+}
+
+// kernel_pass is compiled for AVX-512, AVX2 and SSE2 and picks the widest the processor has;
+// every version must give the same bits (same operations per row in the same order), so that a
+// result does not depend on the machine. On a machine without AVX-512 the first two coincide.
+TEST_CASE("kde_canonical gives the same bits with every instruction set", "[unit][estimators]") {
+  const Sample large = load_reference_dataset("dir_k10_n5000");
+  const std::size_t rows = 701;  // not a multiple of 4 or 8: every tail
+  const Sample part = make_sample(
+      large.classes, std::vector<double>(large.p.begin(), large.p.begin() + rows * large.classes),
+      std::vector<std::uint32_t>(large.label.begin(), large.label.begin() + rows));
+  const std::vector<Sample> samples = {part, load_reference_dataset("dir_k3_n2000"),
+                                       load_reference_dataset("k3_exact01_mixed"),
+                                       load_reference_dataset("k3_n25")};
+  EstimatorWorkspace ws;
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    for (const std::optional<double> b :
+         {std::optional<double>(), std::optional<double>(0.05), std::optional<double>(1e-3)})
+      for (const int power : {1, 2}) {
+        INFO("sample " << i << ", b " << b.value_or(-1.0) << ", power " << power);
+        const double widest =
+            KdeCanonical({power, b, false, KdeCanonicalIsa::widest}).estimate(samples[i], ws);
+        CHECK(KdeCanonical({power, b, false, KdeCanonicalIsa::avx2}).estimate(samples[i], ws) ==
+              widest);
+        CHECK(KdeCanonical({power, b, false, KdeCanonicalIsa::sse2}).estimate(samples[i], ws) ==
+              widest);
+      }
 }
 
 TEST_CASE("kernel estimators survive the edge cases", "[unit][estimators]") {

@@ -114,6 +114,11 @@ void log_bulk(const double* in, double* out, std::size_t n);
 // same array.
 void exp_bulk(const double* in, double* out, std::size_t n);
 
+// exp_bulk for inputs the caller knows to lie in [-708, 709] (exp_in_range's domain): no test
+// pass and no fallback, the same bits. Also compiled for AVX-512 (about 10 % faster per element
+// than AVX2: the division in exp_in_range bounds both).
+void exp_bulk_in_range(const double* in, double* out, std::size_t n);
+
 // x[0] + ... + x[n - 1] with four accumulators (x[k] goes to accumulator k mod 4, and they
 // are combined as (a0 + a1) + (a2 + a3)): a fixed order, so the same bits everywhere, but not
 // the left-to-right sum's. A left-to-right sum is a chain of dependent additions, 3-4 cycles

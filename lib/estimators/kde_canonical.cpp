@@ -19,6 +19,10 @@ namespace calbench {
 
 namespace {
 
+// GCC's vector extension: 4 doubles (one AVX2 register, two SSE2 ones) and 8 (one AVX-512).
+using Lanes4 = double __attribute__((vector_size(32)));
+using Lanes8 = double __attribute__((vector_size(64)));
+
 // log B(p_j / b + 1) = sum_k lgamma(p_jk / b + 1) - lgamma(1 / b + K): the Dirichlet kernel's
 // normaliser for each row j (sum_k p_jk = 1).
 void log_normalisers(const Sample& s, double b, double* out) {
@@ -70,12 +74,14 @@ __attribute__((target_clones("avx2", "default"))) void inner_products(const doub
 // inner_products for four rows i at once (log_p: their K log probabilities each, g: four
 // arrays of n): each p_jk is loaded once for the four, which quarters the reads of the K x n
 // table (160 kB at n = 2000, K = 10: read from L2 once per row otherwise). Each g_j adds the
-// same terms in the same order as inner_products: the same bits.
-__attribute__((target_clones("avx2", "default"))) void inner_products4(
-    const double* by_class, std::size_t n, std::size_t K, const double* const (&log_p)[4],
-    double* const (&g)[4]) {
-  using Lanes = double __attribute__((vector_size(32)));
-  constexpr std::size_t lanes = 4, width = 2 * lanes, rows = 4;
+// same terms in the same order as inner_products: the same bits, for any vector width (Lanes:
+// 4 doubles for SSE2 and AVX2, 8 for AVX-512).
+template <typename Lanes>
+[[gnu::always_inline]] inline void inner_products4_lanes(const double* by_class, std::size_t n,
+                                                         std::size_t K,
+                                                         const double* const (&log_p)[4],
+                                                         double* const (&g)[4]) {
+  constexpr std::size_t lanes = sizeof(Lanes) / sizeof(double), width = 2 * lanes, rows = 4;
   std::size_t j0 = 0;
   // Eight named accumulators (four rows x two blocks of four): as an array GCC kept them on
   // the stack.
@@ -111,6 +117,27 @@ __attribute__((target_clones("avx2", "default"))) void inner_products4(
       for (std::size_t k = 0; k < K; ++k) total += by_class[k * n + j] * log_p[r][k];
       g[r][j] = total;
     }
+}
+
+// Compiled for each instruction set, chosen in kernel_pass (KdeCanonicalIsa); calbench_lib has
+// -ffp-contract=off, so no version fuses a multiply-add.
+void inner_products4_sse2(const double* by_class, std::size_t n, std::size_t K,
+                          const double* const (&log_p)[4], double* const (&g)[4]) {
+  inner_products4_lanes<Lanes4>(by_class, n, K, log_p, g);
+}
+
+__attribute__((target("avx2"))) void inner_products4_avx2(const double* by_class, std::size_t n,
+                                                          std::size_t K,
+                                                          const double* const (&log_p)[4],
+                                                          double* const (&g)[4]) {
+  inner_products4_lanes<Lanes4>(by_class, n, K, log_p, g);
+}
+
+__attribute__((target("avx512f"))) void inner_products4_avx512(const double* by_class,
+                                                               std::size_t n, std::size_t K,
+                                                               const double* const (&log_p)[4],
+                                                               double* const (&g)[4]) {
+  inner_products4_lanes<Lanes8>(by_class, n, K, log_p, g);
 }
 
 // The terms of v[begin, end) within `cutoff` of `top`, as v_j - top, written in order from
@@ -158,33 +185,192 @@ __attribute__((target("avx2"))) std::size_t kept_terms_avx2(const double* v, std
   return m + kept_terms_scalar(v, q, end, top, cutoff, out + m);
 }
 
-// v_j = g_j / b - log B_j (as g_j * (1/b) - log_norm_j) for every row, v_skip set to -inf, and
-// the largest v_j (the maximum does not depend on the order: the same value as a sequential
-// scan).
-// Cloned for AVX2 as inner_products.
-__attribute__((target_clones("avx2", "default"))) double log_weights(const double* g,
-                                                                     const double* log_norm,
-                                                                     double inv_b, std::size_t n,
-                                                                     std::size_t skip, double* v) {
-  for (std::size_t j = 0; j < n; ++j) v[j] = g[j] * inv_b - log_norm[j];
-  v[skip] = -std::numeric_limits<double>::infinity();
-  // Two vectors of running maxima (GCC's vector extension: std::max over an array stayed
-  // scalar).
-  using Lanes = double __attribute__((vector_size(32)));
-  constexpr double lowest = -std::numeric_limits<double>::infinity();
-  Lanes top0 = {lowest, lowest, lowest, lowest}, top1 = top0;
-  std::size_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    Lanes x0, x1;
-    std::memcpy(&x0, v + j, sizeof x0);
-    std::memcpy(&x1, v + j + 4, sizeof x1);
+// kept_terms_avx2 eight at a time with AVX-512's compress.
+__attribute__((target("avx512f"))) std::size_t kept_terms_avx512(const double* v, std::size_t begin,
+                                                                 std::size_t end, double top,
+                                                                 double cutoff, double* out) {
+  const __m512d top8 = _mm512_set1_pd(top), cutoff8 = _mm512_set1_pd(cutoff);
+  std::size_t m = 0, q = begin;
+  for (; q + 8 <= end; q += 8) {
+    const __m512d x = _mm512_sub_pd(_mm512_loadu_pd(v + q), top8);
+    const __mmask8 mask = _mm512_cmp_pd_mask(x, cutoff8, _CMP_GE_OQ);
+    _mm512_storeu_pd(out + m, _mm512_maskz_compress_pd(mask, x));
+    m += static_cast<std::size_t>(__builtin_popcount(mask));
+  }
+  return m + kept_terms_scalar(v, q, end, top, cutoff, out + m);
+}
+
+// v_j = g_j / b - log B_j (as g_j * (1/b) - log_norm_j) for j in [begin, end), and the largest
+// of them and `top`, in one pass with two vectors of running maxima (the maximum does not
+// depend on the order: the same value as a sequential scan).
+template <typename Lanes>
+[[gnu::always_inline]] inline double log_weights_lanes(const double* g, const double* log_norm,
+                                                       double inv_b, std::size_t begin,
+                                                       std::size_t end, double* v, double top) {
+  constexpr std::size_t lanes = sizeof(Lanes) / sizeof(double);
+  Lanes top0, top1;
+  for (std::size_t l = 0; l < lanes; ++l) top0[l] = top;
+  top1 = top0;
+  std::size_t j = begin;
+  for (; j + 2 * lanes <= end; j += 2 * lanes) {
+    Lanes g0, g1, n0, n1;
+    std::memcpy(&g0, g + j, sizeof g0);
+    std::memcpy(&g1, g + j + lanes, sizeof g1);
+    std::memcpy(&n0, log_norm + j, sizeof n0);
+    std::memcpy(&n1, log_norm + j + lanes, sizeof n1);
+    const Lanes x0 = g0 * inv_b - n0, x1 = g1 * inv_b - n1;
+    std::memcpy(v + j, &x0, sizeof x0);
+    std::memcpy(v + j + lanes, &x1, sizeof x1);
     top0 = x0 > top0 ? x0 : top0;
     top1 = x1 > top1 ? x1 : top1;
   }
   top0 = top1 > top0 ? top1 : top0;
-  double top = std::max(std::max(top0[0], top0[1]), std::max(top0[2], top0[3]));
-  for (; j < n; ++j) top = std::max(top, v[j]);
+  for (std::size_t l = 0; l < lanes; ++l) top = std::max(top, top0[l]);
+  for (; j < end; ++j) {
+    v[j] = g[j] * inv_b - log_norm[j];
+    top = std::max(top, v[j]);
+  }
   return top;
+}
+
+// v_j for every row j, v_skip = -inf, and the largest v_j. The rows before and after `skip`
+// are two passes (v_skip would be the largest). Compiled for SSE2, AVX2 and AVX-512: the same
+// operations per row, so the same bits.
+template <typename Lanes>
+[[gnu::always_inline]] inline double log_weights_except(const double* g, const double* log_norm,
+                                                        double inv_b, std::size_t n,
+                                                        std::size_t skip, double* v) {
+  constexpr double lowest = -std::numeric_limits<double>::infinity();
+  const double top = log_weights_lanes<Lanes>(g, log_norm, inv_b, 0, skip, v, lowest);
+  v[skip] = lowest;
+  return log_weights_lanes<Lanes>(g, log_norm, inv_b, skip + 1, n, v, top);
+}
+
+double log_weights_sse2(const double* g, const double* log_norm, double inv_b, std::size_t n,
+                        std::size_t skip, double* v) {
+  return log_weights_except<Lanes4>(g, log_norm, inv_b, n, skip, v);
+}
+
+__attribute__((target("avx2"))) double log_weights_avx2(const double* g, const double* log_norm,
+                                                        double inv_b, std::size_t n,
+                                                        std::size_t skip, double* v) {
+  return log_weights_except<Lanes4>(g, log_norm, inv_b, n, skip, v);
+}
+
+__attribute__((target("avx512f"))) double log_weights_avx512(const double* g,
+                                                             const double* log_norm, double inv_b,
+                                                             std::size_t n, std::size_t skip,
+                                                             double* v) {
+  return log_weights_except<Lanes8>(g, log_norm, inv_b, n, skip, v);
+}
+
+// Screening's distances (kernel_pass): d_q = g_q - centre_q for every row, d_own = -inf, and the
+// largest and smallest d_q over q != own. Cloned for AVX2 as inner_products.
+__attribute__((target_clones("avx2", "default"))) void distances(const double* g,
+                                                                 const double* centre,
+                                                                 std::size_t n, std::size_t own,
+                                                                 double* d, double& lowest,
+                                                                 double& highest) {
+  for (std::size_t q = 0; q < n; ++q) d[q] = g[q] - centre[q];
+  d[own] = d[own == 0 ? 1 : 0];  // a copy of another row's: the extremes over q != own
+  using Lanes = double __attribute__((vector_size(32)));
+  Lanes low = {d[0], d[0], d[0], d[0]}, high = low;
+  std::size_t q = 0;
+  for (; q + 4 <= n; q += 4) {
+    Lanes x;
+    std::memcpy(&x, d + q, sizeof x);
+    low = x < low ? x : low;
+    high = x > high ? x : high;
+  }
+  lowest = std::min(std::min(low[0], low[1]), std::min(low[2], low[3]));
+  highest = std::max(std::max(high[0], high[1]), std::max(high[2], high[3]));
+  for (; q < n; ++q) {
+    lowest = std::min(lowest, d[q]);
+    highest = std::max(highest, d[q]);
+  }
+  d[own] = -std::numeric_limits<double>::infinity();
+}
+
+// The rows q (in order) with d_q >= threshold, written from out[0]; returns their count. The
+// AVX2 version compresses four at a time as kept_terms_avx2 does; both give the same list.
+std::size_t screened_from(const double* d, std::size_t begin, std::size_t end, double threshold,
+                          std::uint32_t* out) {
+  std::size_t m = 0;
+  for (std::size_t q = begin; q < end; ++q) {
+    out[m] = static_cast<std::uint32_t>(q);
+    m += d[q] >= threshold ? 1 : 0;
+  }
+  return m;
+}
+
+std::size_t screened_scalar(const double* d, std::size_t n, double threshold, std::uint32_t* out) {
+  return screened_from(d, 0, n, threshold, out);
+}
+
+__attribute__((target("avx2"))) std::size_t screened_avx2(const double* d, std::size_t n,
+                                                          double threshold, std::uint32_t* out) {
+  // For each 4-bit mask, the bytes that move the kept 32-bit indices to the front.
+  static const auto table = [] {
+    std::array<std::array<std::int8_t, 16>, 16> t{};
+    for (int mask = 0; mask < 16; ++mask) {
+      int at = 0;
+      for (int lane = 0; lane < 4; ++lane)
+        if (mask & (1 << lane)) {
+          for (int byte = 0; byte < 4; ++byte)
+            t[mask][4 * at + byte] = static_cast<std::int8_t>(4 * lane + byte);
+          ++at;
+        }
+      for (int byte = 4 * at; byte < 16; ++byte) t[mask][byte] = -1;
+    }
+    return t;
+  }();
+  const __m256d threshold4 = _mm256_set1_pd(threshold);
+  const __m128i step = _mm_setr_epi32(0, 1, 2, 3);
+  std::size_t m = 0, q = 0;
+  for (; q + 4 <= n; q += 4) {
+    const int mask =
+        _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(d + q), threshold4, _CMP_GE_OQ));
+    const __m128i rows = _mm_add_epi32(_mm_set1_epi32(static_cast<int>(q)), step);
+    const __m128i shuffle = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table[mask].data()));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + m), _mm_shuffle_epi8(rows, shuffle));
+    m += static_cast<std::size_t>(__builtin_popcount(static_cast<unsigned>(mask)));
+  }
+  return m + screened_from(d, q, n, threshold, out + m);
+}
+
+__attribute__((target("avx512f,avx512vl"))) std::size_t screened_avx512(const double* d,
+                                                                        std::size_t n,
+                                                                        double threshold,
+                                                                        std::uint32_t* out) {
+  const __m512d threshold8 = _mm512_set1_pd(threshold);
+  const __m256i step = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  std::size_t m = 0, q = 0;
+  for (; q + 8 <= n; q += 8) {
+    const __mmask8 mask = _mm512_cmp_pd_mask(_mm512_loadu_pd(d + q), threshold8, _CMP_GE_OQ);
+    const __m256i rows = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(q)), step);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + m),
+                        _mm256_maskz_compress_epi32(mask, rows));
+    m += static_cast<std::size_t>(__builtin_popcount(mask));
+  }
+  return m + screened_from(d, q, n, threshold, out + m);
+}
+
+// x[0] + ... + x[count - 1] in four partial sums (x[r] to sum r mod 4, the last count mod 4 to
+// the first), combined as (s0 + s1) + (s2 + s3): a fixed order. Cloned for AVX2 (one vector of
+// four sums; GCC kept an array of four scalar).
+__attribute__((target_clones("avx2", "default"))) double partial_sums(const double* x,
+                                                                      std::size_t count) {
+  using Lanes = double __attribute__((vector_size(32)));
+  Lanes sum = {0.0, 0.0, 0.0, 0.0};
+  std::size_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    Lanes v;
+    std::memcpy(&v, x + r, sizeof v);
+    sum += v;
+  }
+  double first = sum[0];
+  for (; r < count; ++r) first += x[r];
+  return (first + sum[1]) + (sum[2] + sum[3]);
 }
 
 }  // namespace
@@ -224,8 +410,96 @@ struct PassResult {
   std::vector<double> log_likelihood, error;  // per bandwidth, summed over rows
 };
 
+// The vector code kernel_pass runs: the widest the processor has among those `isa` allows.
+// Every choice gives the same values (tests/test_kernel.cpp).
+struct Kernels {
+  decltype(&inner_products4_sse2) products4;
+  decltype(&log_weights_sse2) log_weights;
+  decltype(&kept_terms_scalar) kept_terms;
+  decltype(&screened_scalar) screened;
+};
+
+Kernels kernels_for(KdeCanonicalIsa isa) {
+  if (isa == KdeCanonicalIsa::widest && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512vl"))
+    return {inner_products4_avx512, log_weights_avx512, kept_terms_avx512, screened_avx512};
+  if (isa != KdeCanonicalIsa::sse2 && __builtin_cpu_supports("avx2"))
+    return {inner_products4_avx2, log_weights_avx2, kept_terms_avx2, screened_avx2};
+  return {inner_products4_sse2, log_weights_sse2, kept_terms_scalar, screened_scalar};
+}
+
+// Terms within e^cutoff of the row's largest are kept; the others add less than n e^-50
+// (2e-22 n) of the largest term to sums that hold it, far below their resolution.
+constexpr double cutoff = -50.0;
+
+// The kept log weights of one row and bandwidth, relative to the row's largest (`top`), class by
+// class in label order from weights[0]; kept_end[k] is the end of class k's run.
+struct KeptTerms {
+  double top;
+  std::size_t count;
+};
+
+// From every row j != own (v: room for n values).
+KeptTerms kept_from_all(const Kernels& kernels, const double* g, const double* log_norm,
+                        double inv_b, std::size_t own, std::span<const std::size_t> class_begin,
+                        double* v, double* weights, std::span<std::size_t> kept_end) {
+  const std::size_t n = class_begin.back();
+  const double top = kernels.log_weights(g, log_norm, inv_b, n, own, v);
+  std::size_t m = 0;
+  for (std::size_t k = 0; k + 1 < class_begin.size(); ++k) {
+    m += kernels.kept_terms(v, class_begin[k], class_begin[k + 1], top, cutoff, weights + m);
+    kept_end[k] = m;
+  }
+  return {top, m};
+}
+
+// From the candidate rows only (ascending, so in label order): the same top and the same kept
+// terms as kept_from_all when the candidates hold every row within e^cutoff of the largest.
+KeptTerms kept_from_candidates(const double* g, const double* log_norm, double inv_b,
+                               std::span<const std::uint32_t> candidates,
+                               std::span<const std::size_t> class_begin, double* v, double* weights,
+                               std::span<std::size_t> kept_end) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    const std::uint32_t q = candidates[c];
+    v[c] = g[q] * inv_b - log_norm[q];
+    top = v[c] > top ? v[c] : top;
+  }
+  std::size_t m = 0, k = 0;
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    while (candidates[c] >= class_begin[k + 1]) kept_end[k++] = m;
+    const double log_weight = v[c] - top;
+    weights[m] = log_weight;
+    m += log_weight >= cutoff ? 1 : 0;
+  }
+  while (k < kept_end.size()) kept_end[k++] = m;
+  return {top, m};
+}
+
+// The kept terms of one row and bandwidth (log weights relative to the row's largest, class by
+// class in label order, ends of each class's run in kept_end) summed into the per-class kernel
+// sums and the row's contributions to the leave-one-out log-likelihood and the error.
+void add_row(double top, std::size_t m, std::span<double> weights,
+             std::span<const std::size_t> kept_end, const double* pi, double log_neighbours,
+             int power, std::span<double> class_sums, double& log_likelihood, double& error) {
+  const std::size_t K = class_sums.size();
+  fast::exp_bulk_in_range(weights.data(), weights.data(), m);  // kept terms: in [-50, 0]
+  double den = 0.0;
+  for (std::size_t k = 0, r = 0; k < K; r = kept_end[k], ++k) {
+    class_sums[k] = partial_sums(weights.data() + r, kept_end[k] - r);
+    den += class_sums[k];
+  }
+  log_likelihood += top + std::log(den) - log_neighbours;
+  double err = 0.0;
+  for (std::size_t k = 0; k < K; ++k) {
+    const double gap = std::abs(class_sums[k] / den - pi[k]);
+    err += power == 1 ? gap : gap * gap;
+  }
+  error += err;
+}
+
 PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int power,
-                       EstimatorWorkspace& w) {
+                       KdeCanonicalIsa isa, EstimatorWorkspace& w) {
   const std::size_t n = s.size, K = s.classes, nb = bandwidths.size();
   // The rows j in label order (stable): each class's kernel sum is then one contiguous run.
   std::vector<std::uint32_t> order(n), position(n);
@@ -242,11 +516,27 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
   }
   w.values.resize(n * K);  // log p, floored
   for (std::size_t i = 0; i < n * K; ++i) w.values[i] = std::log(std::max(s.p[i], DBL_MIN));
-  std::vector<double> normalisers(n);
+  // Screening (see the row loop): h_q = sum_k p_qk log p_qk of the q-th row in label order, and
+  // per bandwidth the largest h_q / b - log B_q, which does not depend on the row i.
+  std::vector<double> centre(n);
+  for (std::size_t q = 0; q < n; ++q) {
+    const double* p = s.p.data() + order[q] * K;
+    const double* log_p = w.values.data() + order[q] * K;
+    double h = 0.0;
+    for (std::size_t k = 0; k < K; ++k) h += p[k] * log_p[k];
+    centre[q] = h;
+  }
+  std::vector<double> normalisers(n), spread_max(nb);
   w.sorted.resize(n * nb);  // log normaliser of the q-th row in label order under bandwidth t
   for (std::size_t t = 0; t < nb; ++t) {
     log_normalisers(s, bandwidths[t], normalisers.data());
-    for (std::size_t q = 0; q < n; ++q) w.sorted[t * n + q] = normalisers[order[q]];
+    const double inv_b = 1.0 / bandwidths[t];
+    double largest = -std::numeric_limits<double>::infinity();
+    for (std::size_t q = 0; q < n; ++q) {
+      w.sorted[t * n + q] = normalisers[order[q]];
+      largest = std::max(largest, centre[q] * inv_b - normalisers[order[q]]);
+    }
+    spread_max[t] = largest;
   }
   w.scores.resize(4 * n);  // g_j for the current four rows, label order
   w.bin_score.resize(n);   // log kernel weights of the current row and bandwidth
@@ -258,8 +548,11 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
   for (std::size_t q = 0; q < n; ++q)
     for (std::size_t k = 0; k < K; ++k) by_class[k * n + q] = s.p[order[q] * K + k];
   std::vector<double> weights(n + 4);  // kept_terms writes up to 4 past its count
-  const auto kept_terms = __builtin_cpu_supports("avx2") ? kept_terms_avx2 : kept_terms_scalar;
+  const Kernels kernels = kernels_for(isa);
   std::vector<std::size_t> kept_end(K);
+  std::vector<double> distance(n), threshold(nb);
+  std::vector<std::uint32_t> candidates(n), by_threshold(nb);
+  bool screen_next = true;
   for (std::size_t i = 0; i < n; ++i) {
     // O(n K) work per row, O(n^2 K) in all (minutes at n = 10^5): a stop request (SIGINT,
     // Python's Ctrl-C) is honoured between rows, within a second (issue #28).
@@ -272,46 +565,73 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
                                       &w.values[(i + 2) * K], &w.values[(i + 3) * K]};
       double* const g4[4] = {w.scores.data(), w.scores.data() + n, w.scores.data() + 2 * n,
                              w.scores.data() + 3 * n};
-      inner_products4(by_class.data(), n, K, log_p, g4);
+      kernels.products4(by_class.data(), n, K, log_p, g4);
     } else if (i + 4 > n - n % 4 && i >= n - n % 4) {
       inner_products(by_class.data(), n, K, &w.values[i * K], w.scores.data() + slot * n);
     }
     const double* g = w.scores.data() + slot * n;
     const double* pi = s.p.data() + i * K;
     const std::size_t own = position[i];
-    for (std::size_t t = 0; t < nb; ++t) {
+
+    // Screening, which leaves every result's bits as they are: the log weight of row j is
+    //   v_j = g_j / b - log B_j = d_j / b + (h_j / b - log B_j),  d_j = g_j - h_j (= -KL(p_j,
+    //   p_i)),
+    // and the second term is at most spread_max[t]. Any v_j is a lower bound of the row's
+    // largest, so only rows with d_j / b + spread_max >= v_best - 50 can be kept; with 1 more
+    // for rounding (errors about 1e-8 at the smallest b), that is d_j >= threshold. At small
+    // bandwidths few rows pass (at b = 1e-5 only the rows next to p_i): the log weights are then
+    // computed for those only, in the same label order, with the same top and the same kept
+    // terms as the full pass. Where it left most rows in on the last row screened (a fixed wide
+    // bandwidth), it is tried again only every 16th row: it changes the time, not the values.
+    const bool screen = screen_next || i % 16 == 0;
+    double lowest = std::numeric_limits<double>::infinity();  // no bandwidth screened
+    if (screen) {
+      double highest;
+      distances(g, centre.data(), n, own, distance.data(), lowest, highest);
+      const std::size_t best = static_cast<std::size_t>(
+          std::find(distance.begin(), distance.end(), highest) - distance.begin());
+      for (std::size_t t = 0; t < nb; ++t) {
+        const double inv_b = 1.0 / bandwidths[t];
+        const double known = g[best] * inv_b - w.sorted[t * n + best];
+        threshold[t] = (known + (cutoff - 1.0) - spread_max[t]) * bandwidths[t];
+      }
+    } else {
+      std::fill(threshold.begin(), threshold.end(), -std::numeric_limits<double>::infinity());
+    }
+    // The lowest threshold first: each bandwidth's candidates are a subset of the previous'.
+    for (std::size_t t = 0; t < nb; ++t) by_threshold[t] = static_cast<std::uint32_t>(t);
+    std::sort(by_threshold.begin(), by_threshold.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return threshold[a] < threshold[b]; });
+    std::size_t count = n;  // candidates; n: every row j != i (the list is not built)
+    bool screened_out = false;
+    for (const std::uint32_t t : by_threshold) {
+      if (threshold[t] > lowest) {
+        if (4 * count > n) {
+          count = kernels.screened(distance.data(), n, threshold[t], candidates.data());
+        } else {  // a short list: filtered in place
+          std::size_t m = 0;
+          for (std::size_t c = 0; c < count; ++c) {
+            const std::uint32_t q = candidates[c];
+            candidates[m] = q;
+            m += distance[q] >= threshold[t] ? 1 : 0;
+          }
+          count = m;
+        }
+      }
       const double inv_b = 1.0 / bandwidths[t];
       const double* log_norm = &w.sorted[t * n];
-      double* v = w.bin_score.data();
-      const double top = log_weights(g, log_norm, inv_b, n, own, v);
-      v[own] = -std::numeric_limits<double>::infinity();
-      // The terms within e^-50 of the row's largest, gathered class by class; the others add
-      // less than n e^-50 (2e-22 n) of the largest term to sums that hold it, far below their
-      // resolution.
-      std::size_t m = 0;
-      for (std::size_t k = 0; k < K; ++k) {
-        m += kept_terms(v, class_begin[k], class_begin[k + 1], top, -50.0, weights.data() + m);
-        kept_end[k] = m;
-      }
-      fast::exp_bulk(weights.data(), weights.data(), m);
-      double den = 0.0;
-      std::size_t r = 0;
-      for (std::size_t k = 0; k < K; ++k) {
-        double partial[4] = {0.0, 0.0, 0.0, 0.0};
-        for (; r + 4 <= kept_end[k]; r += 4)
-          for (std::size_t l = 0; l < 4; ++l) partial[l] += weights[r + l];
-        for (; r < kept_end[k]; ++r) partial[0] += weights[r];
-        w.bin_hits[k] = (partial[0] + partial[1]) + (partial[2] + partial[3]);
-        den += w.bin_hits[k];
-      }
-      out.log_likelihood[t] += top + std::log(den) - log_neighbours;
-      double err = 0.0;
-      for (std::size_t k = 0; k < K; ++k) {
-        const double gap = std::abs(w.bin_hits[k] / den - pi[k]);
-        err += power == 1 ? gap : gap * gap;
-      }
-      out.error[t] += err;
+      // Most rows: the full vectorised pass; few: the candidates only.
+      const bool few = 4 * count <= n;
+      const KeptTerms kept =
+          few ? kept_from_candidates(g, log_norm, inv_b, {candidates.data(), count}, class_begin,
+                                     w.bin_score.data(), weights.data(), kept_end)
+              : kept_from_all(kernels, g, log_norm, inv_b, own, class_begin, w.bin_score.data(),
+                              weights.data(), kept_end);
+      screened_out = screened_out || few;
+      add_row(kept.top, kept.count, weights, kept_end, pi, log_neighbours, power, w.bin_hits,
+              out.log_likelihood[t], out.error[t]);
     }
+    if (screen) screen_next = screened_out;
   }
   return out;
 }
@@ -322,7 +642,7 @@ double KdeCanonical::bandwidth(const Sample& s, EstimatorWorkspace& w) const {
   if (spec_.bandwidth) return *spec_.bandwidth;
   if (s.size < 2) return kde_canonical_bandwidth_grid().front();
   const auto& grid = kde_canonical_bandwidth_grid();
-  const PassResult pass = kernel_pass(s, grid, spec_.power, w);
+  const PassResult pass = kernel_pass(s, grid, spec_.power, spec_.isa, w);
   const auto best = std::max_element(pass.log_likelihood.begin(), pass.log_likelihood.end());
   return grid[static_cast<std::size_t>(best - pass.log_likelihood.begin())];
 }
@@ -332,7 +652,7 @@ double KdeCanonical::estimate(const Sample& s, EstimatorWorkspace& w) const {
   const std::span<const double> candidates =
       spec_.bandwidth ? std::span<const double>(&*spec_.bandwidth, 1)
                       : std::span<const double>(kde_canonical_bandwidth_grid());
-  const PassResult pass = kernel_pass(s, candidates, spec_.power, w);
+  const PassResult pass = kernel_pass(s, candidates, spec_.power, spec_.isa, w);
   // max_element returns the first maximum: the smallest bandwidth on ties.
   const auto best = static_cast<std::size_t>(
       std::max_element(pass.log_likelihood.begin(), pass.log_likelihood.end()) -

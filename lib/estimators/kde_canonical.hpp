@@ -30,10 +30,16 @@
 
 namespace calbench {
 
+// The vector instructions the kernel sums may use: the widest the processor has (AVX-512,
+// AVX2 or SSE2), or at most AVX2, or SSE2 only. Every choice gives the same bits; the narrower
+// ones exist so that tests can check that on a machine with the wider ones.
+enum class KdeCanonicalIsa { widest, avx2, sse2 };
+
 struct KdeCanonicalSpec {
   int power = 1;                    // q: 1 (canonical_l1) or 2 (canonical_l2)
   std::optional<double> bandwidth;  // nullopt: leave-one-out maximum likelihood on the grid
   bool squared = false;             // power 2: report S instead of sqrt(S)
+  KdeCanonicalIsa isa = KdeCanonicalIsa::widest;  // not in the JSON: for tests
 };
 
 class KdeCanonical final : public Estimator {
