@@ -19,9 +19,12 @@
 // Numerics: sums in log space (log-sum-exp per row), so no kernel underflows to a 0/0; log p is
 // floored at log(DBL_MIN), so a component exactly 0 gets weight exp(-708 p_jk / b) (0 when
 // p_jk = 0 too, as the limit of the density) instead of a NaN from 0 * log 0. Terms below
-// e^-50 of the row's largest are left out (under 2e-22 n of the sums that hold it).
+// e^-50 of the row's largest are left out (under 2e-22 n of the sums that hold it); rows that
+// cannot be within e^-50 are screened out before their weights are computed (a bound from
+// -KL(p_j, p_i); the same kept terms, the same bits).
 // Cost: O(n^2 K) for the inner products plus O(n^2) exponentials per bandwidth tried (20 for
-// "loo"), with O(n) memory: quadratic, like the quadratic SKCE, and only run when asked for.
+// "loo"; at its small bandwidths screening leaves a row's near neighbours only), with O(n)
+// memory: quadratic, like the quadratic SKCE, and only run when asked for.
 // n < 2 gives 0 (no neighbour to smooth over). With a fixed b the estimate converges to a
 // smoothed error, not to canonical_lq; the bias against the target then includes it.
 #include <optional>
