@@ -20,6 +20,14 @@ nothing of theirs is copied here. The paths:
                dependency); without it the row is skipped with a message. Run on data sets of
                at most --kde-max-rows rows (both sides are quadratic in n), in float32 as the
                authors' code computes (its one-hot labels are float32).
+  --verified-calibration  the directory holding calibration/ (github.com/p-lambda/
+               verified_calibration, Kumar et al. 2019): its bootstrap_uncertainty (the basic
+               bootstrap that get_calibration_error_uncertainties calls) of get_calibration_error
+               (p = 2, top-label, not debiased: 15 equal-mass bins), with --bootstrap-resamples
+               resamples, against the whole process `calbench eval --estimators '[{"name": "ece",
+               "binning": "equal_mass", "norm": "l2", "convention": "kumar"}]' --interval basic
+               --level 0.9 --resamples R --threads 1` (which also runs R consistency-test
+               resamples: more work than the reference's). CPU seconds of a whole run each.
 Stand-ins, for what cannot be installed offline (each only supplies what the reference calls):
   relplot/__init__ imports its plotting code (seaborn): the package is loaded without it;
   relplot imports `deprecation` for a decorator: a no-op decorator when it is missing;
@@ -156,6 +164,42 @@ def load_references(args):
     return refs
 
 
+def bootstrap_rows(args, path, p, y):
+    """The bootstrap interval: Kumar et al.'s bootstrap beside `calbench eval`, CPU seconds."""
+    sys.path.insert(0, args.verified_calibration)
+    cal = importlib.import_module("calibration")
+    data = list(zip(p, y))
+
+    def functional(rows):
+        probs, labels = zip(*rows)
+        return cal.get_calibration_error(np.array(probs), np.array(labels), p=2, debias=False,
+                                         mode="top-label")
+
+    R = args.bootstrap_resamples
+    np.random.seed(0)
+    theirs, interval = cpu_seconds(
+        lambda: cal.bootstrap_uncertainty(data, functional, num_samples=R, alpha=10.0),
+        max(1, min(args.runs, 3)), 1)
+    spec = {"name": "ece", "binning": "equal_mass", "norm": "l2", "convention": "kumar"}
+    command = [args.calbench, "eval", path, "--estimators", json.dumps([spec]), "--interval",
+               "basic", "--level", "0.9", "--resamples", str(R), "--threads", "1", "--json"]
+    mine = []
+    for _ in range(max(1, min(args.runs, 3))):
+        before = os.times()
+        out = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                        text=True).stdout)
+        after = os.times()
+        mine.append((after.children_user + after.children_system) -
+                    (before.children_user + before.children_system))
+    seconds = float(np.median(mine))
+    (row,) = out["estimators"].values()
+    print(f"| bootstrap interval (ece l2 top equal-mass, kumar; {R} resamples, 90 %) | "
+          f"{p.shape[0]}, {p.shape[1]} | {1e3 * seconds:.1f} (whole run) | Kumar et al. "
+          f"bootstrap_uncertainty | {1e3 * theirs:.1f} | {theirs / seconds:.0f} | value "
+          f"{abs(row['value'] - functional(data)):.1e}; 90 % intervals [{row['ci'][0]:.4f}, "
+          f"{row['ci'][1]:.4f}] and [{interval[0]:.4f}, {interval[2]:.4f}] |", flush=True)
+
+
 def cpu_seconds(fn, runs, repeat):
     times = []
     for _ in range(runs):
@@ -175,6 +219,8 @@ def main():
     parser.add_argument("--mixnmatch")
     parser.add_argument("--kdepy")
     parser.add_argument("--ece-kde", dest="ece_kde")
+    parser.add_argument("--verified-calibration", dest="verified_calibration")
+    parser.add_argument("--bootstrap-resamples", type=int, default=1000)
     parser.add_argument("--kde-bandwidths", type=float, nargs="*", default=[0.05],
                         help="fixed bandwidths compared value for value (besides loo)")
     parser.add_argument("--kde-max-rows", type=int, default=5000)
@@ -197,6 +243,8 @@ def main():
             estimators += [(f"kde_canonical b={b}", {"name": "kde_canonical", "bandwidth": b})
                            for b in args.kde_bandwidths]
             estimators.append(("kde_canonical b=loo", {"name": "kde_canonical"}))
+        if args.verified_calibration:
+            bootstrap_rows(args, path, p, y)
         command = [args.calbench, "bench", "--data", path, "--runs", str(args.runs), "--repeat",
                    str(args.repeat)]
         for _, spec in estimators:
