@@ -140,6 +140,25 @@ __attribute__((target("avx512f"))) void inner_products4_avx512(const double* by_
   inner_products4_lanes<Lanes8>(by_class, n, K, log_p, g);
 }
 
+// For each 4-bit mask of four lanes to keep, the permutation that moves the kept lanes to the
+// front, for permutations that address a lane as Units consecutive elements of type T (doubles
+// as pairs of 32-bit lanes: <int32_t, 2>; 32-bit integers as bytes: <int8_t, 4>). The entries
+// past the kept lanes are 0: what they move is written past the count and overwritten.
+template <typename T, std::size_t Units>
+std::array<std::array<T, 4 * Units>, 16> compress_table() {
+  std::array<std::array<T, 4 * Units>, 16> t{};
+  for (std::size_t mask = 0; mask < 16; ++mask) {
+    std::size_t at = 0;
+    for (std::size_t lane = 0; lane < 4; ++lane)
+      if (mask & (std::size_t{1} << lane)) {
+        for (std::size_t u = 0; u < Units; ++u)
+          t[mask][Units * at + u] = static_cast<T>(Units * lane + u);
+        ++at;
+      }
+  }
+  return t;
+}
+
 // The terms of v[begin, end) within `cutoff` of `top`, as v_j - top, written in order from
 // out[0]; returns their count. out must have room for end - begin + 4 values. The AVX2 version
 // compresses four at a time (a comparison's 4-bit mask picks a lane permutation from a table);
@@ -158,20 +177,8 @@ std::size_t kept_terms_scalar(const double* v, std::size_t begin, std::size_t en
 __attribute__((target("avx2"))) std::size_t kept_terms_avx2(const double* v, std::size_t begin,
                                                             std::size_t end, double top,
                                                             double cutoff, double* out) {
-  // For each 4-bit mask, the 32-bit lanes that move the kept doubles to the front.
-  static const auto table = [] {
-    std::array<std::array<std::int32_t, 8>, 16> t{};
-    for (int mask = 0; mask < 16; ++mask) {
-      int at = 0;
-      for (int lane = 0; lane < 4; ++lane)
-        if (mask & (1 << lane)) {
-          t[mask][2 * at] = 2 * lane;
-          t[mask][2 * at + 1] = 2 * lane + 1;
-          ++at;
-        }
-    }
-    return t;
-  }();
+  // The 32-bit lanes that move the kept doubles to the front.
+  static const auto table = compress_table<std::int32_t, 2>();
   const __m256d top4 = _mm256_set1_pd(top), cutoff4 = _mm256_set1_pd(cutoff);
   std::size_t m = 0, q = begin;
   for (; q + 4 <= end; q += 4) {
@@ -309,21 +316,8 @@ std::size_t screened_scalar(const double* d, std::size_t n, double threshold, st
 
 __attribute__((target("avx2"))) std::size_t screened_avx2(const double* d, std::size_t n,
                                                           double threshold, std::uint32_t* out) {
-  // For each 4-bit mask, the bytes that move the kept 32-bit indices to the front.
-  static const auto table = [] {
-    std::array<std::array<std::int8_t, 16>, 16> t{};
-    for (int mask = 0; mask < 16; ++mask) {
-      int at = 0;
-      for (int lane = 0; lane < 4; ++lane)
-        if (mask & (1 << lane)) {
-          for (int byte = 0; byte < 4; ++byte)
-            t[mask][4 * at + byte] = static_cast<std::int8_t>(4 * lane + byte);
-          ++at;
-        }
-      for (int byte = 4 * at; byte < 16; ++byte) t[mask][byte] = -1;
-    }
-    return t;
-  }();
+  // The bytes that move the kept 32-bit indices to the front.
+  static const auto table = compress_table<std::int8_t, 4>();
   const __m256d threshold4 = _mm256_set1_pd(threshold);
   const __m128i step = _mm_setr_epi32(0, 1, 2, 3);
   std::size_t m = 0, q = 0;
