@@ -48,7 +48,7 @@ __attribute__((target_clones("avx2", "default"))) void inner_products(const doub
   // Blocks of 16 rows held in registers across the K classes (loaded and stored once, not K
   // times), written with GCC's vector extension: the plain loop over a 16-double array was
   // compiled to shuffles of single lanes.
-  using Lanes = double __attribute__((vector_size(32)));  // 4 doubles (2 SSE2 registers)
+  using Lanes = Lanes4;
   constexpr std::size_t lanes = 4, blocks = 4, width = lanes * blocks;
   std::size_t j0 = 0;
   for (; j0 + width <= n; j0 += width) {
@@ -280,7 +280,7 @@ __attribute__((target_clones("avx2", "default"))) void distances(const double* g
                                                                  double& highest) {
   for (std::size_t q = 0; q < n; ++q) d[q] = g[q] - centre[q];
   d[own] = d[own == 0 ? 1 : 0];  // a copy of another row's: the extremes over q != own
-  using Lanes = double __attribute__((vector_size(32)));
+  using Lanes = Lanes4;
   Lanes low = {d[0], d[0], d[0], d[0]}, high = low;
   std::size_t q = 0;
   for (; q + 4 <= n; q += 4) {
@@ -354,7 +354,7 @@ __attribute__((target("avx512f,avx512vl"))) std::size_t screened_avx512(const do
 // four sums; GCC kept an array of four scalar).
 __attribute__((target_clones("avx2", "default"))) double partial_sums(const double* x,
                                                                       std::size_t count) {
-  using Lanes = double __attribute__((vector_size(32)));
+  using Lanes = Lanes4;
   Lanes sum = {0.0, 0.0, 0.0, 0.0};
   std::size_t r = 0;
   for (; r + 4 <= count; r += 4) {
