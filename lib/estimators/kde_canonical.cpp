@@ -160,9 +160,11 @@ std::array<std::array<T, 4 * Units>, 16> compress_table() {
 }
 
 // The terms of v[begin, end) within `cutoff` of `top`, as v_j - top, written in order from
-// out[0]; returns their count. out must have room for end - begin + 4 values. The AVX2 version
-// compresses four at a time (a comparison's 4-bit mask picks a lane permutation from a table);
-// the scalar one is the reference (both give the same values in the same order).
+// out[0]; returns their count. out must have room for end - begin values (the vector versions
+// store whole vectors, never past that). The AVX2 version compresses four at a time (a
+// comparison's 4-bit mask picks a lane permutation from a table), the AVX-512 one eight at a
+// time (vcompresspd); the scalar one is the reference (all give the same values in the same
+// order).
 std::size_t kept_terms_scalar(const double* v, std::size_t begin, std::size_t end, double top,
                               double cutoff, double* out) {
   std::size_t m = 0;
@@ -298,8 +300,9 @@ __attribute__((target_clones("avx2", "default"))) void distances(const double* g
   d[own] = -std::numeric_limits<double>::infinity();
 }
 
-// The rows q (in order) with d_q >= threshold, written from out[0]; returns their count. The
-// AVX2 version compresses four at a time as kept_terms_avx2 does; both give the same list.
+// The rows q (in order) with d_q >= threshold, written from out[0] (room for n); returns their
+// count. The AVX2 and AVX-512 versions compress as kept_terms_avx2 and kept_terms_avx512 do;
+// all give the same list.
 std::size_t screened_from(const double* d, std::size_t begin, std::size_t end, double threshold,
                           std::uint32_t* out) {
   std::size_t m = 0;
@@ -541,7 +544,7 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
   std::vector<double> by_class(n * K);
   for (std::size_t q = 0; q < n; ++q)
     for (std::size_t k = 0; k < K; ++k) by_class[k * n + q] = s.p[order[q] * K + k];
-  std::vector<double> weights(n + 4);  // kept_terms writes up to 4 past its count
+  std::vector<double> weights(n);  // the kept terms of the current row and bandwidth
   const Kernels kernels = kernels_for(isa);
   std::vector<std::size_t> kept_end(K);
   std::vector<double> distance(n), threshold(nb);
