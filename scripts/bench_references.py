@@ -164,10 +164,8 @@ def load_references(args):
     return refs
 
 
-def bootstrap_rows(args, path, p, y):
+def bootstrap_rows(args, cal, path, p, y):
     """The bootstrap interval: Kumar et al.'s bootstrap beside `calbench eval`, CPU seconds."""
-    sys.path.insert(0, args.verified_calibration)
-    cal = importlib.import_module("calibration")
     data = list(zip(p, y))
 
     def functional(rows):
@@ -228,6 +226,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=20, help="calbench evaluations per run")
     args = parser.parse_args()
     refs = load_references(args)
+    cal = None
+    if args.verified_calibration:
+        sys.path.insert(0, args.verified_calibration)
+        cal = importlib.import_module("calibration")
     print("| estimator | data (n, K) | calbench ms | reference | reference ms | ratio | "
           "|difference| |")
     print("|---|---|---:|---|---:|---:|---:|")
@@ -243,8 +245,8 @@ def main():
             estimators += [(f"kde_canonical b={b}", {"name": "kde_canonical", "bandwidth": b})
                            for b in args.kde_bandwidths]
             estimators.append(("kde_canonical b=loo", {"name": "kde_canonical"}))
-        if args.verified_calibration:
-            bootstrap_rows(args, path, p, y)
+        if cal is not None:
+            bootstrap_rows(args, cal, path, p, y)
         command = [args.calbench, "bench", "--data", path, "--runs", str(args.runs), "--repeat",
                    str(args.repeat)]
         for _, spec in estimators:

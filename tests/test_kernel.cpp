@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "core/fft_convolution.hpp"
@@ -172,26 +173,11 @@ TEST_CASE("kde_canonical matches an independent evaluation of the formulas",
 // kde_canonical screens the rows j of each row i before computing their kernel weights
 // (estimators/kde_canonical.cpp: at small bandwidths only the rows next to p_i are looked at).
 // The direct sums over every pair, in long double, must agree with it at every bandwidth of the
-// grid and in the leave-one-out choice, on rows where screening decides most: near-duplicates
-// (kept at the smallest bandwidths only if screening is right), exact duplicates, exact zeros
-// and rows far from all others.
-TEST_CASE("kde_canonical's screening keeps every term the direct sums need", "[unit][estimators]") {
-  const Sample base = load_reference_dataset("dir_k10_n5000");
-  const std::size_t K = base.classes;
-  std::vector<double> p(base.p.begin(), base.p.begin() + 240 * K);
-  std::vector<std::uint32_t> labels(base.label.begin(), base.label.begin() + 240);
-  for (std::size_t r = 0; r < 60; ++r) {  // near-duplicates of the first rows, every third exact
-    const double mix = r % 3 == 0 ? 0.0 : 1e-6 * static_cast<double>(r);
-    for (std::size_t k = 0; k < K; ++k)
-      p.push_back((1.0 - mix) * base.p[r * K + k] + mix / static_cast<double>(K));
-    labels.push_back(static_cast<std::uint32_t>((r * 7) % K));
-  }
-  for (std::size_t r = 0; r < 10; ++r) {  // one-hot rows: exact zeros
-    for (std::size_t k = 0; k < K; ++k) p.push_back(k == r ? 1.0 : 0.0);
-    labels.push_back(static_cast<std::uint32_t>(r));
-  }
-  const Sample s = make_sample(K, p, labels);
-  const std::size_t n = s.size;
+// grid and in the leave-one-out choice.
+namespace {
+
+void check_against_direct_sums(const Sample& s) {
+  const std::size_t n = s.size, K = s.classes;
   std::vector<long double> g(n * n);  // g[i n + j] = sum_k p_jk log p_ik
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j)
@@ -238,18 +224,61 @@ TEST_CASE("kde_canonical's screening keeps every term the direct sums need", "[u
   CHECK(loo.estimate(s, ws) == Approx(static_cast<double>(error[best] / n)).epsilon(1e-11));
 }
 
+// The first `rows` rows of a sample.
+Sample first_rows(const Sample& s, std::size_t rows) {
+  return make_sample(s.classes, std::vector<double>(s.p.begin(), s.p.begin() + rows * s.classes),
+                     std::vector<std::uint32_t>(s.label.begin(), s.label.begin() + rows));
+}
+
+}  // namespace
+
+TEST_CASE("kde_canonical's screening keeps every term the direct sums need", "[unit][estimators]") {
+  SECTION("rows where screening decides most") {
+    // Dirichlet rows, near-duplicates of them (kept at the smallest bandwidths only if
+    // screening is right), exact duplicates, and one-hot rows (exact zeros, far from the rest).
+    const Sample base = load_reference_dataset("dir_k10_n5000");
+    const std::size_t K = base.classes;
+    std::vector<double> p(base.p.begin(), base.p.begin() + 240 * K);
+    std::vector<std::uint32_t> labels(base.label.begin(), base.label.begin() + 240);
+    for (std::size_t r = 0; r < 60; ++r) {  // every third an exact duplicate
+      const double mix = r % 3 == 0 ? 0.0 : 1e-6 * static_cast<double>(r);
+      for (std::size_t k = 0; k < K; ++k)
+        p.push_back((1.0 - mix) * base.p[r * K + k] + mix / static_cast<double>(K));
+      labels.push_back(static_cast<std::uint32_t>((r * 7) % K));
+    }
+    for (std::size_t r = 0; r < 10; ++r) {
+      for (std::size_t k = 0; k < K; ++k) p.push_back(k == r ? 1.0 : 0.0);
+      labels.push_back(static_cast<std::uint32_t>(r));
+    }
+    check_against_direct_sums(make_sample(K, p, labels));
+  }
+  // Real models' outputs (tests/data/real_models/README.md: scikit-learn on make_classification):
+  // Gaussian naive Bayes, overconfident with components down to 1e-7 and below, and a random
+  // forest whose outputs are often exactly 0 or 1 and repeat.
+  const auto real = std::filesystem::path(CALBENCH_SOURCE_DIR) / "tests" / "data" / "real_models";
+  SECTION("naive Bayes, K = 3") {
+    check_against_direct_sums(
+        first_rows(calbench::testing::load_dataset_csv((real / "nb_k3.csv").string()), 400));
+  }
+  SECTION("random forest, K = 2") {
+    check_against_direct_sums(
+        first_rows(calbench::testing::load_dataset_csv((real / "rf_k2.csv").string()), 400));
+  }
+}
+
 // kernel_pass is compiled for AVX-512, AVX2 and SSE2 and picks the widest the processor has;
 // every version must give the same bits (same operations per row in the same order), so that a
 // result does not depend on the machine. On a machine without AVX-512 the first two coincide.
 TEST_CASE("kde_canonical gives the same bits with every instruction set", "[unit][estimators]") {
-  const Sample large = load_reference_dataset("dir_k10_n5000");
-  const std::size_t rows = 701;  // not a multiple of 4 or 8: every tail
-  const Sample part = make_sample(
-      large.classes, std::vector<double>(large.p.begin(), large.p.begin() + rows * large.classes),
-      std::vector<std::uint32_t>(large.label.begin(), large.label.begin() + rows));
-  const std::vector<Sample> samples = {part, load_reference_dataset("dir_k3_n2000"),
-                                       load_reference_dataset("k3_exact01_mixed"),
-                                       load_reference_dataset("k3_n25")};
+  const auto real = std::filesystem::path(CALBENCH_SOURCE_DIR) / "tests" / "data" / "real_models";
+  // 701 rows: not a multiple of 4 or 8, so every tail runs.
+  const std::vector<Sample> samples = {
+      first_rows(load_reference_dataset("dir_k10_n5000"), 701),
+      load_reference_dataset("dir_k3_n2000"),
+      load_reference_dataset("k3_exact01_mixed"),
+      load_reference_dataset("k3_n25"),
+      first_rows(calbench::testing::load_dataset_csv((real / "nb_k3.csv").string()), 701),
+      first_rows(calbench::testing::load_dataset_csv((real / "rf_k2.csv").string()), 701)};
   EstimatorWorkspace ws;
   for (std::size_t i = 0; i < samples.size(); ++i)
     for (const std::optional<double> b :

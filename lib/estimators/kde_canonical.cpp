@@ -313,6 +313,19 @@ std::size_t screened_from(const double* d, std::size_t begin, std::size_t end, d
   return m;
 }
 
+// The rows of rows[0, count) with d_q >= threshold, kept in place and in order; returns their
+// count (for a short list, where gathering from all n rows would cost more).
+std::size_t screened_list(const double* d, double threshold, std::uint32_t* rows,
+                          std::size_t count) {
+  std::size_t m = 0;
+  for (std::size_t c = 0; c < count; ++c) {
+    const std::uint32_t q = rows[c];
+    rows[m] = q;
+    m += d[q] >= threshold ? 1 : 0;
+  }
+  return m;
+}
+
 std::size_t screened_scalar(const double* d, std::size_t n, double threshold, std::uint32_t* out) {
   return screened_from(d, 0, n, threshold, out);
 }
@@ -354,7 +367,9 @@ __attribute__((target("avx512f,avx512vl"))) std::size_t screened_avx512(const do
 
 // x[0] + ... + x[count - 1] in four partial sums (x[r] to sum r mod 4, the last count mod 4 to
 // the first), combined as (s0 + s1) + (s2 + s3): a fixed order. Cloned for AVX2 (one vector of
-// four sums; GCC kept an array of four scalar).
+// four sums; GCC kept an array of four scalar). Not core/fast_math's fast::sum, which adds the
+// last count mod 4 to sums 0, 1, 2 in turn: that order would move the last bits of every
+// kde_canonical value (and its golden files).
 __attribute__((target_clones("avx2", "default"))) double partial_sums(const double* x,
                                                                       std::size_t count) {
   using Lanes = Lanes4;
@@ -603,17 +618,9 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
     bool screened_out = false;
     for (const std::uint32_t t : by_threshold) {
       if (threshold[t] > lowest) {
-        if (4 * count > n) {
-          count = kernels.screened(distance.data(), n, threshold[t], candidates.data());
-        } else {  // a short list: filtered in place
-          std::size_t m = 0;
-          for (std::size_t c = 0; c < count; ++c) {
-            const std::uint32_t q = candidates[c];
-            candidates[m] = q;
-            m += distance[q] >= threshold[t] ? 1 : 0;
-          }
-          count = m;
-        }
+        count = 4 * count > n
+                    ? kernels.screened(distance.data(), n, threshold[t], candidates.data())
+                    : screened_list(distance.data(), threshold[t], candidates.data(), count);
       }
       const double inv_b = 1.0 / bandwidths[t];
       const double* log_norm = &w.sorted[t * n];
