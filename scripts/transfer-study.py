@@ -180,7 +180,10 @@ def run_fit(binary, p, y, sizes, seed, work, args):
     command = [binary, "fit", path, "--json", "--seed", str(seed),
                "--sizes", ",".join(str(n) for n in sizes),
                "--replicates", str(args.replicates), "--resamples", str(args.resamples),
-               "--verdict-samples", str(args.verdict_samples)]
+               "--verdict-samples", str(args.verdict_samples),
+               # The study's four (fit's default since issue #35 adds the classwise ones, which
+               # scripts/classwise-study.py measures).
+               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS])]
     if args.penalties:
         command += ["--penalties", args.penalties]
     done = subprocess.run(command, capture_output=True, text=True)
