@@ -31,7 +31,7 @@ Writes OUT/cells.csv, OUT/models.csv, OUT/summary.json, OUT/table.md.
 
     nice -n 15 /usr/bin/python3 scripts/classwise-study.py --out results/classwise-study
     nice -n 15 /usr/bin/python3 scripts/classwise-study.py --small --out /tmp/cw-small
-    ... --no-classwise   # the same with `calbench fit --no-classwise` (the family before #35)
+    ... --variants classwise,plain   # also `calbench fit --no-classwise` (before issue #35)
 
 Needs numpy (and scikit-learn for the scikit-learn models), the calbench Python extension
 (PYTHONPATH=python after a build) and binary (CALBENCH_BIN or --calbench).
@@ -69,6 +69,9 @@ ESTIMATORS = [
     ("ace15_nixon", {"name": "ace"}, "ace", True),
 ]
 SD_TOLERANCE, MEAN_TOLERANCE = 0.20, 0.005
+VARIANT_TEXT = {"classwise": " (calbench fit's default: the classwise map)",
+                "plain": " (calbench fit --no-classwise: the top-label curve alone, before "
+                         "issue #35)"}
 CLASSWISE_FLOOR = 0.003  # the fake's classwise ECE within max(0.003, 2 resolutions)
 
 
@@ -145,7 +148,7 @@ def observed(p, y, sizes, subsamples, rng):
     return out
 
 
-def run_fit(binary, p, y, sizes, seed, work, args):
+def run_fit(binary, p, y, sizes, seed, work, args, classwise):
     path = os.path.join(work, "fit.csv")
     with open(path, "w") as f:
         for label, row in zip(y, p):
@@ -154,7 +157,7 @@ def run_fit(binary, p, y, sizes, seed, work, args):
                "--sizes", ",".join(str(n) for n in sizes),
                "--replicates", str(args.replicates), "--resamples", str(args.resamples),
                "--verdict-samples", str(args.verdict_samples), "--threads", str(args.threads)]
-    if args.no_classwise:
+    if not classwise:
         command.append("--no-classwise")
     done = __import__("subprocess").run(command, capture_output=True, text=True)
     if done.returncode != 0:
@@ -170,25 +173,12 @@ def judge(predicted, obs, bias_obs):
     return int(sd_ok), int(mean_ok), int(bias_ok)
 
 
-def one_model(args, name, K, seed, factory, fit_size, work):
-    started = time.time()
-    if factory is None:
-        p_all, y_all = network_rows(name, seed, args.seed)
-        p_fit, y_fit = p_all[:fit_size], y_all[:fit_size]
-        p_pool, y_pool = p_all[fit_size:], y_all[fit_size:]
-        source = "network"
-    else:
-        X, y = transfer.make_data(K, seed, args.train + fit_size + args.pool)
-        a, b = args.train, args.train + fit_size
-        model = factory().fit(X[:a], y[:a])
-        p_fit, y_fit = model.predict_proba(X[a:b]), y[a:b]
-        p_pool, y_pool = model.predict_proba(X[b:]), y[b:]
-        source = "scikit-learn"
-    sizes = sorted({200, 1000, fit_size, 4 * fit_size})
-    rng = np.random.default_rng([args.seed, seed, fit_size])
-    refs = pool_references(p_pool, y_pool, args, rng)
-    obs = observed(p_pool, y_pool, sizes, args.subsamples, rng)
-    fit = run_fit(args.calbench, p_fit, y_fit, sizes, args.seed, work, args)
+def judge_fit(args, name, source, K, fit_size, p_fit, y_fit, p_pool, y_pool, sizes, refs, obs,
+              work, variant):
+    """One `calbench fit` of the fit rows (variant "classwise": fit's default; "plain":
+    --no-classwise, the family before issue #35) against the pool's measurements."""
+    fit = run_fit(args.calbench, p_fit, y_fit, sizes, args.seed, work, args,
+                  variant == "classwise")
     top, top_se = refs["l1"]
     cw, cw_se = refs["classwise"]
     fake_top = fit["fake"]["ece_top_l1"]["value"]
@@ -203,7 +193,7 @@ def one_model(args, name, K, seed, factory, fit_size, work):
     resolvable = abs(fake_top - top) > top_tol + 3 * top_res or \
         abs(fake_cw - cw) > cw_tol + 3 * cw_res
     model = {
-        "model": name, "source": source, "K": K, "fit_size": fit_size,
+        "model": name, "source": source, "K": K, "fit_size": fit_size, "variant": variant,
         "pool_rows": len(y_pool), "accuracy": float((p_pool.argmax(1) == y_pool).mean()),
         "fake_accuracy": fit["fake"]["accuracy"]["value"],
         "ece_top_pool": top, "ece_top_pool_se": top_se, "fake_ece_top": fake_top,
@@ -225,7 +215,7 @@ def one_model(args, name, K, seed, factory, fit_size, work):
         ref_key = next(r for l, _, r, _ in ESTIMATORS if l == label)
         bias_obs = mean_sd[0] - refs[ref_key][0]
         row = {"model": name, "source": source, "K": K, "fit_size": fit_size,
-               "estimator": label,
+               "variant": variant, "estimator": label,
                "classwise": int(next(c for l, _, _, c in ESTIMATORS if l == label)), "n": n,
                "observed_mean": mean_sd[0], "observed_sd": mean_sd[1], "observed_bias": bias_obs,
                "fake_mean": cell["fake"]["mean"], "fake_sd": cell["fake"]["sd"],
@@ -242,10 +232,39 @@ def one_model(args, name, K, seed, factory, fit_size, work):
             row.update({k: "" for k in ("boot_mean", "boot_sd", "boot_sd_ok", "boot_mean_ok",
                                         "boot_ok")})
         cells.append(row)
-    print(f"{name} @ {fit_size}: top {top:.4f} fake {fake_top:.4f}; classwise {cw:.4f} "
-          f"(res {cw_res:.4f}) fake {fake_cw:.4f}; {verdict} "
-          f"({time.time() - started:.0f} s)", file=sys.stderr)
     return model, cells
+
+
+def one_model(args, name, K, seed, factory, fit_size, work):
+    started = time.time()
+    if factory is None:
+        p_all, y_all = network_rows(name, seed, args.seed)
+        p_fit, y_fit = p_all[:fit_size], y_all[:fit_size]
+        p_pool, y_pool = p_all[fit_size:], y_all[fit_size:]
+        source = "network"
+    else:
+        X, y = transfer.make_data(K, seed, args.train + fit_size + args.pool)
+        a, b = args.train, args.train + fit_size
+        model = factory().fit(X[:a], y[:a])
+        p_fit, y_fit = model.predict_proba(X[a:b]), y[a:b]
+        p_pool, y_pool = model.predict_proba(X[b:]), y[b:]
+        source = "scikit-learn"
+    sizes = sorted({200, 1000, fit_size, 4 * fit_size})
+    rng = np.random.default_rng([args.seed, seed, fit_size])
+    refs = pool_references(p_pool, y_pool, args, rng)
+    obs = observed(p_pool, y_pool, sizes, args.subsamples, rng)
+    models, cells = [], []
+    for variant in args.variants.split(","):
+        model, rows = judge_fit(args, name, source, K, fit_size, p_fit, y_fit, p_pool, y_pool,
+                                sizes, refs, obs, work, variant)
+        models.append(model)
+        cells += rows
+    for m in models:
+        print(f"{name} @ {fit_size} ({m['variant']}): top {m['ece_top_pool']:.4f} fake "
+              f"{m['fake_ece_top']:.4f}; classwise {m['classwise_pool']:.4f} (res "
+              f"{m['classwise_resolution']:.4f}) fake {m['fake_classwise']:.4f}; {m['verdict']} "
+              f"({time.time() - started:.0f} s)", file=sys.stderr)
+    return models, cells
 
 
 def share(rows, key):
@@ -315,12 +334,16 @@ def write_csv(path, rows):
 def write_outputs(out, models, cells):
     write_csv(os.path.join(out, "cells.csv"), cells)
     write_csv(os.path.join(out, "models.csv"), models)
-    summary = summarise(models, cells)
+    variants = list(dict.fromkeys(m["variant"] for m in models))
+    summary = {v: summarise([m for m in models if m["variant"] == v],
+                            [c for c in cells if c["variant"] == v]) for v in variants}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
     with open(os.path.join(out, "table.md"), "w") as f:
-        f.write(markdown(summary, models))
+        f.write("\n".join(f"Variant `{v}`{VARIANT_TEXT[v]}:\n\n" +
+                          markdown(summary[v], [m for m in models if m["variant"] == v])
+                          for v in variants))
     return summary
 
 
@@ -344,8 +367,9 @@ def main():
     parser.add_argument("--pool-bins-l1", type=int, default=20)
     parser.add_argument("--pool-boot", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--no-classwise", action="store_true",
-                        help="fit with --no-classwise (the empirical family before issue #35)")
+    parser.add_argument("--variants", default="classwise",
+                        help="comma-separated: classwise (fit's default), plain (fit "
+                             "--no-classwise: the empirical family before issue #35)")
     args = parser.parse_args()
     only = [m for m in args.models.split(",") if m]
     fit_sizes = [int(f) for f in args.fit_sizes.split(",")]
@@ -364,8 +388,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for fit_size in fit_sizes:
             for name, K, seed, factory in chosen:
-                model, rows = one_model(args, name, K, seed, factory, fit_size, work)
-                models.append(model)
+                fitted, rows = one_model(args, name, K, seed, factory, fit_size, work)
+                models += fitted
                 cells += rows
                 write_outputs(args.out, models, cells)
     print(json.dumps(write_outputs(args.out, models, cells), indent=2))

@@ -34,10 +34,10 @@ namespace calbench {
 struct ClasswiseFitOptions {
   bool enabled = true;  // false: no classwise map (the top-label construction alone)
   std::size_t top_knots = 5;
-  std::vector<double> top_penalties = {10.0, 1.0};  // against the identity (no deviations)
+  std::vector<double> top_penalties = {10.0, 1.0, 0.1};  // against the identity (none)
   std::size_t other_knots = 6;
   double shared_penalty = 0.1;                        // lambda_a
-  std::vector<double> other_penalties = {10.0, 1.0};  // lambda_e, each with a
+  std::vector<double> other_penalties = {10.0, 1.0, 0.1};  // lambda_e, each with a
 };
 
 // One candidate's cross-validated log-likelihood (summed over the held-out rows).
