@@ -150,15 +150,12 @@ def observed(p, y, sizes, subsamples, rng):
 
 def run_fit(binary, p, y, sizes, seed, work, args, classwise):
     path = os.path.join(work, "fit.csv")
-    with open(path, "w") as f:
-        for label, row in zip(y, p):
-            f.write(str(int(label)) + "," + ",".join(repr(float(v)) for v in row) + "\n")
-    command = [binary, "fit", path, "--json", "--seed", str(seed),
-               "--sizes", ",".join(str(n) for n in sizes),
-               "--replicates", str(args.replicates), "--resamples", str(args.resamples),
-               "--verdict-samples", str(args.verdict_samples), "--threads", str(args.threads)]
-    if not classwise:
-        command.append("--no-classwise")
+    transfer.write_fit_csv(path, p, y)
+    command = [binary, "fit", path, "--json", "--seed", str(seed), "--threads", str(args.threads),
+               "--sizes", ",".join(str(n) for n in sizes)] + \
+        [f"--{k}={getattr(args, k.replace('-', '_'))}"
+         for k in ("replicates", "resamples", "verdict-samples")] + \
+        ([] if classwise else ["--no-classwise"])
     done = __import__("subprocess").run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")

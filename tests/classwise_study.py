@@ -13,12 +13,13 @@ default (classwise) variant whose fake misses the pool's top-label or classwise 
 fit rows' resolution (tolerance plus 3 resolutions) is POOR.
 """
 
-import csv
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+from study_checks import failing, read_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "classwise-study.py")
@@ -27,14 +28,8 @@ ESTIMATORS = {"ece_ew15": 0, "ece_em15": 0, "dece_em15": 0, "smooth_ece": 0, "cw
 MODELS = ["fmnist_cnn_mixup", "letter_mlp_smooth"]
 
 
-def fail(message):
-    print(f"classwise_study: FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def read(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
+fail = failing("classwise_study")
+read = read_csv
 
 
 def main():

@@ -10,7 +10,9 @@
 
 #include "config/registry.hpp"
 #include "core/rng.hpp"
+#include "estimators/binned_ece.hpp"
 #include "fit/empirical_fit.hpp"
+#include "fit/fit_verdict.hpp"
 #include "generator_draws.hpp"
 #include "generators/categorical.hpp"
 #include "generators/generator.hpp"
@@ -275,4 +277,43 @@ TEST_CASE("fit_empirical: the classwise map is the same on 1 and 2 threads", "[u
   tbb::task_arena(2).execute([&] { two = fit_empirical(data); });
   CHECK(canonical_text(one.spec.classwise) == canonical_text(two.spec.classwise));
   CHECK(!is_identity(one.spec.classwise));
+}
+
+TEST_CASE("judge_fit: a classwise miss is POOR on the classwise check, not on the top label",
+          "[stat][classwise][fit]") {
+  // The model: Dirichlet rows with the known map, its non-top shares moved strongly (class 2
+  // e^2, class 3 e^-2). The fake: the same rows, the same top-label part, the non-top splines
+  // removed: its top label behaves exactly as the model's (accuracy, confidence, ECE and
+  // reliability curve agree in distribution), its classwise calibration does not. 5,000
+  // held-out rows of the model, a fake fitted on 20,000: the 15-bin classwise ECE fails, the
+  // top-label checks do not; the model judged against itself is GOOD.
+  const std::vector<double> rows = dirichlet_rows(3000, 9);
+  ClasswiseMap strong = known_map();
+  const std::size_t mo = spline_basis_size(strong.other_knots.size());
+  for (std::size_t r = 0; r < mo; ++r)
+    strong.other[2 * mo + r] = 2.0, strong.other[3 * mo + r] = -2.0;
+  ClasswiseMap top_only = strong;
+  top_only.other_knots.clear();
+  top_only.other_shared.clear();
+  top_only.other.clear();
+  const Generator model(spec_of(4, rows, 0.1, {}, strong));
+  const Generator fake(spec_of(4, rows, 0.1, {}, top_only));
+  const GroundTruth a = compute_truth(model, TruthSettings{}),
+                    b = compute_truth(fake, TruthSettings{});
+  INFO("classwise ECE: model " << a[Quantity::classwise_ece_l1].value << ", fake "
+                               << b[Quantity::classwise_ece_l1].value);
+  const BinnedEce top(BinnedEceSpec{15});
+  BinnedEceSpec cw_spec{15};
+  cw_spec.scope = Scope::classwise;
+  const BinnedEce classwise(cw_spec);
+  const std::vector<LabelledEstimator> estimators = {{"ece_15", &top}, {"cwece_15", &classwise}};
+  VerdictSettings settings;
+  settings.replicates = 200;
+  settings.seed = 4;
+  const Sample held_out = testing::draw(model.spec(), 5000, 12);
+  const FitVerdict miss = judge_fit(fake, held_out, 20000, estimators, settings);
+  CHECK_FALSE(miss.good);
+  for (const auto& c : miss.checks) CHECK(c.fails == (c.name == "cwece_15"));
+  const FitVerdict same = judge_fit(model, held_out, 20000, estimators, settings);
+  CHECK(same.good);
 }

@@ -827,6 +827,16 @@ bool read_empirical_rows(Args& args) {
   return true;
 }
 
+// An optional array of numbers at `key` of `c` into `out` (left as is when absent); false, with
+// the problem recorded, when it is not one.
+bool read_optional_numbers(ObjectReader& c, const char* key, std::vector<double>& out) {
+  const Json* v = c.find(key);
+  if (v == nullptr) return true;
+  const auto values = read_vector(*v, c.pointer_to(key), key, false, std::nullopt, c.problems());
+  if (values) out = *values;
+  return values.has_value();
+}
+
 // `calibration`: {"knots": [...], "coefficients": [...]} of the curve s(t) = t + f(t)
 // (generators/logit_spline.hpp); absent or {}: the identity.
 bool read_empirical_calibration(Args& args) {
@@ -839,13 +849,7 @@ bool read_empirical_calibration(Args& args) {
   LogitSpline spline;
   bool ok = true;
   const auto read = [&](const char* key, std::vector<double>& out) {
-    const Json* v = c.find(key);
-    if (v == nullptr) return;
-    const auto values = read_vector(*v, c.pointer_to(key), key, false, std::nullopt, g.problems());
-    if (values)
-      out = *values;
-    else
-      ok = false;
+    ok = read_optional_numbers(c, key, out) && ok;
   };
   read("knots", spline.knots);
   read("coefficients", spline.coefficients);
@@ -875,13 +879,7 @@ bool read_empirical_classwise(Args& args) {
   ClasswiseMap map;
   bool ok = true;
   const auto read = [&](const char* key, std::vector<double>& out) {
-    const Json* v = c.find(key);
-    if (v == nullptr) return;
-    const auto values = read_vector(*v, c.pointer_to(key), key, false, std::nullopt, g.problems());
-    if (values)
-      out = *values;
-    else
-      ok = false;
+    ok = read_optional_numbers(c, key, out) && ok;
   };
   const auto read_rows = [&](const char* key, std::vector<double>& out) {
     const Json* v = c.find(key);
