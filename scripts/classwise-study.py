@@ -282,6 +282,15 @@ def summarise(models, cells):
                       "boot": share(within, "boot_ok"), "boot_sd": share(within, "boot_sd_ok"),
                       "boot_mean": share(within, "boot_mean_ok"),
                       "cells_beyond": len(beyond), "fake_beyond": share(beyond, "fake_ok")}
+    out["by_fit_size"] = {}
+    for fit_size in sorted({c["fit_size"] for c in cells}):
+        within = [c for c in cells if c["fit_size"] == fit_size and c["n"] <= fit_size]
+        classwise = [c for c in within if c["classwise"]]
+        out["by_fit_size"][str(fit_size)] = {
+            "cells": len(within), "fake": share(within, "fake_ok"), "boot": share(within, "boot_ok"),
+            "fake_classwise": share(classwise, "fake_ok"), "boot_classwise": share(classwise, "boot_ok"),
+            "classwise_matches": share([m for m in models if m["fit_size"] == fit_size],
+                                       "fake_classwise_matches")}
     out["classwise_matches"] = share(models, "fake_classwise_matches")
     out["top_matches"] = share(models, "fake_ece_top_matches")
     out["resolvable_misses"] = sum(m["resolvable_miss"] for m in models)
@@ -300,6 +309,12 @@ def markdown(s, models):
                      f"{pct(g['fake_mean'])} | {pct(g['fake'])} | {pct(g['boot_sd'])} | "
                      f"{pct(g['boot_mean'])} | {pct(g['boot'])} | {pct(g['fake_beyond'])} "
                      f"({g['cells_beyond']}) |")
+    lines += ["", "| fit rows | cells | fake: both | bootstrap: both | classwise cells: fake | "
+              "bootstrap | fits whose classwise ECE matches |", "|---|---|---|---|---|---|---|"]
+    for fit_size, g in s["by_fit_size"].items():
+        lines.append(f"| {fit_size} | {g['cells']} | {pct(g['fake'])} | {pct(g['boot'])} | "
+                     f"{pct(g['fake_classwise'])} | {pct(g['boot_classwise'])} | "
+                     f"{pct(g['classwise_matches'])} |")
     lines += ["", "| model | K | fit rows | accuracy | top ECE: pool ± SE | fake | classwise ECE: "
               "pool ± SE | resolution | fake | classwise map | verdict | failing checks |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -344,6 +359,29 @@ def write_outputs(out, models, cells):
     return summary
 
 
+TEXT_COLUMNS = {"model", "source", "variant", "estimator", "classwise_map", "verdict",
+                "failing_checks"}
+
+
+def transfer_read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def typed(row):
+    """A row read back from our CSV: flags and counts as int, numbers as float (repr)."""
+    out = {}
+    for key, value in row.items():
+        if value == "" or key in TEXT_COLUMNS:
+            out[key] = value
+        elif key in ("K", "n", "fit_size", "pool_rows", "classwise") or key.endswith("_ok") or \
+                key.endswith("_matches") or key in ("resolvable_miss", "silent"):
+            out[key] = int(value)
+        else:
+            out[key] = float(value)
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -367,7 +405,18 @@ def main():
     parser.add_argument("--variants", default="classwise",
                         help="comma-separated: classwise (fit's default), plain (fit "
                              "--no-classwise: the empirical family before issue #35)")
+    parser.add_argument("--merge", nargs="+", metavar="DIR",
+                        help="no computation: join the cells.csv and models.csv of runs on "
+                             "disjoint models (same other options) into --out")
     args = parser.parse_args()
+    if args.merge:
+        models, cells = [], []
+        for directory in args.merge:
+            models += [typed(r) for r in transfer_read(os.path.join(directory, "models.csv"))]
+            cells += [typed(r) for r in transfer_read(os.path.join(directory, "cells.csv"))]
+        os.makedirs(args.out, exist_ok=True)
+        print(json.dumps(write_outputs(args.out, models, cells), indent=2))
+        return
     only = [m for m in args.models.split(",") if m]
     fit_sizes = [int(f) for f in args.fit_sizes.split(",")]
     if args.small:
