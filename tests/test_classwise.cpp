@@ -96,6 +96,17 @@ TEST_CASE("classwise map: zero splines are the top-label construction; sizes are
       CHECK(known[4 * i + 2] / known[4 * i + 3] ==
             Approx(std::exp(1.5) * rows[4 * i + 2] / rows[4 * i + 3]).epsilon(1e-12));
   }
+  // Beyond the boundary knots the offset is the boundary coefficient (the clamped basis is one
+  // B-spline alone there), equal to the spline evaluated at the knot itself.
+  ClasswiseMap varied = known_map();
+  for (std::size_t i = 0; i < varied.other.size(); ++i) varied.other[i] = 0.1 * double(i % 7);
+  for (std::size_t r = 0; r < varied.other_shared.size(); ++r)
+    varied.other_shared[r] = 0.3 - 0.1 * double(r);
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(other_offset(varied, j, -40.0) ==
+          Approx(other_offset(varied, j, -6.0 + 1e-12)).margin(1e-10));
+    CHECK(other_offset(varied, j, 5.0) == Approx(other_offset(varied, j, -1e-12)).margin(1e-10));
+  }
   ClasswiseMap bad = known_map();
   bad.top.pop_back();
   CHECK_THROWS_WITH(EmpiricalGenerator(spec_of(4, rows, 0.0, curve, bad)),

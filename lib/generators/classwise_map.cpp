@@ -77,14 +77,19 @@ double top_deviation(const ClasswiseMap& map, std::size_t k, double t) {
 double other_offset(const ClasswiseMap& map, std::size_t j, double u) {
   if (!has_other_splines(map)) return 0.0;
   const std::size_t m = spline_basis_size(map.other_knots.size());
+  const auto coefficient = [&](std::size_t r) {
+    return (map.other_shared.empty() ? 0.0 : map.other_shared[r]) +
+           (map.other.empty() ? 0.0 : map.other[j * m + r]);
+  };
+  // Held constant beyond the boundary knots, where the clamped basis is the first (last)
+  // B-spline alone: most of a K = 100 model's classes lie below the lowest knot, and this skips
+  // their Cox-de Boor recursion (a third of fit's time at K = 100, docs/performance.md).
+  if (u <= map.other_knots.front()) return coefficient(0);
+  if (u >= map.other_knots.back()) return coefficient(m - 1);
   std::array<double, 64> basis{};
   spline_basis(map.other_knots, u, std::span<double>(basis.data(), m));
   double out = 0.0;
-  for (std::size_t r = 0; r < m; ++r) {
-    const double shared = map.other_shared.empty() ? 0.0 : map.other_shared[r];
-    const double own = map.other.empty() ? 0.0 : map.other[j * m + r];
-    out += (shared + own) * basis[r];
-  }
+  for (std::size_t r = 0; r < m; ++r) out += coefficient(r) * basis[r];
   return out;
 }
 
@@ -94,8 +99,8 @@ void fill_other_classes(const ClasswiseMap& map, std::span<const double> log_p, 
   double largest = -std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < K; ++j) {
     if (j == top) continue;
-    // logit p_j = log p_j - log(1 - p_j), exact for small p_j.
-    const double u = log_p[j] - std::log1p(-std::exp(log_p[j]));
+    // logit p_j = log p_j - log(1 - p_j); below e^-40 the correction is under an ulp of u.
+    const double u = log_p[j] < -40.0 ? log_p[j] : log_p[j] - std::log1p(-std::exp(log_p[j]));
     c[j] = log_p[j] + other_offset(map, j, u);
     largest = std::max(largest, c[j]);
   }
