@@ -3,6 +3,8 @@
 machinery on the cached networks (tests/data/networks; no torch needed).
 
     classwise_study.py small   # ctest classwise_study.small: two networks, fit size 1,000
+    classwise_study.py docs    # ctest classwise_study.docs: docs/fit.md publishes the golden's
+                               # table.md (tests/golden/classwise_study)
 
 Checked: one row per (model, variant, estimator, n) for the six estimators, the classwise ones
 flagged; the bootstrap answers exactly the n up to the fit size; every pass flag follows from
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from study_checks import failing, read_csv
+from study_checks import check_docs_table, failing, read_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "classwise-study.py")
@@ -33,6 +35,9 @@ read = read_csv
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "docs":
+        return check_docs_table("classwise_study", os.path.join(HERE, "golden", "classwise_study"),
+                                os.path.join(HERE, "..", "docs", "fit.md"))
     try:
         import numpy  # noqa: F401
     except ImportError:
