@@ -26,7 +26,7 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The repository (CMakeLists.txt, lib/, python/): python/'s parent, or CALBENCH_SOURCE_DIR when
-# a copy of python/ is installed (tests/python_venv.sh, which keeps pip's build/ out of the
+# a copy of python/ is installed (tests/cli/python_venv.sh, which keeps pip's build/ out of the
 # source tree).
 SOURCE = os.environ.get("CALBENCH_SOURCE_DIR") or os.path.dirname(HERE)
 

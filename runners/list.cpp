@@ -1,4 +1,4 @@
-// `calbench list [KIND]`: the registry tables (lib/report/listing.hpp) and the scenario table.
+// `calbench list [KIND | NAME]`: a summary of the registry tables, one kind in full or one entry (lib/report/listing.hpp) and the scenario table.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,7 +15,7 @@ Command add_list_command(CLI::App& app) {
   auto* list = app.add_subcommand("list", "print the registry: estimators, maps, families, ...");
   list->add_option("KIND", *kind,
                    "estimators | maps | families | scenarios | quantities | decisions | "
-                   "recalibrators");
+                   "recalibrators, or an entry's name; none: a summary of every kind");
   return {list, [kind] {
             std::vector<ScenarioEntry> scenarios;
             for (const auto& module : scenario_table())

@@ -10,7 +10,7 @@ boards' win rates, the mean per-case tau-b and the share of cases whose test-set
 true winner, each with its 95 % interval; (2) per key, the first three methods, the winners of
 the test-set and the true ECE boards, and histogram binning with rank, win rate [95 %] and the key's mean; (3) tau-b between the test-set ECE and
 Brier boards and between the true ECE and Brier boards (CalArena's comparison; no interval).
-tests/test_doc_figures.cpp ("the recalibration arena") rebuilds every line from the same files.
+tests/unit/test_doc_figures.cpp ("the recalibration arena") rebuilds every line from the same files.
 """
 import sys
 

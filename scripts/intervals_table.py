@@ -15,7 +15,7 @@ estimator's target). --caveats reads the doc's tables back and prints the table 
 (K: 2, 3-10, >10; n: <500, 500-4999, >=5000) where the default method's lowest coverage over
 the settings of all the tables is below 0.85 (nominal 0.90 - 0.05), with the setting where it
 was lowest; --cpp the same rows as lib/estimators/coverage_caveats.cpp's initialisers.
-tests/test_doc_figures.cpp checks every figure against a fresh run, and
+tests/unit/test_doc_figures.cpp checks every figure against a fresh run, and
 tests/test_coverage_caveats.cpp the caveat table against the doc's coverage tables and the
 compiled table.
 """

@@ -11,7 +11,7 @@ ECE (20 equal-mass bins, with a bootstrap standard error over the pool), and, fo
 classifier `calbench fit` makes from the first `--fit` pool rows, its true accuracy and ECE, for
 the default (`empirical`) family and for the parametric one (`--family parametric`).
 `--write-data` also writes each model's fit rows (label, K probabilities; 9 significant digits)
-and the pool's figures, the small version tests/test_empirical.cpp checks.
+and the pool's figures, the small version tests/unit/test_empirical.cpp checks.
 
 Seeds: data sets and models random_state 0..; the pool is drawn from the same generator as the
 training rows (make_classification with a fixed random_state), so it is the model's

@@ -206,6 +206,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--only", default="", help="comma-separated networks (default: all)")
+    parser.add_argument("--epochs", type=int, default=0,
+                        help="override every recipe's epochs (a quick check; 0: the recipes')")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -223,6 +225,7 @@ def main():
         started = time.time()
         torch.manual_seed(index)
         model = build(kind, x, K)
+        epochs = args.epochs or epochs
         train(model, loss, x[:train_end], y[:train_end], epochs, index)
         pool = logits_of(model, x[valid_end:])
         temperature = 1.0

@@ -10,7 +10,7 @@ Where the default truth is exact (closed form or quadrature: every `dirichlet` a
 `beta_binary`, `class_conditional` at K = 2, symmetric `label_noise`, ...) there is nothing to
 measure here; the sweep counts those quantities and lists only the Monte Carlo ones. (The
 engine's Monte Carlo path against the quadrature at K = 3 is measured by
-tests/test_truth_precision.cpp.) A Monte Carlo quantity is compared with a long run of the same
+tests/unit/test_truth_precision.cpp.) A Monte Carlo quantity is compared with a long run of the same
 engine on an *independent* replica of the truth streams (calbench.truth(..., stream=1): the
 default run always draws from stream 0), `truth.samples` = --samples and a tolerance it never
 meets. The reference shares the default's bins, so the difference measures noise and stopping,

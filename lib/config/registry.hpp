@@ -83,7 +83,7 @@ struct Param {
   // Reads the key from args.reader(), records it in args (with its default when absent) and
   // returns false after reporting a problem. Null: the row's build function reads it itself.
   std::function<bool(Args&)> read;
-  // Values the contract rig (tests/test_registry_contract.cpp) expects to be rejected: one of
+  // Values the contract rig (tests/unit/test_registry_contract.cpp) expects to be rejected: one of
   // a wrong type and, where the parameter has a range, one outside it.
   std::vector<Json> bad;
   // Keys that cannot be given together with this one (the rig leaves them out when it tests

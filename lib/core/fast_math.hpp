@@ -15,7 +15,7 @@
 // where the CPU has FMA (-DCALBENCH_NATIVE=ON): the results are the same bits on every x86-64
 // machine, vectorised or not. They are not the bits of glibc (whose log and exp are correctly
 // rounded in almost all cases); the maximum errors are stated below and tested in
-// tests/test_core.cpp against std::log / std::exp.
+// tests/unit/test_core.cpp against std::log / std::exp.
 //
 // log: the algorithm of fdlibm's e_log.c (Sun Microsystems, 1993; also musl's log.c before
 // 2018): x = 2^k m with m in [sqrt(2)/2, sqrt(2)), f = m - 1, s = f / (2 + f),
@@ -33,10 +33,10 @@
 // Both bulk functions are compiled for SSE2 and for AVX2 (GCC's target_clones, chosen at
 // load time): AVX2 does four lanes at once, 1 ns per element against 2 ns. The two give the
 // same bits, because they execute the same IEEE operations in the same order (no FMA: the
-// avx2 target does not enable it and contraction is off); tests/test_core.cpp checks the bulk
+// avx2 target does not enable it and contraction is off); tests/unit/test_core.cpp checks the bulk
 // results against the scalar inline functions bit for bit.
 //
-// Measured maximum errors (tests/test_core.cpp, dense grids and 10^6 random points against
+// Measured maximum errors (tests/unit/test_core.cpp, dense grids and 10^6 random points against
 // glibc, itself correctly rounded there): log 1 ulp, exp 1 ulp.
 #include <bit>
 #include <cmath>

@@ -13,7 +13,7 @@
 // applied to the three transforms of Cooley-Tukey FFTs). That is an absolute error,
 // relative to the size of the largest outputs, not to each output: an output
 // that is exactly 0 in the direct sum (a grid node farther than the kernel's support from every
-// mass) comes out as a value of order 1e-16 times the largest. tests/test_kernel.cpp measures
+// mass) comes out as a value of order 1e-16 times the largest. tests/unit/test_kernel.cpp measures
 // the error against the direct sum.
 //
 // Eigen's FFT module (unsupported/Eigen/FFT, kissfft back end; a Debian package already used) is

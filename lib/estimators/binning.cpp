@@ -405,7 +405,7 @@ std::uint32_t bin_by_edges(double s, std::span<const double> inner, Closed close
 // _QuantileMethods['linear'] computes it, not the equal-in-exact-arithmetic
 // n q + (1 - q) - 1 of _compute_virtual_index(n, q, 1, 1): the two differ in the last bit
 // for q = j (1/9) * 100 / 100, n = 1000, which moved a score lying on an edge to the next bin
-// (MAPIE's "quantile" bins, tests/test_conventions.cpp).
+// (MAPIE's "quantile" bins, tests/unit/test_conventions.cpp).
 struct QuantileRanks {
   std::size_t below, above;
   double t;

@@ -103,7 +103,7 @@ const std::vector<Convention>& conventions() {
       // bin_methods.py): equal width by np.digitize(s, linspace(0, 1, B + 1),
       // right=False), i.e. [e_i, e_i+1), with 1.0 in the last bin; equal mass
       // by rank, floor((r / n) * B). The reference set has no caltrain values:
-      // tests/test_binned.cpp checks it against
+      // tests/unit/test_binned.cpp checks it against
       // tests/reference/caltrain_ref.py, a numpy evaluation of those rules.
       {.name = "caltrain",
        .default_bins = 15,

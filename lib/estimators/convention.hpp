@@ -64,7 +64,7 @@ struct Convention {
   bool unweighted_ranges = false;
   // Debiased: a singleton bin keeps its biased term (torchmetrics).
   bool debias_keep_singleton = false;
-  // Reproduced against reference values in tests/test_binned.cpp.
+  // Reproduced against reference values in tests/unit/test_binned.cpp.
   bool verified = false;
 };
 

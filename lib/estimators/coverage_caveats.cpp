@@ -12,7 +12,7 @@ using enum SizeRegion;
 using M = IntervalMethod;
 
 // docs/intervals.md, "Where the defaults miss" (scripts/intervals_table.py --caveats --cpp
-// docs/intervals.md prints these rows; tests/test_doc_figures.cpp derives them again from the
+// docs/intervals.md prints these rows; tests/unit/test_doc_figures.cpp derives them again from the
 // doc's coverage tables and checks this table and the doc's against them).
 constexpr std::array misses{
     CoverageMiss{"accuracy", M::bca, two, below_5000, 0.82,

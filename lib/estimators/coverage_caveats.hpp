@@ -8,7 +8,7 @@
 // fakes of configs/interval_coverage*.json and the empirical fakes of scikit-learn models of
 // configs/interval_coverage_realistic.json), all at nominal 0.90. Only regions whose figure
 // is below 0.85 are rows; a region with no row was measured to cover, or was not measured.
-// tests/test_doc_figures.cpp derives the rows from the doc's tables and checks this table
+// tests/unit/test_doc_figures.cpp derives the rows from the doc's tables and checks this table
 // against them.
 #include <cstddef>
 #include <optional>

@@ -423,7 +423,7 @@ struct PassResult {
 };
 
 // The vector code kernel_pass runs: the widest the processor has among those `isa` allows.
-// Every choice gives the same values (tests/test_kernel.cpp).
+// Every choice gives the same values (tests/unit/test_kernel.cpp).
 struct Kernels {
   decltype(&inner_products4_sse2) products4;
   decltype(&log_weights_sse2) log_weights;

@@ -16,7 +16,7 @@
 // convolved with the kernel sampled on the grid by FFT (core/fft_convolution.hpp), for the
 // ~7450 output nodes in [0, 1] from the grid window that reaches them: O(n + G log G), G the
 // window, ~7450 + 6h/dx nodes. The FFT differs from the direct sum by rounding only (ECE within
-// 1e-15 relative on the reference data, tests/test_kernel.cpp).
+// 1e-15 relative on the reference data, tests/unit/test_kernel.cpp).
 // Where theirs fails (KDEpy raises for h = 0), ours falls back, documented: with fewer than two
 // correct rows or zero spread among them, h uses the std of all confidences; h is floored at
 // two grid steps (3e-4). With no correct row f_1 = 0, so acc = 0.

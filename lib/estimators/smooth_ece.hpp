@@ -32,7 +32,7 @@
 // of the reflected grid window (length M + taps - 1 <= 2M - 1, taps the kernel nodes above 1e-18
 // of its peak, ~9 sigma each side) with the kernel: O(M log M) instead of the direct sum's
 // O(M * taps). The FFT changes the smoothed grids by rounding only (core/fft_convolution.hpp;
-// smECE within 1e-15 relative of the direct sum on the reference data, tests/test_kernel.cpp).
+// smECE within 1e-15 relative of the direct sum on the reference data, tests/unit/test_kernel.cpp).
 // The fixed point evaluates 12 sigmas.
 // Target: its own population value.
 #include <optional>

@@ -134,7 +134,7 @@ void bootstrap_confidence_order(std::span<const std::uint32_t> rank, ResampleWor
 // probabilities copied per row) and nothing is binned again. The draws are the ones
 // bootstrap_resample and relabel make, from the same streams in the same order, and the sums
 // add the same terms in the same (resample row) order as the estimator's own pass does, so every
-// value is the same bits as Estimator::estimate on the built resample (tests/test_uncertainty.cpp
+// value is the same bits as Estimator::estimate on the built resample (tests/unit/test_uncertainty.cpp
 // compares them). For calbench plan's default-interval width questions this is most of the time.
 
 // The estimators' FixedTopLabelBins, or an empty vector when one of them has none.

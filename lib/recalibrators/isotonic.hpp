@@ -1,7 +1,7 @@
 #pragma once
 // Isotonic regression (pool-adjacent-violators) as a binary calibrator, used one-vs-rest
 // (Zadrozny & Elkan 2002). scikit-learn's conventions, reproduced to rounding
-// (tests/test_recalibrators.cpp against ../shared/reference/isotonic): tied scores (and scores
+// (tests/unit/test_recalibrators.cpp against ../shared/reference/isotonic): tied scores (and scores
 // within 1e-15 of the first of their group, scikit-learn's float64 resolution) are pooled
 // into their mean outcome first (weighted by their count), PAV fits a non-decreasing step
 // sequence on the distinct scores, and a score is mapped by linear interpolation between the

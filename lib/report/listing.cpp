@@ -113,32 +113,90 @@ std::string format_recalibrators() {
       "name", recalibrator_registry());
 }
 
-std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios) {
-  using Formatter = std::function<std::string()>;
-  const std::vector<std::pair<std::string, Formatter>> sections = {
-      {"estimators", format_estimators},
-      {"maps", format_maps},
-      {"families", format_families},
-      {"scenarios", [&scenarios] { return format_scenarios(scenarios); }},
-      {"quantities", format_quantities},
-      {"decisions", format_decisions},
-      {"recalibrators", format_recalibrators}};
-  std::string out;
-  for (const auto& [name, format] : sections) {
-    if (kind.empty()) {
-      if (!out.empty()) out += '\n';
-      out += format();
-    } else if (kind == name) {
-      return format();
+namespace {
+
+// One kind of the registry: its name, its rows' names and its full listing. `detail(name)` is
+// one row's listing, or empty when the kind has no row of that name.
+struct Section {
+  std::string kind;
+  std::vector<std::string> names;
+  std::function<std::string()> format;
+  std::function<std::string(std::string_view)> detail;
+};
+
+template <typename R>
+std::function<std::string(std::string_view)> detail_of(std::string_view name_key,
+                                                       const std::vector<R>& rows) {
+  return [name_key, &rows](std::string_view name) -> std::string {
+    for (const auto& r : rows)
+      if (r.name == name)
+        return format_row(name_key, r.name, r.summary, r.params, r.example, r.notes).substr(1);
+    return {};
+  };
+}
+
+std::vector<Section> sections(const std::vector<ScenarioEntry>& scenarios) {
+  std::vector<std::string> scenario_names, quantity_names;
+  for (const auto& s : scenarios) scenario_names.push_back(s.name);
+  for (const auto& q : quantity_registry()) quantity_names.emplace_back(to_string(q.quantity));
+  const auto no_detail = [](std::string_view) { return std::string(); };
+  return {{"estimators", names_of(estimator_registry()), format_estimators,
+           detail_of("name", estimator_registry())},
+          {"maps", names_of(map_registry()), format_maps, detail_of("map", map_registry())},
+          {"families", names_of(family_registry()), format_families,
+           detail_of("family", family_registry())},
+          {"scenarios", scenario_names, [&scenarios] { return format_scenarios(scenarios); },
+           no_detail},
+          {"quantities", quantity_names, format_quantities, no_detail},
+          {"decisions", names_of(decision_registry()), format_decisions,
+           detail_of("task", decision_registry())},
+          {"recalibrators", names_of(recalibrator_registry()), format_recalibrators,
+           detail_of("name", recalibrator_registry())}};
+}
+
+// "KIND (N)  name, name, ..." with the names wrapped under the first within `width` columns.
+std::string summary_line(const Section& s, std::size_t label_width, std::size_t width) {
+  std::string label = s.kind + " (" + std::to_string(s.names.size()) + ")";
+  label.resize(std::max(label.size() + 2, label_width), ' ');
+  const std::string pad(2 + label.size(), ' ');
+  std::string out, line = "  " + label;
+  for (std::size_t i = 0; i < s.names.size(); ++i) {
+    const std::string word = s.names[i] + (i + 1 < s.names.size() ? "," : "");
+    const bool first = line.size() == pad.size();
+    if (!first && line.size() + 1 + word.size() > width) {
+      out += line + '\n';
+      line = pad;
     }
+    line += (line.size() == pad.size() ? "" : " ") + word;
   }
-  if (!kind.empty()) {
-    std::vector<std::string> valid;
-    for (const auto& section : sections) valid.push_back(section.first);
-    throw ConfigError(
-        {"calbench list: unknown kind " + quote(kind) + "; valid: " + join(valid, ", ")});
+  return out + line + '\n';
+}
+
+}  // namespace
+
+std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios) {
+  const std::vector<Section> all = sections(scenarios);
+  if (kind.empty()) {
+    // One screen: each kind's names; the details are one `calbench list KIND` away.
+    std::string out =
+        "The registry: what a config can name. `calbench list KIND` shows a kind with every\n"
+        "parameter, default, rule and example; `calbench list NAME` shows one entry.\n\n";
+    for (const auto& s : all) out += summary_line(s, 20, 100);
+    return out;
   }
-  return out;
+  for (const auto& s : all)
+    if (kind == s.kind) return s.format();
+  // A row's name: its listing, under its kind's heading.
+  std::string found;
+  for (const auto& s : all) {
+    const std::string row = s.detail(kind);
+    if (!row.empty()) found += (found.empty() ? "" : "\n") + s.kind + ":\n" + row;
+  }
+  if (!found.empty()) return found;
+  std::vector<std::string> valid;
+  for (const auto& s : all) valid.push_back(s.kind);
+  throw ConfigError({"calbench list: unknown kind or name " + quote(kind) +
+                     "; kinds: " + join(valid, ", ") + " (`calbench list` names every entry)"});
 }
 
 }  // namespace calbench

@@ -14,8 +14,9 @@ struct ScenarioEntry {
   std::string summary;
 };
 
-// KIND is "" (everything), "estimators", "maps", "families", "scenarios", "quantities",
-// "decisions" or "recalibrators"; another KIND throws ConfigError listing the valid ones.
+// KIND is "" (a one-screen summary: each kind's names), "estimators", "maps", "families",
+// "scenarios", "quantities", "decisions" or "recalibrators" (that kind in full), or the name of
+// an entry (its listing); anything else throws ConfigError listing the valid kinds.
 std::string format_registry(std::string_view kind, const std::vector<ScenarioEntry>& scenarios);
 std::string format_decisions();
 std::string format_recalibrators();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # A numpy evaluation of the binning rules of google-research/caltrain (Roelofs et al. 2022:
 # bin_methods.py and calibration_metrics.py, read at their published commit), written from
-# those rules for tests/test_binned.cpp; not caltrain's code. Usage: caltrain_ref.py DATASET.csv
+# those rules for tests/unit/test_binned.cpp; not caltrain's code. Usage: caltrain_ref.py DATASET.csv
 # Prints one line per metric: name value, and the number of bins each sweep settles on. Only
 # tie-free datasets are meaningful (or ties whose rows agree in correctness): caltrain sorts with
 # np.argsort's default (unstable) kind, so its split of tied scores is unspecified.

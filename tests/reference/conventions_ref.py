@@ -8,7 +8,7 @@ Debian), and writes conventions.json:
   {dataset: {case: {"estimator": <calbench estimator config>, "implementation": KEY,
                     "value": float, "tolerance": float}}}
 
-The test (tests/test_conventions.cpp) builds each "estimator" through the registry, as a config
+The test (tests/unit/test_conventions.cpp) builds each "estimator" through the registry, as a config
 or `calbench eval --estimators` would, and compares its value with "value".
 
 Implementations (KEY):
@@ -25,7 +25,7 @@ Implementations (KEY):
 - `relplot`: apple/ml-calibration @18ff21a (relplot 1.0.3), `relplot.smECE(f=p_1, y=1{y=1})`,
   the binary smooth ECE, K = 2 sets only; imported with a do-nothing `deprecation` stub (its
   decorator marks two plotting helpers) and without the package's __init__, which imports
-  seaborn for its diagrams: relplot.metrics alone is imported. Tolerance 1e-9, as tests/test_kernel.cpp's smECE
+  seaborn for its diagrams: relplot.metrics alone is imported. Tolerance 1e-9, as tests/unit/test_kernel.cpp's smECE
   values (calbench convolves by FFT).
 - `tensorflow_transcribed`: tf.histogram_fixed_width_bins (tensorflow/python/ops/
   histogram_ops.py: indices = floor(nbins * (x - lo) / (hi - lo)), clipped to [0, nbins - 1])

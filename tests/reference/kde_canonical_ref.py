@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Independent numpy evaluation of the canonical Lp estimator of Popordanoska, Sayer & Blaschko
-# 2022 (NeurIPS), written from the paper's formulas, for tests/test_kernel.cpp. Not calbench
+# 2022 (NeurIPS), written from the paper's formulas, for tests/unit/test_kernel.cpp. Not calbench
 # code and not the authors' torch code. Usage: kde_canonical_ref.py DATASET.csv [b ...]
 # Prints, per bandwidth b and q in {1, 2}: b, q, S = mean_i ||r_i - p_i||_q^q and the
 # leave-one-out log-likelihood; then the grid bandwidth with the largest log-likelihood.

@@ -1,5 +1,5 @@
 #pragma once
-// The worked example of docs/extending.md (compiled and tested by tests/test_extending.cpp):
+// The worked example of docs/extending.md (compiled and tested by tests/unit/test_extending.cpp):
 // the maximum calibration error (Naeini, Cooper & Hauskrecht 2015; Guo et al. 2017, eq. 3),
 // MCE = max over non-empty bins b of |acc_b - conf_b|, on B equal-width bins of the
 // confidence max p (bin min(B - 1, floor(B s)), so 1 is in the last bin). A domain type: no

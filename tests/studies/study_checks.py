@@ -1,0 +1,40 @@
+"""Checks shared by the study tests (transfer_study.py, verdict_study.py, classwise_study.py): a
+study's committed table published verbatim in the docs, scikit-learn present for the runs, and
+the small helpers every check uses."""
+import csv
+import os
+import sys
+
+
+def check_docs_table(name, golden, docs):
+    """Exits 1 unless `docs` holds `golden`/table.md verbatim; `name` prefixes the message."""
+    table = open(os.path.join(golden, "table.md")).read()
+    here = os.path.dirname(os.path.abspath(__file__))
+    shown = os.path.relpath(os.path.join(golden, "table.md"), os.path.join(here, "..", ".."))
+    doc = os.path.relpath(docs, os.path.join(here, "..", ".."))
+    if table not in open(docs).read():
+        print(f"{name}: FAIL: {doc} does not hold {shown} verbatim", file=sys.stderr)
+        sys.exit(1)
+    print(f"{doc} publishes {shown}")
+
+
+def require_sklearn(name):
+    """Exits 77 (ctest's skip code) when scikit-learn is missing."""
+    try:
+        import sklearn  # noqa: F401  (scripts/setup.sh installs python3-sklearn)
+    except ImportError:
+        print(f"{name}: scikit-learn missing: skipped", file=sys.stderr)
+        sys.exit(77)
+
+
+def failing(name):
+    """fail(message) for a study check named `name`: prints and exits 1."""
+    def fail(message):
+        print(f"{name}: FAIL: {message}", file=sys.stderr)
+        sys.exit(1)
+    return fail
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
