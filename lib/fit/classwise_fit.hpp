@@ -36,7 +36,7 @@ struct ClasswiseFitOptions {
   std::size_t top_knots = 5;
   std::vector<double> top_penalties = {10.0, 1.0, 0.1};  // against the identity (none)
   std::size_t other_knots = 6;
-  double shared_penalty = 0.1;                        // lambda_a
+  double shared_penalty = 0.1;                             // lambda_a
   std::vector<double> other_penalties = {10.0, 1.0, 0.1};  // lambda_e, each with a
 };
 
