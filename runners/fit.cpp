@@ -29,6 +29,7 @@
 #include "fit/held_out_split.hpp"
 #include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
+#include "runners/progress.hpp"
 
 namespace calbench {
 namespace {
@@ -57,6 +58,62 @@ std::filesystem::path rows_file_for(const std::string& out) {
   return rows;
 }
 
+// The classwise map (generators/classwise_map.hpp) as the config reads it: the per-class
+// matrices as K rows.
+nlohmann::ordered_json classwise_json(const ClasswiseMap& m) {
+  const auto rows = [&](const std::vector<double>& flat) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    const std::size_t width = flat.size() / m.classes;
+    for (std::size_t k = 0; k < m.classes; ++k)
+      out.push_back(
+          std::vector<double>(flat.begin() + static_cast<std::ptrdiff_t>(k * width),
+                              flat.begin() + static_cast<std::ptrdiff_t>((k + 1) * width)));
+    return out;
+  };
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (has_top_deviations(m)) {
+    out["top_knots"] = m.top_knots;
+    out["top"] = rows(m.top);
+  }
+  if (has_other_splines(m)) {
+    out["other_knots"] = m.other_knots;
+    if (!m.other_shared.empty()) out["other_shared"] = m.other_shared;
+    if (!m.other.empty()) out["other"] = rows(m.other);
+  }
+  return out;
+}
+
+// The classwise map's choices (fit/classwise_fit.hpp): every candidate's cross-validated
+// log-likelihood and the one chosen, for the top deviations and for the other classes.
+nlohmann::ordered_json classwise_choice_json(const ClasswiseFit& c) {
+  const auto scores = [](const std::vector<ClasswiseScore>& list) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& s : list)
+      out.push_back({{"candidate", s.candidate}, {"cv_log_likelihood", s.cv_log_likelihood}});
+    return out;
+  };
+  return {{"top", c.top_choice},
+          {"other", c.other_choice},
+          {"wrong_rows", c.wrong_rows},
+          {"top_scores", scores(c.top_scores)},
+          {"other_scores", scores(c.other_scores)}};
+}
+
+void print_classwise_choice(const ClasswiseFit& c, std::size_t folds, std::ostream& text) {
+  text << "\nempirical: classwise map by " << folds
+       << "-fold cross-validated log-likelihood (per-class top "
+          "deviations; the label's class among the other classes on the "
+       << c.wrong_rows << " rows whose top label is wrong):\n";
+  std::vector<std::vector<std::string>> rows = {{"part", "candidate", "CV log L", ""}};
+  for (const auto& s : c.top_scores)
+    rows.push_back({"top", s.candidate, format_fixed(s.cv_log_likelihood, 2),
+                    s.candidate == c.top_choice ? "<- chosen" : ""});
+  for (const auto& s : c.other_scores)
+    rows.push_back({"other", s.candidate, format_fixed(s.cv_log_likelihood, 2),
+                    s.candidate == c.other_choice ? "<- chosen" : ""});
+  text << aligned_columns(rows, "  ");
+}
+
 // The empirical block: the rows by file name (relative to the config's folder) with its
 // SHA-256, or inline when no config is written.
 nlohmann::ordered_json empirical_json(const EmpiricalSpec& s) {
@@ -72,6 +129,7 @@ nlohmann::ordered_json empirical_json(const EmpiricalSpec& s) {
   if (!is_identity(s.calibration))
     out["calibration"] = {{"knots", s.calibration.knots},
                           {"coefficients", s.calibration.coefficients}};
+  if (!is_identity(s.classwise)) out["classwise"] = classwise_json(s.classwise);
   return out;
 }
 
@@ -143,16 +201,20 @@ nlohmann::ordered_json runnable_config(const FitOptions& o, const FakeClassifier
             {{"name", "ece"}, {"bins", 15}, {"binning", "equal_mass"}},
             {{"name", "ece_debiased"}},
             {{"name", "smooth_ece"}},
+            {{"name", "classwise_ece"}},
+            {{"name", "ace"}},
             {{"name", "accuracy"}}}},
           {"output", {{"directory", "results/" + name}}}};
 }
 
 // The estimators of the verdict, the predictions and the written config unless --estimators
-// says otherwise: the 15-bin ECE with equal-width and equal-mass bins, the debiased ECE and
-// smooth ECE.
+// says otherwise: the 15-bin ECE with equal-width and equal-mass bins, the debiased ECE, smooth
+// ECE, and the classwise ones a user of a deep network measures (issue #35): the 15-bin
+// classwise ECE (Kull et al. 2019; Nixon et al.'s SCE) and ACE with Nixon et al.'s defaults.
 constexpr const char* default_estimators =
     R"([{"name": "ece", "bins": 15}, {"name": "ece", "bins": 15, "binning": "equal_mass"},
-        {"name": "ece_debiased"}, {"name": "smooth_ece"}])";
+        {"name": "ece_debiased"}, {"name": "smooth_ece"}, {"name": "classwise_ece"},
+        {"name": "ace"}])";
 
 std::vector<LabelledEstimator> labelled(const std::vector<EstimatorConfig>& configs) {
   std::vector<LabelledEstimator> out;
@@ -232,6 +294,7 @@ nlohmann::ordered_json verdict_json(const FitVerdict& v) {
           {"fake_samples", v.replicates},
           {"family_alpha", v.family_alpha},
           {"reasons", v.reasons},
+          {"absent_classes", v.absent_classes},
           {"checks", checks}};
 }
 
@@ -324,6 +387,12 @@ std::string truth_text(const TruthValue& v) {
   return format_fixed(v.value, 4) + " (" + std::string(to_string(v.method)) + ")";
 }
 
+// Progress lines on stderr (STYLE.md: any phase longer than about 2 s shows it): nothing for a
+// phase done within 2 s, then a line every 5 s (a redrawn bar on a terminal).
+ProgressStyle fit_progress_style(std::string unit) {
+  return {std::move(unit), std::chrono::milliseconds(2000), std::chrono::milliseconds(5000)};
+}
+
 // The verdict (lib/fit/fit_verdict.hpp) on fakes fitted without the rows they are judged on:
 // one per fold (cross-fitted), or one split when --holdout is given. The fake reported,
 // predicted with and written is then fitted on all rows, as cross-validation judges a
@@ -342,12 +411,17 @@ FitVerdict judge(const Sample& data, const FakeFitOptions& options,
   FakeFitOptions judged_options = options;
   judged_options.compute_truth = false;  // judged by sampling only
   std::vector<Generator> fakes;
-  for (std::size_t f = 0; f < splits.size(); ++f)
+  Progress fitting("fit: fakes of the verdict's folds", true, fit_progress_style("fits"));
+  for (std::size_t f = 0; f < splits.size(); ++f) {
+    fitting.update(f, splits.size());
     fakes.emplace_back(fit_or_explain(splits[f].fit, judged_options, o.data,
                                       splits.size() == 1
                                           ? std::string("the fit rows")
                                           : "the rows outside fold " + std::to_string(f + 1))
                            .generator);
+  }
+  fitting.update(splits.size(), splits.size());
+  fitting.finish();
   std::vector<VerdictFold> folds;
   for (std::size_t f = 0; f < splits.size(); ++f)
     folds.push_back(
@@ -355,7 +429,13 @@ FitVerdict judge(const Sample& data, const FakeFitOptions& options,
   VerdictSettings settings;
   settings.replicates = o.verdict_replicates;
   settings.seed = o.seed;
-  return judge_fit(folds, estimators, settings);
+  Progress judging("fit: the verdict's fake samples", true, fit_progress_style("samples"));
+  FitVerdict verdict =
+      judge_fit(folds, estimators, settings,
+                [&](std::size_t done, std::size_t total) { judging.update(done, total); });
+  judging.finish();
+  judge_absent_classes(verdict, data);
+  return verdict;
 }
 
 }  // namespace
@@ -381,12 +461,17 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     options.empirical_options.sharper_penalty = 0.0;
     options.empirical_options.fallback_penalties.clear();
   }
+  options.empirical_options.classwise.enabled = o.classwise;
   const std::vector<EstimatorConfig> asked =
       requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
   const std::vector<LabelledEstimator> estimators = labelled(asked);
 
   const FitVerdict verdict = judge(data, options, estimators, o);
+  Progress fitting("fit: the fake on all rows and its truth", true, fit_progress_style("fits"));
+  fitting.update(0, 1);
   FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
+  fitting.update(1, 1);
+  fitting.finish();
   std::string rows_npy;  // the rows file's bytes, written beside --out
   if (auto* e = std::get_if<EmpiricalSpec>(&fit.generator); e != nullptr && !o.out.empty()) {
     const std::filesystem::path rows = rows_file_for(o.out);
@@ -403,7 +488,12 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   prediction_settings.seed = o.seed;
   const FitPredictions predictions = [&] {
     try {
-      return predict_estimators(fake, fit.truth, data, estimators, prediction_settings);
+      Progress predicting("fit: predictions", true, fit_progress_style("samples"));
+      FitPredictions computed = predict_estimators(
+          fake, fit.truth, data, estimators, prediction_settings,
+          [&](std::size_t done, std::size_t total) { predicting.update(done, total); });
+      predicting.finish();
+      return computed;
     } catch (const DomainError& error) {
       throw InputError(o.data + ": " + error.what());
     }
@@ -411,6 +501,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   const GoodnessOfFit& g = fit.fit;
   const TruthValue& accuracy = fit.truth[Quantity::accuracy];
   const TruthValue& ece = fit.truth[Quantity::ece_top_l1];
+  const TruthValue& classwise = fit.truth[Quantity::classwise_ece_l1];
 
   std::ostringstream text;
   if (o.json) {
@@ -457,6 +548,9 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                       {"reason", fit.empirical->penalty_reason},
                       {"scores", scores}};
     }
+    nlohmann::ordered_json classwise_rule = nullptr;
+    if (fit.empirical && data.classes >= 3)
+      classwise_rule = classwise_choice_json(fit.empirical->classwise);
     nlohmann::ordered_json doc = {
         {"n", data.size},
         {"classes", data.classes},
@@ -472,6 +566,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
         {"rejected_curves",
          fit.beta_binary ? fit.beta_binary->rejected : std::vector<std::string>{}},
         {"penalty_rule", penalty_rule},
+        {"classwise", classwise_rule},
         {"model",
          {{"accuracy", g.model_accuracy},
           {"accuracy_se", g.model_accuracy_se},
@@ -486,6 +581,10 @@ int run_fit(const FitOptions& o, std::ostream& out) {
             {"error", accuracy.error}}},
           {"ece_top_l1",
            {{"value", ece.value}, {"method", to_string(ece.method)}, {"error", ece.error}}},
+          {"classwise_ece_l1",
+           {{"value", classwise.value},
+            {"method", to_string(classwise.method)},
+            {"error", classwise.error}}},
           {"ece_ew15_sample", g.fake_ece_sample},
           {"confidence_histogram", g.fake_histogram}}},
         {"total_variation", g.total_variation},
@@ -554,6 +653,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
              << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
              << " bootstrap refits' " << format_fixed(e.distance_bootstrap, 4)
              << "; coefficients scaled by " << format_fixed(e.shrinkage, 3) << '\n';
+      if (data.classes >= 3)
+        print_classwise_choice(e.classwise, options.empirical_options.folds, text);
       for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
     }
     if (fit.beta_binary) {
@@ -578,6 +679,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
              truth_text(accuracy)},
             {"ECE, top label", format_fixed(g.model_ece, 4) + " (15 bins)",
              truth_text(ece) + "; 15 bins on n rows: " + format_fixed(g.fake_ece_sample, 4)},
+            {"ECE, classwise", "-", truth_text(classwise)},
             {"mean confidence", format_fixed(g.model_confidence, 4),
              format_fixed(accuracy.value + fit.truth[Quantity::overconfidence].value, 4)}};
     text << aligned_columns(rows, "  ");
@@ -696,6 +798,9 @@ Command add_fit_command(CLI::App& app) {
   fit->add_option("--resamples", o->resamples,
                   "bootstrap resamples per predicted size (default 200)")
       ->check(CLI::Range(2, 100000));
+  fit->add_flag(
+      "--no-classwise", [o](std::int64_t) { o->classwise = false; },
+      "the empirical family without its classwise map (the top-label curve alone)");
   fit->add_flag("--force", o->force, "write --out even when the verdict is POOR");
   fit->add_option("--threads", a->threads, "worker threads (default: all cores)")
       ->check(CLI::Range(1, 4096));

@@ -35,6 +35,9 @@ struct FitOptions {
   // The empirical curve's finite penalties, cross-validated against the identity (empty: the
   // default of lib/fit/empirical_fit.hpp).
   std::vector<double> penalties;
+  // false: the empirical family without its classwise map (the top-label construction alone,
+  // the family before issue #35), for comparisons.
+  bool classwise = true;
   bool force = false;  // write --out even when the verdict is POOR
 };
 

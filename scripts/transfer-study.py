@@ -172,15 +172,23 @@ def observed(p, y, sizes, subsamples, rng):
     return out
 
 
-def run_fit(binary, p, y, sizes, seed, work, args):
-    path = os.path.join(work, "fit.csv")
+def write_fit_csv(path, p, y):
+    """The rows as `calbench fit` reads them: label, then the K probabilities (repr: exact)."""
     with open(path, "w") as f:
         for label, row in zip(y, p):
             f.write(str(int(label)) + "," + ",".join(repr(float(v)) for v in row) + "\n")
+
+
+def run_fit(binary, p, y, sizes, seed, work, args):
+    path = os.path.join(work, "fit.csv")
+    write_fit_csv(path, p, y)
     command = [binary, "fit", path, "--json", "--seed", str(seed),
                "--sizes", ",".join(str(n) for n in sizes),
                "--replicates", str(args.replicates), "--resamples", str(args.resamples),
-               "--verdict-samples", str(args.verdict_samples)]
+               "--verdict-samples", str(args.verdict_samples),
+               # The study's four (fit's default since issue #35 adds the classwise ones, which
+               # scripts/classwise-study.py measures).
+               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS])]
     if args.penalties:
         command += ["--penalties", args.penalties]
     done = subprocess.run(command, capture_output=True, text=True)

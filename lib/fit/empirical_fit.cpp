@@ -11,6 +11,7 @@
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/task_kernel.hpp"
+#include "fit/penalised_logistic.hpp"
 #include "generators/ziggurat.hpp"
 
 namespace calbench {
@@ -18,15 +19,6 @@ namespace {
 
 constexpr double curve_logit_bound = 15.0;  // knots within +-15 (z within 3e-7 of 0 or 1)
 constexpr double inf = std::numeric_limits<double>::infinity();
-
-double softplus(double x) {
-  return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
-}
-
-// log P(y | s) for a Bernoulli with logit s.
-double bernoulli_log_likelihood(double s, double y) {
-  return y * s - softplus(s);
-}
 
 // Row i's log-probabilities as the generator keeps them (normalised, at most
 // empirical_log_span below the row's largest).
@@ -65,47 +57,6 @@ Eigen::VectorXd clamped(const std::vector<double>& t, const std::vector<double>&
   return u;
 }
 
-// Newton's method with step halving on the convex objective
-// sum_i softplus(s_i) - y_i s_i + penalty |beta|^2, s = u + B beta, over the given rows.
-Eigen::VectorXd newton(const Eigen::MatrixXd& B, const Eigen::VectorXd& u, const Eigen::VectorXd& y,
-                       double penalty) {
-  const Eigen::Index m = B.cols();
-  Eigen::VectorXd beta = Eigen::VectorXd::Zero(m);
-  const auto objective = [&](const Eigen::VectorXd& b) {
-    const Eigen::VectorXd s = u + B * b;
-    double v = penalty * b.squaredNorm();
-    for (Eigen::Index i = 0; i < s.size(); ++i) v -= bernoulli_log_likelihood(s(i), y(i));
-    return v;
-  };
-  double current = objective(beta);
-  for (int iteration = 0; iteration < 100; ++iteration) {
-    const Eigen::VectorXd s = u + B * beta;
-    Eigen::VectorXd residual(s.size()), weight(s.size());
-    for (Eigen::Index i = 0; i < s.size(); ++i) {
-      const double g = 1.0 / (1.0 + std::exp(-s(i)));
-      residual(i) = g - y(i);
-      weight(i) = g * (1.0 - g);
-    }
-    const Eigen::VectorXd gradient = B.transpose() * residual + 2.0 * penalty * beta;
-    Eigen::MatrixXd hessian = B.transpose() * weight.asDiagonal() * B;
-    hessian.diagonal().array() += 2.0 * penalty;
-    const Eigen::VectorXd step = hessian.ldlt().solve(gradient);
-    double scale = 1.0, next = inf;
-    Eigen::VectorXd candidate;
-    for (int halving = 0; halving < 40; ++halving, scale *= 0.5) {
-      candidate = beta - scale * step;
-      next = objective(candidate);
-      if (next <= current) break;
-    }
-    if (!(next <= current)) break;
-    const double gain = current - next;
-    beta = candidate;
-    current = next;
-    if (gain <= 1e-12 * (1.0 + std::abs(current)) || scale * step.norm() < 1e-10) break;
-  }
-  return beta;
-}
-
 std::vector<std::size_t> all_rows(std::size_t n) {
   std::vector<std::size_t> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = i;
@@ -120,7 +71,7 @@ LogitSpline fit_on(const CurveData& data, const std::vector<double>& knots, doub
     B.row(static_cast<Eigen::Index>(r)) = B_all.row(static_cast<Eigen::Index>(rows[r]));
     y(static_cast<Eigen::Index>(r)) = data.y[rows[r]];
   }
-  const Eigen::VectorXd beta = newton(B, clamped(data.t, knots, rows), y, penalty);
+  const Eigen::VectorXd beta = penalised_logistic(B, clamped(data.t, knots, rows), y, penalty);
   return {knots, std::vector<double>(beta.data(), beta.data() + beta.size())};
 }
 
@@ -436,6 +387,25 @@ EmpiricalFit fit_empirical(const Sample& data, const EmpiricalFitOptions& option
     out.spec.calibration = fit_on(curve, knots, out.penalty, B, every);
     correct_noise(out, curve, knots, B, options);
     out.log_likelihood = log_likelihood(out.spec.calibration, curve, every);
+  }
+  if (K >= 3 && options.classwise.enabled) {
+    std::vector<double> logs(n * K);
+    std::vector<std::size_t> top(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::span<double> row(logs.data() + i * K, K);
+      row_logs(data, i, row);
+      top_label_logit(row, top[i]);
+    }
+    const ClasswiseData classwise{.classes = K,
+                                  .t = curve.t,
+                                  .log_p = logs,
+                                  .top = top,
+                                  .label = data.label,
+                                  .curve = &out.spec.calibration,
+                                  .train = &train,
+                                  .test = &test};
+    out.classwise = fit_classwise(classwise, options.classwise);
+    out.spec.classwise = out.classwise.map;
   }
   return out;
 }

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "core/sample.hpp"
+#include "fit/classwise_fit.hpp"
 #include "generators/empirical.hpp"
 
 namespace calbench {
@@ -74,6 +75,8 @@ struct EmpiricalFitOptions {
   // Bootstrap refits of the noise correction (step 4; 0: none, the default: at the penalty 0.1
   // it moved the fake's ECE away from the model's more often than towards it, docs/fit.md).
   std::size_t noise_resamples = 0;
+  // The classwise map (K >= 3; fit/classwise_fit.hpp), fitted on the same folds after the curve.
+  ClasswiseFitOptions classwise;
 };
 
 // A penalty's cross-validated log-likelihood (summed over the held-out rows); infinity is
@@ -103,6 +106,7 @@ struct EmpiricalFit {
   // The noise correction (step 4): D of the curve as fitted, the mean D of its bootstrap
   // refits, and the factor kappa its coefficients were scaled by (1: kept as fitted).
   double distance = 0.0, distance_bootstrap = 0.0, shrinkage = 1.0;
+  ClasswiseFit classwise;  // K >= 3: the classwise map's scores and choices
 };
 
 // The outcome the curve is fitted to, per row: t (the top-label logit, K = 2 logit p_1) and

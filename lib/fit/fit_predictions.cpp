@@ -84,7 +84,7 @@ std::vector<BiasReference> bias_references(const Generator& fake, const GroundTr
 
 FitPredictions predict_estimators(const Generator& fake, const GroundTruth& truth,
                                   const Sample& data, std::span<const LabelledEstimator> estimators,
-                                  const PredictionSettings& settings) {
+                                  const PredictionSettings& settings, const ProgressFn& progress) {
   if (settings.replicates < 2 || settings.resamples < 2)
     throw DomainError("predictions need at least 2 fake samples and 2 bootstrap resamples");
   for (std::size_t n : settings.sizes)
@@ -104,20 +104,23 @@ FitPredictions predict_estimators(const Generator& fake, const GroundTruth& trut
   for (std::size_t s = 0; s < S; ++s)
     if (settings.sizes[s] <= N) boot_sizes.push_back(s);
   const std::size_t fake_tasks = S * R, tasks = fake_tasks + boot_sizes.size() * B;
-  const std::vector<std::vector<double>> values = map_batches<
-      std::vector<double>, PredictionScratch>(tasks, [&](std::size_t t,
-                                                         PredictionScratch& scratch) {
-    if (t < fake_tasks) {
-      const std::size_t s = t / R, r = t % R;
-      Engine engine = make_engine({settings.seed, 1 + s, r, Purpose::sample});
-      fake.sample(engine, settings.sizes[s], scratch.sample, scratch.generator);
-    } else {
-      const std::size_t s = boot_sizes[(t - fake_tasks) / B], b = (t - fake_tasks) % B;
-      Engine engine = make_engine(resample_key({settings.seed, 1 + s, 0}, b, Purpose::bootstrap));
-      resample_rows(data, settings.sizes[s], engine, scratch.sample);
-    }
-    return estimates(scratch.sample, estimators, scratch.workspace);
-  });
+  const std::vector<std::vector<double>> values =
+      map_batches<std::vector<double>, PredictionScratch>(
+          tasks,
+          [&](std::size_t t, PredictionScratch& scratch) {
+            if (t < fake_tasks) {
+              const std::size_t s = t / R, r = t % R;
+              Engine engine = make_engine({settings.seed, 1 + s, r, Purpose::sample});
+              fake.sample(engine, settings.sizes[s], scratch.sample, scratch.generator);
+            } else {
+              const std::size_t s = boot_sizes[(t - fake_tasks) / B], b = (t - fake_tasks) % B;
+              Engine engine =
+                  make_engine(resample_key({settings.seed, 1 + s, 0}, b, Purpose::bootstrap));
+              resample_rows(data, settings.sizes[s], engine, scratch.sample);
+            }
+            return estimates(scratch.sample, estimators, scratch.workspace);
+          },
+          progress);
 
   const auto flatten = [&](std::size_t first, std::size_t count) {
     std::vector<double> flat;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/sample.hpp"
+#include "core/task_kernel.hpp"
 #include "fit/fit_verdict.hpp"
 #include "generators/generator.hpp"
 #include "truth/ground_truth.hpp"
@@ -64,8 +65,10 @@ struct FitPredictions {
   std::size_t replicates = 0, resamples = 0;
 };
 
+// `progress` (optional) is told how many of the fake samples and resamples are done.
 FitPredictions predict_estimators(const Generator& fake, const GroundTruth& truth,
                                   const Sample& data, std::span<const LabelledEstimator> estimators,
-                                  const PredictionSettings& settings);
+                                  const PredictionSettings& settings,
+                                  const ProgressFn& progress = {});
 
 }  // namespace calbench

@@ -175,8 +175,8 @@ std::vector<FoldCheck> fold_checks(const SampleStatistics& observed,
 }  // namespace
 
 FitVerdict judge_fit(std::span<const VerdictFold> folds,
-                     std::span<const LabelledEstimator> estimators,
-                     const VerdictSettings& settings) {
+                     std::span<const LabelledEstimator> estimators, const VerdictSettings& settings,
+                     const ProgressFn& progress) {
   if (folds.empty()) throw DomainError("the verdict needs at least one fold");
   for (const VerdictFold& f : folds) {
     if (f.held_out->size < 2)
@@ -187,12 +187,14 @@ FitVerdict judge_fit(std::span<const VerdictFold> folds,
   if (settings.replicates < 2) throw DomainError("the verdict needs at least 2 fake samples");
   const std::size_t R = settings.replicates, F = folds.size();
   const std::vector<SampleStatistics> sims = map_batches<SampleStatistics, SimulationScratch>(
-      F * R, [&](std::size_t t, SimulationScratch& scratch) {
+      F * R,
+      [&](std::size_t t, SimulationScratch& scratch) {
         const std::size_t f = t / R, r = t % R;
         Engine engine = make_engine({settings.seed, f, r, Purpose::test});
         folds[f].fake->sample(engine, folds[f].held_out->size, scratch.sample, scratch.generator);
         return statistics(scratch.sample, estimators, settings, scratch);
-      });
+      },
+      progress);
 
   FitVerdict out;
   out.folds = F;
@@ -266,6 +268,33 @@ FitVerdict judge_fit(std::span<const VerdictFold> folds,
     }
   }
   return out;
+}
+
+void judge_absent_classes(FitVerdict& verdict, const Sample& data) {
+  std::vector<std::size_t> count(data.classes, 0);
+  std::vector<double> expected(data.classes, 0.0);
+  for (std::size_t i = 0; i < data.size; ++i) {
+    ++count[data.label[i]];
+    for (std::size_t k = 0; k < data.classes; ++k) expected[k] += data.p[i * data.classes + k];
+  }
+  std::string named;
+  for (std::size_t k = 0; k < data.classes; ++k) {
+    if (count[k] > 0) continue;
+    verdict.absent_classes.push_back(k);
+    if (verdict.absent_classes.size() <= 5)
+      named += (named.empty() ? "" : ", ") + std::to_string(k) + " (the model's probabilities " +
+               "expect " + format_fixed(expected[k], 1) + " labels)";
+  }
+  if (verdict.absent_classes.empty()) return;
+  const std::size_t more =
+      verdict.absent_classes.size() > 5 ? verdict.absent_classes.size() - 5 : 0;
+  verdict.good = false;
+  verdict.reasons.push_back("class" + std::string(verdict.absent_classes.size() > 1 ? "es " : " ") +
+                            named + (more > 0 ? " and " + std::to_string(more) + " more" : "") +
+                            " never occur" + (verdict.absent_classes.size() > 1 ? "" : "s") +
+                            " among the " + std::to_string(data.size) +
+                            " labels: nothing is known of " +
+                            (verdict.absent_classes.size() > 1 ? "their" : "its") + " calibration");
 }
 
 FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t fit_rows,

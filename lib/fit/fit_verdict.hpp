@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "core/sample.hpp"
+#include "core/task_kernel.hpp"
 #include "estimators/estimator.hpp"
 #include "generators/generator.hpp"
 
@@ -112,6 +113,8 @@ struct FitVerdict {
   double family_alpha = 0.0;
   std::vector<VerdictCheck> checks;
   std::vector<std::string> reasons;  // one line per failing check, in check order
+  // Classes that never occur among the data's labels (judge_absent_classes).
+  std::vector<std::size_t> absent_classes;
 };
 
 std::string_view to_string(CheckKind kind);
@@ -127,9 +130,16 @@ struct VerdictFold {
 // Requires at least one fold, each with held_out->size >= 2 and fit_rows >= 1, and
 // replicates >= 2. Deterministic for any thread count: sample (f, r) is keyed by (f, r) and the
 // statistics are folded in (f, r) order.
+// `progress` (optional) is told how many of the F x R fake samples are done.
 FitVerdict judge_fit(std::span<const VerdictFold> folds,
-                     std::span<const LabelledEstimator> estimators,
-                     const VerdictSettings& settings);
+                     std::span<const LabelledEstimator> estimators, const VerdictSettings& settings,
+                     const ProgressFn& progress = {});
+
+// A class that never occurs among the labels of the rows the fake is fitted to (issue #35):
+// nothing is known of its calibration (the fake draws it as often as the model's probabilities
+// say, with no label to check them against), so the fit is not GOOD whatever its checks say.
+// Records the classes, appends one reason naming them and sets good = false.
+void judge_absent_classes(FitVerdict& verdict, const Sample& data);
 
 // One split: a single fold.
 FitVerdict judge_fit(const Generator& fake, const Sample& held_out, std::size_t fit_rows,

@@ -56,6 +56,7 @@ EmpiricalGenerator::EmpiricalGenerator(EmpiricalSpec spec) : spec_(std::move(spe
     throw DomainError("bandwidth = " + format_double(spec_.bandwidth) +
                       ": must be >= 0 and <= " + format_double(empirical_bandwidth_max));
   validate(spec_.calibration);
+  validate(spec_.classwise, K);
   const std::size_t n = rows.size() / K;
   log_rows_.resize(rows.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -80,9 +81,14 @@ EmpiricalGenerator::EmpiricalGenerator(EmpiricalSpec spec) : spec_(std::move(spe
 }
 
 std::string EmpiricalGenerator::canonical_text() const {
-  return "empirical:K=" + std::to_string(spec_.classes) + ":n=" + std::to_string(rows()) +
-         ":rows=" + digest_ + ":h=" + format_double(spec_.bandwidth) + ":" +
-         calbench::canonical_text(spec_.calibration);
+  std::string out = "empirical:K=" + std::to_string(spec_.classes) +
+                    ":n=" + std::to_string(rows()) + ":rows=" + digest_ +
+                    ":h=" + format_double(spec_.bandwidth) + ":" +
+                    calbench::canonical_text(spec_.calibration);
+  // Appended, not ":" + ...: GCC 12 warns (-Wrestrict) on that form.
+  if (!is_identity(spec_.classwise))
+    out.append(":").append(calbench::canonical_text(spec_.classwise));
+  return out;
 }
 
 void EmpiricalGenerator::draw_confidence(Engine& engine, std::size_t row, std::span<double> p,
@@ -112,12 +118,18 @@ double EmpiricalGenerator::curve(double t) const {
 void EmpiricalGenerator::calibrate(std::span<const double> p, std::span<const double> log_p,
                                    std::span<double> c) const {
   const std::size_t K = spec_.classes;
-  if (is_identity(spec_.calibration)) {
+  const ClasswiseMap& classwise = spec_.classwise;
+  if (is_identity(spec_.calibration) && is_identity(classwise)) {
     std::copy(p.begin(), p.end(), c.begin());
     return;
   }
   std::size_t top = 0;
   const double t = top_label_logit(log_p, top);
+  if (!is_identity(classwise)) {
+    const double s = calibrated_logit(spec_.calibration, t) + top_deviation(classwise, top, t);
+    fill_other_classes(classwise, log_p, top, 1.0 / (1.0 + std::exp(-s)), -softplus(s), c);
+    return;
+  }
   const double s = calibrated_logit(spec_.calibration, t);
   // g = sigmoid(s); the others scale by (1 - g)/(1 - z) = sigmoid(-s)/sigmoid(-t), in logs:
   // softplus(t) - softplus(s).

@@ -14,6 +14,9 @@
 //           construction with a flexible g), so P(y = argmax p | p) = g(z) depends on z only;
 //   K = 2:  t = logit p_1 and c_1 = g(p_1), c_0 = 1 - c_1 (class-asymmetric miscalibration).
 // f = 0 gives c = p exactly. c is a function of p, so r(p) = c. y ~ Categorical(c).
+// K >= 3 may add the classwise map (generators/classwise_map.hpp, issue #35): per-class
+// deviations of the top-label curve and splines that move the non-top classes' shares, so that
+// the fake's classwise calibration is fitted too, not only implied by the top label.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "generators/classwise_map.hpp"
 #include "generators/logit_spline.hpp"
 
 namespace calbench {
@@ -33,6 +37,7 @@ struct EmpiricalSpec {
   std::shared_ptr<const std::vector<double>> rows;
   double bandwidth = 0.0;  // h >= 0, in log-probability units
   LogitSpline calibration;
+  ClasswiseMap classwise;  // K >= 3 only; absent: the top-label construction alone
   // Where the rows came from in a config: the file as written (empty: inline) and its SHA-256.
   std::string rows_file, rows_sha256;
 };

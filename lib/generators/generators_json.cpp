@@ -827,6 +827,16 @@ bool read_empirical_rows(Args& args) {
   return true;
 }
 
+// An optional array of numbers at `key` of `c` into `out` (left as is when absent); false, with
+// the problem recorded, when it is not one.
+bool read_optional_numbers(ObjectReader& c, const char* key, std::vector<double>& out) {
+  const Json* v = c.find(key);
+  if (v == nullptr) return true;
+  const auto values = read_vector(*v, c.pointer_to(key), key, false, std::nullopt, c.problems());
+  if (values) out = *values;
+  return values.has_value();
+}
+
 // `calibration`: {"knots": [...], "coefficients": [...]} of the curve s(t) = t + f(t)
 // (generators/logit_spline.hpp); absent or {}: the identity.
 bool read_empirical_calibration(Args& args) {
@@ -839,13 +849,7 @@ bool read_empirical_calibration(Args& args) {
   LogitSpline spline;
   bool ok = true;
   const auto read = [&](const char* key, std::vector<double>& out) {
-    const Json* v = c.find(key);
-    if (v == nullptr) return;
-    const auto values = read_vector(*v, c.pointer_to(key), key, false, std::nullopt, g.problems());
-    if (values)
-      out = *values;
-    else
-      ok = false;
+    ok = read_optional_numbers(c, key, out) && ok;
   };
   read("knots", spline.knots);
   read("coefficients", spline.coefficients);
@@ -861,6 +865,59 @@ bool read_empirical_calibration(Args& args) {
   return true;
 }
 
+// `classwise` (K >= 3): {"top_knots": [...], "top": [[...] per class], "other_knots": [...],
+// "other_shared": [...], "other": [[...] per class]} (generators/classwise_map.hpp); absent or
+// {}: none. The matrices are K rows of knots + 2 coefficients.
+bool read_empirical_classwise(Args& args) {
+  ObjectReader& g = args.reader();
+  const Json* value = g.find("classwise");
+  static const Json none = Json::object();
+  ObjectReader c(value != nullptr ? *value : none, g.pointer_to("classwise"), g.problems());
+  if (!c.is_object() || !args.classes()) return false;
+  c.allow_only({"top_knots", "top", "other_knots", "other_shared", "other"});
+  const std::size_t K = *args.classes();
+  ClasswiseMap map;
+  bool ok = true;
+  const auto read = [&](const char* key, std::vector<double>& out) {
+    ok = read_optional_numbers(c, key, out) && ok;
+  };
+  const auto read_rows = [&](const char* key, std::vector<double>& out) {
+    const Json* v = c.find(key);
+    if (v == nullptr) return;
+    if (!v->is_array() || v->size() != K) {
+      g.problems().add(c.pointer_to(key), "expected an array of " + std::to_string(K) +
+                                              " arrays of coefficients (one per class), found " +
+                                              describe(*v));
+      ok = false;
+      return;
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      const auto row = read_vector((*v)[k], pointer_join(c.pointer_to(key), k), key, false,
+                                   std::nullopt, g.problems());
+      if (row)
+        out.insert(out.end(), row->begin(), row->end());
+      else
+        ok = false;
+    }
+  };
+  read("top_knots", map.top_knots);
+  read_rows("top", map.top);
+  read("other_knots", map.other_knots);
+  read("other_shared", map.other_shared);
+  read_rows("other", map.other);
+  if (!ok) return false;
+  if (!map.top_knots.empty() || !map.other_knots.empty()) map.classes = K;
+  try {
+    validate(map, K);
+  } catch (const DomainError& error) {
+    g.problems().add(c.pointer(), error.what());
+    return false;
+  }
+  if (value == nullptr) g.add_default("classwise", none);
+  args.set("classwise", std::move(map));
+  return true;
+}
+
 bool bandwidth_in_range(double h) {
   return h >= 0.0 && h <= empirical_bandwidth_max;
 }
@@ -870,7 +927,8 @@ std::optional<ParsedGenerator> build_empirical(Args& a) {
       EmpiricalSpec{a.get<std::size_t>("classes"),
                     a.get<std::shared_ptr<const std::vector<double>>>("rows"),
                     a.get<double>("bandwidth"), a.get<LogitSpline>("calibration"),
-                    a.get<std::string>("rows_file"), a.get<std::string>("sha256")},
+                    a.get<ClasswiseMap>("classwise"), a.get<std::string>("rows_file"),
+                    a.get<std::string>("sha256")},
       {}};
 }
 }  // namespace
@@ -1057,11 +1115,18 @@ FamilyEntry empirical_family() {
                      "the rows file's SHA-256", nullptr, {Json(true)}),
        param::number("bandwidth", 0.0, bandwidth_in_range, ">= 0 and <= 10",
                      "h, the noise's standard deviation on log p"),
-       param::custom("calibration", "object", "{}", "{knots: increasing, coefficients: knots + 2}",
-                     "the spline f of s(t) = t + f(t); {} is the identity",
-                     read_empirical_calibration,
-                     {Json(1.5), Json{{"knots", Json::array({1.0, 0.0})},
-                                      {"coefficients", Json::array({0, 0, 0, 0})}}})},
+       param::custom(
+           "calibration", "object", "{}", "{knots: increasing, coefficients: knots + 2}",
+           "the spline f of s(t) = t + f(t); {} is the identity", read_empirical_calibration,
+           {Json(1.5),
+            Json{{"knots", Json::array({1.0, 0.0})}, {"coefficients", Json::array({0, 0, 0, 0})}}}),
+       param::custom("classwise", "object", "{}",
+                     "{top_knots, top: K rows, other_knots, other_shared, other: K rows}; K >= 3",
+                     "the classwise map (docs/generators.md): per-class deviations of the "
+                     "top-label curve and splines moving the other classes' shares; {} is none",
+                     read_empirical_classwise,
+                     {Json(1.5), Json{{"top_knots", Json::array({0.0, 1.0})},
+                                      {"top", Json::array({0, 0, 0, 0})}}})},
       R"({"classes": 3, "rows": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], "bandwidth": 0.2, "calibration": {"knots": [0, 1, 2], "coefficients": [0.1, -0.2, 0, 0.3, 0.1]}})",
       {},
       build_empirical};

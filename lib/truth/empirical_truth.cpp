@@ -105,13 +105,18 @@ GroundTruth empirical_truth(const EmpiricalGenerator& gen, const TruthSettings& 
   t[Quantity::nll] = value(s_nll);
   t[Quantity::canonical_l1] = value(s_l1);
   t[Quantity::canonical_l2] = root_of(value(s_l2sq));
-  if (is_identity(gen.spec().calibration)) {
+  const ClasswiseMap& classwise = gen.spec().classwise;
+  if (is_identity(gen.spec().calibration) && is_identity(classwise)) {
     for (Quantity q : {Quantity::ece_top_l1, Quantity::ece_top_l2, Quantity::classwise_ece_l1})
       t[q] = {0.0, TruthMethod::closed_form, 0.0};
     return t;
   }
   std::vector<Quantity> binned;
-  if (K >= 3) {
+  if (K >= 3 && has_top_deviations(classwise)) {
+    // P(y = top | p) = sigmoid(s(t) + d_top(t)) depends on the top class too: the top-label
+    // gap given Z averages over the classes that are top at Z, so it is binned like classwise.
+    binned = {Quantity::ece_top_l1, Quantity::ece_top_l2, Quantity::classwise_ece_l1};
+  } else if (K >= 3) {
     t[Quantity::ece_top_l1] = value(s_abs_gap);
     t[Quantity::ece_top_l2] = root_of(value(s_gap_sq));
     binned = {Quantity::classwise_ece_l1};

@@ -16,6 +16,9 @@ namespace calbench {
 //   - K >= 3: P(y = top | p) = g(z) depends on z only, so ece_top_l1 = E|g(Z) - Z| and
 //     ece_top_l2 = sqrt(E (g(Z) - Z)^2) are plain expectations too; classwise_ece_l1 by the
 //     engine's binned, Rao-Blackwellised Monte Carlo (family_monte_carlo);
+//   - K >= 3 with per-class top deviations (generators/classwise_map.hpp): P(y = top | p)
+//     depends on the top class as well as z, so ece_top_l1 and ece_top_l2 are binned like the
+//     classwise error;
 //   - K = 2: c_1 = g(p_1) is a function of p_1, so classwise_ece_l1 = E|g(p_1) - p_1| is plain;
 //     the top-label ECEs condition on Z = max(p_1, 1 - p_1), which mixes p_1 = Z and 1 - Z:
 //     binned Monte Carlo.

@@ -144,7 +144,8 @@ v = d["verdict"]
 assert v["verdict"] in ("GOOD", "POOR") and v["folds"] == 5 and v["held_out_rows"] == 400 and v["fit_rows"] == 320, v
 names = [c["check"] for c in v["checks"]]
 assert names == ["accuracy", "mean confidence", "ece_ew15", "ece_em15", "dece_em15", "smooth_ece",
-                 "confidence histogram", "reliability curve"], names
+                 "cwece_ew15", "ace15_nixon", "confidence histogram", "reliability curve"], names
+assert v["absent_classes"] == []
 assert (v["verdict"] == "POOR") == any(c["fails"] for c in v["checks"])
 p = d["predictions"]
 assert [(c["estimator"], c["n"]) for c in p["cells"]][:2] == [("ece_ew15", 100), ("ece_em15", 100)]
@@ -154,6 +155,34 @@ for c in p["cells"]:
 assert p["references"]["smooth_ece"]["bias_against"] == "own population value"
 assert p["references"]["ece_ew15"]["bias_against"] == "target truth"
 PY
+# The classwise map (K = 3 here): its choices in --json, and --no-classwise turns it off.
+python3 - "$work/t1.json" <<'PY' || fail "fit --json: the classwise block"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["classwise"]
+assert set(c) == {"top", "other", "wrong_rows", "top_scores", "other_scores"}, c
+assert c["top_scores"][0]["candidate"] == "none" and c["other_scores"][0]["candidate"] == "none"
+assert "classwise_ece_l1" in d["fake"]
+PY
+"$bin" fit "$work/model.csv" --json --no-classwise --sizes 100 --replicates 10 --resamples 10 \
+  --verdict-samples 10 >"$work/plain.json" || fail "--no-classwise"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "classwise" not in d["generator"], d["generator"]' \
+  "$work/plain.json" || fail "--no-classwise wrote a classwise map"
+
+# A class that never occurs among the labels (issue #35): nothing is known of its calibration,
+# so the verdict is POOR whatever the checks say, naming the class.
+awk 'BEGIN { s = 7; for (i = 0; i < 400; i++) {
+  s = (s * 1103515245 + 12345) % 2147483648; a = 0.2 + 0.6 * (s % 1000) / 1000
+  printf "%d,%.6f,%.6f,%.6f\n", (s % 7 < 4) ? 0 : 1, a * 0.8, (1 - a) * 0.8, 0.2 } }' >"$work/absent.csv"
+"$bin" fit "$work/absent.csv" --json --sizes 100 --replicates 10 --resamples 10 \
+  --verdict-samples 20 >"$work/absent.json" || fail "fit on a model with an absent class"
+python3 - "$work/absent.json" <<'PY' || fail "an absent class is not POOR"
+import json, sys
+v = json.load(open(sys.argv[1]))["verdict"]
+assert v["verdict"] == "POOR" and v["absent_classes"] == [2], v
+assert any("never occurs" in r and "class 2" in r for r in v["reasons"]), v["reasons"]
+PY
+
 "$bin" fit "$work/model.csv" --json --estimators accuracy,brier --sizes 50 --replicates 10 \
   --resamples 10 --verdict-samples 10 >"$work/names.json" || fail "--estimators as names"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [c["estimator"] for c in d["predictions"]["cells"]] == ["accuracy", "brier"]' \

@@ -5,7 +5,7 @@ its output is checked for the shape the docs describe (its figures at full size 
 measurements, not checked here).
 
     scripts.py NAME      NAME: bench_references, fit_speed, real_models, arena_fits,
-                         arena_tables, intervals_table, truth_precision
+                         arena_tables, intervals_table, truth_precision, train_networks
 
 Environment: CALBENCH_BIN (the calbench binary), CALBENCH_TESTS (calbench_tests, for
 truth_precision), PYTHONPATH with this checkout's python/ and CALBENCH_CORE_DIR (the compiled
@@ -191,8 +191,31 @@ def truth_precision(work):
     return f"{len(rows)} table rows"
 
 
+def train_networks(work):
+    """train-networks.py --only letter_linear --epochs 2 (the smallest data set, two epochs):
+    the manifest entry and the pool's logits as the README describes them. Skipped where torch
+    is not installed (the studies read the committed outputs; CI has no torch)."""
+    try:
+        import torch  # noqa: F401
+        import rdata  # noqa: F401
+    except ImportError:
+        print("scripts.train_networks: SKIP: torch or rdata is not installed", file=sys.stderr)
+        sys.exit(77)
+    import numpy as np
+    run("train_networks", ["train-networks.py", "--out", work, "--only", "letter_linear",
+                           "--epochs", "2"])
+    manifest = json.load(open(os.path.join(work, "manifest.json")))
+    entry = manifest.get("letter_linear", {})
+    logits = np.load(os.path.join(work, "letter", "letter_linear.npy"))
+    labels = np.load(os.path.join(work, "letter", "labels.npy"))
+    if entry.get("pool_rows") != 17000 or logits.shape != (17000, 26) or \
+            logits.dtype != np.float32 or labels.shape != (17000,) or entry.get("epochs") != 2:
+        fail("train_networks", f"manifest {entry}, logits {logits.shape} {logits.dtype}")
+    return f"letter_linear: pool accuracy {entry['pool_accuracy']:.3f} after 2 epochs"
+
+
 CHECKS = {f.__name__: f for f in (bench_references, fit_speed, real_models, arena_fits,
-                                  arena_tables, intervals_table, truth_precision)}
+                                  arena_tables, intervals_table, truth_precision, train_networks)}
 
 
 def main(argv):

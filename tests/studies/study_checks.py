@@ -1,5 +1,7 @@
-"""Checks shared by the study tests (transfer_study.py, verdict_study.py): a study's committed
-table published verbatim in the docs, and scikit-learn present for the runs."""
+"""Checks shared by the study tests (transfer_study.py, verdict_study.py, classwise_study.py): a
+study's committed table published verbatim in the docs, scikit-learn present for the runs, and
+the small helpers every check uses."""
+import csv
 import os
 import sys
 
@@ -23,3 +25,16 @@ def require_sklearn(name):
     except ImportError:
         print(f"{name}: scikit-learn missing: skipped", file=sys.stderr)
         sys.exit(77)
+
+
+def failing(name):
+    """fail(message) for a study check named `name`: prints and exits 1."""
+    def fail(message):
+        print(f"{name}: FAIL: {message}", file=sys.stderr)
+        sys.exit(1)
+    return fail
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))

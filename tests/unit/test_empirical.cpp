@@ -29,7 +29,8 @@ namespace {
 
 EmpiricalSpec spec_of(std::size_t K, std::vector<double> rows, double h, LogitSpline curve = {}) {
   return EmpiricalSpec{
-      K, std::make_shared<const std::vector<double>>(std::move(rows)), h, std::move(curve), "", ""};
+      K, std::make_shared<const std::vector<double>>(std::move(rows)), h, std::move(curve), {}, "",
+      ""};
 }
 
 // Rows of a K = 3 model: a spread of confidences, some near-certain.
