@@ -101,6 +101,49 @@ std::string coverage_note(const EstimatorConfig& config, IntervalMethod method, 
   return miss ? coverage_note(*miss) : "";
 }
 
+// What eval says of an interval beside its coverage note (docs/eval.md, "Bounds and notes"):
+// a bound below the least value of what the interval is for is raised to it (the truth is
+// never below it, so coverage cannot drop); an interval wholly below it, a zero width and an
+// estimate outside its own interval are explained. Returns the note, `note` first.
+std::string settle_interval(Interval& interval, double estimate, IntervalMethod method,
+                            const EstimatorConfig& config, const std::string& note) {
+  const std::string name(to_string(method));
+  std::vector<std::string> said;
+  if (!note.empty()) said.push_back(note);
+  const bool zero_width = interval.hi == interval.lo;
+  const auto target = config.estimator->target();
+  bool below_least = false;
+  if (target || !config.may_be_negative) {
+    const double least = target ? least_value(*target) : 0.0;
+    below_least = estimate < least;
+    if (below_least)
+      said.push_back("estimate below " + format_double(least) +
+                     ", the least value of its target (an unbiased estimator can be): the "
+                     "interval starts there");
+    else if (interval.hi < least)
+      said.push_back("the whole " + name + " interval lay below " + format_double(least) +
+                     ", the least value of its target: only that value is consistent with "
+                     "the data");
+    interval.lo = std::max(interval.lo, least);
+    interval.hi = std::max(interval.hi, least);
+  }
+  const bool corrects_bias = method == IntervalMethod::basic || method == IntervalMethod::bca ||
+                             method == IntervalMethod::bias_corrected;
+  if (zero_width)
+    said.push_back(
+        "zero width: every resample gave the same value, so the interval shows no "
+        "uncertainty; do not read it as exact");
+  else if (!below_least && (estimate < interval.lo || estimate > interval.hi))
+    said.push_back("estimate outside its interval: " +
+                   (corrects_bias ? "the " + name +
+                                        " interval corrects the estimator's bias, which the "
+                                        "resamples show"
+                                  : "the resampled values lie to one side of the estimate (the "
+                                    "estimator's bias), and the " +
+                                        name + " interval follows them"));
+  return join(said, "; ");
+}
+
 // The model's binned reliability curves as reliability.csv rows (no key columns): the top label
 // and each class, equal-width and equal-mass bins.
 void write_curves(const EvalOptions& o, const Sample& sample) {
@@ -308,7 +351,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
                                          {o.seed, 0, 0}, Execution::parallel, unused, workspace);
   progress.finish();
   const std::vector<double>& p = computed.p_values;
-  const std::vector<std::optional<Interval>>& intervals = computed.intervals;
+  std::vector<std::optional<Interval>> intervals = computed.intervals;
   std::vector<std::string> notes(E);
   std::vector<bool> estimable(E, true);
   for (std::size_t e = 0; e < E; ++e) {
@@ -325,6 +368,10 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     else
       notes[e] = coverage_note(used[e], methods[0][e], sample.size, sample.classes);
   }
+
+  for (std::size_t e = 0; e < E; ++e)
+    if (estimable[e] && intervals[e])
+      notes[e] = settle_interval(*intervals[e], observed[e], methods[0][e], used[e], notes[e]);
 
   // An estimate that is not finite is an error naming the estimator, in either format (the
   // text table would print "nan", the JSON null).

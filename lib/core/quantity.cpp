@@ -32,4 +32,8 @@ const std::vector<QuantityEntry>& quantity_registry() {
   return rows;
 }
 
+double least_value(Quantity q) {
+  return q == Quantity::overconfidence ? -1.0 : 0.0;
+}
+
 }  // namespace calbench

@@ -28,6 +28,11 @@ inline constexpr std::array<Quantity, 9> all_quantities = {
     Quantity::overconfidence};
 
 std::string_view to_string(Quantity q);
+
+// The least value the quantity can take: 0 for every error, score and accuracy; -1 for
+// overconfidence (E[Z] - accuracy). `calbench eval` truncates an interval for the quantity
+// there, which cannot lower its coverage: the truth is never below it.
+double least_value(Quantity q);
 std::optional<Quantity> quantity_from_string(std::string_view name);
 
 // A quantity with its definition (DESIGN.md §1), as `calbench list quantities` shows it.

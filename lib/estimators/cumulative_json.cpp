@@ -131,7 +131,7 @@ statistic N/n (signed: > 0 for an overconfident model at K = 2), Z = N/sqrt(V),
 p = erfc(|Z|/sqrt 2) (two-sided); V = 0: Z = +-inf, p = 0 when N != 0, else Z = 0, p = 1.
 Equals rms::val.prob's Z (R) and the cali_tutorial formula (tests/reference/cumulative.json).)"}},
       .build = build_spiegelhalter,
-      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
+      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca, .may_be_negative = true}};
 }
 
 }  // namespace calbench

@@ -26,6 +26,7 @@ struct EstimatorConfig {
   std::shared_ptr<const Estimator> estimator{};
   IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
   bool logs_label_probability = false;              // EstimatorTraits::logs_label_probability
+  bool may_be_negative = false;                     // EstimatorTraits::may_be_negative
 };
 
 // How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
@@ -50,6 +51,11 @@ struct EstimatorTraits {
   // input) makes the true value +inf, so `calbench eval` and calbench.estimate report it as not
   // estimable instead of the floored value (data/model_outputs.hpp, count_zeros).
   bool logs_label_probability = false;
+  // The population value can be below 0 (spiegelhalter's z). Every other row without a target
+  // estimates a non-negative value (an error, a test's distance, a squared kernel error), so
+  // `calbench eval` raises an interval's bound below 0 to 0; a row with a target uses the
+  // target's least value (core/quantity.hpp).
+  bool may_be_negative = false;
 };
 
 using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;

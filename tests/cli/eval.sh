@@ -202,4 +202,34 @@ PY
 "$bin" eval "$src/tests/data/beta_fig1_n200.csv" --estimators calib_err --resamples 20 --json |
   python3 -c 'import json, sys; v = json.load(sys.stdin)["estimators"]["calib_err_b100"]["value"]; assert v > 0, v' ||
   fail "calib_err at 200 rows is an estimate"
+# 6. Every default interval on a model's rows and on calibrated rows (issue #36): no bound
+#    below 0 for a non-negative target (every row but spiegelhalter's z), and an estimate
+#    outside its own interval or a zero-width interval always carries a note saying why.
+awk 'BEGIN { s = 4242; for (i = 0; i < 400; i++) {
+  s = (s * 1103515245 + 12345) % 2147483648; p = 0.01 + 0.98 * (s % 10007) / 10007
+  s = (s * 1103515245 + 12345) % 2147483648; u = (s % 10007) / 10007
+  printf "%d,%.17g,%.17g\n", (u < p) ? 1 : 0, 1 - p, p } }' >"$work/calibrated.csv"
+for data in "$src/tests/data/beta_fig1_n200.csv" "$work/calibrated.csv"; do
+  "$bin" eval "$data" --resamples 200 --json >"$work/all.json" 2>/dev/null || fail "eval $data"
+  python3 - "$work/all.json" <<'PY' || fail "intervals on $data: see above"
+import json, sys
+bad = []
+for label, e in json.load(open(sys.argv[1]))["estimators"].items():
+    if e["ci"] is None or e["value"] is None:
+        continue
+    lo, hi = e["ci"]
+    note = e["note"] or ""
+    if e["name"] != "spiegelhalter" and lo < 0:
+        bad.append(f"{label}: lower bound {lo} < 0")
+    if lo == hi and "zero width" not in note and "the whole" not in note:
+        bad.append(f"{label}: zero width [{lo}, {hi}] without a note")
+    if e["value"] < 0 and e["name"] != "spiegelhalter":
+        if "estimate below 0" not in note:
+            bad.append(f"{label}: {e['value']} < 0 without a note")
+    elif not lo <= e["value"] <= hi and "estimate outside its interval" not in note:
+        bad.append(f"{label}: {e['value']} outside [{lo}, {hi}] without a note")
+if bad:
+    sys.exit("\n".join(bad))
+PY
+done
 finish
