@@ -89,26 +89,6 @@ std::string calibrated_csv(const Sample& sample, bool labelled, const std::vecto
   return text;
 }
 
-// NPY (n, K) float64, written beside the target and renamed over it.
-void write_npy_atomically(const std::filesystem::path& file, std::size_t rows, std::size_t classes,
-                          const std::vector<double>& q) {
-  std::filesystem::path staging = file;
-  staging += ".partial";
-  try {
-    write_npy(staging, {rows, classes}, q);
-  } catch (const std::runtime_error&) {
-    std::error_code ignored;
-    std::filesystem::remove(staging, ignored);
-    throw OutputError(file.string() + ": cannot write the file");
-  }
-  std::error_code error;
-  std::filesystem::rename(staging, file, error);
-  if (error) {
-    std::filesystem::remove(staging, error);
-    throw OutputError(file.string() + ": cannot write the file");
-  }
-}
-
 int run_apply(const RecalibrateOptions& o, std::ostream& out) {
   const bool npy = ends_with(o.out, ".npy");
   if (!npy && !ends_with(o.out, ".csv"))
@@ -121,9 +101,13 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
       fitted.classes);
   const Sample& sample = data.sample;
   const std::vector<double> q = apply_fitted_model(fitted, sample.p, sample.classes, o.data);
-  if (npy)
-    write_npy_atomically(o.out, sample.size, sample.classes, q);
-  else
+  if (npy) {
+    try {
+      write_npy(o.out, {sample.size, sample.classes}, std::span<const double>(q));
+    } catch (const std::runtime_error& error) {
+      throw OutputError(error.what());
+    }
+  } else
     write_file_atomically(o.out, calibrated_csv(sample, data.labelled, q));
   out << "applied " << fitted.label << " (" << o.model << ") to " << sample.size
       << " rows: " << o.out << '\n';
