@@ -107,15 +107,20 @@ def _read_text(source: str) -> str:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ValueError(f"{source}: cannot open the file ({e.strerror})") from None
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(status.st_mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(status.st_mode) else
+                "a FIFO" if stat.S_ISFIFO(status.st_mode) else
+                "a character device" if stat.S_ISCHR(status.st_mode) else
+                "a block device" if stat.S_ISBLK(status.st_mode) else
+                "a socket" if stat.S_ISSOCK(status.st_mode) else "a special file")
+        raise ValueError(f"{source}: cannot open the file (it is {kind}, not a regular file)")
     with os.fdopen(fd, "rb") as f:
-        status = os.fstat(f.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(status.st_mode) else
-                    "a FIFO" if stat.S_ISFIFO(status.st_mode) else
-                    "a character device" if stat.S_ISCHR(status.st_mode) else
-                    "a block device" if stat.S_ISBLK(status.st_mode) else
-                    "a socket" if stat.S_ISSOCK(status.st_mode) else "a special file")
-            raise ValueError(f"{source}: cannot open the file (it is {kind}, not a regular file)")
         if status.st_size > _MAX_JSON_FILE_BYTES:
             raise ValueError(f"{source}: cannot read the file (it has {status.st_size} bytes, "
                              f"more than calbench's limit of {_MAX_JSON_FILE_BYTES})")

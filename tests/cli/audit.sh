@@ -71,7 +71,8 @@ for i in 1 2 3 4; do [ -s "both$i.err" ] && fail "n2: concurrent writer $i: $(ca
 cmp -s both.npy q.npy || fail "n2: concurrent writers left a different both.npy"
 
 # ---- N3: eval --plot's page is not written through a planted link ----------------------------------
-python=${CALBENCH_PYTHON:-python3}
+# The interpreter the report step runs (runners/report.cpp): CALBENCH_PYTHON, else the build's.
+python=${CALBENCH_PYTHON:-/usr/bin/python3}
 if "$python" -c 'import matplotlib, pandas' 2>/dev/null; then
   mkdir p
   ln -s ../victim.txt p/index.html.tmp
