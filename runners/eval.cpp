@@ -394,9 +394,10 @@ Command add_eval_command(CLI::App& app) {
                    "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
       ->required();
   eval->add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
-  eval->add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  auto* logits = eval->add_flag("--logits", o.logits, "the values are logits (softmax applied)");
   eval->add_flag("--renormalize", o.renormalize,
-                 "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+                 "divide each probability row by its sum (rows rounded to >= 3 decimals)")
+      ->excludes(logits);  // logits have no row sum to restore
   eval->add_option("--estimators", o.estimators,
                    "JSON array like a config's estimators, inline or a file (default: all)");
   eval->add_option("--resamples", o.resamples, "bootstrap and consistency resamples (default 1000)")

@@ -31,12 +31,18 @@ Sample read_data(const RecalibrateOptions& o) {
 
 void data_options(CLI::App& command, RecalibrateOptions& o) {
   command.add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
-  command.add_flag("--logits", o.logits, "the values are logits (softmax applied)");
-  command.add_flag("--renormalize", o.renormalize,
-                   "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+  auto* logits = command.add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  // Logits have no row sum to restore: the two together are a mistake, refused (exit 2).
+  command
+      .add_flag("--renormalize", o.renormalize,
+                "divide each probability row by its sum (rows rounded to >= 3 decimals)")
+      ->excludes(logits);
 }
 
 int run_fit(const RecalibrateOptions& o, std::ostream& out) {
+  // Before the fit: a directory or an unwritable place is bad input (exit 2), not a failure
+  // after the work (issue #38, D16).
+  check_writable(o.out, "--out " + o.out);
   const Json method = method_spec(o.method, "--method");
   const Sample sample = read_data(o);
   FittedModel fitted;
@@ -93,6 +99,7 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
   const bool npy = ends_with(o.out, ".npy");
   if (!npy && !ends_with(o.out, ".csv"))
     throw InputError("--out " + o.out + ": expected a .csv or .npy file name");
+  check_writable(o.out, "--out " + o.out);
   const FittedModel fitted = read_fitted_model_file(o.model);
   const ModelOutputs data = read_outputs_maybe_unlabelled(
       o.data, o.labels,

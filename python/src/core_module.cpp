@@ -49,13 +49,10 @@ namespace {
 
 // A JSON document handed over by the Python layer, which wrote it with json.dumps.
 Json parse_argument(const std::string& text, const std::string& source) {
+  // parse_json_source: the command line's messages ("line 1, column 2: ..." without
+  // nlohmann's "[json.exception.parse_error.101]" id) and its memory check (issue #38, D18).
   Problems problems;
-  Json out;
-  try {
-    out = parse_json_text(text, problems);
-  } catch (const std::exception& error) {
-    throw ConfigError({source + ": not valid JSON: " + error.what()});
-  }
+  Json out = parse_json_source(text, source, problems);
   if (!problems.empty()) throw ConfigError(problems.render(source));
   return out;
 }

@@ -112,6 +112,19 @@ class ReadModelFiles(unittest.TestCase):
                 calbench.Recalibrator.load(tmp)
         self.assertLess(time.monotonic() - start, 5.0)
 
+    def test_bad_json_names_the_place_without_the_library_id(self):
+        # D18: nlohmann's "[json.exception.parse_error.101]" reached the user.
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.json")
+            with open(bad, "w") as f:
+                f.write("{bad")
+            for call in (calbench.Recalibrator.load, calbench.run):
+                with self.assertRaises(ValueError) as caught:
+                    call(bad)
+                self.assertIn(f"{bad}: not valid JSON: parse error at line 1, column 2",
+                              str(caught.exception))
+                self.assertNotIn("json.exception", str(caught.exception))
+
 
 @unittest.skipUnless(has_extension(), "calbench._core is not built")
 class FailedMethods(unittest.TestCase):

@@ -51,6 +51,16 @@ done
 [ "$(stat -c %a d/m.json)" = "$(printf '%o' $((0666 & ~0$(umask) & 0644)))" ] ||
   fail "n1: d/m.json has mode $(stat -c %a d/m.json)"
 
+# D16: --out naming a directory is bad input, found before the fit.
+mkdir a_directory
+expect_exit 2 "--out a_directory: a_directory is a directory; name a file" d16_fit_out_dir \
+  recalibrate fit "$data/k3_fit.csv" --method temperature --out a_directory
+
+# Smaller: --logits with --renormalize is a contradiction, refused.
+expect_exit 2 "excludes" logits_renormalize recalibrate fit "$data/k3_fit.csv" \
+  --method temperature --logits --renormalize --out lr.json
+[ -e lr.json ] && fail "logits_renormalize: a model was written"
+
 # ---- N2: a link planted at a staging name is not followed ------------------------------------------
 head -c 600 /dev/urandom | base64 >victim.txt
 cp victim.txt victim.orig
@@ -170,6 +180,20 @@ config["estimators"][2]["label"] = os.environ["LABEL"]
 json.dump(config, open("formula.json", "w"))' "$src/tests/data/tiny.json"
   expect_exit 2 "a spreadsheet reads as a formula" n8_formula validate formula.json
 done
+
+# ---- newcomer: the HTML report of a run whose every estimator is a test's rejection ---------------
+if "$python" -c 'import matplotlib, pandas' 2>/dev/null; then
+  cat >reject.json <<'EOF'
+{"name": "reject", "scenario": "estimator_bias", "seed": 1, "replicates": 20, "sample_size": 100,
+ "generator": {"family": "dirichlet", "classes": 2, "alpha": 1},
+ "estimators": [{"name": "ks_calibration", "scope": "binary", "output": "reject", "level": 0.05},
+                {"name": "spiegelhalter", "scope": "binary", "output": "reject", "level": 0.05}],
+ "truth": {"samples": 20000}, "sweep": {"sample_size": [100, 300]}}
+EOF
+  CALBENCH_NO_REPORT= CALBENCH_PYTHON=$python expect_exit 0 "" report_reject run reject.json --out r_reject
+  grep -q "report failed\|Traceback" report_reject.err && fail "report_reject: $(cat report_reject.err)"
+  [ -s r_reject/report/index.html ] || fail "report_reject: no report/index.html"
+fi
 
 # ---- newcomer: a class that never occurs; a binary model's P(y = 1) alone ---------------------------
 awk 'BEGIN { for (i = 0; i < 60; i++) printf "%d,0.5,0.3,0.2\n", i % 2 }' >two_of_three.csv
