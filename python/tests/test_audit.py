@@ -143,6 +143,34 @@ class FailedMethods(unittest.TestCase):
         self.assertIsNotNone(results)
 
 
+@unittest.skipUnless(has_extension(), "calbench._core is not built")
+class DamagedResults(unittest.TestCase):
+    def test_a_cut_or_edited_cells_csv_is_refused(self):
+        # D11: cells.csv cut at a line boundary, or a value replaced by nan, loaded silently.
+        config = {"scenario": "estimator_bias", "seed": 1, "replicates": 5, "sample_size": 50,
+                  "generator": {"family": "dirichlet", "classes": 3, "alpha": 1},
+                  "estimators": [{"name": "brier"}, {"name": "ece"}],
+                  "truth": {"samples": 5000}, "sweep": {"sample_size": [50, 100]}}
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r")
+            calbench.run(config, out=out, threads=1)
+            self.assertEqual(len(calbench.load(out).cells), 4)
+            cells = os.path.join(out, "cells.csv")
+            with open(cells) as f:
+                lines = f.read().splitlines(True)
+            with open(cells, "w") as f:
+                f.write("".join(lines[:-1]))
+            with self.assertRaisesRegex(ValueError, "cells.csv: 3 rows, but summary.json has 4"):
+                calbench.load(out)
+            header = lines[0].rstrip("\n").split(",")
+            row = lines[1].rstrip("\n").split(",")
+            row[header.index("mean")] = "nan"
+            with open(cells, "w") as f:
+                f.write("".join([lines[0], ",".join(row) + "\n", *lines[2:]]))
+            with self.assertRaisesRegex(ValueError, "cells.csv: row 1: mean = nan"):
+                calbench.load(out)
+
+
 # N7: each call runs for tens of seconds uninterrupted; SIGINT once it has started must end it
 # with KeyboardInterrupt within seconds.
 LONG_CALLS = {
