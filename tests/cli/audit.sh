@@ -181,6 +181,20 @@ json.dump(config, open("formula.json", "w"))' "$src/tests/data/tiny.json"
   expect_exit 2 "a spreadsheet reads as a formula" n8_formula validate formula.json
 done
 
+# ---- D5: a 30 MB config under a 500 MB address-space limit: a message, not std::terminate ----
+python3 -c '
+import json
+json.dump({"scenario": "estimator_bias", "replicates": 2, "sample_size": 10,
+           "generator": {"family": "dirichlet", "classes": 2, "alpha": 1},
+           "estimators": [{"name": "ece", "bins": 10 + i, "label": "e%d" % i}
+                          for i in range(600000)]}, open("big.json", "w"))'
+cases=$((cases + 1))
+(ulimit -v 500000 && "$bin" validate big.json >d5.out 2>d5.err)
+status=$?
+[ "$status" -eq 1 ] || [ "$status" -eq 2 ] || fail "d5: validate exited $status: $(tail -c 300 d5.err)"
+grep -q "terminate called" d5.err && fail "d5: $(tail -c 300 d5.err)"
+rm -f big.json
+
 # ---- newcomer: the HTML report of a run whose every estimator is a test's rejection ---------------
 if "$python" -c 'import matplotlib, pandas' 2>/dev/null; then
   cat >reject.json <<'EOF'
