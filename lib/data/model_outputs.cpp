@@ -220,6 +220,13 @@ ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format
     }
     if (blank_since != 0) fail({&file, "line", blank_since}, "empty line inside the data");
     const auto fields = split(line);
+    // A semicolon- or tab-separated file has one field per line: it read as a header, then
+    // failed on its data with a message about fields (issue #38).
+    if (fields.size() == 1)
+      if (const auto separator = line.find_first_of(";\t"); separator != std::string::npos)
+        fail(at, std::string("no comma but a ") + (line[separator] == ';' ? "semicolon" : "tab") +
+                     ": calbench reads comma-separated values (convert the file, e.g. tr '" +
+                     (line[separator] == ';' ? ";" : "\\t") + "' ',')");
     if (K == 0 && header_line == 0 && is_header(fields, at)) {
       header_line = line_number;
       header_fields = fields.size();

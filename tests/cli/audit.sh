@@ -217,4 +217,10 @@ printf 'label,p1\n0,0.2\n1,0.9\n' >p1_only.csv
 expect_exit 2 "line 2: one probability per row: calbench needs every class's probability" \
   eval_one_column eval p1_only.csv
 
+printf 'label;p0;p1\n0;0.2;0.8\n1;0.9;0.1\n' >semicolons.csv
+expect_exit 2 "semicolons.csv: line 1: no comma but a semicolon: calbench reads comma-separated values" \
+  eval_semicolons eval semicolons.csv
+printf '0\t0.2\t0.8\n1\t0.9\t0.1\n' >tabs.csv
+expect_exit 2 "tabs.csv: line 1: no comma but a tab" eval_tabs eval tabs.csv
+
 finish "$cases probes"
