@@ -6,14 +6,34 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <system_error>
 
 #include "core/error.hpp"
 
 namespace calbench {
+namespace {
+
+// Memory kept back for the unwinding after an allocation fails (issue #38, D5): nlohmann::json's
+// destructor allocates a work stack to free a large document, and a destructor is noexcept, so a
+// second bad_alloc there ended the process with std::terminate (exit 134) instead of a message.
+// The first failed allocation frees the reserve and throws bad_alloc; the destructors then have
+// room. Untouched, the reserve costs address space, not memory.
+char* memory_reserve = nullptr;
+
+void release_reserve_and_throw() {
+  delete[] memory_reserve;
+  memory_reserve = nullptr;
+  std::set_new_handler(nullptr);
+  throw std::bad_alloc();
+}
+
+}  // namespace
 
 int run_chosen(const std::vector<Command>& commands) {
+  memory_reserve = new (std::nothrow) char[std::size_t{64} << 20];
+  if (memory_reserve != nullptr) std::set_new_handler(release_reserve_and_throw);
   try {
     for (const Command& command : commands)
       if (command.app->parsed()) return command.body();
@@ -26,6 +46,10 @@ int run_chosen(const std::vector<Command>& commands) {
   } catch (const NumericalError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "calbench: not enough memory (an allocation failed: a limit such as ulimit -v, "
+                 "or the machine's memory)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "calbench: " << e.what() << '\n';
     return 1;

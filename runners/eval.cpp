@@ -282,6 +282,22 @@ std::string interval_help() {
   return out + " (docs/intervals.md)";
 }
 
+// A class no label names (issue #38): its classwise terms rest on its probabilities alone and
+// its frequency is estimated as 0, so the user hears of it (on stderr; the results stand).
+void warn_missing_classes(const Sample& sample, const std::string& data) {
+  std::vector<std::size_t> count(sample.classes, 0);
+  for (std::size_t i = 0; i < sample.size; ++i) ++count[sample.label[i]];
+  std::vector<std::string> missing;
+  for (std::size_t k = 0; k < sample.classes; ++k)
+    if (count[k] == 0) missing.push_back(std::to_string(k));
+  if (missing.empty()) return;
+  std::cerr << "calbench eval: warning: " << data << ": class" << (missing.size() > 1 ? "es " : " ")
+            << join(missing, ", ") << " of " << sample.classes << " never occur"
+            << (missing.size() > 1 ? "" : "s") << " among the " << sample.size
+            << " labels: classwise estimates of " << (missing.size() > 1 ? "them" : "it")
+            << " rest on the probabilities alone\n";
+}
+
 int run_eval(const EvalOptions& o, std::ostream& out) {
   if (!(o.level > 0.0 && o.level < 1.0))
     throw InputError("--level " + std::to_string(o.level) + ": must be > 0 and < 1");
@@ -291,6 +307,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
       read_model_outputs(o.data, o.labels,
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
                           .renormalize = o.renormalize});
+  warn_missing_classes(sample, o.data);
   // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
   const ZeroCount zeros = count_zeros(sample);
   std::vector<Skipped> skipped;
@@ -460,9 +477,10 @@ Command add_eval_command(CLI::App& app) {
                    "CSV (label, K probabilities per line) or NPY (n x K) with --labels")
       ->required();
   eval->add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
-  eval->add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  auto* logits = eval->add_flag("--logits", o.logits, "the values are logits (softmax applied)");
   eval->add_flag("--renormalize", o.renormalize,
-                 "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+                 "divide each probability row by its sum (rows rounded to >= 3 decimals)")
+      ->excludes(logits);  // logits have no row sum to restore
   eval->add_option("--estimators", o.estimators,
                    "JSON array like a config's estimators, inline or a file (default: all)");
   eval->add_option("--resamples", o.resamples, "bootstrap and consistency resamples (default 1000)")

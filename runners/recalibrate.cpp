@@ -31,9 +31,12 @@ Sample read_data(const RecalibrateOptions& o) {
 
 void data_options(CLI::App& command, RecalibrateOptions& o) {
   command.add_option("--labels", o.labels, "NPY array of integer labels (NPY data)");
-  command.add_flag("--logits", o.logits, "the values are logits (softmax applied)");
-  command.add_flag("--renormalize", o.renormalize,
-                   "divide each probability row by its sum (rows rounded to >= 3 decimals)");
+  auto* logits = command.add_flag("--logits", o.logits, "the values are logits (softmax applied)");
+  // Logits have no row sum to restore: the two together are a mistake, refused (exit 2).
+  command
+      .add_flag("--renormalize", o.renormalize,
+                "divide each probability row by its sum (rows rounded to >= 3 decimals)")
+      ->excludes(logits);
 }
 
 // The classes that never occur among the labels: a method fitted without them learns nothing
@@ -71,6 +74,9 @@ void warn_about_data(const RecalibrateOptions& o, const Sample& sample) {
 }
 
 int run_fit(const RecalibrateOptions& o, std::ostream& out) {
+  // Before the fit: a directory or an unwritable place is bad input (exit 2), not a failure
+  // after the work (issue #38, D16).
+  check_writable(o.out, "--out " + o.out);
   const Json method = method_spec(o.method, "--method");
   const Sample sample = read_data(o);
   warn_about_data(o, sample);
@@ -124,30 +130,11 @@ std::string calibrated_csv(const Sample& sample, bool labelled, const std::vecto
   return text;
 }
 
-// NPY (n, K) float64, written beside the target and renamed over it.
-void write_npy_atomically(const std::filesystem::path& file, std::size_t rows, std::size_t classes,
-                          const std::vector<double>& q) {
-  std::filesystem::path staging = file;
-  staging += ".partial";
-  try {
-    write_npy(staging, {rows, classes}, q);
-  } catch (const std::runtime_error&) {
-    std::error_code ignored;
-    std::filesystem::remove(staging, ignored);
-    throw OutputError(file.string() + ": cannot write the file");
-  }
-  std::error_code error;
-  std::filesystem::rename(staging, file, error);
-  if (error) {
-    std::filesystem::remove(staging, error);
-    throw OutputError(file.string() + ": cannot write the file");
-  }
-}
-
 int run_apply(const RecalibrateOptions& o, std::ostream& out) {
   const bool npy = ends_with(o.out, ".npy");
   if (!npy && !ends_with(o.out, ".csv"))
     throw InputError("--out " + o.out + ": expected a .csv or .npy file name");
+  check_writable(o.out, "--out " + o.out);
   const FittedModel fitted = read_fitted_model_file(o.model);
   const ModelOutputs data = read_outputs_maybe_unlabelled(
       o.data, o.labels,
@@ -156,9 +143,13 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
       fitted.classes);
   const Sample& sample = data.sample;
   const std::vector<double> q = apply_fitted_model(fitted, sample.p, sample.classes, o.data);
-  if (npy)
-    write_npy_atomically(o.out, sample.size, sample.classes, q);
-  else
+  if (npy) {
+    try {
+      write_npy(o.out, {sample.size, sample.classes}, std::span<const double>(q));
+    } catch (const std::runtime_error& error) {
+      throw OutputError(error.what());
+    }
+  } else
     write_file_atomically(o.out, calibrated_csv(sample, data.labelled, q));
   out << "applied " << fitted.label << " (" << o.model << ") to " << sample.size
       << " rows: " << o.out << '\n';

@@ -201,8 +201,13 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
       std::cout << "wrote " << shown_out << " (" << results->cells << " cells, " << info.seconds
                 << " s, " << options.threads << " threads)\n";
   }
-  if (options.shard || !options.report || reports_disabled_by_environment()) return 0;
-  return write_report(config.output.directory, options.quiet);
+  // Loud, also with --quiet: a result the run could not produce (docs/recalibration.md).
+  if (results)
+    for (const std::string& warning : results->warnings)
+      std::cerr << "calbench: warning: " << warning << "\n";
+  const int status = results && results->incomplete ? 1 : 0;
+  if (options.shard || !options.report || reports_disabled_by_environment()) return status;
+  return std::max(status, write_report(config.output.directory, options.quiet));
 }
 
 Command add_run_command(CLI::App& app) {

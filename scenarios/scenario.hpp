@@ -26,6 +26,12 @@ struct ScenarioResults {
   std::size_t cells = 0;
   // Volatile facts of this run (fit times): run.json only.
   Value::Object volatile_blocks;
+  // What the results lack and why (a method whose fits failed), one sentence each: the runner
+  // prints them on stderr, also with --quiet.
+  std::vector<std::string> warnings;
+  // Some part of the experiment has no result at all (a method failed in every fit): the
+  // results are written, with the failure in them, and the run exits with status 1.
+  bool incomplete = false;
 };
 
 struct ScenarioModule {

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Installs what calbench needs from Debian's packages (only what is missing), builds the release
-# preset (`tests`: also the test suite) and puts `calbench` on PATH. Idempotent: a second run only
+# Installs what calbench needs from Debian's packages (only what is missing; `tests` adds the
+# browser and the Slurm daemons the test suite uses), builds the release preset (`tests`: also
+# the test suite) and puts `calbench` on PATH. Idempotent: a second run only
 # rebuilds what changed. Run as root on Debian 12: `bash scripts/setup.sh [quickstart | tests]`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# slurmctld, slurmd, slurm-client, munge: the one-node cluster of cli.slurm_cluster
-# (scripts/slurm-local.sh, docs/cluster.md).
+# What to build: the quick start's needs first (the command line and the Python module), and
+# with `tests` then everything else (the test suite and its helpers), so that the README's first
+# command does not wait for the test suite.
+what=${1:-quickstart}
+case $what in
+  quickstart | tests) ;;
+  *) echo "usage: scripts/setup.sh [quickstart | tests]" >&2; exit 2 ;;
+esac
+
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
           nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev libssl-dev
           python3 python3-numpy python3-pandas python3-matplotlib python3-dev pybind11-dev
-          python3-pybind11 python3-sklearn python3-venv python3-pip python3-setuptools chromium
-          slurmctld slurmd slurm-client munge)
+          python3-pybind11 python3-sklearn python3-venv python3-pip python3-setuptools)
+# Only for the test suite, never for the quick start: chromium renders the HTML report headless
+# (report.layout, cli.report); slurmctld, slurmd, slurm-client and munge are the one-node
+# cluster of cli.slurm_cluster (scripts/slurm-local.sh, docs/cluster.md).
+test_packages=(chromium slurmctld slurmd slurm-client munge)
+[ "$what" = tests ] && packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,14 +45,6 @@ if [ "$(cat "$pth" 2>/dev/null)" != "$PWD/python" ]; then
   echo "calbench setup: $pth -> $PWD/python" >&2
 fi
 
-# What to build: the quick start's needs first (the command line and the Python module), and
-# with `tests` then everything else (the test suite and its helpers), so that the README's first
-# command does not wait for the test suite.
-what=${1:-quickstart}
-case $what in
-  quickstart | tests) ;;
-  *) echo "usage: scripts/setup.sh [quickstart | tests]" >&2; exit 2 ;;
-esac
 cmake --preset release >/dev/null
 cmake --build --preset release --target calbench calbench_core
 [ "$what" = tests ] && cmake --build --preset release

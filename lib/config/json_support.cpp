@@ -72,6 +72,10 @@ bool is_positive(double x) {
 
 }  // namespace
 
+bool spreadsheet_formula(std::string_view text) {
+  return !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+}
+
 std::string pointer_join(std::string_view pointer, std::string_view key) {
   std::string out(pointer);
   out += '/';

@@ -171,6 +171,11 @@ class ObjectReader {
   Json resolved_;
 };
 
+// True when a spreadsheet opening a CSV would read `text` as a formula: it starts with = + - @,
+// a tab or a carriage return (OWASP, "CSV Injection"). Labels name results in cells.csv, so a
+// config's labels may not (report/value_format.hpp escapes such fields anyway).
+bool spreadsheet_formula(std::string_view text);
+
 // The optional `label` of a labelled entry: the parsed config's default label unless one is
 // given. Without a parsed config there is no default, but a given label is still checked.
 template <typename T>
@@ -216,6 +221,14 @@ std::optional<std::vector<T>> parse_labelled_array(ObjectReader& top, const std:
       continue;
     }
     const std::string& label = parsed[i]->label;
+    if (spreadsheet_formula(label)) {
+      top.problems().add(pointer_join(pointer_join(pointer, i), "label"),
+                         "label " + quote(label) +
+                             " starts with a character a spreadsheet reads as a formula (= + - "
+                             "@, a tab or a carriage return); start it with a letter or a digit");
+      ok = false;
+      continue;
+    }
     if (!reserved.empty() && label == reserved) {
       top.problems().add(pointer_join(pointer, i),
                          "label " + quote(label) + " is reserved for " + reserved_for);

@@ -1,38 +1,52 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
+#include <fstream>
 #include <string>
 #include <system_error>
 
 #include "core/error.hpp"
-#include "core/own_file.hpp"
 #include "core/temporaries.hpp"
 
 namespace calbench {
 
+namespace {
+
+// The process's umask, read without changing it (umask(2) cannot only read, and setting it
+// races with other threads creating files): Linux reports it in /proc/self/status.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.starts_with("Umask:"))
+        return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+    return static_cast<mode_t>(022);
+  }();
+  return mask;
+}
+
+}  // namespace
+
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
   namespace fs = std::filesystem;
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  // What a killed writer left here (core/temporaries.hpp): its pid is in the name.
-  remove_dead_temporaries(target.has_parent_path() ? target.parent_path() : fs::path("."),
-                          TemporaryKind::atomic_write);
-  // A fresh name per call (pid and a counter), created with O_EXCL and never through a
-  // symbolic link: a name planted beside the target cannot redirect the write, and two threads
-  // writing one target do not share a temporary file.
-  static std::atomic<unsigned long> counter{0};
-  fs::path tmp;
-  int fd = -1;
-  std::string why;
-  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
-    tmp = target;
-    tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    fd = open_own_file(tmp, O_WRONLY | O_CREAT | O_EXCL, why);
-    if (fd < 0 && errno != EEXIST) break;
-  }
+  // What a killed writer of this same target left (core/temporaries.hpp): its pid is in the
+  // name. Nothing else in the directory is looked at.
+  remove_dead_staging(target);
+  // mkostemp: a name no one can predict (pid and six random characters), created with O_EXCL
+  // (never through a symbolic link, never an existing file) and readable by this user only
+  // while it is written; the target's usual mode (0644 less the umask) is set before the rename.
+  std::string name = target.string();
+  name += staging_infix;
+  name += std::to_string(::getpid()) + "-XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  const fs::path tmp = name;
   // POSIX calls rather than a stream, so that a failure names its cause (a full disk is
   // ENOSPC) and the temporary file is removed on every path.
   const auto fail = [&](int error) {
@@ -40,8 +54,7 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
     throw std::system_error(error, std::generic_category(), "cannot write " + target.string());
   };
   if (fd < 0)
-    throw std::system_error(errno, std::generic_category(),
-                            "cannot write " + target.string() + " (" + why + ")");
+    throw std::system_error(errno, std::generic_category(), "cannot write " + target.string());
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
@@ -52,6 +65,11 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
       fail(error);
     }
     done += static_cast<std::size_t>(w);
+  }
+  if (::fchmod(fd, 0644 & ~process_umask()) != 0) {
+    const int error = errno;
+    ::close(fd);
+    fail(error);
   }
   if (::close(fd) != 0) fail(errno);
   if (::rename(tmp.c_str(), target.c_str()) != 0) fail(errno);

@@ -6,8 +6,9 @@
 #include <string_view>
 
 namespace calbench {
-// The temporary is TARGET.tmp-PID-N; one that a killed process left is removed by the next
-// write into the same directory (core/temporaries.hpp).
+// The temporary is TARGET.tmp-calbench-PID-XXXXXX (mkstemp's random suffix, mode 0600 until the
+// rename); one that a killed process left is removed by the next write of the same target
+// (core/temporaries.hpp).
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 // Throws InputError (exit 2) naming `shown` (e.g. "--out out/cfg.json") when `target` could not
 // be written: it is a directory, or the nearest existing directory above it is read-only, not

@@ -1,12 +1,17 @@
 #include "core/sha256.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
-#include <fstream>
+#include <cerrno>
 #include <memory>
+#include <system_error>
 
 #include "core/error.hpp"
+#include "core/read_file.hpp"
 
 namespace calbench {
 namespace {
@@ -45,15 +50,35 @@ std::string sha256_hex(std::span<const unsigned char> bytes) {
 }
 
 std::string sha256_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string() + ": cannot be read");
+  // Opened without blocking and checked before a byte is read: a FIFO would wait forever and
+  // /dev/zero never ends (core/read_file.hpp refuses them the same way).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw InputError(file.string() + ": cannot be read (" + std::generic_category().message(errno) +
+                     ")");
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    const std::string kind = special_file_kind(file);
+    throw InputError(
+        file.string() + ": cannot be read (it is " +
+        (kind.empty() ? std::string("not a regular file") : kind + ", not a regular file") + ")");
+  }
   DigestContext d;
   std::array<char, 1 << 16> buffer{};
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    d.update(buffer.data(), static_cast<std::size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw InputError(file.string() + ": read failed (" + std::generic_category().message(error) +
+                       ")");
+    }
+    if (n == 0) break;
+    d.update(buffer.data(), static_cast<std::size_t>(n));
   }
-  if (in.bad()) throw InputError(file.string() + ": read failed");
+  ::close(fd);
   return d.hex();
 }
 

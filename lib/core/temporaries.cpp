@@ -31,16 +31,20 @@ std::optional<pid_t> parse_pid(std::string_view text) {
 
 }  // namespace
 
-std::optional<pid_t> temporary_owner(std::string_view name, TemporaryKind kind) {
-  if (kind == TemporaryKind::atomic_write) {
-    // TARGET.tmp-PID-N
-    const std::size_t at = name.rfind(".tmp-");
-    if (at == std::string_view::npos || at == 0) return std::nullopt;
-    const std::string_view rest = name.substr(at + 5);
-    const std::size_t dash = rest.find('-');
-    if (dash == std::string_view::npos || !all_digits(rest.substr(dash + 1))) return std::nullopt;
-    return parse_pid(rest.substr(0, dash));
-  }
+std::optional<pid_t> staging_owner(std::string_view name, std::string_view target_name) {
+  // TARGET.tmp-calbench-PID-XXXXXX
+  if (target_name.empty() || !name.starts_with(target_name)) return std::nullopt;
+  std::string_view rest = name.substr(target_name.size());
+  if (!rest.starts_with(staging_infix)) return std::nullopt;
+  rest = rest.substr(staging_infix.size());
+  const std::size_t dash = rest.find('-');
+  if (dash == std::string_view::npos || rest.size() - dash - 1 != 6) return std::nullopt;
+  for (const char c : rest.substr(dash + 1))
+    if (!std::isalnum(static_cast<unsigned char>(c))) return std::nullopt;
+  return parse_pid(rest.substr(0, dash));
+}
+
+std::optional<pid_t> temporary_owner(std::string_view name, TemporaryKind /*kind*/) {
   // calbench-WORD-PID-XXXXXX: WORD lower-case letters, XXXXXX mkdtemp's six characters (or
   // Python's tempfile.mkdtemp's eight)
   if (!name.starts_with(temporary_directory_prefix)) return std::nullopt;
@@ -61,31 +65,58 @@ bool process_is_gone(pid_t pid) {
   return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-std::size_t remove_dead_temporaries(const std::filesystem::path& directory, TemporaryKind kind) {
+namespace {
+
+// At most once per (key, what) per process: a command writing many files scans once.
+bool first_scan(const std::filesystem::path& path, int what) {
   namespace fs = std::filesystem;
   static std::mutex mutex;
   static std::set<std::pair<std::string, int>> scanned;
-  {
-    std::error_code ec;
-    const fs::path key = fs::weakly_canonical(fs::absolute(directory, ec), ec);
-    const std::lock_guard lock(mutex);
-    if (!scanned.insert({key.string(), static_cast<int>(kind)}).second) return 0;
-  }
+  std::error_code ec;
+  const fs::path key = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const std::lock_guard lock(mutex);
+  return scanned.insert({key.string(), what}).second;
+}
+
+// The entry at `path` when this user owns it and it is of the type `mode_type` (S_IFREG,
+// S_IFDIR), not followed through a symbolic link.
+bool own_entry_of_type(const std::filesystem::path& path, mode_t mode_type) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && st.st_uid == ::geteuid() &&
+         (st.st_mode & S_IFMT) == mode_type;
+}
+
+}  // namespace
+
+std::size_t remove_dead_temporaries(const std::filesystem::path& directory, TemporaryKind kind) {
+  namespace fs = std::filesystem;
+  if (!first_scan(directory, static_cast<int>(kind))) return 0;
   std::size_t removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path path = it->path();
     const auto pid = temporary_owner(path.filename().string(), kind);
     if (!pid || *pid == ::getpid() || !process_is_gone(*pid)) continue;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
+    if (!own_entry_of_type(path, S_IFDIR)) continue;
+    // remove_all does not follow the symbolic links it finds inside.
     std::error_code ignored;
-    if (kind == TemporaryKind::atomic_write && S_ISREG(st.st_mode)) {
-      if (::unlink(path.c_str()) == 0) ++removed;
-    } else if (kind == TemporaryKind::temporary_directory && S_ISDIR(st.st_mode)) {
-      // remove_all does not follow the symbolic links it finds inside.
-      if (fs::remove_all(path, ignored) > 0 && !ignored) ++removed;
-    }
+    if (fs::remove_all(path, ignored) > 0 && !ignored) ++removed;
+  }
+  return removed;
+}
+
+std::size_t remove_dead_staging(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  if (!first_scan(target, -1)) return 0;
+  const std::string target_name = target.filename().string();
+  const fs::path directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path path = it->path();
+    const auto pid = staging_owner(path.filename().string(), target_name);
+    if (!pid || *pid == ::getpid() || !process_is_gone(*pid)) continue;
+    if (own_entry_of_type(path, S_IFREG) && ::unlink(path.c_str()) == 0) ++removed;
   }
   return removed;
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -180,6 +181,17 @@ Sample read_csv_outputs(const std::filesystem::path& file, ValueFormat format) {
   return read_csv_rows(file, format, 0).sample;
 }
 
+namespace {
+
+// A binary model's outputs given as P(y = 1) alone (issue #38): refused, since one number could
+// as well be the top-label confidence; the message says how to write both columns.
+constexpr std::string_view one_probability_column =
+    "one probability per row: calbench needs every class's probability (for a binary model "
+    "both P(y = 0) and P(y = 1) in two columns, e.g. with numpy: "
+    "np.column_stack([1 - p1, p1]))";
+
+}  // namespace
+
 ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format,
                            std::size_t unlabelled_classes) {
   std::error_code ec;
@@ -208,6 +220,13 @@ ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format
     }
     if (blank_since != 0) fail({&file, "line", blank_since}, "empty line inside the data");
     const auto fields = split(line);
+    // A semicolon- or tab-separated file has one field per line: it read as a header, then
+    // failed on its data with a message about fields (issue #38).
+    if (fields.size() == 1)
+      if (const auto separator = line.find_first_of(";\t"); separator != std::string::npos)
+        fail(at, std::string("no comma but a ") + (line[separator] == ';' ? "semicolon" : "tab") +
+                     ": calbench reads comma-separated values (convert the file, e.g. tr '" +
+                     (line[separator] == ';' ? ";" : "\\t") + "' ',')");
     if (K == 0 && header_line == 0 && is_header(fields, at)) {
       header_line = line_number;
       header_fields = fields.size();
@@ -226,6 +245,8 @@ ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format
                      " probabilities, or a label and " + std::to_string(unlabelled_classes) +
                      " probabilities (" + std::to_string(unlabelled_classes + 1) +
                      " fields), found " + std::to_string(fields.size()) + " field(s)");
+      if (fields.size() == 1 + label_fields && label_fields == 1)
+        fail(at, std::string(one_probability_column));
       if (fields.size() < 2 + label_fields)
         fail(at, "expected a label and at least 2 values, found " + std::to_string(fields.size()) +
                      " field(s)");
@@ -262,6 +283,7 @@ Sample read_npy_outputs(const std::filesystem::path& values, const std::filesyst
                      v.descr + " with " + std::to_string(v.shape.size()) + " dimension(s)");
   const std::size_t n = v.shape[0], K = v.shape[1];
   if (n == 0) throw InputError(values.string() + ": the array has no rows");
+  if (K == 1) throw InputError(values.string() + ": K = 1: " + std::string(one_probability_column));
   if (K < 2) throw InputError(values.string() + ": K = " + std::to_string(K) + ": must be >= 2");
   const bool column = y.shape.size() == 2 && y.shape[1] == 1;
   if (y.is_float() || !(y.shape.size() == 1 || column))

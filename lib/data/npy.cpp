@@ -5,8 +5,10 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/read_file.hpp"
 
@@ -199,13 +201,16 @@ void write_array(const std::filesystem::path& file, const char* descr,
   for (std::size_t d : shape) count *= d;
   if (count != values.size())
     throw std::logic_error("write_npy: shape and value count disagree for " + file.string());
-  std::ofstream out(file, std::ios::binary);
-  const std::string header = npy_header(descr, shape);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(values.data()),
-            static_cast<std::streamsize>(values.size() * sizeof(T)));
-  out.close();
-  if (!out) throw std::runtime_error(file.string() + ": cannot write the NPY file");
+  // Atomically, through a private staging file (core/atomic_file.hpp): never through a
+  // symbolic link planted at the name, never half-written.
+  std::string bytes = npy_header(descr, shape);
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  try {
+    write_file_atomically(file, bytes);
+  } catch (const std::system_error& error) {
+    throw std::runtime_error(file.string() + ": cannot write the NPY file (" +
+                             error.code().message() + ")");
+  }
 }
 
 }  // namespace

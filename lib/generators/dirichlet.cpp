@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/fast_math.hpp"
 #include "core/format.hpp"
+#include "core/stop_request.hpp"
 #include "generators/categorical.hpp"
 
 namespace calbench {
@@ -168,6 +169,7 @@ void DirichletGenerator::sample_binary_temperature(Engine& engine, EngineLanes& 
   for (std::size_t i = 0; i < n; ++i) tmp[i] = -std::abs(r[i]) * inv_t;
   fast::exp_bulk(tmp.data(), tmp.data(), n);
   for (std::size_t i = 0; i < n; ++i) {
+    if (i % 65536 == 0) throw_if_stop_requested();  // Ctrl-C within a second (stop_request.hpp)
     double w0 = g[2 * i], w1 = g[2 * i + 1];
     if (w0 == 0.0) {  // a tiny row: weights from r, the larger one 1
       const double e = fast::exp(-std::abs(r[i]));
@@ -218,6 +220,7 @@ void DirichletGenerator::sample_temperature(Engine& engine, EngineLanes& lanes, 
   const std::size_t K = spec_.classes;
   const std::span<double> g(scratch.c), log_g(scratch.log_c);
   for (std::size_t i = 0; i < out.size; ++i) {
+    if (i % 4096 == 0) throw_if_stop_requested();  // Ctrl-C within a second (stop_request.hpp)
     draw_gammas(engine, &lanes, g, log_g);
     double total = fast::sum(g.data(), K);
     double max_log = fast::max(log_g.data(), K);
@@ -267,6 +270,7 @@ void DirichletGenerator::sample(Engine& engine, std::size_t n, Sample& out,
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
+    if (i % 4096 == 0) throw_if_stop_requested();  // Ctrl-C within a second (stop_request.hpp)
     draw_truth(engine, c, log_c, &lanes);
     out.label[i] = draw_label(engine, c);
     if (keep_truth)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/stop_request.hpp"
+
 namespace calbench {
 namespace {
 
@@ -124,6 +126,7 @@ void Generator::sample(Engine& engine, std::size_t n, Sample& out, GeneratorScra
   scratch.reserve(K);
   const std::span<double> c(scratch.c), log_p(scratch.log_p);
   for (std::size_t i = 0; i < n; ++i) {
+    if (i % 4096 == 0) throw_if_stop_requested();  // sample(G, 3e7): Ctrl-C within a second
     out.label[i] = draw(engine, c, out.row(i), log_p, scratch);
     if (keep_truth)
       std::copy(c.begin(), c.end(), out.truth.begin() + static_cast<std::ptrdiff_t>(i * K));

@@ -755,9 +755,12 @@ bool read_empirical_rows(Args& args) {
       return false;
     }
     if (actual != sha) {
-      problems.add(g.pointer_to("sha256"), "the rows file " + path.string() + " has SHA-256 " +
-                                               actual + ", not the config's " + sha +
-                                               ": the file changed after the config was written");
+      // The file's own digest is not shown: a config must not be a way to learn the SHA-256 of
+      // any file the user can read. `sha256sum FILE` shows it to whoever may see it.
+      problems.add(g.pointer_to("sha256"),
+                   "the rows file " + path.string() + " does not have the config's SHA-256 " + sha +
+                       ": the file changed after the config was written, or the config names "
+                       "another file (sha256sum shows a file's digest)");
       return false;
     }
     NpyArray array;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/stop_request.hpp"
 #include "leaderboard/bradley_terry.hpp"
 #include "leaderboard/kendall_tau.hpp"
 
@@ -55,6 +56,7 @@ std::vector<std::vector<double>> case_weights(const std::vector<std::size_t>& bl
   std::vector<std::vector<double>> out(resamples, std::vector<double>(block.size(), 0.0));
   std::vector<double> draws(blocks);
   for (auto& weights : out) {
+    throw_if_stop_requested();
     std::fill(draws.begin(), draws.end(), 0.0);
     for (std::size_t i = 0; i < blocks; ++i) {
       const auto g = std::min(blocks - 1, static_cast<std::size_t>(uniform_open01(engine) *
@@ -201,11 +203,18 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
     const RankingKey& key = table.keys[k];
     const auto rates = worse_counts(key, M, C);
     point_rates[k] = mean_win_rates(rates, M, all);
-    for (const auto& w : weights) boot_rates[k].push_back(mean_win_rates(rates, M, w));
+    // Each resample is a pass over every case: the stop request is polled per resample, so
+    // Ctrl-C ends a board of many cases within a second (core/stop_request.hpp).
+    for (const auto& w : weights) {
+      throw_if_stop_requested();
+      boot_rates[k].push_back(mean_win_rates(rates, M, w));
+    }
     const BradleyTerryFit elo = fit_bradley_terry(games_of(key, M, all));
     std::vector<std::vector<double>> boot_elo;
-    for (std::size_t b = 0; b < settings.elo_resamples; ++b)
+    for (std::size_t b = 0; b < settings.elo_resamples; ++b) {
+      throw_if_stop_requested();
       boot_elo.push_back(fit_bradley_terry(games_of(key, M, weights[b])).elo);
+    }
     Board board;
     board.key = k;
     for (std::size_t m = 0; m < M; ++m) {
@@ -232,6 +241,7 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
     a.key = k;
     a.reference = r;
     for (std::size_t c = 0; c < C; ++c) {
+      if (c % 4096 == 0) throw_if_stop_requested();
       const auto v = std::span(key.values).subspan(c * M, M);
       const auto t = std::span(ref.values).subspan(c * M, M);
       std::vector<double> bv, bt;
@@ -245,6 +255,7 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
     }
     std::vector<double> tau, ctau, wa;
     for (std::size_t b = 0; b < B; ++b) {
+      throw_if_stop_requested();
       tau.push_back(kendall_tau_b(boot_rates[k][b], boot_rates[r][b]));
       ctau.push_back(weighted_mean(case_tau, weights[b]));
       wa.push_back(weighted_mean(agree, weights[b]));

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/stop_request.hpp"
 #include "estimators/kde_canonical.hpp"
 
 namespace calbench {
@@ -44,6 +45,7 @@ class KernelModel : public CalibrationModel {
     RowMatrix logp, log_kernel;
     std::vector<double> top(classes), sum(classes);
     for (std::size_t first = 0; first < rows; first += block) {
+      throw_if_stop_requested();  // a block is n x 256 kernels: Ctrl-C within a second
       const std::size_t count = std::min(block, rows - first);
       logp.resize(static_cast<Eigen::Index>(classes), static_cast<Eigen::Index>(count));
       for (std::size_t i = 0; i < count; ++i)
@@ -98,6 +100,8 @@ double loo_bandwidth(const Sample& s) {
   std::vector<double> loss(grid.size(), 0.0), logp(K), inner(n), value(n), sum(K);
   const double floor = std::log(std::numeric_limits<double>::min());
   for (std::size_t i = 0; i < n; ++i) {
+    // O(n^2 K) in all (50,000 rows: tens of seconds): Ctrl-C is honoured per row.
+    throw_if_stop_requested();
     for (std::size_t k = 0; k < K; ++k) logp[k] = safe_log(s.p[i * K + k]);
     for (std::size_t j = 0; j < n; ++j) {
       double dot = 0.0;

@@ -38,9 +38,12 @@ fs::path normal_out(const fs::path& given) {
 // reporters, a shard and the HTML report write. Anything else in OUT is someone else's file.
 const std::vector<std::string>& result_set_names() {
   static const std::vector<std::string> names = {
-      "config.resolved.json", "summary.json",    "run.json",      "cells.csv",  "replicates.csv",
-      "requirements.csv",     "reliability.csv", "intervals.csv", "cases.json", "config.json",
-      "shard.json",           "journal.bin",     "report"};
+      // the JSON files and the CSV tables of every scenario
+      "config.resolved.json", "summary.json", "run.json", "cells.csv", "replicates.csv",
+      "requirements.csv", "reliability.csv", "intervals.csv", "leaderboard.csv",
+      "leaderboard_agreement.csv",
+      // a shard's, and the HTML report
+      "cases.json", "config.json", "shard.json", "journal.bin", "report"};
   return names;
 }
 

@@ -1,5 +1,9 @@
 #include "report/value_format.hpp"
 
+#include <charconv>
+#include <string_view>
+#include <system_error>
+
 #include "core/format.hpp"
 
 namespace calbench {
@@ -30,9 +34,26 @@ std::string to_text(const Value& value) {
   return to_json(value).dump();
 }
 
+namespace {
+
+// A field a spreadsheet would evaluate: it starts with = + - @, a tab or a carriage return
+// (OWASP, "CSV Injection"), and is not simply a number such as -0.5, which it reads as one.
+bool formula_like(const std::string& s) {
+  if (s.empty() || std::string_view("=+-@\t\r").find(s.front()) == std::string_view::npos)
+    return false;
+  double number = 0;
+  const char* begin = s.data() + (s.front() == '+' ? 1 : 0);
+  const auto [end, error] = std::from_chars(begin, s.data() + s.size(), number);
+  return !(error == std::errc() && end == s.data() + s.size());
+}
+
+}  // namespace
+
 std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
+  // OWASP's escape for a formula: a leading single quote, and the field quoted.
+  const bool formula = formula_like(s);
+  if (!formula && s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = formula ? "\"'" : "\"";
   for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return out + "\"";
 }

@@ -20,6 +20,8 @@ import subprocess
 import tempfile
 from typing import Any
 
+from ._atomic import write_atomically
+
 __all__ = ["FitRefused", "executable", "fit", "plan"]
 
 
@@ -146,11 +148,9 @@ def plan(plan: Any, out=None, *, threads: int | None = None, quiet: bool = True)
                                f"{(result.stderr or '').strip()}")
         with open(target, encoding="utf-8") as f:
             answer = json.load(f)
-        if out is not None:  # whole or not at all: a temporary beside it, then renamed
-            destination = _path(out, "out")
-            partial = f"{destination}.{os.getpid()}.tmp"
-            shutil.copyfile(target, partial)
-            os.replace(partial, destination)
+        if out is not None:  # whole or not at all: a private temporary beside it, renamed
+            with open(target, "rb") as f:
+                write_atomically(_path(out, "out"), f.read())
         return answer
     finally:
         shutil.rmtree(directory, ignore_errors=True)

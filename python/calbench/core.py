@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -93,13 +95,40 @@ def _count(value: Any, argument: str, minimum: int) -> int:
     return value
 
 
+# The command line's limit for a JSON file (lib/core/read_file.hpp, kMaxJsonFileBytes).
+_MAX_JSON_FILE_BYTES = 64 << 20
+
+
 def _read_text(source: str) -> str:
-    """The whole UTF-8 text of a file the user named; a ValueError naming it if it cannot be read."""
+    """The whole UTF-8 text of a file the user named; a ValueError naming it if it cannot be read.
+    Only a regular file of at most 64 MiB is read, as on the command line: /dev/zero was read
+    to a MemoryError and a FIFO blocked (issue #38, D15)."""
     try:
-        with open(source, encoding="utf-8") as f:
-            return f.read()
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ValueError(f"{source}: cannot open the file ({e.strerror})") from None
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(status.st_mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(status.st_mode) else
+                "a FIFO" if stat.S_ISFIFO(status.st_mode) else
+                "a character device" if stat.S_ISCHR(status.st_mode) else
+                "a block device" if stat.S_ISBLK(status.st_mode) else
+                "a socket" if stat.S_ISSOCK(status.st_mode) else "a special file")
+        raise ValueError(f"{source}: cannot open the file (it is {kind}, not a regular file)")
+    with os.fdopen(fd, "rb") as f:
+        if status.st_size > _MAX_JSON_FILE_BYTES:
+            raise ValueError(f"{source}: cannot read the file (it has {status.st_size} bytes, "
+                             f"more than calbench's limit of {_MAX_JSON_FILE_BYTES})")
+        data = f.read(_MAX_JSON_FILE_BYTES + 1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{source}: not UTF-8 text (byte {e.start})") from None
 
 
 def _labels(y) -> np.ndarray:
@@ -213,6 +242,12 @@ def conventions() -> list[str]:
     return list(_extension().conventions())
 
 
+def _warn_all(messages: list[str]) -> None:
+    # What the results lack (a method whose fits failed): loud, as on the command line.
+    for message in messages:
+        warnings.warn(f"calbench: {message}", RuntimeWarning, stacklevel=3)
+
+
 def run(config, out: str | os.PathLike | None = None, threads: int | None = None,
         overwrite: bool = False) -> Results:
     """Runs an experiment (a config dict, or the path of a config file) and returns its
@@ -230,7 +265,7 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
     if out is not None:
         if not isinstance(overwrite, bool):
             raise TypeError(f"overwrite must be True or False, not {overwrite!r}")
-        core.run(text, source, os.fspath(out), threads, overwrite)
+        _warn_all(core.run(text, source, os.fspath(out), threads, overwrite))
         return load(os.fspath(out))
     # The pid in the name lets the next run remove what a killed Python left (its finally
     # does not run after SIGKILL): docs/durability.md, "Temporaries after kill -9".
@@ -238,7 +273,7 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
     directory = tempfile.mkdtemp(prefix=f"calbench-run-{os.getpid()}-")
     try:
         target = os.path.join(directory, "results")
-        core.run(text, source, target, threads, False)
+        _warn_all(core.run(text, source, target, threads, False))
         return load(target)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

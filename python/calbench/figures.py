@@ -78,6 +78,8 @@ def _label(axes, xlabel: str, ylabel: str) -> None:
 
 def _legend(axes, **kwargs) -> None:
     """The legend right of the first row, outside the data."""
+    if not any(ax.get_legend_handles_labels()[0] for ax in axes):
+        return  # nothing drawn (no estimator has a bias): no empty legend, no warning
     cols = axes[0].get_subplotspec().get_geometry()[1]
     axes[min(cols, len(axes)) - 1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0),
                                           fontsize=8, frameon=False, **kwargs)
@@ -170,6 +172,11 @@ def bias_curves(results: Results, x: str = "sample_size",
     for ax, (title, rows) in zip(axes, groups):
         for i, label in enumerate(labels):
             r = rows[rows["estimator"] == label].sort_values(x)
+            # An estimator without a target (a test's rejection rate) has no bias: no line,
+            # rather than matplotlib's StopIteration on bars that are all NaN (issue #38).
+            r = r[np.isfinite(r["bias"].astype(float)) & np.isfinite(r["se_bias"].astype(float))]
+            if r.empty:
+                continue
             ax.errorbar(r[x], r["bias"], yerr=2 * r["se_bias"], color=colour(i),
                         marker=marker(i), markersize=4, capsize=3, linewidth=1.2, label=label)
         ax.axhline(0, color="0.5", linewidth=0.8)

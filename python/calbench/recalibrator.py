@@ -9,11 +9,11 @@ one file works from either side.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
+from ._atomic import write_atomically
 from .core import _extension, _json_text, _labels, _read_text
 
 try:  # scikit-learn's own class when it is installed, so `except NotFittedError` catches both
@@ -119,18 +119,7 @@ class Recalibrator:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the fitted model (the file `calbench recalibrate apply` reads), atomically."""
-        text = self.to_json()
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, staging = tempfile.mkstemp(dir=directory, prefix=".calbench-model-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(staging, path)
-        except BaseException:
-            if os.path.exists(staging):
-                os.unlink(staging)
-            raise
+        write_atomically(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, renormalize: bool = False) -> "Recalibrator":

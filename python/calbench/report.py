@@ -23,6 +23,7 @@ import matplotlib
 import pandas as pd
 
 from . import figures, reliability
+from ._atomic import write_atomically
 from .results import Results, load, read_csv
 
 MAX_TABLE_ROWS = 500
@@ -275,10 +276,7 @@ def write_report(path: str) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    write_atomically(path, text)
 
 
 def write_eval_report(path: str, max_classes: int = 4) -> str:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 # Result-file schema versions this package reads. A new version must be added here only after
@@ -228,6 +229,25 @@ def _decision_summary(raw: dict[str, Any], keys: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _check_cells_against_summary(cells: pd.DataFrame, summary: pd.DataFrame, where: str) -> None:
+    """cells.csv is summary.json's cells as a table (one row per cell and estimator): a file cut
+    at a line boundary, or a value changed (a nan), is an error, not silently other results
+    (issue #38, D11)."""
+    if len(cells) != len(summary):
+        raise ResultsError(f"{where}: {len(cells)} rows, but summary.json has {len(summary)} "
+                           "(cell, estimator) entries: the file is cut or was edited")
+    for column in ("mean", "sd", "bias"):
+        if column not in cells or column not in summary:
+            continue
+        a = pd.to_numeric(cells[column], errors="coerce").to_numpy(dtype=float)
+        b = pd.to_numeric(summary[column], errors="coerce").to_numpy(dtype=float)
+        differ = ~((a == b) | (np.isnan(a) & np.isnan(b)))
+        if differ.any():
+            i = int(np.flatnonzero(differ)[0])
+            raise ResultsError(f"{where}: row {i + 1}: {column} = {a[i]!r}, but summary.json has "
+                               f"{b[i]!r}: the file was edited or damaged")
+
+
 def load(path: str | os.PathLike[str]) -> Results:
     """Loads the result directory written by `calbench run CONFIG --out PATH`.
 
@@ -270,12 +290,16 @@ def load(path: str | os.PathLike[str]) -> Results:
     else:
         summary = _decision_summary(raw, keys)
 
+    cells = read("cells.csv", True)
+    if scenario == "estimator_bias":
+        _check_cells_against_summary(cells, summary, os.path.join(path, "cells.csv"))
+
     reliability = read("reliability.csv", False)
     if reliability is not None and reliability["curve"].dtype == bool:
         # Only true curves (a recalibration run): pandas reads the column as booleans.
         reliability["curve"] = reliability["curve"].map({True: "true", False: "false"})
     return Results(path=path, scenario=scenario, meta=meta, config=config, raw=raw,
-                   cells=read("cells.csv", True), summary=summary,
+                   cells=cells, summary=summary,
                    truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
                    requirements=read("requirements.csv", False), rankings=rankings,
                    reliability=reliability, leaderboard=read("leaderboard.csv", False),

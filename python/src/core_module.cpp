@@ -50,13 +50,10 @@ namespace {
 
 // A JSON document handed over by the Python layer, which wrote it with json.dumps.
 Json parse_argument(const std::string& text, const std::string& source) {
+  // parse_json_source: the command line's messages ("line 1, column 2: ..." without
+  // nlohmann's "[json.exception.parse_error.101]" id) and its memory check (issue #38, D18).
   Problems problems;
-  Json out;
-  try {
-    out = parse_json_text(text, problems);
-  } catch (const std::exception& error) {
-    throw ConfigError({source + ": not valid JSON: " + error.what()});
-  }
+  Json out = parse_json_source(text, source, problems);
   if (!problems.empty()) throw ConfigError(problems.render(source));
   return out;
 }
@@ -106,46 +103,6 @@ GeneratorArgument read_generator(const std::string& text, const std::string& sou
     solved.emplace(text, argument);
   }
   return argument;
-}
-
-// (p, y, c): p (n, K) float64, y (n,) int64, c (n, K) float64 or None.
-py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t seed,
-                 std::uint64_t cell, std::uint64_t replicate, bool keep_truth) {
-  const GeneratorArgument argument = read_generator(generator_text, "calbench.sample");
-  if (n == 0) throw ConfigError({"calbench.sample: n = 0: must be >= 1"});
-  // p, y and c of n rows, and the sampler's copies: refused before drawing when they cannot fit
-  // (sample(G, 3e8) drew for 29 s before a MemoryError; 2**62 gave a raw vector error).
-  {
-    const double K = static_cast<double>(Generator(argument.spec).classes());
-    const double bytes = static_cast<double>(n) * (K * 4.0 * sizeof(double) + 16.0);
-    if (bytes > available_memory_bytes())
-      throw ConfigError({"calbench.sample: n = " + std::to_string(n) + ": the sample needs about " +
-                         gigabytes(bytes) + " of memory (n x classes " +
-                         std::to_string(static_cast<std::size_t>(K)) +
-                         " x 4 doubles) but the machine has " +
-                         gigabytes(available_memory_bytes()) + " available"});
-  }
-  Sample out;
-  {
-    py::gil_scoped_release release;
-    const Generator generator(argument.spec);
-    GeneratorScratch scratch;
-    // The stream of run task (cell, replicate): scenarios/estimator_bias/run.cpp.
-    Engine engine = make_engine({seed, cell, replicate, Purpose::sample});
-    generator.sample(engine, n, out, scratch, keep_truth);
-  }
-  const std::size_t K = out.classes;
-  py::array_t<double> p({n, K});
-  std::copy(out.p.begin(), out.p.end(), p.mutable_data());
-  py::array_t<std::int64_t> y(static_cast<py::ssize_t>(n));
-  std::copy(out.label.begin(), out.label.end(), y.mutable_data());
-  py::object c = py::none();
-  if (keep_truth) {
-    py::array_t<double> truth({n, K});
-    std::copy(out.truth.begin(), out.truth.end(), truth.mutable_data());
-    c = truth;
-  }
-  return py::make_tuple(p, y, c);
 }
 
 // How interruptible work ended: with the exception of Python's signal handler
@@ -202,6 +159,46 @@ void run_interruptibly(Work&& work) {
     work_interruptibly(outcome, work, [] {});
   }
   outcome.raise();
+}
+
+// (p, y, c): p (n, K) float64, y (n,) int64, c (n, K) float64 or None.
+py::tuple sample(const std::string& generator_text, std::size_t n, std::uint64_t seed,
+                 std::uint64_t cell, std::uint64_t replicate, bool keep_truth) {
+  const GeneratorArgument argument = read_generator(generator_text, "calbench.sample");
+  if (n == 0) throw ConfigError({"calbench.sample: n = 0: must be >= 1"});
+  // p, y and c of n rows, and the sampler's copies: refused before drawing when they cannot fit
+  // (sample(G, 3e8) drew for 29 s before a MemoryError; 2**62 gave a raw vector error).
+  {
+    const double K = static_cast<double>(Generator(argument.spec).classes());
+    const double bytes = static_cast<double>(n) * (K * 4.0 * sizeof(double) + 16.0);
+    if (bytes > available_memory_bytes())
+      throw ConfigError({"calbench.sample: n = " + std::to_string(n) + ": the sample needs about " +
+                         gigabytes(bytes) + " of memory (n x classes " +
+                         std::to_string(static_cast<std::size_t>(K)) +
+                         " x 4 doubles) but the machine has " +
+                         gigabytes(available_memory_bytes()) + " available"});
+  }
+  Sample out;
+  // Interruptible: the generators poll the stop request every few thousand rows.
+  run_interruptibly([&] {
+    const Generator generator(argument.spec);
+    GeneratorScratch scratch;
+    // The stream of run task (cell, replicate): scenarios/estimator_bias/run.cpp.
+    Engine engine = make_engine({seed, cell, replicate, Purpose::sample});
+    generator.sample(engine, n, out, scratch, keep_truth);
+  });
+  const std::size_t K = out.classes;
+  py::array_t<double> p({n, K});
+  std::copy(out.p.begin(), out.p.end(), p.mutable_data());
+  py::array_t<std::int64_t> y(static_cast<py::ssize_t>(n));
+  std::copy(out.label.begin(), out.label.end(), y.mutable_data());
+  py::object c = py::none();
+  if (keep_truth) {
+    py::array_t<double> truth({n, K});
+    std::copy(out.truth.begin(), out.truth.end(), truth.mutable_data());
+    c = truth;
+  }
+  return py::make_tuple(p, y, c);
 }
 
 // [(quantity, value, method, error)] in the contract's order.
@@ -293,8 +290,11 @@ class PyFittedModel {
     const std::string source = "calbench.Recalibrator";
     const Json method = parse_argument(method_text, source);
     const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
-    py::gil_scoped_release release;
-    return PyFittedModel(std::make_shared<FittedModel>(fit_model(method, source, sample)));
+    // Interruptible: kernel calibration's O(n^2) bandwidth search polls the stop request.
+    std::shared_ptr<FittedModel> fitted;
+    run_interruptibly(
+        [&] { fitted = std::make_shared<FittedModel>(fit_model(method, source, sample)); });
+    return PyFittedModel(std::move(fitted));
   }
   static PyFittedModel from_json(const std::string& text, const std::string& source) {
     return PyFittedModel(
@@ -308,10 +308,7 @@ class PyFittedModel {
     const py::array_t<std::int64_t> y(static_cast<py::ssize_t>(none.size()), none.data());
     const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
     std::vector<double> q;
-    {
-      py::gil_scoped_release release;
-      q = apply_fitted_model(*fitted_, sample.p, sample.classes, "p");
-    }
+    run_interruptibly([&] { q = apply_fitted_model(*fitted_, sample.p, sample.classes, "p"); });
     py::array_t<double> out({sample.size, sample.classes});
     std::copy(q.begin(), q.end(), out.mutable_data());
     return out;
@@ -339,8 +336,9 @@ class PyFittedModel {
 //
 // The run is interruptible (work_interruptibly): Ctrl-C stops it as the command line's SIGINT
 // does (no task starts, the running ones finish), commits nothing and raises KeyboardInterrupt.
-void run(const std::string& config_text, const std::string& source, const std::string& directory,
-         std::size_t threads, bool overwrite) {
+// Returns the results' warnings (a method whose fits failed), which calbench.run warns with.
+std::vector<std::string> run(const std::string& config_text, const std::string& source,
+                             const std::string& directory, std::size_t threads, bool overwrite) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
@@ -348,6 +346,7 @@ void run(const std::string& config_text, const std::string& source, const std::s
   // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
   preflight(*config, cell_demands(*config), threads, available_memory_bytes());
+  std::vector<std::string> warnings;
   Interruption outcome;
   {
     py::gil_scoped_release release;
@@ -376,9 +375,11 @@ void run(const std::string& config_text, const std::string& source, const std::s
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       write_results(scenario, *results, config->resolved, info, results_set.staging());
       results_set.commit();
+      warnings = results->warnings;
     }
   }
   outcome.raise();
+  return warnings;
 }
 
 // Every estimator row: (name, its documented example object as JSON text, its parameter keys).
@@ -428,10 +429,9 @@ py::dict leaderboard(const std::vector<std::string>& methods,
   const LeaderboardSettings settings{
       .resamples = resamples, .elo_resamples = elo_resamples, .level = level};
   Leaderboards out;
-  {
-    py::gil_scoped_release release;
-    out = compute_leaderboards(table, compare, settings, leaderboard_stream(seed, 0));
-  }
+  // Interruptible: the bootstrap polls the stop request per resample.
+  run_interruptibly(
+      [&] { out = compute_leaderboards(table, compare, settings, leaderboard_stream(seed, 0)); });
   py::list standings, agreements;
   for (const Board& board : out.boards)
     for (std::size_t m = 0; m < board.standings.size(); ++m) {

@@ -237,6 +237,16 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
             fields.insert(fields.end(), rest.begin(), rest.end());
             record.rows.push_back({"cells", std::move(fields)});
           };
+      // A method whose fits failed, in some replicates or all: a row of kind "failure" whose
+      // quantity is the first failure's message, so that a method with no result is visible.
+      if (m.failed_fits > 0) {
+        std::vector<Value> fields = key_fields(c.cell, targets, own_columns);
+        fields.insert(fields.end(), {count_value(c.fit_size), count_value(c.test_size),
+                                     count_value(c.cell.replicates), m.label, m.name, "failure",
+                                     m.failure, Value(), Value(), Value(), Value(), Value(),
+                                     Value(), count_value(m.fits), count_value(m.failed_fits)});
+        record.rows.push_back({"cells", std::move(fields)});
+      }
       for (const auto& s : m.truth)
         row("truth", std::string(to_string(s.quantity)), std::nullopt, s.mean, s.sd, s.error,
             s.improvement, std::nullopt);

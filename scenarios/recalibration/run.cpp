@@ -387,17 +387,37 @@ Better better_of(bool higher) {
   return higher ? Better::higher : Better::lower;
 }
 
-// The cell's leaderboard cases: per complete replicate and key, every model's value, the
-// uncalibrated model first. A true quantity enters only when every model has a finite value of
-// it in every case (canonical_l1 can be unknown); each replicate is its own bootstrap block.
+// The methods of the cell's leaderboard: those fitted in at least one replicate. A method whose
+// every fit failed is left out of the board (its failure is in cells.csv and on stderr), so
+// that it does not take the other methods' board with it.
+std::vector<std::size_t> board_methods(const CellReplicates& cell) {
+  std::vector<std::size_t> out;
+  for (std::size_t m = 0; m < cell.cell.methods.size(); ++m)
+    for (std::size_t r = 0; r < cell.cell.replicates; ++r)
+      if (cell.reps[r].methods[m].fitted) {
+        out.push_back(m);
+        break;
+      }
+  return out;
+}
+
+// The cell's leaderboard cases: per replicate in which every board method was fitted and per
+// key, every board model's value, the uncalibrated model first. A true quantity enters only when
+// every model has a finite value of it in every case (canonical_l1 can be unknown); each
+// replicate is its own bootstrap block.
 std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
                                                    const ComposedTruth& uncal_truth) {
   const RecalibrationCell& cc = cell.cell;
-  const std::vector<std::size_t> complete = complete_replicates(cell);
+  const std::vector<std::size_t> methods = board_methods(cell);
+  std::vector<std::size_t> complete;
+  for (std::size_t r = 0; r < cc.replicates; ++r)
+    if (std::all_of(methods.begin(), methods.end(),
+                    [&](std::size_t m) { return cell.reps[r].methods[m].fitted; }))
+      complete.push_back(r);
   if (complete.empty()) return std::nullopt;
   LeaderboardRecord out;
   out.table.methods.push_back(uncalibrated_label);
-  for (const auto& m : cc.methods) out.table.methods.push_back(m.label);
+  for (std::size_t m : methods) out.table.methods.push_back(cc.methods[m].label);
   out.table.clusters = complete;
   const auto known = [](const std::optional<TruthValue>& v) {
     return v.has_value() && std::isfinite(v->value);
@@ -410,7 +430,8 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
     for (std::size_t r : complete) {
       if (!usable) break;
       key.values.push_back(uncal_truth.values[j]->value);
-      for (const auto& mo : cell.reps[r].methods) {
+      for (std::size_t m : methods) {
+        const MethodOutcome& mo = cell.reps[r].methods[m];
         usable = usable && known(mo.truth.values[j]);
         if (usable) key.values.push_back(mo.truth.values[j]->value);
       }
@@ -426,7 +447,7 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
                    .values = {}};
     for (std::size_t r : complete) {
       key.values.push_back(cell.reps[r].uncalibrated[e]);
-      for (const auto& mo : cell.reps[r].methods) key.values.push_back(mo.estimates[e]);
+      for (std::size_t m : methods) key.values.push_back(cell.reps[r].methods[m].estimates[e]);
     }
     out.table.keys.push_back(std::move(key));
     out.estimate.push_back(true);
@@ -446,31 +467,51 @@ void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
 
 // Every cell's cases in one leaderboard, each cell a bootstrap block (CalArena's block
 // bootstrap over datasets), when there are two or more cells and all rank the same models by
-// the same keys.
+// the same keys. A cell whose board lacks a method (every fit of it failed there) or has no
+// board is left out, named in `left_out`, rather than taking the pooled board away: with two
+// or more cells left, the others are pooled.
 std::optional<LeaderboardRecord> pooled_leaderboard(
-    const std::vector<RecalibrationCellRecord>& records) {
-  if (records.size() < 2 || !records.front().leaderboard) return std::nullopt;
-  const LeaderboardRecord& first = *records.front().leaderboard;
+    const std::vector<RecalibrationCellRecord>& records, std::vector<std::size_t>& left_out) {
+  left_out.clear();
+  if (records.size() < 2) return std::nullopt;
+  // The reference board: the first with every model (a full board has the most methods).
+  const LeaderboardRecord* first = nullptr;
+  for (const auto& r : records)
+    if (r.leaderboard &&
+        (first == nullptr || r.leaderboard->table.methods.size() > first->table.methods.size()))
+      first = &*r.leaderboard;
+  if (first == nullptr) return std::nullopt;
   LeaderboardRecord out;
-  out.table.methods = first.table.methods;
-  out.estimate = first.estimate;
-  out.target = first.target;
-  for (const RankingKey& key : first.table.keys)
+  out.table.methods = first->table.methods;
+  out.estimate = first->estimate;
+  out.target = first->target;
+  for (const RankingKey& key : first->table.keys)
     out.table.keys.push_back({.name = key.name, .better = key.better, .values = {}});
+  std::size_t pooled = 0;
   for (std::size_t c = 0; c < records.size(); ++c) {
     const auto& lb = records[c].leaderboard;
-    if (!lb || lb->table.methods != first.table.methods || lb->estimate != first.estimate ||
-        lb->table.keys.size() != first.table.keys.size())
-      return std::nullopt;
+    const bool same =
+        lb && lb->table.methods == first->table.methods && lb->estimate == first->estimate &&
+        lb->table.keys.size() == first->table.keys.size() &&
+        std::equal(lb->table.keys.begin(), lb->table.keys.end(), first->table.keys.begin(),
+                   [](const RankingKey& a, const RankingKey& b) {
+                     return a.name == b.name && a.better == b.better;
+                   });
+    if (!same) {
+      // A cell ranking other keys (a different estimator list) is not comparable: no pooled
+      // board at all, as before. Only a missing board or missing methods leave a cell out.
+      if (lb && lb->table.methods == first->table.methods) return std::nullopt;
+      left_out.push_back(c);
+      continue;
+    }
     for (std::size_t k = 0; k < lb->table.keys.size(); ++k) {
-      const RankingKey& key = lb->table.keys[k];
-      if (key.name != first.table.keys[k].name || key.better != first.table.keys[k].better)
-        return std::nullopt;
       auto& values = out.table.keys[k].values;
-      values.insert(values.end(), key.values.begin(), key.values.end());
+      values.insert(values.end(), lb->table.keys[k].values.begin(), lb->table.keys[k].values.end());
     }
     out.table.clusters.insert(out.table.clusters.end(), lb->table.cases(), c);
+    ++pooled;
   }
+  if (pooled < 2) return std::nullopt;
   return out;
 }
 
@@ -524,6 +565,50 @@ std::vector<std::vector<CurvePoint>> replicate0_curves(
     out.push_back(true_top_reliability_curve(gen, model.get(), *config.reliability));
   }
   return out;
+}
+
+// One warning per method with failed fits (how many, in which cells, the first message), one
+// for the cells the pooled board leaves out; `incomplete` when a method never fitted.
+void failure_warnings(const RecalibrationConfig& config, RecalibrationResults& out,
+                      const std::vector<std::size_t>& left_out) {
+  const auto cell_list = [&](const std::vector<std::size_t>& cells) {
+    std::vector<std::string> names;
+    for (std::size_t c : cells) names.push_back(std::to_string(config.cells[c].index));
+    return (cells.size() == 1 ? "cell " : "cells ") + join(names, ", ");
+  };
+  if (out.records.empty()) return;
+  // Methods are the same in every cell; records[c].methods[0] is the uncalibrated model.
+  for (std::size_t m = 1; m < out.records.front().methods.size(); ++m) {
+    std::size_t fits = 0, failed = 0;
+    std::vector<std::size_t> cells;
+    std::string first;
+    for (std::size_t c = 0; c < out.records.size(); ++c) {
+      if (m >= out.records[c].methods.size()) continue;
+      const MethodRecord& mr = out.records[c].methods[m];
+      fits += mr.fits;
+      failed += mr.failed_fits;
+      if (mr.failed_fits == 0) continue;
+      cells.push_back(c);
+      if (first.empty()) first = mr.failure;
+    }
+    if (failed == 0) continue;
+    const std::string& label = out.records.front().methods[m].label;
+    if (fits == 0) {
+      out.incomplete = true;
+      out.warnings.push_back("method " + label + " failed in every fit (" + std::to_string(failed) +
+                             " of " + std::to_string(failed) +
+                             "): it has no results; first failure: " + first);
+    } else {
+      out.warnings.push_back("method " + label + " failed in " + std::to_string(failed) + " of " +
+                             std::to_string(fits + failed) + " fits (" + cell_list(cells) +
+                             "; cells.csv rows of kind \"failure\"): first failure: " + first);
+    }
+  }
+  if (!left_out.empty())
+    out.warnings.push_back(
+        "the pooled leaderboard leaves out " + cell_list(left_out) +
+        (out.pooled_leaderboard ? "" : ", so there is none") +
+        ": a method failed in every replicate there (its cell board ranks the others)");
 }
 
 }  // namespace
@@ -587,7 +672,9 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
       control);
   if (control.shard) return {};  // a shard's results are its journal
   for (; next_cell < cells; ++next_cell) summarise(next_cell);
-  out.pooled_leaderboard = pooled_leaderboard(out.records);
+  std::vector<std::size_t> left_out;
+  out.pooled_leaderboard = pooled_leaderboard(out.records, left_out);
+  failure_warnings(config, out, left_out);
   if (out.pooled_leaderboard)
     rank_leaderboard(*out.pooled_leaderboard,
                      leaderboard_stream(config.seed, pooled_leaderboard_scope));

@@ -92,7 +92,7 @@ done
 awk 'BEGIN { for (i = 0; i < 50; i++) printf "%d,0.98,0.01,0.01\n", i % 3 }' >"$work/confident.csv"
 bad confident "confident.csv: all 50 rows have the same probabilities (0.98, 0.01, 0.01)"
 printf '0,1\n0,1\n1,1\n' >"$work/k1.csv"
-bad k1 "k1.csv: line 1: expected a label and at least 2 values"
+bad k1 "k1.csv: line 1: one probability per row: calbench needs every class.s probability"
 printf '0,0.3,0.7\n2,0.6,0.4\n1,0.5,0.5\n' >"$work/label_range.csv"
 bad label_range "label_range.csv: line 2: label 2 is out of range: must be 0 .. 1"
 printf '0,0.3,0.7\n1,nan,0.4\n1,0.5,0.5\n' >"$work/nan.csv"

@@ -360,12 +360,13 @@ expect_exit 0 "" after_kill run leftover.json --out o_after_kill --quiet
 [ "$(ls -A tmp | sort | tr '\n' ' ')" = "calbench-cell-$$-ghijkl calbench-mine " ] ||
   fail "after_kill: TMPDIR holds $(ls -A tmp)"
 rm -r "tmp/calbench-cell-$$-ghijkl" tmp/calbench-mine
-# An atomic write's temporary, TARGET.tmp-PID-N: removed beside the next write when PID is gone.
+# An atomic write's temporary, TARGET.tmp-calbench-PID-XXXXXX: removed by the next write of
+# TARGET when PID is gone; nothing else is (tests/cli/audit.sh, N1).
 mkdir atomic
-echo half >"atomic/plan.json.tmp-$dead-0"
+echo half >"atomic/submit.sh.tmp-calbench-$dead-abcdef"
 echo mine >"atomic/notes.tmp-$$-0"
 expect_exit 0 "" atomic_leftover slurm "$tiny" --shards 2 --out atomic/o --script-dir atomic
-[ -e "atomic/plan.json.tmp-$dead-0" ] && fail "atomic_leftover: the dead writer's temporary stayed"
+[ -e "atomic/submit.sh.tmp-calbench-$dead-abcdef" ] && fail "atomic_leftover: the dead writer's temporary stayed"
 [ -e "atomic/notes.tmp-$$-0" ] || fail "atomic_leftover: a live pid's file was removed"
 [ -f atomic/submit.sh ] || fail "atomic_leftover: slurm wrote no submit.sh: $(ls atomic)"
 # export-cases killed: its DIR.partial holds its pid; a later export-cases removes it. A

@@ -4,7 +4,7 @@
 # --no-report and CALBENCH_NO_REPORT skip it; without python3 the run warns in one line and
 # succeeds; `calbench eval --plot` writes the model's diagrams. Then headless Chromium renders
 # both pages: the screenshots must not be blank and the pages must log nothing to the console.
-# Without `chromium` (Debian's package; scripts/setup.sh installs it) the checks before it still
+# Without `chromium` (Debian's package; scripts/setup.sh tests installs it) the checks before it still
 # run and the test exits 77, which ctest reports as skipped.
 #
 # Usage: tests/cli/report.sh CALBENCH_BINARY SOURCE_DIR PYTHON3  (KEEP_WORK=1 keeps the temp directory)

@@ -13,7 +13,7 @@ script=report_layout usage="CALBENCH_BINARY SOURCE_DIR PYTHON3"
 python=$3
 unset CALBENCH_NO_REPORT CALBENCH_PYTHON
 chromium=$(command -v chromium) ||
-  { echo "$script: FAIL: chromium is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+  { echo "$script: FAIL: chromium is not installed (scripts/setup.sh tests installs it)" >&2; exit 1; }
 
 "$python" - "$src/configs/quickstart.json" "$work/quickstart.json" <<'PY' || fail "config"
 import json, sys

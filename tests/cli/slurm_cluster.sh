@@ -15,7 +15,7 @@ script=cli_slurm_cluster usage="CALBENCH_BINARY SOURCE_DIR" fail_fast=1
 [ "$(id -u)" -eq 0 ] || skip "slurmd needs root"
 for p in slurmctld slurmd slurm-client munge; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    skip "package $p is not installed (scripts/setup.sh installs it)"
+    skip "package $p is not installed (scripts/setup.sh tests installs it)"
 done
 
 state="$work/cluster"
