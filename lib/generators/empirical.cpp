@@ -57,6 +57,7 @@ EmpiricalGenerator::EmpiricalGenerator(EmpiricalSpec spec) : spec_(std::move(spe
                       ": must be >= 0 and <= " + format_double(empirical_bandwidth_max));
   validate(spec_.calibration);
   validate(spec_.classwise, K);
+  classwise_ = ClasswisePieces(spec_.classwise);
   const std::size_t n = rows.size() / K;
   log_rows_.resize(rows.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -126,8 +127,8 @@ void EmpiricalGenerator::calibrate(std::span<const double> p, std::span<const do
   std::size_t top = 0;
   const double t = top_label_logit(log_p, top);
   if (!is_identity(classwise)) {
-    const double s = calibrated_logit(spec_.calibration, t) + top_deviation(classwise, top, t);
-    fill_other_classes(classwise, log_p, top, 1.0 / (1.0 + std::exp(-s)), -softplus(s), c);
+    const double s = calibrated_logit(spec_.calibration, t) + classwise_.top_deviation(top, t);
+    classwise_.fill_other_classes(p, log_p, top, 1.0 / (1.0 + std::exp(-s)), -softplus(s), c);
     return;
   }
   const double s = calibrated_logit(spec_.calibration, t);
