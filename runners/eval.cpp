@@ -248,6 +248,8 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
       read_model_outputs(o.data, o.labels,
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
                           .renormalize = o.renormalize});
+  // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
+  const ZeroCount zeros = count_zeros(sample);
   std::vector<Skipped> skipped;
   const bool by_default = o.estimators.empty();
   std::vector<EstimatorConfig> candidates =
@@ -308,8 +310,17 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   const std::vector<double>& p = computed.p_values;
   const std::vector<std::optional<Interval>>& intervals = computed.intervals;
   std::vector<std::string> notes(E);
+  std::vector<bool> estimable(E, true);
   for (std::size_t e = 0; e < E; ++e) {
-    if (!intervals[e])
+    estimable[e] = !(used[e].logs_label_probability && zeros.true_label_zeros > 0);
+    const auto* minimum = dynamic_cast<const MinimumRows*>(used[e].estimator.get());
+    if (!estimable[e]) {
+      notes[e] = "not estimable: " + std::to_string(zeros.true_label_zeros) +
+                 " rows with label probability 0";
+    } else if (minimum && sample.size < minimum->minimum_rows()) {
+      estimable[e] = false;
+      notes[e] = "not estimable: " + minimum->why();
+    } else if (!intervals[e])
       notes[e] = std::string(to_string(methods[0][e])) + " does not apply";
     else
       notes[e] = coverage_note(used[e], methods[0][e], sample.size, sample.classes);
@@ -318,12 +329,23 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   // An estimate that is not finite is an error naming the estimator, in either format (the
   // text table would print "nan", the JSON null).
   for (std::size_t e = 0; e < E; ++e)
-    require_finite(observed[e], [&] { return o.data + ": estimator " + used[e].label; });
+    if (estimable[e])
+      require_finite(observed[e], [&] { return o.data + ": estimator " + used[e].label; });
+  const std::string zero_warning = zeros.true_label_zeros == 0
+                                       ? ""
+                                       : describe_label_zeros(zeros, sample.size) +
+                                             ": -log 0 is infinite, so the NLL is not estimable; " +
+                                             full_precision_advice;
   std::ostringstream text;
   if (o.json) {
     Json doc = {{"n", sample.size}, {"classes", sample.classes}};
+    if (zeros.true_label_zeros > 0)
+      doc["label_probability_zeros"] = {
+          {"rows", zeros.true_label_zeros},
+          {"decimals", zeros.decimals ? Json(*zeros.decimals) : Json()},
+          {"warning", zero_warning}};
     Json entries = Json::object();
-    for (std::size_t e = 0; e < E; ++e)
+    for (std::size_t e = 0; e < E; ++e) {
       entries[used[e].label] = {
           {"name", used[e].name},
           {"params", params_json(used[e].params)},
@@ -332,16 +354,29 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
           {"ci", intervals[e] ? Json{intervals[e]->lo, intervals[e]->hi} : Json()},
           {"p_calibrated", p[e]},
           {"note", notes[e].empty() ? Json() : Json(notes[e])}};
+      if (!estimable[e]) {  // null value, interval and p, and the reason
+        auto& entry = entries[used[e].label];
+        entry["value"] = entry["ci"] = entry["p_calibrated"] = Json();
+        entry["estimable"] = false;
+      }
+    }
     doc["estimators"] = std::move(entries);
     require_finite_json(doc, o.data);
     text << doc.dump(2) << '\n';
   } else {
     text << o.data << ": n = " << sample.size << ", K = " << sample.classes << "; " << o.resamples
-         << " resamples, seed " << o.seed << "\n\n";
+         << " resamples, seed " << o.seed << "\n";
+    if (!zero_warning.empty()) text << "warning: " << zero_warning << '\n';
+    text << '\n';
     const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI";
     std::vector<std::vector<std::string>> rows = {
         {"label", "value", ci_head, "method", "p_calibrated", "note"}};
-    for (std::size_t e = 0; e < E; ++e)
+    for (std::size_t e = 0; e < E; ++e) {
+      if (!estimable[e]) {
+        rows.push_back({used[e].label, "not estimable", "-", std::string(to_string(methods[0][e])),
+                        "-", notes[e]});
+        continue;
+      }
       rows.push_back({used[e].label, format_fixed(observed[e], 6),
                       intervals[e] ? std::string("[")
                                              .append(format_fixed(intervals[e]->lo, 6))
@@ -350,6 +385,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
                                          "]"  // not "[" + ...: GCC 12 -Wrestrict
                                    : std::string("-"),
                       std::string(to_string(methods[0][e])), format_fixed(p[e], 4), notes[e]});
+    }
     text << aligned_columns(rows, "  ");
     text << "\nCI: the method's interval (docs/intervals.md); a note names the coverage measured "
             "below\n  nominal - 0.05 for data of this K and n (or says that the method does not "
