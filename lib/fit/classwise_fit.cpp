@@ -24,10 +24,11 @@ using Rows = std::vector<std::size_t>;
 
 struct TopData {
   std::vector<double> knots;
-  Eigen::MatrixXd basis;       // n x m
-  Eigen::VectorXd offset;      // s(t_i)
-  Eigen::VectorXd y;           // 1{label = top}
-  std::vector<Rows> by_class;  // rows whose top class is k, ascending
+  Eigen::MatrixXd basis;         // n x m
+  Eigen::VectorXd offset;        // s(t_i)
+  Eigen::VectorXd y;             // 1{label = top}
+  std::vector<Rows> by_class;    // rows whose top class is k, ascending
+  std::vector<std::size_t> top;  // each row's top class
 };
 
 // Class k's deviation fitted on `rows` (a subset of its rows) at `penalty`.
@@ -62,6 +63,28 @@ Rows intersect(const Rows& sorted_rows, const Rows& of_class) {
   return out;
 }
 
+// The deviations' common part removed (in place): the spline c on the same knots closest, in
+// least squares over `rows`, to each row's deviation v_i = d_{top i}(t_i), subtracted from every
+// class's deviation. Afterwards sum_i B_r(t_i) (d_{top i}(t_i)) = 0 over the rows for every
+// B-spline r: the deviations move calibration between the classes that are top at a
+// confidence and leave the top-label curve there, which step 2 fitted and measured, as it was
+// (to first order in the logit). Without this the deviations' in-sample noise added to the
+// fake's top-label calibration error (docs/fit.md, "The classwise study").
+void centre_deviations(const TopData& d, const Rows& rows, std::vector<Eigen::VectorXd>& beta) {
+  const Eigen::Index m = d.basis.cols();
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(m, m);
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(m);
+  for (std::size_t i : rows) {
+    const auto b = d.basis.row(static_cast<Eigen::Index>(i));
+    gram.noalias() += b.transpose() * b;
+    rhs += b.transpose() * b.dot(beta[d.top[i]]);
+  }
+  // A basis function no row reaches has no data to centre: the tiny ridge keeps it at 0.
+  gram.diagonal().array() += 1e-10 * (1.0 + gram.diagonal().maxCoeff());
+  const Eigen::VectorXd common = gram.ldlt().solve(rhs);
+  for (Eigen::VectorXd& b : beta) b -= common;
+}
+
 void fit_top(const ClasswiseData& data, const ClasswiseFitOptions& options,
              const std::vector<Rows>& train, const std::vector<Rows>& test, ClasswiseFit& out) {
   const std::size_t n = data.t.size(), K = data.classes, F = train.size();
@@ -73,6 +96,9 @@ void fit_top(const ClasswiseData& data, const ClasswiseFitOptions& options,
   d.offset.resize(static_cast<Eigen::Index>(n));
   d.y.resize(static_cast<Eigen::Index>(n));
   d.by_class.resize(K);
+  d.top.assign(data.top.begin(), data.top.end());
+  Rows all_rows(n);
+  for (std::size_t i = 0; i < n; ++i) all_rows[i] = i;
   std::vector<double> row(m);
   for (std::size_t i = 0; i < n; ++i) {
     spline_basis(d.knots, data.t[i], row);
@@ -82,16 +108,31 @@ void fit_top(const ClasswiseData& data, const ClasswiseFitOptions& options,
     d.y(static_cast<Eigen::Index>(i)) = data.label[i] == data.top[i] ? 1.0 : 0.0;
     d.by_class[data.top[i]].push_back(i);
   }
-  // Held-out log-likelihood of a penalty (infinity: no deviations), classes x folds in parallel.
+  // Held-out log-likelihood of a penalty (infinity: no deviations): the deviations of every
+  // class and fold in parallel, centred fold by fold, then scored.
   const auto score = [&](double penalty) {
+    if (!std::isfinite(penalty)) {
+      double sum = 0.0;
+      for (std::size_t f = 0; f < F; ++f)
+        sum += deviation_log_likelihood(d, test[f],
+                                        Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m)));
+      return sum;
+    }
+    std::vector<Eigen::VectorXd> beta(K * F);
+    for_each_index(K * F, [&](std::size_t task) {
+      const std::size_t k = task / F, f = task % F;
+      beta[task] = fit_deviation(d, intersect(train[f], d.by_class[k]), penalty);
+    });
+    for (std::size_t f = 0; f < F; ++f) {
+      std::vector<Eigen::VectorXd> fold(K);
+      for (std::size_t k = 0; k < K; ++k) fold[k] = beta[k * F + f];
+      centre_deviations(d, train[f], fold);
+      for (std::size_t k = 0; k < K; ++k) beta[k * F + f] = fold[k];
+    }
     std::vector<double> slots(K * F, 0.0);
     for_each_index(K * F, [&](std::size_t task) {
       const std::size_t k = task / F, f = task % F;
-      const Rows held = intersect(test[f], d.by_class[k]);
-      const Eigen::VectorXd beta =
-          std::isfinite(penalty) ? fit_deviation(d, intersect(train[f], d.by_class[k]), penalty)
-                                 : Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m));
-      slots[task] = deviation_log_likelihood(d, held, beta);
+      slots[task] = deviation_log_likelihood(d, intersect(test[f], d.by_class[k]), beta[task]);
     });
     double sum = 0.0;
     for (double v : slots) sum += v;
@@ -110,10 +151,11 @@ void fit_top(const ClasswiseData& data, const ClasswiseFitOptions& options,
   out.top_choice = "top " + format_double(chosen);
   out.map.top_knots = d.knots;
   out.map.top.assign(K * m, 0.0);
-  for_each_index(K, [&](std::size_t k) {
-    const Eigen::VectorXd beta = fit_deviation(d, d.by_class[k], chosen);
-    std::copy(beta.data(), beta.data() + beta.size(), out.map.top.begin() + k * m);
-  });
+  std::vector<Eigen::VectorXd> beta(K);
+  for_each_index(K, [&](std::size_t k) { beta[k] = fit_deviation(d, d.by_class[k], chosen); });
+  centre_deviations(d, all_rows, beta);
+  for (std::size_t k = 0; k < K; ++k)
+    std::copy(beta[k].data(), beta[k].data() + beta[k].size(), out.map.top.begin() + k * m);
 }
 
 // ---- 2. the other classes --------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -110,6 +111,101 @@ void fill_other_classes(const ClasswiseMap& map, std::span<const double> log_p, 
   const double shift = log_rest - largest - std::log(sum);
   for (std::size_t j = 0; j < K; ++j)
     if (j != top) c[j] = std::exp(c[j] + shift);
+  c[top] = c_top;
+}
+
+ClasswisePieces::Splines ClasswisePieces::pieces(const std::vector<double>& knots,
+                                                 std::size_t curves,
+                                                 const std::vector<double>& coefficients) {
+  Splines out;
+  if (coefficients.empty()) return out;
+  const std::size_t m = spline_basis_size(knots.size());
+  out.knots = knots;
+  out.intervals = knots.size() - 1;
+  for (std::size_t s = 0; s < out.intervals; ++s)
+    out.scale.push_back(3.0 / (knots[s + 1] - knots[s]));
+  out.low.resize(curves);
+  out.high.resize(curves);
+  out.cubic.resize(curves * out.intervals * 4);
+  std::array<double, 64> basis{};
+  const std::span<double> b(basis.data(), m);
+  for (std::size_t c = 0; c < curves; ++c) {
+    const double* beta = coefficients.data() + c * m;
+    out.low[c] = beta[0];
+    out.high[c] = beta[m - 1];
+    for (std::size_t s = 0; s < out.intervals; ++s) {
+      std::array<double, 4> f{};
+      for (std::size_t y = 0; y < 4; ++y) {
+        // The interval's end is its right knot exactly (y = 3), not a rounded sum.
+        const double x = y == 3 ? knots[s + 1] : knots[s] + static_cast<double>(y) / out.scale[s];
+        spline_basis(knots, x, b);
+        for (std::size_t r = 0; r < m; ++r) f[y] += beta[r] * basis[r];
+      }
+      // Newton's forward differences at y = 0, 1, 2, 3, expanded into powers of y:
+      // P(y) = f0 + D1 y + D2 y (y - 1) / 2 + D3 y (y - 1)(y - 2) / 6.
+      const double d1 = f[1] - f[0], d2 = f[2] - 2.0 * f[1] + f[0],
+                   d3 = f[3] - 3.0 * f[2] + 3.0 * f[1] - f[0];
+      double* q = out.cubic.data() + (c * out.intervals + s) * 4;
+      q[0] = f[0];
+      q[1] = d1 - d2 / 2.0 + d3 / 3.0;
+      q[2] = d2 / 2.0 - d3 / 2.0;
+      q[3] = d3 / 6.0;
+    }
+  }
+  return out;
+}
+
+double ClasswisePieces::Splines::value(std::size_t curve, double x) const {
+  if (intervals == 0) return 0.0;
+  if (x <= knots.front()) return low[curve];
+  if (x >= knots.back()) return high[curve];
+  std::size_t s = 0;
+  while (s + 1 < intervals && x >= knots[s + 1]) ++s;
+  const double y = (x - knots[s]) * scale[s];
+  const double* q = cubic.data() + (curve * intervals + s) * 4;
+  return q[0] + y * (q[1] + y * (q[2] + y * q[3]));
+}
+
+ClasswisePieces::ClasswisePieces(const ClasswiseMap& map) : identity_(is_identity(map)) {
+  if (identity_) return;
+  const std::size_t K = map.classes;
+  top_ = pieces(map.top_knots, K, map.top);
+  if (has_other_splines(map)) {
+    // One curve per class: a + e_j (a alone when there are no per-class splines).
+    const std::size_t m = spline_basis_size(map.other_knots.size());
+    std::vector<double> combined(K * m, 0.0);
+    for (std::size_t j = 0; j < K; ++j)
+      for (std::size_t r = 0; r < m; ++r)
+        combined[j * m + r] = (map.other_shared.empty() ? 0.0 : map.other_shared[r]) +
+                              (map.other.empty() ? 0.0 : map.other[j * m + r]);
+    other_ = pieces(map.other_knots, K, combined);
+  }
+}
+
+void ClasswisePieces::fill_other_classes(std::span<const double> p, std::span<const double> log_p,
+                                         std::size_t top, double c_top, double log_rest,
+                                         std::span<double> c) const {
+  const std::size_t K = log_p.size();
+  // Below this log p_j, u_j = log p_j - log1p(-p_j) < log p_j + log 2 is below the lowest knot.
+  const double below = other_.intervals == 0 ? std::numeric_limits<double>::infinity()
+                                             : other_.knots.front() - std::numbers::ln2;
+  double largest = -std::numeric_limits<double>::infinity();
+  for (std::size_t j = 0; j < K; ++j) {
+    if (j == top) continue;
+    double offset = 0.0;
+    if (other_.intervals > 0)
+      offset = log_p[j] < below ? other_.low[j] : other_.value(j, log_p[j] - std::log1p(-p[j]));
+    c[j] = log_p[j] + offset;
+    largest = std::max(largest, c[j]);
+  }
+  double sum = 0.0;
+  for (std::size_t j = 0; j < K; ++j)
+    if (j != top) sum += c[j] = std::exp(c[j] - largest);
+  // c_j = exp(w_j - largest) (1 - c_top) / sum: exp(w_j - largest) underflows only where the
+  // exact share, smaller still, does too.
+  const double scale = std::exp(log_rest - std::log(sum));
+  for (std::size_t j = 0; j < K; ++j)
+    if (j != top) c[j] *= scale;
   c[top] = c_top;
 }
 

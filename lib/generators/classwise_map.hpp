@@ -54,9 +54,47 @@ double other_offset(const ClasswiseMap& map, std::size_t j, double u);
 
 // c for K >= 3 from log p, the top class, c_top (already including d_top) and
 // log_rest = log(1 - c_top) (exact where c_top is near 1): sets c_top and every other class as
-// the module comment says.
+// the module comment says. The reference definition (Cox-de Boor at every class); the generator
+// evaluates the same map by ClasswisePieces below.
 void fill_other_classes(const ClasswiseMap& map, std::span<const double> log_p, std::size_t top,
                         double c_top, double log_rest, std::span<double> c);
+
+// The map's splines as piecewise cubic polynomials, for the generator's per-draw work (issue
+// #35: at K = 100 the Cox-de Boor recursion of every class of every draw was a third of `fit`'s
+// time). On knot interval s each spline is a cubic in y = 3 (x - knots[s]) / (knots[s + 1] -
+// knots[s]), its coefficients by Newton's forward differences of the spline's values at y = 0,
+// 1, 2, 3 (the recursion's own values; the cubic through them is the spline on that interval,
+// within rounding, ~1e-15 of the coefficients' size). Beyond the boundary knots the value is
+// the boundary coefficient, exactly as other_offset and top_deviation give it.
+class ClasswisePieces {
+ public:
+  ClasswisePieces() = default;
+  explicit ClasswisePieces(const ClasswiseMap& map);
+
+  bool identity() const { return identity_; }
+  // d_k(t) and a(u) + e_j(u), as top_deviation and other_offset.
+  double top_deviation(std::size_t k, double t) const { return top_.value(k, t); }
+  double other_offset(std::size_t j, double u) const { return other_.value(j, u); }
+  // fill_other_classes with p = exp(log p) given too (the draw has it): one exponential per
+  // class, and logit p_j = log p_j - log1p(-p_j) only for classes whose log p_j reaches within
+  // log 2 of the lowest knot (a non-top p_j <= 1/2, so log1p(-p_j) >= -log 2: below that the
+  // offset is the boundary coefficient whatever u is).
+  void fill_other_classes(std::span<const double> p, std::span<const double> log_p, std::size_t top,
+                          double c_top, double log_rest, std::span<double> c) const;
+
+ private:
+  struct Splines {
+    std::vector<double> knots, scale;  // scale[s] = 3 / (knots[s + 1] - knots[s])
+    std::vector<double> low, high;     // per curve: the value below / above the knots
+    std::vector<double> cubic;         // per curve, per interval: 4 coefficients in y
+    std::size_t intervals = 0;
+    double value(std::size_t curve, double x) const;
+  };
+  static Splines pieces(const std::vector<double>& knots, std::size_t curves,
+                        const std::vector<double>& coefficients);
+  bool identity_ = true;
+  Splines top_, other_;
+};
 
 std::string canonical_text(const ClasswiseMap& map);
 

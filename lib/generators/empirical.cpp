@@ -57,6 +57,7 @@ EmpiricalGenerator::EmpiricalGenerator(EmpiricalSpec spec) : spec_(std::move(spe
                       ": must be >= 0 and <= " + format_double(empirical_bandwidth_max));
   validate(spec_.calibration);
   validate(spec_.classwise, K);
+  classwise_ = ClasswisePieces(spec_.classwise);
   const std::size_t n = rows.size() / K;
   log_rows_.resize(rows.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -102,6 +103,17 @@ void EmpiricalGenerator::draw_confidence(Engine& engine, std::size_t row, std::s
     m = std::max(m, log_p[k]);
   }
   double s = 0.0;
+  if (!classwise_.identity()) {
+    // With the classwise map (issue #35; no earlier result to keep bit for bit): one
+    // exponential per class, p_k = e^(l_k - m) / s.
+    for (std::size_t k = 0; k < K; ++k) s += p[k] = std::exp(log_p[k] - m);
+    const double log_s = std::log(s);
+    for (std::size_t k = 0; k < K; ++k) {
+      log_p[k] = (log_p[k] - m) - log_s;
+      p[k] /= s;
+    }
+    return;
+  }
   for (std::size_t k = 0; k < K; ++k) s += std::exp(log_p[k] - m);
   const double lse = m + std::log(s);
   for (std::size_t k = 0; k < K; ++k) {
@@ -124,12 +136,20 @@ void EmpiricalGenerator::calibrate(std::span<const double> p, std::span<const do
     return;
   }
   std::size_t top = 0;
-  const double t = top_label_logit(log_p, top);
-  if (!is_identity(classwise)) {
-    const double s = calibrated_logit(spec_.calibration, t) + top_deviation(classwise, top, t);
-    fill_other_classes(classwise, log_p, top, 1.0 / (1.0 + std::exp(-s)), -softplus(s), c);
+  if (!classwise_.identity()) {
+    // t = log z - log(1 - z) with 1 - z summed from the other classes' p (no exponentials);
+    // where that sum underflows, from their log p as top_label_logit does.
+    for (std::size_t k = 1; k < K; ++k)
+      if (log_p[k] > log_p[top]) top = k;
+    double rest = 0.0;
+    for (std::size_t k = 0; k < K; ++k)
+      if (k != top) rest += p[k];
+    const double t = rest > 1e-300 ? log_p[top] - std::log(rest) : top_label_logit(log_p, top);
+    const double s = calibrated_logit(spec_.calibration, t) + classwise_.top_deviation(top, t);
+    classwise_.fill_other_classes(p, log_p, top, 1.0 / (1.0 + std::exp(-s)), -softplus(s), c);
     return;
   }
+  const double t = top_label_logit(log_p, top);
   const double s = calibrated_logit(spec_.calibration, t);
   // g = sigmoid(s); the others scale by (1 - g)/(1 - z) = sigmoid(-s)/sigmoid(-t), in logs:
   // softplus(t) - softplus(s).

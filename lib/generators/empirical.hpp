@@ -63,7 +63,7 @@ class EmpiricalGenerator {
   // p (and log p) from row i smoothed by the noise.
   void draw_confidence(Engine& engine, std::size_t row, std::span<double> p,
                        std::span<double> log_p) const;
-  // c = r(p) from p and log p.
+  // c = r(p) from p and log p (p = exp(log p), as draw_confidence gives them).
   void calibrate(std::span<const double> p, std::span<const double> log_p,
                  std::span<double> c) const;
   // The curve's probability g at top-label (K = 2: class-1) logit t.
@@ -76,6 +76,7 @@ class EmpiricalGenerator {
  private:
   EmpiricalSpec spec_;
   std::vector<double> log_rows_;  // log p_i, clamped to empirical_log_span below the row's top
+  ClasswisePieces classwise_;     // spec_.classwise as piecewise cubics
   std::string digest_;            // SHA-256 of the rows' doubles
 };
 

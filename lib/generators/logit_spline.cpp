@@ -84,7 +84,7 @@ void spline_basis(std::span<const double> knots, double t, std::span<double> out
 
 double spline_offset(const LogitSpline& spline, double t) {
   if (is_identity(spline)) return 0.0;
-  std::array<double, 64> small{};
+  std::array<double, 64> small;  // not zeroed here: spline_basis sets every entry it is given
   std::vector<double> large;
   const std::size_t n = spline.coefficients.size();
   std::span<double> basis = n <= small.size() ? std::span<double>(small.data(), n)

@@ -107,6 +107,25 @@ TEST_CASE("classwise map: zero splines are the top-label construction; sizes are
           Approx(other_offset(varied, j, -6.0 + 1e-12)).margin(1e-10));
     CHECK(other_offset(varied, j, 5.0) == Approx(other_offset(varied, j, -1e-12)).margin(1e-10));
   }
+  // The generator's piecewise cubics are the same splines (to rounding) inside, at and beyond
+  // the knots, and give the reference fill_other_classes.
+  for (std::size_t i = 0; i < varied.top.size(); ++i) varied.top[i] = 0.05 * double(i % 5) - 0.1;
+  const ClasswisePieces pieces(varied);
+  for (double x = -45.0; x <= 8.0; x += 0.0625)
+    for (std::size_t j = 0; j < 4; ++j) {
+      CHECK(pieces.other_offset(j, x) == Approx(other_offset(varied, j, x)).margin(1e-13));
+      CHECK(pieces.top_deviation(j, x) == Approx(top_deviation(varied, j, x)).margin(1e-13));
+    }
+  for (double knot : varied.other_knots)
+    CHECK(pieces.other_offset(2, knot) == Approx(other_offset(varied, 2, knot)).margin(1e-13));
+  for (std::size_t i = 0; i < 200; ++i) {
+    std::vector<double> p(rows.begin() + 4 * i, rows.begin() + 4 * i + 4), log_p(4), a(4), b(4);
+    for (std::size_t k = 0; k < 4; ++k) log_p[k] = std::log(p[k]);
+    const auto top = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
+    fill_other_classes(varied, log_p, top, 0.7, std::log(0.3), a);
+    pieces.fill_other_classes(p, log_p, top, 0.7, std::log(0.3), b);
+    for (std::size_t k = 0; k < 4; ++k) CHECK(b[k] == Approx(a[k]).epsilon(1e-12));
+  }
   ClasswiseMap bad = known_map();
   bad.top.pop_back();
   CHECK_THROWS_WITH(EmpiricalGenerator(spec_of(4, rows, 0.0, curve, bad)),
