@@ -43,9 +43,10 @@ class JsonReporter : public Reporter {
 
 // Every data table of the header into `directory` as NAME.csv, each starting with its header
 // line (no comment lines: pandas.read_csv(path), R's read.csv and DuckDB read it with no
-// options; the meta block is summary.json's `meta`). The optional tables a run did not declare
-// (replicates, requirements, reliability, leaderboard, leaderboard_agreement) are removed, since
-// one left by an earlier run would not belong to these results.
+// options; the meta block is summary.json's `meta`). A row whose length is not its header's
+// is an internal error (std::logic_error), never a shifted line. The optional tables a run did not
+// declare (replicates, requirements, reliability, leaderboard, leaderboard_agreement) are removed,
+// since one left by an earlier run would not belong to these results.
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path directory);
@@ -55,8 +56,13 @@ class CsvReporter : public Reporter {
 
  private:
   std::filesystem::path directory_;
-  std::vector<std::pair<std::string, std::string>> tables_;  // name, text so far
-  std::vector<std::string> display_;                         // the tables not written
+  struct Text {
+    std::string table;
+    std::size_t columns = 0;
+    std::string text;  // so far
+  };
+  std::vector<Text> tables_;
+  std::vector<std::string> display_;  // the tables not written
 };
 
 // The display tables and the records' prose on a stream (the terminal): per record its
