@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/value.hpp"
@@ -27,8 +28,16 @@
 namespace calbench {
 
 // Where a column is shown, a bit set: the CSV table, the JSON object, the terminal table.
-// `json_set` shows it in the JSON object only when its value is not null.
-enum class Shown : unsigned { none = 0, csv = 1, json = 2, terminal = 4, json_set = 8 };
+// `json_set` shows it in the JSON object only when its value is not null; `json_members` adds
+// the members of its value, an object whose keys vary by record (a task's figures), instead.
+enum class Shown : unsigned {
+  none = 0,
+  csv = 1,
+  json = 2,
+  terminal = 4,
+  json_set = 8,
+  json_members = 16
+};
 constexpr Shown operator|(Shown a, Shown b) {
   return static_cast<Shown>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }
@@ -37,19 +46,20 @@ constexpr bool shown_in(Shown set, Shown where) {
 }
 namespace show {
 inline constexpr Shown csv = Shown::csv, json = Shown::json, terminal = Shown::terminal;
-inline constexpr Shown json_set = Shown::json_set;
+inline constexpr Shown json_set = Shown::json_set, json_members = Shown::json_members;
 inline constexpr Shown data = csv | json;  // the result files, not the terminal
 inline constexpr Shown all = csv | json | terminal;
 }  // namespace show
 
 // How a column looks on the terminal (report/reporter.hpp's TerminalReporter): `heading`, when
-// given, replaces the column's name there.
+// given, replaces the column's name there; `null` is how a null value shows.
 struct Display {
   std::string heading{};
   int width = 0;
   Align align = Align::right;
   int precision = 5;
   Notation notation = Notation::fixed;
+  std::string null = "-";
 };
 
 template <typename R>
@@ -128,7 +138,8 @@ class TableView {
                              .width = d.width,
                              .align = d.align,
                              .precision = d.precision,
-                             .notation = d.notation});
+                             .notation = d.notation,
+                             .null = d.null});
     }
     return out;
   }
@@ -141,7 +152,8 @@ class TableView {
     return out;
   }
 
-  // The JSON object of one record: its JSON columns by name (`json_set` ones when not null).
+  // The JSON object of one record: its JSON columns by name (`json_set` ones when not null,
+  // `json_members` ones spliced in).
   Value::Object object(const R& record) const {
     Value::Object out;
     for (const auto& c : columns_) {
@@ -150,6 +162,10 @@ class TableView {
       } else if (shown_in(c.shown, show::json_set)) {
         Value v = c.value(record);
         if (!v.is_null()) out.emplace_back(c.name, std::move(v));
+      } else if (shown_in(c.shown, show::json_members)) {
+        Value v = c.value(record);
+        if (auto* members = std::get_if<Value::Object>(&v.data))
+          out.insert(out.end(), members->begin(), members->end());
       }
     }
     return out;

@@ -12,7 +12,7 @@ namespace calbench {
 namespace {
 
 std::string cell_text(const Value& value, const Column& column) {
-  if (value.is_null()) return "-";
+  if (value.is_null()) return column.null;
   if (const auto* d = std::get_if<double>(&value.data)) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, column.notation == Notation::fixed ? "%.*f" : "%.*e",
