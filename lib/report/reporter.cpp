@@ -1,6 +1,7 @@
 #include "report/reporter.hpp"
 
 #include <algorithm>
+#include <ostream>
 #include <stdexcept>
 
 #include "core/atomic_file.hpp"
@@ -33,14 +34,15 @@ struct JsonReporter::State {
 
 JsonReporter::JsonReporter(std::filesystem::path directory)
     : directory_(std::move(directory)), state_(std::make_unique<State>()) {}
+JsonReporter::JsonReporter(std::ostream& out) : out_(&out), state_(std::make_unique<State>()) {}
 JsonReporter::~JsonReporter() = default;
 
 void JsonReporter::begin(const ReportHeader& header) {
   auto& s = state_->summary;
   s = nlohmann::ordered_json::object();
-  s["meta"] = to_json(meta_value(header.meta));
+  if (out_ == nullptr) s["meta"] = to_json(meta_value(header.meta));
   for (const auto& [key, value] : header.blocks) s[key] = to_json(value);
-  s["cells"] = nlohmann::ordered_json::array();
+  if (out_ == nullptr) s["cells"] = nlohmann::ordered_json::array();
 }
 
 void JsonReporter::record(const Record& record) {
@@ -52,6 +54,10 @@ void JsonReporter::record(const Record& record) {
 }
 
 void JsonReporter::end() {
+  if (out_ != nullptr) {
+    *out_ << state_->summary.dump(2) << '\n';
+    return;
+  }
   write_file_atomically(directory_ / "summary.json", state_->summary.dump(2) + "\n");
 }
 

@@ -26,10 +26,13 @@ class Reporter {
 };
 
 // summary.json in `directory`: {"meta", header blocks..., "cells": [...], other blocks...}, from
-// the records' documents.
+// the records' documents. On a stream (a command's `--json` on stdout): {header blocks...,
+// "cells" when any, other blocks...}, no meta block: what a command prints for --json, in the
+// order its blocks were given.
 class JsonReporter : public Reporter {
  public:
   explicit JsonReporter(std::filesystem::path directory);
+  explicit JsonReporter(std::ostream& out);
   ~JsonReporter() override;
   void begin(const ReportHeader& header) override;
   void record(const Record& record) override;
@@ -38,6 +41,7 @@ class JsonReporter : public Reporter {
  private:
   struct State;
   std::filesystem::path directory_;
+  std::ostream* out_ = nullptr;  // the stream, else summary.json in directory_
   std::unique_ptr<State> state_;
 };
 
@@ -68,7 +72,7 @@ class CsvReporter : public Reporter {
 // The display tables and the records' prose on a stream (the terminal): per record its
 // caption, its rows of each display table under the table's header line (again after every
 // caption, else once), then its note. A column is as wide as its width, its header, its
-// longest value in the record and the header line above; null shows as "-".
+// longest value in the record and the header line above; null shows as its `null` text ("-").
 class TerminalReporter : public Reporter {
  public:
   explicit TerminalReporter(std::ostream& out) : out_(out) {}
