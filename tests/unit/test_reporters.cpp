@@ -188,3 +188,19 @@ TEST_CASE("the terminal reporter aligns the display tables under captions and no
         "  nll             - 1.2e+01\n"
         "met everywhere\n");
 }
+
+TEST_CASE("the terminal reporter prints no header line for a table of unnamed columns", "[unit]") {
+  Table moved{.name = "moved", .use = TableUse::display, .indent = "  ", .gap = "  "};
+  moved.columns = {{.name = "", .align = Align::left}, {.name = "", .align = Align::left}};
+  ReportHeader h;
+  h.tables = {moved};
+  Record record;
+  record.caption = "moved:\n";
+  record.rows = {{"moved", {Value("cell 0"), Value("z = 4.1")}},
+                 {"moved", {Value("cell 12"), Value("z = -3.0")}}};
+  std::ostringstream out;
+  calbench::TerminalReporter terminal(out);
+  terminal.begin(h);
+  terminal.record(record);
+  CHECK(out.str() == "moved:\n  cell 0   z = 4.1\n  cell 12  z = -3.0\n");
+}
