@@ -273,10 +273,6 @@ Observed observe(const EvalOptions& o, const Sample& sample, std::vector<Skipped
   observing.update(candidates.size(), candidates.size());
   observing.finish();
   if (out.used.empty()) throw InputError(o.data + ": no estimator applies to this data");
-  // An estimate that is not finite is an error naming the estimator, in either format (the
-  // text table would print "nan", the JSON null).
-  for (std::size_t e = 0; e < out.used.size(); ++e)
-    require_finite(out.values[e], [&] { return o.data + ": estimator " + out.used[e].label; });
   return out;
 }
 
@@ -287,12 +283,13 @@ struct EvalRecord {
   IntervalMethod method = IntervalMethod::basic;
   std::optional<Interval> ci;
   double p_calibrated = 0.0;
-  std::string note;  // a coverage caveat, or that the method does not apply
+  std::string note;       // a coverage caveat, that the method does not apply, or why not estimable
+  bool estimable = true;  // false: no value, interval or p-value (rounded input, too few rows)
 };
 
 // The intervals and p-values: every method but analytic resamples.
 std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
-                                 const Observed& observed) {
+                                 const Observed& observed, const ZeroCount& zeros) {
   const IntervalChoice choice = interval_choice(o.interval);
   std::vector<const Estimator*> estimators;
   std::vector<std::vector<IntervalMethod>> methods(1);
@@ -313,11 +310,29 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
   progress.finish();
   std::vector<EvalRecord> out;
   for (std::size_t e = 0; e < estimators.size(); ++e) {
-    const IntervalMethod method = methods[0][e];
-    const auto& ci = computed.intervals[e];
-    out.push_back({observed.used[e], observed.values[e], method, ci, computed.p_values[e],
-                   ci ? coverage_note(observed.used[e], method, sample.size, sample.classes)
-                      : std::string(to_string(method)) + " does not apply"});
+    const EstimatorConfig& config = observed.used[e];
+    EvalRecord r{
+        config, observed.values[e], methods[0][e], computed.intervals[e], computed.p_values[e], {},
+        true};
+    // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
+    const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
+    if (config.logs_label_probability && zeros.true_label_zeros > 0) {
+      r.estimable = false;
+      r.note = "not estimable: " + std::to_string(zeros.true_label_zeros) +
+               " rows with label probability 0";
+    } else if (minimum && sample.size < minimum->minimum_rows()) {
+      r.estimable = false;
+      r.note = "not estimable: " + minimum->why();
+    } else if (!r.ci) {
+      r.note = std::string(to_string(r.method)) + " does not apply";
+    } else {
+      r.note = coverage_note(config, r.method, sample.size, sample.classes);
+    }
+    // An estimate that is not finite is an error naming the estimator, in either format (the
+    // text table would print "nan", the JSON null).
+    if (r.estimable)
+      require_finite(r.value, [&] { return o.data + ": estimator " + config.label; });
+    out.push_back(std::move(r));
   }
   return out;
 }
@@ -328,36 +343,46 @@ std::vector<ColumnSpec<EvalRecord>> eval_columns(double level) {
   using R = EvalRecord;
   const Display text{.align = Align::left};
   const auto method = [](const R& r) { return Value(std::string(to_string(r.method))); };
-  return {
-      {"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
-      {"name", [](const R& r) { return Value(r.config.name); }, show::json},
-      {"params",
-       [](const R& r) {
-         Value::Object params;
-         for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
-         return Value(std::move(params));
-       },
-       show::json},
-      {"value", field(&R::value), show::all, {.align = Align::left, .precision = 6}},
-      {"interval", method, show::json},
-      {"ci",
-       [](const R& r) {
-         return r.ci ? Value(Value::Array{r.ci->lo, r.ci->hi}) : Value();
-       },
-       show::json},
-      {"ci_text",
-       [](const R& r) {
-         if (!r.ci) return Value();
-         return Value("[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
-       },
-       show::terminal,
-       {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
-      {"method", method, show::terminal, text},
-      {"p_calibrated", field(&R::p_calibrated), show::all, {.align = Align::left, .precision = 4}},
-      {"note",
-       [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
-       show::all,
-       {.align = Align::left, .null = ""}}};
+  // What an estimator that is not estimable lacks: null, "-" in the table.
+  const auto if_estimable = [](const R& r, Value v) { return r.estimable ? v : Value(); };
+  return {{"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
+          {"name", [](const R& r) { return Value(r.config.name); }, show::json},
+          {"params",
+           [](const R& r) {
+             Value::Object params;
+             for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
+             return Value(std::move(params));
+           },
+           show::json},
+          {"value",
+           [=](const R& r) { return if_estimable(r, r.value); },
+           show::json | show::terminal,
+           {.align = Align::left, .precision = 6, .null = "not estimable"}},
+          {"interval", method, show::json},
+          {"ci",
+           [=](const R& r) {
+             return r.ci ? if_estimable(r, Value::Array{r.ci->lo, r.ci->hi}) : Value();
+           },
+           show::json},
+          {"ci_text",
+           [=](const R& r) {
+             if (!r.ci) return Value();
+             return if_estimable(
+                 r, "[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
+           },
+           show::terminal,
+           {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
+          {"method", method, show::terminal, text},
+          {"p_calibrated",
+           [=](const R& r) { return if_estimable(r, r.p_calibrated); },
+           show::json | show::terminal,
+           {.align = Align::left, .precision = 4}},
+          {"note",
+           [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
+           show::json | show::terminal,
+           {.align = Align::left, .null = ""}},
+          {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
+           show::json_set}};
 }
 
 const char* const eval_legend =
@@ -369,14 +394,26 @@ p_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn fro
 )";
 
 // The records through the JSON reporter (--json) or the terminal's.
-void report_eval(const EvalOptions& o, const Sample& sample, const std::vector<EvalRecord>& records,
-                 const std::vector<Skipped>& skipped, std::ostream& out) {
+void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& zeros,
+                 const std::vector<EvalRecord>& records, const std::vector<Skipped>& skipped,
+                 std::ostream& out) {
   const auto columns = eval_columns(o.level);
   const TableView view(columns);
   Value::Object estimators;
   for (const auto& r : records) estimators.emplace_back(r.config.label, view.object(r));
   ReportHeader header;
   header.blocks = {{"n", count_value(sample.size)}, {"classes", count_value(sample.classes)}};
+  const std::string zero_warning = zeros.true_label_zeros == 0
+                                       ? ""
+                                       : describe_label_zeros(zeros, sample.size) +
+                                             ": -log 0 is infinite, so the NLL is not estimable; " +
+                                             full_precision_advice;
+  if (zeros.true_label_zeros > 0)
+    header.blocks.emplace_back(
+        "label_probability_zeros",
+        Value::Object{{"rows", count_value(zeros.true_label_zeros)},
+                      {"decimals", zeros.decimals ? Value(std::int64_t{*zeros.decimals}) : Value()},
+                      {"warning", zero_warning}});
   header.tables.push_back(view.table("estimators", show::terminal, "  ", "  "));
   Record record{.block = "estimators", .document = std::move(estimators)};
   if (o.json) {
@@ -391,7 +428,8 @@ void report_eval(const EvalOptions& o, const Sample& sample, const std::vector<E
   for (const auto& r : records) record.rows.push_back(view.row("estimators", r, show::terminal));
   record.caption = o.data + ": n = " + std::to_string(sample.size) +
                    ", K = " + std::to_string(sample.classes) + "; " + std::to_string(o.resamples) +
-                   " resamples, seed " + std::to_string(o.seed) + "\n\n";
+                   " resamples, seed " + std::to_string(o.seed) + "\n" +
+                   (zero_warning.empty() ? "" : "warning: " + zero_warning + '\n') + "\n";
   record.note = eval_legend;
   for (const auto& s : skipped) record.note += "skipped " + s.name + ": " + s.reason + '\n';
   TerminalReporter terminal(out);
@@ -419,11 +457,12 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
                           .renormalize = o.renormalize});
   std::vector<Skipped> skipped;
+  const ZeroCount zeros = count_zeros(sample);
   const Observed observed = observe(o, sample, skipped);
-  const std::vector<EvalRecord> records = resample(o, sample, observed);
+  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros);
   // Everything is computed before anything is written: on an error, nothing is.
   std::ostringstream text;
-  report_eval(o, sample, records, skipped, text);
+  report_eval(o, sample, zeros, records, skipped, text);
   if (!o.plot.empty()) write_curves(o, sample);
   out << text.str();
   return 0;

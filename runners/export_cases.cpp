@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/read_file.hpp"
 #include "core/temporaries.hpp"
+#include "data/model_outputs.hpp"
 #include "data/npy.hpp"
 #include "estimators/convention.hpp"
 #include "estimators/estimators_json.hpp"
@@ -186,6 +187,11 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
         if (!config) {
           item["error"] =
               problems.items().empty() ? "cannot be built" : problems.items()[0].message;
+        } else if (config->logs_label_probability && count_zeros(sample).true_label_zeros > 0) {
+          // -log 0 is infinite: not estimable, as `calbench eval` and calbench.estimate say.
+          item["value"] = nullptr;
+          item["error"] = "not estimable: " + std::to_string(count_zeros(sample).true_label_zeros) +
+                          " rows with label probability 0";
         } else {
           try {
             EstimatorWorkspace workspace;

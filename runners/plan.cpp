@@ -197,7 +197,7 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
   for (const auto& p : result.points) rows.push_back(row(p));
   text << aligned_columns(rows, "  ");
   const PlanAnswer& a = result.answer;
-  text << "\nanswer: ";
+  text << (a.refused.empty() ? "\nanswer: " : "\nwould be: ");
   switch (a.kind) {
     case AnswerKind::found:
       text << "n = " << a.n << " (95 % Monte Carlo interval " << std::llround(a.n_low) << " to "
@@ -213,6 +213,7 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
            << format_fixed(a.figure, 4) << " ± " << format_fixed(a.figure_se, 4) << ")\n";
       break;
   }
+  if (!a.refused.empty()) text << "answer refused: " << a.refused << "\n";
   if (const auto& at = a.at_n)
     text << "coverage at n = " << at->n << ": " << format_fixed(*at->coverage, 3) << " ± "
          << format_fixed(at->coverage_se, 3) << " (nominal "

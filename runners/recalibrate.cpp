@@ -36,9 +36,44 @@ void data_options(CLI::App& command, RecalibrateOptions& o) {
                    "divide each probability row by its sum (rows rounded to >= 3 decimals)");
 }
 
+// The classes that never occur among the labels: a method fitted without them learns nothing
+// about them (a class-sorted file split in halves gave vector scaling accuracy 0.461 instead of
+// 0.966 on the other half), so `recalibrate fit` warns.
+std::vector<std::size_t> absent_classes(const Sample& sample) {
+  std::vector<bool> seen(sample.classes, false);
+  for (const auto y : sample.label) seen[y] = true;
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < sample.classes; ++k)
+    if (!seen[k]) out.push_back(k);
+  return out;
+}
+
+void warn_about_data(const RecalibrateOptions& o, const Sample& sample) {
+  const auto absent = absent_classes(sample);
+  if (!absent.empty()) {
+    std::string list;
+    for (std::size_t j = 0; j < absent.size() && j < 10; ++j)
+      list += (j ? ", " : "") + std::to_string(absent[j]);
+    if (absent.size() > 10) list += ", ...";
+    std::cerr << "calbench recalibrate fit: warning: " << o.data << ": " << absent.size() << " of "
+              << sample.classes << " classes never occur among the " << sample.size << " labels ("
+              << list
+              << "): the method learns nothing about them; fit on rows drawn from every class "
+                 "(a shuffled split, not a sorted file cut in two)\n";
+  }
+  const ZeroCount zeros = count_zeros(sample);
+  if (zeros.true_label_zeros > 0)
+    std::cerr << "calbench recalibrate fit: warning: " << o.data << ": "
+              << describe_label_zeros(zeros, sample.size) << ": a method fitted on log p sees them "
+              << "at the floor " << format_double(zero_floor)
+              << ", which moves its fit (docs/recalibration.md, \"Exact zeros\"); "
+              << full_precision_advice << '\n';
+}
+
 int run_fit(const RecalibrateOptions& o, std::ostream& out) {
   const Json method = method_spec(o.method, "--method");
   const Sample sample = read_data(o);
+  warn_about_data(o, sample);
   FittedModel fitted;
   try {
     fitted = fit_model(method, "--method", sample);

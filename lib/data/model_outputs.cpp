@@ -313,4 +313,38 @@ Sample read_model_outputs(const std::string& data, const std::string& labels, Va
   return read_csv_outputs(data, format);
 }
 
+ZeroCount count_zeros(const Sample& sample) {
+  ZeroCount out;
+  const std::size_t K = sample.classes;
+  for (std::size_t i = 0; i < sample.size; ++i) {
+    out.true_label_zeros += sample.p[i * K + sample.label[i]] == 0.0;
+    for (std::size_t k = 0; k < K; ++k) out.zeros += sample.p[i * K + k] == 0.0;
+  }
+  // The fewest decimals on whose grid every value lies: strtod gives the double nearest to
+  // the text, so v 10^d is an integer up to a few units of 10^-16 v 10^d; 1e-7 is far above
+  // that and far below a grid step (a full-precision value passes a 9-decimal grid by chance
+  // with probability 2e-7 per value).
+  const auto on_grid = [&](int d) {
+    const double scale = std::pow(10.0, d);
+    return std::all_of(sample.p.begin(), sample.p.end(), [&](double v) {
+      const double scaled = v * scale;
+      return std::abs(scaled - std::round(scaled)) <= 1e-7 * std::max(1.0, scaled);
+    });
+  };
+  for (int d = 1; d <= 9 && !out.decimals; ++d)
+    if (on_grid(d)) out.decimals = d;
+  return out;
+}
+
+std::string describe_label_zeros(const ZeroCount& zeros, std::size_t rows) {
+  if (zeros.true_label_zeros == 0) return "";
+  std::string out = std::to_string(zeros.true_label_zeros) + " of " + std::to_string(rows) +
+                    (zeros.true_label_zeros == 1 ? " rows gives its" : " rows give their") +
+                    " label probability exactly 0";
+  if (zeros.decimals)
+    out += " (every value is rounded to " + std::to_string(*zeros.decimals) +
+           (*zeros.decimals == 1 ? " decimal)" : " decimals)");
+  return out;
+}
+
 }  // namespace calbench

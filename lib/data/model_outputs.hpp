@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/sample.hpp"
@@ -55,8 +57,8 @@ struct ModelOutputs {
 ModelOutputs read_csv_rows(const std::filesystem::path& file, ValueFormat format,
                            std::size_t unlabelled_classes);
 
-// NPY: `values` a 2-D C-order float64 or float32 array (n, K), `labels` a 1-D integer array (n)
-// (or (n, 1)), little-endian (docs/eval.md says why calbench reads NPY itself).
+// NPY: `values` a 2-D (C- or Fortran-order) float64 or float32 array (n, K), `labels` a 1-D integer
+// array (n) (or (n, 1)), little-endian (docs/eval.md says why calbench reads NPY itself).
 Sample read_npy_outputs(const std::filesystem::path& values, const std::filesystem::path& labels,
                         ValueFormat format);
 
@@ -76,6 +78,27 @@ Sample read_model_outputs(const std::string& data, const std::string& labels, Va
 // also a CSV of `classes` probabilities per line or an NPY values file without --labels.
 ModelOutputs read_outputs_maybe_unlabelled(const std::string& data, const std::string& labels,
                                            ValueFormat format, std::size_t classes);
+
+// What rounding (or a softmax that underflowed) left as exact zeros (docs/eval.md, "Rounded
+// probabilities"): the rows whose true class has probability exactly 0, where -log p_y is +inf
+// and an NLL is not estimable; all zero entries; and the decimals d in 1..9 such that every
+// value is a multiple of 10^-d within 1e-7 of its magnitude (nullopt when there is none: values
+// with full precision).
+struct ZeroCount {
+  std::size_t true_label_zeros = 0;
+  std::size_t zeros = 0;
+  std::optional<int> decimals;
+};
+ZeroCount count_zeros(const Sample& sample);
+
+// The fact for a warning when true_label_zeros > 0, e.g. "636 of 10000 rows give their label
+// probability exactly 0 (every value is rounded to 4 decimals)"; else "". The caller says what
+// it means for its result.
+std::string describe_label_zeros(const ZeroCount& zeros, std::size_t rows);
+
+// What to do about it, for every such warning.
+inline constexpr const char* full_precision_advice =
+    "save probabilities with %.17g or as NPY to keep them exact (docs/eval.md)";
 
 // p = softmax(z), computed as exp(z - max z) / sum: no overflow, and the largest term is 1.
 void softmax_in_place(double* row, std::size_t classes);

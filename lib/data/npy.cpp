@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/read_file.hpp"
@@ -38,6 +39,29 @@ std::string dict_value(const std::string& header, const std::string& key,
     if (depth == 0 && (ch == ',' || ch == '}')) break;
   }
   return header.substr(at, end - at);
+}
+
+// Rearranges values stored in Fortran (column-major) order into C (row-major) order, as numpy
+// reads an array saved with fortran_order True (np.asfortranarray, a transposed view, pandas'
+// to_numpy on many frames). C element i with multi-index (j_0, ..., j_(d-1)) is Fortran element
+// sum_m j_m * prod_(l < m) shape_l.
+template <typename T>
+void to_c_order(const std::vector<std::size_t>& shape, std::vector<T>& values) {
+  if (shape.size() < 2 || values.empty()) return;
+  std::vector<std::size_t> stride(shape.size(), 1);  // Fortran strides, in elements
+  for (std::size_t m = 1; m < shape.size(); ++m) stride[m] = stride[m - 1] * shape[m - 1];
+  std::vector<T> c_order(values.size());
+  std::vector<std::size_t> index(shape.size(), 0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::size_t at = 0;
+    for (std::size_t m = 0; m < shape.size(); ++m) at += index[m] * stride[m];
+    c_order[i] = values[at];
+    for (std::size_t m = shape.size(); m-- > 0;) {  // the next C multi-index
+      if (++index[m] < shape[m]) break;
+      index[m] = 0;
+    }
+  }
+  values = std::move(c_order);
 }
 
 std::size_t item_size(const std::string& descr) {
@@ -84,8 +108,10 @@ NpyArray read_npy(const std::filesystem::path& file) {
   if (!ok)
     fail(file, "dtype " + descr + " is not supported (little-endian float64, float32 or integers)");
   out.descr = descr;
-  if (dict_value(header, "fortran_order", file) != "False")
-    fail(file, "Fortran-order arrays are not supported; save with np.ascontiguousarray");
+  const std::string order = dict_value(header, "fortran_order", file);
+  if (order != "False" && order != "True")
+    fail(file, "NPY fortran_order " + order + " is neither True nor False");
+  const bool fortran = order == "True";
   const std::string shape = dict_value(header, "shape", file);
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
     fail(file, "NPY shape " + shape + " is not a tuple");
@@ -138,6 +164,10 @@ NpyArray read_npy(const std::filesystem::path& file) {
              "label " + std::to_string(u) + " at row " + std::to_string(i) + " is out of range");
       out.ints[i] = static_cast<std::int64_t>(u);
     }
+  }
+  if (fortran) {
+    to_c_order(out.shape, out.floats);
+    to_c_order(out.shape, out.ints);
   }
   return out;
 }

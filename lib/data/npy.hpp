@@ -8,7 +8,8 @@
 // only libxtensor-dev reads NPY from C++ (xtensor/xnpy.hpp), and it would bring xtensor and xtl
 // into the dependency set for one file format, with errors that cannot name the offending row;
 // cnpy and libnpy are not packaged.
-// Only what eval needs is supported: little-endian (or single-byte) numbers, C order, dtypes
+// Only what eval needs is supported: little-endian (or single-byte) numbers, C or Fortran
+// order (a Fortran-order array is rearranged into C order, as numpy reads it), dtypes
 // f8, f4 and the signed and unsigned integers of 1, 2, 4 and 8 bytes.
 #include <cstddef>
 #include <cstdint>

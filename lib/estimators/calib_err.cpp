@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -17,6 +18,11 @@ std::optional<Quantity> CalibErr::target() const {
   if (spec_.norm == Norm::l1) return Quantity::ece_top_l1;
   if (spec_.norm == Norm::l2) return Quantity::ece_top_l2;
   return std::nullopt;
+}
+
+std::string CalibErr::why() const {
+  return "its bins of " + std::to_string(spec_.beta) + " rows leave none to evaluate below " +
+         std::to_string(minimum_rows()) + " rows, where the library returns 0";
 }
 
 double CalibErr::estimate(const Sample& s, EstimatorWorkspace& ws) const {

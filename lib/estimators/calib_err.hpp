@@ -26,9 +26,11 @@ struct CalibErrSpec {
   Norm norm = Norm::l2;    // l1, l2 or max
 };
 
-class CalibErr final : public Estimator {
+class CalibErr final : public Estimator, public MinimumRows {
  public:
   explicit CalibErr(CalibErrSpec spec);  // beta >= 1; norm l1, l2 or max
+  std::size_t minimum_rows() const override { return 2 * spec_.beta; }
+  std::string why() const override;
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override;
   bool converges_to_target() const override { return false; }

@@ -154,4 +154,15 @@ class FixedTopLabelBins {
   }
 };
 
+// An estimator that evaluates nothing below a number of rows and returns its library's
+// placeholder there (calib_err's 0 below 2 beta rows). `calbench eval` reports such a value as
+// not estimable, with why(), instead of printing the placeholder as an estimate.
+class MinimumRows {
+ public:
+  virtual ~MinimumRows() = default;
+  virtual std::size_t minimum_rows() const = 0;
+  // Why, for the note: "its bins of 100 rows leave none to evaluate below 200 rows".
+  virtual std::string why() const = 0;
+};
+
 }  // namespace calbench

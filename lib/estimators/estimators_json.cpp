@@ -238,9 +238,11 @@ EstimatorEntry nll_estimator() {
            {"convention",
             R"((1/n) sum_i -log max(p_{i,y_i}, DBL_MIN): a probability of exactly 0 on the true class
 scores -log(DBL_MIN) = 708.40 instead of +inf, so one row cannot turn the mean into inf
-(sklearn clips harder, at 2.2e-16).)"}},
+(sklearn clips harder, at 2.2e-16). On a user's file (`calbench eval`, calbench.estimate) such a
+row makes the value not estimable: it is reported so, with the count, never floored.)"}},
       .build = build_nll,
-      .extra = {.cost = Cost::n_log_n, .interval = IntervalMethod::bca}};
+      .extra = {
+          .cost = Cost::n_log_n, .interval = IntervalMethod::bca, .logs_label_probability = true}};
 }
 
 EstimatorEntry kde_ece_estimator() {
@@ -441,11 +443,13 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
       parse_registry_entry(entry, pointer, problems, resolved, "estimator", estimator_registry());
   if (config)
     for (const auto& row : estimator_registry())
-      if (row.name == config->name)
+      if (row.name == config->name) {
         config->interval =
             row.extra.interval_when_error && config->estimator->vanishes_when_calibrated()
                 ? *row.extra.interval_when_error
                 : row.extra.interval;
+        config->logs_label_probability = row.extra.logs_label_probability;
+      }
   // A row's default that does not apply to the configuration falls back to consistency:
   // bias_corrected needs the estimator's bias model (the binned L1 errors), analytic its
   // squared-error variance (ece_debiased with scope top or binary).

@@ -25,6 +25,7 @@ struct EstimatorConfig {
   std::vector<NamedParam> params{};
   std::shared_ptr<const Estimator> estimator{};
   IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
+  bool logs_label_probability = false;              // EstimatorTraits::logs_label_probability
 };
 
 // How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
@@ -45,6 +46,10 @@ struct EstimatorTraits {
   // (Estimator::vanishes_when_calibrated): corp's mcb, whose bootstrap values can all lie above
   // the estimate (at n = 10,000), where BCa collapses onto the smallest of them.
   std::optional<IntervalMethod> interval_when_error{};
+  // The value takes -log p_{i,y_i}: a row whose label has probability exactly 0 (rounded
+  // input) makes the true value +inf, so `calbench eval` and calbench.estimate report it as not
+  // estimable instead of the floored value (data/model_outputs.hpp, count_zeros).
+  bool logs_label_probability = false;
 };
 
 using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;

@@ -379,6 +379,14 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
                    {power ? "power" : "width", a.figure},
                    {"se", a.figure_se}};
   if (a.at_n) out["answer"]["at_n"] = point_json(*a.at_n);
+  // A refused answer has no n: the figures stay, under n_refused, for the reader who asks why.
+  if (!a.refused.empty()) {
+    auto& answer = out["answer"];
+    answer["status"] = "refused";
+    answer["reason"] = a.refused;
+    answer["n_refused"] = a.n;
+    answer["n"] = Json();
+  }
   return out;
 }
 

@@ -430,6 +430,21 @@ std::string interval_name(const WidthQuestion& question) {
   return question.interval ? std::string(to_string(*question.interval)) : "normal";
 }
 
+namespace {
+
+// PlanAnswer::refused for a width question's answer point.
+std::string undercovered(const WidthQuestion& question, const PlanPoint& at) {
+  if (!at.coverage || *at.coverage >= question.level - plan_coverage_slack) return "";
+  return "the " + interval_name(question) + " interval holds the reference in " +
+         format_fixed(*at.coverage, 3) + " ± " + format_fixed(at.coverage_se, 3) +
+         " of the replicates at n = " + std::to_string(at.n) + ", below the nominal " +
+         format_double(question.level) + " - " + format_double(plan_coverage_slack) +
+         ": a sample of that size does not give the interval asked for; ask with an interval "
+         "that covers (\"interval\": \"default\", docs/plan.md)";
+}
+
+}  // namespace
+
 std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
                                                  std::size_t classes) {
   if (method == IntervalMethod::consistency && !estimator.vanishes_when_calibrated())
@@ -611,6 +626,7 @@ PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,
   PlanAnswer& answer = result.answer;
   auto finish = [&] {
     for (auto& [n, point] : points) result.points.push_back(point);
+    if (width && answer.at_n) answer.refused = undercovered(*width, *answer.at_n);
   };
   const double z95 = normal_quantile(0.975);
   if (bracket.at) {

@@ -131,7 +131,16 @@ struct PlanAnswer {
   // Width questions: the interval simulated at n itself (the same streams as every point):
   // its coverage, coverage_se, mean width (figure) and se. At n_min or n_max, that point.
   std::optional<PlanPoint> at_n;
+  // Width questions: why the answer is refused, or "" when it is not. An n at which the
+  // question's interval holds its reference in fewer than level - plan_coverage_slack of the
+  // replicates (at_n's coverage) is not an answer: the width asked for belongs to an interval
+  // that does not cover there (docs/plan.md, "Refused answers").
+  std::string refused;
 };
+
+// How far below the nominal level an answer's measured coverage may lie: 0.05, the slack of
+// docs/intervals.md's "measured below nominal - 0.05" notes.
+inline constexpr double plan_coverage_slack = 0.05;
 
 struct PlanResult {
   std::vector<PlanPoint> points;  // by n

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -256,6 +257,19 @@ double estimate(const std::string& estimator_text,
   const auto config = parse_estimator(entry, "/estimator", problems, resolved);
   if (!problems.empty() || !config) throw ConfigError(problems.render(source));
   const Sample sample = checked_arrays(p, y, renormalize, "p", "y");
+  // A label probability of exactly 0 (rounded input) makes an NLL +inf: not estimable, so NaN
+  // with a RuntimeWarning saying why rather than the floored value (docs/python.md).
+  if (config->logs_label_probability) {
+    const ZeroCount zeros = count_zeros(sample);
+    if (zeros.true_label_zeros > 0) {
+      const std::string warning = "calbench.estimate: " + config->label +
+                                  " is not estimable: " + describe_label_zeros(zeros, sample.size) +
+                                  " and -log 0 is infinite; " + full_precision_advice;
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 1) != 0)
+        throw py::error_already_set();
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+  }
   // Interruptible: kde_canonical's O(n^2 K) pass polls the stop request between rows, so
   // Ctrl-C ends an estimate of minutes within a second (issue #28).
   double value = 0.0;

@@ -507,6 +507,16 @@ class BindingsTest(unittest.TestCase):
             self.assertEqual(values["ece_calbench"], ece)
             self.assertEqual(values["ece_binary_calbench"], ece)
         self.assertIsNone(cases["confident_wrong"]["plugin_truth"]["nll"])  # log 0
+        # The NLL of rows whose label has probability 0 is not estimable: null with the reason
+        # in the file, NaN with a RuntimeWarning from calbench.estimate.
+        nll = {i["label"]: i for i in cases["confident_wrong"]["expected"]}["nll"]
+        self.assertIsNone(nll["value"])
+        self.assertEqual(nll["error"], "not estimable: 4 rows with label probability 0")
+        case = cases["confident_wrong"]
+        p = np.load(os.path.join(directory, case["p"]))
+        y = np.load(os.path.join(directory, case["y"]))
+        with self.assertWarnsRegex(RuntimeWarning, "nll is not estimable: 4 of 4 rows"):
+            self.assertTrue(np.isnan(calbench.estimate({"name": "nll"}, p, y)))
         uniform = {i["label"]: i.get("value") for i in cases["uniform"]["expected"]}
         for convention in calbench.conventions():
             self.assertEqual(uniform[f"ece_{convention}"], 0.0)

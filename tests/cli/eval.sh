@@ -129,8 +129,8 @@ printf '0,0.5,0.5\n1,0.2,0.8\n\n\n' >"$work/trailing.csv"
 python3 - "$work" <<'PY'
 import struct, sys
 w = sys.argv[1]
-def save(name, descr, shape, fmt, values):
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+def save(name, descr, shape, fmt, values, order="False"):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, order, shape)
     header += " " * (63 - (10 + len(header)) % 64) + "\n"
     with open(w + "/" + name, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
@@ -138,6 +138,9 @@ def save(name, descr, shape, fmt, values):
 p = [0.5, 0.5, 0.25, 0.75, 0.875, 0.125]
 save("p.npy", "<f8", "(3, 2)", "d", p)
 save("p32.npy", "<f4", "(3, 2)", "f", p)
+# The same 3 x 2 array stored column by column (np.asfortranarray(p), a transposed view):
+# numpy reads it as the same array, and so must calbench.
+save("pf.npy", "<f8", "(3, 2)", "d", [0.5, 0.25, 0.875, 0.5, 0.75, 0.125], order="True")
 save("y.npy", "<i8", "(3,)", "q", [0, 1, 0])
 save("ybad.npy", "<i8", "(3,)", "q", [0, 1, 5])
 save("huge.npy", "<f8", "(4, 4611686018427387904)", "d", p)  # 4 * 2^62 elements wraps size_t
@@ -145,6 +148,12 @@ save("wide.npy", "<f8", "(99999999999999999999999, 2)", "d", p)
 PY
 "$bin" eval "$work/p.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY eval"
 "$bin" eval "$work/p32.npy" --labels "$work/y.npy" --resamples 10 >/dev/null || fail "NPY f4"
+"$bin" eval "$work/p.npy" --labels "$work/y.npy" --estimators ece,brier --resamples 10 --json \
+  >"$work/c_order.json" &&
+  "$bin" eval "$work/pf.npy" --labels "$work/y.npy" --estimators ece,brier --resamples 10 --json \
+    >"$work/f_order.json" ||
+  fail "NPY Fortran order"
+cmp -s "$work/c_order.json" "$work/f_order.json" || fail "a Fortran-order NPY reads as another array"
 "$bin" eval "$work/p.npy" --labels "$work/ybad.npy" >"$work/npy.out" 2>"$work/npy.err"
 [ $? -eq 2 ] && grep -q "ybad.npy: row 2: label 5" "$work/npy.err" || fail "NPY bad label: $(cat "$work/npy.err")"
 [ -s "$work/npy.out" ] && fail "NPY bad label printed to stdout"
@@ -176,4 +185,21 @@ table "$work/run/intervals.csv" | head -1 | grep -q ',requested,method,coverage,
 "$bin" run "$src/tests/data/tiny.json" --out "$work/plain" --quiet --threads 1 || fail "plain run"
 table "$work/plain/cells.csv" | head -1 | grep -q 'coverage' && fail "plain run has interval columns"
 
+# 5. calib_err below its 2 beta rows evaluates no bin (its library returns 0): marked not
+#    estimable with the reason, not printed as an estimate of 0 (issue #36).
+head -150 "$src/tests/data/beta_fig1_n200.csv" >"$work/n150.csv"
+"$bin" eval "$work/n150.csv" --estimators calib_err,ece --resamples 20 --json >"$work/ce.json" ||
+  fail "eval calib_err on 150 rows"
+python3 - "$work/ce.json" <<'PY' || fail "calib_err below 200 rows: $(cat "$work/ce.json")"
+import json, sys
+e = json.load(open(sys.argv[1]))["estimators"]
+c = e["calib_err_b100"]
+assert c["value"] is None and c["ci"] is None and c["estimable"] is False, c
+assert c["note"] == ("not estimable: its bins of 100 rows leave none to evaluate below 200 "
+                     "rows, where the library returns 0"), c["note"]
+assert e["ece_ew15"]["value"] > 0 and "estimable" not in e["ece_ew15"], e["ece_ew15"]
+PY
+"$bin" eval "$src/tests/data/beta_fig1_n200.csv" --estimators calib_err --resamples 20 --json |
+  python3 -c 'import json, sys; v = json.load(sys.stdin)["estimators"]["calib_err_b100"]["value"]; assert v > 0, v' ||
+  fail "calib_err at 200 rows is an estimate"
 finish

@@ -14,7 +14,9 @@ script=cli_plan usage="CALBENCH_BINARY SOURCE_DIR"
 cmp -s "$work/one.json" "$work/two.json" || fail "the result files differ between 1 and 2 threads"
 cmp -s <(grep -v '^wrote' "$work/one.out") <(grep -v '^wrote' "$work/two.out") ||
   fail "the tables differ between 1 and 2 threads"
-grep -q "^answer: n = " "$work/one.out" || fail "no answer in: $(cat "$work/one.out")"
+# Its normal interval covers 0.832 at the width's n (nominal 0.9): the answer is refused.
+grep -q "^would be: n = " "$work/one.out" && grep -q "^answer refused: the normal interval holds" "$work/one.out" ||
+  fail "no refused answer in: $(cat "$work/one.out")"
 [ -s "$work/one.err" ] && fail "--quiet printed on stderr: $(cat "$work/one.err")"
 python3 - "$work/one.json" <<'PY' || fail "the result file is not the documented JSON"
 import json, sys
@@ -22,13 +24,14 @@ d = json.load(open(sys.argv[1]))
 assert d["meta"]["schema"] == "calbench.plan/1"
 assert d["plan"]["question"] == {"width": 0.02, "level": 0.9, "interval": "normal"}
 a = d["answer"]
-assert a["status"] == "found" and a["n_low_95"] <= a["n"] <= a["n_high_95"] + 1
+assert a["status"] == "refused" and a["n"] is None and "below the nominal 0.9" in a["reason"], a
+assert a["n_low_95"] <= a["n_refused"] <= a["n_high_95"] + 1
 ns = [p["n"] for p in d["points"]]
 assert ns == sorted(ns) and ns[0] == 100
 assert d["interval"] == "normal"
 assert d["reference"]["target"] == "ece_top_l1" and d["reference"]["method"] == "quadrature"
 assert all(0 <= p["coverage"] <= 1 and p["coverage_se"] >= 0 for p in d["points"])
-assert a["at_n"]["n"] == a["n"] and 0 <= a["at_n"]["coverage"] <= 1
+assert a["at_n"]["n"] == a["n_refused"] and 0 <= a["at_n"]["coverage"] < 0.85
 PY
 grep -q "^coverage at n = " "$work/one.out" || fail "no coverage at the answer in: $(cat "$work/one.out")"
 

@@ -553,6 +553,13 @@ PlanResult check_quoted(const std::string& file, std::size_t n) {
                                  format_fixed(at->coverage_se, 3);
     INFO(coverage);
     CHECK(doc.find(coverage) != std::string::npos);
+    // An answer whose interval covers below nominal - 0.05 is refused, with the reason quoted.
+    const double level = std::get<WidthQuestion>(config.spec.question).level;
+    CHECK(r.answer.refused.empty() == (*at->coverage >= level - plan_coverage_slack));
+    if (!r.answer.refused.empty()) {
+      INFO(r.answer.refused);
+      CHECK(doc.find("answer refused: " + r.answer.refused.substr(0, 60)) != std::string::npos);
+    }
   }
   return r;
 }
@@ -622,6 +629,7 @@ TEST_CASE("plan: the shipped examples give the answers docs/plan.md quotes", "[e
   const std::string doc =
       testing::read_text(std::filesystem::path(CALBENCH_SOURCE_DIR) / "docs" / "plan.md");
   const PlanResult width = check_quoted("plan/width_example.json", 3184);
+  CHECK(!width.answer.refused.empty());  // the normal interval covers 0.832 there
   for (const PlanPoint& p : width.points)
     if (p.n == 100 || p.n == 1600 || p.n == 2691 || p.n == 2934 || p.n == 3200) {
       const std::string quoted = "n = " + std::to_string(p.n) + ": " + format_fixed(p.figure, 4);
