@@ -14,6 +14,8 @@
 #include "core/format.hpp"
 #include "core/multiple_testing.hpp"
 #include "core/read_file.hpp"
+#include "report/columns.hpp"
+#include "report/reporter.hpp"
 #include "runners/command.hpp"
 
 namespace calbench {
@@ -170,6 +172,67 @@ std::string significant(double x, int digits) {
   return buf;
 }
 
+// A test that moved: a row of the "moved" table, which has no header line.
+struct Moved {
+  const Test& t;
+  double holm = 1.0;
+};
+
+ColumnSpec<Moved> moved_column(std::function<Value(const Moved&)> value) {
+  return {"", std::move(value), show::terminal, {.align = Align::left}};
+}
+
+const std::vector<ColumnSpec<Moved>> moved_columns = {
+    moved_column([](const Moved& m) { return Value(m.t.cell); }),
+    moved_column([](const Moved& m) { return Value(m.t.label); }),
+    moved_column([](const Moved& m) { return Value(m.t.what); }),
+    moved_column([](const Moved& m) {
+      return Value(significant(m.t.old_value, 5) + " -> " + significant(m.t.new_value, 5));
+    }),
+    moved_column([](const Moved& m) { return Value("z = " + format_fixed(m.t.z, 1)); }),
+    moved_column([](const Moved& m) { return Value("Holm p = " + significant(m.holm, 2)); })};
+
+// The verdict through the terminal reporter: what was compared, the notes, then the tests that
+// moved (status 1) or the largest |z| (status 0).
+int report_check(const CheckOptions& o, const Summary& results, const Summary& baseline,
+                 const std::vector<Test>& tests, const std::vector<std::string>& not_compared,
+                 std::size_t estimators, std::ostream& out) {
+  std::vector<double> p;
+  for (const auto& t : tests) p.push_back(t.p);
+  const std::vector<double> adjusted = holm_adjusted(p);
+  std::string head = "calbench check " + results.file + " against " + baseline.file + ": " +
+                     std::to_string(estimators) + " (cell, estimator) pairs, " +
+                     std::to_string(tests.size()) +
+                     " z-tests of bias (mean without a truth) and sd, Holm at alpha " +
+                     format_double(o.alpha) + "\n";
+  for (const auto& note : not_compared) head += "  note: " + note + "\n";
+  const TableView view(moved_columns);
+  ReportHeader header;
+  header.tables.push_back(view.table("moved", show::terminal, "  ", "  "));
+  Record record;
+  for (std::size_t i = 0; i < tests.size(); ++i)
+    if (adjusted[i] <= o.alpha)
+      record.rows.push_back(view.row("moved", {tests[i], adjusted[i]}, show::terminal));
+  if (record.rows.empty()) {
+    std::size_t largest = 0;
+    for (std::size_t i = 1; i < tests.size(); ++i)
+      if (std::fabs(tests[i].z) > std::fabs(tests[largest].z)) largest = i;
+    const Test& t = tests[largest];
+    record.note = head + "no regression: none of the " + std::to_string(tests.size()) +
+                  " tests moved (largest |z| = " + format_fixed(std::fabs(t.z), 2) + ": " +
+                  t.label + " " + t.what + " in " + t.cell + ")\n";
+  } else {
+    record.caption = head + "moved:\n";
+    record.note = "regression: " + std::to_string(record.rows.size()) + " of " +
+                  std::to_string(tests.size()) + " tests moved\n";
+  }
+  TerminalReporter terminal(out);
+  terminal.begin(header);
+  terminal.record(record);
+  terminal.end();
+  return record.rows.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int run_check(const CheckOptions& o, std::ostream& out) {
@@ -237,32 +300,7 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   std::vector<double> p;
   for (const auto& t : tests) p.push_back(t.p);
   const std::vector<double> adjusted = holm_adjusted(p);
-  out << "calbench check " << results.file << " against " << baseline.file << ": " << estimators
-      << " (cell, estimator) pairs, " << tests.size()
-      << " z-tests of bias (mean without a truth) and sd, Holm at alpha " << format_double(o.alpha)
-      << "\n";
-  for (const auto& note : not_compared) out << "  note: " << note << "\n";
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < tests.size(); ++i) {
-    if (adjusted[i] > o.alpha) continue;
-    const Test& t = tests[i];
-    rows.push_back({t.cell, t.label, t.what,
-                    significant(t.old_value, 5) + " -> " + significant(t.new_value, 5),
-                    "z = " + format_fixed(t.z, 1), "Holm p = " + significant(adjusted[i], 2)});
-  }
-  if (rows.empty()) {
-    std::size_t largest = 0;
-    for (std::size_t i = 1; i < tests.size(); ++i)
-      if (std::fabs(tests[i].z) > std::fabs(tests[largest].z)) largest = i;
-    const Test& t = tests[largest];
-    out << "no regression: none of the " << tests.size()
-        << " tests moved (largest |z| = " << format_fixed(std::fabs(t.z), 2) << ": " << t.label
-        << " " << t.what << " in " << t.cell << ")\n";
-    return 0;
-  }
-  out << "moved:\n" << aligned_columns(rows, "  ");
-  out << "regression: " << rows.size() << " of " << tests.size() << " tests moved\n";
-  return 1;
+  return report_check(o, results, baseline, tests, not_compared, estimators, out);
 }
 
 Command add_check_command(CLI::App& app) {

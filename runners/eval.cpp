@@ -26,6 +26,7 @@
 #include "estimators/interval_methods.hpp"
 #include "estimators/isotonic_fit.hpp"
 #include "estimators/uncertainty.hpp"
+#include "report/columns.hpp"
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
 #include "report/value_format.hpp"
@@ -273,6 +274,214 @@ class EvalProgress {
   std::unique_ptr<Progress> current_;
 };
 
+// The estimators that apply to the data, each with its value on it and the CPU time of that
+// evaluation (for the progress lines; a quadratic one asked for by name can take long itself).
+struct Observed {
+  std::vector<EstimatorConfig> used;
+  std::vector<double> values, seconds;
+};
+
+Observed observe(const EvalOptions& o, const Sample& sample, std::vector<Skipped>& skipped) {
+  const bool by_default = o.estimators.empty();
+  std::vector<EstimatorConfig> candidates =
+      by_default ? registry_estimators(skipped) : requested_estimators(o.estimators);
+  Observed out;
+  EstimatorWorkspace workspace;
+  Progress observing(
+      "eval observed values", true,
+      ProgressStyle{"estimators", EvalProgress::silent_below, std::chrono::milliseconds(5000)});
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    observing.update(c, candidates.size());
+    // An estimator that does not apply to this K throws DomainError.
+    try {
+      const auto timed = [&] {
+        const double start = thread_cpu_seconds();
+        const double value = candidates[c].estimator->estimate(sample, workspace);
+        return std::pair(value, thread_cpu_seconds() - start);
+      };
+      // A first evaluation pays for its workspace (allocations, FFT plans); a cheap one is
+      // timed again, warm, as the resamples will run it.
+      auto [value, took] = timed();
+      if (took < 0.05) took = timed().second;
+      out.values.push_back(value);
+      out.seconds.push_back(took);
+      out.used.push_back(std::move(candidates[c]));
+    } catch (const DomainError& error) {
+      if (!by_default)
+        throw InputError(o.data + ": estimator " + quote(candidates[c].label) + ": " +
+                         error.what());
+      skipped.push_back({candidates[c].label, error.what()});
+    }
+  }
+  observing.update(candidates.size(), candidates.size());
+  observing.finish();
+  if (out.used.empty()) throw InputError(o.data + ": no estimator applies to this data");
+  return out;
+}
+
+// An estimator's result on the data: a row of eval's table, an entry of --json's "estimators".
+struct EvalRecord {
+  const EstimatorConfig& config;
+  double value = 0.0;
+  IntervalMethod method = IntervalMethod::basic;
+  std::optional<Interval> ci;
+  double p_calibrated = 0.0;
+  std::string note;       // a coverage caveat, that the method does not apply, or why not estimable
+  bool estimable = true;  // false: no value, interval or p-value (rounded input, too few rows)
+};
+
+// The intervals and p-values: every method but analytic resamples.
+std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
+                                 const Observed& observed, const ZeroCount& zeros) {
+  const IntervalChoice choice = interval_choice(o.interval);
+  std::vector<const Estimator*> estimators;
+  std::vector<std::vector<IntervalMethod>> methods(1);
+  for (const auto& c : observed.used) {
+    estimators.push_back(c.estimator.get());
+    methods[0].push_back(choice.value_or(c.interval));
+  }
+  EvalProgress progress(observed.used, observed.seconds);
+  IntervalRequest request{o.resamples, o.level, o.jackknife_groups};
+  request.progress = progress.hooks();
+  // The bias correction's and the jackknife's data sets are fewer or cheaper, so 2 R is the
+  // estimate's count.
+  progress.announce(estimators.size(), 2 * o.resamples);
+  ResampleWorkspace unused;
+  EstimatorWorkspace workspace;
+  const auto computed = sample_intervals(sample, estimators, observed.values, methods, request,
+                                         {o.seed, 0, 0}, Execution::parallel, unused, workspace);
+  progress.finish();
+  std::vector<EvalRecord> out;
+  for (std::size_t e = 0; e < estimators.size(); ++e) {
+    const EstimatorConfig& config = observed.used[e];
+    EvalRecord r{
+        config, observed.values[e], methods[0][e], computed.intervals[e], computed.p_values[e], {},
+        true};
+    // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
+    const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
+    if (config.logs_label_probability && zeros.true_label_zeros > 0) {
+      r.estimable = false;
+      r.note = "not estimable: " + std::to_string(zeros.true_label_zeros) +
+               " rows with label probability 0";
+    } else if (minimum && sample.size < minimum->minimum_rows()) {
+      r.estimable = false;
+      r.note = "not estimable: " + minimum->why();
+    } else if (!r.ci) {
+      r.note = std::string(to_string(r.method)) + " does not apply";
+    } else {
+      r.note = coverage_note(config, r.method, sample.size, sample.classes);
+    }
+    if (r.estimable && r.ci) r.note = settle_interval(*r.ci, r.value, r.method, config, r.note);
+    // An estimate that is not finite is an error naming the estimator, in either format (the
+    // text table would print "nan", the JSON null).
+    if (r.estimable)
+      require_finite(r.value, [&] { return o.data + ": estimator " + config.label; });
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Eval's columns: the table (label, value, the level's CI, method, p_calibrated, note) and
+// --json's entries (name, params, value, interval, ci, p_calibrated, note).
+std::vector<ColumnSpec<EvalRecord>> eval_columns(double level) {
+  using R = EvalRecord;
+  const Display text{.align = Align::left};
+  const auto method = [](const R& r) { return Value(std::string(to_string(r.method))); };
+  // What an estimator that is not estimable lacks: null, "-" in the table.
+  const auto if_estimable = [](const R& r, Value v) { return r.estimable ? v : Value(); };
+  return {{"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
+          {"name", [](const R& r) { return Value(r.config.name); }, show::json},
+          {"params",
+           [](const R& r) {
+             Value::Object params;
+             for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
+             return Value(std::move(params));
+           },
+           show::json},
+          {"value",
+           [=](const R& r) { return if_estimable(r, r.value); },
+           show::json | show::terminal,
+           {.align = Align::left, .precision = 6, .null = "not estimable"}},
+          {"interval", method, show::json},
+          {"ci",
+           [=](const R& r) {
+             return r.ci ? if_estimable(r, Value::Array{r.ci->lo, r.ci->hi}) : Value();
+           },
+           show::json},
+          {"ci_text",
+           [=](const R& r) {
+             if (!r.ci) return Value();
+             return if_estimable(
+                 r, "[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
+           },
+           show::terminal,
+           {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
+          {"method", method, show::terminal, text},
+          {"p_calibrated",
+           [=](const R& r) { return if_estimable(r, r.p_calibrated); },
+           show::json | show::terminal,
+           {.align = Align::left, .precision = 4}},
+          {"note",
+           [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
+           show::json | show::terminal,
+           {.align = Align::left, .null = ""}},
+          {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
+           show::json_set}};
+}
+
+const char* const eval_legend =
+    R"(
+CI: the method's interval (docs/intervals.md); a note names the coverage measured below
+  nominal - 0.05 for data of this K and n (or says that the method does not apply)
+p_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from p;
+  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than calibration allows
+)";
+
+// The records through the JSON reporter (--json) or the terminal's.
+void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& zeros,
+                 const std::vector<EvalRecord>& records, const std::vector<Skipped>& skipped,
+                 std::ostream& out) {
+  const auto columns = eval_columns(o.level);
+  const TableView view(columns);
+  Value::Object estimators;
+  for (const auto& r : records) estimators.emplace_back(r.config.label, view.object(r));
+  ReportHeader header;
+  header.blocks = {{"n", count_value(sample.size)}, {"classes", count_value(sample.classes)}};
+  const std::string zero_warning = zeros.true_label_zeros == 0
+                                       ? ""
+                                       : describe_label_zeros(zeros, sample.size) +
+                                             ": -log 0 is infinite, so the NLL is not estimable; " +
+                                             full_precision_advice;
+  if (zeros.true_label_zeros > 0)
+    header.blocks.emplace_back(
+        "label_probability_zeros",
+        Value::Object{{"rows", count_value(zeros.true_label_zeros)},
+                      {"decimals", zeros.decimals ? Value(std::int64_t{*zeros.decimals}) : Value()},
+                      {"warning", zero_warning}});
+  header.tables.push_back(view.table("estimators", show::terminal, "  ", "  "));
+  Record record{.block = "estimators", .document = std::move(estimators)};
+  if (o.json) {
+    // A value that is not finite would print as null: an error naming it.
+    require_finite_json(to_json(record.document), o.data, "/estimators");
+    JsonReporter json(out);
+    json.begin(header);
+    json.record(record);
+    json.end();
+    return;
+  }
+  for (const auto& r : records) record.rows.push_back(view.row("estimators", r, show::terminal));
+  record.caption = o.data + ": n = " + std::to_string(sample.size) +
+                   ", K = " + std::to_string(sample.classes) + "; " + std::to_string(o.resamples) +
+                   " resamples, seed " + std::to_string(o.seed) + "\n" +
+                   (zero_warning.empty() ? "" : "warning: " + zero_warning + '\n') + "\n";
+  record.note = eval_legend;
+  for (const auto& s : skipped) record.note += "skipped " + s.name + ": " + s.reason + '\n';
+  TerminalReporter terminal(out);
+  terminal.begin(header);
+  terminal.record(record);
+  terminal.end();
+}
+
 }  // namespace
 
 std::string interval_help() {
@@ -308,157 +517,13 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
                           .renormalize = o.renormalize});
   warn_missing_classes(sample, o.data);
-  // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
-  const ZeroCount zeros = count_zeros(sample);
   std::vector<Skipped> skipped;
-  const bool by_default = o.estimators.empty();
-  std::vector<EstimatorConfig> candidates =
-      by_default ? registry_estimators(skipped) : requested_estimators(o.estimators);
-
-  // The observed values; an estimator that does not apply to this K throws DomainError. Each
-  // is timed for the progress lines (a quadratic one asked for by name can take long itself).
-  std::vector<EstimatorConfig> used;
-  std::vector<double> observed, seconds;
-  EstimatorWorkspace workspace;
-  Progress observing(
-      "eval observed values", true,
-      ProgressStyle{"estimators", EvalProgress::silent_below, std::chrono::milliseconds(5000)});
-  for (std::size_t c = 0; c < candidates.size(); ++c) {
-    observing.update(c, candidates.size());
-    try {
-      const auto timed = [&] {
-        const double start = thread_cpu_seconds();
-        const double value = candidates[c].estimator->estimate(sample, workspace);
-        return std::pair(value, thread_cpu_seconds() - start);
-      };
-      // A first evaluation pays for its workspace (allocations, FFT plans); a cheap one is
-      // timed again, warm, as the resamples will run it.
-      auto [value, took] = timed();
-      if (took < 0.05) took = timed().second;
-      observed.push_back(value);
-      seconds.push_back(took);
-      used.push_back(std::move(candidates[c]));
-    } catch (const DomainError& error) {
-      if (!by_default)
-        throw InputError(o.data + ": estimator " + quote(candidates[c].label) + ": " +
-                         error.what());
-      skipped.push_back({candidates[c].label, error.what()});
-    }
-  }
-  observing.update(candidates.size(), candidates.size());
-  observing.finish();
-  if (used.empty()) throw InputError(o.data + ": no estimator applies to this data");
-
-  const IntervalChoice choice = interval_choice(o.interval);
-  std::vector<const Estimator*> estimators;
-  std::vector<std::vector<IntervalMethod>> methods(1);
-  for (const auto& c : used) {
-    estimators.push_back(c.estimator.get());
-    methods[0].push_back(choice.value_or(c.interval));
-  }
-  const std::size_t E = used.size();
-  EvalProgress progress(used, seconds);
-  IntervalRequest request{o.resamples, o.level, o.jackknife_groups};
-  request.progress = progress.hooks();
-  // Every method but analytic resamples; the bias correction's and the jackknife's data sets are
-  // fewer or cheaper, so 2 R is the estimate's count.
-  progress.announce(E, 2 * o.resamples);
-  ResampleWorkspace unused;
-  const auto computed = sample_intervals(sample, estimators, observed, methods, request,
-                                         {o.seed, 0, 0}, Execution::parallel, unused, workspace);
-  progress.finish();
-  const std::vector<double>& p = computed.p_values;
-  std::vector<std::optional<Interval>> intervals = computed.intervals;
-  std::vector<std::string> notes(E);
-  std::vector<bool> estimable(E, true);
-  for (std::size_t e = 0; e < E; ++e) {
-    estimable[e] = !(used[e].logs_label_probability && zeros.true_label_zeros > 0);
-    const auto* minimum = dynamic_cast<const MinimumRows*>(used[e].estimator.get());
-    if (!estimable[e]) {
-      notes[e] = "not estimable: " + std::to_string(zeros.true_label_zeros) +
-                 " rows with label probability 0";
-    } else if (minimum && sample.size < minimum->minimum_rows()) {
-      estimable[e] = false;
-      notes[e] = "not estimable: " + minimum->why();
-    } else if (!intervals[e])
-      notes[e] = std::string(to_string(methods[0][e])) + " does not apply";
-    else
-      notes[e] = coverage_note(used[e], methods[0][e], sample.size, sample.classes);
-  }
-
-  for (std::size_t e = 0; e < E; ++e)
-    if (estimable[e] && intervals[e])
-      notes[e] = settle_interval(*intervals[e], observed[e], methods[0][e], used[e], notes[e]);
-
-  // An estimate that is not finite is an error naming the estimator, in either format (the
-  // text table would print "nan", the JSON null).
-  for (std::size_t e = 0; e < E; ++e)
-    if (estimable[e])
-      require_finite(observed[e], [&] { return o.data + ": estimator " + used[e].label; });
-  const std::string zero_warning = zeros.true_label_zeros == 0
-                                       ? ""
-                                       : describe_label_zeros(zeros, sample.size) +
-                                             ": -log 0 is infinite, so the NLL is not estimable; " +
-                                             full_precision_advice;
+  const ZeroCount zeros = count_zeros(sample);
+  const Observed observed = observe(o, sample, skipped);
+  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros);
+  // Everything is computed before anything is written: on an error, nothing is.
   std::ostringstream text;
-  if (o.json) {
-    Json doc = {{"n", sample.size}, {"classes", sample.classes}};
-    if (zeros.true_label_zeros > 0)
-      doc["label_probability_zeros"] = {
-          {"rows", zeros.true_label_zeros},
-          {"decimals", zeros.decimals ? Json(*zeros.decimals) : Json()},
-          {"warning", zero_warning}};
-    Json entries = Json::object();
-    for (std::size_t e = 0; e < E; ++e) {
-      entries[used[e].label] = {
-          {"name", used[e].name},
-          {"params", params_json(used[e].params)},
-          {"value", observed[e]},
-          {"interval", std::string(to_string(methods[0][e]))},
-          {"ci", intervals[e] ? Json{intervals[e]->lo, intervals[e]->hi} : Json()},
-          {"p_calibrated", p[e]},
-          {"note", notes[e].empty() ? Json() : Json(notes[e])}};
-      if (!estimable[e]) {  // null value, interval and p, and the reason
-        auto& entry = entries[used[e].label];
-        entry["value"] = entry["ci"] = entry["p_calibrated"] = Json();
-        entry["estimable"] = false;
-      }
-    }
-    doc["estimators"] = std::move(entries);
-    require_finite_json(doc, o.data);
-    text << doc.dump(2) << '\n';
-  } else {
-    text << o.data << ": n = " << sample.size << ", K = " << sample.classes << "; " << o.resamples
-         << " resamples, seed " << o.seed << "\n";
-    if (!zero_warning.empty()) text << "warning: " << zero_warning << '\n';
-    text << '\n';
-    const std::string ci_head = format_fixed(100.0 * o.level, 0) + "% CI";
-    std::vector<std::vector<std::string>> rows = {
-        {"label", "value", ci_head, "method", "p_calibrated", "note"}};
-    for (std::size_t e = 0; e < E; ++e) {
-      if (!estimable[e]) {
-        rows.push_back({used[e].label, "not estimable", "-", std::string(to_string(methods[0][e])),
-                        "-", notes[e]});
-        continue;
-      }
-      rows.push_back({used[e].label, format_fixed(observed[e], 6),
-                      intervals[e] ? std::string("[")
-                                             .append(format_fixed(intervals[e]->lo, 6))
-                                             .append(", ")
-                                             .append(format_fixed(intervals[e]->hi, 6)) +
-                                         "]"  // not "[" + ...: GCC 12 -Wrestrict
-                                   : std::string("-"),
-                      std::string(to_string(methods[0][e])), format_fixed(p[e], 4), notes[e]});
-    }
-    text << aligned_columns(rows, "  ");
-    text << "\nCI: the method's interval (docs/intervals.md); a note names the coverage measured "
-            "below\n  nominal - 0.05 for data of this K and n (or says that the method does not "
-            "apply)\n"
-            "p_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn from "
-            "p;\n  (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than "
-            "calibration allows\n";
-    for (const auto& s : skipped) text << "skipped " << s.name << ": " << s.reason << '\n';
-  }
+  report_eval(o, sample, zeros, records, skipped, text);
   if (!o.plot.empty()) write_curves(o, sample);
   out << text.str();
   return 0;

@@ -23,10 +23,13 @@
 #include "core/sha256.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
+#include "experiment/experiment.hpp"
 #include "fit/fake_classifier_fit.hpp"
 #include "fit/fit_predictions.hpp"
 #include "fit/fit_verdict.hpp"
 #include "fit/held_out_split.hpp"
+#include "report/columns.hpp"
+#include "report/reporter.hpp"
 #include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
 #include "runners/progress.hpp"
@@ -97,21 +100,6 @@ nlohmann::ordered_json classwise_choice_json(const ClasswiseFit& c) {
           {"wrong_rows", c.wrong_rows},
           {"top_scores", scores(c.top_scores)},
           {"other_scores", scores(c.other_scores)}};
-}
-
-void print_classwise_choice(const ClasswiseFit& c, std::size_t folds, std::ostream& text) {
-  text << "\nempirical: classwise map by " << folds
-       << "-fold cross-validated log-likelihood (per-class top "
-          "deviations; the label's class among the other classes on the "
-       << c.wrong_rows << " rows whose top label is wrong):\n";
-  std::vector<std::vector<std::string>> rows = {{"part", "candidate", "CV log L", ""}};
-  for (const auto& s : c.top_scores)
-    rows.push_back({"top", s.candidate, format_fixed(s.cv_log_likelihood, 2),
-                    s.candidate == c.top_choice ? "<- chosen" : ""});
-  for (const auto& s : c.other_scores)
-    rows.push_back({"other", s.candidate, format_fixed(s.cv_log_likelihood, 2),
-                    s.candidate == c.other_choice ? "<- chosen" : ""});
-  text << aligned_columns(rows, "  ");
 }
 
 // The empirical block: the rows by file name (relative to the config's folder) with its
@@ -326,63 +314,6 @@ nlohmann::ordered_json predictions_json(const FitPredictions& p,
           {"cells", cells}};
 }
 
-// A p-value for people: two significant digits ("0.0029", "3.1e-12").
-std::string format_p(double p) {
-  std::ostringstream out;
-  out << std::setprecision(2) << p;
-  return out.str();
-}
-
-void print_verdict(const FitVerdict& v, std::ostream& text) {
-  if (v.folds == 1)
-    text << "\nverdict on " << v.held_out_rows << " held-out rows (the fake fitted on the other "
-         << v.fit_rows << "; " << v.replicates << " fake samples of " << v.held_out_rows
-         << " rows; Holm at " << format_double(v.family_alpha) << " beyond the floors):\n";
-  else
-    text << "\nverdict, cross-fitted: each of " << v.folds << " folds of the " << v.held_out_rows
-         << " rows judged against a fake fitted on the other rows (" << v.replicates
-         << " fake samples per fold; pooled over the folds; Holm at "
-         << format_double(v.family_alpha) << " beyond the floors):\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"check", "held-out", "fake", "SE", "z", "Holm p", "floor", ""}};
-  for (const VerdictCheck& c : v.checks)
-    rows.push_back({c.name + (c.kind == CheckKind::distance ? " (distance)" : ""),
-                    format_fixed(c.held_out, 4), format_fixed(c.fake, 4), format_fixed(c.se, 4),
-                    format_fixed(c.z, 1), format_p(c.p_adjusted), format_fixed(c.floor, 3),
-                    c.fails ? "FAILS" : ""});
-  text << aligned_columns(rows, "  ");
-  text << "verdict: " << (v.good ? "GOOD" : "POOR") << '\n';
-  for (const auto& r : v.reasons) text << "  " << r << '\n';
-}
-
-void print_predictions(const FitPredictions& p, const std::vector<EstimatorConfig>& estimators,
-                       std::size_t n, std::ostream& text) {
-  text << "\npredictions: the fake (" << p.replicates << " samples per n; bias against its "
-       << "truth) beside a bootstrap of the " << n << " rows (" << p.resamples
-       << " resamples of n rows; bias against the estimate on all rows):\n";
-  std::vector<std::vector<std::string>> rows = {{"estimator", "n", "fake mean", "fake sd",
-                                                 "fake bias", "boot mean", "boot sd", "boot bias",
-                                                 ""}};
-  for (const Prediction& c : p.cells) {
-    std::vector<std::string> row = {estimators[c.estimator].label, std::to_string(c.n),
-                                    format_fixed(c.fake.mean, 4), format_fixed(c.fake.sd, 4),
-                                    format_fixed(c.fake.bias, 4)};
-    if (c.bootstrap) {
-      row.insert(row.end(), {format_fixed(c.bootstrap->mean, 4), format_fixed(c.bootstrap->sd, 4),
-                             format_fixed(c.bootstrap->bias, 4)});
-      std::string flag;
-      if (c.sd_disagrees) flag = "sd differs";
-      if (c.bias_disagrees) flag += std::string(flag.empty() ? "" : ", ") + "bias differs";
-      row.push_back(flag);
-    } else {
-      row.insert(row.end(), {"-", "-", "-", "n > rows: only the fake answers"});
-    }
-    rows.push_back(std::move(row));
-  }
-  text << aligned_columns(rows, "  ");
-  text << "differs: beyond 3 Monte Carlo standard errors of the two (docs/fit.md)\n";
-}
-
 std::string truth_text(const TruthValue& v) {
   return format_fixed(v.value, 4) + " (" + std::string(to_string(v.method)) + ")";
 }
@@ -438,17 +369,18 @@ FitVerdict judge(const Sample& data, const FakeFitOptions& options,
   return verdict;
 }
 
-}  // namespace
+// Everything `fit` computed; the report and the config written come from it.
+struct FitRun {
+  Sample data;
+  FakeFitOptions options;
+  std::vector<EstimatorConfig> asked;
+  FitVerdict verdict;
+  FakeClassifierFit fit;
+  std::string rows_npy;  // the rows file's bytes, written beside --out
+  FitPredictions predictions;
+};
 
-int run_fit(const FitOptions& o, std::ostream& out) {
-  const std::optional<FittedMap> map = parse_map(o.map);
-  const Sample data =
-      read_model_outputs(o.data, o.labels,
-                         {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
-                          .renormalize = o.renormalize});
-  check_fit_input(data, o.data);
-  // An unwritable --out fails now (exit 2), not after the fit and its verdict (issue #28).
-  if (!o.out.empty()) check_writable(o.out, "--out " + o.out);
+FakeFitOptions fit_options(const FitOptions& o, const std::optional<FittedMap>& map) {
   FakeFitOptions options;
   options.map = map;
   options.family = parse_family(o.family);
@@ -462,271 +394,495 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     options.empirical_options.fallback_penalties.clear();
   }
   options.empirical_options.classwise.enabled = o.classwise;
-  const std::vector<EstimatorConfig> asked =
-      requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
-  const std::vector<LabelledEstimator> estimators = labelled(asked);
+  return options;
+}
 
-  const FitVerdict verdict = judge(data, options, estimators, o);
+// The fake on all rows; with --out and the empirical family, its rows file's bytes and name.
+void fit_all_rows(const FitOptions& o, FitRun& run) {
   Progress fitting("fit: the fake on all rows and its truth", true, fit_progress_style("fits"));
   fitting.update(0, 1);
-  FakeClassifierFit fit = fit_or_explain(data, options, o.data, "all rows");
+  run.fit = fit_or_explain(run.data, run.options, o.data, "all rows");
   fitting.update(1, 1);
   fitting.finish();
-  std::string rows_npy;  // the rows file's bytes, written beside --out
-  if (auto* e = std::get_if<EmpiricalSpec>(&fit.generator); e != nullptr && !o.out.empty()) {
+  if (auto* e = std::get_if<EmpiricalSpec>(&run.fit.generator); e != nullptr && !o.out.empty()) {
     const std::filesystem::path rows = rows_file_for(o.out);
-    rows_npy = npy_bytes({e->rows->size() / e->classes, e->classes}, *e->rows);
+    run.rows_npy = npy_bytes({e->rows->size() / e->classes, e->classes}, *e->rows);
     e->rows_file = rows.filename().string();
-    e->rows_sha256 =
-        sha256_hex({reinterpret_cast<const unsigned char*>(rows_npy.data()), rows_npy.size()});
+    e->rows_sha256 = sha256_hex(
+        {reinterpret_cast<const unsigned char*>(run.rows_npy.data()), run.rows_npy.size()});
   }
-  const Generator fake(fit.generator);
-  PredictionSettings prediction_settings;
-  prediction_settings.sizes = o.sizes.empty() ? default_sizes(data.size) : o.sizes;
-  prediction_settings.replicates = o.replicates;
-  prediction_settings.resamples = o.resamples;
-  prediction_settings.seed = o.seed;
-  const FitPredictions predictions = [&] {
-    try {
-      Progress predicting("fit: predictions", true, fit_progress_style("samples"));
-      FitPredictions computed = predict_estimators(
-          fake, fit.truth, data, estimators, prediction_settings,
-          [&](std::size_t done, std::size_t total) { predicting.update(done, total); });
-      predicting.finish();
-      return computed;
-    } catch (const DomainError& error) {
-      throw InputError(o.data + ": " + error.what());
-    }
-  }();
+}
+
+FitPredictions predict(const FitOptions& o, const FitRun& run,
+                       const std::vector<LabelledEstimator>& estimators) {
+  PredictionSettings settings;
+  settings.sizes = o.sizes.empty() ? default_sizes(run.data.size) : o.sizes;
+  settings.replicates = o.replicates;
+  settings.resamples = o.resamples;
+  settings.seed = o.seed;
+  try {
+    Progress predicting("fit: predictions", true, fit_progress_style("samples"));
+    FitPredictions computed = predict_estimators(
+        Generator(run.fit.generator), run.fit.truth, run.data, estimators, settings,
+        [&](std::size_t done, std::size_t total) { predicting.update(done, total); });
+    predicting.finish();
+    return computed;
+  } catch (const DomainError& error) {
+    throw InputError(o.data + ": " + error.what());
+  }
+}
+
+FitRun compute(const FitOptions& o) {
+  const std::optional<FittedMap> map = parse_map(o.map);
+  FitRun run;
+  run.data = read_model_outputs(o.data, o.labels,
+                                {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
+                                 .renormalize = o.renormalize});
+  check_fit_input(run.data, o.data);
+  // An unwritable --out fails now (exit 2), not after the fit and its verdict (issue #28).
+  if (!o.out.empty()) check_writable(o.out, "--out " + o.out);
+  run.options = fit_options(o, map);
+  run.asked =
+      requested_estimators(o.estimators.empty() ? std::string(default_estimators) : o.estimators);
+  const std::vector<LabelledEstimator> estimators = labelled(run.asked);
+  run.verdict = judge(run.data, run.options, estimators, o);
+  fit_all_rows(o, run);
+  run.predictions = predict(o, run, estimators);
+  return run;
+}
+
+// ---- the report: --json, or the text's prose and tables --------------------------------------
+
+// --json: the fit, every candidate, the model beside the fake, the verdict and the predictions.
+nlohmann::ordered_json fit_document(const FitRun& run) {
+  const FakeClassifierFit& fit = run.fit;
+  const GoodnessOfFit& g = fit.fit;
+  // A candidate (map, curve or family) that cannot model the data (the Dirichlet when some scores
+  // are exactly 1) has an infinite likelihood and AIC: written as null (docs/fit.md), so every
+  // other number stays under the non-finite guard.
+  const auto finite_or_null = [](double x) {
+    return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json maps = nlohmann::ordered_json::array();
+  for (const auto& c : fit.candidates)
+    maps.push_back({{"map", std::string(to_string(c.map))},
+                    {"parameters", c.parameters},
+                    {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
+                    {"aic", finite_or_null(c.aic)}});
+  nlohmann::ordered_json families = nlohmann::ordered_json::array();
+  for (const auto& f : fit.families)
+    families.push_back({{"family", std::string(to_string(f.family))},
+                        {"log_likelihood", finite_or_null(f.log_likelihood)},
+                        {"parameters", f.free_parameters},
+                        {"aic", finite_or_null(f.aic)}});
+  nlohmann::ordered_json mixtures = nlohmann::ordered_json::array();
+  for (const auto& m : fit.mixtures)
+    mixtures.push_back({{"components", m.components.size()},
+                        {"log_likelihood", m.log_likelihood},
+                        {"parameters", m.free_parameters},
+                        {"bic", m.bic}});
+  nlohmann::ordered_json curves = nlohmann::ordered_json::array();
+  if (fit.beta_binary)
+    for (const auto& c : fit.beta_binary->candidates)
+      curves.push_back({{"curve", curve_name(c.curve)},
+                        {"parameters", curve_parameters(c.curve)},
+                        {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
+                        {"aic", finite_or_null(c.aic)}});
+  // The empirical curve's penalty rule (docs/fit.md): every score computed, the choice and why
+  // (a penalty of null is the identity).
+  nlohmann::ordered_json penalty_rule = nullptr;
+  if (fit.empirical) {
+    nlohmann::ordered_json scores = nlohmann::ordered_json::array();
+    for (const auto& p : fit.empirical->penalties)
+      scores.push_back(
+          {{"penalty", finite_or_null(p.penalty)}, {"cv_log_likelihood", p.cv_log_likelihood}});
+    penalty_rule = {{"penalty", finite_or_null(fit.empirical->penalty)},
+                    {"reason", fit.empirical->penalty_reason},
+                    {"scores", scores}};
+  }
+  nlohmann::ordered_json classwise_rule = nullptr;
+  if (fit.empirical && run.data.classes >= 3)
+    classwise_rule = classwise_choice_json(fit.empirical->classwise);
+  const auto truth = [&](Quantity q) {
+    const TruthValue& v = fit.truth[q];
+    return nlohmann::ordered_json{
+        {"value", v.value}, {"method", to_string(v.method)}, {"error", v.error}};
+  };
+  return {
+      {"n", run.data.size},
+      {"classes", run.data.classes},
+      {"family", std::string(to_string(fit.family))},
+      {"generator", generator_json(fit)},
+      {"families", families},
+      {"rejected_families", fit.rejected_families},
+      {"maps", maps},
+      {"rejected", fit.rejected},
+      {"mixtures", mixtures},
+      {"rejected_mixtures", fit.rejected_mixtures},
+      {"curves", curves},
+      {"rejected_curves", fit.beta_binary ? fit.beta_binary->rejected : std::vector<std::string>{}},
+      {"penalty_rule", penalty_rule},
+      {"classwise", classwise_rule},
+      {"model",
+       {{"accuracy", g.model_accuracy},
+        {"accuracy_se", g.model_accuracy_se},
+        {"mean_confidence", g.model_confidence},
+        {"ece_ew15", g.model_ece},
+        {"gap_se", g.model_gap_se},
+        {"confidence_histogram", g.model_histogram}}},
+      {"fake",
+       {{"accuracy", truth(Quantity::accuracy)},
+        {"ece_top_l1", truth(Quantity::ece_top_l1)},
+        {"classwise_ece_l1", truth(Quantity::classwise_ece_l1)},
+        {"ece_ew15_sample", g.fake_ece_sample},
+        {"confidence_histogram", g.fake_histogram}}},
+      {"total_variation", g.total_variation},
+      {"verdict", verdict_json(run.verdict)},
+      {"predictions", predictions_json(run.predictions, run.asked)}};
+}
+
+// The text's tables: left-aligned columns, doubles with `precision` digits after the point,
+// the chosen candidate marked in a last column.
+template <typename R>
+ColumnSpec<R> text(std::string name, std::function<Value(const R&)> value, int precision = 5) {
+  return {std::move(name),
+          std::move(value),
+          show::terminal,
+          {.align = Align::left, .precision = precision}};
+}
+template <typename R>
+ColumnSpec<R> chosen(std::function<bool(const R&)> is_chosen) {
+  return text<R>("", [is_chosen](const R& r) { return Value(is_chosen(r) ? "<- chosen" : ""); });
+}
+
+// The text as records for the terminal reporter: prose, and each table under its caption.
+class TextReport {
+ public:
+  template <typename R>
+  void table(std::string caption, const std::string& name,
+             const std::vector<ColumnSpec<R>>& columns, const std::vector<R>& rows,
+             std::string note = {}) {
+    const TableView view(columns);
+    header_.tables.push_back(view.table(name, show::terminal, "  ", "  "));
+    Record record{.caption = std::move(caption), .note = std::move(note)};
+    for (const R& r : rows) record.rows.push_back(view.row(name, r, show::terminal));
+    records_.push_back(std::move(record));
+  }
+  void prose(std::string text) { records_.push_back({.note = std::move(text)}); }
+  void emit(Reporter& reporter) const {
+    reporter.begin(header_);
+    for (const Record& r : records_) reporter.record(r);
+    reporter.end();
+  }
+
+ private:
+  ReportHeader header_;
+  std::vector<Record> records_;
+};
+
+std::string not_fitted(const std::vector<std::string>& reasons) {
+  std::string out;
+  for (const auto& r : reasons) out += "  not fitted: " + r + '\n';
+  return out;
+}
+
+std::string infinite_or(double x) {
+  return std::isfinite(x) ? format_double(x) : "inf";
+}
+
+// K = 2: the families on the joint likelihood; the dirichlet family's maps and mixtures.
+void parametric_text(const FakeClassifierFit& fit, TextReport& report) {
+  if (!fit.families.empty())
+    report.table<FamilyCandidate>(
+        "family, on the joint likelihood of p_1 and the labels (lowest AIC chosen):\n", "families",
+        {text<FamilyCandidate>(
+             "family", [](const auto& f) { return Value(std::string(to_string(f.family))); }),
+         text<FamilyCandidate>("parameters", field(&FamilyCandidate::free_parameters)),
+         text<FamilyCandidate>("log L", field(&FamilyCandidate::log_likelihood), 2),
+         text<FamilyCandidate>("AIC", field(&FamilyCandidate::aic), 2),
+         chosen<FamilyCandidate>([&](const auto& f) { return f.family == fit.family; })},
+        fit.families, not_fitted(fit.rejected_families) + "\n");
+  if (fit.candidates.empty()) return;
+  report.table<MapFit>(
+      "dirichlet: calibration map, fitted on the labels given p (lowest AIC chosen):\n", "maps",
+      {text<MapFit>("map", [](const auto& c) { return Value(std::string(to_string(c.map))); }),
+       text<MapFit>("parameters", field(&MapFit::free_parameters)),
+       text<MapFit>("-log L", field(&MapFit::negative_log_likelihood), 2),
+       text<MapFit>("AIC", field(&MapFit::aic), 2),
+       chosen<MapFit>([&](const auto& c) { return c.map == fit.chosen.map; })},
+      fit.candidates, not_fitted(fit.rejected));
+  report.table<MixtureFit>(
+      "\ndirichlet: confidence model of c = r(p), mixtures by EM (lowest BIC chosen):\n",
+      "mixtures",
+      {text<MixtureFit>("components",
+                        [](const auto& m) { return count_value(m.components.size()); }),
+       text<MixtureFit>("parameters", field(&MixtureFit::free_parameters)),
+       text<MixtureFit>("log L", field(&MixtureFit::log_likelihood), 2),
+       text<MixtureFit>("BIC", field(&MixtureFit::bic), 2), chosen<MixtureFit>([&](const auto& m) {
+         return m.components.size() == fit.components.size();
+       })},
+      fit.mixtures, not_fitted(fit.rejected_mixtures));
+}
+
+// A candidate of the classwise map's choice: its part (top or other) and its score.
+struct ClasswiseRow {
+  std::string part;
+  ClasswiseScore score;
+  bool chosen = false;
+};
+
+void empirical_text(const FitRun& run, TextReport& report) {
+  const EmpiricalFit& e = *run.fit.empirical;
+  const EmpiricalFitOptions& options = run.options.empirical_options;
+  report.table<BandwidthScore>(
+      "empirical: bandwidth h, the largest at most the kernel density's leave-one-out optimum "
+      "that moves the mean confidence by at most " +
+          format_double(options.max_confidence_shift) + " standard errors:\n",
+      "bandwidths",
+      {text<BandwidthScore>("h", [](const auto& b) { return Value(format_double(b.bandwidth)); }),
+       text<BandwidthScore>("mean LOO log L", field(&BandwidthScore::loo_log_likelihood), 4),
+       text<BandwidthScore>("confidence shift (SE)", field(&BandwidthScore::confidence_shift), 3),
+       chosen<BandwidthScore>([&](const auto& b) { return b.bandwidth == e.spec.bandwidth; })},
+      e.bandwidths);
+  std::string note =
+      "empirical: penalty " + infinite_or(e.penalty) + ": " + e.penalty_reason + '\n';
+  if (std::isfinite(e.penalty) && options.noise_resamples > 0)
+    note += "empirical: noise correction: the curve's mean distance from the diagonal " +
+            format_fixed(e.distance, 4) + ", its " + std::to_string(options.noise_resamples) +
+            " bootstrap refits' " + format_fixed(e.distance_bootstrap, 4) +
+            "; coefficients scaled by " + format_fixed(e.shrinkage, 3) + '\n';
+  report.table<PenaltyScore>(
+      "\nempirical: calibration curve penalty by " + std::to_string(options.folds) +
+          "-fold cross-validated log-likelihood of " +
+          (run.data.classes == 2 ? "y = 1 given p_1" : "y = argmax p given max p") +
+          " (inf: the identity):\n",
+      "penalties",
+      {text<PenaltyScore>("penalty", [](const auto& p) { return Value(infinite_or(p.penalty)); }),
+       text<PenaltyScore>("CV log L", field(&PenaltyScore::cv_log_likelihood), 2),
+       chosen<PenaltyScore>([&](const auto& p) { return p.penalty == e.penalty; })},
+      e.penalties, note);
+  if (run.data.classes >= 3) {
+    const ClasswiseFit& c = e.classwise;
+    std::vector<ClasswiseRow> rows;
+    for (const auto& s : c.top_scores) rows.push_back({"top", s, s.candidate == c.top_choice});
+    for (const auto& s : c.other_scores)
+      rows.push_back({"other", s, s.candidate == c.other_choice});
+    report.table<ClasswiseRow>(
+        "\nempirical: classwise map by " + std::to_string(options.folds) +
+            "-fold cross-validated log-likelihood (per-class top deviations; the label's class "
+            "among the other classes on the " +
+            std::to_string(c.wrong_rows) + " rows whose top label is wrong):\n",
+        "classwise",
+        {text<ClasswiseRow>("part", [](const auto& r) { return Value(r.part); }),
+         text<ClasswiseRow>("candidate", [](const auto& r) { return Value(r.score.candidate); }),
+         text<ClasswiseRow>(
+             "CV log L", [](const auto& r) { return Value(r.score.cv_log_likelihood); }, 2),
+         chosen<ClasswiseRow>([](const auto& r) { return r.chosen; })},
+        rows);
+  }
+  report.prose(not_fitted(run.fit.rejected_families));
+}
+
+void beta_binary_text(const FakeClassifierFit& fit, TextReport& report) {
+  const BetaBinaryFit& b = *fit.beta_binary;
+  report.table<CurveFit>(
+      std::string(fit.candidates.empty() ? "" : "\n") + "beta_binary: p_1 ~ Beta(" +
+          format_fixed(b.scores.a, 4) + ", " + format_fixed(b.scores.b, 4) + "), point mass at 1 " +
+          format_fixed(b.scores.point_mass, 4) +
+          "; calibration curve, fitted on the labels given p_1 (lowest AIC chosen):\n",
+      "curves",
+      {text<CurveFit>("curve", [](const auto& c) { return Value(curve_name(c.curve)); }),
+       text<CurveFit>("parameters", field(&CurveFit::free_parameters)),
+       text<CurveFit>("-log L", field(&CurveFit::negative_log_likelihood), 2),
+       text<CurveFit>("AIC", field(&CurveFit::aic), 2),
+       chosen<CurveFit>([&](const auto& c) { return c.curve.index() == b.chosen.curve.index(); })},
+      b.candidates, not_fitted(b.rejected));
+}
+
+struct ComparisonRow {
+  std::string quantity, model, fake;
+};
+struct HistogramRow {
+  std::string bin;
+  double model = 0.0, fake = 0.0;
+};
+
+// The fitted generator, the model beside the fake, their confidence histograms.
+void comparison_text(const FakeClassifierFit& fit, TextReport& report) {
   const GoodnessOfFit& g = fit.fit;
   const TruthValue& accuracy = fit.truth[Quantity::accuracy];
   const TruthValue& ece = fit.truth[Quantity::ece_top_l1];
-  const TruthValue& classwise = fit.truth[Quantity::classwise_ece_l1];
+  const std::vector<ComparisonRow> rows = {
+      {"accuracy", format_fixed(g.model_accuracy, 4) + " ± " + format_fixed(g.model_accuracy_se, 4),
+       truth_text(accuracy)},
+      {"ECE, top label", format_fixed(g.model_ece, 4) + " (15 bins)",
+       truth_text(ece) + "; 15 bins on n rows: " + format_fixed(g.fake_ece_sample, 4)},
+      {"ECE, classwise", "-", truth_text(fit.truth[Quantity::classwise_ece_l1])},
+      {"mean confidence", format_fixed(g.model_confidence, 4),
+       format_fixed(accuracy.value + fit.truth[Quantity::overconfidence].value, 4)}};
+  report.table<ComparisonRow>(
+      "\nfitted generator (a config's \"generator\"):\n  " + generator_json(fit).dump() + "\n\n",
+      "comparison",
+      {text<ComparisonRow>("", [](const auto& r) { return Value(r.quantity); }),
+       text<ComparisonRow>("model (data)", [](const auto& r) { return Value(r.model); }),
+       text<ComparisonRow>("fake classifier", [](const auto& r) { return Value(r.fake); })},
+      rows);
+  std::vector<HistogramRow> bins;
+  const double width = 1.0 / static_cast<double>(g.model_histogram.size());
+  for (std::size_t b = 0; b < g.model_histogram.size(); ++b) {
+    std::string bin = "(";  // appended, not "(" + ...: GCC 12 warns (-Wrestrict) on that form
+    bin.append(format_fixed(width * static_cast<double>(b), 1)).append(", ");
+    bin.append(format_fixed(width * static_cast<double>(b + 1), 1)).append("]");
+    bins.push_back({bin, g.model_histogram[b], g.fake_histogram[b]});
+  }
+  report.table<HistogramRow>(
+      "\nconfidence histogram (max p, " + std::to_string(g.model_histogram.size()) +
+          " equal-width bins; fractions):\n",
+      "histogram",
+      {text<HistogramRow>("bin", [](const auto& r) { return Value(r.bin); }),
+       text<HistogramRow>("model", field(&HistogramRow::model), 4),
+       text<HistogramRow>("fake", field(&HistogramRow::fake), 4)},
+      bins, "total variation distance: " + format_fixed(g.total_variation, 4) + '\n');
+}
 
+// A p-value for people: two significant digits ("0.0029", "3.1e-12").
+std::string format_p(double p) {
+  std::ostringstream out;
+  out << std::setprecision(2) << p;
+  return out.str();
+}
+
+void verdict_text(const FitVerdict& v, TextReport& report) {
+  std::ostringstream caption;
+  if (v.folds == 1)
+    caption << "\nverdict on " << v.held_out_rows << " held-out rows (the fake fitted on the other "
+            << v.fit_rows << "; " << v.replicates << " fake samples of " << v.held_out_rows
+            << " rows; Holm at " << format_double(v.family_alpha) << " beyond the floors):\n";
+  else
+    caption << "\nverdict, cross-fitted: each of " << v.folds << " folds of the " << v.held_out_rows
+            << " rows judged against a fake fitted on the other rows (" << v.replicates
+            << " fake samples per fold; pooled over the folds; Holm at "
+            << format_double(v.family_alpha) << " beyond the floors):\n";
+  std::string note = std::string("verdict: ") + (v.good ? "GOOD" : "POOR") + '\n';
+  for (const auto& r : v.reasons) note += "  " + r + '\n';
+  using C = VerdictCheck;
+  report.table<C>(
+      caption.str(), "checks",
+      {text<C>("check",
+               [](const C& c) {
+                 return Value(c.name + (c.kind == CheckKind::distance ? " (distance)" : ""));
+               }),
+       text<C>("held-out", field(&C::held_out), 4), text<C>("fake", field(&C::fake), 4),
+       text<C>("SE", field(&C::se), 4), text<C>("z", field(&C::z), 1),
+       text<C>("Holm p", [](const C& c) { return Value(format_p(c.p_adjusted)); }),
+       text<C>("floor", field(&C::floor), 3),
+       text<C>("", [](const C& c) { return Value(c.fails ? "FAILS" : ""); })},
+      v.checks, note);
+}
+
+void predictions_text(const FitPredictions& p, const std::vector<EstimatorConfig>& estimators,
+                      std::size_t n, TextReport& report) {
+  // The bootstrap's spread, absent ("-") when n exceeds the rows.
+  const auto boot = [](double Spread::*part) {
+    return
+        [part](const Prediction& c) { return c.bootstrap ? Value(*c.bootstrap.*part) : Value(); };
+  };
+  const auto flags = [](const Prediction& c) {
+    if (!c.bootstrap) return Value("n > rows: only the fake answers");
+    std::string flag = c.sd_disagrees ? "sd differs" : "";
+    if (c.bias_disagrees) flag += std::string(flag.empty() ? "" : ", ") + "bias differs";
+    return Value(flag);
+  };
+  using P = Prediction;
+  report.table<P>(
+      "\npredictions: the fake (" + std::to_string(p.replicates) +
+          " samples per n; bias against its truth) beside a bootstrap of the " + std::to_string(n) +
+          " rows (" + std::to_string(p.resamples) +
+          " resamples of n rows; bias against the estimate on all rows):\n",
+      "predictions",
+      {text<P>("estimator", [&](const P& c) { return Value(estimators[c.estimator].label); }),
+       text<P>("n", field(&P::n)),
+       text<P>(
+           "fake mean", [](const P& c) { return Value(c.fake.mean); }, 4),
+       text<P>(
+           "fake sd", [](const P& c) { return Value(c.fake.sd); }, 4),
+       text<P>(
+           "fake bias", [](const P& c) { return Value(c.fake.bias); }, 4),
+       text<P>("boot mean", boot(&Spread::mean), 4), text<P>("boot sd", boot(&Spread::sd), 4),
+       text<P>("boot bias", boot(&Spread::bias), 4), text<P>("", flags)},
+      p.cells, "differs: beyond 3 Monte Carlo standard errors of the two (docs/fit.md)\n");
+}
+
+// The run's report through `reporter`: the JSON reporter (--json) or the terminal's.
+void report_fit(const FitOptions& o, const FitRun& run, Reporter& reporter) {
+  if (o.json) {
+    const nlohmann::ordered_json doc = fit_document(run);
+    require_finite_json(doc, o.data);
+    ReportHeader header;
+    for (const auto& [key, value] : doc.items()) header.blocks.emplace_back(key, to_value(value));
+    reporter.begin(header);
+    reporter.end();
+    return;
+  }
+  TextReport report;
+  report.prose(o.data + ": n = " + std::to_string(run.data.size) +
+               ", K = " + std::to_string(run.data.classes) + "\n\n");
+  parametric_text(run.fit, report);
+  if (run.fit.empirical) empirical_text(run, report);
+  if (run.fit.beta_binary) beta_binary_text(run.fit, report);
+  comparison_text(run.fit, report);
+  verdict_text(run.verdict, report);
+  predictions_text(run.predictions, run.asked, run.data.size, report);
+  report.emit(reporter);
+}
+
+// The config (--out) and, for the empirical family, its rows file beside it.
+void write_config(const FitOptions& o, const FitRun& run) {
+  auto config = runnable_config(o, run.fit);
+  config["provenance"] = {{"command", "calbench fit"},  {"data", o.data},
+                          {"rows", run.data.size},      {"seed", o.seed},
+                          {"folds", run.verdict.folds}, {"verdict", verdict_json(run.verdict)}};
+  if (o.holdout > 0.0) config["provenance"]["holdout"] = o.holdout;
+  require_finite_json(config, o.out);
+  // The pair is written rows first (the config names the rows' hash); a config that cannot
+  // be written takes the rows file just written with it.
+  const std::string& rows_npy = run.rows_npy;
+  try {
+    if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
+    try {
+      write_file_atomically(o.out, config.dump(2) + "\n");
+    } catch (...) {
+      std::error_code ignored;
+      if (!rows_npy.empty()) std::filesystem::remove(rows_file_for(o.out), ignored);
+      throw;
+    }
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::no_space_on_device) throw;  // exit 1, as a run's full disk
+    throw InputError("--out " + o.out + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+int run_fit(const FitOptions& o, std::ostream& out) {
+  const FitRun run = compute(o);
+  // The report is complete before anything is printed: an error prints nothing.
   std::ostringstream text;
   if (o.json) {
-    // A candidate (map, curve or family) that cannot model the data (the Dirichlet when some scores
-    // are exactly 1) has an infinite likelihood and AIC: written as null (docs/fit.md), so every
-    // other number stays under the non-finite guard.
-    const auto finite_or_null = [](double x) {
-      return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
-    };
-    nlohmann::ordered_json maps = nlohmann::ordered_json::array();
-    for (const auto& c : fit.candidates)
-      maps.push_back({{"map", std::string(to_string(c.map))},
-                      {"parameters", c.parameters},
-                      {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
-                      {"aic", finite_or_null(c.aic)}});
-    nlohmann::ordered_json families = nlohmann::ordered_json::array();
-    for (const auto& f : fit.families)
-      families.push_back({{"family", std::string(to_string(f.family))},
-                          {"log_likelihood", finite_or_null(f.log_likelihood)},
-                          {"parameters", f.free_parameters},
-                          {"aic", finite_or_null(f.aic)}});
-    nlohmann::ordered_json mixtures = nlohmann::ordered_json::array();
-    for (const auto& m : fit.mixtures)
-      mixtures.push_back({{"components", m.components.size()},
-                          {"log_likelihood", m.log_likelihood},
-                          {"parameters", m.free_parameters},
-                          {"bic", m.bic}});
-    nlohmann::ordered_json curves = nlohmann::ordered_json::array();
-    if (fit.beta_binary)
-      for (const auto& c : fit.beta_binary->candidates)
-        curves.push_back({{"curve", curve_name(c.curve)},
-                          {"parameters", curve_parameters(c.curve)},
-                          {"negative_log_likelihood", finite_or_null(c.negative_log_likelihood)},
-                          {"aic", finite_or_null(c.aic)}});
-    // The empirical curve's penalty rule (docs/fit.md): every score computed, the choice and why
-    // (a penalty of null is the identity).
-    nlohmann::ordered_json penalty_rule = nullptr;
-    if (fit.empirical) {
-      nlohmann::ordered_json scores = nlohmann::ordered_json::array();
-      for (const auto& p : fit.empirical->penalties)
-        scores.push_back(
-            {{"penalty", finite_or_null(p.penalty)}, {"cv_log_likelihood", p.cv_log_likelihood}});
-      penalty_rule = {{"penalty", finite_or_null(fit.empirical->penalty)},
-                      {"reason", fit.empirical->penalty_reason},
-                      {"scores", scores}};
-    }
-    nlohmann::ordered_json classwise_rule = nullptr;
-    if (fit.empirical && data.classes >= 3)
-      classwise_rule = classwise_choice_json(fit.empirical->classwise);
-    nlohmann::ordered_json doc = {
-        {"n", data.size},
-        {"classes", data.classes},
-        {"family", std::string(to_string(fit.family))},
-        {"generator", generator_json(fit)},
-        {"families", families},
-        {"rejected_families", fit.rejected_families},
-        {"maps", maps},
-        {"rejected", fit.rejected},
-        {"mixtures", mixtures},
-        {"rejected_mixtures", fit.rejected_mixtures},
-        {"curves", curves},
-        {"rejected_curves",
-         fit.beta_binary ? fit.beta_binary->rejected : std::vector<std::string>{}},
-        {"penalty_rule", penalty_rule},
-        {"classwise", classwise_rule},
-        {"model",
-         {{"accuracy", g.model_accuracy},
-          {"accuracy_se", g.model_accuracy_se},
-          {"mean_confidence", g.model_confidence},
-          {"ece_ew15", g.model_ece},
-          {"gap_se", g.model_gap_se},
-          {"confidence_histogram", g.model_histogram}}},
-        {"fake",
-         {{"accuracy",
-           {{"value", accuracy.value},
-            {"method", to_string(accuracy.method)},
-            {"error", accuracy.error}}},
-          {"ece_top_l1",
-           {{"value", ece.value}, {"method", to_string(ece.method)}, {"error", ece.error}}},
-          {"classwise_ece_l1",
-           {{"value", classwise.value},
-            {"method", to_string(classwise.method)},
-            {"error", classwise.error}}},
-          {"ece_ew15_sample", g.fake_ece_sample},
-          {"confidence_histogram", g.fake_histogram}}},
-        {"total_variation", g.total_variation},
-        {"verdict", verdict_json(verdict)},
-        {"predictions", predictions_json(predictions, asked)}};
-    require_finite_json(doc, o.data);
-    text << doc.dump(2) << '\n';
+    JsonReporter json(text);
+    report_fit(o, run, json);
   } else {
-    text << o.data << ": n = " << data.size << ", K = " << data.classes << "\n\n";
-    std::vector<std::vector<std::string>> rows;
-    if (!fit.families.empty()) {
-      text << "family, on the joint likelihood of p_1 and the labels (lowest AIC chosen):\n";
-      rows = {{"family", "parameters", "log L", "AIC", ""}};
-      for (const auto& f : fit.families)
-        rows.push_back({std::string(to_string(f.family)), std::to_string(f.free_parameters),
-                        format_fixed(f.log_likelihood, 2), format_fixed(f.aic, 2),
-                        f.family == fit.family ? "<- chosen" : ""});
-      text << aligned_columns(rows, "  ");
-      for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
-      text << '\n';
-    }
-    if (!fit.candidates.empty()) {
-      text << "dirichlet: calibration map, fitted on the labels given p (lowest AIC chosen):\n";
-      rows = {{"map", "parameters", "-log L", "AIC", ""}};
-      for (const auto& c : fit.candidates)
-        rows.push_back({std::string(to_string(c.map)), std::to_string(c.free_parameters),
-                        format_fixed(c.negative_log_likelihood, 2), format_fixed(c.aic, 2),
-                        c.map == fit.chosen.map ? "<- chosen" : ""});
-      text << aligned_columns(rows, "  ");
-      for (const auto& r : fit.rejected) text << "  not fitted: " << r << '\n';
-      text << "\ndirichlet: confidence model of c = r(p), mixtures by EM (lowest BIC chosen):\n";
-      rows = {{"components", "parameters", "log L", "BIC", ""}};
-      for (const auto& m : fit.mixtures)
-        rows.push_back({std::to_string(m.components.size()), std::to_string(m.free_parameters),
-                        format_fixed(m.log_likelihood, 2), format_fixed(m.bic, 2),
-                        m.components.size() == fit.components.size() ? "<- chosen" : ""});
-      text << aligned_columns(rows, "  ");
-      for (const auto& r : fit.rejected_mixtures) text << "  not fitted: " << r << '\n';
-    }
-    if (fit.empirical) {
-      const EmpiricalFit& e = *fit.empirical;
-      text << "empirical: bandwidth h, the largest at most the kernel density's leave-one-out "
-              "optimum that moves the mean confidence by at most "
-           << format_double(options.empirical_options.max_confidence_shift)
-           << " standard errors:\n";
-      rows = {{"h", "mean LOO log L", "confidence shift (SE)", ""}};
-      for (const auto& b : e.bandwidths)
-        rows.push_back({format_double(b.bandwidth), format_fixed(b.loo_log_likelihood, 4),
-                        format_fixed(b.confidence_shift, 3),
-                        b.bandwidth == e.spec.bandwidth ? "<- chosen" : ""});
-      text << aligned_columns(rows, "  ");
-      text << "\nempirical: calibration curve penalty by " << options.empirical_options.folds
-           << "-fold cross-validated log-likelihood of "
-           << (data.classes == 2 ? "y = 1 given p_1" : "y = argmax p given max p")
-           << " (inf: the identity):\n";
-      rows = {{"penalty", "CV log L", ""}};
-      for (const auto& p : e.penalties)
-        rows.push_back({std::isfinite(p.penalty) ? format_double(p.penalty) : "inf",
-                        format_fixed(p.cv_log_likelihood, 2),
-                        p.penalty == e.penalty ? "<- chosen" : ""});
-      text << aligned_columns(rows, "  ");
-      text << "empirical: penalty " << (std::isfinite(e.penalty) ? format_double(e.penalty) : "inf")
-           << ": " << e.penalty_reason << '\n';
-      if (std::isfinite(e.penalty) && options.empirical_options.noise_resamples > 0)
-        text << "empirical: noise correction: the curve's mean distance from the diagonal "
-             << format_fixed(e.distance, 4) << ", its " << options.empirical_options.noise_resamples
-             << " bootstrap refits' " << format_fixed(e.distance_bootstrap, 4)
-             << "; coefficients scaled by " << format_fixed(e.shrinkage, 3) << '\n';
-      if (data.classes >= 3)
-        print_classwise_choice(e.classwise, options.empirical_options.folds, text);
-      for (const auto& r : fit.rejected_families) text << "  not fitted: " << r << '\n';
-    }
-    if (fit.beta_binary) {
-      const BetaBinaryFit& b = *fit.beta_binary;
-      text << (fit.candidates.empty() ? "" : "\n") << "beta_binary: p_1 ~ Beta("
-           << format_fixed(b.scores.a, 4) << ", " << format_fixed(b.scores.b, 4)
-           << "), point mass at 1 " << format_fixed(b.scores.point_mass, 4)
-           << "; calibration curve, fitted on the labels given p_1 (lowest AIC chosen):\n";
-      rows = {{"curve", "parameters", "-log L", "AIC", ""}};
-      for (const auto& c : b.candidates)
-        rows.push_back({curve_name(c.curve), std::to_string(c.free_parameters),
-                        format_fixed(c.negative_log_likelihood, 2), format_fixed(c.aic, 2),
-                        c.curve.index() == b.chosen.curve.index() ? "<- chosen" : ""});
-      text << aligned_columns(rows, "  ");
-      for (const auto& r : b.rejected) text << "  not fitted: " << r << '\n';
-    }
-    text << "\nfitted generator (a config's \"generator\"):\n  " << generator_json(fit).dump()
-         << "\n\n";
-    rows = {{"", "model (data)", "fake classifier"},
-            {"accuracy",
-             format_fixed(g.model_accuracy, 4) + " ± " + format_fixed(g.model_accuracy_se, 4),
-             truth_text(accuracy)},
-            {"ECE, top label", format_fixed(g.model_ece, 4) + " (15 bins)",
-             truth_text(ece) + "; 15 bins on n rows: " + format_fixed(g.fake_ece_sample, 4)},
-            {"ECE, classwise", "-", truth_text(classwise)},
-            {"mean confidence", format_fixed(g.model_confidence, 4),
-             format_fixed(accuracy.value + fit.truth[Quantity::overconfidence].value, 4)}};
-    text << aligned_columns(rows, "  ");
-    text << "\nconfidence histogram (max p, " << g.model_histogram.size()
-         << " equal-width bins; fractions):\n";
-    rows = {{"bin", "model", "fake"}};
-    const double width = 1.0 / static_cast<double>(g.model_histogram.size());
-    for (std::size_t b = 0; b < g.model_histogram.size(); ++b) {
-      std::string bin = "(";  // appended, not "(" + ...: GCC 12 warns (-Wrestrict) on that form
-      bin.append(format_fixed(width * static_cast<double>(b), 1)).append(", ");
-      bin.append(format_fixed(width * static_cast<double>(b + 1), 1)).append("]");
-      rows.push_back(
-          {bin, format_fixed(g.model_histogram[b], 4), format_fixed(g.fake_histogram[b], 4)});
-    }
-    text << aligned_columns(rows, "  ");
-    text << "total variation distance: " << format_fixed(g.total_variation, 4) << '\n';
-    print_verdict(verdict, text);
-    print_predictions(predictions, asked, data.size, text);
+    TerminalReporter terminal(text);
+    report_fit(o, run, terminal);
   }
-  if (!o.out.empty() && !verdict.good && !o.force) {
+  if (!o.out.empty() && !run.verdict.good && !o.force) {
     out << text.str();
     std::cerr << "error: the verdict is POOR: " << o.out
               << " not written (--force writes it anyway; docs/fit.md says what to do)\n";
     return fit_refused_status;
   }
   if (!o.out.empty()) {
-    auto config = runnable_config(o, fit);
-    config["provenance"] = {{"command", "calbench fit"}, {"data", o.data},
-                            {"rows", data.size},         {"seed", o.seed},
-                            {"folds", verdict.folds},    {"verdict", verdict_json(verdict)}};
-    if (o.holdout > 0.0) config["provenance"]["holdout"] = o.holdout;
-    require_finite_json(config, o.out);
-    // The pair is written rows first (the config names the rows' hash); a config that cannot
-    // be written takes the rows file just written with it.
-    try {
-      if (!rows_npy.empty()) write_file_atomically(rows_file_for(o.out), rows_npy);
-      try {
-        write_file_atomically(o.out, config.dump(2) + "\n");
-      } catch (...) {
-        std::error_code ignored;
-        if (!rows_npy.empty()) std::filesystem::remove(rows_file_for(o.out), ignored);
-        throw;
-      }
-    } catch (const std::system_error& e) {
-      if (e.code() == std::errc::no_space_on_device) throw;  // exit 1, as a run's full disk
-      throw InputError("--out " + o.out + ": " + e.what());
-    }
+    write_config(o, run);
     if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
   }
   out << text.str();

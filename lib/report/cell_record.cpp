@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "report/value_format.hpp"
+
 namespace calbench {
 
 const TruthValue* CellHeader::find_truth(Quantity q) const {
@@ -92,6 +94,12 @@ std::vector<Value> key_fields(const CellHeader& c, bool targets,
       out.insert(out.end(), 3, Value());
     }
   }
+  return out;
+}
+
+std::string caption_head(const CellHeader& c) {
+  std::string out = "cell " + std::to_string(c.index) + ":";
+  for (const auto& s : c.swept) out += "  " + s.key + " = " + to_text(s.value);
   return out;
 }
 

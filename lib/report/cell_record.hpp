@@ -9,6 +9,7 @@
 
 #include "core/quantity.hpp"
 #include "core/value.hpp"
+#include "report/columns.hpp"
 #include "report/reporter.hpp"
 #include "truth/ground_truth.hpp"
 #include "truth/target_solver.hpp"
@@ -49,6 +50,9 @@ Value target_value(const TargetRecord& target);
 // sample sizes, e.g. {"sample_size": n}), replicates, generator, target (when any), truth.
 Value::Object cell_summary_head(const CellHeader& cell, Value::Object sizes);
 
+// "cell 3:  alpha = 0.5  sample_size = 100": how the terminal heads a cell (no newline).
+std::string caption_head(const CellHeader& cell);
+
 // The header every scenario's report starts from: the meta block and summary.json's
 // "sweep_keys" block.
 ReportHeader report_header(const ResultMeta& meta, const std::vector<std::string>& sweep_keys);
@@ -61,6 +65,19 @@ std::vector<std::string> key_columns(const std::vector<std::string>& sweep_keys,
                                      const std::vector<std::string>& own_columns);
 std::vector<Value> key_fields(const CellHeader& cell, bool targets,
                               const std::vector<std::string>& own_columns);
+
+// key_columns as the CSV columns of a row type R whose cell is `cell(r)`.
+template <typename R, typename Cell>
+std::vector<ColumnSpec<R>> key_column_specs(const std::vector<std::string>& sweep_keys,
+                                            bool targets, const std::vector<std::string>& own,
+                                            Cell cell) {
+  std::vector<ColumnSpec<R>> out;
+  const std::vector<std::string> names = key_columns(sweep_keys, targets, own);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out.push_back(
+        {names[i], [=](const R& r) { return key_fields(cell(r), targets, own)[i]; }, show::csv});
+  return out;
+}
 
 template <typename Cells>
 bool any_target(const Cells& cells) {

@@ -1,6 +1,8 @@
 #include "report/reporter.hpp"
 
 #include <algorithm>
+#include <ostream>
+#include <stdexcept>
 
 #include "core/atomic_file.hpp"
 #include "core/version.hpp"
@@ -32,14 +34,15 @@ struct JsonReporter::State {
 
 JsonReporter::JsonReporter(std::filesystem::path directory)
     : directory_(std::move(directory)), state_(std::make_unique<State>()) {}
+JsonReporter::JsonReporter(std::ostream& out) : out_(&out), state_(std::make_unique<State>()) {}
 JsonReporter::~JsonReporter() = default;
 
 void JsonReporter::begin(const ReportHeader& header) {
   auto& s = state_->summary;
   s = nlohmann::ordered_json::object();
-  s["meta"] = to_json(meta_value(header.meta));
+  if (out_ == nullptr) s["meta"] = to_json(meta_value(header.meta));
   for (const auto& [key, value] : header.blocks) s[key] = to_json(value);
-  s["cells"] = nlohmann::ordered_json::array();
+  if (out_ == nullptr) s["cells"] = nlohmann::ordered_json::array();
 }
 
 void JsonReporter::record(const Record& record) {
@@ -51,6 +54,10 @@ void JsonReporter::record(const Record& record) {
 }
 
 void JsonReporter::end() {
+  if (out_ != nullptr) {
+    *out_ << state_->summary.dump(2) << '\n';
+    return;
+  }
   write_file_atomically(directory_ / "summary.json", state_->summary.dump(2) + "\n");
 }
 
@@ -84,20 +91,24 @@ void CsvReporter::begin(const ReportHeader& header) {
       text += csv_escape(table.columns[i].name);
     }
     text.push_back('\n');
-    tables_.emplace_back(table.name, std::move(text));
+    tables_.push_back({table.name, table.columns.size(), std::move(text)});
   }
 }
 
 void CsvReporter::record(const Record& record) {
   for (const auto& row : record.rows) {
     const auto it = std::find_if(tables_.begin(), tables_.end(),
-                                 [&](const auto& t) { return t.first == row.table; });
+                                 [&](const Text& t) { return t.table == row.table; });
     if (it == tables_.end()) {
       if (std::find(display_.begin(), display_.end(), row.table) != display_.end()) continue;
       throw std::logic_error("a row for table " + row.table +
                              ", which the header does not declare");
     }
-    std::string& text = it->second;
+    if (row.fields.size() != it->columns)
+      throw std::logic_error("internal error: a row of " + row.table + ".csv has " +
+                             std::to_string(row.fields.size()) + " fields, its header " +
+                             std::to_string(it->columns) + " columns");
+    std::string& text = it->text;
     for (std::size_t i = 0; i < row.fields.size(); ++i) {
       if (i > 0) text.push_back(',');
       text += csv_field(row.fields[i]);
@@ -107,11 +118,10 @@ void CsvReporter::record(const Record& record) {
 }
 
 void CsvReporter::end() {
-  for (const auto& [table, text] : tables_)
-    write_file_atomically(directory_ / csv_file(table), text);
+  for (const Text& t : tables_) write_file_atomically(directory_ / csv_file(t.table), t.text);
   for (const auto& table : optional_tables) {
     const bool declared = std::any_of(tables_.begin(), tables_.end(),
-                                      [&](const auto& t) { return t.first == table; });
+                                      [&](const Text& t) { return t.table == table; });
     if (declared) continue;
     std::error_code ignored;
     std::filesystem::remove(directory_ / csv_file(table), ignored);

@@ -26,10 +26,13 @@ class Reporter {
 };
 
 // summary.json in `directory`: {"meta", header blocks..., "cells": [...], other blocks...}, from
-// the records' documents.
+// the records' documents. On a stream (a command's `--json` on stdout): {header blocks...,
+// "cells" when any, other blocks...}, no meta block: what a command prints for --json, in the
+// order its blocks were given.
 class JsonReporter : public Reporter {
  public:
   explicit JsonReporter(std::filesystem::path directory);
+  explicit JsonReporter(std::ostream& out);
   ~JsonReporter() override;
   void begin(const ReportHeader& header) override;
   void record(const Record& record) override;
@@ -38,14 +41,16 @@ class JsonReporter : public Reporter {
  private:
   struct State;
   std::filesystem::path directory_;
+  std::ostream* out_ = nullptr;  // the stream, else summary.json in directory_
   std::unique_ptr<State> state_;
 };
 
 // Every data table of the header into `directory` as NAME.csv, each starting with its header
 // line (no comment lines: pandas.read_csv(path), R's read.csv and DuckDB read it with no
-// options; the meta block is summary.json's `meta`). The optional tables a run did not declare
-// (replicates, requirements, reliability, leaderboard, leaderboard_agreement) are removed, since
-// one left by an earlier run would not belong to these results.
+// options; the meta block is summary.json's `meta`). A row whose length is not its header's
+// is an internal error (std::logic_error), never a shifted line. The optional tables a run did not
+// declare (replicates, requirements, reliability, leaderboard, leaderboard_agreement) are removed,
+// since one left by an earlier run would not belong to these results.
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path directory);
@@ -55,14 +60,19 @@ class CsvReporter : public Reporter {
 
  private:
   std::filesystem::path directory_;
-  std::vector<std::pair<std::string, std::string>> tables_;  // name, text so far
-  std::vector<std::string> display_;                         // the tables not written
+  struct Text {
+    std::string table;
+    std::size_t columns = 0;
+    std::string text;  // so far
+  };
+  std::vector<Text> tables_;
+  std::vector<std::string> display_;  // the tables not written
 };
 
 // The display tables and the records' prose on a stream (the terminal): per record its
 // caption, its rows of each display table under the table's header line (again after every
 // caption, else once), then its note. A column is as wide as its width, its header, its
-// longest value in the record and the header line above; null shows as "-".
+// longest value in the record and the header line above; null shows as its `null` text ("-").
 class TerminalReporter : public Reporter {
  public:
   explicit TerminalReporter(std::ostream& out) : out_(out) {}

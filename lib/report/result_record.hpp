@@ -41,6 +41,7 @@ struct Column {
   Align align = Align::right;
   int precision = 5;  // digits after the point of a double
   Notation notation = Notation::fixed;
+  std::string null = "-";  // how a null value shows
 };
 
 // A record type: a column table.

@@ -12,7 +12,7 @@ namespace calbench {
 namespace {
 
 std::string cell_text(const Value& value, const Column& column) {
-  if (value.is_null()) return "-";
+  if (value.is_null()) return column.null;
   if (const auto* d = std::get_if<double>(&value.data)) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, column.notation == Notation::fixed ? "%.*f" : "%.*e",
@@ -66,10 +66,13 @@ void TerminalReporter::record(const Record& record) {
     }
     for (const auto& cells : rows)
       for (std::size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], cells[c].size());
-    // A header line after every caption, else once; rows below a header keep its widths.
+    // A header line after every caption, else once; rows below a header keep its widths. A
+    // table whose columns have no names has no header line.
     const auto printed = widths_.find(table.name);
     if (!record.caption.empty() || printed == widths_.end()) {
-      out_ << line(table, head, width);
+      const bool named =
+          std::any_of(head.begin(), head.end(), [](const auto& h) { return !h.empty(); });
+      if (named) out_ << line(table, head, width);
       widths_[table.name] = width;
     } else {
       for (std::size_t c = 0; c < width.size(); ++c)

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/format.hpp"
+#include "report/columns.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/decision/run.hpp"
@@ -11,6 +12,7 @@ namespace calbench {
 namespace {
 
 const std::vector<std::string> own_columns = {"sample_size", "replicates"};
+using Cell = DecisionCellRecord;
 
 // The union of the cells' figure names, in order of first appearance.
 std::vector<std::string> figure_columns(const DecisionResults& r) {
@@ -21,51 +23,165 @@ std::vector<std::string> figure_columns(const DecisionResults& r) {
   return out;
 }
 
-std::optional<double> figure_of(const std::vector<std::pair<std::string, double>>& figures,
-                                const std::string& name) {
+using Figures = std::vector<std::pair<std::string, double>>;
+Value figure_of(const Figures& figures, const std::string& name) {
   for (const auto& [n, v] : figures)
     if (n == name) return v;
-  return std::nullopt;
+  return {};
+}
+Value::Object figures_object(const Figures& figures) {
+  Value::Object out;
+  for (const auto& [name, value] : figures) out.emplace_back(name, value);
+  return out;
 }
 
-Value decision_summary(const DecisionRecord& d) {
-  Value::Object figures, oracle;
-  for (const auto& [name, value] : d.figures) figures.emplace_back(name, value);
-  for (const auto& [name, value] : d.oracle_figures) oracle.emplace_back(name, value);
-  Value::Object out = {
-      {"task", d.task},
-      {"params", d.params},
-      {"method", std::string(to_string(d.method))},
-      {"samples", d.samples},
-      {"expected_utility", d.expected_utility},
-      {"expected_utility_error", d.expected_utility_error},
-      {"oracle_expected_utility", d.oracle_expected_utility},
-      {"oracle_expected_utility_error", d.oracle_expected_utility_error},
-      {"miscalibration_cost", d.miscalibration_cost},
-      {"miscalibration_cost_error", d.miscalibration_cost_error},
-      {"realised_utility", Value::Object{{"mean", d.realised_mean}, {"sd", d.realised_sd}}}};
-  for (const auto& [name, value] : d.figures) out.emplace_back(name, value);
-  out.emplace_back("figures", std::move(figures));
-  out.emplace_back("oracle_figures", std::move(oracle));
-  if (d.recalibrated) {
-    const RecalibratedRecord& r = *d.recalibrated;
-    const auto stat = [&](double mean, double sd, double error) -> Value {
-      if (r.fits == 0) return Value();
-      return Value::Object{{"mean", mean}, {"sd", sd}, {"error", error}};
-    };
-    out.emplace_back(
-        "recalibrated",
-        Value::Object{{"method", r.label},
-                      {"name", r.name},
-                      {"params", r.params},
-                      {"fit_size", count_value(r.fit_size)},
-                      {"samples", r.samples},
-                      {"fits", count_value(r.fits)},
-                      {"failed_fits", count_value(r.failed_fits)},
-                      {"failure", r.failure.empty() ? Value() : Value(r.failure)},
-                      {"expected_utility", stat(r.utility_mean, r.utility_sd, r.utility_error)},
-                      {"miscalibration_cost", stat(r.cost_mean, r.cost_sd, r.cost_error)}});
+template <auto member>
+Value of(const Cell& c) {
+  return field_value(c.decision.*member);
+}
+// A recalibrated figure: null without a recalibrator or a successful fit.
+template <auto member>
+Value recalibrated(const Cell& c) {
+  const auto& q = c.decision.recalibrated;
+  return q && q->fits > 0 ? Value(*q.*member) : Value();
+}
+template <auto member>
+Value recalibrator(const Cell& c) {
+  return c.decision.recalibrated ? field_value(*c.decision.recalibrated.*member) : Value();
+}
+
+// The terminal's `parameters`: the swept values by the last part of their key.
+Value parameters(const Cell& c) {
+  std::string out;
+  for (const auto& s : c.cell.swept) {
+    const auto dot = s.key.rfind('.');
+    out += (out.empty() ? "" : " ") + (dot == std::string::npos ? s.key : s.key.substr(dot + 1)) +
+           "=" + to_text(s.value);
   }
+  return out.empty() ? Value() : Value(out);
+}
+
+// summary.json's "recalibrated": the method, its fits, and the policy's figures after it.
+Value recalibrated_summary(const Cell& c) {
+  if (!c.decision.recalibrated) return {};
+  const RecalibratedRecord& r = *c.decision.recalibrated;
+  const auto stat = [&](double mean, double sd, double error) -> Value {
+    if (r.fits == 0) return Value();
+    return Value::Object{{"mean", mean}, {"sd", sd}, {"error", error}};
+  };
+  return Value::Object{{"method", r.label},
+                       {"name", r.name},
+                       {"params", r.params},
+                       {"fit_size", count_value(r.fit_size)},
+                       {"samples", r.samples},
+                       {"fits", count_value(r.fits)},
+                       {"failed_fits", count_value(r.failed_fits)},
+                       {"failure", r.failure.empty() ? Value() : Value(r.failure)},
+                       {"expected_utility", stat(r.utility_mean, r.utility_sd, r.utility_error)},
+                       {"miscalibration_cost", stat(r.cost_mean, r.cost_sd, r.cost_error)}};
+}
+
+// A cell: a row of cells.csv and of the terminal's table, summary.json's "decision", in one
+// table (cell_columns); the figures' columns are the run's.
+using D = DecisionRecord;
+using R = RecalibratedRecord;
+template <Quantity q>
+Value truth(const Cell& c) {
+  return c.cell.truth_value(q);
+}
+const std::vector<ColumnSpec<Cell>> terminal_lead = {
+    {"cell",
+     [](const Cell& c) { return count_value(c.cell.index); },
+     show::terminal,
+     {.width = 5, .align = Align::left}},
+    {"parameters", parameters, show::terminal, {.width = 40, .align = Align::left}}};
+const std::vector<ColumnSpec<Cell>> decision_columns = {
+    {"sample_size", [](const Cell& c) { return count_value(c.sample_size); }, show::csv},
+    {"replicates", [](const Cell& c) { return count_value(c.cell.replicates); }, show::csv},
+    {"task", of<&D::task>},
+    {"params", of<&D::params>, show::json},
+    {"method", [](const Cell& c) { return Value(std::string(to_string(c.decision.method))); }},
+    {"samples", of<&D::samples>},
+    {"accuracy", truth<Quantity::accuracy>, show::csv | show::terminal, {.width = 9}},
+    {"ece_top_l1",
+     truth<Quantity::ece_top_l1>,
+     show::csv | show::terminal,
+     {.heading = "ece_top", .width = 9}},
+    {"expected_utility",
+     of<&D::expected_utility>,
+     show::all,
+     {.heading = "utility", .width = 11, .precision = 6}},
+    {"expected_utility_error", of<&D::expected_utility_error>},
+    {"oracle_expected_utility",
+     of<&D::oracle_expected_utility>,
+     show::all,
+     {.heading = "oracle", .width = 11, .precision = 6}},
+    {"oracle_expected_utility_error", of<&D::oracle_expected_utility_error>},
+    {"miscalibration_cost",
+     of<&D::miscalibration_cost>,
+     show::all,
+     {.heading = "cost", .width = 11, .precision = 3, .notation = Notation::scientific}},
+    {"miscalibration_cost_error", of<&D::miscalibration_cost_error>},
+    {"realised_utility",
+     [](const Cell& c) {
+       return Value::Object{{"mean", c.decision.realised_mean}, {"sd", c.decision.realised_sd}};
+     },
+     show::json},
+    {"realised_mean",
+     of<&D::realised_mean>,
+     show::csv | show::terminal,
+     {.heading = "realised", .width = 10}},
+    {"realised_sd",
+     of<&D::realised_sd>,
+     show::csv | show::terminal,
+     {.heading = "sd", .width = 10}},
+    {"", [](const Cell& c) { return figures_object(c.decision.figures); }, show::json_members}};
+const std::vector<ColumnSpec<Cell>> recalibrated_columns = {
+    {"recalibrator", recalibrator<&R::label>, show::csv},
+    {"recalibrator_fit_size", recalibrator<&R::fit_size>, show::csv},
+    {"recalibrated_fits", recalibrator<&R::fits>, show::csv},
+    {"recalibrated_failed_fits", recalibrator<&R::failed_fits>, show::csv},
+    {"recalibrated_expected_utility_mean", recalibrated<&R::utility_mean>, show::csv},
+    {"recalibrated_expected_utility_sd", recalibrated<&R::utility_sd>, show::csv},
+    {"recalibrated_cost_mean", recalibrated<&R::cost_mean>, show::csv},
+    {"recalibrated_cost_sd", recalibrated<&R::cost_sd>, show::csv},
+    {"recalibrated_cost_error", recalibrated<&R::cost_error>, show::csv},
+    {"recalibrated_cost",
+     [](const Cell& c) {
+       const auto& q = c.decision.recalibrated;
+       return q && q->fits == 0 ? Value("no fit") : recalibrated<&R::cost_mean>(c);
+     },
+     show::terminal,
+     {.precision = 3, .notation = Notation::scientific}},
+    {"(sd)",
+     recalibrated<&R::cost_sd>,
+     show::terminal,
+     {.precision = 1, .notation = Notation::scientific}}};
+
+std::vector<ColumnSpec<Cell>> cell_columns(const DecisionResults& r, bool targets) {
+  auto out = terminal_lead;
+  append<Cell>(
+      out, key_column_specs<Cell>(
+               r.sweep_keys, targets, own_columns, [](const Cell& c) -> auto& { return c.cell; }));
+  append<Cell>(out, decision_columns);
+  const auto figures = figure_columns(r);
+  for (const auto& f : figures)
+    out.push_back({f, [f](const Cell& c) { return figure_of(c.decision.figures, f); },
+                   show::csv | show::terminal});
+  out.push_back(
+      {"figures", [](const Cell& c) { return figures_object(c.decision.figures); }, show::json});
+  out.push_back({"oracle_figures",
+                 [](const Cell& c) { return figures_object(c.decision.oracle_figures); },
+                 show::json});
+  for (const auto& f : figures)
+    out.push_back({"oracle_" + f,
+                   [f](const Cell& c) { return figure_of(c.decision.oracle_figures, f); },
+                   show::csv});
+  out.push_back({"recalibrated", recalibrated_summary, show::json_set});
+  // Recalibrated columns only when some cell has a recalibrator, so other runs keep their bytes.
+  if (std::any_of(r.records.begin(), r.records.end(),
+                  [](const auto& c) { return c.decision.recalibrated; }))
+    append<Cell>(out, recalibrated_columns);
   return out;
 }
 
@@ -73,36 +189,70 @@ std::string bound_name(const Requirement& q) {
   return q.regret ? "regret" : std::string(to_string(q.bound));
 }
 
-Value point_cell(const std::optional<FrontierPoint>& p) {
-  return p ? count_value(p->cell) : Value();
+// A group of cells of the requirement frontier: a row of requirements.csv, an entry of
+// summary.json's "frontier".
+struct FrontierEntry {
+  const RequirementsRecord& q;
+  const FrontierRow& row;
+};
+template <auto point, auto member>
+Value at(const FrontierEntry& e) {
+  const std::optional<FrontierPoint>& p = e.row.*point;
+  return p ? field_value(*p.*member) : Value();
 }
-Value point_accuracy(const std::optional<FrontierPoint>& p) {
-  return p ? Value(p->accuracy) : Value();
-}
-Value point_value(const std::optional<FrontierPoint>& p) {
-  return p ? Value(p->value) : Value();
+template <auto member>
+Value row_of(const FrontierEntry& e) {
+  return field_value(e.row.*member);
 }
 
-Value requirements_summary(const RequirementsRecord& q) {
+std::vector<ColumnSpec<FrontierEntry>> frontier_columns(const RequirementsRecord& q) {
+  std::vector<ColumnSpec<FrontierEntry>> out;
+  for (std::size_t g = 0; g < q.group_keys.size(); ++g)
+    out.push_back(
+        {q.group_keys[g], [g](const auto& e) { return e.row.group[g].value; }, show::csv});
+  using P = FrontierPoint;
+  using F = FrontierRow;
+  append<FrontierEntry>(out, std::vector<ColumnSpec<FrontierEntry>>{
+      {"group",
+       [](const auto& e) {
+         Value::Object group;
+         for (const auto& s : e.row.group) group.emplace_back(s.key, s.value);
+         return Value(std::move(group));
+       },
+       show::json},
+      {"cells",
+       [](const auto& e) {
+         Value::Array cells;
+         for (std::size_t c : e.row.cells) cells.push_back(count_value(c));
+         return Value(std::move(cells));
+       },
+       show::json},
+      {"metric", [](const auto& e) { return Value(metric_name(e.q.requirement)); }, show::csv},
+      {"bound", [](const auto& e) { return Value(bound_name(e.q.requirement)); }, show::csv},
+      {"value", [](const auto& e) { return Value(e.q.requirement.value); }, show::csv},
+      {"status", [](const auto& e) { return Value(std::string(to_string(e.row.status))); }},
+      {"minimal_accuracy", row_of<&F::minimal_accuracy>},
+      {"ece_top_l1", row_of<&F::ece_top_l1>},
+      {"lower_cell", at<&F::lower, &P::cell>},
+      {"lower_accuracy", at<&F::lower, &P::accuracy>},
+      {"lower_value", at<&F::lower, &P::value>},
+      {"upper_cell", at<&F::upper, &P::cell>},
+      {"upper_accuracy", at<&F::upper, &P::accuracy>},
+      {"upper_value", at<&F::upper, &P::value>},
+      {"monotone", row_of<&F::monotone>},
+      {"cells",
+       [](const auto& e) {
+         std::string cells;
+         for (std::size_t c : e.row.cells) cells += (cells.empty() ? "" : " ") + std::to_string(c);
+         return Value(cells);
+       },
+       show::csv}});
+  return out;
+}
+
+Value requirements_summary(const RequirementsRecord& q, const TableView<FrontierEntry>& view) {
   Value::Array rows;
-  for (const auto& row : q.rows) {
-    Value::Object group;
-    for (const auto& s : row.group) group.emplace_back(s.key, s.value);
-    Value::Array cells;
-    for (std::size_t c : row.cells) cells.push_back(count_value(c));
-    rows.push_back(Value::Object{{"group", std::move(group)},
-                                 {"cells", std::move(cells)},
-                                 {"status", std::string(to_string(row.status))},
-                                 {"minimal_accuracy", optional_value(row.minimal_accuracy)},
-                                 {"ece_top_l1", optional_value(row.ece_top_l1)},
-                                 {"lower_cell", point_cell(row.lower)},
-                                 {"lower_accuracy", point_accuracy(row.lower)},
-                                 {"lower_value", point_value(row.lower)},
-                                 {"upper_cell", point_cell(row.upper)},
-                                 {"upper_accuracy", point_accuracy(row.upper)},
-                                 {"upper_value", point_value(row.upper)},
-                                 {"monotone", row.monotone}});
-  }
+  for (const auto& row : q.rows) rows.push_back(view.object({q, row}));
   Value::Array group_keys;
   for (const auto& k : q.group_keys) group_keys.emplace_back(k);
   return Value::Object{{"metric", metric_name(q.requirement)},
@@ -112,36 +262,6 @@ Value requirements_summary(const RequirementsRecord& q) {
                        {"group_keys", std::move(group_keys)},
                        {"frontier", std::move(rows)},
                        {"verdict", q.verdict}};
-}
-
-std::vector<TableRow> requirements_rows(const RequirementsRecord& q) {
-  std::vector<TableRow> out;
-  for (const auto& row : q.rows) {
-    std::vector<Value> fields;
-    for (const auto& s : row.group) fields.push_back(s.value);
-    std::string cells;
-    for (std::size_t i = 0; i < row.cells.size(); ++i) {
-      if (i > 0) cells.push_back(' ');
-      cells += std::to_string(row.cells[i]);
-    }
-    const std::vector<Value> rest = {metric_name(q.requirement),
-                                     bound_name(q.requirement),
-                                     q.requirement.value,
-                                     std::string(to_string(row.status)),
-                                     optional_value(row.minimal_accuracy),
-                                     optional_value(row.ece_top_l1),
-                                     point_cell(row.lower),
-                                     point_accuracy(row.lower),
-                                     point_value(row.lower),
-                                     point_cell(row.upper),
-                                     point_accuracy(row.upper),
-                                     point_value(row.upper),
-                                     row.monotone,
-                                     cells};
-    fields.insert(fields.end(), rest.begin(), rest.end());
-    out.push_back({"requirements", std::move(fields)});
-  }
-  return out;
 }
 
 std::string frontier_note(const RequirementsRecord& q) {
@@ -181,142 +301,34 @@ std::string frontier_note(const RequirementsRecord& q) {
   return out.str();
 }
 
-// The terminal's summary: one row per cell, its swept values in `parameters`.
-Table display_table(const std::vector<std::string>& figures, bool recalibrated) {
-  Table out{.name = "decisions", .use = TableUse::display};
-  out.columns = {{.name = "cell", .width = 5, .align = Align::left},
-                 {.name = "parameters", .width = 40, .align = Align::left},
-                 {.name = "accuracy", .width = 9},
-                 {.name = "ece_top", .width = 9},
-                 {.name = "utility", .width = 11, .precision = 6},
-                 {.name = "oracle", .width = 11, .precision = 6},
-                 {.name = "cost", .width = 11, .precision = 3, .notation = Notation::scientific},
-                 {.name = "realised", .width = 10},
-                 {.name = "sd", .width = 10}};
-  for (const auto& f : figures) out.columns.push_back({.name = f});
-  if (recalibrated)
-    out.columns.insert(
-        out.columns.end(),
-        {{.name = "recalibrated_cost", .precision = 3, .notation = Notation::scientific},
-         {.name = "(sd)", .precision = 1, .notation = Notation::scientific}});
-  return out;
-}
-
-TableRow display_row(const DecisionCellRecord& c, const std::vector<std::string>& figures,
-                     bool recalibrated) {
-  const DecisionRecord& d = c.decision;
-  std::string params;
-  for (const auto& s : c.cell.swept) {
-    const auto dot = s.key.rfind('.');
-    params += (params.empty() ? "" : " ") +
-              (dot == std::string::npos ? s.key : s.key.substr(dot + 1)) + "=" + to_text(s.value);
-  }
-  std::vector<Value> fields = {count_value(c.cell.index),
-                               params.empty() ? Value() : Value(params),
-                               c.cell.truth_value(Quantity::accuracy),
-                               c.cell.truth_value(Quantity::ece_top_l1),
-                               d.expected_utility,
-                               d.oracle_expected_utility,
-                               d.miscalibration_cost,
-                               d.realised_mean,
-                               d.realised_sd};
-  for (const auto& f : figures) fields.push_back(optional_value(figure_of(d.figures, f)));
-  if (recalibrated) {
-    if (d.recalibrated && d.recalibrated->fits > 0)
-      fields.insert(fields.end(), {d.recalibrated->cost_mean, d.recalibrated->cost_sd});
-    else
-      fields.insert(fields.end(), {d.recalibrated ? Value("no fit") : Value(), Value()});
-  }
-  return {"decisions", std::move(fields)};
-}
-
 }  // namespace
 
 void report_decision(const DecisionResults& r, Reporter& reporter) {
-  const auto figures = figure_columns(r);
-  const bool targets = any_target(r.records);
-  // Recalibrated columns only when some cell has a recalibrator, so other runs keep their bytes.
-  const bool recalibrated = std::any_of(r.records.begin(), r.records.end(),
-                                        [](const auto& c) { return c.decision.recalibrated; });
+  const auto columns = cell_columns(r, any_target(r.records));
+  const TableView cells(columns);
+  const auto frontier =
+      r.requirements ? frontier_columns(*r.requirements) : std::vector<ColumnSpec<FrontierEntry>>{};
+  const TableView requirements(frontier);
   ReportHeader header = report_header(r.meta, r.sweep_keys);
-  // cells.csv: one row per cell: swept values, solved target parameters (when any), the
-  // generator's accuracy and ece_top_l1, every decision value, then the task's figures
-  // (policy, then oracle_ prefixed).
-  std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
-  columns.insert(columns.end(),
-                 {"sample_size", "replicates", "task", "method", "samples", "accuracy",
-                  "ece_top_l1", "expected_utility", "expected_utility_error",
-                  "oracle_expected_utility", "oracle_expected_utility_error", "miscalibration_cost",
-                  "miscalibration_cost_error", "realised_mean", "realised_sd"});
-  columns.insert(columns.end(), figures.begin(), figures.end());
-  for (const auto& f : figures) columns.push_back("oracle_" + f);
-  if (recalibrated)
-    columns.insert(columns.end(), {"recalibrator", "recalibrator_fit_size", "recalibrated_fits",
-                                   "recalibrated_failed_fits", "recalibrated_expected_utility_mean",
-                                   "recalibrated_expected_utility_sd", "recalibrated_cost_mean",
-                                   "recalibrated_cost_sd", "recalibrated_cost_error"});
-  header.tables.push_back(data_table("cells", columns));
-  if (r.requirements) {
-    std::vector<std::string> req = r.requirements->group_keys;
-    req.insert(req.end(), {"metric", "bound", "value", "status", "minimal_accuracy", "ece_top_l1",
-                           "lower_cell", "lower_accuracy", "lower_value", "upper_cell",
-                           "upper_accuracy", "upper_value", "monotone", "cells"});
-    header.tables.push_back(data_table("requirements", req));
-  }
-  header.tables.push_back(display_table(figures, recalibrated));
+  header.tables.push_back(cells.table("cells", show::csv));
+  if (r.requirements) header.tables.push_back(requirements.table("requirements", show::csv));
+  header.tables.push_back(cells.table("decisions", show::terminal));
   reporter.begin(header);
-
   for (const auto& c : r.records) {
-    const DecisionRecord& d = c.decision;
-    Record record;
     Value::Object summary =
         cell_summary_head(c.cell, {{"sample_size", count_value(c.sample_size)}});
-    summary.emplace_back("decision", decision_summary(d));
-    record.document = std::move(summary);
-
-    const double accuracy = c.cell.truth_value(Quantity::accuracy);
-    const double ece = c.cell.truth_value(Quantity::ece_top_l1);
-    std::vector<Value> row = key_fields(c.cell, targets, own_columns);
-    const std::vector<Value> values = {count_value(c.sample_size),
-                                       count_value(c.cell.replicates),
-                                       d.task,
-                                       std::string(to_string(d.method)),
-                                       d.samples,
-                                       accuracy,
-                                       ece,
-                                       d.expected_utility,
-                                       d.expected_utility_error,
-                                       d.oracle_expected_utility,
-                                       d.oracle_expected_utility_error,
-                                       d.miscalibration_cost,
-                                       d.miscalibration_cost_error,
-                                       d.realised_mean,
-                                       d.realised_sd};
-    row.insert(row.end(), values.begin(), values.end());
-    for (const auto& f : figures) row.push_back(optional_value(figure_of(d.figures, f)));
-    for (const auto& f : figures) row.push_back(optional_value(figure_of(d.oracle_figures, f)));
-    if (recalibrated) {
-      if (d.recalibrated) {
-        const RecalibratedRecord& q = *d.recalibrated;
-        const auto num = [&](double x) { return q.fits > 0 ? Value(x) : Value(); };
-        row.insert(row.end(), {q.label, count_value(q.fit_size), count_value(q.fits),
-                               count_value(q.failed_fits), num(q.utility_mean), num(q.utility_sd),
-                               num(q.cost_mean), num(q.cost_sd), num(q.cost_error)});
-      } else {
-        row.insert(row.end(), 9, Value());
-      }
-    }
-    record.rows.push_back({"cells", std::move(row)});
-
-    record.rows.push_back(display_row(c, figures, recalibrated));
-    reporter.record(record);
+    Value::Object decision = cells.object(c);
+    summary.emplace_back("decision", std::move(decision));
+    reporter.record(
+        {.document = std::move(summary),
+         .rows = {cells.row("cells", c, show::csv), cells.row("decisions", c, show::terminal)}});
   }
   if (r.requirements) {
-    Record record;
-    record.block = "requirements";
-    record.document = requirements_summary(*r.requirements);
-    record.rows = requirements_rows(*r.requirements);
-    record.note = frontier_note(*r.requirements);
+    Record record{.block = "requirements",
+                  .document = requirements_summary(*r.requirements, requirements),
+                  .note = frontier_note(*r.requirements)};
+    for (const auto& row : r.requirements->rows)
+      record.rows.push_back(requirements.row("requirements", {*r.requirements, row}, show::csv));
     reporter.record(record);
   }
   reporter.end();

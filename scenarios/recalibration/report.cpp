@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/format.hpp"
+#include "report/columns.hpp"
 #include "report/reliability_record.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
@@ -12,46 +13,132 @@ namespace calbench {
 namespace {
 
 const std::vector<std::string> own_columns = {"fit_size", "test_size", "replicates"};
+using Cell = RecalibrationCellRecord;
 
 Value target_value(const std::optional<Quantity>& target) {
   return target ? Value(std::string(to_string(*target))) : Value();
 }
 
-Value truth_summary(const TruthStat& s) {
-  Value::Object out = {{"mean", s.mean}, {"sd", s.sd}};
-  if (s.error) out.emplace_back("error", *s.error);
-  out.emplace_back("improvement", optional_value(s.improvement));
+// summary.json's entries of a method's "truth" and "estimates".
+const std::vector<ColumnSpec<TruthStat>> truth_stat_columns = {
+    {"mean", field(&TruthStat::mean), show::json},
+    {"sd", field(&TruthStat::sd), show::json},
+    {"error", field(&TruthStat::error), show::json_set},
+    {"improvement", field(&TruthStat::improvement), show::json}};
+const std::vector<ColumnSpec<MethodStat>> method_stat_columns = {
+    {"mean", field(&MethodStat::mean), show::json},
+    {"sd", field(&MethodStat::sd), show::json},
+    {"target", [](const MethodStat& s) { return target_value(s.target); }, show::json_set},
+    {"improvement", field(&MethodStat::improvement), show::json},
+    {"rank_disagreement", field(&MethodStat::rank_disagreement), show::json_set}};
+
+template <typename Stat>
+Value stats_object(const std::vector<Stat>& stats, const std::vector<ColumnSpec<Stat>>& columns,
+                   std::string (*key)(const Stat&)) {
+  Value::Object out;
+  for (const auto& s : stats) out.emplace_back(key(s), TableView(columns).object(s));
+  return out;
+}
+std::string truth_key(const TruthStat& s) {
+  return std::string(to_string(s.quantity));
+}
+std::string stat_key(const MethodStat& s) {
+  return s.key;
+}
+
+// A method in a cell: an entry of summary.json's "methods" and a row of the terminal's table
+// (its mean truth per quantity, those of each cell's first method).
+std::vector<ColumnSpec<MethodRecord>> method_columns(const std::vector<Quantity>& quantities,
+                                                     bool timings) {
+  using M = MethodRecord;
+  std::vector<ColumnSpec<M>> out = {
+      {"method", field(&M::label), show::terminal, {.width = 30, .align = Align::left}},
+      {"name", field(&M::name), show::json},
+      {"params", field(&M::params), show::json},
+      {"truth", [](const M& m) { return stats_object(m.truth, truth_stat_columns, truth_key); },
+       show::json},
+      {"estimates",
+       [](const M& m) { return stats_object(m.estimates, method_stat_columns, stat_key); },
+       show::json},
+      {"parameters",
+       [](const M& m) {
+         Value::Object values;
+         for (const auto& p : m.parameters) values.emplace_back(p.key, p.mean);
+         return Value(std::move(values));
+       },
+       show::json}};
+  for (const Quantity q : quantities)
+    out.push_back({std::string(to_string(q)),
+                   [q](const M& m) {
+                     const auto it =
+                         std::find_if(m.truth.begin(), m.truth.end(),
+                                      [&](const TruthStat& s) { return s.quantity == q; });
+                     return it == m.truth.end() ? Value() : Value(it->mean);
+                   },
+                   show::terminal,
+                   {.width = 16}});
+  append<M>(out, std::vector<ColumnSpec<M>>{
+                     {"fits", field(&M::fits), show::json},
+                     {"failed_fits",
+                      field(&M::failed_fits),
+                      show::json | show::terminal,
+                      {.heading = "failed", .align = Align::left}},
+                     {"failure",
+                      [](const M& m) { return m.failure.empty() ? Value() : Value(m.failure); },
+                      show::json}});
+  if (timings) out.push_back({"fit_seconds", field(&M::fit_seconds), show::json});
   return out;
 }
 
-Value estimate_summary(const MethodStat& s) {
-  Value::Object out = {{"mean", s.mean}, {"sd", s.sd}};
-  if (s.target) out.emplace_back("target", std::string(to_string(*s.target)));
-  out.emplace_back("improvement", optional_value(s.improvement));
-  if (s.rank_disagreement) out.emplace_back("rank_disagreement", *s.rank_disagreement);
-  return out;
+// A row of cells.csv: a method's truth quantity, estimate or fitted parameter (column `kind`).
+struct QuantityRow {
+  const Cell& c;
+  const MethodRecord& m;
+  const char* kind;
+  std::string quantity;
+  std::optional<Quantity> target;
+  std::optional<double> mean, sd;  // none on a failure row
+  std::optional<double> error, improvement, rank;
+};
+template <auto member>
+Value of(const QuantityRow& r) {
+  return field_value(r.*member);
 }
+const std::vector<ColumnSpec<QuantityRow>> quantity_columns = {
+    {"fit_size", [](const QuantityRow& r) { return count_value(r.c.fit_size); }, show::csv},
+    {"test_size", [](const QuantityRow& r) { return count_value(r.c.test_size); }, show::csv},
+    {"replicates", [](const QuantityRow& r) { return count_value(r.c.cell.replicates); },
+     show::csv},
+    {"method", [](const QuantityRow& r) { return Value(r.m.label); }, show::csv},
+    {"name", [](const QuantityRow& r) { return Value(r.m.name); }, show::csv},
+    {"kind", [](const QuantityRow& r) { return Value(r.kind); }, show::csv},
+    {"quantity", of<&QuantityRow::quantity>, show::csv},
+    {"target", [](const QuantityRow& r) { return target_value(r.target); }, show::csv},
+    {"mean", of<&QuantityRow::mean>, show::csv},
+    {"sd", of<&QuantityRow::sd>, show::csv},
+    {"truth_error", of<&QuantityRow::error>, show::csv},
+    {"improvement", of<&QuantityRow::improvement>, show::csv},
+    {"rank_disagreement", of<&QuantityRow::rank>, show::csv},
+    {"fits", [](const QuantityRow& r) { return count_value(r.m.fits); }, show::csv},
+    {"failed_fits", [](const QuantityRow& r) { return count_value(r.m.failed_fits); }, show::csv}};
 
-Value methods_summary(const RecalibrationCellRecord& c, bool timings) {
-  Value::Object methods;
-  for (const auto& m : c.methods) {
-    Value::Object truth, estimates, parameters;
-    for (const auto& t : m.truth)
-      truth.emplace_back(std::string(to_string(t.quantity)), truth_summary(t));
-    for (const auto& e : m.estimates) estimates.emplace_back(e.key, estimate_summary(e));
-    for (const auto& p : m.parameters) parameters.emplace_back(p.key, p.mean);
-    Value::Object entry = {{"name", m.name},
-                           {"params", m.params},
-                           {"truth", std::move(truth)},
-                           {"estimates", std::move(estimates)},
-                           {"parameters", std::move(parameters)},
-                           {"fits", count_value(m.fits)},
-                           {"failed_fits", count_value(m.failed_fits)},
-                           {"failure", m.failure.empty() ? Value() : Value(m.failure)}};
-    if (timings) entry.emplace_back("fit_seconds", optional_value(m.fit_seconds));
-    methods.emplace_back(m.label, std::move(entry));
-  }
-  return methods;
+std::vector<QuantityRow> quantity_rows(const Cell& c, const MethodRecord& m) {
+  std::vector<QuantityRow> out;
+  // A method whose fits failed, in some replicates or all: a row of kind "failure" whose
+  // quantity is the first failure's message, so that a method with no result is visible.
+  if (m.failed_fits > 0)
+    out.push_back({c, m, "failure", m.failure, std::nullopt, std::nullopt, std::nullopt,
+                   std::nullopt, std::nullopt, std::nullopt});
+  for (const auto& s : m.truth)
+    out.push_back({c, m, "truth", std::string(to_string(s.quantity)), std::nullopt, s.mean, s.sd,
+                   s.error, s.improvement, std::nullopt});
+  for (const auto& s : m.estimates)
+    out.push_back({c, m, "estimate", s.key, s.target, s.mean, s.sd, std::nullopt, s.improvement,
+                   s.rank_disagreement});
+  for (const auto& s : m.parameters)
+    out.push_back({c, m, "parameter", s.key, std::nullopt, s.mean, s.sd, std::nullopt,
+                   s.improvement, s.rank_disagreement});
+  return out;
 }
 
 Value rankings_summary(const RecalibrationCellRecord& c) {
@@ -67,61 +154,99 @@ Value rankings_summary(const RecalibrationCellRecord& c) {
 // leaderboard.csv and leaderboard_agreement.csv: after the cell's key columns (empty for the
 // pooled board), the scope, its cases and bootstrap blocks, then per (key, model) the board and
 // per (estimator, true quantity) their agreement (docs/recalibration.md, "Leaderboards").
-const std::vector<std::string> leaderboard_columns = {
-    "scope", "cases",     "blocks",         "kind",
-    "key",   "target",    "better",         "method",
-    "mean",  "win_rate",  "win_rate_lower", "win_rate_upper",
-    "elo",   "elo_lower", "elo_upper",      "rank"};
-const std::vector<std::string> agreement_columns = {"scope",
-                                                    "cases",
-                                                    "blocks",
-                                                    "estimator",
-                                                    "target",
-                                                    "truth",
-                                                    "tau_b",
-                                                    "tau_b_lower",
-                                                    "tau_b_upper",
-                                                    "case_tau_b",
-                                                    "case_tau_b_lower",
-                                                    "case_tau_b_upper",
-                                                    "tau_cases",
-                                                    "winner_agreement",
-                                                    "winner_agreement_lower",
-                                                    "winner_agreement_upper"};
+struct Scope {
+  const std::vector<Value>& key;
+  std::string scope;
+  const LeaderboardRecord& lb;
+};
+struct StandingRow : Scope {
+  const Board& board;
+  std::size_t m;
+  const Standing& standing() const { return board.standings[m]; }
+};
+struct AgreementRow : Scope {
+  const RankAgreement& a;
+};
 
-void leaderboard_rows(const LeaderboardRecord& lb, const std::vector<Value>& key,
-                      const std::string& scope, std::vector<TableRow>& rows) {
-  const Leaderboards& b = lb.boards;
-  const auto head = [&] {
-    std::vector<Value> fields = key;
-    fields.insert(fields.end(), {scope, count_value(b.cases), count_value(b.clusters)});
-    return fields;
-  };
-  for (const Board& board : b.boards) {
-    const RankingKey& k = lb.table.keys[board.key];
-    for (std::size_t m = 0; m < board.standings.size(); ++m) {
-      const Standing& s = board.standings[m];
-      std::vector<Value> fields = head();
-      fields.insert(fields.end(),
-                    {lb.estimate[board.key] ? "estimate" : "truth", k.name,
-                     target_value(lb.target[board.key]), std::string(to_string(k.better)),
-                     lb.table.methods[m], s.mean, s.win_rate.value, s.win_rate.lower,
-                     s.win_rate.upper, s.elo.value, s.elo.lower, s.elo.upper, count_value(s.rank)});
-      rows.push_back({"leaderboard", std::move(fields)});
-    }
-  }
-  const auto number = [](double x) { return std::isnan(x) ? Value() : Value(x); };
-  for (const RankAgreement& a : b.agreements) {
-    std::vector<Value> fields = head();
-    fields.insert(fields.end(),
-                  {lb.table.keys[a.key].name, target_value(lb.target[a.key]),
-                   lb.table.keys[a.reference].name, number(a.tau_b.value), number(a.tau_b.lower),
-                   number(a.tau_b.upper), number(a.case_tau_b.value), number(a.case_tau_b.lower),
-                   number(a.case_tau_b.upper), count_value(a.tau_cases), a.winner_agreement.value,
-                   a.winner_agreement.lower, a.winner_agreement.upper});
-    rows.push_back({"leaderboard_agreement", std::move(fields)});
-  }
+template <typename Row>
+std::vector<ColumnSpec<Row>> scope_columns(const std::vector<std::string>& key_names) {
+  std::vector<ColumnSpec<Row>> out;
+  for (std::size_t i = 0; i < key_names.size(); ++i)
+    out.push_back({key_names[i], [i](const Row& r) { return r.key[i]; }});
+  append<Row>(out, std::vector<ColumnSpec<Row>>{
+                       {"scope", [](const Row& r) { return Value(r.scope); }},
+                       {"cases", [](const Row& r) { return count_value(r.lb.boards.cases); }},
+                       {"blocks", [](const Row& r) { return count_value(r.lb.boards.clusters); }}});
+  return out;
 }
+
+template <Estimate Standing::*estimate, double Estimate::*part>
+Value standing(const StandingRow& r) {
+  return r.standing().*estimate.*part;
+}
+const std::vector<ColumnSpec<StandingRow>> standing_columns = {
+    {"kind",
+     [](const auto& r) { return Value(r.lb.estimate[r.board.key] ? "estimate" : "truth"); }},
+    {"key", [](const auto& r) { return Value(r.lb.table.keys[r.board.key].name); }},
+    {"target", [](const auto& r) { return target_value(r.lb.target[r.board.key]); }},
+    {"better",
+     [](const auto& r) {
+       return Value(std::string(to_string(r.lb.table.keys[r.board.key].better)));
+     }},
+    {"method", [](const auto& r) { return Value(r.lb.table.methods[r.m]); }},
+    {"mean", [](const auto& r) { return Value(r.standing().mean); }},
+    {"win_rate", standing<&Standing::win_rate, &Estimate::value>},
+    {"win_rate_lower", standing<&Standing::win_rate, &Estimate::lower>},
+    {"win_rate_upper", standing<&Standing::win_rate, &Estimate::upper>},
+    {"elo", standing<&Standing::elo, &Estimate::value>},
+    {"elo_lower", standing<&Standing::elo, &Estimate::lower>},
+    {"elo_upper", standing<&Standing::elo, &Estimate::upper>},
+    {"rank", [](const auto& r) { return count_value(r.standing().rank); }}};
+
+// Kendall's tau-b is NaN where it is undefined: an empty field.
+template <Estimate RankAgreement::*estimate, double Estimate::*part>
+Value agreement(const AgreementRow& r) {
+  const double x = r.a.*estimate.*part;
+  return std::isnan(x) ? Value() : Value(x);
+}
+template <double Estimate::*part>
+Value winners(const AgreementRow& r) {
+  return r.a.winner_agreement.*part;
+}
+const std::vector<ColumnSpec<AgreementRow>> agreement_columns = {
+    {"estimator", [](const auto& r) { return Value(r.lb.table.keys[r.a.key].name); }},
+    {"target", [](const auto& r) { return target_value(r.lb.target[r.a.key]); }},
+    {"truth", [](const auto& r) { return Value(r.lb.table.keys[r.a.reference].name); }},
+    {"tau_b", agreement<&RankAgreement::tau_b, &Estimate::value>},
+    {"tau_b_lower", agreement<&RankAgreement::tau_b, &Estimate::lower>},
+    {"tau_b_upper", agreement<&RankAgreement::tau_b, &Estimate::upper>},
+    {"case_tau_b", agreement<&RankAgreement::case_tau_b, &Estimate::value>},
+    {"case_tau_b_lower", agreement<&RankAgreement::case_tau_b, &Estimate::lower>},
+    {"case_tau_b_upper", agreement<&RankAgreement::case_tau_b, &Estimate::upper>},
+    {"tau_cases", [](const auto& r) { return count_value(r.a.tau_cases); }},
+    {"winner_agreement", winners<&Estimate::value>},
+    {"winner_agreement_lower", winners<&Estimate::lower>},
+    {"winner_agreement_upper", winners<&Estimate::upper>}};
+
+struct LeaderboardTables {
+  std::vector<ColumnSpec<StandingRow>> standings;
+  std::vector<ColumnSpec<AgreementRow>> agreements;
+
+  explicit LeaderboardTables(const std::vector<std::string>& key_names)
+      : standings(scope_columns<StandingRow>(key_names)),
+        agreements(scope_columns<AgreementRow>(key_names)) {
+    append<StandingRow>(standings, standing_columns);
+    append<AgreementRow>(agreements, agreement_columns);
+  }
+
+  void rows(const Scope& scope, std::vector<TableRow>& out) const {
+    for (const Board& board : scope.lb.boards.boards)
+      for (std::size_t m = 0; m < board.standings.size(); ++m)
+        out.push_back(TableView(standings).row("leaderboard", {scope, board, m}, show::csv));
+    for (const RankAgreement& a : scope.lb.boards.agreements)
+      out.push_back(TableView(agreements).row("leaderboard_agreement", {scope, a}, show::csv));
+  }
+};
 
 // The terminal's summary: the methods' mean truth per quantity (those of each cell's first
 // method), one row per method.
@@ -133,37 +258,9 @@ std::vector<Quantity> display_quantities(const RecalibrationResults& r) {
   return out;
 }
 
-Table display_table(const std::vector<Quantity>& quantities) {
-  Table out{.name = "methods", .use = TableUse::display, .indent = "  "};
-  out.columns.push_back({.name = "method", .width = 30, .align = Align::left});
-  for (const Quantity q : quantities)
-    out.columns.push_back({.name = std::string(to_string(q)), .width = 16});
-  out.columns.push_back({.name = "failed", .align = Align::left});
-  return out;
-}
-
-void append_display_rows(const RecalibrationCellRecord& c, const std::vector<Quantity>& quantities,
-                         std::vector<TableRow>& rows) {
-  for (const auto& m : c.methods) {
-    std::vector<Value> fields = {m.label};
-    for (const Quantity q : quantities) {
-      const auto it = std::find_if(m.truth.begin(), m.truth.end(),
-                                   [&](const TruthStat& s) { return s.quantity == q; });
-      if (it == m.truth.end())
-        fields.emplace_back();
-      else
-        fields.emplace_back(it->mean);
-    }
-    fields.push_back(count_value(m.failed_fits));
-    rows.push_back({"methods", std::move(fields)});
-  }
-}
-
 std::string caption(const RecalibrationCellRecord& c) {
   std::ostringstream out;
-  out << "cell " << c.cell.index << ":";
-  for (const auto& s : c.cell.swept) out << "  " << s.key << " = " << to_text(s.value);
-  out << "  (";
+  out << caption_head(c.cell) << "  (";
   const auto swept = [&](const char* key) {
     return std::any_of(c.cell.swept.begin(), c.cell.swept.end(),
                        [&](const SweptValue& s) { return s.key == key; });
@@ -178,14 +275,18 @@ std::string caption(const RecalibrationCellRecord& c) {
 
 void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
   const bool targets = any_target(r.records);
+  auto cell_table = key_column_specs<QuantityRow>(
+      r.sweep_keys, targets, own_columns, [](const QuantityRow& x) -> auto& { return x.c.cell; });
+  append<QuantityRow>(cell_table, quantity_columns);
+  const TableView cells(cell_table);
+  const auto by_method = method_columns(display_quantities(r), r.timings_in_summary);
+  const TableView methods(by_method);
+  std::vector<std::string> board_keys = key_columns(r.sweep_keys, targets, own_columns);
+  board_keys.insert(board_keys.end(), {"fit_size", "test_size"});
+  const LeaderboardTables boards(board_keys);
+
   ReportHeader header = report_header(r.meta, r.sweep_keys);
-  // One row per (cell, method, quantity), quantity being a truth quantity, an estimate or a
-  // fitted parameter (column `kind`).
-  std::vector<std::string> columns = key_columns(r.sweep_keys, targets, own_columns);
-  columns.insert(columns.end(), {"fit_size", "test_size", "replicates", "method", "name", "kind",
-                                 "quantity", "target", "mean", "sd", "truth_error", "improvement",
-                                 "rank_disagreement", "fits", "failed_fits"});
-  header.tables.push_back(data_table("cells", columns));
+  header.tables.push_back(cells.table("cells", show::csv));
   if (r.reliability) {
     // The true top-label curve of each model as fitted in replicate 0 (docs/recalibration.md).
     header.blocks.emplace_back("reliability",
@@ -196,67 +297,23 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
     header.tables.push_back(data_table("reliability", curve_table));
   }
-  for (const auto& [name, own] : {std::pair{"leaderboard", &leaderboard_columns},
-                                  std::pair{"leaderboard_agreement", &agreement_columns}}) {
-    std::vector<std::string> table = key_columns(r.sweep_keys, targets, own_columns);
-    table.insert(table.end(), {"fit_size", "test_size"});
-    table.insert(table.end(), own->begin(), own->end());
-    header.tables.push_back(data_table(name, table));
-  }
-  const std::vector<Quantity> quantities = display_quantities(r);
-  header.tables.push_back(display_table(quantities));
+  header.tables.push_back(TableView(boards.standings).table("leaderboard", show::csv));
+  header.tables.push_back(TableView(boards.agreements).table("leaderboard_agreement", show::csv));
+  header.tables.push_back(methods.table("methods", show::terminal, "  "));
   reporter.begin(header);
   for (const auto& c : r.records) {
     Record record;
     Value::Object summary = cell_summary_head(
         c.cell, {{"fit_size", count_value(c.fit_size)}, {"test_size", count_value(c.test_size)}});
-    summary.emplace_back("methods", methods_summary(c, r.timings_in_summary));
+    Value::Object entries;
+    for (const auto& m : c.methods) {
+      entries.emplace_back(m.label, methods.object(m));
+      for (const auto& row : quantity_rows(c, m))
+        record.rows.push_back(cells.row("cells", row, show::csv));
+    }
+    summary.emplace_back("methods", std::move(entries));
     summary.emplace_back("rankings", rankings_summary(c));
     record.document = std::move(summary);
-    for (const auto& m : c.methods) {
-      const auto row =
-          [&](const char* kind, const std::string& quantity, const std::optional<Quantity>& target,
-              double mean, double sd, const std::optional<double>& error,
-              const std::optional<double>& improvement, const std::optional<double>& rank) {
-            std::vector<Value> fields = key_fields(c.cell, targets, own_columns);
-            const std::vector<Value> rest = {count_value(c.fit_size),
-                                             count_value(c.test_size),
-                                             count_value(c.cell.replicates),
-                                             m.label,
-                                             m.name,
-                                             kind,
-                                             quantity,
-                                             target_value(target),
-                                             mean,
-                                             sd,
-                                             optional_value(error),
-                                             optional_value(improvement),
-                                             optional_value(rank),
-                                             count_value(m.fits),
-                                             count_value(m.failed_fits)};
-            fields.insert(fields.end(), rest.begin(), rest.end());
-            record.rows.push_back({"cells", std::move(fields)});
-          };
-      // A method whose fits failed, in some replicates or all: a row of kind "failure" whose
-      // quantity is the first failure's message, so that a method with no result is visible.
-      if (m.failed_fits > 0) {
-        std::vector<Value> fields = key_fields(c.cell, targets, own_columns);
-        fields.insert(fields.end(), {count_value(c.fit_size), count_value(c.test_size),
-                                     count_value(c.cell.replicates), m.label, m.name, "failure",
-                                     m.failure, Value(), Value(), Value(), Value(), Value(),
-                                     Value(), count_value(m.fits), count_value(m.failed_fits)});
-        record.rows.push_back({"cells", std::move(fields)});
-      }
-      for (const auto& s : m.truth)
-        row("truth", std::string(to_string(s.quantity)), std::nullopt, s.mean, s.sd, s.error,
-            s.improvement, std::nullopt);
-      for (const auto& s : m.estimates)
-        row("estimate", s.key, s.target, s.mean, s.sd, std::nullopt, s.improvement,
-            s.rank_disagreement);
-      for (const auto& s : m.parameters)
-        row("parameter", s.key, std::nullopt, s.mean, s.sd, std::nullopt, s.improvement,
-            s.rank_disagreement);
-    }
     if (r.reliability)
       for (std::size_t m = 0; m < c.methods.size() && m < c.curves.size(); ++m) {
         if (c.curves[m].empty()) continue;  // the fit failed in replicate 0
@@ -267,17 +324,18 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     if (c.leaderboard) {
       std::vector<Value> key = key_fields(c.cell, targets, own_columns);
       key.insert(key.end(), {count_value(c.fit_size), count_value(c.test_size)});
-      leaderboard_rows(*c.leaderboard, key, "cell", record.rows);
+      boards.rows({key, "cell", *c.leaderboard}, record.rows);
     }
-    append_display_rows(c, quantities, record.rows);
+    for (const auto& m : c.methods)
+      record.rows.push_back(methods.row("methods", m, show::terminal));
     record.caption = caption(c);
     reporter.record(record);
   }
   if (r.pooled_leaderboard) {
     // The run's board over every cell: no cell, so its key columns are empty; no document.
     Record record;
-    const std::size_t width = key_columns(r.sweep_keys, targets, own_columns).size() + 2;
-    leaderboard_rows(*r.pooled_leaderboard, std::vector<Value>(width), "all", record.rows);
+    const std::vector<Value> key(board_keys.size());
+    boards.rows({key, "all", *r.pooled_leaderboard}, record.rows);
     reporter.record(record);
   }
   reporter.end();

@@ -9,12 +9,19 @@ lib/ and the generated headers only, so lib/ cannot name scenarios/ or runners/)
 enforces the order inside lib/ and states it once: docs/architecture.md shows LAYERS exactly
 as `check_layers.py --diagram` prints them, and this test fails when the two differ.
 
-Usage: check_layers.py SOURCE_DIR          exit 1 listing every upward or sideways include
-       check_layers.py SOURCE_DIR --diagram print the layer diagram docs/architecture.md holds
+An include in angle brackets is read too when it names a project header (`<report/x.hpp>`
+with lib/report/x.hpp present): the compiler finds it on the same include path, so it is the
+same link. Other angle-bracket includes (<vector>, <nlohmann/json.hpp>) are not the tree's.
+
+Usage: check_layers.py SOURCE_DIR             exit 1 listing every upward or sideways include
+       check_layers.py SOURCE_DIR --diagram    print the layer diagram docs/architecture.md holds
+       check_layers.py SOURCE_DIR --self-test  plant bad includes in a scratch tree: each must
+                                               be reported, a system header must not
 """
 import pathlib
 import re
 import sys
+import tempfile
 
 # Lowest first. Each row: the folders of one layer and what they are.
 LAYERS = [
@@ -31,7 +38,7 @@ LAYERS = [
     (["runners", "python"], "the command line; the Python module"),
 ]
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)', re.M)
 
 
 def rank_of():
@@ -57,6 +64,12 @@ def sources(source_dir):
                 yield path
 
 
+def project_header(source_dir, target):
+    """Whether an include names a header of the tree (lib/ and the source root are the
+    include paths)."""
+    return (source_dir / "lib" / target).is_file() or (source_dir / target).is_file()
+
+
 def violations(source_dir):
     ranks = rank_of()
     out = []
@@ -70,11 +83,13 @@ def violations(source_dir):
             continue
         text = path.read_text(encoding="utf-8")
         for match in INCLUDE.finditer(text):
-            target = match.group(1)
+            target = match.group(1) or match.group(2)
             line = text.count("\n", 0, match.start()) + 1
             if "/" not in target:
-                continue  # a header beside the file (runners/, python/src/)
+                continue  # a header beside the file (runners/, python/src/), or <vector>
             to = target.split("/")[0]
+            if match.group(2) and not project_header(source_dir, target):
+                continue  # a library's header: <nlohmann/json.hpp>, <tbb/task_arena.h>
             if to == folder:
                 continue
             if to not in ranks:
@@ -95,6 +110,38 @@ def diagram():
     return "\n".join(lines) + "\n"
 
 
+def self_test():
+    """The check must fail on each planted include, up or sideways, quoted or in angle
+    brackets, and pass over a library's header and a lower layer's header."""
+    headers = ("lib/report/reporter.hpp", "lib/core/value.hpp", "lib/generators/dirichlet.hpp",
+               "scenarios/registry.hpp")
+    cases = [  # the include, the file holding it, what the report must say (None: nothing)
+        ('#include "report/reporter.hpp"', "lib/core/a.hpp", "report is above core"),
+        ("#include <report/reporter.hpp>", "lib/core/a.hpp", "report is above core"),
+        ("#include <scenarios/registry.hpp>", "lib/core/a.hpp", "scenarios is above core"),
+        ("#include <generators/dirichlet.hpp>", "lib/estimators/a.hpp", "siblings in one layer"),
+        ("#include <nlohmann/json.hpp>\n#include <vector>", "lib/core/a.hpp", None),
+        ("#include <core/value.hpp>", "lib/report/a.hpp", None),
+    ]
+    failures = []
+    for include, path, expected in cases:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = pathlib.Path(scratch)
+            for file, text in [(h, "#pragma once\n") for h in headers] + [(path, include + "\n")]:
+                (root / file).parent.mkdir(parents=True, exist_ok=True)
+                (root / file).write_text(text)
+            found = violations(root)
+        if expected is None and found:
+            failures.append(f"{path} with {include!r}: reported {found}")
+        if expected is not None and not any(expected in v for v in found):
+            failures.append(f"{path} with {include!r}: not reported ({found})")
+    for failure in failures:
+        print("self-test:", failure)
+    if not failures:
+        print(f"layers self-test: {len(cases)} planted includes judged as expected")
+    return 1 if failures else 0
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -103,6 +150,8 @@ def main(argv):
     if argv[2:] == ["--diagram"]:
         sys.stdout.write(diagram())
         return 0
+    if argv[2:] == ["--self-test"]:
+        return self_test()
     problems = violations(source_dir)
     doc = (source_dir / "docs" / "architecture.md").read_text(encoding="utf-8")
     if diagram() not in doc:

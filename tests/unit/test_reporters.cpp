@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "report/columns.hpp"
 #include "report/reporter.hpp"
 #include "temp_files.hpp"
 
@@ -75,6 +76,91 @@ TEST_CASE("the CSV reporter refuses a row of a table the header does not declare
   CHECK_THROWS_AS(csv.record(stray), std::logic_error);
 }
 
+TEST_CASE("the CSV reporter refuses a row whose length is not its header's", "[unit]") {
+  // A row shorter or longer than its header would shift every later column of its line under
+  // the wrong name; the reporter throws an internal error naming the table instead.
+  calbench::testing::TempDir dir;
+  for (const std::size_t fields : {2, 4}) {
+    calbench::CsvReporter csv(dir.path);
+    csv.begin(header());
+    Record shifted;
+    shifted.rows = {{"cells", std::vector<Value>(fields, Value(1.0))}};
+    CHECK_THROWS_WITH(csv.record(shifted),
+                      Catch::Contains("cells.csv has " + std::to_string(fields) +
+                                      " fields, its header 3 columns"));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.path / "cells.csv"));
+}
+
+namespace {
+
+// A record type and its one column table: every layout below derives from it.
+struct Fit {
+  std::string label;
+  double mean = 0.0;
+  std::optional<double> error;
+  std::size_t fits = 0;
+};
+
+const std::vector<calbench::ColumnSpec<Fit>> fit_columns = {
+    {"label",
+     calbench::field(&Fit::label),
+     calbench::show::csv | calbench::show::terminal,
+     {.heading = "method", .width = 8, .align = Align::left}},
+    {"mean", calbench::field(&Fit::mean), calbench::show::all, {.precision = 2}},
+    {"error", calbench::field(&Fit::error), calbench::show::csv | calbench::show::json_set},
+    {"fits", calbench::field(&Fit::fits), calbench::show::data}};
+
+}  // namespace
+
+TEST_CASE("one column table gives the CSV header and rows, the JSON object, the terminal",
+          "[unit]") {
+  const calbench::TableView view(fit_columns);
+  const Fit a{"platt", 0.126, 0.5, 3}, b{"none", 0.25, std::nullopt, 0};
+  ReportHeader h;
+  h.tables = {view.table("fits", calbench::show::csv),
+              view.table("methods", calbench::show::terminal, "  ")};
+  Record record;
+  for (const Fit* f : {&a, &b}) record.rows.push_back(view.row("fits", *f, calbench::show::csv));
+  for (const Fit* f : {&a, &b})
+    record.rows.push_back(view.row("methods", *f, calbench::show::terminal));
+
+  calbench::testing::TempDir dir;
+  calbench::CsvReporter csv(dir.path);
+  csv.begin(h);
+  csv.record(record);
+  csv.end();
+  CHECK(calbench::testing::read_text(dir.path / "fits.csv") ==
+        "label,mean,error,fits\nplatt,0.126,0.5,3\nnone,0.25,,0\n");
+
+  std::ostringstream out;
+  calbench::TerminalReporter terminal(out);
+  terminal.begin(h);
+  terminal.record(record);
+  CHECK(out.str() == "  method   mean\n  platt    0.13\n  none     0.25\n");
+
+  // JSON: its columns by name, `error` only when set, `label` not at all.
+  CHECK(view.object(a) ==
+        Value::Object{{"mean", 0.126}, {"error", 0.5}, {"fits", std::uint64_t{3}}});
+  CHECK(view.object(b) == Value::Object{{"mean", 0.25}, {"fits", std::uint64_t{0}}});
+}
+
+TEST_CASE("a column table projected through a wider row keeps its columns", "[unit]") {
+  struct Row {
+    std::size_t cell;
+    Fit fit;
+  };
+  std::vector<calbench::ColumnSpec<Row>> columns = {
+      {"cell", calbench::field(&Row::cell), calbench::show::csv}};
+  calbench::append<Row>(columns, calbench::project<Row, Fit>(std::span(fit_columns),
+                                                             [](const Row& r) { return r.fit; }));
+  const calbench::TableView view(columns);
+  const Row row{4, {"platt", 0.125, 0.5, 3}};
+  CHECK(view.table("fits", calbench::show::csv).columns.size() == 5);
+  CHECK(view.row("fits", row, calbench::show::csv).fields ==
+        std::vector<Value>{std::uint64_t{4}, Value("platt"), 0.125, 0.5, std::uint64_t{3}});
+}
+
 TEST_CASE("the JSON reporter writes the documents: cells in order, blocks by name", "[unit]") {
   calbench::testing::TempDir dir;
   calbench::JsonReporter json(dir.path);
@@ -101,4 +187,20 @@ TEST_CASE("the terminal reporter aligns the display tables under captions and no
         "  accuracy    0.250 1.2e-03\n"
         "  nll             - 1.2e+01\n"
         "met everywhere\n");
+}
+
+TEST_CASE("the terminal reporter prints no header line for a table of unnamed columns", "[unit]") {
+  Table moved{.name = "moved", .use = TableUse::display, .indent = "  ", .gap = "  "};
+  moved.columns = {{.name = "", .align = Align::left}, {.name = "", .align = Align::left}};
+  ReportHeader h;
+  h.tables = {moved};
+  Record record;
+  record.caption = "moved:\n";
+  record.rows = {{"moved", {Value("cell 0"), Value("z = 4.1")}},
+                 {"moved", {Value("cell 12"), Value("z = -3.0")}}};
+  std::ostringstream out;
+  calbench::TerminalReporter terminal(out);
+  terminal.begin(h);
+  terminal.record(record);
+  CHECK(out.str() == "moved:\n  cell 0   z = 4.1\n  cell 12  z = -3.0\n");
 }
