@@ -494,11 +494,8 @@ std::string interval_help() {
 // A class no label names (issue #38): its classwise terms rest on its probabilities alone and
 // its frequency is estimated as 0, so the user hears of it (on stderr; the results stand).
 void warn_missing_classes(const Sample& sample, const std::string& data) {
-  std::vector<std::size_t> count(sample.classes, 0);
-  for (std::size_t i = 0; i < sample.size; ++i) ++count[sample.label[i]];
   std::vector<std::string> missing;
-  for (std::size_t k = 0; k < sample.classes; ++k)
-    if (count[k] == 0) missing.push_back(std::to_string(k));
+  for (const std::size_t k : absent_classes(sample)) missing.push_back(std::to_string(k));
   if (missing.empty()) return;
   std::cerr << "calbench eval: warning: " << data << ": class" << (missing.size() > 1 ? "es " : " ")
             << join(missing, ", ") << " of " << sample.classes << " never occur"

@@ -178,6 +178,7 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
         const auto& v = plugin[static_cast<std::size_t>(q)];
         truth[std::string(to_string(q))] = v ? Json(*v) : Json(nullptr);
       }
+      const std::size_t label_zeros = count_zeros(sample).true_label_zeros;
       Json expected = Json::array();
       for (const Json& entry : entries(c.classes)) {
         Problems problems;
@@ -187,11 +188,11 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
         if (!config) {
           item["error"] =
               problems.items().empty() ? "cannot be built" : problems.items()[0].message;
-        } else if (config->logs_label_probability && count_zeros(sample).true_label_zeros > 0) {
+        } else if (config->logs_label_probability && label_zeros > 0) {
           // -log 0 is infinite: not estimable, as `calbench eval` and calbench.estimate say.
           item["value"] = nullptr;
-          item["error"] = "not estimable: " + std::to_string(count_zeros(sample).true_label_zeros) +
-                          " rows with label probability 0";
+          item["error"] =
+              "not estimable: " + std::to_string(label_zeros) + " rows with label probability 0";
         } else {
           try {
             EstimatorWorkspace workspace;

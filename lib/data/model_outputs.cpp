@@ -358,6 +358,15 @@ ZeroCount count_zeros(const Sample& sample) {
   return out;
 }
 
+std::vector<std::size_t> absent_classes(const Sample& sample) {
+  std::vector<bool> seen(sample.classes, false);
+  for (const auto y : sample.label) seen[y] = true;
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < sample.classes; ++k)
+    if (!seen[k]) out.push_back(k);
+  return out;
+}
+
 std::string describe_label_zeros(const ZeroCount& zeros, std::size_t rows) {
   if (zeros.true_label_zeros == 0) return "";
   std::string out = std::to_string(zeros.true_label_zeros) + " of " + std::to_string(rows) +

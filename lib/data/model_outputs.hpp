@@ -91,6 +91,9 @@ struct ZeroCount {
 };
 ZeroCount count_zeros(const Sample& sample);
 
+// The classes no label names, in order (eval and recalibrate fit warn of them).
+std::vector<std::size_t> absent_classes(const Sample& sample);
+
 // The fact for a warning when true_label_zeros > 0, e.g. "636 of 10000 rows give their label
 // probability exactly 0 (every value is rounded to 4 decimals)"; else "". The caller says what
 // it means for its result.
