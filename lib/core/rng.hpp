@@ -57,6 +57,11 @@ class Xoshiro256pp {
     return result;
   }
 
+  // An engine that replays this one's draws from here on, for a caller that draws the same
+  // numbers again on purpose instead of storing them (the leaderboard's resample weights). The
+  // one deliberate copy: the name says what it is for.
+  Xoshiro256pp replay() const { return Xoshiro256pp(s_); }
+
   friend bool operator==(const Xoshiro256pp&, const Xoshiro256pp&) = default;
 
  private:

@@ -48,25 +48,40 @@ std::vector<std::size_t> block_of_case(const LeaderboardTable& table, std::size_
 }
 
 // Per resample, each case's multiplicity: its block's draw count. CalArena draws the blocks
-// with numpy.random.choice(size=n_datasets, replace=True).
-std::vector<std::vector<double>> case_weights(const std::vector<std::size_t>& block,
-                                              std::size_t blocks, std::size_t resamples,
-                                              StreamKey stream) {
-  Engine engine = make_engine(stream);
-  std::vector<std::vector<double>> out(resamples, std::vector<double>(block.size(), 0.0));
-  std::vector<double> draws(blocks);
-  for (auto& weights : out) {
-    throw_if_stop_requested();
-    std::fill(draws.begin(), draws.end(), 0.0);
-    for (std::size_t i = 0; i < blocks; ++i) {
-      const auto g = std::min(blocks - 1, static_cast<std::size_t>(uniform_open01(engine) *
-                                                                   static_cast<double>(blocks)));
+// with numpy.random.choice(size=n_datasets, replace=True). The weights are not stored (resamples
+// x cases doubles would be 3.2 GB for 2,000 resamples of 200,000 cases): each resample keeps the
+// engine state it starts from, 32 bytes, and fill() draws its counts again, the same bits.
+class CaseWeights {
+ public:
+  CaseWeights(std::vector<std::size_t> block, std::size_t blocks, std::size_t resamples,
+              StreamKey stream)
+      : block_(std::move(block)), blocks_(blocks) {
+    Engine engine = make_engine(stream);
+    for (std::size_t b = 0; b < resamples; ++b) {
+      throw_if_stop_requested();
+      starts_.push_back(engine.replay());
+      for (std::size_t i = 0; i < blocks_; ++i) (void)engine();  // one draw per block, as fill()
+    }
+  }
+
+  // Resample b's weight of every case, into `out`.
+  void fill(std::size_t b, std::vector<double>& out) const {
+    Engine engine = starts_[b].replay();
+    std::vector<double> draws(blocks_, 0.0);
+    for (std::size_t i = 0; i < blocks_; ++i) {
+      const auto g = std::min(blocks_ - 1, static_cast<std::size_t>(uniform_open01(engine) *
+                                                                    static_cast<double>(blocks_)));
       draws[g] += 1.0;
     }
-    for (std::size_t c = 0; c < block.size(); ++c) weights[c] = draws[block[c]];
+    out.resize(block_.size());
+    for (std::size_t c = 0; c < block_.size(); ++c) out[c] = draws[block_[c]];
   }
-  return out;
-}
+
+ private:
+  std::vector<std::size_t> block_;
+  std::size_t blocks_;
+  std::vector<Engine> starts_;
+};
 
 // sum_c w_c x_c / sum_c w_c over the cases where x_c is a number.
 double weighted_mean(const std::vector<double>& x, const std::vector<double>& w) {
@@ -192,9 +207,10 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
   const std::size_t B = settings.resamples;
   Leaderboards out;
   out.cases = C;
-  const std::vector<std::size_t> block = block_of_case(table, out.clusters);
-  const auto weights = case_weights(block, out.clusters, B, stream);
+  std::vector<std::size_t> block = block_of_case(table, out.clusters);
+  const CaseWeights weights(std::move(block), out.clusters, B, stream);
   const std::vector<double> all(C, 1.0);
+  std::vector<double> w;  // one resample's case weights at a time
 
   // Per key: the point estimates, then every resample's win rates (kept for the agreements).
   std::vector<std::vector<double>> point_rates(K);
@@ -205,15 +221,17 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
     point_rates[k] = mean_win_rates(rates, M, all);
     // Each resample is a pass over every case: the stop request is polled per resample, so
     // Ctrl-C ends a board of many cases within a second (core/stop_request.hpp).
-    for (const auto& w : weights) {
+    for (std::size_t b = 0; b < B; ++b) {
       throw_if_stop_requested();
+      weights.fill(b, w);
       boot_rates[k].push_back(mean_win_rates(rates, M, w));
     }
     const BradleyTerryFit elo = fit_bradley_terry(games_of(key, M, all));
     std::vector<std::vector<double>> boot_elo;
     for (std::size_t b = 0; b < settings.elo_resamples; ++b) {
       throw_if_stop_requested();
-      boot_elo.push_back(fit_bradley_terry(games_of(key, M, weights[b])).elo);
+      weights.fill(b, w);
+      boot_elo.push_back(fit_bradley_terry(games_of(key, M, w)).elo);
     }
     Board board;
     board.key = k;
@@ -257,8 +275,9 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
     for (std::size_t b = 0; b < B; ++b) {
       throw_if_stop_requested();
       tau.push_back(kendall_tau_b(boot_rates[k][b], boot_rates[r][b]));
-      ctau.push_back(weighted_mean(case_tau, weights[b]));
-      wa.push_back(weighted_mean(agree, weights[b]));
+      weights.fill(b, w);
+      ctau.push_back(weighted_mean(case_tau, w));
+      wa.push_back(weighted_mean(agree, w));
     }
     a.tau_b =
         interval(kendall_tau_b(point_rates[k], point_rates[r]), std::move(tau), settings.level);

@@ -171,23 +171,27 @@ class DamagedResults(unittest.TestCase):
                 calbench.load(out)
 
 
-# N7: each call runs for tens of seconds uninterrupted; SIGINT once it has started must end it
-# with KeyboardInterrupt within seconds.
+# N7: SIGINT once a long call has started must end it with KeyboardInterrupt. Each call runs
+# uninterrupted for far longer than its bound (on a quiet machine: sample ~19 s against 10 s,
+# leaderboard ~10 minutes and kernel fit several minutes against 30 s), so the bound separates
+# polling from running to the end even on a loaded machine, where a poll answers more slowly.
 LONG_CALLS = {
-    "sample": "calbench.sample({'family': 'dirichlet', 'classes': 10, 'alpha': 0.5}, 10000000,"
-              " seed=1)",
-    "leaderboard": "calbench.leaderboard(__import__('pandas').DataFrame({"
-                   "'case': np.repeat(np.arange(200000), 4),"
-                   " 'method': np.tile(['a', 'b', 'c', 'd'], 200000),"
-                   " 'err': np.random.default_rng(1).random(800000)}), 'err', resamples=2000)",
-    "kernel": "calbench.Recalibrator('kernel').fit(*calbench.sample({'family': 'dirichlet',"
-              " 'classes': 3, 'alpha': 1}, 50000, seed=1))",
+    "sample": ("calbench.sample({'family': 'dirichlet', 'classes': 10, 'alpha': 0.5}, 10000000,"
+               " seed=1)", 10.0),
+    "leaderboard": ("calbench.leaderboard(__import__('pandas').DataFrame({"
+                    "'case': np.repeat(np.arange(200000), 4),"
+                    " 'method': np.tile(['a', 'b', 'c', 'd'], 200000),"
+                    " 'err': np.random.default_rng(1).random(800000)}), 'err',"
+                    " resamples=100000)", 30.0),
+    "kernel": ("calbench.Recalibrator('kernel').fit(*calbench.sample({'family': 'dirichlet',"
+               " 'classes': 3, 'alpha': 1}, 200000, seed=1))", 30.0),
 }
 
 
 @unittest.skipUnless(has_extension(), "calbench._core is not built")
 class Interruptible(unittest.TestCase):
-    def interrupt(self, call):
+    def interrupt(self, name):
+        call, bound = LONG_CALLS[name]
         code = ("import signal, sys, time, numpy as np, calbench\n"
                 "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
                 "print('start', flush=True)\n"
@@ -212,16 +216,16 @@ class Interruptible(unittest.TestCase):
             self.skipTest(f"{call} finished within 1.5 s on this machine")
         self.assertEqual(child.returncode, 3, stderr)
         waited = float(out.split()[-1]) - sent
-        self.assertLess(waited, 5.0, call)
+        self.assertLess(waited, bound, call)
 
     def test_sample(self):
-        self.interrupt(LONG_CALLS["sample"])
+        self.interrupt("sample")
 
     def test_leaderboard(self):
-        self.interrupt(LONG_CALLS["leaderboard"])
+        self.interrupt("leaderboard")
 
     def test_kernel_fit(self):
-        self.interrupt(LONG_CALLS["kernel"])
+        self.interrupt("kernel")
 
 
 if __name__ == "__main__":
