@@ -72,13 +72,20 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
       if (m[e] == method) return true;
     return false;
   };
-  bool bca = false;
+  // The jackknife (BCa's acceleration) evaluates only the estimators that ask for bca: it is G
+  // more evaluations of each, and an expensive estimator (an external program, ace) should not
+  // pay them for another's interval.
+  std::vector<const Estimator*> jack_list;
+  std::vector<std::size_t> jack_of(E, E);  // index into `jack_list`, E: none
   // The bias statistics of the estimators that have one and ask for bias_corrected.
   std::vector<FiniteSampleBias> corrected;
   std::vector<std::size_t> corrected_of(E, E);  // index into `corrected`, E: none
   std::vector<std::optional<double>> corrected_value(E);
   for (std::size_t e = 0; e < E; ++e) {
-    bca |= wants(e, IntervalMethod::bca);
+    if (wants(e, IntervalMethod::bca)) {
+      jack_of[e] = jack_list.size();
+      jack_list.push_back(estimators[e]);
+    }
     if (!wants(e, IntervalMethod::bias_corrected)) continue;
     const auto beta = estimators[e]->finite_sample_bias(sample, workspace);
     if (!beta) continue;
@@ -110,9 +117,9 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
   const auto null = test ? consistency_values(sample, estimators, key, request.resamples, execution,
                                               resample, counter)
                          : std::vector<double>();
-  const bool jackknife = bca && sample.size >= 2;
+  const bool jackknife = !jack_list.empty() && sample.size >= 2;
   if (jackknife) phase("jackknife", std::min(request.jackknife_groups, sample.size));
-  const auto jack = jackknife ? jackknife_values(sample, estimators, request.jackknife_groups,
+  const auto jack = jackknife ? jackknife_values(sample, jack_list, request.jackknife_groups,
                                                  execution, resample, counter)
                               : std::vector<double>();
   SampleIntervals out;
@@ -121,7 +128,8 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
   std::vector<double> column, jack_column, bias_column, corrected_column;
   for (std::size_t e = 0; e < E; ++e) {
     column_of(boot, columns, e, column);
-    column_of(jack, E, e, jack_column);
+    jack_column.clear();
+    if (jack_of[e] < E) column_of(jack, jack_list.size(), jack_of[e], jack_column);
     IntervalInputs in;
     in.estimate = observed[e];
     in.bootstrap = column;
