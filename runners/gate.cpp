@@ -145,6 +145,16 @@ std::string risks_text(const GateResult& result) {
   return out;
 }
 
+// A P(pass) of 0 or 1 has a binomial standard error of 0; what R replicates do bound is the
+// rule of three: 0 passes of R put P(pass) below 3/R at 95 % (Hanley & Lippman-Hand 1983).
+std::string extremes_text(const GateResult& result, std::size_t replicates) {
+  bool extreme = false;
+  for (const GatePoint& p : result.points) extreme = extreme || p.pass == 0.0 || p.pass == 1.0;
+  if (!extreme) return "";
+  return "\nP(pass) 0 (or 1): no sample passed (or failed), se 0; the 95 % bound is 3/R = " +
+         format_fixed(3.0 / static_cast<double>(replicates), 4) + " (the rule of three)\n";
+}
+
 }  // namespace
 
 int run_gate(const GateOptions& o, std::ostream& out) {
@@ -180,7 +190,7 @@ int run_gate(const GateOptions& o, std::ostream& out) {
                    truth_text(result.own) + "; the family scales its miscalibration by s\n" +
                    std::to_string(spec.replicates) +
                    " replicates per member; se: binomial standard error of P(pass)\n\n";
-  record.note = risks_text(result);
+  record.note = extremes_text(result, spec.replicates) + risks_text(result);
   std::ostringstream text;
   TerminalReporter terminal(text);
   terminal.begin(header);
