@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -155,6 +156,36 @@ std::string extremes_text(const GateResult& result, std::size_t replicates) {
          format_fixed(3.0 / static_cast<double>(replicates), 4) + " (the rule of three)\n";
 }
 
+// The design search's sizes, its answer and the answer's risks on fresh streams.
+Record design_record(const GateSpec& spec, const GateDesign& d,
+                     const TableView<GateDesignPoint>& view) {
+  const GateDesignRequest& r = *spec.design;
+  const GateClause& clause = spec.rule.clauses.front();
+  Record out{.block = "design"};
+  for (const GateDesignPoint& p : d.points) out.rows.push_back(view.row("design", p, show::terminal));
+  out.caption = "\ndesign: the smallest n, and the threshold, with false reject <= " +
+                format_double(r.false_reject) + " at " + format_double(*spec.risks.good) +
+                " and false accept <= " + format_double(r.false_accept) + " at " +
+                format_double(*spec.risks.bad) +
+                ", each at its one-sided 95 % upper bound (threshold: the good member's estimates "
+                "allow at most " + format_double(r.false_reject) +
+                " - 1.645 se failures)\n\n";
+  if (!d.answer) {
+    out.note = "\nno n up to " + std::to_string(r.n_max) + " meets the request\n";
+    return out;
+  }
+  const std::string comparison = clause.comparison == Comparison::at_most ? " <= " : " >= ";
+  out.note = "\ndesign: n = " + std::to_string(d.answer->n) + ", pass when " + clause.label +
+             comparison + format_fixed(d.answer->threshold, 4) + "\n" +
+             "on fresh streams: false reject " + format_fixed(d.verified_false_reject, 4) +
+             " ± " + format_fixed(d.verified_false_reject_se, 4) + " (asked <= " +
+             format_double(r.false_reject) + "), false accept " +
+             format_fixed(d.verified_false_accept, 4) + " ± " +
+             format_fixed(d.verified_false_accept_se, 4) + " (asked <= " +
+             format_double(r.false_accept) + ")\n";
+  return out;
+}
+
 }  // namespace
 
 int run_gate(const GateOptions& o, std::ostream& out) {
@@ -191,10 +222,18 @@ int run_gate(const GateOptions& o, std::ostream& out) {
                    std::to_string(spec.replicates) +
                    " replicates per member; se: binomial standard error of P(pass)\n\n";
   record.note = extremes_text(result, spec.replicates) + risks_text(result);
+  const auto design_columns = gate_design_columns();
+  const TableView design_view(design_columns);
+  std::optional<Record> design;
+  if (const auto& d = result.design) {
+    header.tables.push_back(design_view.table("design", show::terminal, "  ", "  "));
+    design = design_record(spec, *d, design_view);
+  }
   std::ostringstream text;
   TerminalReporter terminal(text);
   terminal.begin(header);
   terminal.record(record);
+  if (design) terminal.record(*design);
   terminal.end();
   if (!o.out.empty()) {
     const Json doc = gate_result_json(config, result);

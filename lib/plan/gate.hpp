@@ -68,11 +68,23 @@ struct GateRisks {
   std::optional<double> good, bad;
 };
 
+// The design question (docs/gates.md, "Design"): the smallest n, and the threshold of a
+// one-clause rule, whose false-reject rate at the good member is at most `false_reject` and
+// false-accept rate at the bad member at most `false_accept`, each at its one-sided 95 % upper
+// Monte Carlo bound. n is searched on n_min ratio^k, then `refine` bisections on log n.
+struct GateDesignRequest {
+  double false_reject = 0.05, false_accept = 0.05;  // in (0, 1)
+  std::size_t n_min = 20, n_max = 100'000;
+  double ratio = 2.0;  // > 1
+  std::size_t refine = 4;
+};
+
 struct GateSpec {
   GeneratorSpec generator;
   GateRule rule;
   GateFamily family;
   GateRisks risks;
+  std::optional<GateDesignRequest> design;  // needs one clause and both risks
   std::size_t replicates = 1000;  // >= 10
   std::uint64_t seed = 0;
   TruthSettings truth;
@@ -88,11 +100,34 @@ struct GatePoint {
   std::vector<std::size_t> not_estimable;  // per clause: replicates with a NaN estimate
 };
 
+// One sample size of the design search: the threshold that keeps the good member's measured
+// false-reject rate at most the request less 1.645 standard errors, and the false-accept rate
+// it leaves at the bad member.
+struct GateDesignPoint {
+  std::size_t n = 0;
+  double threshold = 0.0;
+  double false_reject = 0.0, false_accept = 0.0, false_accept_se = 0.0;
+  bool meets = false;  // false_accept + 1.645 se <= the request
+};
+
+struct GateDesign {
+  std::vector<GateDesignPoint> points;   // by n
+  std::optional<GateDesignPoint> answer;  // the smallest n that met; nullopt: not by n_max
+  // The answer's rule simulated again on fresh streams (cell 1 instead of 0): its measured
+  // risks and their binomial standard errors.
+  double verified_false_reject = 0.0, verified_false_reject_se = 0.0;
+  double verified_false_accept = 0.0, verified_false_accept_se = 0.0;
+};
+
 struct GateResult {
   TruthValue own;  // the gate generator's own truth of the family's quantity (s = 1)
   std::vector<GatePoint> points;       // by the values asked for, in their order
   std::optional<GatePoint> good, bad;  // the members at the risks' true errors
+  std::optional<GateDesign> design;
 };
+
+// The multiplier of the design's one-sided 95 % bounds.
+inline constexpr double gate_design_z = 1.6448536269514722;
 
 // 1 - P(pass) at the good member, and its standard error (the same as P(pass)'s).
 inline double false_reject(const GatePoint& good) {

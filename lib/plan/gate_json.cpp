@@ -170,6 +170,46 @@ std::optional<GateRisks> parse_risks(ObjectReader& top) {
   return out;
 }
 
+bool open_unit(double x) {
+  return x > 0.0 && x < 1.0;
+}
+bool above_one(double x) {
+  return x > 1.0 && x <= 16.0;
+}
+
+// "design": {"false_reject": a, "false_accept": b, "n_min", "n_max", "ratio", "refine"}.
+std::optional<std::optional<GateDesignRequest>> parse_design(ObjectReader& top) {
+  const Json* value = top.find("design");
+  if (value == nullptr) return std::optional<GateDesignRequest>{};
+  ObjectReader d(*value, top.pointer_to("design"), top.problems());
+  if (!d.is_object()) {
+    top.problems().add(top.pointer_to("design"),
+                       "expected an object like {\"false_reject\": 0.05, \"false_accept\": "
+                       "0.05}, found " +
+                           describe(*value));
+    return std::nullopt;
+  }
+  d.allow_only({"false_reject", "false_accept", "n_min", "n_max", "ratio", "refine"});
+  const GateDesignRequest defaults;
+  const auto reject = d.number("false_reject", defaults.false_reject, open_unit, "> 0 and < 1");
+  const auto accept = d.number("false_accept", defaults.false_accept, open_unit, "> 0 and < 1");
+  const auto n_min = d.integer("n_min", 2, static_cast<std::int64_t>(defaults.n_min));
+  const auto n_max = d.integer("n_max", 3, static_cast<std::int64_t>(defaults.n_max));
+  const auto ratio = d.number("ratio", defaults.ratio, above_one, "> 1 and <= 16");
+  const auto refine = d.integer("refine", 0, static_cast<std::int64_t>(defaults.refine));
+  if (n_min && n_max && *n_max <= *n_min)
+    d.problems().add(d.pointer_to("n_max"), "n_max = " + std::to_string(*n_max) +
+                                                ": must be > n_min = " + std::to_string(*n_min));
+  if (n_max && *n_max > max_rows)
+    d.problems().add(d.pointer_to("n_max"), "n_max = " + std::to_string(*n_max) +
+                                                ": must be <= " + std::to_string(max_rows));
+  top.set_resolved("design", d.take_resolved());
+  if (!reject || !accept || !n_min || !n_max || !ratio || !refine) return std::nullopt;
+  return GateDesignRequest{*reject, *accept, static_cast<std::size_t>(*n_min),
+                           static_cast<std::size_t>(*n_max), *ratio,
+                           static_cast<std::size_t>(*refine)};
+}
+
 Json truth_json(const TruthValue& v) {
   return {{"value", v.value}, {"method", std::string(to_string(v.method))}, {"error", v.error}};
 }
@@ -190,7 +230,8 @@ GateConfig parse_gate(const Json& document, const std::string& source,
     problems.add("", "expected a gate object, found " + describe(document));
     throw ConfigError(problems.render(source));
   }
-  top.allow_only({"name", "seed", "generator", "truth", "rule", "family", "risks", "replicates"});
+  top.allow_only(
+      {"name", "seed", "generator", "truth", "rule", "family", "risks", "replicates", "design"});
   const auto name = top.string("name", file.stem().string());
   const auto seed = top.unsigned_integer("seed", 0, 0);
   const auto generator = parse_generator_or_file(top, file);
@@ -199,6 +240,24 @@ GateConfig parse_gate(const Json& document, const std::string& source,
   const auto family = parse_family(top);
   const auto risks = parse_risks(top);
   const auto replicates = top.integer("replicates", 10, 1000);
+  const auto design = parse_design(top);
+  if (design && *design) {
+    if (rule && rule->clauses.size() != 1)
+      problems.add("/design", "a design searches the n and threshold of a one-clause rule; this "
+                              "rule has " + std::to_string(rule->clauses.size()) + " clauses");
+    if (risks && (!risks->good || !risks->bad))
+      problems.add("/design", "a design needs \"risks\": {\"good\": ..., \"bad\": ...}, the "
+                              "true errors its false-reject and false-accept rates are at");
+    if (replicates && (**design).false_reject -
+                              gate_design_z * std::sqrt((**design).false_reject *
+                                                        (1.0 - (**design).false_reject) /
+                                                        static_cast<double>(*replicates)) <=
+                          0.0)
+      problems.add("/design/false_reject",
+                   "false_reject = " + format_double((**design).false_reject) +
+                       " is within 1.645 standard errors of 0 at " +
+                       std::to_string(*replicates) + " replicates; raise replicates");
+  }
   if (replicates && *replicates > max_replicates)
     problems.add("/replicates", "replicates = " + std::to_string(*replicates) +
                                     ": must be <= " + std::to_string(max_replicates));
@@ -227,7 +286,7 @@ GateConfig parse_gate(const Json& document, const std::string& source,
       }
     }
   }
-  if (!problems.empty()) throw ConfigError(problems.render(source));
+  if (!problems.empty() || !design) throw ConfigError(problems.render(source));
   GateConfig out;
   out.name = *name;
   out.spec.generator = *spec;
@@ -237,6 +296,7 @@ GateConfig parse_gate(const Json& document, const std::string& source,
   out.spec.replicates = static_cast<std::size_t>(*replicates);
   out.spec.seed = *seed;
   out.spec.truth = *truth;
+  out.spec.design = *design;
   out.resolved = top.take_resolved();
   return out;
 }
@@ -297,6 +357,22 @@ std::vector<ColumnSpec<GatePoint>> gate_point_columns(const GateRule& rule) {
   return out;
 }
 
+std::vector<ColumnSpec<GateDesignPoint>> gate_design_columns() {
+  using D = GateDesignPoint;
+  return {{"n", [](const D& d) { return count_value(d.n); }, show::all, {}},
+          {"threshold", [](const D& d) { return Value(d.threshold); }, show::all,
+           {.precision = 4}},
+          {"false_reject", [](const D& d) { return Value(d.false_reject); }, show::all,
+           {.heading = "false reject", .precision = 4}},
+          {"false_accept", [](const D& d) { return Value(d.false_accept); }, show::all,
+           {.heading = "false accept", .precision = 4}},
+          {"false_accept_se", [](const D& d) { return Value(d.false_accept_se); }, show::all,
+           {.heading = "se", .precision = 4}},
+          {"meets", [](const D& d) { return Value(d.meets); }, show::json},
+          {"meets_text", [](const D& d) { return Value(d.meets ? "yes" : "no"); },
+           show::terminal, {.heading = "meets", .align = Align::left}}};
+}
+
 Json gate_result_json(const GateConfig& config, const GateResult& result) {
   Json out;
   out["meta"] = {{"schema", "calbench.gate/1"},
@@ -324,6 +400,21 @@ Json gate_result_json(const GateConfig& config, const GateResult& result) {
     risks["bad"] = std::move(bad);
   }
   out["risks"] = std::move(risks);
+  if (const auto& d = result.design) {
+    const auto design_columns = gate_design_columns();
+    const TableView design_view(design_columns);
+    Json sizes = Json::array();
+    for (const GateDesignPoint& p : d->points) sizes.push_back(to_json(design_view.object(p)));
+    Json design = {{"points", std::move(sizes)}};
+    design["answer"] = d->answer ? to_json(design_view.object(*d->answer)) : Json();
+    if (d->answer)
+      design["verified"] = {{"streams", "cell 1 (fresh)"},
+                            {"false_reject", d->verified_false_reject},
+                            {"false_reject_se", d->verified_false_reject_se},
+                            {"false_accept", d->verified_false_accept},
+                            {"false_accept_se", d->verified_false_accept_se}};
+    out["design"] = std::move(design);
+  }
   return out;
 }
 

@@ -30,6 +30,9 @@ GateConfig load_gate(const std::filesystem::path& file);
 // clause its own pass rate and mean estimate).
 std::vector<ColumnSpec<GatePoint>> gate_point_columns(const GateRule& rule);
 
+// The columns of one sample size of the design search.
+std::vector<ColumnSpec<GateDesignPoint>> gate_design_columns();
+
 // The --out document: meta (schema calbench.gate/1, calbench version, git revision, config
 // hash), the resolved gate, the generator's own truth, the points and the risks. A pure
 // function of the gate file.

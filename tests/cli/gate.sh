@@ -101,6 +101,68 @@ if bad:
     sys.exit("\n".join(bad))
 PY
 
+# Design: the smallest n and the threshold meeting false reject <= 0.05 at 0.03 and false
+# accept <= 0.05 at 0.12; the answer's risks measured on fresh streams (calbench's cell 1) must
+# meet the request, and numpy's own simulation of the designed rule (a fresh seed of another
+# generator) must agree with them within 3.5 combined standard errors and meet the request
+# within 3.5 of its own.
+cat >"$work/design.json" <<'JSON'
+{"name": "design", "seed": 7,
+ "generator": {"family": "beta_binary", "a": 6, "b": 0.5,
+               "calibration": {"curve": "logit_logit", "a": -0.2, "b": 0.6}},
+ "rule": {"n": 100, "clauses": [{"estimator": {"name": "ece", "bins": 15}, "at_most": 0.08}]},
+ "family": {"quantity": "ece", "values": [0.03, 0.12]},
+ "risks": {"good": 0.03, "bad": 0.12},
+ "design": {"false_reject": 0.05, "false_accept": 0.05},
+ "replicates": 2000}
+JSON
+"$bin" gate "$work/design.json" --quiet --out "$work/design.result" >"$work/design.out" 2>&1 ||
+  fail "design.json exited $?: $(cat "$work/design.out")"
+grep -q "^design: n = [0-9]*, pass when ece_ew15 <= " "$work/design.out" ||
+  fail "no design answer in: $(cat "$work/design.out")"
+"$python" - "$work/design.result" <<'PY' || fail "the design does not meet its request"
+import json, math, sys
+import numpy as np
+
+d = json.load(open(sys.argv[1]))
+design, risks = d["design"], d["risks"]
+answer = design["answer"]
+n, t = answer["n"], answer["threshold"]
+v = design["verified"]
+bad = []
+if not (v["false_reject"] <= 0.05 and v["false_accept"] <= 0.05):
+    bad.append(f"fresh streams: false reject {v['false_reject']}, false accept {v['false_accept']}")
+# The smallest n that met: every smaller n searched did not.
+assert all(not p["meets"] for p in design["points"] if p["n"] < n), design["points"]
+g = d["gate"]["generator"]
+A, B = g["a"], g["b"]
+a0, b0 = g["calibration"]["a"], g["calibration"]["b"]
+R = 4000
+rng = np.random.default_rng(4040)
+
+def pass_rate(s):
+    f = rng.beta(A, B, size=(R, n))
+    y = rng.random((R, n)) < 1.0 / (1.0 + np.exp(-(s * a0 + b0 ** s * np.log(f / (1.0 - f)))))
+    top = np.maximum(f, 1.0 - f)
+    correct = (y == (f > 0.5)).astype(float)
+    b = np.clip(np.ceil(top * 15).astype(int) - 1, 0, 14) + 15 * np.arange(R)[:, None]
+    hits = np.bincount(b.ravel(), weights=correct.ravel(), minlength=15 * R).reshape(R, 15)
+    conf = np.bincount(b.ravel(), weights=top.ravel(), minlength=15 * R).reshape(R, 15)
+    p = float(np.mean(np.abs(hits - conf).sum(axis=1) / n <= t))
+    return p, math.sqrt(p * (1 - p) / R)
+
+for name, member, key in [("good", risks["good"], "false_reject"), ("bad", risks["bad"], "false_accept")]:
+    p, se = pass_rate(member["scale"])
+    risk = 1.0 - p if key == "false_reject" else p
+    print(f"design n = {n}, threshold {t:.4f}: {key} calbench {v[key]:.4f} ± {v[key + '_se']:.4f}, numpy {risk:.4f} ± {se:.4f}")
+    if abs(risk - v[key]) > 3.5 * math.sqrt(se ** 2 + v[key + "_se"] ** 2):
+        bad.append(f"{key}: numpy {risk:.4f} against calbench {v[key]:.4f}")
+    if risk > 0.05 + 3.5 * se:
+        bad.append(f"{key}: numpy {risk:.4f} > 0.05 + 3.5 se")
+if bad:
+    sys.exit("\n".join(bad))
+PY
+
 # The one-clause options: the same gate as a file with one clause and a generator file.
 cat >"$work/fake.json" <<'JSON'
 {"generator": {"family": "beta_binary", "a": 6, "b": 0.5,
@@ -164,6 +226,12 @@ bad_file unreachable "{$gen, $ok_rule, \"family\": {\"values\": [0.97]}}" \
   "unreachable.json: /family: values[0] = 0.97 is out of reach"
 bad_file unscalable "{\"generator\": {\"family\": \"class_conditional\", \"classes\": 2, \"alpha\": [[2, 1], [1, 2]]}, $ok_rule, $ok_family}" \
   "unscalable.json: /generator: family class_conditional"
+bad_file design_two "{$gen, \"rule\": {\"n\": 100, \"clauses\": [{\"estimator\": {\"name\": \"ece\"}, \"at_most\": 0.08}, {\"estimator\": {\"name\": \"accuracy\"}, \"at_least\": 0.8}]}, $ok_family, \"risks\": {\"good\": 0.03, \"bad\": 0.1}, \"design\": {}}" \
+  "design_two.json: /design: a design searches the n and threshold of a one-clause rule"
+bad_file design_risks "{$gen, $ok_rule, $ok_family, \"design\": {\"false_accept\": 0.1}}" \
+  "design_risks.json: /design: a design needs"
+bad_file design_limit "{$gen, $ok_rule, $ok_family, \"risks\": {\"good\": 0.03, \"bad\": 0.1}, \"design\": {\"false_reject\": 1.5}}" \
+  "design_limit.json: /design/false_reject: false_reject = 1.5: must be > 0 and < 1"
 bad_file not_json "{$gen," "not_json.json: not valid JSON"
 expect_error missing_file "missing.json" "$work/missing.json"
 expect_error option_n "calbench gate: --n: expected an integer >= 2, found 1" \
