@@ -7,7 +7,7 @@ script=docs_gates usage="CALBENCH_BINARY SOURCE_DIR"
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 page="$src/docs/gates.md"
-for name in ece_008_n100 ece_and_kuiper_n100; do
+for name in ece_008_n100 ece_and_kuiper_n100 ece_design; do
   "$bin" gate "$src/configs/gates/$name.json" --quiet >"$work/$name.out" 2>"$work/$name.err" ||
     fail "$name exited $?: $(cat "$work/$name.err")"
   [ -s "$work/$name.out" ] || fail "$name printed nothing"
