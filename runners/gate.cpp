@@ -26,18 +26,12 @@ namespace {
 // Where each option of the one-clause form lands in the gate document: its problems are
 // reported under the option's name.
 const std::vector<std::pair<std::string, std::string>> option_pointers = {
-    {"/generator", "--generator"},
-    {"/rule/clauses/0/estimator", "--estimator"},
-    {"/rule/clauses/0/at_most", "--le"},
-    {"/rule/clauses/0/at_least", "--ge"},
-    {"/rule/clauses/0", "--le or --ge"},
-    {"/rule/n", "--n"},
-    {"/family/values", "--values"},
-    {"/family/quantity", "--quantity"},
-    {"/risks/good", "--good"},
-    {"/risks/bad", "--bad"},
-    {"/replicates", "--replicates"},
-    {"/seed", "--seed"}};
+    {"/generator", "--generator"},       {"/rule/clauses/0/estimator", "--estimator"},
+    {"/rule/clauses/0/at_most", "--le"}, {"/rule/clauses/0/at_least", "--ge"},
+    {"/rule/clauses/0", "--le or --ge"}, {"/rule/n", "--n"},
+    {"/family/values", "--values"},      {"/family/quantity", "--quantity"},
+    {"/risks/good", "--good"},           {"/risks/bad", "--bad"},
+    {"/replicates", "--replicates"},     {"/seed", "--seed"}};
 
 constexpr const char* options_source = "calbench gate";
 
@@ -162,27 +156,27 @@ Record design_record(const GateSpec& spec, const GateDesign& d,
   const GateDesignRequest& r = *spec.design;
   const GateClause& clause = spec.rule.clauses.front();
   Record out{.block = "design"};
-  for (const GateDesignPoint& p : d.points) out.rows.push_back(view.row("design", p, show::terminal));
+  for (const GateDesignPoint& p : d.points)
+    out.rows.push_back(view.row("design", p, show::terminal));
   out.caption = "\ndesign: the smallest n, and the threshold, with false reject <= " +
                 format_double(r.false_reject) + " at " + format_double(*spec.risks.good) +
                 " and false accept <= " + format_double(r.false_accept) + " at " +
                 format_double(*spec.risks.bad) +
                 ", each at its one-sided 95 % upper bound (threshold: the good member's estimates "
-                "allow at most " + format_double(r.false_reject) +
-                " - 1.645 se failures)\n\n";
+                "allow at most " +
+                format_double(r.false_reject) + " - 1.645 se failures)\n\n";
   if (!d.answer) {
     out.note = "\nno n up to " + std::to_string(r.n_max) + " meets the request\n";
     return out;
   }
-  const std::string comparison = clause.comparison == Comparison::at_most ? " <= " : " >= ";
-  out.note = "\ndesign: n = " + std::to_string(d.answer->n) + ", pass when " + clause.label +
-             comparison + format_fixed(d.answer->threshold, 4) + "\n" +
-             "on fresh streams: false reject " + format_fixed(d.verified_false_reject, 4) +
-             " ± " + format_fixed(d.verified_false_reject_se, 4) + " (asked <= " +
-             format_double(r.false_reject) + "), false accept " +
-             format_fixed(d.verified_false_accept, 4) + " ± " +
-             format_fixed(d.verified_false_accept_se, 4) + " (asked <= " +
-             format_double(r.false_accept) + ")\n";
+  out.note =
+      "\ndesign: n = " + std::to_string(d.answer->n) + ", pass when " + clause.label + " " +
+      std::string(to_string(clause.comparison)) + " " + format_fixed(d.answer->threshold, 4) +
+      "\n" + "on fresh streams: false reject " + format_fixed(d.verified_false_reject, 4) + " ± " +
+      format_fixed(d.verified_false_reject_se, 4) + " (asked <= " + format_double(r.false_reject) +
+      "), false accept " + format_fixed(d.verified_false_accept, 4) + " ± " +
+      format_fixed(d.verified_false_accept_se, 4) + " (asked <= " + format_double(r.false_accept) +
+      ")\n";
   return out;
 }
 
@@ -205,8 +199,9 @@ int run_gate(const GateOptions& o, std::ostream& out) {
     // What the parser cannot see: a true error out of the family's reach.
     throw InputError(source + ": /family: " + e.what());
   } catch (const std::bad_alloc&) {
-    throw InputError(source + ": out of memory: the arrays are set by rule.n x the generator's "
-                              "classes and the truth's samples; lower them");
+    throw InputError(source +
+                     ": out of memory: the arrays are set by rule.n x the generator's "
+                     "classes and the truth's samples; lower them");
   }
 
   const auto columns = gate_point_columns(spec.rule);
@@ -214,11 +209,12 @@ int run_gate(const GateOptions& o, std::ostream& out) {
   ReportHeader header;
   header.tables.push_back(view.table("points", show::terminal, "  ", "  "));
   Record record{.block = "points"};
-  for (const GatePoint& p : result.points) record.rows.push_back(view.row("points", p, show::terminal));
+  for (const GatePoint& p : result.points)
+    record.rows.push_back(view.row("points", p, show::terminal));
   record.caption = config.name + ": pass when " + rule_text(spec.rule) + "\n" +
-                   "generator: " + generator_text(Generator(spec.generator)) + "\n" +
-                   "its own " + std::string(to_string(spec.family.quantity)) + " = " +
-                   truth_text(result.own) + "; the family scales its miscalibration by s\n" +
+                   "generator: " + generator_text(Generator(spec.generator)) + "\n" + "its own " +
+                   std::string(to_string(spec.family.quantity)) + " = " + truth_text(result.own) +
+                   "; the family scales its miscalibration by s\n" +
                    std::to_string(spec.replicates) +
                    " replicates per member; se: binomial standard error of P(pass)\n\n";
   record.note = extremes_text(result, spec.replicates) + risks_text(result);

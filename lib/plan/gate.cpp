@@ -14,6 +14,10 @@
 
 namespace calbench {
 
+std::string_view to_string(Comparison comparison) {
+  return comparison == Comparison::at_most ? "<=" : ">=";
+}
+
 bool clause_passes(const GateClause& clause, double estimate) {
   // A NaN compares false both ways: a value calbench cannot estimate passes no clause.
   return clause.comparison == Comparison::at_most ? estimate <= clause.threshold
@@ -32,8 +36,7 @@ std::string rule_text(const GateRule& rule) {
   for (std::size_t i = 0; i < rule.clauses.size(); ++i) {
     const GateClause& c = rule.clauses[i];
     if (i > 0) out += rule.join == Join::all ? " and " : " or ";
-    out += c.label + (c.comparison == Comparison::at_most ? " <= " : " >= ") +
-           format_double(c.threshold);
+    out += c.label + " " + std::string(to_string(c.comparison)) + " " + format_double(c.threshold);
   }
   return out + " on n = " + std::to_string(rule.n);
 }
@@ -43,9 +46,8 @@ namespace {
 // The measured false-reject rate the design allows: the request less 1.645 binomial standard
 // errors, so that the request is a one-sided 95 % upper bound of the rate.
 double design_reject_target(const GateDesignRequest& d, std::size_t replicates) {
-  return d.false_reject -
-         gate_design_z * std::sqrt(d.false_reject * (1.0 - d.false_reject) /
-                                   static_cast<double>(replicates));
+  return d.false_reject - gate_design_z * std::sqrt(d.false_reject * (1.0 - d.false_reject) /
+                                                    static_cast<double>(replicates));
 }
 
 void validate(const GateSpec& spec) {
@@ -147,16 +149,16 @@ GateDesignPoint design_point(const GateSpec& spec, const Generator& good, const 
   std::vector<double> g = clause_estimates(good, clause, n, R, spec.seed, 0);
   const bool at_most = clause.comparison == Comparison::at_most;
   // NaN fails every clause: sorted to the failing end.
-  const double failing = at_most ? std::numeric_limits<double>::infinity()
-                                 : -std::numeric_limits<double>::infinity();
+  const double failing =
+      at_most ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
   for (double& e : g)
     if (std::isnan(e)) e = failing;
   if (at_most)
     std::sort(g.begin(), g.end());
   else
     std::sort(g.begin(), g.end(), std::greater<>());
-  const auto failures = static_cast<std::size_t>(
-      std::floor(design_reject_target(d, R) * static_cast<double>(R)));
+  const auto failures =
+      static_cast<std::size_t>(std::floor(design_reject_target(d, R) * static_cast<double>(R)));
   GateDesignPoint point;
   point.n = n;
   point.threshold = g[R - 1 - failures];
@@ -194,8 +196,8 @@ GateDesign design_gate(const GateSpec& spec, const GatePoint& good_member,
   }
   if (above && below)
     for (std::size_t step = 0; step < d.refine; ++step) {
-      const auto mid = static_cast<std::size_t>(std::llround(
-          std::sqrt(static_cast<double>(*below) * static_cast<double>(*above))));
+      const auto mid = static_cast<std::size_t>(
+          std::llround(std::sqrt(static_cast<double>(*below) * static_cast<double>(*above))));
       if (mid <= *below || mid >= *above) break;
       (at(mid).meets ? above : below) = mid;
     }
@@ -261,9 +263,8 @@ GateResult evaluate_gate(const GateSpec& spec, const GatePointFn& on_point) {
     point.pass_se = std::sqrt(point.pass * (1.0 - point.pass) / R);
     for (std::size_t i = 0; i < clauses; ++i) {
       point.clause_pass.push_back(static_cast<double>(clause_passed[i]) / R);
-      point.clause_mean.push_back(estimable[i] > 0
-                                      ? sum[i] / static_cast<double>(estimable[i])
-                                      : std::numeric_limits<double>::quiet_NaN());
+      point.clause_mean.push_back(estimable[i] > 0 ? sum[i] / static_cast<double>(estimable[i])
+                                                   : std::numeric_limits<double>::quiet_NaN());
       point.not_estimable.push_back(spec.replicates - estimable[i]);
     }
     if (on_point) on_point(point);

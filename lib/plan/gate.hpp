@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/quantity.hpp"
@@ -32,6 +33,8 @@ namespace calbench {
 // A clause passes when the estimate is at most (at least) the threshold. A calibration test's
 // p-value is the estimate of a test estimator with output p_value ("p >= 0.05": at_least).
 enum class Comparison { at_most, at_least };
+// "<=", ">=".
+std::string_view to_string(Comparison comparison);
 
 struct GateClause {
   std::shared_ptr<const Estimator> estimator;
@@ -85,7 +88,7 @@ struct GateSpec {
   GateFamily family;
   GateRisks risks;
   std::optional<GateDesignRequest> design;  // needs one clause and both risks
-  std::size_t replicates = 1000;  // >= 10
+  std::size_t replicates = 1000;            // >= 10
   std::uint64_t seed = 0;
   TruthSettings truth;
 };
@@ -95,8 +98,8 @@ struct GatePoint {
   double value = 0.0;  // the true error asked for
   Alternative member;  // its generator, scale s and achieved truth
   double pass = 0.0, pass_se = 0.0;
-  std::vector<double> clause_pass;    // per clause: the fraction of replicates it passed
-  std::vector<double> clause_mean;    // per clause: the mean estimate (NaN ones left out)
+  std::vector<double> clause_pass;         // per clause: the fraction of replicates it passed
+  std::vector<double> clause_mean;         // per clause: the mean estimate (NaN ones left out)
   std::vector<std::size_t> not_estimable;  // per clause: replicates with a NaN estimate
 };
 
@@ -111,7 +114,7 @@ struct GateDesignPoint {
 };
 
 struct GateDesign {
-  std::vector<GateDesignPoint> points;   // by n
+  std::vector<GateDesignPoint> points;    // by n
   std::optional<GateDesignPoint> answer;  // the smallest n that met; nullopt: not by n_max
   // The answer's rule simulated again on fresh streams (cell 1 instead of 0): its measured
   // risks and their binomial standard errors.
@@ -120,8 +123,8 @@ struct GateDesign {
 };
 
 struct GateResult {
-  TruthValue own;  // the gate generator's own truth of the family's quantity (s = 1)
-  std::vector<GatePoint> points;       // by the values asked for, in their order
+  TruthValue own;                 // the gate generator's own truth of the family's quantity (s = 1)
+  std::vector<GatePoint> points;  // by the values asked for, in their order
   std::optional<GatePoint> good, bad;  // the members at the risks' true errors
   std::optional<GateDesign> design;
 };

@@ -33,9 +33,10 @@ std::optional<GateClause> parse_clause(const Json& value, const std::string& poi
                                        Problems& problems, Json& resolved) {
   ObjectReader c(value, pointer, problems);
   if (!c.is_object()) {
-    problems.add(pointer, "expected a clause like {\"estimator\": {\"name\": \"ece\"}, "
-                          "\"at_most\": 0.08}, found " +
-                              describe(value));
+    problems.add(pointer,
+                 "expected a clause like {\"estimator\": {\"name\": \"ece\"}, "
+                 "\"at_most\": 0.08}, found " +
+                     describe(value));
     return std::nullopt;
   }
   c.allow_only({"estimator", "at_most", "at_least"});
@@ -64,8 +65,8 @@ std::optional<GateClause> parse_clause(const Json& value, const std::string& poi
 }
 
 std::optional<GateRule> parse_rule(ObjectReader& top) {
-  const Json* value = top.require(
-      "rule", "{\"n\": 100, \"clauses\": [{\"estimator\": {...}, \"at_most\": 0.08}]}");
+  const Json* value =
+      top.require("rule", "{\"n\": 100, \"clauses\": [{\"estimator\": {...}, \"at_most\": 0.08}]}");
   if (value == nullptr) return std::nullopt;
   ObjectReader r(*value, top.pointer_to("rule"), top.problems());
   if (!r.is_object()) {
@@ -82,9 +83,9 @@ std::optional<GateRule> parse_rule(ObjectReader& top) {
   if (const Json* list = r.require("clauses", "a non-empty array of clauses")) {
     const std::string pointer = r.pointer_to("clauses");
     if (!list->is_array() || list->empty()) {
-      r.problems().add(pointer, "expected a non-empty array of clauses, found " +
-                                    (list->is_array() ? std::string("an empty array")
-                                                      : describe(*list)));
+      r.problems().add(pointer,
+                       "expected a non-empty array of clauses, found " +
+                           (list->is_array() ? std::string("an empty array") : describe(*list)));
     } else {
       Json resolved = Json::array();
       std::vector<GateClause> parsed;
@@ -109,9 +110,9 @@ std::optional<std::vector<double>> parse_values(ObjectReader& f) {
   if (value == nullptr) return std::nullopt;
   const std::string pointer = f.pointer_to("values");
   if (!value->is_array() || value->empty()) {
-    f.problems().add(pointer, "expected a non-empty array of true errors, found " +
-                                  (value->is_array() ? std::string("an empty array")
-                                                     : describe(*value)));
+    f.problems().add(pointer,
+                     "expected a non-empty array of true errors, found " +
+                         (value->is_array() ? std::string("an empty array") : describe(*value)));
     return std::nullopt;
   }
   std::vector<double> out;
@@ -148,9 +149,10 @@ std::optional<GateRisks> parse_risks(ObjectReader& top) {
   if (value == nullptr) return GateRisks{};
   ObjectReader r(*value, top.pointer_to("risks"), top.problems());
   if (!r.is_object()) {
-    top.problems().add(top.pointer_to("risks"), "expected an object like {\"good\": 0.02, "
-                                                "\"bad\": 0.1}, found " +
-                                                    describe(*value));
+    top.problems().add(top.pointer_to("risks"),
+                       "expected an object like {\"good\": 0.02, "
+                       "\"bad\": 0.1}, found " +
+                           describe(*value));
     return std::nullopt;
   }
   r.allow_only({"good", "bad"});
@@ -205,8 +207,11 @@ std::optional<std::optional<GateDesignRequest>> parse_design(ObjectReader& top) 
                                                 ": must be <= " + std::to_string(max_rows));
   top.set_resolved("design", d.take_resolved());
   if (!reject || !accept || !n_min || !n_max || !ratio || !refine) return std::nullopt;
-  return GateDesignRequest{*reject, *accept, static_cast<std::size_t>(*n_min),
-                           static_cast<std::size_t>(*n_max), *ratio,
+  return GateDesignRequest{*reject,
+                           *accept,
+                           static_cast<std::size_t>(*n_min),
+                           static_cast<std::size_t>(*n_max),
+                           *ratio,
                            static_cast<std::size_t>(*refine)};
 }
 
@@ -243,20 +248,23 @@ GateConfig parse_gate(const Json& document, const std::string& source,
   const auto design = parse_design(top);
   if (design && *design) {
     if (rule && rule->clauses.size() != 1)
-      problems.add("/design", "a design searches the n and threshold of a one-clause rule; this "
-                              "rule has " + std::to_string(rule->clauses.size()) + " clauses");
+      problems.add("/design",
+                   "a design searches the n and threshold of a one-clause rule; this "
+                   "rule has " +
+                       std::to_string(rule->clauses.size()) + " clauses");
     if (risks && (!risks->good || !risks->bad))
-      problems.add("/design", "a design needs \"risks\": {\"good\": ..., \"bad\": ...}, the "
-                              "true errors its false-reject and false-accept rates are at");
-    if (replicates && (**design).false_reject -
-                              gate_design_z * std::sqrt((**design).false_reject *
-                                                        (1.0 - (**design).false_reject) /
-                                                        static_cast<double>(*replicates)) <=
-                          0.0)
+      problems.add("/design",
+                   "a design needs \"risks\": {\"good\": ..., \"bad\": ...}, the "
+                   "true errors its false-reject and false-accept rates are at");
+    if (replicates &&
+        (**design).false_reject - gate_design_z * std::sqrt((**design).false_reject *
+                                                            (1.0 - (**design).false_reject) /
+                                                            static_cast<double>(*replicates)) <=
+            0.0)
       problems.add("/design/false_reject",
                    "false_reject = " + format_double((**design).false_reject) +
-                       " is within 1.645 standard errors of 0 at " +
-                       std::to_string(*replicates) + " replicates; raise replicates");
+                       " is within 1.645 standard errors of 0 at " + std::to_string(*replicates) +
+                       " replicates; raise replicates");
   }
   if (replicates && *replicates > max_replicates)
     problems.add("/replicates", "replicates = " + std::to_string(*replicates) +
@@ -325,17 +333,23 @@ std::vector<ColumnSpec<GatePoint>> gate_point_columns(const GateRule& rule) {
        show::json | show::terminal,
        {.heading = "± truth", .precision = 1, .notation = Notation::scientific}},
       {"scale", [](const P& p) { return Value(p.member.scale); }, show::all, {.precision = 4}},
-      {"p_pass", [](const P& p) { return Value(p.pass); }, show::all,
+      {"p_pass",
+       [](const P& p) { return Value(p.pass); },
+       show::all,
        {.heading = "P(pass)", .precision = 4}},
       {"se", [](const P& p) { return Value(p.pass_se); }, show::all, {.precision = 4}}};
   for (std::size_t i = 0; i < rule.clauses.size(); ++i) {
     const GateClause& c = rule.clauses[i];
-    const std::string what = c.label + (c.comparison == Comparison::at_most ? " <= " : " >= ") +
-                             format_double(c.threshold);
-    out.push_back({"pass " + what, [i](const P& p) { return Value(p.clause_pass[i]); },
-                   show::terminal, {.heading = "P(" + what + ")", .precision = 4}});
-    out.push_back({"mean " + c.label, [i](const P& p) { return number_or_null(p.clause_mean[i]); },
-                   show::terminal, {.heading = "mean " + c.label, .precision = 4}});
+    const std::string what =
+        c.label + " " + std::string(to_string(c.comparison)) + " " + format_double(c.threshold);
+    out.push_back({"pass " + what,
+                   [i](const P& p) { return Value(p.clause_pass[i]); },
+                   show::terminal,
+                   {.heading = "P(" + what + ")", .precision = 4}});
+    out.push_back({"mean " + c.label,
+                   [i](const P& p) { return number_or_null(p.clause_mean[i]); },
+                   show::terminal,
+                   {.heading = "mean " + c.label, .precision = 4}});
   }
   std::vector<std::string> labels;
   for (const GateClause& c : rule.clauses) labels.push_back(c.label);
@@ -343,11 +357,11 @@ std::vector<ColumnSpec<GatePoint>> gate_point_columns(const GateRule& rule) {
                  [labels](const P& p) {
                    Value::Array clauses;
                    for (std::size_t i = 0; i < labels.size(); ++i)
-                     clauses.push_back(Value::Object{
-                         {"label", labels[i]},
-                         {"pass", p.clause_pass[i]},
-                         {"mean", number_or_null(p.clause_mean[i])},
-                         {"not_estimable", count_value(p.not_estimable[i])}});
+                     clauses.push_back(
+                         Value::Object{{"label", labels[i]},
+                                       {"pass", p.clause_pass[i]},
+                                       {"mean", number_or_null(p.clause_mean[i])},
+                                       {"not_estimable", count_value(p.not_estimable[i])}});
                    return Value(std::move(clauses));
                  },
                  show::json});
@@ -360,17 +374,24 @@ std::vector<ColumnSpec<GatePoint>> gate_point_columns(const GateRule& rule) {
 std::vector<ColumnSpec<GateDesignPoint>> gate_design_columns() {
   using D = GateDesignPoint;
   return {{"n", [](const D& d) { return count_value(d.n); }, show::all, {}},
-          {"threshold", [](const D& d) { return Value(d.threshold); }, show::all,
-           {.precision = 4}},
-          {"false_reject", [](const D& d) { return Value(d.false_reject); }, show::all,
+          {"threshold", [](const D& d) { return Value(d.threshold); }, show::all, {.precision = 4}},
+          {"false_reject",
+           [](const D& d) { return Value(d.false_reject); },
+           show::all,
            {.heading = "false reject", .precision = 4}},
-          {"false_accept", [](const D& d) { return Value(d.false_accept); }, show::all,
+          {"false_accept",
+           [](const D& d) { return Value(d.false_accept); },
+           show::all,
            {.heading = "false accept", .precision = 4}},
-          {"false_accept_se", [](const D& d) { return Value(d.false_accept_se); }, show::all,
+          {"false_accept_se",
+           [](const D& d) { return Value(d.false_accept_se); },
+           show::all,
            {.heading = "se", .precision = 4}},
           {"meets", [](const D& d) { return Value(d.meets); }, show::json},
-          {"meets_text", [](const D& d) { return Value(d.meets ? "yes" : "no"); },
-           show::terminal, {.heading = "meets", .align = Align::left}}};
+          {"meets_text",
+           [](const D& d) { return Value(d.meets ? "yes" : "no"); },
+           show::terminal,
+           {.heading = "meets", .align = Align::left}}};
 }
 
 Json gate_result_json(const GateConfig& config, const GateResult& result) {

@@ -15,7 +15,6 @@
 namespace calbench {
 namespace {
 
-
 // A width question's "interval": "normal" (2 z sd), or any name `calbench eval --interval`
 // takes (interval_choices(): "default", the estimator's own, and every method).
 struct WidthChoice {
@@ -86,7 +85,8 @@ std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
     return std::nullopt;
   }
   const auto detect = d.number(*quantity_key, std::nullopt, open_unit, "> 0 and < 1");
-  const auto direction = d.choice("direction", "direction", direction_choices(), Direction::overconfident);
+  const auto direction =
+      d.choice("direction", "direction", direction_choices(), Direction::overconfident);
   q.set_resolved("detect", d.take_resolved());
   if (!detect || !direction) return std::nullopt;
   out.detect = *detect;

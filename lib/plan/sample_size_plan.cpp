@@ -493,8 +493,8 @@ GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction di
                      return out;
                    }
                    for (double& c : out.calibration.coefficients) c *= s;
-                   for (auto* part : {&out.classwise.top, &out.classwise.other_shared,
-                                      &out.classwise.other})
+                   for (auto* part :
+                        {&out.classwise.top, &out.classwise.other_shared, &out.classwise.other})
                      for (double& c : *part) c *= s;
                    return out;
                  },
@@ -525,8 +525,8 @@ Alternative solve_scale(ScaledFamily& family, double value, const std::string& n
   TruthValue at_hi = family.truth_at(hi);
   while (at_hi.value < value) {
     if (hi >= 64.0)
-      throw DomainError(name + " = " + format_double(value) + " is out of reach: " +
-                        std::string(to_string(family.quantity())) + " is " +
+      throw DomainError(name + " = " + format_double(value) +
+                        " is out of reach: " + std::string(to_string(family.quantity())) + " is " +
                         format_fixed(at_hi.value, 4) + " with the miscalibration scaled by " +
                         format_double(hi));
     hi *= 2.0;
@@ -560,8 +560,7 @@ Alternative solve_scale(const GeneratorSpec& spec, Quantity quantity, double val
 
 Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
                               const TruthSettings& truth) {
-  return solve_scale(spec, question.quantity, question.detect, question.direction, truth,
-                     "detect");
+  return solve_scale(spec, question.quantity, question.detect, question.direction, truth, "detect");
 }
 
 PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,

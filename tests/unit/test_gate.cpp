@@ -4,9 +4,9 @@
 // tests/cli/gate.sh (ctest cli.gate).
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
 #include <catch2/catch.hpp>
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
