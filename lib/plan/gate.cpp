@@ -272,7 +272,11 @@ GateResult evaluate_gate(const GateSpec& spec, const GatePointFn& on_point) {
   };
 
   GateResult result;
-  result.own = members.truth_at(1.0);
+  const Generator own(spec.generator);
+  result.own = compute_truth(own, spec.truth)[family.quantity];
+  // s = 1 is the generator itself unless its map is the identity (then a temperature e^-1).
+  if (Generator(members.member(1.0)).canonical_text() == own.canonical_text())
+    members.remember(1.0, result.own);
   for (std::size_t i = 0; i < family.values.size(); ++i)
     result.points.push_back(simulate(family.values[i], "values[" + std::to_string(i) + "]"));
   // A risk at a value of the curve is that point (the same member and streams).

@@ -169,6 +169,8 @@ class ScaledFamily {
   ScaledFamily(GeneratorSpec spec, Quantity quantity, Direction direction, TruthSettings truth);
   GeneratorSpec member(double s) const { return scaled_generator(spec_, s, direction_); }
   TruthValue truth_at(double s);
+  // Records a truth computed elsewhere (the generator's own at s = 1, when it is that member).
+  void remember(double s, const TruthValue& value) { known_.emplace(s, value); }
   Quantity quantity() const { return quantity_; }
 
  private:

@@ -23,8 +23,8 @@ from .commands import FitRefused, fit, gate, gate_curve, plan
 from .leaderboard import leaderboard, rank_agreement, read_calarena
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, leaderboard_figure, measured_vs_true,
-                      method_comparison, rank_agreement_figure, ranking_disagreement,
-                      recalibration_error, utility_map)
+                      method_comparison, oc_curve, rank_agreement_figure,
+                      ranking_disagreement, recalibration_error, utility_map)
 
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
@@ -35,5 +35,5 @@ __all__ = [
     "class_reliability_curves", "recalibrated_curves",
     "bias_curves", "error_curves", "estimate_distribution", "bias_split",
     "recalibration_error", "method_comparison", "measured_vs_true", "ranking_disagreement",
-    "utility_map", "cost_vs_ece", "leaderboard_figure", "rank_agreement_figure",
+    "utility_map", "cost_vs_ece", "leaderboard_figure", "rank_agreement_figure", "oc_curve",
 ]

@@ -80,6 +80,11 @@ class Commands(unittest.TestCase):
         self.assertEqual(list(curve["pass_ece_ew15"]), list(curve["p_pass"]))
         self.assertEqual(result["risks"]["bad"]["false_accept"], curve["p_pass"].iloc[1])
         self.assertEqual([f for f in os.listdir(".") if f.startswith(".calbench-gate-")], [])
+        # The figure draws the curve it was given: P(pass) against the members' true errors.
+        figure = calbench.oc_curve(result)
+        line = figure.axes[0].lines[0]
+        self.assertEqual(list(line.get_xdata()), list(curve["true_error"]))
+        self.assertEqual(list(line.get_ydata()), list(curve["p_pass"]))
         with self.assertRaisesRegex(ValueError, r"calbench.gate\(gate\): /rule/n"):
             calbench.gate({**gate, "rule": {"n": 1, "clauses": gate["rule"]["clauses"]}},
                           out="bad.json")

@@ -162,6 +162,21 @@ TEST_CASE("evaluate_gate: and + or = the two clauses, replicate by replicate", "
   }
 }
 
+TEST_CASE("evaluate_gate: the generator's own truth, also for an identity map",
+          "[unit][gate]") {
+  // An identity map is calibrated; its family's member at s = 1 is a temperature e^-1, not it.
+  GateSpec spec = ece_gate(20);
+  spec.generator = DirichletSpec{2, {2.0, 2.0}, IdentityMap{}};
+  spec.family.values = {0.05};
+  const GateResult identity = evaluate_gate(spec);
+  CHECK(identity.own.value == 0.0);
+  CHECK(identity.points.at(0).member.achieved.value == Approx(0.05).margin(1e-6));
+  spec.generator = binary_fake();
+  const GateResult fake = evaluate_gate(spec);
+  CHECK(fake.own.value ==
+        compute_truth(Generator(binary_fake()), TruthSettings{})[Quantity::ece_top_l1].value);
+}
+
 TEST_CASE("evaluate_gate: the same points on 1 and 2 threads", "[unit][gate]") {
   GateSpec spec = ece_gate(300);
   spec.risks = {0.03, 0.12};
