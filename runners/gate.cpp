@@ -172,6 +172,7 @@ Record design_record(const GateSpec& spec, const GateDesign& d,
   out.note =
       "\ndesign: n = " + std::to_string(d.answer->n) + ", pass when " + clause.label + " " +
       std::string(to_string(clause.comparison)) + " " + format_fixed(d.answer->threshold, 4) +
+      (d.answer->n == r.n_min ? " (n_min already meets the request: a smaller n may too)" : "") +
       "\n" + "on fresh streams: false reject " + format_fixed(d.verified_false_reject, 4) + " ± " +
       format_fixed(d.verified_false_reject_se, 4) + " (asked <= " + format_double(r.false_reject) +
       "), false accept " + format_fixed(d.verified_false_accept, 4) + " ± " +
