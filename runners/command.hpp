@@ -41,6 +41,7 @@ Command add_bench_command(CLI::App& app);
 Command add_eval_command(CLI::App& app);
 Command add_fit_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
+Command add_gate_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
 Command add_export_cases_command(CLI::App& app);
 Command add_recalibrate_command(CLI::App& app);

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       add_validate_command(app), add_list_command(app),         add_bench_command(app),
       add_eval_command(app),     add_fit_command(app),          add_plan_command(app),
       add_check_command(app),    add_export_cases_command(app), add_recalibrate_command(app),
+      add_gate_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -15,18 +15,6 @@
 namespace calbench {
 namespace {
 
-// The quantities a power question may detect: those that are 0 exactly when the generator
-// is calibrated (overconfidence is signed, accuracy, brier and nll are not errors).
-const std::vector<Choice<Quantity>> detectable = {{"ece", Quantity::ece_top_l1},
-                                                  {"ece_top_l1", Quantity::ece_top_l1},
-                                                  {"ece_top_l2", Quantity::ece_top_l2},
-                                                  {"classwise_ece_l1", Quantity::classwise_ece_l1},
-                                                  {"canonical_l1", Quantity::canonical_l1},
-                                                  {"canonical_l2", Quantity::canonical_l2}};
-
-const std::vector<Choice<Direction>> directions = {{"overconfident", Direction::overconfident},
-                                                   {"underconfident", Direction::underconfident}};
-
 // A width question's "interval": "normal" (2 z sd), or any name `calbench eval --interval`
 // takes (interval_choices(): "default", the estimator's own, and every method).
 struct WidthChoice {
@@ -76,7 +64,7 @@ std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
   if (!d.is_object()) return std::nullopt;
   std::vector<std::string> allowed = {"direction"};
   std::optional<std::string> quantity_key;
-  for (const auto& c : detectable) {
+  for (const auto& c : detectable_quantities()) {
     allowed.emplace_back(c.name);
     if (d.find(c.name) != nullptr) {
       if (quantity_key) {
@@ -97,7 +85,8 @@ std::optional<PowerQuestion> parse_detect(ObjectReader& q, PowerQuestion out) {
     return std::nullopt;
   }
   const auto detect = d.number(*quantity_key, std::nullopt, open_unit, "> 0 and < 1");
-  const auto direction = d.choice("direction", "direction", directions, Direction::overconfident);
+  const auto direction =
+      d.choice("direction", "direction", direction_choices(), Direction::overconfident);
   q.set_resolved("detect", d.take_resolved());
   if (!detect || !direction) return std::nullopt;
   out.detect = *detect;
@@ -213,10 +202,47 @@ std::optional<PlanSearch> parse_search(ObjectReader& top) {
   return PlanSearch{*n_min, *n_max, *ratio, *refine, *guide};
 }
 
+Json truth_json(const TruthValue& v) {
+  return {{"value", v.value}, {"method", std::string(to_string(v.method))}, {"error", v.error}};
+}
+
+std::string_view kind_name(AnswerKind kind) {
+  switch (kind) {
+    case AnswerKind::found:
+      return "found";
+    case AnswerKind::below_range:
+      return "at_most_n_min";
+    case AnswerKind::above_range:
+      return "above_n_max";
+  }
+  return "";
+}
+
+}  // namespace
+
+const std::vector<Choice<Quantity>>& detectable_quantities() {
+  // Those that are 0 exactly when the generator is calibrated (overconfidence is signed,
+  // accuracy, brier and nll are not errors).
+  static const std::vector<Choice<Quantity>> choices = {
+      {"ece", Quantity::ece_top_l1},
+      {"ece_top_l1", Quantity::ece_top_l1},
+      {"ece_top_l2", Quantity::ece_top_l2},
+      {"classwise_ece_l1", Quantity::classwise_ece_l1},
+      {"canonical_l1", Quantity::canonical_l1},
+      {"canonical_l2", Quantity::canonical_l2}};
+  return choices;
+}
+
+const std::vector<Choice<Direction>>& direction_choices() {
+  static const std::vector<Choice<Direction>> choices = {
+      {"overconfident", Direction::overconfident}, {"underconfident", Direction::underconfident}};
+  return choices;
+}
+
 // The generator object of the plan, or of the file a string names (relative to the plan's
 // folder): `calbench fit --out` writes a config whose "generator" is the fitted one.
-std::optional<ParsedGenerator> parse_plan_generator(ObjectReader& top,
-                                                    const std::filesystem::path& file) {
+std::optional<ParsedGenerator> parse_generator_or_file(ObjectReader& top,
+                                                       const std::filesystem::path& file) {
   const Json* value = top.require("generator", "a generator object or a config file's name");
   if (value == nullptr) return std::nullopt;
   if (!value->is_string()) return parse_generator_section(top);
@@ -250,24 +276,6 @@ std::optional<ParsedGenerator> parse_plan_generator(ObjectReader& top,
   return out;
 }
 
-Json truth_json(const TruthValue& v) {
-  return {{"value", v.value}, {"method", std::string(to_string(v.method))}, {"error", v.error}};
-}
-
-std::string_view kind_name(AnswerKind kind) {
-  switch (kind) {
-    case AnswerKind::found:
-      return "found";
-    case AnswerKind::below_range:
-      return "at_most_n_min";
-    case AnswerKind::above_range:
-      return "above_n_max";
-  }
-  return "";
-}
-
-}  // namespace
-
 PlanConfig load_plan(const std::filesystem::path& file) {
   const std::string source = file.string();
   Problems problems;
@@ -279,7 +287,7 @@ PlanConfig load_plan(const std::filesystem::path& file) {
   PlanConfig out;
   const auto name = top.string("name", file.stem().string());
   const auto seed = top.unsigned_integer("seed", 0, 0);
-  const auto generator = parse_plan_generator(top, file);
+  const auto generator = parse_generator_or_file(top, file);
   const auto truth = parse_truth_section(top);
   std::optional<EstimatorConfig> estimator;
   if (const Json* e = top.require("estimator", "an estimator object like {\"name\": \"ece\"}")) {

@@ -2,9 +2,12 @@
 // The plan file of `calbench plan` (docs/plan.md) -> PlanSpec, and a PlanResult -> the JSON of
 // `--out`. The only plan code that sees JSON.
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "config/json_support.hpp"
+#include "generators/generators_json.hpp"
 #include "plan/sample_size_plan.hpp"
 
 namespace calbench {
@@ -15,6 +18,18 @@ struct PlanConfig {
   std::string estimator_label;
   Json resolved;  // the plan file with every default filled in, its generator inline
 };
+
+// The quantities a family of scaled fakes may be indexed by (a power question's `detect`, a
+// gate's `family.quantity`): those that are 0 exactly for a calibrated generator.
+const std::vector<Choice<Quantity>>& detectable_quantities();
+// "overconfident", "underconfident".
+const std::vector<Choice<Direction>>& direction_choices();
+
+// The `generator` of a plan or gate file: a generator object, or the name of a config file
+// (relative to `file`'s folder) whose "generator" is used, as `calbench fit --out` writes one. A
+// problem of that other file is thrown at once as a ConfigError under its own name.
+std::optional<ParsedGenerator> parse_generator_or_file(ObjectReader& top,
+                                                       const std::filesystem::path& file);
 
 // Reads and validates a plan file. Throws ConfigError with every problem, each
 // "FILE: /pointer: message"; a generator taken from another file ("generator": "fake.json")

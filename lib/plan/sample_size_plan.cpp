@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -484,54 +485,82 @@ GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction di
                    out.curve = scaled_curve(b.curve, s, direction);
                    return out;
                  },
+                 [&](const EmpiricalSpec& e) -> GeneratorSpec {
+                   EmpiricalSpec out = e;
+                   if (s == 0.0) {
+                     out.calibration = LogitSpline{};
+                     out.classwise = ClasswiseMap{};
+                     return out;
+                   }
+                   for (double& c : out.calibration.coefficients) c *= s;
+                   for (auto* part :
+                        {&out.classwise.top, &out.classwise.other_shared, &out.classwise.other})
+                     for (double& c : *part) c *= s;
+                   return out;
+                 },
                  [&](const auto&) -> GeneratorSpec {
                    throw DomainError(
                        "family " + std::string(family_name(spec)) +
                        ": a power question scales the generator's miscalibration map, which "
-                       "only the dirichlet and beta_binary families have");
+                       "only the dirichlet, beta_binary and empirical families have");
                  }},
       spec);
 }
 
-Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
-                              const TruthSettings& truth) {
-  auto truth_at = [&](double s) {
-    const Generator generator(scaled_generator(spec, s, question.direction));
-    return compute_truth(generator, truth)[question.quantity];
-  };
-  // s = 0 is calibrated: every quantity a power question may target is 0 there, so the root
-  // is bracketed by [0, s] for the first s (1, 2, 4, ...) whose truth reaches the value.
+ScaledFamily::ScaledFamily(GeneratorSpec spec, Quantity quantity, Direction direction,
+                           TruthSettings truth)
+    : spec_(std::move(spec)), quantity_(quantity), direction_(direction), truth_(truth) {}
+
+TruthValue ScaledFamily::truth_at(double s) {
+  if (auto it = known_.find(s); it != known_.end()) return it->second;
+  const TruthValue v = compute_truth(Generator(member(s)), truth_)[quantity_];
+  known_.emplace(s, v);
+  return v;
+}
+
+Alternative solve_scale(ScaledFamily& family, double value, const std::string& name) {
+  // s = 0 is calibrated: every quantity a member may be indexed by is 0 there, so the root is
+  // bracketed by [0, s] for the first s (1, 2, 4, ...) whose truth reaches the value.
   double hi = 1.0;
-  TruthValue at_hi = truth_at(hi);
-  while (at_hi.value < question.detect) {
+  TruthValue at_hi = family.truth_at(hi);
+  while (at_hi.value < value) {
     if (hi >= 64.0)
-      throw DomainError("detect = " + format_double(question.detect) +
-                        " is out of reach: " + std::string(to_string(question.quantity)) + " is " +
+      throw DomainError(name + " = " + format_double(value) +
+                        " is out of reach: " + std::string(to_string(family.quantity())) + " is " +
                         format_fixed(at_hi.value, 4) + " with the miscalibration scaled by " +
                         format_double(hi));
     hi *= 2.0;
-    at_hi = truth_at(hi);
+    at_hi = family.truth_at(hi);
   }
   double lo = hi > 1.0 ? hi / 2.0 : 0.0;
-  Alternative best{scaled_generator(spec, hi, question.direction), hi, at_hi};
+  Alternative best{family.member(hi), hi, at_hi};
   auto f = [&](double s) {
-    const TruthValue v = truth_at(s);
-    if (std::abs(v.value - question.detect) < std::abs(best.achieved.value - question.detect))
-      best = {scaled_generator(spec, s, question.direction), s, v};
-    return v.value - question.detect;
+    const TruthValue v = family.truth_at(s);
+    if (std::abs(v.value - value) < std::abs(best.achieved.value - value))
+      best = {family.member(s), s, v};
+    return v.value - value;
   };
-  const double f_lo = lo == 0.0 ? -question.detect : f(lo);
+  const double f_lo = lo == 0.0 ? -value : f(lo);
   if (f_lo >= 0.0) return best;  // MC noise at the doubled bracket's lower end: take it
   // Stop once the value is within max(1e-6, 2 x its own error) of the target.
   auto close = [&](double, double) {
-    return std::abs(best.achieved.value - question.detect) <=
-           std::max(1e-6, 2.0 * best.achieved.error);
+    return std::abs(best.achieved.value - value) <= std::max(1e-6, 2.0 * best.achieved.error);
   };
   std::uintmax_t iterations = 60;
   if (!close(lo, hi))
-    boost::math::tools::toms748_solve(f, lo, hi, f_lo, at_hi.value - question.detect, close,
-                                      iterations);
+    boost::math::tools::toms748_solve(f, lo, hi, f_lo, at_hi.value - value, close, iterations);
   return best;
+}
+
+Alternative solve_scale(const GeneratorSpec& spec, Quantity quantity, double value,
+                        Direction direction, const TruthSettings& truth, const std::string& name) {
+  ScaledFamily family(spec, quantity, direction, truth);
+  return solve_scale(family, value, name);
+}
+
+Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
+                              const TruthSettings& truth) {
+  return solve_scale(spec, question.quantity, question.detect, question.direction, truth, "detect");
 }
 
 PlanResult plan_sample_size(const PlanSpec& spec, const PlanPointFn& on_point,

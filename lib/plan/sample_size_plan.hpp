@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -153,9 +154,39 @@ struct PlanResult {
 // dirichlet: temperature T^s, power exponents t_k^s, top_label gamma^s, affine_logit
 // W = I + s (W - I), b = s b; identity becomes temperature e^(-s) (overconfident) or e^s.
 // beta_binary: polynomial d^s, logit_logit (s a, b^s); identity becomes logit_logit b = e^(-s)
-// or e^s. Other families and the logistic curve have no calibrated member in their family:
+// or e^s. empirical (a `calbench fit` fake): its curve's offset f and every classwise spline
+// times s, s(t) = u + s f(u), the rows and bandwidth kept; s = 0 drops the curve and the
+// classwise map (c = p exactly; for s > 0 the curve is held at its boundary knots as the fitted
+// one is). Other families and the logistic curve have no calibrated member in their family:
 // DomainError.
 GeneratorSpec scaled_generator(const GeneratorSpec& spec, double s, Direction direction);
+
+// The family scaled_generator(spec, s, direction), s >= 0, and the truth of one quantity at
+// each member, remembered by s: solving several values on one family (a gate's OC curve) shares
+// the bracket's doubling steps and every member computed before.
+class ScaledFamily {
+ public:
+  ScaledFamily(GeneratorSpec spec, Quantity quantity, Direction direction, TruthSettings truth);
+  GeneratorSpec member(double s) const { return scaled_generator(spec_, s, direction_); }
+  TruthValue truth_at(double s);
+  // Records a truth computed elsewhere (the generator's own at s = 1, when it is that member).
+  void remember(double s, const TruthValue& value) { known_.emplace(s, value); }
+  Quantity quantity() const { return quantity_; }
+
+ private:
+  GeneratorSpec spec_;
+  Quantity quantity_;
+  Direction direction_;
+  TruthSettings truth_;
+  std::map<double, TruthValue> known_;
+};
+
+// The member whose truth equals `value`: s solved by TOMS 748 to within max(1e-6, 2 x the
+// truth's own error). DomainError, naming the value as `name`, when it is out of reach for
+// s <= 64.
+Alternative solve_scale(ScaledFamily& family, double value, const std::string& name);
+Alternative solve_scale(const GeneratorSpec& spec, Quantity quantity, double value,
+                        Direction direction, const TruthSettings& truth, const std::string& name);
 
 // The alternative of a power question: s solved (TOMS 748) so that the truth of the quantity
 // equals `detect`, to within max(1e-6, 2 x the truth's own error). DomainError when the value

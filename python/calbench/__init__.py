@@ -2,7 +2,7 @@
 
 The names at this level are the package's public interface. `sample`, `truth`, `estimate` and
 `run` call the compiled extension `calbench._core`; everything else is pure Python and works
-without it (those four raise ImportError saying how to build it). `fit` and `plan` run the
+without it (those four raise ImportError saying how to build it). `fit`, `plan` and `gate` run the
 `calbench` program (calbench.commands).
 """
 
@@ -19,21 +19,21 @@ from .reliability import (class_reliability_curves, classwise_reliability, recal
 from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
                    truth)
 from .recalibrator import NotFittedError, Recalibrator
-from .commands import FitRefused, fit, plan
+from .commands import FitRefused, fit, gate, gate_curve, plan
 from .leaderboard import leaderboard, rank_agreement, read_calarena
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, leaderboard_figure, measured_vs_true,
-                      method_comparison, rank_agreement_figure, ranking_disagreement,
-                      recalibration_error, utility_map)
+                      method_comparison, oc_curve, rank_agreement_figure,
+                      ranking_disagreement, recalibration_error, utility_map)
 
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
-    "Recalibrator", "NotFittedError", "fit", "plan", "FitRefused",
+    "Recalibrator", "NotFittedError", "fit", "plan", "gate", "gate_curve", "FitRefused",
     "leaderboard", "rank_agreement", "read_calarena",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",
     "class_reliability_curves", "recalibrated_curves",
     "bias_curves", "error_curves", "estimate_distribution", "bias_split",
     "recalibration_error", "method_comparison", "measured_vs_true", "ranking_disagreement",
-    "utility_map", "cost_vs_ece", "leaderboard_figure", "rank_agreement_figure",
+    "utility_map", "cost_vs_ece", "leaderboard_figure", "rank_agreement_figure", "oc_curve",
 ]

@@ -1,9 +1,10 @@
-"""`calbench fit` and `calbench plan` from Python (docs/python.md, "Your own model").
+"""`calbench fit`, `calbench plan` and `calbench gate` from Python (docs/python.md, "Your own
+model"; docs/gates.md).
 
-These two commands are written in the command line's runner (runners/fit.cpp, runners/plan.cpp:
-the verdict, the predictions and the plan's search print and decide there), so Python runs the
-same program rather than a second copy of it: each function runs the `calbench` executable with
-the command's flags, reads its JSON result and returns it as a dict. The executable is
+These commands are written in the command line's runner (runners/fit.cpp, runners/plan.cpp,
+runners/gate.cpp: the verdict, the predictions, the plan's search and the gate's members print
+and decide there), so Python runs the same program rather than a second copy of it: each
+function runs the `calbench` executable with the command's flags, reads its JSON result and returns it as a dict. The executable is
 $CALBENCH_BIN when set, else `calbench` on PATH (scripts/setup.sh links it into
 /usr/local/bin); a venv (`pip install ./python`) finds it the same way.
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from ._atomic import write_atomically
 
-__all__ = ["FitRefused", "executable", "fit", "plan"]
+__all__ = ["FitRefused", "executable", "fit", "gate", "gate_curve", "plan"]
 
 
 class FitRefused(RuntimeError):
@@ -110,27 +111,26 @@ def fit(data, out=None, *, labels=None, renormalize: bool = False, logits: bool 
     return report
 
 
-def plan(plan: Any, out=None, *, threads: int | None = None, quiet: bool = True) -> dict:
-    """Plans the labelled sample an audit needs: `calbench plan PLAN` (docs/plan.md).
-
-    `plan` is a plan file's path or its content as a dict; a dict's relative paths (a
-    "generator" written by `fit(..., out=...)`) are read from the current directory. With `out`
-    the result is also written there, as `calbench plan --out`. Returns the result (JSON:
-    "answer" holds n and its interval). quiet=False shows the progress lines on stderr."""
+def _file_command(command: str, document: Any, argument: str, out, threads, quiet,
+                  options=()) -> dict:
+    """Runs `calbench COMMAND FILE --out RESULT` on a file's path or a dict's content (written
+    to a temporary in the current directory, since the command reads relative paths from the
+    file's folder) and returns RESULT's JSON; with `out` also writes it there, whole or not at
+    all. Exit 2 raises ValueError with the message, the temporary's name replaced by
+    `calbench.COMMAND(ARGUMENT)`."""
     written = None
-    if isinstance(plan, dict):
-        # In the current directory, because the command reads relative paths from the
-        # plan's folder.
-        handle, written = tempfile.mkstemp(prefix=".calbench-plan-", suffix=".json", dir=".")
+    if isinstance(document, dict):
+        handle, written = tempfile.mkstemp(prefix=f".calbench-{command}-", suffix=".json",
+                                           dir=".")
         with os.fdopen(handle, "w", encoding="utf-8") as f:
-            json.dump(plan, f)
+            json.dump(document, f)
         source = written
     else:
-        source = _path(plan, "plan")
-    directory = tempfile.mkdtemp(prefix="calbench-plan-")
+        source = _path(document, argument)
+    directory = tempfile.mkdtemp(prefix=f"calbench-{command}-")
     try:
-        target = os.path.join(directory, "plan.json")
-        arguments = ["plan", source, "--out", target]
+        target = os.path.join(directory, f"{command}.json")
+        arguments = [command, source, "--out", target, *options]
         if threads is not None:
             arguments += ["--threads", str(int(threads))]
         if quiet:
@@ -141,10 +141,10 @@ def plan(plan: Any, out=None, *, threads: int | None = None, quiet: bool = True)
         if result.returncode == 2:
             message = (result.stderr or "").strip()
             if written is not None:  # the message names the temporary: name the argument
-                message = message.replace(written, "calbench.plan(plan)")
+                message = message.replace(written, f"calbench.{command}({argument})")
             raise ValueError(message.removeprefix("error: "))
         if result.returncode != 0:
-            raise RuntimeError(f"calbench plan exited {result.returncode}: "
+            raise RuntimeError(f"calbench {command} exited {result.returncode}: "
                                f"{(result.stderr or '').strip()}")
         with open(target, encoding="utf-8") as f:
             answer = json.load(f)
@@ -156,3 +156,42 @@ def plan(plan: Any, out=None, *, threads: int | None = None, quiet: bool = True)
         shutil.rmtree(directory, ignore_errors=True)
         if written is not None:
             os.unlink(written)
+
+
+def plan(plan: Any, out=None, *, threads: int | None = None, quiet: bool = True) -> dict:
+    """Plans the labelled sample an audit needs: `calbench plan PLAN` (docs/plan.md).
+
+    `plan` is a plan file's path or its content as a dict; a dict's relative paths (a
+    "generator" written by `fit(..., out=...)`) are read from the current directory. With `out`
+    the result is also written there, as `calbench plan --out`. Returns the result (JSON:
+    "answer" holds n and its interval). quiet=False shows the progress lines on stderr."""
+    return _file_command("plan", plan, "plan", out, threads, quiet)
+
+
+def gate(gate: Any, out=None, *, threads: int | None = None, quiet: bool = True) -> dict:
+    """What an acceptance gate risks: `calbench gate GATE` (docs/gates.md).
+
+    `gate` is a gate file's path or its content as a dict (relative paths read from the current
+    directory). With `out` the result is also written there, as `calbench gate --out`. Returns
+    the result (JSON: "points" is the OC curve, "risks" the false-reject and false-accept rates,
+    "design" the design search's answer); `gate_curve(result)` is its OC curve as a DataFrame.
+    quiet=False shows the progress lines on stderr."""
+    return _file_command("gate", gate, "gate", out, threads, quiet)
+
+
+def gate_curve(result: dict):
+    """The OC curve of a `gate(...)` result as a pandas DataFrame, one row per point: the true
+    error asked for (`value`), the member's truth (`true_error`, `truth_method`,
+    `truth_error`), its `scale`, `p_pass` and its `se`, and per clause `pass_LABEL` and
+    `mean_LABEL`."""
+    import pandas as pd
+
+    rows = []
+    for point in result["points"]:
+        row = {key: point[key] for key in ("value", "true_error", "truth_method",
+                                           "truth_error", "scale", "p_pass", "se")}
+        for clause in point["clauses"]:
+            row["pass_" + clause["label"]] = clause["pass"]
+            row["mean_" + clause["label"]] = clause["mean"]
+        rows.append(row)
+    return pd.DataFrame(rows)

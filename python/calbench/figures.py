@@ -621,3 +621,41 @@ def rank_agreement_figure(results: Results, scope: str | int = "all") -> Figure:
         fig.colorbar(image, ax=ax, shrink=0.8)
     fig.suptitle(f"Test-set rankings against true rankings, {title}", fontsize=10)
     return fig
+
+
+def oc_curve(gate_result: dict) -> Figure:
+    """The operating characteristic of an acceptance gate (`calbench.gate(...)`, docs/gates.md):
+    P(pass) against each member's true error, with its 95 % Monte Carlo band
+    (P ± 1.96 se), each clause's own pass rate when there are several, and the risks: the
+    false-reject rate at the good true error, the false-accept rate at the bad one."""
+    points = gate_result["points"]
+    x = np.array([p["true_error"] for p in points])
+    p = np.array([p["p_pass"] for p in points])
+    se = np.array([p["se"] for p in points])
+    order = np.argsort(x)
+    x, p, se = x[order], p[order], se[order]
+    fig = Figure(figsize=(5.2, 3.6), layout="constrained")
+    ax = fig.subplots()
+    ax.fill_between(x, np.clip(p - 1.96 * se, 0, 1), np.clip(p + 1.96 * se, 0, 1),
+                    color=colour(0), alpha=0.2, linewidth=0, label="95 % Monte Carlo band")
+    ax.plot(x, p, marker=marker(0), color=colour(0), label="P(pass): " + gate_result["rule"])
+    clauses = points[0]["clauses"]
+    if len(clauses) > 1:
+        for i, clause in enumerate(clauses):
+            rates = np.array([pt["clauses"][i]["pass"] for pt in points])[order]
+            ax.plot(x, rates, linestyle="--", marker=marker(i + 1), color=colour(i + 1),
+                    label="P(" + clause["label"] + " passes)")
+    risks = gate_result.get("risks", {})
+    for name, key, text in (("good", "false_reject", "false reject"),
+                            ("bad", "false_accept", "false accept")):
+        if name in risks:
+            r = risks[name]
+            ax.axvline(r["true_error"], color="grey", linestyle=":", linewidth=1)
+            ax.annotate(f"{text} {r[key]:.3f}", (r["true_error"], r["p_pass"]),
+                        textcoords="offset points", xytext=(4, 4), fontsize=8)
+    quantity = gate_result["gate"]["family"]["quantity"]
+    ax.set_xlabel(f"true {quantity} of the member")
+    ax.set_ylabel("P(pass)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=8, frameon=False, loc="upper right")
+    return fig

@@ -1,4 +1,5 @@
-"""calbench.fit and calbench.plan, which run the command line (ctest: python.commands).
+"""calbench.fit, calbench.plan and calbench.gate, which run the command line (ctest:
+python.commands).
 
 Each returns the command's own JSON: the fit's report equals `calbench fit --json`'s, and the
 plan's answer that of `calbench plan --out` on the same file. Bad input raises ValueError with
@@ -57,6 +58,37 @@ class Commands(unittest.TestCase):
         with open("answer.json") as f:
             self.assertEqual(json.load(f), answer)
         self.assertEqual([f for f in os.listdir(".") if f.startswith(".calbench-plan-")], [])
+
+    def test_gate_returns_the_commands_json_and_its_curve(self):
+        gate = {"name": "g", "seed": 3,
+                "generator": {"family": "beta_binary", "a": 6, "b": 0.5,
+                              "calibration": {"curve": "logit_logit", "a": -0.2, "b": 0.6}},
+                "rule": {"n": 100, "clauses": [{"estimator": {"name": "ece"}, "at_most": 0.08}]},
+                "family": {"values": [0.03, 0.12]}, "risks": {"bad": 0.12}, "replicates": 200}
+        result = calbench.gate(gate, out="gate_result.json", threads=2)
+        with open("gate.json", "w") as f:
+            json.dump(gate, f)
+        subprocess.run([BIN, "gate", "gate.json", "--quiet", "--threads", "1", "--out",
+                        "cli.json"], check=True, capture_output=True)
+        with open("cli.json") as f:
+            self.assertEqual(json.load(f), result)
+        with open("gate_result.json") as f:
+            self.assertEqual(json.load(f), result)
+        curve = calbench.gate_curve(result)
+        self.assertEqual(list(curve["value"]), [0.03, 0.12])
+        self.assertEqual(list(curve["p_pass"]), [p["p_pass"] for p in result["points"]])
+        self.assertEqual(list(curve["pass_ece_ew15"]), list(curve["p_pass"]))
+        self.assertEqual(result["risks"]["bad"]["false_accept"], curve["p_pass"].iloc[1])
+        self.assertEqual([f for f in os.listdir(".") if f.startswith(".calbench-gate-")], [])
+        # The figure draws the curve it was given: P(pass) against the members' true errors.
+        figure = calbench.oc_curve(result)
+        line = figure.axes[0].lines[0]
+        self.assertEqual(list(line.get_xdata()), list(curve["true_error"]))
+        self.assertEqual(list(line.get_ydata()), list(curve["p_pass"]))
+        with self.assertRaisesRegex(ValueError, r"calbench.gate\(gate\): /rule/n"):
+            calbench.gate({**gate, "rule": {"n": 1, "clauses": gate["rule"]["clauses"]}},
+                          out="bad.json")
+        self.assertFalse(os.path.exists("bad.json"))
 
     def test_bad_input_is_a_value_error_and_writes_nothing(self):
         with self.assertRaisesRegex(ValueError, r"outputs.csv: line 2: probabilities sum to"):
