@@ -258,7 +258,9 @@ class EvalProgress {
       if (current_) current_->finish();
       current_ = std::make_unique<Progress>(
           "eval " + std::string(phase) + " (most time: " + heaviest_ + ")", true,
-          ProgressStyle{"resamples", silent_below, std::chrono::milliseconds(5000)});
+          ProgressStyle{.unit = "resamples",
+                        .first_after = silent_below,
+                        .plain_every = std::chrono::milliseconds(5000)});
     };
     out.counter = [this](std::size_t done, std::size_t total) { current_->update(done, total); };
     return out;
@@ -289,7 +291,10 @@ Observed observe(const EvalOptions& o, const Sample& sample, std::vector<Skipped
   EstimatorWorkspace workspace;
   Progress observing(
       "eval observed values", true,
-      ProgressStyle{"estimators", EvalProgress::silent_below, std::chrono::milliseconds(5000)});
+      ProgressStyle{.unit = "estimators",
+                    .first_after = EvalProgress::silent_below,
+                    .plain_every = std::chrono::milliseconds(5000),
+                    .heartbeat = true});  // one estimator can take a minute at K = 1,000
   for (std::size_t c = 0; c < candidates.size(); ++c) {
     observing.update(c, candidates.size());
     // An estimator that does not apply to this K throws DomainError.

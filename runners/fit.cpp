@@ -319,9 +319,13 @@ std::string truth_text(const TruthValue& v) {
 }
 
 // Progress lines on stderr (STYLE.md: any phase longer than about 2 s shows it): nothing for a
-// phase done within 2 s, then a line every 5 s (a redrawn bar on a terminal).
+// phase done within 2 s, then a line every 5 s (a redrawn bar on a terminal), also while one
+// long step runs (the heartbeat: one fold's fit at K = 3,000 took over a minute, silent).
 ProgressStyle fit_progress_style(std::string unit) {
-  return {std::move(unit), std::chrono::milliseconds(2000), std::chrono::milliseconds(5000)};
+  return {.unit = std::move(unit),
+          .first_after = std::chrono::milliseconds(2000),
+          .plain_every = std::chrono::milliseconds(5000),
+          .heartbeat = true};
 }
 
 // The verdict (lib/fit/fit_verdict.hpp) on fakes fitted without the rows they are judged on:

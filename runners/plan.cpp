@@ -117,9 +117,11 @@ class PlanProgress {
     if (!bar_ || n_ != n) {
       if (bar_) bar_->finish();
       n_ = n;
-      bar_ = std::make_unique<Progress>("calbench plan: n = " + std::to_string(n), true,
-                                        ProgressStyle{"replicates", std::chrono::milliseconds(2000),
-                                                      std::chrono::milliseconds(5000)});
+      bar_ =
+          std::make_unique<Progress>("calbench plan: n = " + std::to_string(n), true,
+                                     ProgressStyle{.unit = "replicates",
+                                                   .first_after = std::chrono::milliseconds(2000),
+                                                   .plain_every = std::chrono::milliseconds(5000)});
     }
     bar_->update(done, total);
   }

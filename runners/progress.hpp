@@ -3,9 +3,11 @@
 // otherwise (logs, CI). Thread-safe; prints at most a few times per second.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <string>
+#include <thread>
 
 namespace calbench {
 
@@ -15,6 +17,10 @@ struct ProgressStyle {
   std::string unit = "replicates";
   std::chrono::milliseconds first_after{0};
   std::chrono::milliseconds plain_every{5000};  // period of the plain lines
+  // Lines also while no update comes (a thread redraws the last counts with the time so far):
+  // for phases of few long steps, such as fit's folds at K = 3,000 (a minute per fold, silent
+  // before, issue #38).
+  bool heartbeat = false;
 };
 
 // CPU seconds of the calling thread: the work of a step, which a shared machine's load does not
@@ -24,11 +30,16 @@ double thread_cpu_seconds();
 class Progress {
  public:
   Progress(std::string what, bool enabled, ProgressStyle style = {});
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void update(std::size_t done, std::size_t total);
   void finish();
 
  private:
   void draw(std::size_t done, std::size_t total);
+  void beat();
+  void stop_heartbeat();
   std::string what_;
   ProgressStyle style_;
   bool enabled_, terminal_;
@@ -36,6 +47,11 @@ class Progress {
   std::mutex mutex_;
   bool drawn_ = false;
   std::size_t last_done_ = 0, last_total_ = 0;
+  // The heartbeat (ProgressStyle::heartbeat): its thread, woken to stop.
+  std::mutex beat_mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread heartbeat_;
 };
 
 }  // namespace calbench

@@ -1,5 +1,6 @@
 #include "runners/recalibrate.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
+#include "experiment/preflight.hpp"
 #include "recalibrators/fitted_model_json.hpp"
 #include "report/result_set.hpp"
 #include "runners/command.hpp"
@@ -121,12 +123,46 @@ std::string calibrated_csv(const Sample& sample, bool labelled, const std::vecto
   return text;
 }
 
+// What apply holds at most per value of the data: the rows and the calibrated rows as doubles,
+// and a third copy (the rows with exact zeros raised, or the bytes of an NPY file while it is
+// read); a CSV output's text adds up to 25 bytes a value (the shortest round-trip text of a
+// double and its comma) beside the first two. Per row: the labels (as read and as kept), the
+// confidence and the predicted class, at most 4 numbers of 8 bytes.
+constexpr double apply_bytes_per_value = 3.0 * sizeof(double);
+constexpr double csv_text_bytes_per_value = 25.0;
+constexpr double apply_bytes_per_row = 4.0 * sizeof(double);
+
+// NPY data whose values would not fit in the memory available (or an address-space limit) is
+// refused before it is read, from its header's shape (issue #38: 2 GB of rows reached 4.8 GB
+// of memory). A CSV file's rows are not counted before reading; docs/recalibration.md.
+void check_apply_memory(const RecalibrateOptions& o, bool npy_out) {
+  if (!ends_with(o.data, ".npy")) return;
+  const NpyShape npy = read_npy_shape(o.data);
+  if (npy.shape.size() != 2) return;  // the reader says what is wrong with it
+  const double rows = static_cast<double>(npy.shape[0]), K = static_cast<double>(npy.shape[1]);
+  const double needed =
+      rows * K *
+          std::max(apply_bytes_per_value,
+                   npy_out ? 0.0 : 2.0 * sizeof(double) + csv_text_bytes_per_value) +
+      rows * apply_bytes_per_row;
+  const double available = available_memory_bytes();
+  if (needed > available)
+    throw InputError(
+        o.data + ": applying the model to its " + std::to_string(npy.shape[0]) + " rows x " +
+        std::to_string(npy.shape[1]) + " classes needs about " + gigabytes(needed) +
+        " of memory (the rows, the calibrated rows and a copy, 8 bytes a value " + "each" +
+        (npy_out ? "" : ", and the CSV text") + ", and the labels) but " + gigabytes(available) +
+        " are available; apply the model to the rows in parts (numpy.array_split) "
+        "or where more memory is free");
+}
+
 int run_apply(const RecalibrateOptions& o, std::ostream& out) {
   const bool npy = ends_with(o.out, ".npy");
   if (!npy && !ends_with(o.out, ".csv"))
     throw InputError("--out " + o.out + ": expected a .csv or .npy file name");
   check_writable(o.out, "--out " + o.out);
   const FittedModel fitted = read_fitted_model_file(o.model);
+  check_apply_memory(o, npy);
   const ModelOutputs data = read_outputs_maybe_unlabelled(
       o.data, o.labels,
       {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,

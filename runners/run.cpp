@@ -104,8 +104,15 @@ int run_command(const std::string& file, const RunOptions& options) {
   // Before anything is created: what the run needs must fit (experiment/preflight.hpp).
   const std::vector<CellDemand> demands = cell_demands(*config);
   preflight(*config, demands, options.threads, available_memory_bytes());
-  if (const double seconds = estimated_seconds(estimate_run(*config, demands), options.threads);
-      seconds > time_warning_seconds && !options.quiet)
+  // A shard computes its part of every task stream, and the truths as the whole run does.
+  PreflightEstimate work = estimate_run(*config, demands);
+  if (options.shard) {
+    work.component_draws /= static_cast<double>(options.shard->count);
+    work.resampled_components /= static_cast<double>(options.shard->count);
+  }
+  const double seconds = estimated_seconds(work, options.threads);
+  check_run_time(*config, demands, seconds, options.threads, options.long_run);
+  if (seconds > time_warning_seconds && !options.quiet)
     std::cerr << "calbench: pre-flight: this run may take up to about " << duration_text(seconds)
               << " on " << options.threads << " threads (a rough upper estimate; docs/config.md)\n";
   // Before any computation: the lock, a writable place for the results, the journal.
@@ -114,6 +121,7 @@ int run_command(const std::string& file, const RunOptions& options) {
   TaskJournal journal = open_journal(results_set, identity, shown_out, options);
   std::string resume = "calbench run " + file + " --out " + shown_out;
   if (options.overwrite == Overwrite::yes) resume += " --overwrite";
+  if (options.long_run) resume += " --long";
   if (options.shard) resume += " --shard " + shard_text(*options.shard);
   try {
     return execute(file, *config, shown_out, results_set, journal, options, resume + " --resume");
@@ -226,6 +234,9 @@ Command add_run_command(CLI::App& app) {
   run->add_option("--out", a->options.out, "output directory (overrides output.directory)")
       ->check(directory_text());
   run->add_flag("--quiet", a->options.quiet, "no progress and no summary table");
+  run->add_flag("--long", a->options.long_run,
+                "start a run whose pre-flight estimate is above a day (refused without it, "
+                "exit 2; docs/config.md, \"Pre-flight\")");
   run->add_flag(
       "--no-report", a->no_report,
       "do not render report/index.html (python3 -m calbench.report OUTDIR does it later)");

@@ -23,6 +23,7 @@ struct RunOptions {
   std::optional<RunControl::Shard> shard;
   bool report = true;  // render OUT/report/index.html after the results (not for a shard)
   Overwrite overwrite = Overwrite::no;  // --overwrite: a finished result set at OUT is replaced
+  bool long_run = false;                // --long: start a run estimated above time_refusal_seconds
 };
 
 // What a run's journal and shards are tied to: the resolved config's hash and this calbench.

@@ -14,21 +14,31 @@ namespace calbench {
 
 Command add_validate_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
+  auto long_run = std::make_shared<bool>(false);
+  auto workers = std::make_shared<std::size_t>(default_threads());
   auto* validate = app.add_subcommand("validate", "check a config and print its expanded cells");
   validate->add_option("CONFIG", *file, "experiment config (JSON)")->required();
-  return {validate, [file] {
+  validate
+      ->add_option("--threads", *workers,
+                   "the pre-flight's worker threads, as `calbench run --threads` (default: "
+                   "all cores)")
+      ->check(thread_range());
+  validate->add_flag("--long", *long_run,
+                     "accept a run estimated above a day, as `calbench run --long` does");
+  return {validate, [file, long_run, workers] {
             // Every check `run` makes before it computes (docs/config.md): the pre-flight for
-            // the default --threads and the solving of targets.
+            // --threads (default: all cores) and the solving of targets.
             const auto config = load_experiment(*file);
             const ScenarioModule& scenario = module_of(*config);
-            const std::size_t threads = default_threads();
+            const std::size_t threads = *workers;
             const std::vector<CellDemand> demands = cell_demands(*config);
             preflight(*config, demands, threads, available_memory_bytes());
+            const double seconds = estimated_seconds(estimate_run(*config, demands), threads);
+            check_run_time(*config, demands, seconds, threads, *long_run);
             scenario.prepare(*config);
             std::cout << scenario.describe(*config);
-            std::cout << "estimated time: up to about "
-                      << duration_text(estimated_seconds(estimate_run(*config, demands), threads))
-                      << " on " << threads << " threads (pre-flight, a rough upper estimate)\n";
+            std::cout << "estimated time: up to about " << duration_text(seconds) << " on "
+                      << threads << " threads (pre-flight, a rough upper estimate)\n";
             return 0;
           }};
 }

@@ -34,6 +34,11 @@ mode_t process_umask() {
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
+  write_file_atomically(target, std::span<const std::string_view>(&content, 1));
+}
+
+void write_file_atomically(const std::filesystem::path& target,
+                           std::span<const std::string_view> parts) {
   namespace fs = std::filesystem;
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
   // What a killed writer of this same target left (core/temporaries.hpp): its pid is in the
@@ -55,16 +60,18 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   };
   if (fd < 0)
     throw std::system_error(errno, std::generic_category(), "cannot write " + target.string());
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      const int error = errno;
-      ::close(fd);
-      fail(error);
+  for (const std::string_view content : parts) {
+    std::size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        const int error = errno;
+        ::close(fd);
+        fail(error);
+      }
+      done += static_cast<std::size_t>(w);
     }
-    done += static_cast<std::size_t>(w);
   }
   if (::fchmod(fd, 0644 & ~process_umask()) != 0) {
     const int error = errno;

@@ -70,35 +70,42 @@ std::size_t item_size(const std::string& descr) {
   return static_cast<std::size_t>(descr.back() - '0');
 }
 
-}  // namespace
+// The header of an NPY file whose first bytes are `bytes` (at least the magic, the version,
+// the header length and the header): the dtype, the order, the shape and where the data start.
+struct Header {
+  std::string descr;
+  bool fortran = false;
+  std::vector<std::size_t> shape;
+  std::string shape_text;      // as written, for messages
+  std::size_t count = 1;       // elements
+  std::size_t data_start = 0;  // the data's offset in the file
+  std::size_t data_bytes = 0;  // count x the item size
+};
 
-NpyArray read_npy(const std::filesystem::path& file) {
-  const FileBytes read = read_file(file, kMaxDataFileBytes);
-  if (read.failure == FileBytes::Failure::open) fail(file, "cannot open the file");
-  if (!read) fail(file, "cannot read the file (" + read.reason() + ")");
-  const std::string& bytes = read.bytes;
+// The magic, the version and the header's length; the header text is bytes[start, start + len).
+std::pair<std::size_t, std::size_t> header_span(const std::string& bytes,
+                                                const std::filesystem::path& file) {
   if (bytes.empty()) fail(file, "the file is empty");
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     fail(file, "not an NPY file (no \\x93NUMPY magic at the start)");
   const auto major = static_cast<unsigned char>(bytes[6]);
-  std::size_t header_len = 0, header_start = 0;
   const auto byte = [&](std::size_t i) {
     return static_cast<std::size_t>(static_cast<unsigned char>(bytes[i]));
   };
-  if (major == 1) {
-    header_len = byte(8) | (byte(9) << 8);
-    header_start = 10;
-  } else if (major == 2 || major == 3) {
+  if (major == 1) return {10, byte(8) | (byte(9) << 8)};
+  if (major == 2 || major == 3) {
     if (bytes.size() < 12) fail(file, "NPY header truncated");
-    header_len = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
-    header_start = 12;
-  } else {
-    fail(file, "NPY version " + std::to_string(major) + " is not supported (1, 2 or 3)");
+    return {12, byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24)};
   }
+  fail(file, "NPY version " + std::to_string(major) + " is not supported (1, 2 or 3)");
+}
+
+Header parse_header(const std::string& bytes, const std::filesystem::path& file) {
+  const auto [header_start, header_len] = header_span(bytes, file);
   if (header_start + header_len > bytes.size()) fail(file, "NPY header truncated");
   const std::string header = bytes.substr(header_start, header_len);
 
-  NpyArray out;
+  Header out;
   std::string descr = dict_value(header, "descr", file);
   if (descr.size() < 2 || (descr.front() != '\'' && descr.front() != '"'))
     fail(file, "NPY descr " + descr + " is not a simple dtype");
@@ -113,11 +120,12 @@ NpyArray read_npy(const std::filesystem::path& file) {
   const std::string order = dict_value(header, "fortran_order", file);
   if (order != "False" && order != "True")
     fail(file, "NPY fortran_order " + order + " is neither True nor False");
-  const bool fortran = order == "True";
+  out.fortran = order == "True";
   const std::string shape = dict_value(header, "shape", file);
+  out.shape_text = shape;
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
     fail(file, "NPY shape " + shape + " is not a tuple");
-  std::size_t count = 1;
+  std::size_t& count = out.count;
   for (std::size_t i = 1; i + 1 < shape.size();) {
     while (i + 1 < shape.size() && (shape[i] == ' ' || shape[i] == ',')) ++i;
     if (i + 1 >= shape.size()) break;
@@ -133,14 +141,48 @@ NpyArray read_npy(const std::filesystem::path& file) {
     out.shape.push_back(extent);
     i = j;
   }
-  const std::size_t size = item_size(descr);
-  const std::size_t data_start = header_start + header_len;
-  std::size_t data_bytes = 0;
-  if (__builtin_mul_overflow(count, size, &data_bytes))
+  out.data_start = header_start + header_len;
+  if (__builtin_mul_overflow(count, item_size(descr), &out.data_bytes))
     fail(file, "NPY shape " + shape + " is too large (more bytes than fit in memory)");
-  if (bytes.size() - data_start != data_bytes)
+  return out;
+}
+
+}  // namespace
+
+NpyShape read_npy_shape(const std::filesystem::path& file) {
+  // Only the header is read (a few hundred bytes); a special file is left to read_npy's error.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) return {};
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes(12, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  const auto [header_start, header_len] = header_span(bytes, file);
+  if (header_start + header_len > std::filesystem::file_size(file, error) || error)
+    fail(file, "NPY header truncated");
+  bytes.resize(header_start + header_len);
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  const Header header = parse_header(bytes, file);
+  return {header.descr, header.shape};
+}
+
+NpyArray read_npy(const std::filesystem::path& file) {
+  const FileBytes read = read_file(file, kMaxDataFileBytes);
+  if (read.failure == FileBytes::Failure::open) fail(file, "cannot open the file");
+  if (!read) fail(file, "cannot read the file (" + read.reason() + ")");
+  const std::string& bytes = read.bytes;
+  const Header h = parse_header(bytes, file);
+  const std::string& descr = h.descr;
+  const std::size_t count = h.count, size = item_size(descr), data_start = h.data_start;
+  if (bytes.size() - data_start != h.data_bytes)
     fail(file, "NPY data has " + std::to_string(bytes.size() - data_start) + " bytes, the shape " +
-                   shape + " of " + descr + " needs " + std::to_string(data_bytes));
+                   h.shape_text + " of " + descr + " needs " + std::to_string(h.data_bytes));
+  NpyArray out;
+  out.descr = descr;
+  out.shape = h.shape;
+  const bool fortran = h.fortran;
   const char* data = bytes.data() + data_start;
   if (out.is_float()) {
     out.floats.resize(count);
@@ -203,10 +245,12 @@ void write_array(const std::filesystem::path& file, const char* descr,
     throw std::logic_error("write_npy: shape and value count disagree for " + file.string());
   // Atomically, through a private staging file (core/atomic_file.hpp): never through a
   // symbolic link planted at the name, never half-written.
-  std::string bytes = npy_header(descr, shape);
-  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  // The header and the values as they are: no copy of the data (it can be gigabytes).
+  const std::string header = npy_header(descr, shape);
+  const std::string_view parts[] = {
+      header, {reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)}};
   try {
-    write_file_atomically(file, bytes);
+    write_file_atomically(file, parts);
   } catch (const std::system_error& error) {
     throw std::runtime_error(file.string() + ": cannot write the NPY file (" +
                              error.code().message() + ")");

@@ -31,6 +31,15 @@ struct NpyArray {
 // Throws InputError naming the file on anything it cannot read as promised.
 NpyArray read_npy(const std::filesystem::path& file);
 
+// The dtype and shape of an NPY file from its header alone, without reading the data (a
+// pre-flight's figure); empty for a file that is not a regular file (read_npy says why). Throws
+// InputError as read_npy does for a header it cannot read.
+struct NpyShape {
+  std::string descr;
+  std::vector<std::size_t> shape;
+};
+NpyShape read_npy_shape(const std::filesystem::path& file);
+
 // An NPY 1.0 file of little-endian float64 ('<f8') or int64 ('<i8') values in C order with the
 // given shape (external estimators' input, docs/external.md). The header is padded to a
 // multiple of 64 bytes, as NumPy writes it. Throws std::runtime_error naming the file when it

@@ -1,12 +1,15 @@
 #include "experiment/preflight.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "core/format.hpp"
 #include "generators/generator.hpp"
 #include "truth/monte_carlo_core.hpp"
+#include "truth/truth_engine.hpp"
 
 namespace calbench {
 namespace {
@@ -68,11 +72,36 @@ std::string gigabytes(double bytes) {
 
 namespace {
 
+// The truth engine's Monte Carlo numbers as the run draws them, for the time estimate: the
+// truth (truth.samples) and the estimators' population values (truth.population_samples) and
+// the true reliability curves once per distinct generator, as their caches compute them, the
+// truth none when it needs no Monte Carlo; the per-cell truths of the recalibration and
+// decision scenarios per cell.
+double truth_time_draws(const std::vector<CellDemand>& cells) {
+  std::map<std::string, double> per_generator;  // canonical text -> numbers
+  double per_cell = 0.0;
+  for (const CellDemand& demand : cells) {
+    const CellBase& cell = *demand.cell;
+    const Generator generator(cell.generator);
+    const double K = static_cast<double>(generator.classes());
+    double vectors = static_cast<double>(cell.truth.population_samples);
+    if (!truth_without_monte_carlo(generator)) vectors += static_cast<double>(cell.truth.samples);
+    for (const Demand& d : demand.generator_draws) vectors += d.value;
+    double& once = per_generator[generator.canonical_text()];
+    once = std::max(once, vectors * K);
+    for (const Demand& d : demand.truth_draws) per_cell += d.value * K;
+  }
+  double out = per_cell;
+  for (const auto& [key, numbers] : per_generator) out += numbers;
+  return out;
+}
+
 // The estimate with the largest values it was computed from.
 struct Figures {
   PreflightEstimate estimate;
   Largest n, K, bins, reps;
-  Largest truth_K;  // the classes of the cell whose truth needs the most memory
+  Largest truth_K;      // the classes of the cell whose truth needs the most memory
+  Largest evaluations;  // the most estimator evaluations per replicate beyond the first
   // Per truth sample count (by its base pointer, in the order first met), its largest value.
   std::vector<std::pair<std::string, Largest>> truth_samples;
 };
@@ -113,6 +142,8 @@ Figures figures_of(const ExperimentBase& config, const std::vector<CellDemand>& 
         f, config, cell,
         {static_cast<double>(cell.truth.population_samples), "/truth/population_samples"});
     for (const Demand& d : demand.truth_draws) consider_truth_samples(f, config, cell, d);
+    for (const Demand& d : demand.generator_draws) consider_truth_samples(f, config, cell, d);
+    consider(f.evaluations, config, cell, demand.evaluations.value, demand.evaluations.pointer);
   }
   const double K = std::max(f.K.value, 2.0), reps = std::max(f.reps.value, 1.0);
   const double n_cells = static_cast<double>(e.cells);
@@ -122,6 +153,8 @@ Figures figures_of(const ExperimentBase& config, const std::vector<CellDemand>& 
   e.component_draws = n_cells * reps * f.n.value * K;
   for (const auto& [pointer, t] : f.truth_samples)
     e.truth_draws = std::max(e.truth_draws, n_cells * t.value * K);
+  e.resampled_components = e.component_draws * f.evaluations.value;
+  e.truth_time_draws = truth_time_draws(cells);
   return f;
 }
 
@@ -199,11 +232,56 @@ void preflight(const ExperimentBase& config, const std::vector<CellDemand>& cell
   if (!problems.empty()) throw ConfigError(std::move(problems));
 }
 
+namespace {
+
+// The three parts of estimated_seconds, in thread-seconds.
+struct TimeParts {
+  double replicates, resamples, truth;
+};
+TimeParts time_parts(const PreflightEstimate& e) {
+  return {e.component_draws / replicate_components_per_second,
+          e.resampled_components / resampled_components_per_second,
+          e.truth_time_draws / truth_components_per_second};
+}
+
+}  // namespace
+
 double estimated_seconds(const PreflightEstimate& e, std::size_t threads) {
   const double workers = static_cast<double>(std::max<std::size_t>(threads, 1));
-  return (e.component_draws / replicate_components_per_second +
-          e.truth_draws / truth_components_per_second) /
-         workers;
+  const TimeParts t = time_parts(e);
+  return (t.replicates + t.resamples + t.truth) / workers;
+}
+
+void check_run_time(const ExperimentBase& config, const std::vector<CellDemand>& cells,
+                    double seconds, std::size_t threads, bool long_run) {
+  if (long_run || !(seconds > time_refusal_seconds)) return;
+  const Figures f = figures_of(config, cells);
+  const PreflightEstimate& e = f.estimate;
+  const TimeParts t = time_parts(e);
+  // The part that dominates, with the figures behind it and the pointer of the one to lower.
+  std::string pointer, why;
+  const std::string tasks = amount(static_cast<double>(e.cells)) + " cells x " +
+                            amount(f.reps.value) + " replicates x sample size " +
+                            amount(f.n.value) + " x classes " + amount(f.K.value);
+  if (t.truth >= t.replicates && t.truth >= t.resamples) {
+    pointer = f.K.pointer;
+    why = "the ground truth's Monte Carlo: about " + amount(e.truth_time_draws) +
+          " numbers drawn over the distinct generators (truth.samples x classes each)";
+  } else if (t.resamples >= t.replicates) {
+    pointer = f.evaluations.pointer;
+    why = "the intervals' resamples: " + tasks + " x " + amount(f.evaluations.value) +
+          " evaluations on resampled rows";
+  } else {
+    pointer = f.reps.pointer;
+    why = "the replicates: " + tasks + " numbers drawn";
+  }
+  throw ConfigError({config.source + ": " + (pointer.empty() ? "/" : pointer) +
+                     ": this run may take up to about " + duration_text(seconds) + " on " +
+                     std::to_string(threads) + " threads, more than calbench starts unasked (" +
+                     duration_text(time_refusal_seconds) + "); most of it is " + why +
+                     ". Check the config (a slip such as replicates 1e6 for 1e3?), or start it "
+                     "anyway with --long (calbench.run(..., long=True)); docs/config.md, "
+                     "\"Pre-flight\""});
 }
 
 std::string duration_text(double seconds) {
@@ -226,15 +304,37 @@ double physical_memory_bytes() {
   return static_cast<double>(pages) * static_cast<double>(page);
 }
 
+namespace {
+
+// What the address-space limit (ulimit -v, RLIMIT_AS) leaves this process: the limit less the
+// address space it holds now (VmSize in /proc/self/status); +infinity without a limit.
+double address_space_left() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return std::numeric_limits<double>::infinity();
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  double used_kib = 0.0;
+  while (std::getline(status, line))
+    if (line.rfind("VmSize:", 0) == 0) used_kib = std::strtod(line.c_str() + 7, nullptr);
+  return std::max(0.0, static_cast<double>(limit.rlim_cur) - used_kib * 1024.0);
+}
+
+}  // namespace
+
 double available_memory_bytes() {
   // MemAvailable (Linux >= 3.14): what can be allocated without swapping, page cache
   // included; total memory let a run start that another process's use made fail later.
+  double available = physical_memory_bytes();
   std::ifstream meminfo("/proc/meminfo");
   std::string key, unit;
   double kib = 0.0;
   while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024.0;
-  return physical_memory_bytes();
+    if (key == "MemAvailable:") {
+      available = kib * 1024.0;
+      break;
+    }
+  return std::min(available, address_space_left());
 }
 
 }  // namespace calbench

@@ -38,7 +38,13 @@ struct CellDemand {
   // truth.population_samples, from `cell`): truth_samples, recalibrator.samples,
   // reliability.samples.
   std::vector<Demand> truth_draws;
+  // Monte Carlo vectors drawn once per distinct generator (its canonical text), as the truth
+  // engine's cache and the true reliability curves' are: reliability.samples.
+  std::vector<Demand> generator_draws;
   bool reliability = false;  // the true reliability curves are computed
+  // Evaluations of the estimators per replicate besides the first, each on the replicate's
+  // rows: 2 x intervals.resamples (bootstrap and consistency) plus the jackknife groups of bca.
+  Demand evaluations;
 };
 
 // The `bins` of a component (an estimator, a method) whose entry is at `pointer`: its parameter
@@ -61,6 +67,13 @@ struct PreflightEstimate {
   double component_draws = 0.0;   // tasks x n x K: the numbers the replicates draw
   double truth_bytes = 0.0;       // the truth engine's fine bins (one truth at a time)
   double truth_draws = 0.0;       // cells x the largest truth sample count x K (at most)
+  // For the time estimate: the estimators' evaluations on resampled rows (tasks x n x K x the
+  // evaluations per replicate), and the truth engine's Monte Carlo numbers counted as it draws
+  // them: once per distinct generator (its cache), none for a truth without Monte Carlo
+  // (truth_without_monte_carlo), the per-cell truths (truth_samples, recalibrator.samples) per
+  // cell.
+  double resampled_components = 0.0;
+  double truth_time_draws = 0.0;
 };
 
 // What the config's cells ask for (`cells`: its scenario module's demand of each).
@@ -72,24 +85,35 @@ void preflight(const ExperimentBase& config, const std::vector<CellDemand>& cell
                std::size_t threads, double memory_bytes);
 
 // An upper estimate of a run's time on `threads` workers: the replicates' drawn components at
-// replicate_components_per_second plus the truth engine's at truth_components_per_second,
+// replicate_components_per_second, their resampled evaluations at
+// resampled_components_per_second, plus the truth engine's at truth_components_per_second,
 // per worker. The rates are docs/performance.md's: the replicate loop with the baseline
 // estimators draws 4.6e7 to 5.7e7 components per second per thread (W1, W2), and the truth
 // engine's Monte Carlo at K = 300 drew 16e6 x 300 components in 126 s on 2 threads (issue
-// #28), 1.9e7 per second per thread. The truth stops early once its error is met, and other
-// estimators cost more or less, so this is a rough figure: a warning, never a refusal.
+// #28), 1.9e7 per second per thread; the resampled rate is docs/config.md's measurement of
+// intervals.resamples. The truth stops early once its error is met, and other estimators cost
+// more or less, so this is a rough figure.
 inline constexpr double replicate_components_per_second = 4e7;
+inline constexpr double resampled_components_per_second = 1e8;
 inline constexpr double truth_components_per_second = 1.5e7;
 double estimated_seconds(const PreflightEstimate& estimate, std::size_t threads);
 // "45 s", "12 minutes", "3.4 hours", "2.1 days".
 std::string duration_text(double seconds);
 // Runs estimated above this print the estimate before they start (docs/config.md).
 inline constexpr double time_warning_seconds = 60.0;
+// Runs estimated above this (on the threads given, for a shard its part) are refused unless
+// asked for (`calbench run --long`, calbench.run(..., long=True)): a run of days is more often
+// a slip (replicates 1e6 for 1e3) than a plan, and a plan can say so.
+inline constexpr double time_refusal_seconds = 86400.0;
+// Throws ConfigError naming the file, the estimate and the figures behind it, and how to start
+// the run anyway, when `seconds` exceeds time_refusal_seconds and `long_run` is false.
+void check_run_time(const ExperimentBase& config, const std::vector<CellDemand>& cells,
+                    double seconds, std::size_t threads, bool long_run);
 
 // The machine's physical memory in bytes (sysconf), or +infinity when unknown.
 double physical_memory_bytes();
-// The memory available now (/proc/meminfo's MemAvailable), else physical_memory_bytes(): what
-// the pre-flight compares with.
+// The memory available now (/proc/meminfo's MemAvailable, else physical_memory_bytes()), and
+// no more than an address-space limit (ulimit -v) leaves: what the pre-flight compares with.
 double available_memory_bytes();
 
 // `bytes` as the pre-flight's messages print it: "%.3g GB".

@@ -20,6 +20,7 @@ class BbqCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "bbq"; }
+  std::string map_kind() const override { return "bbq"; }
 
  private:
   double prior_strength_;

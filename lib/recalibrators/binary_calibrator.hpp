@@ -31,6 +31,8 @@ class BinaryCalibrator {
                                                std::span<const double> outcomes,
                                                const std::string& what) const = 0;
   virtual std::string name() const = 0;
+  // The kind of its fitted maps' state (BinaryMap::state), for Recalibrator::gives.
+  virtual std::string map_kind() const = 0;
 };
 
 }  // namespace calbench

@@ -25,6 +25,7 @@ class CdfSplineCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "cdf_spline"; }
+  std::string map_kind() const override { return "cdf_spline"; }
 
  private:
   std::size_t knots_;

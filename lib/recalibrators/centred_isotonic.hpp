@@ -19,6 +19,7 @@ class CentredIsotonicCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "centred_isotonic"; }
+  std::string map_kind() const override { return "isotonic"; }
 };
 
 // The centred points (x increasing, y non-decreasing) of an isotonic fit.

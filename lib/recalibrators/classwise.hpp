@@ -15,6 +15,12 @@ class Classwise : public Recalibrator {
   explicit Classwise(std::shared_ptr<const Recalibrator> inner) : inner_(std::move(inner)) {}
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "classwise(" + inner_->name() + ")"; }
+  // One part per class: the wrapped method's model, or identity for a class it could not fit.
+  bool gives(const FittedState& state, std::size_t classes) const override {
+    return has_form(state, "classwise", static_cast<long>(classes), [&](const FittedState& part) {
+      return part.kind == "identity" || inner_->gives(part, classes);
+    });
+  }
 
  private:
   std::shared_ptr<const Recalibrator> inner_;

@@ -17,6 +17,9 @@ class EnsembleTemperature : public Recalibrator {
  public:
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "ensemble_temperature"; }
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_kind(state, "ensemble_temperature");
+  }
 };
 
 // The fitted model: weights (scaled, uncalibrated, uniform) on the simplex;

@@ -175,6 +175,13 @@ FittedModel read_fitted_model(const Json& document, const std::string& source) {
   if (own != out.classes)
     throw ConfigError({source + ": /model: a model of " + std::to_string(own) +
                        " classes, but /classes is " + std::to_string(out.classes)});
+  // apply uses the model alone; a method that cannot have fitted it would mislabel the result.
+  if (!method->method->gives(*state, out.classes))
+    throw ConfigError({source + ": /model: a \"" + state->kind + "\" model, but /method is " +
+                       out.method.value("name", method->label) + ", whose fit on " +
+                       std::to_string(out.classes) +
+                       " classes gives no such model: the method and the model disagree (the "
+                       "file was edited or put together from two files)"});
   return out;
 }
 
@@ -191,6 +198,12 @@ std::vector<double> apply_fitted_model(const FittedModel& fitted, std::span<cons
     throw InputError(data + ": " + std::to_string(classes) +
                      " classes, but the model was fitted on " + std::to_string(fitted.classes));
   std::vector<double> q(p.begin(), p.end());
+  // Without exact zeros the rows are their own raised copy: no second copy of them (issue #38:
+  // apply on 2 GB of rows held four copies).
+  if (std::find(p.begin(), p.end(), 0.0) == p.end()) {
+    apply(*fitted.model, p, classes, q);
+    return q;
+  }
   std::replace(q.begin(), q.end(), 0.0, zero_floor);  // as fit_model (zero_floor)
   const std::vector<double> raised = q;
   apply(*fitted.model, raised, classes, q);

@@ -11,6 +11,7 @@
 // ...), named scalars, named arrays and the states of its parts (a one-vs-rest model's K
 // binary maps, a wrapper's inner models). An absent part (a classwise class left unchanged)
 // has kind "identity".
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,5 +28,20 @@ struct FittedState {
   double scalar(const std::string& key) const;
   const std::vector<double>& array(const std::string& key) const;
 };
+
+// A state whose kind is `kind` and whose parts all satisfy `part` (any number of parts when
+// parts < 0): the shape Recalibrator::gives checks.
+template <typename Part>
+bool has_form(const FittedState& state, const std::string& kind, long parts, Part part) {
+  if (state.kind != kind) return false;
+  if (parts >= 0 && state.parts.size() != static_cast<std::size_t>(parts)) return false;
+  for (const auto& p : state.parts)
+    if (!part(p)) return false;
+  return true;
+}
+// A state of that kind whose parts are not looked at (a map's own parts, such as bbq's).
+inline bool has_kind(const FittedState& state, const std::string& kind) {
+  return state.kind == kind;
+}
 
 }  // namespace calbench

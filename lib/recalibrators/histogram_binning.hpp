@@ -17,6 +17,7 @@ class HistogramBinning : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "histogram_binning"; }
+  std::string map_kind() const override { return "steps"; }
 
  private:
   std::size_t bins_;

@@ -17,6 +17,7 @@ class IsotonicCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "isotonic"; }
+  std::string map_kind() const override { return "isotonic"; }
 };
 
 // The fitted map, rebuilt from its distinct scores x (increasing) and fitted values y

@@ -26,6 +26,9 @@ class KernelCalibration : public Recalibrator {
   explicit KernelCalibration(std::optional<double> bandwidth);
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "kernel"; }
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_kind(state, "kernel");
+  }
 
  private:
   std::optional<double> bandwidth_;

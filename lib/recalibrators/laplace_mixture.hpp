@@ -18,6 +18,10 @@ class LaplaceMixture : public Recalibrator {
   LaplaceMixture(std::shared_ptr<const Recalibrator> inner, double constant);
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "laplace_mixture(" + inner_->name() + ")"; }
+  bool gives(const FittedState& state, std::size_t classes) const override {
+    return has_form(state, "laplace_mixture", 1,
+                    [&](const FittedState& part) { return inner_->gives(part, classes); });
+  }
 
  private:
   std::shared_ptr<const Recalibrator> inner_;

@@ -196,6 +196,21 @@ bool separable(std::span<const double> scores, std::span<const double> outcomes)
   return max_neg <= min_pos || max_pos <= min_neg;
 }
 
+std::string LogisticCalibrator::map_kind() const {
+  switch (kind_) {
+    case LogisticKind::logistic:
+    case LogisticKind::platt:
+      return "logit_linear";
+    case LogisticKind::beta:
+      return "beta";
+    case LogisticKind::platt_probability:
+      return "probability_linear";
+    case LogisticKind::quadratic:
+      return "logit_quadratic";
+  }
+  return "logit_linear";
+}
+
 std::string LogisticCalibrator::name() const {
   switch (kind_) {
     case LogisticKind::logistic:

@@ -34,6 +34,7 @@ class LogisticCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override;
+  std::string map_kind() const override;
 
  private:
   LogisticKind kind_;

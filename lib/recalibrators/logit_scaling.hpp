@@ -75,6 +75,9 @@ class LogitScaling : public Recalibrator {
   LogitScaling(std::string name, LogitScalingSpec spec);
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return name_; }
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_kind(state, "logit_affine");
+  }
   // The fit itself, for tests and the benchmark.
   LogitScalingParameters fit_parameters(const Sample& sample) const;
   // Rows needed: the parameters no penalty pins down.

@@ -106,6 +106,13 @@ OneVsRest::OneVsRest(std::string name, std::shared_ptr<const BinaryCalibrator> b
                      TwoClasses two_classes)
     : name_(std::move(name)), binary_(std::move(binary)), two_classes_(two_classes) {}
 
+bool OneVsRest::gives(const FittedState& state, std::size_t classes) const {
+  const auto map = [&](const FittedState& part) { return has_kind(part, binary_->map_kind()); };
+  if (classes == 2 && two_classes_ == TwoClasses::single_map)
+    return has_form(state, "binary", 1, map);
+  return has_form(state, "one_vs_rest", static_cast<long>(classes), map);
+}
+
 std::unique_ptr<const CalibrationModel> OneVsRest::fit(const Sample& sample) const {
   check_fit_sample(sample, name_, 1, "");
   const std::size_t K = sample.classes, n = sample.size;

@@ -29,6 +29,7 @@ class OneVsRest : public Recalibrator {
             TwoClasses two_classes = TwoClasses::one_vs_rest);
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return name_; }
+  bool gives(const FittedState& state, std::size_t classes) const override;
 
  private:
   std::string name_;
@@ -41,6 +42,10 @@ class TopLabel : public Recalibrator {
   TopLabel(std::string name, std::shared_ptr<const BinaryCalibrator> binary);
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return name_; }
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_form(state, "top_label", 1,
+                    [&](const FittedState& map) { return has_kind(map, binary_->map_kind()); });
+  }
 
  private:
   std::string name_;

@@ -50,6 +50,10 @@ class Recalibrator {
   virtual std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const = 0;
   // The registry name, for messages ("temperature").
   virtual std::string name() const = 0;
+  // Whether `state` has the form of a model this method fits on `classes` classes: its kind
+  // and its parts' kinds. A fitted-model file whose method and model disagree (edited, or put
+  // together from two files) is refused by it (recalibrators/fitted_model_json.hpp).
+  virtual bool gives(const FittedState& state, std::size_t classes) const = 0;
 };
 
 // The shared verbs.

@@ -18,6 +18,7 @@ class ScalingBinning : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "scaling_binning"; }
+  std::string map_kind() const override { return "scaling_binning"; }
 
  private:
   std::size_t bins_;

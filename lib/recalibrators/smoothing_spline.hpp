@@ -36,6 +36,7 @@ class SmoothingSplineCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "smoothing_spline"; }
+  std::string map_kind() const override { return "smoothing_spline"; }
 
  private:
   std::optional<double> lambda_;

@@ -21,6 +21,9 @@ class StructuredScaling : public Recalibrator {
   StructuredScaling(std::string name, LogitScalingForm form, StructuredPenalty penalty);
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return scaling_.name(); }
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_kind(state, "structured_scaling");
+  }
 
  private:
   LogitScaling scaling_;

@@ -20,6 +20,10 @@ class Subsample : public Recalibrator {
   std::string name() const override {
     return "subsample_" + std::to_string(rows_) + "(" + inner_->name() + ")";
   }
+  // The fitted model is the wrapped method's.
+  bool gives(const FittedState& state, std::size_t classes) const override {
+    return inner_->gives(state, classes);
+  }
 
  private:
   std::shared_ptr<const Recalibrator> inner_;

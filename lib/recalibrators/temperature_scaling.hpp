@@ -38,6 +38,9 @@ class TemperatureScaling : public Recalibrator {
  public:
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "temperature"; }
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_kind(state, "temperature");
+  }
 };
 
 // The fitted model; exposed for ensemble_temperature.

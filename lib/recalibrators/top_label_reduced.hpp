@@ -16,6 +16,11 @@ class TopLabelReduced : public Recalibrator {
   explicit TopLabelReduced(std::shared_ptr<const Recalibrator> inner) : inner_(std::move(inner)) {}
   std::unique_ptr<const CalibrationModel> fit(const Sample& sample) const override;
   std::string name() const override { return "top_label_reduced(" + inner_->name() + ")"; }
+  // Around the wrapped method's model of the top label's binary problem (K = 2).
+  bool gives(const FittedState& state, std::size_t) const override {
+    return has_form(state, "top_label_reduced", 1,
+                    [&](const FittedState& part) { return inner_->gives(part, 2); });
+  }
 
  private:
   std::shared_ptr<const Recalibrator> inner_;

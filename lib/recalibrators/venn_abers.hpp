@@ -27,6 +27,7 @@ class VennAbersCalibrator : public BinaryCalibrator {
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;
   std::string name() const override { return "venn_abers"; }
+  std::string map_kind() const override { return "venn_abers"; }
 };
 
 // The pairs per gap: c (m distinct scores, increasing), p0 and p1 (m + 1 each).

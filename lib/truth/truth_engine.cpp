@@ -169,6 +169,17 @@ GroundTruth compute_truth(const DirichletGenerator& gen, const TruthSettings& se
   return t;
 }
 
+bool truth_without_monte_carlo(const Generator& generator) {
+  if (std::holds_alternative<BetaBinaryGenerator>(generator.family_generator())) return true;
+  const auto* dirichlet = std::get_if<DirichletGenerator>(&generator.family_generator());
+  if (dirichlet == nullptr) return false;
+  const auto& map = dirichlet->spec().map;
+  // The order of compute_truth's shortcuts: identity, then quantize (Monte Carlo), then
+  // quadrature for K = 2 and K = 3.
+  if (is_identity(map)) return true;
+  return !std::holds_alternative<QuantizeMap>(map) && dirichlet->classes() <= 3;
+}
+
 GroundTruth compute_truth(const Generator& generator, const TruthSettings& settings) {
   return std::visit(
       [&](const auto& g) -> GroundTruth {

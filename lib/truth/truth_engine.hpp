@@ -37,6 +37,12 @@ GroundTruth compute_truth(const DirichletGenerator& generator, const TruthSettin
 // The same for any family: `dirichlet` as above, the others by truth/family_truth.hpp.
 GroundTruth compute_truth(const Generator& generator, const TruthSettings& settings);
 
+// Whether compute_truth gives every quantity without Monte Carlo: a `dirichlet` family with the
+// identity map (closed forms) or K <= 3 and a map other than quantize (quadrature, which falls
+// back to Monte Carlo only when its mass check fails: alpha below about 0.03), and `beta_binary`.
+// The pre-flight's time estimate counts no truth draws for these.
+bool truth_without_monte_carlo(const Generator& generator);
+
 // The Monte Carlo estimate of every quantity, ignoring exact shortcuts (for tests and for
 // cross-checks against quadrature); with `needed`, drawn until those are within the tolerance
 // (classwise_ece_l1 unknown when it is not needed).

@@ -18,7 +18,9 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 from typing import Any
 
 from ._atomic import write_atomically
@@ -57,6 +59,33 @@ def _run(arguments: list[str]) -> subprocess.CompletedProcess:
     return result
 
 
+def _run_showing(arguments: list[str]) -> subprocess.CompletedProcess:
+    """_run, with the command's stderr lines also copied to sys.stderr as they come (its
+    progress lines; in a notebook they appear under the cell), except its `error:` lines,
+    which the caller raises."""
+    lines: list[str] = []
+    with subprocess.Popen([executable(), *arguments], text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as child:
+        def copy():
+            for line in child.stderr:
+                lines.append(line)
+                if not line.startswith("error: "):
+                    try:
+                        sys.stderr.write(line)
+                        sys.stderr.flush()
+                    except (OSError, ValueError):
+                        pass
+        reader = threading.Thread(target=copy, daemon=True)
+        reader.start()
+        stdout = child.stdout.read()
+        child.wait()
+        reader.join()
+    result = subprocess.CompletedProcess(child.args, child.returncode, stdout, "".join(lines))
+    if result.returncode == 2:  # bad input: the command's message names the place
+        raise ValueError(result.stderr.strip().removeprefix("error: "))
+    return result
+
+
 def _path(value, argument: str) -> str:
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{argument} must be a path, not {type(value).__name__}")
@@ -66,15 +95,16 @@ def _path(value, argument: str) -> str:
 def fit(data, out=None, *, labels=None, renormalize: bool = False, logits: bool = False,
         map: str | None = None, family: str | None = None, force: bool = False,
         seed: int | None = None, threads: int | None = None,
-        options: list[str] | tuple[str, ...] = (), quiet: bool = True) -> dict:
+        options: list[str] | tuple[str, ...] = (), quiet: bool = False) -> dict:
     """Fits a fake classifier to a model's outputs: `calbench fit DATA --json` (docs/fit.md).
 
     `data` is a CSV or NPY file as the command line reads it (`labels`: the NPY labels). With
     `out`, the runnable config is written there (what a plan's "generator" names), unless the
     verdict is POOR: then FitRefused is raised (its `report` holds the verdict) unless
     force=True. `options` adds any other flag of `calbench fit --help`. Returns the JSON report
-    (the fitted family and map, the verdict, the predictions). quiet=False shows the fit's
-    progress lines on stderr as it goes (a fit of 20,000 rows takes tens of seconds)."""
+    (the fitted family and map, the verdict, the predictions). The fit's progress lines (a
+    phase longer than 2 s; a fit of 20,000 rows takes tens of seconds) are copied to
+    sys.stderr as they come; quiet=True shows none."""
     arguments = ["fit", _path(data, "data"), "--json"]
     if labels is not None:
         arguments += ["--labels", _path(labels, "labels")]
@@ -95,12 +125,7 @@ def fit(data, out=None, *, labels=None, renormalize: bool = False, logits: bool 
     if threads is not None:
         arguments += ["--threads", str(int(threads))]
     arguments += [str(o) for o in options]
-    if quiet:
-        result = _run(arguments)
-    else:  # stderr passes through: the progress lines appear as the fit runs
-        result = subprocess.run([executable(), *arguments], text=True, stdout=subprocess.PIPE)
-        if result.returncode == 2:
-            raise ValueError("calbench fit: bad input (exit 2; the message is above)")
+    result = _run(arguments) if quiet else _run_showing(arguments)
     try:
         report = json.loads(result.stdout)
     except json.JSONDecodeError:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._progress import Progress
 from .results import Results, load
 
 
@@ -249,12 +250,15 @@ def _warn_all(messages: list[str]) -> None:
 
 
 def run(config, out: str | os.PathLike | None = None, threads: int | None = None,
-        overwrite: bool = False) -> Results:
+        overwrite: bool = False, quiet: bool = False, long: bool = False) -> Results:
     """Runs an experiment (a config dict, or the path of a config file) and returns its
     Results (DataFrames, calbench.load). With `out` the result files are written there (as
     `calbench run --out`), otherwise into a temporary directory that is removed afterwards.
     A finished result set already in `out` is replaced only with overwrite=True (the command
-    line's --overwrite); without it the run raises OSError and leaves it whole."""
+    line's --overwrite); without it the run raises OSError and leaves it whole. A run longer
+    than 2 s prints its progress on sys.stderr every 5 s (tasks done of the stage running);
+    quiet=True prints none. A run whose pre-flight estimate is above a day raises ValueError
+    unless long=True (the command line's --long)."""
     core = _extension()
     if isinstance(config, (str, os.PathLike)):
         source = os.fspath(config)
@@ -262,10 +266,21 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
     else:
         source, text = "calbench.run", _json_text(config, "config")
     threads = _count(threads, "threads", 1) if threads is not None else (os.cpu_count() or 1)
+    for flag, value in (("quiet", quiet), ("long", long)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be True or False, not {value!r}")
+    progress = None if quiet else Progress(f"calbench.run: {_run_name(text, source)}",
+                                           "replicates")
+
+    def execute(target: str, replace: bool) -> None:
+        _warn_all(core.run(text, source, target, threads, replace, long, progress))
+        if progress is not None:
+            progress.finish()
+
     if out is not None:
         if not isinstance(overwrite, bool):
             raise TypeError(f"overwrite must be True or False, not {overwrite!r}")
-        _warn_all(core.run(text, source, os.fspath(out), threads, overwrite))
+        execute(os.fspath(out), overwrite)
         return load(os.fspath(out))
     # The pid in the name lets the next run remove what a killed Python left (its finally
     # does not run after SIGKILL): docs/durability.md, "Temporaries after kill -9".
@@ -273,7 +288,16 @@ def run(config, out: str | os.PathLike | None = None, threads: int | None = None
     directory = tempfile.mkdtemp(prefix=f"calbench-run-{os.getpid()}-")
     try:
         target = os.path.join(directory, "results")
-        _warn_all(core.run(text, source, target, threads, False))
+        execute(target, False)
         return load(target)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _run_name(text: str, source: str) -> str:
+    # The config's name, as the command line's progress bar shows it; else its source.
+    try:
+        name = json.loads(text).get("name")
+    except (ValueError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name else source

@@ -9,6 +9,11 @@ this to 1e-12):
   midpoint of the largest score of part b and the smallest of part b + 1; right-closed, so a
   tied run straddling a split goes to the lower bin.
 Empty bins contribute nothing.
+
+Each bin's observed frequency is drawn with its Wilson score interval at z = 2 (wilson_interval),
+not f ± 2 sqrt(f(1 - f)/n): that interval has no width when f is 0 or 1, so a bin of one row, or
+a bin whose rows were all right, showed no uncertainty at all. A bin without rows has no point
+and no interval (nothing was observed in it); its place on the axis stays empty.
 """
 
 from __future__ import annotations
@@ -22,6 +27,34 @@ from matplotlib.figure import Figure
 from ._style import COLOURS
 
 BINNINGS = ("equal_width", "equal_mass")
+
+
+# The intervals of the observed frequencies: z = 2, as the diagrams' other bands (±2 errors).
+INTERVAL_Z = 2.0
+
+
+def wilson_interval(frequency, count, z: float = INTERVAL_Z) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval (Wilson 1927; Brown, Cai & DasGupta 2001, eq. 4) of binomial
+    proportions f = k/n: centre (k + z^2/2)/(n + z^2), half-width
+    z/(n + z^2) sqrt(k (n - k)/n + z^2/4). It keeps a width where f is 0 or 1: one row at z = 2
+    gives [0, 0.8] or [0.2, 1]. NaN where n = 0. Returns (lower, upper)."""
+    f = np.asarray(frequency, dtype=float)
+    n = np.asarray(count, dtype=float)
+    k = f * n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (k + z * z / 2) / (n + z * z)
+        half = z / (n + z * z) * np.sqrt(np.maximum(k * (n - k), 0.0) / n + z * z / 4)
+    empty = ~(n > 0)
+    lower = np.where(empty, np.nan, np.clip(centre - half, 0.0, 1.0))
+    upper = np.where(empty, np.nan, np.clip(centre + half, 0.0, 1.0))
+    return lower, upper
+
+
+def _interval_bars(frequency, count) -> np.ndarray:
+    """matplotlib's yerr (2, m) of the Wilson intervals around the frequencies."""
+    lower, upper = wilson_interval(frequency, count)
+    f = np.asarray(frequency, dtype=float)
+    return np.vstack([np.maximum(f - lower, 0.0), np.maximum(upper - f, 0.0)])
 
 
 # Rows of probabilities must sum to 1 within this (float32 outputs cast to float64 are off by
@@ -179,8 +212,10 @@ def _draw(ax, ax_hist, s, o, bins, binning, smooth, n_boot, seed, true_curve, xl
     ax.bar(full["lower"], full["accuracy"], width=full["upper"] - full["lower"], align="edge",
            color=COLOURS[1], alpha=0.35, edgecolor=COLOURS[1], linewidth=0.8,
            label="accuracy per bin")
-    ax.plot(full["confidence"], full["accuracy"], "o", color=COLOURS[1], markersize=4,
-            label="(mean score, accuracy)")
+    ax.errorbar(full["confidence"], full["accuracy"],
+                yerr=_interval_bars(full["accuracy"], full["count"]), fmt="o",
+                color=COLOURS[1], markersize=4, elinewidth=0.9, capsize=0,
+                label="(mean score, accuracy), Wilson interval z = 2")
     ax.plot([0, 1], [0, 1], linestyle="--", color="0.4", linewidth=1, label="perfect calibration")
     if smooth and s.size > 1:
         g, c, lo, hi = smooth_curve(s, o, n_boot=n_boot, seed=seed)
@@ -289,25 +324,29 @@ def _curve_rows(results, cell: int) -> pd.DataFrame:
 
 def _draw_curves(ax, ax_hist, rows: pd.DataFrame, binning: str, xlabel: str) -> float:
     """One panel of a reliability.csv's rows: the estimated bins of `binning` (bars; points with
-    ±2 binomial SE), the true curve with its ±2 error band when present, the diagonal; the rows
-    per bin beneath. Returns the estimated sum of weight |frequency - score| (the ECE)."""
+    their Wilson intervals at z = 2), the true curve with its ±2 error band when present, the
+    diagonal; the rows per bin beneath. Returns the estimated sum of weight
+    |frequency - score| (the ECE)."""
     est = rows[(rows["curve"] == "estimated") & (rows["binning"] == binning)].sort_values("lower")
     tr = rows[rows["curve"] == "true"].sort_values("score")
     if binning == "isotonic":
         # CORP (Dimitriadis et al. 2021): the PAV fit as a step function over each step's
-        # score range, with ±2 binomial SE of each step.
+        # score range, with the Wilson interval of each step (a step of one row too).
         xs = np.ravel(np.column_stack([est["lower"], est["upper"]]))
         ys = np.repeat(est["frequency"].to_numpy(), 2)
-        es = np.repeat(est["error"].to_numpy(), 2)
-        ax.fill_between(xs, ys - 2 * es, ys + 2 * es, color=COLOURS[1], alpha=0.2, linewidth=0)
-        ax.plot(xs, ys, color=COLOURS[1], linewidth=1.6, label="isotonic (PAV) fit ±2 SE")
+        lower, upper = wilson_interval(est["frequency"], est["count"])
+        ax.fill_between(xs, np.repeat(lower, 2), np.repeat(upper, 2), color=COLOURS[1],
+                        alpha=0.2, linewidth=0)
+        ax.plot(xs, ys, color=COLOURS[1], linewidth=1.6,
+                label="isotonic (PAV) fit, Wilson interval z = 2")
     else:
         ax.bar(est["lower"], est["frequency"], width=est["upper"] - est["lower"], align="edge",
                color=COLOURS[1], alpha=0.3, edgecolor=COLOURS[1], linewidth=0.8,
                label="observed frequency per bin")
-        ax.errorbar(est["score"], est["frequency"], yerr=2 * est["error"], fmt="o",
+        ax.errorbar(est["score"], est["frequency"],
+                    yerr=_interval_bars(est["frequency"], est["count"]), fmt="o",
                     color=COLOURS[1], markersize=3.5, elinewidth=0.9, capsize=0,
-                    label="(mean score, frequency) ±2 SE")
+                    label="(mean score, frequency), Wilson interval z = 2")
     ax.plot([0, 1], [0, 1], linestyle="--", color="0.4", linewidth=1, label="perfect calibration")
     if len(tr):
         ax.fill_between(tr["score"], tr["frequency"] - 2 * tr["error"],

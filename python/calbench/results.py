@@ -182,6 +182,10 @@ def _recalibration_summary(raw: dict[str, Any], keys: list[str]) -> pd.DataFrame
         for label, m in cell["methods"].items():
             common = dict(base, method=label, name=m.get("name"), fits=m.get("fits"),
                           failed_fits=m.get("failed_fits"))
+            if m.get("failed_fits"):
+                # As cells.csv: a method whose fits failed has a row of kind "failure" whose
+                # quantity is the first failure's message (issue #38, N5).
+                rows.append(dict(common, kind="failure", quantity=m.get("failure")))
             for q, t in (m.get("truth") or {}).items():
                 rows.append(dict(common, kind="truth", quantity=q, target=None, mean=t["mean"],
                                  sd=t["sd"], truth_error=t.get("error"),
@@ -229,19 +233,35 @@ def _decision_summary(raw: dict[str, Any], keys: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _exact_number(value: Any) -> float:
+    """A field as the double its text names (Python's float() rounds correctly; pandas'
+    to_numeric on a text column, one holding "nan" say, does not), NaN if it names none."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
 def _check_cells_against_summary(cells: pd.DataFrame, summary: pd.DataFrame, where: str) -> None:
-    """cells.csv is summary.json's cells as a table (one row per cell and estimator): a file cut
-    at a line boundary, or a value changed (a nan), is an error, not silently other results
-    (issue #38, D11)."""
+    """cells.csv is summary.json's cells as a table, row for row (estimator_bias: one row per
+    cell and estimator; recalibration: per cell, method and quantity; decision: per cell): a file
+    cut at a line boundary, or a value changed (a nan), is an error, not silently other results
+    (issue #38, D11). Every numeric column of both is compared where summary.json has the value
+    (it has no sd of a fitted parameter, for one)."""
     if len(cells) != len(summary):
-        raise ResultsError(f"{where}: {len(cells)} rows, but summary.json has {len(summary)} "
-                           "(cell, estimator) entries: the file is cut or was edited")
-    for column in ("mean", "sd", "bias"):
-        if column not in cells or column not in summary:
+        raise ResultsError(f"{where}: {len(cells)} rows, but summary.json has {len(summary)}: "
+                           "the file is cut or was edited")
+    for column in cells.columns:
+        if column not in summary:
             continue
-        a = pd.to_numeric(cells[column], errors="coerce").to_numpy(dtype=float)
         b = pd.to_numeric(summary[column], errors="coerce").to_numpy(dtype=float)
-        differ = ~((a == b) | (np.isnan(a) & np.isnan(b)))
+        known = ~np.isnan(b)
+        if not known.any():
+            continue  # a text column (method, quantity) or one summary.json does not hold
+        a = np.array([_exact_number(v) for v in cells[column]], dtype=float)
+        differ = known & (a != b)
         if differ.any():
             i = int(np.flatnonzero(differ)[0])
             raise ResultsError(f"{where}: row {i + 1}: {column} = {a[i]!r}, but summary.json has "
@@ -291,8 +311,7 @@ def load(path: str | os.PathLike[str]) -> Results:
         summary = _decision_summary(raw, keys)
 
     cells = read("cells.csv", True)
-    if scenario == "estimator_bias":
-        _check_cells_against_summary(cells, summary, os.path.join(path, "cells.csv"))
+    _check_cells_against_summary(cells, summary, os.path.join(path, "cells.csv"))
 
     reliability = read("reliability.csv", False)
     if reliability is not None and reliability["curve"].dtype == bool:

@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "config/registry.hpp"
@@ -124,8 +125,13 @@ struct Interruption {
 // flag) and the process-wide stop request is set (core/stop_request.hpp), which the truth
 // engine's Monte Carlo polls every 1,024 draws, so Ctrl-C ends a truth() of minutes within a
 // second. The work is always waited for.
-template <typename Work, typename OnSignal>
-void work_interruptibly(Interruption& outcome, Work&& work, OnSignal&& on_signal) {
+//
+// on_poll(), when given, is called with the GIL held at each of these checks (a run reports
+// its progress through it); a KeyboardInterrupt raised while it runs Python code is a signal
+// as above, and any other exception of it is dropped: progress never ends the work.
+template <typename Work, typename OnSignal, typename OnPoll>
+void work_interruptibly(Interruption& outcome, Work&& work, OnSignal&& on_signal,
+                        OnPoll&& on_poll) {
   clear_stop();
   std::promise<void> finished;
   std::future<void> done = finished.get_future();
@@ -144,10 +150,25 @@ void work_interruptibly(Interruption& outcome, Work&& work, OnSignal&& on_signal
       outcome.signalled.emplace();  // takes the handler's exception out of Python's indicator
       on_signal();
       request_stop(SIGINT);
+      continue;
+    }
+    try {
+      on_poll();
+    } catch (py::error_already_set& error) {
+      if (error.matches(PyExc_KeyboardInterrupt)) {
+        outcome.signalled.emplace(std::move(error));
+        on_signal();
+        request_stop(SIGINT);
+      }
     }
   }
   worker.join();
   clear_stop();
+}
+
+template <typename Work, typename OnSignal>
+void work_interruptibly(Interruption& outcome, Work&& work, OnSignal&& on_signal) {
+  work_interruptibly(outcome, std::forward<Work>(work), std::forward<OnSignal>(on_signal), [] {});
 }
 
 // work() with the GIL released, interruptible as above; raises what ended it.
@@ -337,15 +358,21 @@ class PyFittedModel {
 // The run is interruptible (work_interruptibly): Ctrl-C stops it as the command line's SIGINT
 // does (no task starts, the running ones finish), commits nothing and raises KeyboardInterrupt.
 // Returns the results' warnings (a method whose fits failed), which calbench.run warns with.
+// `progress`, when not None, is called as progress(done, total) with the tasks of the stage
+// running (python/calbench/_progress.py prints the lines), from Python's thread every 0.1 s.
 std::vector<std::string> run(const std::string& config_text, const std::string& source,
-                             const std::string& directory, std::size_t threads, bool overwrite) {
+                             const std::string& directory, std::size_t threads, bool overwrite,
+                             bool long_run, const py::object& progress) {
   const nlohmann::ordered_json document = parse_argument(config_text, source);
   std::unique_ptr<ExperimentBase> config = parse_experiment(document, source);
   config->output.directory = directory;
   const ScenarioModule& scenario = module_of(*config);
   // The command line's pre-flight (experiment/preflight.hpp): what cannot fit is refused before
   // the directory is touched, with the same message (a ValueError).
-  preflight(*config, cell_demands(*config), threads, available_memory_bytes());
+  const std::vector<CellDemand> demands = cell_demands(*config);
+  preflight(*config, demands, threads, available_memory_bytes());
+  check_run_time(*config, demands, estimated_seconds(estimate_run(*config, demands), threads),
+                 threads, long_run);
   std::vector<std::string> warnings;
   Interruption outcome;
   {
@@ -360,6 +387,13 @@ std::vector<std::string> run(const std::string& config_text, const std::string& 
     std::atomic<bool> stop{false};
     RunControl control;
     control.stop = &stop;
+    // The workers count their tasks; Python's thread reads the counts at each poll.
+    std::atomic<std::size_t> tasks_done{0}, tasks_total{0};
+    if (!progress.is_none())
+      control.progress = [&](std::size_t done, std::size_t total) {
+        tasks_total.store(total, std::memory_order_relaxed);
+        tasks_done.store(done, std::memory_order_relaxed);
+      };
     const auto start = std::chrono::steady_clock::now();
     RunInfo info = start_run_info(threads);
     std::unique_ptr<ScenarioResults> results;
@@ -369,7 +403,12 @@ std::vector<std::string> run(const std::string& config_text, const std::string& 
           scenario.prepare(*config);
           results = scenario.run(*config, control);
         },
-        [&] { stop = true; });
+        [&] { stop = true; },
+        [&] {
+          if (const std::size_t total = tasks_total.load(std::memory_order_relaxed);
+              total > 0 && !progress.is_none())
+            progress(tasks_done.load(std::memory_order_relaxed), total);
+        });
     if (!outcome.signalled && !outcome.failure) {
       info.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -483,7 +522,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("estimate", &estimate, py::arg("estimator"), py::arg("p"), py::arg("y"),
         py::arg("renormalize") = false);
   m.def("run", &run, py::arg("config"), py::arg("source"), py::arg("directory"), py::arg("threads"),
-        py::arg("overwrite"));
+        py::arg("overwrite"), py::arg("long_run") = false, py::arg("progress") = py::none());
   // calbench.run's temporary result directory is calbench-run-PID-XXXXXXXX: what a killed
   // Python left is removed like the command line's temporaries (core/temporaries.hpp).
   m.def("remove_dead_temporaries", [](const std::string& directory) {

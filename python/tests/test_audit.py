@@ -4,10 +4,14 @@ N3: the HTML report and calbench.plan(out=...) stage their files privately, neve
 link planted at a predictable name. N5: a recalibration method whose fits fail is a warning of
 calbench.run. N7: calbench.sample, calbench.leaderboard and Recalibrator("kernel").fit end with
 KeyboardInterrupt within seconds of Ctrl-C. D15: a model file that is /dev/zero or a FIFO is a
-ValueError at once.
+ValueError at once. D11: a cells.csv cut or edited against summary.json is refused, in every
+scenario. Progress: calbench.run and calbench.fit show their progress on sys.stderr.
 """
 
+import contextlib
+import io
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -145,30 +149,206 @@ class FailedMethods(unittest.TestCase):
 
 @unittest.skipUnless(has_extension(), "calbench._core is not built")
 class DamagedResults(unittest.TestCase):
-    def test_a_cut_or_edited_cells_csv_is_refused(self):
-        # D11: cells.csv cut at a line boundary, or a value replaced by nan, loaded silently.
-        config = {"scenario": "estimator_bias", "seed": 1, "replicates": 5, "sample_size": 50,
-                  "generator": {"family": "dirichlet", "classes": 3, "alpha": 1},
-                  "estimators": [{"name": "brier"}, {"name": "ece"}],
-                  "truth": {"samples": 5000}, "sweep": {"sample_size": [50, 100]}}
-        with tempfile.TemporaryDirectory() as tmp:
+    # D11: a cells.csv cut at a line boundary, or a value replaced by nan, loaded silently.
+    # Each scenario's cells.csv is summary.json's cells row for row, failure rows included.
+    CONFIGS = {
+        "estimator_bias": ({"scenario": "estimator_bias", "seed": 1, "replicates": 5,
+                            "sample_size": 50,
+                            "generator": {"family": "dirichlet", "classes": 3, "alpha": 1},
+                            "estimators": [{"name": "brier"}, {"name": "ece"}],
+                            "truth": {"samples": 5000}, "sweep": {"sample_size": [50, 100]}},
+                           "mean"),
+        # logistic fails at fit_size 4 (separable outcomes): cells.csv has a failure row.
+        "recalibration": ({"scenario": "recalibration", "seed": 3, "replicates": 3,
+                           "fit_size": 300, "test_size": 100, "truth_samples": 2000,
+                           "generator": {"family": "dirichlet", "classes": 3, "alpha": 0.5},
+                           "methods": [{"name": "temperature"}, {"name": "logistic"}],
+                           "estimators": [{"name": "brier"}], "truth": {"samples": 2000},
+                           "sweep": {"fit_size": [4, 300]}}, "mean"),
+        "decision": ({"scenario": "decision", "seed": 2, "replicates": 5, "sample_size": 100,
+                      "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5,
+                                    "miscalibration": {"map": "temperature",
+                                                       "temperature": 1.5}},
+                      "decision": {"task": "triage", "disease": 1, "benefit": 1.0,
+                                   "harm": 0.25},
+                      "sweep": {"generator.alpha": [0.3, 0.6]}}, "expected_utility"),
+    }
+
+    def damage(self, scenario):
+        config, column = self.CONFIGS[scenario]
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the failing method's warning
             out = os.path.join(tmp, "r")
             calbench.run(config, out=out, threads=1)
-            self.assertEqual(len(calbench.load(out).cells), 4)
+            rows = len(calbench.load(out).cells)
             cells = os.path.join(out, "cells.csv")
             with open(cells) as f:
                 lines = f.read().splitlines(True)
+            self.assertEqual(len(lines), rows + 1)
             with open(cells, "w") as f:
                 f.write("".join(lines[:-1]))
-            with self.assertRaisesRegex(ValueError, "cells.csv: 3 rows, but summary.json has 4"):
+            with self.assertRaisesRegex(ValueError, f"cells.csv: {rows - 1} rows, but "
+                                        f"summary.json has {rows}: the file is cut"):
                 calbench.load(out)
             header = lines[0].rstrip("\n").split(",")
-            row = lines[1].rstrip("\n").split(",")
-            row[header.index("mean")] = "nan"
+            last = lines[-1].rstrip("\n").split(",")
+            last[header.index(column)] = "nan"
             with open(cells, "w") as f:
-                f.write("".join([lines[0], ",".join(row) + "\n", *lines[2:]]))
-            with self.assertRaisesRegex(ValueError, "cells.csv: row 1: mean = nan"):
+                f.write("".join([*lines[:-1], ",".join(last) + "\n"]))
+            with self.assertRaisesRegex(ValueError, f"cells.csv: row {rows}: {column} = nan, "
+                                        "but summary.json has"):
                 calbench.load(out)
+            return lines
+
+    def test_estimator_bias(self):
+        self.damage("estimator_bias")
+
+    def test_recalibration(self):
+        lines = self.damage("recalibration")
+        self.assertTrue(any(",failure," in line for line in lines))
+
+    def test_decision(self):
+        self.damage("decision")
+
+
+class Progress(unittest.TestCase):
+    """calbench.run and calbench.fit printed nothing while they ran (issue #38): their progress
+    lines go to sys.stderr, after 2 s and then every 5 s (here both 0, so that a short run
+    shows them), and quiet=True hides them."""
+
+    def setUp(self):
+        from calbench import _progress
+        self.saved = (_progress.FIRST_AFTER, _progress.EVERY)
+        _progress.FIRST_AFTER = _progress.EVERY = 0.0
+
+    def tearDown(self):
+        from calbench import _progress
+        _progress.FIRST_AFTER, _progress.EVERY = self.saved
+
+    def test_lines_and_their_timing(self):
+        from calbench import _progress
+        _progress.FIRST_AFTER, _progress.EVERY = 2.0, 5.0
+        stream = io.StringIO()
+        progress = _progress.Progress("calbench.run: x", "replicates", stream=stream)
+        progress(1, 10)  # within the first 2 s: silent
+        progress.finish()
+        self.assertEqual(stream.getvalue(), "")
+        progress.start -= 3.0
+        progress(3, 10)
+        progress(4, 10)  # within 5 s of the last line: silent
+        progress.last -= 5.0
+        progress(5, 10)
+        progress.finish()
+        lines = stream.getvalue().splitlines()
+        self.assertEqual(len(lines), 3, lines)
+        self.assertRegex(lines[0], r"^calbench.run: x: 3/10 replicates \(30%\), 3 s$")
+        self.assertRegex(lines[1], r"^calbench.run: x: 5/10 replicates \(50%\), 3 s$")
+        self.assertRegex(lines[2], r"^calbench.run: x: done in 3 s$")
+
+    @unittest.skipUnless(has_extension(), "calbench._core is not built")
+    def test_run_prints_its_progress(self):
+        config = {"name": "progress", "scenario": "estimator_bias", "seed": 1,
+                  "replicates": 400, "sample_size": 2000,
+                  "generator": {"family": "dirichlet", "classes": 10, "alpha": 0.5},
+                  "estimators": [{"name": "ece"}], "truth": {"samples": 100000}}
+        for quiet in (False, True):
+            stream = io.StringIO()
+            with contextlib.redirect_stderr(stream):
+                calbench.run(config, threads=1, quiet=quiet)
+            lines = stream.getvalue().splitlines()
+            if quiet:
+                self.assertEqual(lines, [])
+                continue
+            self.assertTrue(any(re.fullmatch(r"calbench.run: progress: \d+/400 replicates "
+                                             r"\(\d+%\), \d+ s", line) for line in lines), lines)
+            self.assertRegex(lines[-1], r"^calbench.run: progress: done in \d+ s$")
+
+    def test_fit_copies_the_command_progress(self):
+        # A stand-in for the executable: calbench.fit's plumbing, not the fit, is tested here
+        # (runners/fit.cpp prints its lines; tests/cli/fit.sh).
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "calbench")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n"
+                        "echo \"fit: fakes of the verdict's folds: 2/5 fits\" >&2\n"
+                        "echo '{\"verdict\": {\"verdict\": \"GOOD\"}}'\n")
+            os.chmod(fake, 0o755)
+            data = os.path.join(tmp, "outputs.csv")
+            with open(data, "w") as f:
+                f.write("0,0.5,0.5\n")
+            previous = os.environ.get("CALBENCH_BIN")
+            os.environ["CALBENCH_BIN"] = fake
+            try:
+                for quiet in (False, True):
+                    stream = io.StringIO()
+                    with contextlib.redirect_stderr(stream):
+                        report = calbench.fit(data, quiet=quiet)
+                    self.assertEqual(report["verdict"]["verdict"], "GOOD")
+                    self.assertEqual(stream.getvalue(),
+                                     "" if quiet else "fit: fakes of the verdict's folds: 2/5 fits\n")
+            finally:
+                if previous is None:
+                    del os.environ["CALBENCH_BIN"]
+                else:
+                    os.environ["CALBENCH_BIN"] = previous
+
+
+@unittest.skipUnless(has_extension(), "calbench._core is not built")
+class LongRuns(unittest.TestCase):
+    def test_a_run_of_days_needs_long(self):
+        # D14: 1e9 replicates of 1e4 x 50, 145 days on one thread, started without a word.
+        config = {"scenario": "estimator_bias", "seed": 1, "replicates": 1000000000,
+                  "sample_size": 10000,
+                  "generator": {"family": "dirichlet", "classes": 50, "alpha": 0.5},
+                  "estimators": [{"name": "brier"}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r")
+            with self.assertRaisesRegex(ValueError, r"calbench.run: /replicates: this run may "
+                                        r"take up to about 144.7 days on 1 threads.*long=True"):
+                calbench.run(config, out=out, threads=1)
+            self.assertFalse(os.path.exists(out))
+        with self.assertRaisesRegex(TypeError, "long must be True or False"):
+            calbench.run(config, threads=1, long="yes")
+
+
+class BinIntervals(unittest.TestCase):
+    """Bins whose observed frequency is 0 or 1 (one row, or every row right) had no error bar:
+    f +- 2 sqrt(f(1 - f)/n) is f. The diagrams draw Wilson intervals at z = 2."""
+
+    def test_wilson_interval_solves_its_quadratic(self):
+        from calbench.reliability import wilson_interval
+        # Independently: the Wilson interval's ends are the p with |k/n - p| =
+        # z sqrt(p (1 - p)/n), the roots of (n + z^2) p^2 - (2k + z^2) p + k^2/n = 0.
+        z = 2.0
+        for k, n in [(1, 1), (0, 1), (0, 10), (10, 10), (50, 100), (3, 7), (999, 1000)]:
+            roots = np.sort(np.roots([n + z * z, -(2 * k + z * z), k * k / n]).real)
+            lower, upper = wilson_interval(k / n, n)
+            self.assertAlmostEqual(float(lower), max(roots[0], 0.0), places=12, msg=(k, n))
+            self.assertAlmostEqual(float(upper), min(roots[1], 1.0), places=12, msg=(k, n))
+        # By hand: one right row gives [0.2, 1]; a bin without rows gives nothing.
+        lower, upper = wilson_interval([1.0, 0.0, 0.5], [1, 1, 0])
+        np.testing.assert_allclose(lower[:2], [0.2, 0.0], atol=1e-15)
+        np.testing.assert_allclose(upper[:2], [1.0, 0.8], atol=1e-15)
+        self.assertTrue(np.isnan(lower[2]) and np.isnan(upper[2]))
+
+    def test_every_bin_with_rows_has_a_bar(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        from matplotlib.container import ErrorbarContainer
+        rng = np.random.default_rng(5)
+        # 40 rows near 0.55, all right in the bin (0.6, 0.667], and one row alone at 0.97.
+        top = np.concatenate([rng.uniform(0.5, 0.6, 40), [0.62, 0.63, 0.64, 0.97]])
+        p = np.column_stack([1 - top, top])
+        y = np.concatenate([rng.integers(0, 2, 40), [1, 1, 1, 1]])
+        figure = calbench.reliability_diagram(p, y, bins=15, smooth=False)
+        bars = [c for ax in figure.axes for c in ax.containers
+                if isinstance(c, ErrorbarContainer)]
+        self.assertEqual(len(bars), 1)
+        segments = bars[0].lines[2][0].get_segments()
+        table = calbench.reliability_table(p, y, bins=15)
+        self.assertEqual(len(segments), int((table["count"] > 0).sum()))
+        for segment in segments:
+            self.assertGreater(abs(segment[1][1] - segment[0][1]), 0.05, segment)
 
 
 # N7: SIGINT once a long call has started must end it with KeyboardInterrupt. Each call runs

@@ -168,9 +168,20 @@ std::vector<CellDemand> estimator_bias_demand(const EstimatorBiasConfig& config)
     d.rows = {{static_cast<double>(cell.sample_size), "/sample_size"}};
     d.bins = bins_of(cell.estimators, "/estimators");
     if (config.reliability) {
-      d.truth_draws = {
+      // The true curves are computed once per distinct generator (run.cpp's cache).
+      d.generator_draws = {
           {static_cast<double>(config.reliability->truth.samples), "/reliability/samples"}};
       d.reliability = true;
+    }
+    if (const auto& is = config.intervals) {
+      // Per replicate: `resamples` bootstrap and `resamples` consistency evaluations of the
+      // estimators, and bca's jackknife groups (sample_intervals, docs/config.md §5a).
+      const bool bca = std::find(is->methods.begin(), is->methods.end(),
+                                 std::optional(IntervalMethod::bca)) != is->methods.end();
+      d.evaluations = {
+          2.0 * static_cast<double>(is->resamples) +
+              (bca ? static_cast<double>(std::min(is->jackknife_groups, cell.sample_size)) : 0.0),
+          "/intervals/resamples"};
     }
   }
   return out;

@@ -10,7 +10,9 @@
 #      pooled leaderboard away; a method failing everywhere ends the run with status 1;
 #   N6 an empirical generator's `rows` naming a FIFO or /dev/zero is refused at once, and a wrong
 #      SHA-256 does not print the file's own digest;
-#   N8 a label a spreadsheet reads as a formula is refused by validation.
+#   N8 a label a spreadsheet reads as a formula is refused by validation;
+#   smaller ones: a model file whose method and model disagree, --logits with --renormalize,
+#   a semicolon- or tab-separated CSV, apply's memory pre-flight.
 #
 # Usage: tests/cli/audit.sh CALBENCH_BINARY SOURCE_DIR  (KEEP_WORK=1 keeps the temp directory)
 script=cli_audit usage="CALBENCH_BINARY SOURCE_DIR"
@@ -55,6 +57,34 @@ done
 mkdir a_directory
 expect_exit 2 "--out a_directory: a_directory is a directory; name a file" d16_fit_out_dir \
   recalibrate fit "$data/k3_fit.csv" --method temperature --out a_directory
+
+# Smaller: a model file whose method and model disagree (its method edited) is refused by apply.
+sed 's/"name": "temperature"/"name": "isotonic"/' d/m.json >mixed.json
+grep -q '"name": "isotonic"' mixed.json || fail "mixed_model: the edit did not apply: $(cat d/m.json)"
+expect_exit 2 'mixed.json: /model: a "temperature" model, but /method is isotonic' mixed_model \
+  recalibrate apply mixed.json "$data/k3_fit.csv" --out mixed.csv
+[ -e mixed.csv ] && fail "mixed_model: output was written"
+
+# Smaller: NPY rows that would not fit in memory are refused before they are read. A sparse
+# file (no disk used) whose header says 40,000,000 rows x 3 classes of float64, under a 1 GB
+# address-space limit: apply would hold about 4.16 GB (it read the file and ran out of memory).
+python3 -c '
+header = "{\x27descr\x27: \x27<f8\x27, \x27fortran_order\x27: False, \x27shape\x27: (40000000, 3), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"  # NPY 1.0: padded to 64 bytes
+with open("huge.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    f.truncate(f.tell() + 40000000 * 3 * 8)'
+cases=$((cases + 1))
+start=$(date +%s)
+(ulimit -v 1000000 && "$bin" recalibrate apply d/m.json huge.npy --out huge_out.npy \
+  >huge.out 2>huge.err)
+status=$?
+[ "$status" -eq 2 ] || fail "apply_memory: exit status $status, expected 2: $(tail -c 300 huge.err)"
+grep -qF "huge.npy: applying the model to its 40000000 rows x 3 classes needs about 4.16 GB of memory" huge.err ||
+  fail "apply_memory: $(cat huge.err)"
+[ $(($(date +%s) - start)) -le 10 ] || fail "apply_memory: the refusal took $(($(date +%s) - start)) s"
+[ -e huge_out.npy ] && fail "apply_memory: output was written"
+rm -f huge.npy
 
 # Smaller: --logits with --renormalize is a contradiction, refused.
 expect_exit 2 "excludes" logits_renormalize recalibrate fit "$data/k3_fit.csv" \
@@ -194,6 +224,46 @@ status=$?
 [ "$status" -eq 1 ] || [ "$status" -eq 2 ] || fail "d5: validate exited $status: $(tail -c 300 d5.err)"
 grep -q "terminate called" d5.err && fail "d5: $(tail -c 300 d5.err)"
 rm -f big.json
+
+# ---- D14: a run estimated above a day needs --long --------------------------------------------
+# 1e9 replicates of 1e4 x 50: 5e14 numbers, 1.25e7 thread-seconds at 4e7 a second (145 days on
+# one thread, above a day on up to 144): started without a word before.
+cat >days.json <<'EOF2'
+{"scenario": "estimator_bias", "seed": 1, "replicates": 1000000000, "sample_size": 10000,
+ "generator": {"family": "dirichlet", "classes": 50, "alpha": 0.5},
+ "estimators": [{"name": "brier"}]}
+EOF2
+expect_exit 2 "days.json: /replicates: this run may take up to about 144.7 days on 1 threads" \
+  d14_run_days run days.json --threads 1 --out r_days
+grep -qF "start it anyway with --long" d14_run_days.err || fail "d14: $(cat d14_run_days.err)"
+[ -e r_days ] && fail "d14: the refused run created its directory"
+expect_exit 2 "more than calbench starts unasked" d14_validate_days validate days.json
+expect_exit 0 "" d14_validate_long validate days.json --long
+grep -q "estimated time: up to about .* days" d14_validate_long.out ||
+  fail "d14: validate --long: $(cat d14_validate_long.out)"
+
+# The estimate bounds the run's CPU time when the intervals' resamples dominate: 20 replicates of
+# 1000 x 10 rows, each evaluated 2 x 2000 times more. The estimate left them out (10^6 resamples
+# were announced as about 1 s; this run's was "1 s" for about 2 CPU-s).
+cat >resamples.json <<'EOF2'
+{"scenario": "estimator_bias", "seed": 1, "replicates": 20, "sample_size": 1000,
+ "generator": {"family": "dirichlet", "classes": 10, "alpha": 0.5},
+ "estimators": [{"name": "ece"}, {"name": "brier"}], "truth": {"samples": 100000},
+ "intervals": {"resamples": 2000}}
+EOF2
+expect_exit 0 "" d14_estimate validate resamples.json --threads 1
+estimate=$(sed -n 's/^estimated time: up to about \([0-9]*\) s on 1 threads.*/\1/p' d14_estimate.out)
+[ -n "$estimate" ] || fail "d14: no estimate in seconds: $(tail -2 d14_estimate.out)"
+cases=$((cases + 1))
+cpu=$("$python" -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.0f" % (usage.ru_utime + usage.ru_stime + 0.5))' \
+  "$bin" run resamples.json --threads 1 --out r_resamples --quiet --no-report) ||
+  fail "d14: the resampling run failed"
+[ "${estimate:-0}" -ge "${cpu:-0}" ] ||
+  fail "d14: estimated ${estimate:-?} s on 1 thread, the run took ${cpu:-?} CPU-s"
 
 # ---- newcomer: the HTML report of a run whose every estimator is a test's rejection ---------------
 if "$python" -c 'import matplotlib, pandas' 2>/dev/null; then

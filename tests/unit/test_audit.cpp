@@ -1,15 +1,20 @@
 // The reliability audit of issue #38, the parts a unit test reaches: staging files (N1, N2),
 // spreadsheet formulas in CSV fields and labels (N8), the stop request in long loops (N7), and
-// rows files that are not regular files (N6). The command-line probes are tests/cli/audit.sh.
+// rows files that are not regular files (N6), NPY headers read alone (apply's memory pre-flight)
+// and progress lines during a long step (fit at K = 3,000 was silent for over a minute). The
+// command-line probes are tests/cli/audit.sh.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/atomic_file.hpp"
@@ -23,6 +28,7 @@
 #include "generators/generator.hpp"
 #include "leaderboard/leaderboard.hpp"
 #include "report/value_format.hpp"
+#include "runners/progress.hpp"
 #include "temp_files.hpp"
 
 using namespace calbench;
@@ -160,4 +166,68 @@ TEST_CASE("sampling and the leaderboard stop at a pending stop request", "[unit]
     CHECK_THROWS_AS(compute_leaderboards(table, {}, {}, leaderboard_stream(1, 0)), Interrupted);
   }
   CHECK(compute_leaderboards(table, {}, {}, leaderboard_stream(1, 0)).boards.size() == 1);
+}
+
+namespace {
+
+// What `work` writes on stderr (file descriptor 2, as Progress writes).
+template <typename Work>
+std::string stderr_of(Work&& work) {
+  std::fflush(stderr);
+  std::FILE* capture = std::tmpfile();
+  REQUIRE(capture != nullptr);
+  const int saved = ::dup(STDERR_FILENO);
+  ::dup2(::fileno(capture), STDERR_FILENO);
+  work();
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::rewind(capture);
+  std::string out;
+  for (int c = std::fgetc(capture); c != EOF; c = std::fgetc(capture))
+    out.push_back(static_cast<char>(c));
+  std::fclose(capture);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a progress line appears while one long step runs", "[unit]") {
+  // fit updates its progress between folds; one fold at K = 3,000 took over a minute, and no
+  // line came before it ended. With the heartbeat the line comes after first_after, without
+  // any update. (Here 0.1 s and 0.2 s stand for fit's 2 s and 5 s.)
+  using std::chrono::milliseconds;
+  for (const bool heartbeat : {false, true}) {
+    INFO("heartbeat " << heartbeat);
+    const std::string text = stderr_of([&] {
+      Progress progress("fit: fakes of the verdict's folds", true,
+                        {.unit = "fits",
+                         .first_after = milliseconds(100),
+                         .plain_every = milliseconds(200),
+                         .heartbeat = heartbeat});
+      progress.update(0, 5);
+      std::this_thread::sleep_for(milliseconds(700));  // the first fold, still running
+      progress.finish();
+    });
+    if (heartbeat)
+      CHECK_THAT(text, Catch::StartsWith("fit: fakes of the verdict's folds: 0/5 fits (0%), ") &&
+                           Catch::Contains(" s so far\n"));
+    else
+      CHECK(text.empty());
+  }
+}
+
+TEST_CASE("an NPY file's shape is read from its header alone", "[unit][core]") {
+  TempDir dir;
+  const fs::path file = dir.path / "p.npy";
+  const std::vector<double> values = {0.25, 0.75, 0.5, 0.5, 1.0, 0.0};
+  write_npy(file, {3, 2}, std::span<const double>(values));
+  const NpyShape shape = read_npy_shape(file);
+  CHECK(shape.descr == "<f8");
+  CHECK(shape.shape == std::vector<std::size_t>{3, 2});
+  CHECK(read_npy(file).floats == values);  // the parts written without a joined copy
+  // Not a regular file: nothing (read_npy names the problem); a bad header: read_npy's error.
+  CHECK(read_npy_shape("/dev/zero").shape.empty());
+  std::ofstream(dir.path / "bad.npy", std::ios::binary) << "not an npy file at all";
+  CHECK_THROWS_WITH(read_npy_shape(dir.path / "bad.npy"), Catch::Contains("not an NPY file"));
 }

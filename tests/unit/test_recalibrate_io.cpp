@@ -136,6 +136,57 @@ TEST_CASE("fitted model: every registry method saved and loaded gives the same b
   }
 }
 
+namespace {
+
+// The kinds of a state and of its parts, as a string: "one_vs_rest(isotonic,isotonic,isotonic)".
+std::string kind_tree(const FittedState& state) {
+  std::string out = state.kind;
+  if (state.parts.empty()) return out;
+  out += '(';
+  for (std::size_t j = 0; j < state.parts.size(); ++j) {
+    if (j > 0) out += ',';
+    out += kind_tree(state.parts[j]);  // appended: GCC 12 warns (-Wrestrict) on "," + ...
+  }
+  return out + ')';
+}
+
+}  // namespace
+
+TEST_CASE("fitted model: a file whose method and model disagree is refused",
+          "[unit][registry][recalibrate]") {
+  // Issue #38: apply took a model file whose "method" had been edited (or taken from another
+  // file) and mislabelled its output. Every registry method's file, its method swapped for each
+  // other row's: refused exactly when the two fits' states differ in kind, down their parts.
+  for (const std::size_t K : {2, 3}) {
+    const Sample sample = draw(K, 600, 4);
+    std::vector<Json> files;
+    std::vector<std::string> kinds;
+    for (const auto& row : recalibrator_registry()) {
+      const FittedModel fitted =
+          fit_model(Json::parse(example_object("name", row.name, row.example)), "test", sample);
+      files.push_back(fitted_model_json(fitted));
+      kinds.push_back(kind_tree(fitted.model->state()));
+    }
+    for (std::size_t a = 0; a < files.size(); ++a)
+      for (std::size_t b = 0; b < files.size(); ++b) {
+        INFO("K = " << K << ", method " << files[a]["method"].dump() << ", model " << kinds[b]);
+        Json mixed = files[b];
+        mixed["method"] = files[a]["method"];
+        mixed["label"] = files[a]["label"];
+        const auto problems = config_problems(mixed);
+        if (kinds[a] == kinds[b]) {
+          CHECK(problems.empty());
+        } else {
+          REQUIRE(problems.size() == 1);
+          CHECK_THAT(problems[0], Catch::Contains("model.json: /model: a \"" +
+                                                  files[b]["model"]["kind"].get<std::string>() +
+                                                  "\" model, but /method is "));
+          CHECK_THAT(problems[0], Catch::Contains("the method and the model disagree"));
+        }
+      }
+  }
+}
+
 TEST_CASE("fitted model: bad files name the JSON pointer", "[unit][recalibrate]") {
   const Sample sample = draw(3, 300, 3);
   const Json good = fitted_model_json(fit_model(Json{{"name", "isotonic"}}, "test", sample));

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "config/finite_json.hpp"
 #include "core/error.hpp"
@@ -95,6 +96,75 @@ TEST_CASE("the pre-flight names the swept value that sets the figure", "[unit][p
     "sweep": {"generator.alpha": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}})");
   CHECK_THAT(preflight_message(many, 1, 1e12),
              Catch::StartsWith("x.json: /replicates: the run has 11 cells x 1e+09 replicates"));
+}
+
+TEST_CASE("the time estimate counts resamples and each truth once", "[unit][preflight]") {
+  // Issue #38 (D14): 10^6 intervals.resamples were announced as about 1 s, and a sweep whose
+  // cells share one generator counted its truth once per cell at its cap (a 2.1 s sweep
+  // announced as 5.9 hours). 2 cells of one generator (K = 10, temperature: Monte Carlo truth),
+  // 50 replicates of n <= 1000, 100 resamples: each replicate evaluates its estimators
+  // 2 x 100 times more, and the truth draws (16e6 + 1e6 population) x 10 numbers once.
+  const auto e = experiment(R"({
+    "replicates": 50, "sample_size": 1000,
+    "generator": {"family": "dirichlet", "classes": 10, "alpha": 0.5,
+                  "miscalibration": {"map": "temperature", "temperature": 0.7}},
+    "estimators": [{"name": "ece"}], "intervals": {"resamples": 100},
+    "sweep": {"sample_size": [100, 1000]}})");
+  const PreflightEstimate est = estimate(e);
+  CHECK(est.component_draws == 2.0 * 50.0 * 1000.0 * 10.0);
+  CHECK(est.resampled_components == est.component_draws * 200.0);
+  CHECK(est.truth_time_draws == (16e6 + 1e6) * 10.0);
+  CHECK(estimated_seconds(est, 2) == (est.component_draws / replicate_components_per_second +
+                                      est.resampled_components / resampled_components_per_second +
+                                      est.truth_time_draws / truth_components_per_second) /
+                                         2.0);
+  // Two generators: two truths. With bca, the jackknife groups join the evaluations.
+  const auto two = experiment(R"({
+    "replicates": 50, "sample_size": 1000,
+    "generator": {"family": "dirichlet", "classes": 10, "alpha": 0.5,
+                  "miscalibration": {"map": "temperature", "temperature": 0.7}},
+    "estimators": [{"name": "ece"}],
+    "intervals": {"resamples": 100, "methods": ["bca"], "jackknife_groups": 30},
+    "sweep": {"generator.miscalibration.temperature": [0.7, 1.5]}})");
+  CHECK(estimate(two).truth_time_draws == 2.0 * (16e6 + 1e6) * 10.0);
+  CHECK(estimate(two).resampled_components == estimate(two).component_draws * 230.0);
+  // Truths without Monte Carlo (identity: closed forms; K = 3: quadrature) draw only the
+  // estimators' population values.
+  const std::pair<const char*, double> exact_truths[] = {
+      {R"({"family": "dirichlet", "classes": 10, "alpha": 0.5})", 10.0},
+      {R"({"family": "dirichlet", "classes": 3, "alpha": 0.5,
+           "miscalibration": {"map": "temperature", "temperature": 0.7}})",
+       3.0}};
+  for (const auto& [generator, K] : exact_truths) {
+    INFO(generator);
+    const auto exact = experiment(std::string(R"({"replicates": 5, "sample_size": 100,
+      "estimators": [{"name": "ece"}], "generator": )") +
+                                  generator + "}");
+    CHECK(estimate(exact).truth_time_draws == 1e6 * K);
+  }
+}
+
+TEST_CASE("a run estimated above a day needs --long", "[unit][preflight]") {
+  // 4e4 replicates of 1e6 x 100: 4e12 numbers, 1e5 s on one thread at 4e7 a second.
+  const auto e = experiment(R"({
+    "replicates": 40000, "sample_size": 1000000,
+    "generator": {"family": "dirichlet", "classes": 100, "alpha": 0.5},
+    "estimators": [{"name": "brier"}]})");
+  const auto demands = cell_demands(*e);
+  const double seconds = estimated_seconds(estimate(e), 1);
+  CHECK(seconds > time_refusal_seconds);
+  std::string message;
+  try {
+    check_run_time(*e, demands, seconds, 1, false);
+  } catch (const ConfigError& error) {
+    message = error.problems().at(0);
+  }
+  CHECK_THAT(message, Catch::StartsWith("x.json: /replicates: this run may take up to about " +
+                                        duration_text(seconds) + " on 1 threads") &&
+                          Catch::Contains("start it anyway with --long"));
+  CHECK_NOTHROW(check_run_time(*e, demands, seconds, 1, true));
+  // Below the limit nothing is asked.
+  CHECK_NOTHROW(check_run_time(*e, demands, time_refusal_seconds, 1, false));
 }
 
 TEST_CASE("the quadrature mass check", "[unit][truth]") {
