@@ -2,7 +2,7 @@
 
 The names at this level are the package's public interface. `sample`, `truth`, `estimate` and
 `run` call the compiled extension `calbench._core`; everything else is pure Python and works
-without it (those four raise ImportError saying how to build it). `fit` and `plan` run the
+without it (those four raise ImportError saying how to build it). `fit`, `plan` and `evaluate` run the
 `calbench` program (calbench.commands).
 """
 
@@ -19,7 +19,7 @@ from .reliability import (class_reliability_curves, classwise_reliability, recal
 from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
                    truth)
 from .recalibrator import NotFittedError, Recalibrator
-from .commands import FitRefused, fit, plan
+from .commands import FitRefused, evaluate, fit, plan
 from .leaderboard import leaderboard, rank_agreement, read_calarena
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, leaderboard_figure, measured_vs_true,
@@ -28,7 +28,7 @@ from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
 
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
-    "Recalibrator", "NotFittedError", "fit", "plan", "FitRefused",
+    "Recalibrator", "NotFittedError", "fit", "plan", "evaluate", "FitRefused",
     "leaderboard", "rank_agreement", "read_calarena",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Runs scripts/fake-interval-study.py (docs/intervals.md, "Fake-calibrated intervals",
+"Measured on real models") and checks its machinery.
+
+    fake_interval_study.py small   # ctest fake_interval_study.small: one network, n = 300,
+                                   # 6 replicates per cell
+    fake_interval_study.py docs    # ctest fake_interval_study.docs: docs/intervals.md
+                                   # publishes the golden's table.md
+                                   # (tests/golden/fake_interval_study)
+    fake_interval_study.py full    # ctest slow.fake_interval_study: reruns the golden's
+                                   # command and compares every cell
+
+Checked: one row per (model, n, estimator, method) for the seven estimators and the two
+methods; every coverage is covered / replicates with its binomial SE; widths are positive; the
+table's shares follow from the rows.
+"""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from study_checks import check_docs_table, failing, read_csv
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")  # the repository
+SCRIPT = os.path.join(ROOT, "scripts", "fake-interval-study.py")
+GOLDEN = os.path.join(ROOT, "tests", "golden", "fake_interval_study")
+ESTIMATORS = ["ece_ew15", "ece_em15", "dece_em15", "smooth_ece", "kde_ece", "cwece_ew15",
+              "ace15_nixon"]
+# The golden's command (its README says the same).
+FULL = ["--models", "fmnist_cnn,fmnist_cnn_ts,letter_mlp", "--sizes", "200,1000",
+        "--replicates", "40"]
+
+fail = failing("fake_interval_study")
+
+
+def check(cells, models, sizes, replicates):
+    keys = sorted((c["model"], int(c["n"]), c["estimator"], c["method"]) for c in cells)
+    want = sorted((m, n, e, k) for m in models for n in sizes for e in ESTIMATORS
+                  for k in ("fake", "default"))
+    if keys != want:
+        fail(f"cells: not one per (model, n, estimator, method): {keys[:4]} ...")
+    for c in cells:
+        count, covered = int(c["replicates"]), int(c["covered"])
+        if count != replicates:
+            fail(f"replicates {count}, expected {replicates}: {c}")
+        coverage = covered / count
+        if abs(float(c["coverage"]) - round(coverage, 4)) > 1e-9:
+            fail(f"coverage is not covered / replicates: {c}")
+        if abs(float(c["se"]) - round(math.sqrt(coverage * (1 - coverage) / count), 4)) > 1e-9:
+            fail(f"se is not the binomial SE: {c}")
+        if not float(c["mean_width"]) > 0:
+            fail(f"a width that is not positive: {c}")
+
+
+def run(out, arguments):
+    done = subprocess.run([sys.executable, "-B", SCRIPT, *arguments, "--out", out],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"the study exited {done.returncode}: {done.stderr[-2000:]}")
+    return read_csv(os.path.join(out, "cells.csv"))
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "small"
+    if mode == "docs":
+        check_docs_table("fake_interval_study", GOLDEN, os.path.join(ROOT, "docs", "intervals.md"))
+        golden = read_csv(os.path.join(GOLDEN, "cells.csv"))
+        check(golden, FULL[1].split(","), [int(n) for n in FULL[3].split(",")], int(FULL[5]))
+        return
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        print("fake_interval_study: SKIP: numpy is not installed", file=sys.stderr)
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as out:
+        if mode == "small":
+            cells = run(out, ["--small"])
+            check(cells, ["fmnist_cnn"], [300], 6)
+            print(f"fake_interval_study.small: {len(cells)} cells")
+            return
+        cells = run(out, FULL)
+        golden = read_csv(os.path.join(GOLDEN, "cells.csv"))
+        if cells != golden:
+            fail("the rerun differs from tests/golden/fake_interval_study/cells.csv")
+        print("fake_interval_study.full: the golden reproduced")
+
+
+if __name__ == "__main__":
+    main()
