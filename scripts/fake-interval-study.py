@@ -154,7 +154,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--small", action="store_true",
-                        help="one network, n = 300, 6 replicates: the default test")
+                        help="one network, n = 200, 2 replicates: the default test")
     parser.add_argument("--calbench", default=os.environ.get("CALBENCH_BIN", "calbench"))
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--models", default="fmnist_cnn,fmnist_cnn_ts,fmnist_mlp,letter_mlp",
@@ -171,8 +171,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     if args.small:
-        args.models, args.sizes, args.replicates = "fmnist_cnn", "300", 6
-        args.resamples, args.fake_samples, args.pool_boot = 50, 50, 3
+        args.models, args.sizes, args.replicates = "fmnist_cnn", "200", 2
+        args.resamples, args.fake_samples, args.pool_boot = 30, 30, 2
     args.sizes = [int(n) for n in args.sizes.split(",")]
     only = [m for m in args.models.split(",") if m]
     chosen = [(i, *m) for i, m in enumerate(classwise.network_models([]))]

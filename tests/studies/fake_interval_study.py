@@ -2,13 +2,13 @@
 """Runs scripts/fake-interval-study.py (docs/intervals.md, "Fake-calibrated intervals",
 "Measured on real models") and checks its machinery.
 
-    fake_interval_study.py small   # ctest fake_interval_study.small: one network, n = 300,
-                                   # 6 replicates per cell
+    fake_interval_study.py small   # ctest fake_interval_study.small: one network, n = 200,
+                                   # 2 replicates per cell
     fake_interval_study.py docs    # ctest fake_interval_study.docs: docs/intervals.md
-                                   # publishes the golden's table.md
-                                   # (tests/golden/fake_interval_study)
-    fake_interval_study.py full    # ctest slow.fake_interval_study: reruns the golden's
-                                   # command and compares every cell
+                                   # publishes each golden run's table.md
+                                   # (tests/golden/fake_interval_study/RUN)
+    fake_interval_study.py full    # ctest slow.fake_interval_study: reruns every golden
+                                   # run's command (RUNS) and compares every cell
 
 Checked: one row per (model, n, estimator, method) for the seven estimators and the two
 methods; every coverage is covered / replicates with its binomial SE; widths are positive; the
@@ -29,9 +29,19 @@ SCRIPT = os.path.join(ROOT, "scripts", "fake-interval-study.py")
 GOLDEN = os.path.join(ROOT, "tests", "golden", "fake_interval_study")
 ESTIMATORS = ["ece_ew15", "ece_em15", "dece_em15", "smooth_ece", "kde_ece", "cwece_ew15",
               "ace15_nixon"]
-# The golden's command (its README says the same).
-FULL = ["--models", "fmnist_cnn,fmnist_cnn_ts,letter_mlp", "--sizes", "200,1000",
-        "--replicates", "40"]
+# The golden runs (tests/golden/fake_interval_study/RUN) and the arguments that made each.
+RUNS = {
+    "fmnist_cnn": ["--models", "fmnist_cnn", "--sizes", "200,1000", "--replicates", "40"],
+    "fmnist_cnn_ts": ["--models", "fmnist_cnn_ts", "--sizes", "200,1000", "--replicates", "20"],
+}
+
+
+def shape(arguments):
+    """(models, sizes, replicates) of a run's arguments."""
+    a = dict(zip(arguments[::2], arguments[1::2]))
+    return a["--models"].split(","), [int(n) for n in a["--sizes"].split(",")], \
+        int(a["--replicates"])
+
 
 fail = failing("fake_interval_study")
 
@@ -66,9 +76,11 @@ def run(out, arguments):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "small"
     if mode == "docs":
-        check_docs_table("fake_interval_study", GOLDEN, os.path.join(ROOT, "docs", "intervals.md"))
-        golden = read_csv(os.path.join(GOLDEN, "cells.csv"))
-        check(golden, FULL[1].split(","), [int(n) for n in FULL[3].split(",")], int(FULL[5]))
+        for run_name, arguments in RUNS.items():
+            golden = os.path.join(GOLDEN, run_name)
+            check_docs_table("fake_interval_study", golden,
+                             os.path.join(ROOT, "docs", "intervals.md"))
+            check(read_csv(os.path.join(golden, "cells.csv")), *shape(arguments))
         return
     try:
         import numpy  # noqa: F401
@@ -78,14 +90,14 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         if mode == "small":
             cells = run(out, ["--small"])
-            check(cells, ["fmnist_cnn"], [300], 6)
+            check(cells, ["fmnist_cnn"], [200], 2)
             print(f"fake_interval_study.small: {len(cells)} cells")
             return
-        cells = run(out, FULL)
-        golden = read_csv(os.path.join(GOLDEN, "cells.csv"))
-        if cells != golden:
-            fail("the rerun differs from tests/golden/fake_interval_study/cells.csv")
-        print("fake_interval_study.full: the golden reproduced")
+        for run_name, arguments in RUNS.items():
+            cells = run(os.path.join(out, run_name), arguments)
+            if cells != read_csv(os.path.join(GOLDEN, run_name, "cells.csv")):
+                fail(f"the rerun differs from tests/golden/fake_interval_study/{run_name}")
+        print("fake_interval_study.full: every golden run reproduced")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #include "estimators/interval_methods.hpp"
 #include "estimators/proper_scores.hpp"
 #include "fit/fake_advice.hpp"
+#include "fit/fake_classifier_fit.hpp"
 #include "generator_draws.hpp"
 #include "generators/generator.hpp"
 #include "truth/truth_engine.hpp"
@@ -35,7 +36,7 @@ BinnedEceSpec equal_mass_15() {
 
 }  // namespace
 
-TEST_CASE("fake interval: [t - q(1 - alpha), t - q(alpha)] of the deviations", "[unit][fit]") {
+TEST_CASE("fake interval: t - q(1 - alpha) to t - q(alpha) of the deviations", "[unit][fit]") {
   // Deviations 0..10 (type-7 quantiles): level 0.8 takes q(0.1) = 1 and q(0.9) = 9.
   std::vector<double> d;
   for (int i = 10; i >= 0; --i) d.push_back(i);  // unsorted on purpose
@@ -97,7 +98,7 @@ TEST_CASE("fake interval: coverage near nominal when the fake is the model's gen
   }
 }
 
-TEST_CASE("advice: bias and sd as a direct simulation from the same fake; rmse; argmin",
+TEST_CASE("advice: bias and sd as a direct simulation from the same fake, rmse, argmin",
           "[stat][fit]") {
   // A direct simulation of R2 = 400 samples on other streams: the advice's bias (R = 200) and
   // the direct one differ by Monte Carlo error, SE sqrt(sd^2 / R + sd^2 / R2) (plus the truth's
@@ -174,4 +175,35 @@ TEST_CASE("advice: the same bits on 1 and 2 threads", "[unit][fit]") {
     return out;
   };
   CHECK(run(1) == run(2));
+}
+
+TEST_CASE("fake interval: coverage over seeds with the fake fitted to each sample", "[slow][fit]") {
+  // The whole method on a model whose truth is known: each of S = 100 samples of n = 500 rows
+  // (K = 3 Dirichlet, temperature 0.5) gets the fake calbench fit fits to it (default options:
+  // the empirical family) and R = 200 of that fake's samples; coverage of ece_top_l1 by the
+  // 15-bin ECE's fake interval at 0.90. Binomial SE sqrt(0.9 0.1 / 100) = 0.03; the fake's
+  // fitting noise, which the interval does not add, would show as coverage below it.
+  // Tolerance 3 SE plus the quantiles' error as above: 0.10.
+  const Generator model(overconfident);
+  const GroundTruth truth = compute_truth(model, TruthSettings{});
+  const double theta = truth[Quantity::ece_top_l1].value;
+  const BinnedEce ece(BinnedEceSpec{15});
+  const std::vector<LabelledEstimator> estimators = {{"ece", &ece}};
+  const std::size_t n = 500, S = 100;
+  EstimatorWorkspace workspace;
+  std::size_t covered = 0;
+  for (std::size_t s = 0; s < S; ++s) {
+    const Sample sample = testing::draw(overconfident, n, 5000 + s);
+    FakeFitOptions options;
+    options.seed = s;
+    const FakeClassifierFit fit = fit_fake_classifier(sample, options);
+    const FakeAdvice advice = advise_on_fake(Generator(fit.generator), fit.truth, sample,
+                                             estimators, {.replicates = 200, .seed = s});
+    const Interval i =
+        fake_interval(ece.estimate(sample, workspace), advice.estimators[0].deviations, 0.9);
+    covered += i.lo <= theta && theta <= i.hi;
+  }
+  const double coverage = static_cast<double>(covered) / static_cast<double>(S);
+  INFO("coverage " << coverage);
+  CHECK(std::abs(coverage - 0.9) < 0.10);
 }
