@@ -340,7 +340,17 @@ FakeRun run_fake(const EvalOptions& o, const Sample& sample, const Observed& obs
   FitOptions fit;
   fit.data = o.data;
   fit.seed = o.seed;
-  FakeRun out{.judged = fit_judged_fake(sample, fit), .advice = {}};
+  // Data no fake can be fitted to are an input error of the option that asked for one.
+  const auto judged = [&] {
+    try {
+      return fit_judged_fake(sample, fit);
+    } catch (const InputError& error) {
+      throw InputError(std::string(error.what()) +
+                       " (the fake of --advice and --interval fake; eval's other intervals "
+                       "need none)");
+    }
+  };
+  FakeRun out{.judged = judged(), .advice = {}};
   Progress sampling(
       "eval: the fake's samples", true,
       ProgressStyle{"samples", EvalProgress::silent_below, std::chrono::milliseconds(5000)});

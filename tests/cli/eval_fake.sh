@@ -74,4 +74,11 @@ bad() {  # NAME PHRASE FLAGS...
 bad samples_one "--fake-samples" --advice --fake-samples 1
 bad samples_text "--fake-samples" --advice --fake-samples many
 bad interval 'unknown interval method "fakes"' --interval fakes
+# Data no fake can be fitted to: the fit's reason, and which option asked for the fake.
+"$bin" eval "$src/tests/reference/datasets/k2_identical.csv" --resamples 5 --advice \
+  >"$work/constant.out" 2>"$work/constant.err"
+status=$?
+[ "$status" -eq 2 ] || fail "constant rows with --advice: exit status $status, expected 2"
+grep -q "all 40 rows have the same probabilities.*(the fake of --advice and --interval fake" \
+  "$work/constant.err" || fail "constant rows with --advice: $(cat "$work/constant.err")"
 finish "fake interval and advice"
