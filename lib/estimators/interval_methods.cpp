@@ -296,9 +296,12 @@ std::optional<Interval> interval_of(IntervalMethod method, const IntervalInputs&
     case IntervalMethod::analytic:
       if (!in.squared) return std::nullopt;
       return analytic_interval(*in.squared, level);
-    case IntervalMethod::fake:
+    case IntervalMethod::fake: {
       if (in.fake_deviations.empty()) return std::nullopt;
-      return fake_interval(in.estimate, in.fake_deviations, level);
+      const Interval out = fake_interval(in.estimate, in.fake_deviations, level);
+      if (!in.vanishes_when_calibrated || !in.p_calibrated) return out;
+      return joined_with_zero(out, in, level);
+    }
   }
   return std::nullopt;
 }

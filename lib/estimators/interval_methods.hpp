@@ -50,8 +50,10 @@
 //   is the basic interval with the fake's law of T - theta standing in for the model's, where
 //   the bootstrap's T* - t stands in for it in `basic` (Davison & Hinkley 1997, eq. 5.6). It
 //   corrects the bias the fake predicts at n, which the bootstrap underestimates where a
-//   noisy |gap| is biased most: where the gaps are near 0. (docs/intervals.md,
-//   "Fake-calibrated intervals": derivation and measured coverage.)
+//   noisy |gap| is biased most: where the gaps are near 0. Joined with 0 as `consistency` is
+//   when the calibration test does not reject: a fake fitted to the rows of a nearly calibrated
+//   model carries the rows' noise as miscalibration, so its bias correction overshoots there
+//   (measured: docs/intervals.md, "Fake-calibrated intervals", with the derivation).
 #include <functional>
 #include <optional>
 #include <span>

@@ -6,7 +6,8 @@
                                    # 2 replicates per cell
     fake_interval_study.py docs    # ctest fake_interval_study.docs: docs/intervals.md
                                    # publishes each golden run's table.md
-                                   # (tests/golden/fake_interval_study/RUN)
+                                   # (tests/golden/fake_interval_study/RUN, and the runs
+                                   # before the join with 0 under before_join/RUN)
     fake_interval_study.py full    # ctest slow.fake_interval_study: reruns every golden
                                    # run's command (RUNS) and compares every cell
 
@@ -77,10 +78,11 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "small"
     if mode == "docs":
         for run_name, arguments in RUNS.items():
-            golden = os.path.join(GOLDEN, run_name)
-            check_docs_table("fake_interval_study", golden,
-                             os.path.join(ROOT, "docs", "intervals.md"))
-            check(read_csv(os.path.join(golden, "cells.csv")), *shape(arguments))
+            for kept in ("", "before_join"):  # before_join: the interval without the join
+                golden = os.path.join(GOLDEN, kept, run_name)
+                check_docs_table("fake_interval_study", golden,
+                                 os.path.join(ROOT, "docs", "intervals.md"))
+                check(read_csv(os.path.join(golden, "cells.csv")), *shape(arguments))
         return
     try:
         import numpy  # noqa: F401

@@ -50,6 +50,17 @@ TEST_CASE("fake interval: t - q(1 - alpha) to t - q(alpha) of the deviations", "
   REQUIRE(interval_of(IntervalMethod::fake, in, 0.8));
   CHECK(interval_of(IntervalMethod::fake, in, 0.8)->lo == i.lo);
   CHECK_THROWS_AS(fake_interval(0.5, d, 1.0), DomainError);
+  // A calibration error is joined with 0 when the calibration test does not reject at size
+  // 1 - level (p > 0.2 here), as `consistency` is; kept as it is when it rejects.
+  std::vector<double> small;
+  for (int i = 0; i <= 10; ++i) small.push_back(0.01 * i);
+  in.fake_deviations = small;  // the interval [0.5 - 0.09, 0.5 - 0.01]
+  in.vanishes_when_calibrated = true;
+  in.p_calibrated = 0.5;
+  CHECK(interval_of(IntervalMethod::fake, in, 0.8)->lo == 0.0);
+  CHECK(interval_of(IntervalMethod::fake, in, 0.8)->hi == Approx(0.49));
+  in.p_calibrated = 0.01;
+  CHECK(interval_of(IntervalMethod::fake, in, 0.8)->lo == Approx(0.41));
 }
 
 TEST_CASE("recommend: the least rmse among the estimators of each shared target", "[unit][fit]") {
