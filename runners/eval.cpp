@@ -26,12 +26,14 @@
 #include "estimators/interval_methods.hpp"
 #include "estimators/isotonic_fit.hpp"
 #include "estimators/uncertainty.hpp"
+#include "fit/fake_advice.hpp"
 #include "report/columns.hpp"
 #include "report/reliability_record.hpp"
 #include "report/reporter.hpp"
 #include "report/value_format.hpp"
 #include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
+#include "runners/fit.hpp"
 #include "runners/progress.hpp"
 #include "runners/report.hpp"
 
@@ -129,7 +131,10 @@ std::string settle_interval(Interval& interval, double estimate, IntervalMethod 
     interval.hi = std::max(interval.hi, least);
   }
   const bool corrects_bias = method == IntervalMethod::basic || method == IntervalMethod::bca ||
-                             method == IntervalMethod::bias_corrected;
+                             method == IntervalMethod::bias_corrected ||
+                             method == IntervalMethod::fake;
+  const std::string shown_by =
+      method == IntervalMethod::fake ? "the fake's samples predict" : "the resamples show";
   if (zero_width)
     said.push_back(
         "zero width: every resample gave the same value, so the interval shows no "
@@ -137,8 +142,7 @@ std::string settle_interval(Interval& interval, double estimate, IntervalMethod 
   else if (!below_least && (estimate < interval.lo || estimate > interval.hi))
     said.push_back("estimate outside its interval: " +
                    (corrects_bias ? "the " + name +
-                                        " interval corrects the estimator's bias, which the "
-                                        "resamples show"
+                                        " interval corrects the estimator's bias, which " + shown_by
                                   : "the resampled values lie to one side of the estimate (the "
                                     "estimator's bias), and the " +
                                         name + " interval follows them"));
@@ -324,6 +328,49 @@ Observed observe(const EvalOptions& o, const Sample& sample, std::vector<Skipped
   return out;
 }
 
+// The fake `calbench fit` fits to the rows, with its verdict, and what its samples at the rows'
+// n predict of each estimator used (fit/fake_advice.hpp).
+struct FakeRun {
+  JudgedFake judged;
+  FakeAdvice advice;
+};
+
+std::vector<LabelledEstimator> labelled(const std::vector<EstimatorConfig>& configs) {
+  std::vector<LabelledEstimator> out;
+  for (const auto& c : configs) out.push_back({c.label, c.estimator.get()});
+  return out;
+}
+
+FakeRun run_fake(const EvalOptions& o, const Sample& sample, const Observed& observed) {
+  FitOptions fit;
+  fit.data = o.data;
+  fit.seed = o.seed;
+  // Data no fake can be fitted to are an input error of the option that asked for one.
+  const auto judged = [&] {
+    try {
+      return fit_judged_fake(sample, fit);
+    } catch (const InputError& error) {
+      throw InputError(std::string(error.what()) +
+                       " (the fake of --advice and --interval fake; eval's other intervals "
+                       "need none)");
+    }
+  };
+  FakeRun out{.judged = judged(), .advice = {}};
+  Progress sampling(
+      "eval: the fake's samples", true,
+      ProgressStyle{"samples", EvalProgress::silent_below, std::chrono::milliseconds(5000)});
+  try {
+    out.advice =
+        advise_on_fake(Generator(out.judged.fit.generator), out.judged.fit.truth, sample,
+                       labelled(observed.used), {.replicates = o.fake_samples, .seed = o.seed},
+                       [&](std::size_t done, std::size_t total) { sampling.update(done, total); });
+  } catch (const DomainError& error) {
+    throw InputError(o.data + ": the fake fitted to these rows: " + error.what());
+  }
+  sampling.finish();
+  return out;
+}
+
 // An estimator's result on the data: a row of eval's table, an entry of --json's "estimators".
 struct EvalRecord {
   const EstimatorConfig& config;
@@ -337,7 +384,8 @@ struct EvalRecord {
 
 // The intervals and p-values: every method but analytic resamples.
 std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
-                                 const Observed& observed, const ZeroCount& zeros) {
+                                 const Observed& observed, const ZeroCount& zeros,
+                                 const std::optional<FakeRun>& fake) {
   const IntervalChoice choice = interval_choice(o.interval);
   std::vector<const Estimator*> estimators;
   std::vector<std::vector<IntervalMethod>> methods(1);
@@ -348,6 +396,10 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
   EvalProgress progress(observed.used, observed.seconds);
   IntervalRequest request{o.resamples, o.level, o.jackknife_groups};
   request.progress = progress.hooks();
+  std::vector<std::vector<double>> deviations;
+  if (fake)
+    for (const auto& a : fake->advice.estimators) deviations.push_back(a.deviations);
+  request.fake_deviations = deviations;
   // The bias correction's and the jackknife's data sets are fewer or cheaper, so 2 R is the
   // estimate's count.
   progress.announce(estimators.size(), 2 * o.resamples);
@@ -442,10 +494,105 @@ p_calibrated: consistency resampling (Bröcker & Smith 2007), labels redrawn fro
   (1 + #{T* >= T}) / (1 + R), small when the data are less calibrated than calibration allows
 )";
 
+// An estimator's advice: a row of the advice table, an entry of --json's "advice".
+struct AdviceRecord {
+  const EstimatorConfig& config;
+  const EstimatorAdvice& advice;
+  bool recommended = false;  // the least predicted RMSE among the estimators of its target
+};
+
+// The advice's columns: what the fake predicts of T against its reference theta_F at the data's n.
+std::vector<ColumnSpec<AdviceRecord>> advice_columns() {
+  using R = AdviceRecord;
+  const Display text{.align = Align::left};
+  const Display number{.align = Align::left, .precision = 6};
+  const auto target = [](const R& r) {
+    const auto t = r.config.estimator->target();
+    return t ? Value(std::string(to_string(*t))) : Value();
+  };
+  return {
+      {"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
+      {"target", target, show::json | show::terminal, {.align = Align::left, .null = "own"}},
+      {"reference",
+       [](const R& r) { return Value(r.advice.reference.value); },
+       show::json | show::terminal,
+       {.heading = "theta_fake", .align = Align::left, .precision = 6}},
+      {"reference_error", [](const R& r) { return Value(r.advice.reference.error); }, show::json},
+      {"bias", [](const R& r) { return Value(r.advice.bias); }, show::json | show::terminal,
+       number},
+      {"bias_se", [](const R& r) { return Value(r.advice.bias_se); }, show::json},
+      {"sd", [](const R& r) { return Value(r.advice.sd); }, show::json | show::terminal, number},
+      {"rmse", [](const R& r) { return Value(r.advice.rmse); }, show::json | show::terminal,
+       number},
+      {"recommended", [](const R& r) { return Value(r.recommended); }, show::json},
+      {"report",
+       [](const R& r) { return r.recommended ? Value(std::string("<- report")) : Value(); },
+       show::terminal,
+       {.align = Align::left, .null = ""}}};
+}
+
+std::string advice_legend() {
+  return "\ntheta_fake: the estimator's reference under the fake: the truth of its target, or "
+         "(target\n  \"own\") its own population value on " +
+         std::to_string(FakeAdviceSettings{}.population_samples) +
+         " of the fake's rows; bias, sd and rmse:\n  of the estimate against it over the "
+         "fake's samples of n rows (docs/eval.md, \"Advice\")\n";
+}
+
+// The advice as a record of the "advice" block: the fake, its verdict, the recommendations and
+// each estimator's predictions.
+Record advice_record(const EvalOptions& o, const FakeRun& fake, const Observed& observed,
+                     const std::vector<ColumnSpec<AdviceRecord>>& columns) {
+  const FakeAdvice& advice = fake.advice;
+  const FitVerdict& verdict = fake.judged.verdict;
+  const TableView view(columns);
+  std::vector<AdviceRecord> rows;
+  for (std::size_t e = 0; e < observed.used.size(); ++e) {
+    bool recommended = false;
+    for (const auto& r : advice.recommendations) recommended |= r.estimator == e;
+    rows.push_back({observed.used[e], advice.estimators[e], recommended});
+  }
+  Value::Object estimators;
+  for (const auto& r : rows) estimators.emplace_back(r.config.label, view.object(r));
+  Value::Array recommendations;
+  std::string said;
+  for (const auto& r : advice.recommendations) {
+    const std::string& label = observed.used[r.estimator].label;
+    recommendations.push_back(Value::Object{{"target", std::string(to_string(r.target))},
+                                            {"estimator", label},
+                                            {"compared", count_value(r.compared)}});
+    said += "report " + label + " for " + std::string(to_string(r.target)) +
+            ": the least predicted RMSE (" + format_fixed(advice.estimators[r.estimator].rmse, 6) +
+            ") of the " + std::to_string(r.compared) + " estimators of that target\n";
+  }
+  Value::Array reasons;
+  for (const auto& reason : verdict.reasons) reasons.push_back(reason);
+  const std::string family(to_string(fake.judged.fit.family));
+  Record out{.block = "advice",
+             .document = Value::Object{{"n", count_value(advice.n)},
+                                       {"fake_samples", count_value(advice.replicates)},
+                                       {"family", family},
+                                       {"verdict", verdict.good ? "GOOD" : "POOR"},
+                                       {"verdict_reasons", std::move(reasons)},
+                                       {"recommended", std::move(recommendations)},
+                                       {"estimators", std::move(estimators)}}};
+  for (const auto& r : rows) out.rows.push_back(view.row("advice", r, show::terminal));
+  out.caption = "\nadvice: the fake fitted to these rows (" + family +
+                " family, as `calbench fit " + o.data + "` fits it; verdict " +
+                (verdict.good ? "GOOD" : "POOR") + "), " + std::to_string(advice.replicates) +
+                " samples of n = " + std::to_string(advice.n) + "\n\n";
+  out.note = advice_legend() + said;
+  for (const auto& reason : verdict.reasons)
+    out.note += "the verdict is POOR: " + reason +
+                "; the advice and any fake interval rest on "
+                "a fake unlike the model\n";
+  return out;
+}
+
 // The records through the JSON reporter (--json) or the terminal's.
 void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& zeros,
                  const std::vector<EvalRecord>& records, const std::vector<Skipped>& skipped,
-                 std::ostream& out) {
+                 const Observed& observed, const std::optional<FakeRun>& fake, std::ostream& out) {
   const auto columns = eval_columns(o.level);
   const TableView view(columns);
   Value::Object estimators;
@@ -465,12 +612,20 @@ void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& ze
                       {"warning", zero_warning}});
   header.tables.push_back(view.table("estimators", show::terminal, "  ", "  "));
   Record record{.block = "estimators", .document = std::move(estimators)};
+  const auto advice_table = advice_columns();
+  std::optional<Record> advice;
+  if (fake) {
+    header.tables.push_back(TableView(advice_table).table("advice", show::terminal, "  ", "  "));
+    advice = advice_record(o, *fake, observed, advice_table);
+  }
   if (o.json) {
     // A value that is not finite would print as null: an error naming it.
     require_finite_json(to_json(record.document), o.data, "/estimators");
+    if (advice) require_finite_json(to_json(advice->document), o.data, "/advice");
     JsonReporter json(out);
     json.begin(header);
     json.record(record);
+    if (advice) json.record(*advice);
     json.end();
     return;
   }
@@ -484,6 +639,7 @@ void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& ze
   TerminalReporter terminal(out);
   terminal.begin(header);
   terminal.record(record);
+  if (advice) terminal.record(*advice);
   terminal.end();
 }
 
@@ -514,6 +670,8 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     throw InputError("--level " + std::to_string(o.level) + ": must be > 0 and < 1");
   if (o.resamples < 1) throw InputError("--resamples must be >= 1");
   if (o.jackknife_groups < 2) throw InputError("--jackknife-groups must be >= 2");
+  if (o.fake_samples < 2) throw InputError("--fake-samples must be >= 2");
+  const bool fake_interval = interval_choice(o.interval) == IntervalMethod::fake;
   const Sample sample =
       read_model_outputs(o.data, o.labels,
                          {.kind = o.logits ? ValueKind::logits : ValueKind::probabilities,
@@ -522,10 +680,12 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   std::vector<Skipped> skipped;
   const ZeroCount zeros = count_zeros(sample);
   const Observed observed = observe(o, sample, skipped);
-  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros);
+  std::optional<FakeRun> fake;
+  if (o.advice || fake_interval) fake = run_fake(o, sample, observed);
+  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros, fake);
   // Everything is computed before anything is written: on an error, nothing is.
   std::ostringstream text;
-  report_eval(o, sample, zeros, records, skipped, text);
+  report_eval(o, sample, zeros, records, skipped, observed, fake, text);
   if (!o.plot.empty()) write_curves(o, sample);
   out << text.str();
   return 0;
@@ -561,6 +721,13 @@ Command add_eval_command(CLI::App& app) {
       ->check(uint64_text());
   eval->add_option("--threads", a->threads, "worker threads (default: all cores)")
       ->check(thread_range());
+  eval->add_flag("--advice", o.advice,
+                 "fit a fake to the rows (as calbench fit does) and print each estimator's "
+                 "predicted bias, sd and RMSE at this n, and the one to report");
+  eval->add_option("--fake-samples", o.fake_samples,
+                   "samples of n rows drawn from the fake for --advice and --interval fake "
+                   "(default 200)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{100'000}));
   eval->add_flag("--json", o.json, "print JSON instead of the table");
   eval->add_option("--plot", o.plot,
                    "write reliability.csv and the reliability diagrams (index.html, SVG) to DIR")

@@ -1,7 +1,8 @@
 #pragma once
 // `calbench eval DATA`: every estimator (or those asked for) on a real model's outputs, with a
 // bootstrap percentile interval and the consistency-resampling p-value of perfect calibration
-// (docs/eval.md).
+// (docs/eval.md); with --advice or --interval fake, what the fake fitted to the rows predicts of
+// each estimator, and the interval calibrated on it (docs/intervals.md).
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -23,6 +24,11 @@ struct EvalOptions {
   std::uint64_t seed = 0;
   bool json = false;
   std::string plot;  // --plot DIR: reliability.csv there (the renderer draws it, runners/report)
+  // The fake `calbench fit` fits to the rows, sampled at their n (fit/fake_advice.hpp): asked by
+  // --advice (each estimator's predicted bias, sd and RMSE, and the one to report) and by the
+  // fake interval, which prints the advice too. fake_samples: R samples of n rows.
+  bool advice = false;
+  std::size_t fake_samples = 200;
 };
 
 // Computes everything, then writes the table (or JSON) to `out`: on an error (InputError,

@@ -868,6 +868,17 @@ void write_config(const FitOptions& o, const FitRun& run) {
 
 }  // namespace
 
+JudgedFake fit_judged_fake(const Sample& data, const FitOptions& o) {
+  check_fit_input(data, o.data);
+  FitRun run;
+  run.data = data;
+  run.options = fit_options(o, parse_map(o.map));
+  run.asked = requested_estimators(default_estimators);
+  run.verdict = judge(data, run.options, labelled(run.asked), o);
+  fit_all_rows(o, run);
+  return {std::move(run.fit), std::move(run.verdict)};
+}
+
 int run_fit(const FitOptions& o, std::ostream& out) {
   const FitRun run = compute(o);
   // The report is complete before anything is printed: an error prints nothing.

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/sample.hpp"
+#include "fit/fake_classifier_fit.hpp"
+#include "fit/fit_verdict.hpp"
+
 namespace calbench {
 
 struct FitOptions {
@@ -43,6 +47,15 @@ struct FitOptions {
 
 // The exit status of a POOR fit that --out would have written without --force.
 inline constexpr int fit_refused_status = 3;
+
+// The fake `calbench fit` fits to `data` with the options `o` (its defaults: FitOptions{}), and
+// its verdict on the estimators fit judges by default; bad data or a failed fit is an
+// InputError naming o.data. calbench eval's fake-calibrated intervals and advice rest on it.
+struct JudgedFake {
+  FakeClassifierFit fit;
+  FitVerdict verdict;
+};
+JudgedFake fit_judged_fake(const Sample& data, const FitOptions& o);
 
 // Computes everything, then prints (and writes --out atomically): on an error nothing is written.
 // Returns 0, or fit_refused_status when the verdict is POOR, --out was asked and --force was not

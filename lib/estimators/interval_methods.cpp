@@ -93,10 +93,11 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     corrected_of[e] = corrected.size();
     corrected.emplace_back(*estimators[e]);
   }
-  // analytic alone resamples nothing.
+  // analytic and fake alone resample nothing.
   bool resampled = false;
   for (const auto& m : methods)
-    for (IntervalMethod method : m) resampled |= method != IntervalMethod::analytic;
+    for (IntervalMethod method : m)
+      resampled |= method != IntervalMethod::analytic && method != IntervalMethod::fake;
   const auto phase = [&](std::string_view name, std::size_t total) {
     if (request.progress.begin) request.progress.begin(name, total);
   };
@@ -149,6 +150,7 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     std::sort(column.begin(), column.end());
     in.corrected = corrected_value[e];
     in.corrected_bootstrap = corrected_column;
+    if (e < request.fake_deviations.size()) in.fake_deviations = request.fake_deviations[e];
     for (std::size_t m = 0; m < M; ++m)
       out.intervals[m * E + e] = interval_of(methods[m][e], in, request.level);
   }
@@ -158,7 +160,8 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
 const std::vector<IntervalMethod>& interval_methods() {
   static const std::vector<IntervalMethod> all = {
       IntervalMethod::percentile,  IntervalMethod::basic,    IntervalMethod::bca,
-      IntervalMethod::consistency, IntervalMethod::analytic, IntervalMethod::bias_corrected};
+      IntervalMethod::consistency, IntervalMethod::analytic, IntervalMethod::bias_corrected,
+      IntervalMethod::fake};
   return all;
 }
 
@@ -176,6 +179,8 @@ std::string_view to_string(IntervalMethod method) {
       return "analytic";
     case IntervalMethod::bias_corrected:
       return "bias_corrected";
+    case IntervalMethod::fake:
+      return "fake";
   }
   return "?";
 }
@@ -248,6 +253,15 @@ Interval analytic_interval(const SquaredErrorEstimate& squared, double level) {
   return out;
 }
 
+Interval fake_interval(double estimate, std::span<const double> deviations, double level) {
+  check_level(level);
+  if (deviations.empty())
+    throw DomainError("a fake-calibrated interval needs the fake's deviations");
+  const SortedValues sorted(deviations);
+  return {estimate - sorted.quantile((1.0 + level) / 2.0),
+          estimate - sorted.quantile((1.0 - level) / 2.0)};
+}
+
 Interval normal_interval(double center, std::span<const double> bootstrap, double level) {
   check_level(level);
   const std::size_t R = bootstrap.size();
@@ -290,6 +304,12 @@ std::optional<Interval> interval_of(IntervalMethod method, const IntervalInputs&
     case IntervalMethod::analytic:
       if (!in.squared) return std::nullopt;
       return analytic_interval(*in.squared, level);
+    case IntervalMethod::fake: {
+      if (in.fake_deviations.empty()) return std::nullopt;
+      const Interval out = fake_interval(in.estimate, in.fake_deviations, level);
+      if (!in.vanishes_when_calibrated || !in.p_calibrated) return out;
+      return joined_with_zero(out, in, level);
+    }
   }
   return std::nullopt;
 }

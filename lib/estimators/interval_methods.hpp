@@ -41,6 +41,19 @@
 //   regime where the bias is of the order of the spread. The sd of U, not of T: the
 //   correction falls as |gap| grows, so U varies more than T. (docs/intervals.md: measured
 //   coverage, and where it still falls short.)
+// - fake: calibrated on a fake classifier fitted to the model's rows (calbench eval; the fit and
+//   its simulation live in fit/fake_advice.hpp, a layer above this one, and arrive here as
+//   values). With d_r = T_r - theta_F, r = 1..R, the estimator on R samples of the data's n
+//   drawn from the fake, minus its reference theta_F under the fake (the truth of its target,
+//   or its own population value), the interval
+//       [t - q_d(1 - alpha), t - q_d(alpha)]
+//   is the basic interval with the fake's law of T - theta standing in for the model's, where
+//   the bootstrap's T* - t stands in for it in `basic` (Davison & Hinkley 1997, eq. 5.6). It
+//   corrects the bias the fake predicts at n, which the bootstrap underestimates where a
+//   noisy |gap| is biased most: where the gaps are near 0. Joined with 0 as `consistency` is
+//   when the calibration test does not reject: a fake fitted to the rows of a nearly calibrated
+//   model carries the rows' noise as miscalibration, so its bias correction overshoots there
+//   (measured: docs/intervals.md, "Fake-calibrated intervals", with the derivation).
 #include <functional>
 #include <optional>
 #include <span>
@@ -52,7 +65,7 @@
 
 namespace calbench {
 
-enum class IntervalMethod { percentile, basic, bca, consistency, analytic, bias_corrected };
+enum class IntervalMethod { percentile, basic, bca, consistency, analytic, bias_corrected, fake };
 
 // Every method, in the order of the enum; their config names.
 const std::vector<IntervalMethod>& interval_methods();
@@ -69,6 +82,7 @@ struct IntervalInputs {
   std::optional<SquaredErrorEstimate> squared;
   std::optional<double> corrected;              // U = T - beta (bias_corrected)
   std::span<const double> corrected_bootstrap;  // U on the R bootstrap resamples
+  std::span<const double> fake_deviations;      // T_r - theta_F on the fake's R samples (fake)
 };
 
 // beta, an estimator's finite_sample_bias (0 where it has none), as a statistic: bootstrapped
@@ -122,6 +136,9 @@ struct IntervalRequest {
   // and SampleIntervals::p_values is empty; the intervals are the same bits either way.
   bool p_values = true;
   IntervalProgress progress = {};
+  // [e]: estimator e's deviations T_r - theta_F on the fake's samples (fake); empty, or an
+  // empty entry: the fake method does not apply to it.
+  std::span<const std::vector<double>> fake_deviations = {};
 };
 // calbench eval's defaults (runners/eval.hpp), which calbench plan's width questions share so
 // that a plan is for the interval eval will compute (docs/plan.md).
@@ -153,6 +170,8 @@ Interval bca_interval(double estimate, std::span<const double> bootstrap,
 Interval bca_interval(double estimate, std::span<const double> bootstrap, double acceleration,
                       double level);
 Interval analytic_interval(const SquaredErrorEstimate& squared, double level);
+// [t - q(1 - alpha), t - q(alpha)] of the deviations (fake).
+Interval fake_interval(double estimate, std::span<const double> deviations, double level);
 // center -/+ z sd(bootstrap), sd with divisor R - 1 (bias_corrected before the join with 0).
 Interval normal_interval(double center, std::span<const double> bootstrap, double level);
 

@@ -85,7 +85,7 @@ std::vector<BiasReference> bias_references(const Generator& fake, const GroundTr
 FitPredictions predict_estimators(const Generator& fake, const GroundTruth& truth,
                                   const Sample& data, std::span<const LabelledEstimator> estimators,
                                   const PredictionSettings& settings, const ProgressFn& progress) {
-  if (settings.replicates < 2 || settings.resamples < 2)
+  if (settings.replicates < 2 || (settings.bootstrap && settings.resamples < 2))
     throw DomainError("predictions need at least 2 fake samples and 2 bootstrap resamples");
   for (std::size_t n : settings.sizes)
     if (n < 2)
@@ -102,7 +102,7 @@ FitPredictions predict_estimators(const Generator& fake, const GroundTruth& trut
   // Every fake sample and bootstrap resample is one task writing its own slot.
   std::vector<std::size_t> boot_sizes;  // size indices the bootstrap answers
   for (std::size_t s = 0; s < S; ++s)
-    if (settings.sizes[s] <= N) boot_sizes.push_back(s);
+    if (settings.bootstrap && settings.sizes[s] <= N) boot_sizes.push_back(s);
   const std::size_t fake_tasks = S * R, tasks = fake_tasks + boot_sizes.size() * B;
   const std::vector<std::vector<double>> values =
       map_batches<std::vector<double>, PredictionScratch>(
@@ -143,6 +143,8 @@ FitPredictions predict_estimators(const Generator& fake, const GroundTruth& trut
       p.estimator = e;
       p.n = settings.sizes[s];
       p.fake = spread(fake_values, E, e);
+      if (settings.keep_values)
+        for (std::size_t r = 0; r < R; ++r) p.fake_values.push_back(fake_values[r * E + e]);
       p.fake.bias = p.fake.mean - out.references[e].value;
       p.fake.bias_se =
           std::hypot(p.fake.sd / std::sqrt(static_cast<double>(R)), out.references[e].error);

@@ -16,6 +16,9 @@
 // - Disagreement beyond Monte Carlo error: bias when |bias_fake - bias_boot| > z sqrt(se_f^2 +
 //   se_b^2); sd when |log(sd_fake / sd_boot)| > z sqrt(1/(2(R - 1)) + 1/(2(B - 1))), the
 //   large-sample standard error of a log sample sd (normal data; a guide, not an exact test).
+// - keep_values: each cell also holds the fake's R estimates themselves, in sample order (eval's
+//   fake-calibrated intervals take quantiles of T_r - reference, fit/fake_advice.hpp);
+//   bootstrap = false leaves the model's rows unresampled (no Prediction::bootstrap).
 // Deterministic for any thread count: each (size, sample) is keyed and written to its slot.
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +41,8 @@ struct PredictionSettings {
   double z = 3.0;                  // disagreement threshold in Monte Carlo standard errors
   std::uint64_t seed = 0;
   std::uint64_t population_samples = 1'000'000;  // for estimators without a target
+  bool bootstrap = true;                         // false: the fake alone (`resamples` unused)
+  bool keep_values = false;                      // Prediction::fake_values
 };
 
 // What a fake estimator's bias is measured against.
@@ -54,7 +59,8 @@ struct Prediction {
   std::size_t estimator = 0;  // index into the estimators asked
   std::size_t n = 0;
   Spread fake;
-  std::optional<Spread> bootstrap;  // empty when n > the data's rows
+  std::optional<Spread> bootstrap;  // empty when n > the data's rows (or bootstrap = false)
+  std::vector<double> fake_values;  // the R estimates, with PredictionSettings::keep_values
   bool sd_disagrees = false, bias_disagrees = false;
 };
 

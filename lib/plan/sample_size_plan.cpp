@@ -448,6 +448,10 @@ std::string undercovered(const WidthQuestion& question, const PlanPoint& at) {
 
 std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
                                                  std::size_t classes) {
+  if (method == IntervalMethod::fake)
+    return std::string(
+        "interval fake is calbench eval's (calibrated on a fake fitted to a model's rows); a "
+        "plan's generator is itself the fake: ask for its default interval");
   if (method == IntervalMethod::consistency && !estimator.vanishes_when_calibrated())
     return std::string(
         "interval consistency needs an estimator whose population value is 0 for "

@@ -2,8 +2,8 @@
 
 The names at this level are the package's public interface. `sample`, `truth`, `estimate` and
 `run` call the compiled extension `calbench._core`; everything else is pure Python and works
-without it (those four raise ImportError saying how to build it). `fit`, `plan` and `gate` run the
-`calbench` program (calbench.commands).
+without it (those four raise ImportError saying how to build it). `fit`, `evaluate`, `plan` and
+`gate` run the `calbench` program (calbench.commands).
 """
 
 import os as _os
@@ -19,7 +19,7 @@ from .reliability import (class_reliability_curves, classwise_reliability, recal
 from .core import (TruthValue, conventions, estimate, estimator_examples, run, sample,
                    truth)
 from .recalibrator import NotFittedError, Recalibrator
-from .commands import FitRefused, fit, gate, gate_curve, plan
+from .commands import FitRefused, evaluate, fit, gate, gate_curve, plan
 from .leaderboard import leaderboard, rank_agreement, read_calarena
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, leaderboard_figure, measured_vs_true,
@@ -28,7 +28,8 @@ from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
 
 __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
-    "Recalibrator", "NotFittedError", "fit", "plan", "gate", "gate_curve", "FitRefused",
+    "Recalibrator", "NotFittedError", "fit", "plan", "evaluate", "gate", "gate_curve",
+    "FitRefused",
     "leaderboard", "rank_agreement", "read_calarena",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",

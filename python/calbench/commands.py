@@ -1,10 +1,11 @@
-"""`calbench fit`, `calbench plan` and `calbench gate` from Python (docs/python.md, "Your own
-model"; docs/gates.md).
+"""`calbench fit`, `calbench eval`, `calbench plan` and `calbench gate` from Python (docs/python.md,
+"Your own model"; docs/gates.md).
 
-These commands are written in the command line's runner (runners/fit.cpp, runners/plan.cpp,
-runners/gate.cpp: the verdict, the predictions, the plan's search and the gate's members print
-and decide there), so Python runs the same program rather than a second copy of it: each
-function runs the `calbench` executable with the command's flags, reads its JSON result and returns it as a dict. The executable is
+These commands are written in the command line's runner (runners/fit.cpp, runners/eval.cpp,
+runners/plan.cpp, runners/gate.cpp: the verdict, the predictions, the advice, the plan's search
+and the gate's members print and decide there), so Python runs the same program rather than a
+second copy of it: each function runs the `calbench` executable with the command's flags, reads
+its JSON result and returns it as a dict. The executable is
 $CALBENCH_BIN when set, else `calbench` on PATH (scripts/setup.sh links it into
 /usr/local/bin); a venv (`pip install ./python`) finds it the same way.
 
@@ -25,7 +26,7 @@ from typing import Any
 
 from ._atomic import write_atomically
 
-__all__ = ["FitRefused", "executable", "fit", "gate", "gate_curve", "plan"]
+__all__ = ["FitRefused", "evaluate", "executable", "fit", "gate", "gate_curve", "plan"]
 
 
 class FitRefused(RuntimeError):
@@ -134,6 +135,53 @@ def fit(data, out=None, *, labels=None, renormalize: bool = False, logits: bool 
     if result.returncode != 0:
         raise FitRefused((result.stderr or "the verdict is POOR").strip(), report)
     return report
+
+
+def evaluate(data, *, labels=None, renormalize: bool = False, logits: bool = False,
+             estimators: Any = None, interval: str | None = None, advice: bool = False,
+             level: float | None = None, resamples: int | None = None,
+             fake_samples: int | None = None, seed: int | None = None,
+             threads: int | None = None, options: list[str] | tuple[str, ...] = (),
+             quiet: bool = True) -> dict:
+    """A model's metrics with intervals: `calbench eval DATA --json` (docs/eval.md).
+
+    `data` as in `fit`. `estimators` is a JSON array (a list of dicts, or its text or a file)
+    as `--estimators` takes; `interval` any `--interval` name ("fake": calibrated on the fake
+    fitted to the rows, docs/intervals.md); advice=True adds each estimator's predicted bias,
+    sd and RMSE at this n and the estimator to report (the fake interval implies it). Returns
+    the JSON report: "estimators" (value, interval, ci, p_calibrated, note) and, with advice,
+    "advice" (the fake's family and verdict, "recommended", and per estimator target,
+    reference, bias, bias_se, sd, rmse). quiet=False shows the progress lines on stderr."""
+    arguments = ["eval", _path(data, "data"), "--json"]
+    if labels is not None:
+        arguments += ["--labels", _path(labels, "labels")]
+    if renormalize:
+        arguments.append("--renormalize")
+    if logits:
+        arguments.append("--logits")
+    if estimators is not None:
+        arguments += ["--estimators",
+                      estimators if isinstance(estimators, str) else json.dumps(estimators)]
+    if interval is not None:
+        arguments += ["--interval", str(interval)]
+    if advice:
+        arguments.append("--advice")
+    for flag, value in (("--level", level), ("--resamples", resamples),
+                        ("--fake-samples", fake_samples), ("--seed", seed),
+                        ("--threads", threads)):
+        if value is not None:
+            arguments += [flag, str(value)]
+    arguments += [str(o) for o in options]
+    if quiet:
+        result = _run(arguments)
+    else:
+        result = subprocess.run([executable(), *arguments], text=True, stdout=subprocess.PIPE)
+        if result.returncode == 2:
+            raise ValueError("calbench eval: bad input (exit 2; the message is above)")
+    if result.returncode != 0:
+        raise RuntimeError(f"calbench eval exited {result.returncode}: "
+                           f"{(result.stderr or '').strip()}")
+    return json.loads(result.stdout)
 
 
 def _file_command(command: str, document: Any, argument: str, out, threads, quiet,

@@ -1,5 +1,5 @@
-"""calbench.fit, calbench.plan and calbench.gate, which run the command line (ctest:
-python.commands).
+"""calbench.fit, calbench.evaluate, calbench.plan and calbench.gate, which run the command
+line (ctest: python.commands).
 
 Each returns the command's own JSON: the fit's report equals `calbench fit --json`'s, and the
 plan's answer that of `calbench plan --out` on the same file. Bad input raises ValueError with
@@ -34,6 +34,26 @@ class Commands(unittest.TestCase):
     def tearDown(self):
         os.chdir(self.previous)
         self.directory.cleanup()
+
+    def test_evaluate_returns_evals_json_with_the_advice(self):
+        estimators = [{"name": "ece", "bins": 15},
+                      {"name": "ece", "bins": 15, "binning": "equal_mass"}, {"name": "brier"}]
+        report = calbench.evaluate("outputs.csv", renormalize=True, estimators=estimators,
+                                   interval="fake", resamples=20, fake_samples=30, threads=2)
+        cli = subprocess.run([BIN, "eval", "outputs.csv", "--json", "--renormalize",
+                              "--estimators", json.dumps(estimators), "--interval", "fake",
+                              "--resamples", "20", "--fake-samples", "30", "--threads", "2"],
+                             capture_output=True, text=True)
+        self.assertEqual(report, json.loads(cli.stdout))
+        self.assertEqual({e["interval"] for e in report["estimators"].values()}, {"fake"})
+        advice = report["advice"]
+        shared = {label: a["rmse"] for label, a in advice["estimators"].items()
+                  if a["target"] == "ece_top_l1"}
+        self.assertEqual(advice["recommended"],
+                         [{"target": "ece_top_l1", "estimator": min(shared, key=shared.get),
+                           "compared": 2}])
+        with self.assertRaisesRegex(ValueError, "unknown interval method"):
+            calbench.evaluate("outputs.csv", renormalize=True, interval="nope")
 
     def test_fit_and_plan_return_the_commands_json(self):
         report = calbench.fit("outputs.csv", "fake.json", renormalize=True, family="dirichlet",

@@ -39,6 +39,14 @@ std::optional<std::vector<IntervalChoice>> parse_methods(ObjectReader& o) {
       ok = false;
       continue;
     }
+    if (*method == IntervalMethod::fake) {
+      o.problems().add(pointer_join(pointer, i),
+                       "fake is calbench eval's interval (calibrated on a fake fitted to a "
+                       "model's rows); a run's generator is known, so its intervals are the "
+                       "other methods");
+      ok = false;
+      continue;
+    }
     if (std::find(out.begin(), out.end(), *method) != out.end()) {
       o.problems().add(pointer_join(pointer, i), "method listed twice");
       ok = false;

@@ -373,7 +373,7 @@ expect_status 2 "--threads" plan "$work/two_rows.csv" --threads 0
 expect_status 2 "--threads" bench --threads 0
 # calbench plan: an interval method eval does not know, at its pointer with the valid names.
 printf '{"generator": {"family": "dirichlet", "classes": 2, "alpha": 2}, "estimator": {"name": "brier"},\n "question": {"width": 0.1, "interval": "wald"}}\n' >"$work/plan_interval.json"
-expect_status 2 "error: $work/plan_interval.json: /question/interval: unknown interval \"wald\"; valid: analytic, basic, bca, bias_corrected, consistency, default, normal, percentile" \
+expect_status 2 "error: $work/plan_interval.json: /question/interval: unknown interval \"wald\"; valid: analytic, basic, bca, bias_corrected, consistency, default, fake, normal, percentile" \
   plan "$work/plan_interval.json" --out "$work/plan_interval.out"
 [ -e "$work/plan_interval.out" ] && fail "plan with a bad interval wrote its result file"
 expect_status 2 'unknown kind or name "bogus"; kinds: estimators, maps, families' list bogus

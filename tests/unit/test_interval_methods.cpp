@@ -334,7 +334,8 @@ TEST_CASE("finite_sample_bias of the binned L1 errors", "[unit]") {
 
 TEST_CASE("intervals.methods: bad names and repeats are config errors at their pointer", "[unit]") {
   OJ doc = debiased_experiment(1.0);
-  doc["intervals"] = OJ::parse(R"({"methods": ["bca", "nope", "bca"], "jackknife_groups": 1})");
+  doc["intervals"] =
+      OJ::parse(R"({"methods": ["bca", "nope", "bca", "fake"], "jackknife_groups": 1})");
   try {
     (void)parse_experiment(doc, "bad.json");
     FAIL("expected a ConfigError");
@@ -344,6 +345,7 @@ TEST_CASE("intervals.methods: bad names and repeats are config errors at their p
     INFO(all);
     CHECK(all.find("/intervals/methods/1: unknown interval method \"nope\"") != std::string::npos);
     CHECK(all.find("/intervals/methods/2: method listed twice") != std::string::npos);
+    CHECK(all.find("/intervals/methods/3: fake is calbench eval's interval") != std::string::npos);
     CHECK(all.find("/intervals/jackknife_groups") != std::string::npos);
   }
 }

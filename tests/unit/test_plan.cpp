@@ -475,7 +475,7 @@ TEST_CASE("load_plan: a width question's interval is any name eval takes, or nor
             .jackknife_groups == 7);
   CHECK(!interval(load(R"({"name": "brier"})", R"({"width": 0.1, "interval": "normal"})")));
   for (const auto& c : interval_choices())
-    if (c.value && *c.value != IntervalMethod::analytic)
+    if (c.value && *c.value != IntervalMethod::analytic && *c.value != IntervalMethod::fake)
       CHECK(interval(load(R"({"name": "ece"})", R"({"width": 0.1, "interval": ")" +
                                                     std::string(c.name) + "\"}")) == *c.value);
   CHECK(interval(load(R"({"name": "ece_debiased"})",
@@ -490,10 +490,12 @@ TEST_CASE("load_plan: a width question's interval is any name eval takes, or nor
   INFO(join(p, "\n"));
   CHECK(has(p,
             "plan.json: /question/interval: unknown interval \"wald\"; valid: analytic, basic, "
-            "bca, bias_corrected, consistency, default, normal, percentile"));
+            "bca, bias_corrected, consistency, default, fake, normal, percentile"));
   CHECK(has(problems(R"({"name": "brier"})", R"({"width": 0.1, "interval": "consistency"})"),
             "plan.json: /question/interval: interval consistency needs an estimator whose "
             "population value is 0"));
+  CHECK(has(problems(R"({"name": "ece"})", R"({"width": 0.1, "interval": "fake"})"),
+            "plan.json: /question/interval: interval fake is calbench eval's"));
   CHECK(has(problems(R"({"name": "ece"})", R"({"width": 0.1, "interval": "analytic"})"),
             "plan.json: /question/interval: interval analytic needs an estimator with an "
             "analytic variance"));

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Coverage of `calbench eval`'s fake-calibrated intervals on real models (issue #36;
+docs/intervals.md, "Fake-calibrated intervals"), beside today's default intervals measured the
+same way.
+
+For each model (the cached networks of tests/data/networks and scikit-learn models of
+scripts/transfer-study.py) the held-out rows are the model's population (the pool). Per sample
+size n and replicate r: n rows drawn from the pool without replacement (numpy seed [seed,
+model index, n, r]) are what a user would hold; `calbench eval` on them, nominal level 0.90,
+once with `--interval fake` and once with each estimator's default interval, both with
+`--resamples` resamples and eval seed r. An interval covers when it holds the pool's value of
+the quantity it is for:
+- the target's high-precision pool estimate (scripts/classwise-study.py's pool_references:
+  ece_top_l1 by the bias-corrected 20-bin equal-mass plug-in for ece_ew15, ece_em15 and kde_ece;
+  ece_top_l2 by the 100-bin debiased ECE for dece_em15; classwise_ece_l1 by the bias-corrected
+  plug-in for cwece_ew15), or, for an estimator without a target (smooth_ece, ace15_nixon), its
+  own value on the whole pool;
+- and, as a second column, the estimator's own value on the whole pool for every estimator.
+Coverage's binomial SE is sqrt(c (1 - c) / replicates).
+
+Writes OUT/cells.csv (model, K, n, estimator, method, covered, replicates, coverage, se,
+coverage_pool_value, mean_width) and OUT/table.md.
+
+    nice -n 10 /usr/bin/python3 scripts/fake-interval-study.py --out results/fake-interval-study
+    nice -n 10 /usr/bin/python3 scripts/fake-interval-study.py --small --out /tmp/fis-small
+
+Needs numpy (scikit-learn for those models), the calbench Python extension (PYTHONPATH=python
+after a build) and binary (CALBENCH_BIN or --calbench).
+"""
+
+import argparse
+import csv
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import calbench
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+classwise = _load("classwise_study", "classwise-study.py")
+transfer = classwise.transfer
+
+# (label as eval reports it, estimator, pool reference of scripts/classwise-study.py)
+ESTIMATORS = [
+    ("ece_ew15", {"name": "ece", "bins": 15}, "l1"),
+    ("ece_em15", {"name": "ece", "bins": 15, "binning": "equal_mass"}, "l1"),
+    ("dece_em15", {"name": "ece_debiased"}, "l2"),
+    ("smooth_ece", {"name": "smooth_ece"}, "smooth"),
+    ("kde_ece", {"name": "kde_ece"}, "l1"),
+    ("cwece_ew15", {"name": "classwise_ece"}, "classwise"),
+    ("ace15_nixon", {"name": "ace"}, "ace"),
+]
+LEVEL = 0.9
+
+
+def pool_rows(args, name, K, seed, factory, index):
+    """The model's pool: a network's held-out rows, or a scikit-learn model's pool rows."""
+    if factory is None:
+        return classwise.network_rows(name, index, args.seed)
+    X, y = transfer.make_data(K, seed, args.train + args.pool)
+    model = factory().fit(X[:args.train], y[:args.train])
+    return model.predict_proba(X[args.train:]), y[args.train:]
+
+
+def eval_intervals(args, p, y, r, work, fake):
+    """{label: (value, lo, hi)} of one `calbench eval --json` on the rows."""
+    np.save(os.path.join(work, "p.npy"), p)
+    np.save(os.path.join(work, "y.npy"), y.astype(np.int64))
+    command = [args.calbench, "eval", os.path.join(work, "p.npy"), "--labels",
+               os.path.join(work, "y.npy"), "--json", "--level", str(LEVEL), "--seed", str(r),
+               "--resamples", str(args.resamples), "--threads", str(args.threads),
+               "--fake-samples", str(args.fake_samples),
+               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS])]
+    if fake:
+        command += ["--interval", "fake"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
+    d = json.loads(done.stdout)["estimators"]
+    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)))
+            for label, _, _ in ESTIMATORS}
+
+
+def one_model(args, index, name, K, seed, factory, work):
+    p, y = pool_rows(args, name, K, seed, factory, index)
+    rng = np.random.default_rng([args.seed, index])
+    refs = classwise.pool_references(p, y, args, rng)
+    refs["smooth"] = (calbench.estimate({"name": "smooth_ece"}, p, y), 0.0)
+    own = {label: calbench.estimate(spec, p, y) for label, spec, _ in ESTIMATORS}
+    rows = []
+    for n in args.sizes:
+        hits = {}
+        for r in range(args.replicates):
+            pick = np.random.default_rng([args.seed, index, n, r]).choice(len(y), n,
+                                                                          replace=False)
+            for method, fake in (("fake", True), ("default", False)):
+                got = eval_intervals(args, p[pick], y[pick], r, work, fake)
+                for label, _, ref in ESTIMATORS:
+                    _, lo, hi = got[label]
+                    h = hits.setdefault((label, method), [0, 0, 0.0, 0])
+                    h[0] += lo <= refs[ref][0] <= hi
+                    h[1] += lo <= own[label] <= hi
+                    h[2] += hi - lo
+                    h[3] += 1
+            print(f"{name} n={n} replicate {r + 1}/{args.replicates}", file=sys.stderr,
+                  flush=True)
+        for (label, method), (covered, covered_own, width, count) in hits.items():
+            c = covered / count
+            rows.append({"model": name, "K": K, "n": n, "estimator": label, "method": method,
+                         "covered": covered, "replicates": count, "coverage": round(c, 4),
+                         "se": round(math.sqrt(c * (1 - c) / count), 4),
+                         "coverage_pool_value": round(covered_own / count, 4),
+                         "mean_width": round(width / count, 6)})
+    return rows
+
+
+def table(rows):
+    """Markdown: coverage of fake and default per (model, n, estimator), and the share of cells
+    at least 0.85."""
+    lines = ["| model | n | estimator | fake | default | fake (pool value) | default (pool value) |",
+             "|---|---:|---|---:|---:|---:|---:|"]
+    index = {(r["model"], r["n"], r["estimator"], r["method"]): r for r in rows}
+    cells = sorted({(r["model"], r["n"], r["estimator"]) for r in rows},
+                   key=lambda c: (c[0], c[1], [e[0] for e in ESTIMATORS].index(c[2])))
+    for m, n, e in cells:
+        f, d = index[(m, n, e, "fake")], index[(m, n, e, "default")]
+        lines.append(f"| {m} | {n} | {e} | {f['coverage']:.2f} | {d['coverage']:.2f} | "
+                     f"{f['coverage_pool_value']:.2f} | {d['coverage_pool_value']:.2f} |")
+    lines.append("")
+    for method in ("fake", "default"):
+        chosen = [r for r in rows if r["method"] == method]
+        good = sum(r["coverage"] >= 0.85 for r in chosen)
+        lines.append(f"{method}: coverage >= 0.85 in {good} of {len(chosen)} cells "
+                     f"(against the pool's target reference)")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--small", action="store_true",
+                        help="one network, n = 200, 2 replicates: the default test")
+    parser.add_argument("--calbench", default=os.environ.get("CALBENCH_BIN", "calbench"))
+    parser.add_argument("--seed", type=int, default=20261203)
+    parser.add_argument("--models", default="fmnist_cnn,fmnist_cnn_ts,fmnist_mlp,letter_mlp",
+                        help="comma-separated networks or scikit-learn models")
+    parser.add_argument("--sizes", default="200,1000")
+    parser.add_argument("--replicates", type=int, default=50)
+    parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--fake-samples", type=int, default=200)
+    parser.add_argument("--pool", type=int, default=50000, help="scikit-learn pool rows")
+    parser.add_argument("--train", type=int, default=20000, help="scikit-learn training rows")
+    parser.add_argument("--pool-bins", type=int, default=100)
+    parser.add_argument("--pool-bins-l1", type=int, default=20)
+    parser.add_argument("--pool-boot", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    if args.small:
+        args.models, args.sizes, args.replicates = "fmnist_cnn", "200", 2
+        args.resamples, args.fake_samples, args.pool_boot = 30, 30, 2
+    args.sizes = [int(n) for n in args.sizes.split(",")]
+    only = [m for m in args.models.split(",") if m]
+    chosen = [(i, *m) for i, m in enumerate(classwise.network_models([]))]
+    chosen += [(100 + i, *m) for i, m in enumerate(transfer.study_models(False, []))]
+    chosen = [c for c in chosen if c[1] in only]
+    missing = set(only) - {c[1] for c in chosen}
+    if missing:
+        raise SystemExit(f"--models: unknown {sorted(missing)}")
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for index, name, K, seed, factory in chosen:
+            rows += one_model(args, index, name, K, seed, factory, work)
+            write(args.out, rows)
+    print(table(rows))
+
+
+def write(out, rows):
+    with open(os.path.join(out, "cells.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(table(rows))
+
+
+if __name__ == "__main__":
+    main()

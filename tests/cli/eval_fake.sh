@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `calbench eval --interval fake` and `--advice` (docs/intervals.md, "Fake-calibrated
+# intervals"; docs/eval.md, "Advice"): on a K = 3 reference dataset the fake interval is used
+# for every estimator, no bound of an error is negative, an estimate outside its interval has a
+# note, the advice names the least-RMSE estimator of each shared target with the fake's
+# verdict, the table prints the advice, 1 and 2 threads give the same bytes, and bad values of
+# the new options exit 2 with a message and print nothing; the small coverage study runs.
+#
+# Usage: tests/cli/eval_fake.sh CALBENCH_BINARY SOURCE_DIR [PYTHON3]
+script=cli_eval_fake usage="CALBENCH_BINARY SOURCE_DIR"
+# shellcheck source=tests/cli/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+data="$src/tests/reference/datasets/dir_k3_n2000.csv"
+estimators='[{"name": "ece", "bins": 15}, {"name": "ece", "bins": 15, "binning": "equal_mass"},
+             {"name": "ece_debiased"}, {"name": "smooth_ece"}, {"name": "classwise_ece"},
+             {"name": "ace"}, {"name": "accuracy"}, {"name": "brier"}]'
+run() {  # THREADS OUT [FLAGS...]
+  local threads=$1 out=$2
+  shift 2
+  "$bin" eval "$data" --resamples 40 --fake-samples 60 --level 0.9 --seed 3 \
+    --estimators "$estimators" --threads "$threads" "$@" >"$out" 2>"$out.err"
+}
+run 1 "$work/one.json" --interval fake --json || fail "--interval fake exited $?: $(cat "$work/one.json.err")"
+python3 - "$work/one.json" <<'PY' || fail "the fake interval's JSON is not as documented"
+import json, sys
+d = json.load(open(sys.argv[1]))
+est, advice = d["estimators"], d["advice"]
+for label, e in est.items():
+    assert e["interval"] == "fake", (label, e)
+    lo, hi = e["ci"]
+    assert lo <= hi, (label, e)
+    if label != "accuracy":
+        assert lo >= 0, (label, e)  # an error: no negative bound
+    if not lo <= e["value"] <= hi:
+        assert e["note"] and "outside its interval" in e["note"], (label, e)
+assert advice["n"] == 2000 and advice["fake_samples"] == 60, advice
+assert advice["verdict"] in ("GOOD", "POOR") and advice["family"], advice
+a = advice["estimators"]
+for label, x in a.items():
+    assert abs(x["rmse"] - (x["bias"] ** 2 + x["sd"] ** 2) ** 0.5) < 1e-12, (label, x)
+    assert x["sd"] > 0, (label, x)
+# ece_ew15, ece_em15 (ece_top_l1) share a target; so does nothing else here but they.
+rec = {r["target"]: r for r in advice["recommended"]}
+assert set(rec) == {"ece_top_l1"}, rec
+shared = [l for l, x in a.items() if x["target"] == "ece_top_l1"]
+best = min(shared, key=lambda l: a[l]["rmse"])
+assert rec["ece_top_l1"]["estimator"] == best and rec["ece_top_l1"]["compared"] == len(shared)
+assert [l for l, x in a.items() if x["recommended"]] == [best]
+assert a["smooth_ece"]["target"] is None  # its own population value
+PY
+run 2 "$work/two.json" --interval fake --json || fail "2 threads exited $?"
+cmp -s "$work/one.json" "$work/two.json" || fail "1 and 2 threads differ: $(diff "$work/one.json" "$work/two.json" | head -5)"
+# The table: the default intervals and the advice block with its recommendation.
+run 2 "$work/table.txt" --advice || fail "--advice exited $?: $(cat "$work/table.txt.err")"
+grep -q '^advice: the fake fitted to these rows' "$work/table.txt" || fail "no advice block: $(cat "$work/table.txt")"
+grep -Eq '^report ece_(ew|em)15 for ece_top_l1: the least predicted RMSE' "$work/table.txt" ||
+  fail "no recommendation: $(cat "$work/table.txt")"
+grep -Eq '^  ece_ew15 .* bias_corrected' "$work/table.txt" || fail "--advice changed the default interval"
+# Without --advice or the fake interval, no advice (the default output is unchanged).
+"$bin" eval "$data" --resamples 10 --estimators '[{"name": "ece"}]' --json >"$work/plain.json" ||
+  fail "plain eval exited $?"
+python3 -c 'import json,sys; assert "advice" not in json.load(open(sys.argv[1]))' "$work/plain.json" ||
+  fail "advice printed without being asked"
+# Bad values: exit 2, a message naming the option, nothing on stdout.
+bad() {  # NAME PHRASE FLAGS...
+  local name=$1 phrase=$2
+  shift 2
+  "$bin" eval "$data" --resamples 10 "$@" >"$work/$name.out" 2>"$work/$name.err"
+  local status=$?
+  [ "$status" -eq 2 ] || fail "$name: exit status $status, expected 2"
+  [ -s "$work/$name.out" ] && fail "$name: printed to stdout"
+  grep -q -- "$phrase" "$work/$name.err" || fail "$name: message lacks \"$phrase\": $(cat "$work/$name.err")"
+}
+bad samples_one "--fake-samples" --advice --fake-samples 1
+bad samples_text "--fake-samples" --advice --fake-samples many
+bad interval 'unknown interval method "fakes"' --interval fakes
+# Data no fake can be fitted to: the fit's reason, and which option asked for the fake.
+"$bin" eval "$src/tests/reference/datasets/k2_identical.csv" --resamples 5 --advice \
+  >"$work/constant.out" 2>"$work/constant.err"
+status=$?
+[ "$status" -eq 2 ] || fail "constant rows with --advice: exit status $status, expected 2"
+grep -q "all 40 rows have the same probabilities.*(the fake of --advice and --interval fake" \
+  "$work/constant.err" || fail "constant rows with --advice: $(cat "$work/constant.err")"
+finish "fake interval and advice"

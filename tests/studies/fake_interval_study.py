@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Runs scripts/fake-interval-study.py (docs/intervals.md, "Fake-calibrated intervals",
+"Measured on real models") and checks its machinery.
+
+    fake_interval_study.py small   # ctest fake_interval_study.small: one network, n = 200,
+                                   # 2 replicates per cell
+    fake_interval_study.py docs    # ctest fake_interval_study.docs: docs/intervals.md
+                                   # publishes each golden run's table.md
+                                   # (tests/golden/fake_interval_study/RUN, and the runs
+                                   # before the join with 0 under before_join/RUN)
+    fake_interval_study.py full    # ctest slow.fake_interval_study: reruns every golden
+                                   # run's command (RUNS) and compares every cell
+
+Checked: one row per (model, n, estimator, method) for the seven estimators and the two
+methods; every coverage is covered / replicates with its binomial SE; widths are positive; the
+table's shares follow from the rows.
+"""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from study_checks import check_docs_table, failing, read_csv
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")  # the repository
+SCRIPT = os.path.join(ROOT, "scripts", "fake-interval-study.py")
+GOLDEN = os.path.join(ROOT, "tests", "golden", "fake_interval_study")
+ESTIMATORS = ["ece_ew15", "ece_em15", "dece_em15", "smooth_ece", "kde_ece", "cwece_ew15",
+              "ace15_nixon"]
+# The golden runs (tests/golden/fake_interval_study/RUN) and the arguments that made each.
+RUNS = {
+    "fmnist_cnn": ["--models", "fmnist_cnn", "--sizes", "200,1000", "--replicates", "40"],
+    "fmnist_cnn_ts": ["--models", "fmnist_cnn_ts", "--sizes", "200,1000", "--replicates", "20"],
+}
+
+
+def shape(arguments):
+    """(models, sizes, replicates) of a run's arguments."""
+    a = dict(zip(arguments[::2], arguments[1::2]))
+    return a["--models"].split(","), [int(n) for n in a["--sizes"].split(",")], \
+        int(a["--replicates"])
+
+
+fail = failing("fake_interval_study")
+
+
+def check(cells, models, sizes, replicates):
+    keys = sorted((c["model"], int(c["n"]), c["estimator"], c["method"]) for c in cells)
+    want = sorted((m, n, e, k) for m in models for n in sizes for e in ESTIMATORS
+                  for k in ("fake", "default"))
+    if keys != want:
+        fail(f"cells: not one per (model, n, estimator, method): {keys[:4]} ...")
+    for c in cells:
+        count, covered = int(c["replicates"]), int(c["covered"])
+        if count != replicates:
+            fail(f"replicates {count}, expected {replicates}: {c}")
+        coverage = covered / count
+        if abs(float(c["coverage"]) - round(coverage, 4)) > 1e-9:
+            fail(f"coverage is not covered / replicates: {c}")
+        if abs(float(c["se"]) - round(math.sqrt(coverage * (1 - coverage) / count), 4)) > 1e-9:
+            fail(f"se is not the binomial SE: {c}")
+        if not float(c["mean_width"]) > 0:
+            fail(f"a width that is not positive: {c}")
+
+
+def run(out, arguments):
+    done = subprocess.run([sys.executable, "-B", SCRIPT, *arguments, "--out", out],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"the study exited {done.returncode}: {done.stderr[-2000:]}")
+    return read_csv(os.path.join(out, "cells.csv"))
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "small"
+    if mode == "docs":
+        for run_name, arguments in RUNS.items():
+            for kept in ("", "before_join"):  # before_join: the interval without the join
+                golden = os.path.join(GOLDEN, kept, run_name)
+                check_docs_table("fake_interval_study", golden,
+                                 os.path.join(ROOT, "docs", "intervals.md"))
+                check(read_csv(os.path.join(golden, "cells.csv")), *shape(arguments))
+        return
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        print("fake_interval_study: SKIP: numpy is not installed", file=sys.stderr)
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as out:
+        if mode == "small":
+            cells = run(out, ["--small"])
+            check(cells, ["fmnist_cnn"], [200], 2)
+            print(f"fake_interval_study.small: {len(cells)} cells")
+            return
+        for run_name, arguments in RUNS.items():
+            cells = run(os.path.join(out, run_name), arguments)
+            if cells != read_csv(os.path.join(GOLDEN, run_name, "cells.csv")):
+                fail(f"the rerun differs from tests/golden/fake_interval_study/{run_name}")
+        print("fake_interval_study.full: every golden run reproduced")
+
+
+if __name__ == "__main__":
+    main()
