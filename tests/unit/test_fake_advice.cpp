@@ -53,7 +53,7 @@ TEST_CASE("fake interval: t - q(1 - alpha) to t - q(alpha) of the deviations", "
   // A calibration error is joined with 0 when the calibration test does not reject at size
   // 1 - level (p > 0.2 here), as `consistency` is; kept as it is when it rejects.
   std::vector<double> small;
-  for (int i = 0; i <= 10; ++i) small.push_back(0.01 * i);
+  for (int j = 0; j <= 10; ++j) small.push_back(0.01 * j);
   in.fake_deviations = small;  // the interval [0.5 - 0.09, 0.5 - 0.01]
   in.vanishes_when_calibrated = true;
   in.p_calibrated = 0.5;
