@@ -10,6 +10,8 @@
 #include <string>
 #include <system_error>
 
+#include "config/finite_json.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
 namespace calbench {
@@ -81,6 +83,15 @@ CLI::Validator directory_text() {
   return CLI::Validator(
       [](const std::string& dir) { return dir.empty() ? std::string("must not be empty") : ""; },
       "DIR");
+}
+
+void write_result_json(const std::string& path, const Json& doc) {
+  require_finite_json(doc, path);
+  try {
+    write_file_atomically(path, doc.dump(2) + "\n");
+  } catch (const std::system_error& e) {
+    throw InputError("--out " + path + ": " + e.what());
+  }
 }
 
 }  // namespace calbench

@@ -5,7 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
+
+#include "config/json_support.hpp"
 
 namespace calbench {
 
@@ -30,6 +33,10 @@ CLI::Validator thread_range();
 CLI::Validator uint64_text();
 // A directory option (--out, --plot): must not be empty.
 CLI::Validator directory_text();
+// A command's `--out PATH` result document (plan, gate): finite (a NaN is a NumericalError
+// naming PATH and the pointer) and written whole or not at all; a place the user cannot write
+// is bad input (exit 2), not a crash.
+void write_result_json(const std::string& path, const Json& doc);
 
 // The commands, each in runners/NAME.cpp.
 Command add_run_command(CLI::App& app);

@@ -9,10 +9,8 @@
 #include <new>
 #include <optional>
 #include <sstream>
-#include <system_error>
 #include <utility>
 
-#include "config/finite_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -233,13 +231,7 @@ int run_gate(const GateOptions& o, std::ostream& out) {
   if (design) terminal.record(*design);
   terminal.end();
   if (!o.out.empty()) {
-    const Json doc = gate_result_json(config, result);
-    require_finite_json(doc, o.out);
-    try {
-      write_file_atomically(o.out, doc.dump(2) + "\n");
-    } catch (const std::system_error& e) {
-      throw InputError("--out " + o.out + ": " + e.what());
-    }
+    write_result_json(o.out, gate_result_json(config, result));
     text << "wrote " << o.out << "\n";
   }
   out << text.str();

@@ -11,11 +11,9 @@
 #include <mutex>
 #include <new>
 #include <sstream>
-#include <system_error>
 #include <variant>
 #include <vector>
 
-#include "config/finite_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -222,14 +220,7 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
          << format_double(std::get<WidthQuestion>(spec.question).level) << "; mean width there "
          << format_fixed(at->figure, 4) << " ± " << format_fixed(at->figure_se, 4) << ")\n";
   if (!o.out.empty()) {
-    const auto doc = plan_result_json(config, result);
-    require_finite_json(doc, o.out);
-    try {
-      write_file_atomically(o.out, doc.dump(2) + "\n");
-    } catch (const std::system_error& e) {
-      // A read-only or missing place is the user's to fix (exit 2), not a crash.
-      throw InputError("--out " + o.out + ": " + e.what());
-    }
+    write_result_json(o.out, plan_result_json(config, result));
     text << "wrote " << o.out << "\n";
   }
   out << text.str();

@@ -150,7 +150,10 @@ def doc_tables(path):
                     defaults[label] = line.split("; default ")[1].rstrip(")")
                 header = None
             elif label and line.startswith("| model"):
+                # A coverage table has a column per method; other tables (the fake-calibrated
+                # interval's study) are not read.
                 header = [c.strip() for c in line.strip("|").split("|")]
+                header = header if set(METHODS) <= set(header) else None
             elif label and header and line.startswith("| ") and not line.startswith("|---"):
                 cells = dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))
                 coverage = {m: float(cells[m].split(" ")[0]) for m in METHODS

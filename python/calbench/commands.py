@@ -93,6 +93,18 @@ def _path(value, argument: str) -> str:
     return os.fspath(value)
 
 
+def _data_arguments(command: str, data, labels, renormalize: bool, logits: bool) -> list[str]:
+    """`calbench COMMAND DATA --json` with the flags that say how to read a model's outputs."""
+    arguments = [command, _path(data, "data"), "--json"]
+    if labels is not None:
+        arguments += ["--labels", _path(labels, "labels")]
+    if renormalize:
+        arguments.append("--renormalize")
+    if logits:
+        arguments.append("--logits")
+    return arguments
+
+
 def fit(data, out=None, *, labels=None, renormalize: bool = False, logits: bool = False,
         map: str | None = None, family: str | None = None, force: bool = False,
         seed: int | None = None, threads: int | None = None,
@@ -106,13 +118,7 @@ def fit(data, out=None, *, labels=None, renormalize: bool = False, logits: bool 
     (the fitted family and map, the verdict, the predictions). The fit's progress lines (a
     phase longer than 2 s; a fit of 20,000 rows takes tens of seconds) are copied to
     sys.stderr as they come; quiet=True shows none."""
-    arguments = ["fit", _path(data, "data"), "--json"]
-    if labels is not None:
-        arguments += ["--labels", _path(labels, "labels")]
-    if renormalize:
-        arguments.append("--renormalize")
-    if logits:
-        arguments.append("--logits")
+    arguments = _data_arguments("fit", data, labels, renormalize, logits)
     if map is not None:
         arguments += ["--map", str(map)]
     if family is not None:
@@ -152,13 +158,7 @@ def evaluate(data, *, labels=None, renormalize: bool = False, logits: bool = Fal
     the JSON report: "estimators" (value, interval, ci, p_calibrated, note) and, with advice,
     "advice" (the fake's family and verdict, "recommended", and per estimator target,
     reference, bias, bias_se, sd, rmse). quiet=False shows the progress lines on stderr."""
-    arguments = ["eval", _path(data, "data"), "--json"]
-    if labels is not None:
-        arguments += ["--labels", _path(labels, "labels")]
-    if renormalize:
-        arguments.append("--renormalize")
-    if logits:
-        arguments.append("--logits")
+    arguments = _data_arguments("eval", data, labels, renormalize, logits)
     if estimators is not None:
         arguments += ["--estimators",
                       estimators if isinstance(estimators, str) else json.dumps(estimators)]
@@ -172,12 +172,7 @@ def evaluate(data, *, labels=None, renormalize: bool = False, logits: bool = Fal
         if value is not None:
             arguments += [flag, str(value)]
     arguments += [str(o) for o in options]
-    if quiet:
-        result = _run(arguments)
-    else:
-        result = subprocess.run([executable(), *arguments], text=True, stdout=subprocess.PIPE)
-        if result.returncode == 2:
-            raise ValueError("calbench eval: bad input (exit 2; the message is above)")
+    result = _run(arguments) if quiet else _run_showing(arguments)
     if result.returncode != 0:
         raise RuntimeError(f"calbench eval exited {result.returncode}: "
                            f"{(result.stderr or '').strip()}")
