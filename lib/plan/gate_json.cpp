@@ -12,7 +12,6 @@
 #include "experiment/experiment.hpp"
 #include "plan/plan_json.hpp"
 #include "report/value_format.hpp"
-#include "truth/target_solver.hpp"
 
 namespace calbench {
 namespace {
@@ -271,16 +270,7 @@ GateConfig parse_gate(const Json& document, const std::string& source,
                                     ": must be <= " + std::to_string(max_replicates));
   std::optional<GeneratorSpec> spec;
   if (generator && truth) {
-    spec = generator->spec;
-    if (generator->target) {
-      try {
-        TargetSolver solver;
-        spec = solver.solve(*generator->target, *truth).spec;
-      } catch (const TargetError& e) {
-        problems.add("/generator/target/" + e.field(), e.what());
-        spec.reset();
-      }
-    }
+    spec = solved_generator(*generator, *truth, problems);
     if (spec) {
       try {
         const Generator g(*spec);

@@ -276,6 +276,18 @@ std::optional<ParsedGenerator> parse_generator_or_file(ObjectReader& top,
   return out;
 }
 
+std::optional<GeneratorSpec> solved_generator(const ParsedGenerator& generator,
+                                              const TruthSettings& truth, Problems& problems) {
+  if (!generator.target) return generator.spec;
+  try {
+    TargetSolver solver;
+    return solver.solve(*generator.target, truth).spec;
+  } catch (const TargetError& e) {
+    problems.add("/generator/target/" + e.field(), e.what());
+    return std::nullopt;
+  }
+}
+
 PlanConfig load_plan(const std::filesystem::path& file) {
   const std::string source = file.string();
   Problems problems;
@@ -307,15 +319,7 @@ PlanConfig load_plan(const std::filesystem::path& file) {
   const auto search = parse_search(top);
   std::optional<GeneratorSpec> spec;
   if (generator && truth) {
-    spec = generator->spec;
-    if (generator->target) {
-      try {
-        TargetSolver solver;
-        spec = solver.solve(*generator->target, *truth).spec;
-      } catch (const TargetError& e) {
-        problems.add("/generator/target/" + e.field(), e.what());
-      }
-    }
+    spec = solved_generator(*generator, *truth, problems);
     if (spec) {
       try {
         (void)Generator(*spec);

@@ -31,6 +31,11 @@ const std::vector<Choice<Direction>>& direction_choices();
 std::optional<ParsedGenerator> parse_generator_or_file(ObjectReader& top,
                                                        const std::filesystem::path& file);
 
+// The generator's spec, its "target" (if any) solved with `truth`; a target the solver cannot
+// reach is a problem at /generator/target/FIELD and gives no spec.
+std::optional<GeneratorSpec> solved_generator(const ParsedGenerator& generator,
+                                              const TruthSettings& truth, Problems& problems);
+
 // Reads and validates a plan file. Throws ConfigError with every problem, each
 // "FILE: /pointer: message"; a generator taken from another file ("generator": "fake.json")
 // reports that file's problems under its own name.
