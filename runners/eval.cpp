@@ -356,9 +356,10 @@ FakeRun run_fake(const EvalOptions& o, const Sample& sample, const Observed& obs
     }
   };
   FakeRun out{.judged = judged(), .advice = {}};
-  Progress sampling(
-      "eval: the fake's samples", true,
-      ProgressStyle{"samples", EvalProgress::silent_below, std::chrono::milliseconds(5000)});
+  Progress sampling("eval: the fake's samples", true,
+                    ProgressStyle{.unit = "samples",
+                                  .first_after = EvalProgress::silent_below,
+                                  .plain_every = std::chrono::milliseconds(5000)});
   try {
     out.advice =
         advise_on_fake(Generator(out.judged.fit.generator), out.judged.fit.truth, sample,
@@ -572,14 +573,14 @@ Record advice_record(const EvalOptions& o, const FakeRun& fake, const Observed& 
              .document = Value::Object{{"n", count_value(advice.n)},
                                        {"fake_samples", count_value(advice.replicates)},
                                        {"family", family},
-                                       {"verdict", verdict.good ? "GOOD" : "POOR"},
+                                       {"verdict", verdict_word(verdict)},
                                        {"verdict_reasons", std::move(reasons)},
                                        {"recommended", std::move(recommendations)},
                                        {"estimators", std::move(estimators)}}};
   for (const auto& r : rows) out.rows.push_back(view.row("advice", r, show::terminal));
   out.caption = "\nadvice: the fake fitted to these rows (" + family +
                 " family, as `calbench fit " + o.data + "` fits it; verdict " +
-                (verdict.good ? "GOOD" : "POOR") + "), " + std::to_string(advice.replicates) +
+                verdict_word(verdict) + "), " + std::to_string(advice.replicates) +
                 " samples of n = " + std::to_string(advice.n) + "\n\n";
   out.note = advice_legend() + said;
   for (const auto& reason : verdict.reasons)

@@ -275,7 +275,7 @@ nlohmann::ordered_json verdict_json(const FitVerdict& v) {
          {"p_holm", c.p_adjusted},
          {"floor", c.floor},
          {"fails", c.fails}});
-  return {{"verdict", v.good ? "GOOD" : "POOR"},
+  return {{"verdict", verdict_word(v)},
           {"folds", v.folds},
           {"fit_rows", v.fit_rows},
           {"held_out_rows", v.held_out_rows},
@@ -767,7 +767,7 @@ void verdict_text(const FitVerdict& v, TextReport& report) {
             << " rows judged against a fake fitted on the other rows (" << v.replicates
             << " fake samples per fold; pooled over the folds; Holm at "
             << format_double(v.family_alpha) << " beyond the floors):\n";
-  std::string note = std::string("verdict: ") + (v.good ? "GOOD" : "POOR") + '\n';
+  std::string note = std::string("verdict: ") + verdict_word(v) + '\n';
   for (const auto& r : v.reasons) note += "  " + r + '\n';
   using C = VerdictCheck;
   report.table<C>(

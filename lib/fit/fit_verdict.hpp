@@ -117,6 +117,11 @@ struct FitVerdict {
   std::vector<std::size_t> absent_classes;
 };
 
+// The verdict's word, as fit and eval print it and write it in JSON.
+inline const char* verdict_word(const FitVerdict& v) {
+  return v.good ? "GOOD" : "POOR";
+}
+
 std::string_view to_string(CheckKind kind);
 
 // One fold: its fake (fitted without the fold's rows), the fold's rows and the rows the fake

@@ -312,12 +312,11 @@ void check_target_grid(const std::vector<TargetCase>& cases) {
 
 // One target of each (K, map, direction) in the default run; the whole grid is [slow].
 TEST_CASE("target solving: achieved accuracy and ECE within 1e-3", "[stat][truth]") {
-  check_target_grid(
-      {{2, TargetMap::temperature, TargetDirection::overconfident, {0.75}, {0.05}},
-       {2, TargetMap::top_label, TargetDirection::underconfident, {0.9}, {0.05}},
-       {10, TargetMap::temperature, TargetDirection::overconfident, {0.7}, {0.08}},
-       {10, TargetMap::temperature, TargetDirection::underconfident, {0.6}, {0.3}},
-       {5, TargetMap::top_label, TargetDirection::overconfident, {0.8}, {0.15}}});
+  check_target_grid({{2, TargetMap::temperature, TargetDirection::overconfident, {0.75}, {0.05}},
+                     {2, TargetMap::top_label, TargetDirection::underconfident, {0.9}, {0.05}},
+                     {10, TargetMap::temperature, TargetDirection::overconfident, {0.7}, {0.08}},
+                     {10, TargetMap::temperature, TargetDirection::underconfident, {0.6}, {0.3}},
+                     {5, TargetMap::top_label, TargetDirection::overconfident, {0.8}, {0.15}}});
 }
 
 TEST_CASE("target solving: achieved accuracy and ECE within 1e-3 on a grid", "[slow][truth]") {

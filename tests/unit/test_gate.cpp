@@ -162,8 +162,7 @@ TEST_CASE("evaluate_gate: and + or = the two clauses, replicate by replicate", "
   }
 }
 
-TEST_CASE("evaluate_gate: the generator's own truth, also for an identity map",
-          "[unit][gate]") {
+TEST_CASE("evaluate_gate: the generator's own truth, also for an identity map", "[unit][gate]") {
   // An identity map is calibrated; its family's member at s = 1 is a temperature e^-1, not it.
   GateSpec spec = ece_gate(20);
   spec.generator = DirichletSpec{2, {2.0, 2.0}, IdentityMap{}};
