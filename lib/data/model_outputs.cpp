@@ -134,8 +134,10 @@ std::int64_t parse_label(std::string_view field, const RowPlace& at) {
   // 2^53: beyond it not every whole double is an exact integer (and no K is that large).
   constexpr double largest_exact = 9007199254740992.0;
   if (is_number(text)) {
+    errno = 0;
     const double x = std::strtod(text.c_str(), nullptr);
-    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) <= largest_exact)
+    // ERANGE: "1e-400" reads as 0 but is no whole number (found by tests/cli/fuzz_inputs.py).
+    if (errno != ERANGE && std::isfinite(x) && x == std::floor(x) && std::fabs(x) <= largest_exact)
       return static_cast<std::int64_t>(x);
   }
   fail(at, "label \"" + text + "\" is not an integer class index (a whole number 0 .. K-1)");

@@ -86,6 +86,12 @@ TEST_CASE("data: numpy.savetxt's header and float labels are read", "[unit][data
              Catch::Contains("late.csv: line 2: label \"label\" is not an integer class index"));
   CHECK_THAT(error_of(write(dir, "half.csv", "0,0.5,0.5\n1.5,0.5,0.5\n")),
              Catch::Contains("half.csv: line 2: label \"1.5\" is not an integer class index"));
+  // "1e-400" underflows to the double 0 but is no whole number (tests/cli/fuzz_inputs.py found
+  // it accepted as class 0); "1e0" is a whole number.
+  CHECK_THAT(error_of(write(dir, "tiny.csv", "0,0.5,0.5\n1e-400,0.5,0.5\n")),
+             Catch::Contains("tiny.csv: line 2: label \"1e-400\" is not an integer class index"));
+  CHECK(read_csv_outputs(write(dir, "exp.csv", "0,0.5,0.5\n1e0,0.5,0.5\n"), {}).label ==
+        std::vector<std::uint32_t>{0, 1});
 }
 
 TEST_CASE("data: rounded probability rows and the hints", "[unit][data]") {
