@@ -5,7 +5,9 @@ Two corpora, each drawn from a seeded generator so a failure names a mutant anyo
 - configs: every shipped config (configs/**/*.json and tests/data/*.json), each mutated at a
   random JSON place (a key deleted or renamed, a value replaced by another type, an extreme
   number, an empty or huge array...) or at a random byte (text cut, a byte changed), then
-  `calbench validate`;
+  `calbench validate`, and `calbench run` when validate accepts it and its pre-flight estimate
+  is at most 5 s (a run ends with status 0 and its summary.json, 2 and no result set, or 1
+  with a message: a method that failed everywhere);
 - data: a small CSV (label, K probabilities) and an NPY pair for `calbench eval`, each mutated
   (a cell emptied or replaced by nan, inf, -1, 2, text; a column added or dropped; a line cut;
   a BOM; a header line; an NPY header or dtype damaged, the array cut), then `calbench eval` with
@@ -16,8 +18,10 @@ print a message on stderr that names the input file; status 0 must print no bare
 value outside a row that says it is not estimable. Anything else (a signal, status 1 or
 another, a hang, a traceback) is a defect, printed with the mutant's seed and text.
 
-Usage: fuzz_inputs.py CALBENCH_BINARY SOURCE_DIR [--mutants N] [--seed S] [--keep DIR]
-The default test run uses a small corpus (`--mutants 60`); `--mutants 1000` is the full rerun
+Usage: fuzz_inputs.py CALBENCH_BINARY SOURCE_DIR [--mutants N] [--seed S] [--max-runs R]
+                      [--keep DIR] [--accepted]
+The default test run uses a small corpus (`--mutants 60 --max-runs 3`); `--mutants 800` is the
+full rerun
 (docs/durability.md, "Fuzzing").
 """
 import argparse
@@ -25,6 +29,7 @@ import copy
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -206,12 +211,15 @@ class Fuzzer:
         self.work = work
         self.defects = []
         self.calls = 0
+        self.runs = 0  # mutants also run
         self.statuses = {}
         self.accepted = []  # (what, args) of every call that ended with status 0
 
-    def call(self, args, inputs, what, values=False):
+    def call(self, args, inputs, what, values=False, failure_allowed=False):
         """Run calbench ARGS; record a defect unless it ends cleanly (`values`: its standard
-        output is a table of estimates, where a bare nan or inf is a silent bad value)."""
+        output is a table of estimates, where a bare nan or inf is a silent bad value;
+        `failure_allowed`: a run, whose status 1 with a message is a documented end, e.g. a
+        method failing in every cell). Returns the finished process, or None on a time-out."""
         self.calls += 1
         try:
             done = subprocess.run([self.binary, *args], cwd=self.work, capture_output=True,
@@ -219,10 +227,12 @@ class Fuzzer:
                                   env={**os.environ, "CALBENCH_NO_REPORT": "1"})
         except subprocess.TimeoutExpired:
             self.defects.append((what, f"no answer in {TIME_LIMIT} s", args))
-            return
+            return None
         status = done.returncode
         self.statuses[status] = self.statuses.get(status, 0) + 1
-        if status == 2:
+        if status == 1 and failure_allowed and done.stderr.strip():
+            pass
+        elif status == 2:
             named = any(Path(name).name in done.stderr for name in inputs)
             if not done.stderr.strip() or not named:
                 self.defects.append((what, "exit 2 without naming the input: " +
@@ -240,14 +250,49 @@ class Fuzzer:
             self.defects.append((what, f"exit {status}: " + done.stderr.strip()[-300:], args))
         if "Traceback" in done.stderr or "terminate called" in done.stderr:
             self.defects.append((what, "a crash message: " + done.stderr.strip()[-300:], args))
+        return done
 
 
-def fuzz_configs(fuzzer, source, rng, count):
+# A mutant whose pre-flight estimate is at most this is also run (`calbench run`).
+RUN_ESTIMATE_LIMIT = 5.0  # seconds
+
+
+def preflight_seconds(validate_output):
+    """The pre-flight's estimate of `calbench validate`'s output in seconds, or None."""
+    match = re.search(r"estimated time: up to about ([0-9.,]+) (s|min|h|days?)\b",
+                      validate_output)
+    if not match:
+        return None
+    scale = {"s": 1, "min": 60, "h": 3600, "day": 86400, "days": 86400}[match.group(2)]
+    return float(match.group(1).replace(",", "")) * scale
+
+
+def run_mutant(fuzzer, target, k, what):
+    """`calbench run` the mutant: a finished run has its summary.json, a refused or failed one
+    leaves no result set behind."""
+    out = fuzzer.work / f"run-{k}"
+    done = fuzzer.call(["run", str(target), "--out", str(out), "--threads", "1"], [str(target)],
+                       "run of " + what, failure_allowed=True)
+    if done is None:
+        return
+    finished = (out / "summary.json").exists()
+    if done.returncode == 0 and not finished:
+        fuzzer.defects.append(("run of " + what, "exit 0 without summary.json", [str(target)]))
+    if done.returncode == 2 and finished:
+        fuzzer.defects.append(("run of " + what, "exit 2 but a result set was written",
+                               [str(target)]))
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def fuzz_configs(fuzzer, source, rng, count, max_runs):
     configs = sorted(p for p in list((source / "configs").rglob("*.json")) +
                      list((source / "tests" / "data").glob("*.json"))
                      if "fakes" not in p.parts and "corpus" not in p.parts)
+    # The small configs of the tests run in about a second: a third of the mutants come from
+    # them, so that many mutants are run as well as validated.
+    small = [p for p in configs if p.parent.name == "data"]
     for k in range(count):
-        original = rng.choice(configs)
+        original = rng.choice(small if rng.random() < 1 / 3 else configs)
         text = original.read_text()
         if rng.random() < 0.8:
             mutant, what = mutate_json(json.loads(text), rng)
@@ -259,8 +304,14 @@ def fuzz_configs(fuzzer, source, rng, count):
             shutil.copytree(original.parent, folder)
         target = folder / f"fuzz-{k}.json"
         target.write_text(mutant)
-        fuzzer.call(["validate", str(target)], [str(target)],
-                    f"config {original.relative_to(source)}: {what}")
+        what = f"config {original.relative_to(source)}: {what}"
+        done = fuzzer.call(["validate", str(target)], [str(target)], what)
+        if done is not None and done.returncode == 0:
+            seconds = preflight_seconds(done.stdout)
+            if seconds is not None and seconds <= RUN_ESTIMATE_LIMIT and \
+                    (max_runs is None or fuzzer.runs < max_runs):
+                fuzzer.runs += 1
+                run_mutant(fuzzer, target, k, what)
         target.unlink()
 
 
@@ -299,6 +350,8 @@ def main():
     parser.add_argument("--mutants", type=int, default=60,
                         help="mutants per corpus (configs, data)")
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--max-runs", type=int, help="run at most this many config mutants "
+                        "(each takes a few seconds; default: every one validate accepts)")
     parser.add_argument("--keep", help="keep the work directory here")
     parser.add_argument("--accepted", action="store_true",
                         help="list the mutants calbench accepted (status 0)")
@@ -309,13 +362,14 @@ def main():
     fuzzer = Fuzzer(str(Path(args.binary).resolve()), work)
     rng = random.Random(args.seed)
     try:
-        fuzz_configs(fuzzer, source, rng, args.mutants)
+        fuzz_configs(fuzzer, source, rng, args.mutants, args.max_runs)
         fuzz_data(fuzzer, rng, args.mutants)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     statuses = ", ".join(f"exit {s}: {n}" for s, n in sorted(fuzzer.statuses.items()))
-    print(f"fuzz_inputs: {fuzzer.calls} calls on {2 * args.mutants} mutants (seed {args.seed}); "
+    print(f"fuzz_inputs: {fuzzer.calls} calls on {2 * args.mutants} mutants (seed {args.seed}), "
+          f"{fuzzer.runs} config mutants run; "
           f"{statuses}; {len(fuzzer.defects)} defects")
     for what, why, call in fuzzer.defects:
         print(f"DEFECT {what}\n  {why}\n  calbench {' '.join(call)}")
