@@ -7,6 +7,16 @@
 namespace calbench {
 namespace {
 
+// With a decision task the test set's realised utility is a ranking key beside the estimators:
+// no estimator may take its name.
+void reserve_decision_key(ObjectReader& top, const std::vector<EstimatorConfig>& estimators) {
+  for (std::size_t e = 0; e < estimators.size(); ++e)
+    if (estimators[e].label == realised_utility_key)
+      top.problems().add(pointer_join(pointer_join(top.pointer_to("estimators"), e), "label"),
+                         "label " + quote(realised_utility_key) +
+                             " is reserved for the decision task's realised utility");
+}
+
 class Sections : public ScenarioSections {
  public:
   std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
@@ -23,8 +33,17 @@ class Sections : public ScenarioSections {
         parse_labelled_array<MethodConfig>(top, "methods", "methods", parse_recalibration_method,
                                            uncalibrated_label, "the uncalibrated model");
     if (generator && estimators) check_estimator_classes(top, *generator, *estimators);
+    // `decision` is optional here; the decision scenario's parser reads it when present.
+    const std::size_t before = top.problems().size();
+    std::optional<DecisionTaskConfig> decision;
+    if (top.find("decision") != nullptr) {
+      decision = parse_decision_section(
+          top,
+          generator ? std::optional<std::size_t>(spec_classes(generator->spec)) : std::nullopt);
+      if (decision && estimators) reserve_decision_key(top, *estimators);
+    }
     if (!replicates || !generator || !estimators || !truth || !fit_size || !test_size ||
-        !truth_samples || !methods)
+        !truth_samples || !methods || top.problems().size() != before)
       return nullptr;
     auto cell = std::make_unique<RecalibrationCell>();
     set_cell_base(*cell, *replicates, std::move(*generator), *truth);
@@ -33,6 +52,7 @@ class Sections : public ScenarioSections {
     cell->truth_samples = *truth_samples;
     cell->methods = std::move(*methods);
     cell->estimators = std::move(*estimators);
+    cell->decision = std::move(decision);
     return cell;
   }
   void parse_output(ObjectReader& output) override {
