@@ -7,14 +7,15 @@
 namespace calbench {
 namespace {
 
-// With a decision task the test set's realised utility is a ranking key beside the estimators:
-// no estimator may take its name.
+// With a decision task the true regret and the test set's realised utility are ranking keys
+// beside the estimators (and name rows of leaderboard_agreement.csv): no estimator may take
+// their names.
 void reserve_decision_key(ObjectReader& top, const std::vector<EstimatorConfig>& estimators) {
   for (std::size_t e = 0; e < estimators.size(); ++e)
-    if (estimators[e].label == realised_utility_key)
-      top.problems().add(pointer_join(pointer_join(top.pointer_to("estimators"), e), "label"),
-                         "label " + quote(realised_utility_key) +
-                             " is reserved for the decision task's realised utility");
+    for (const std::string_view key : {decision_regret_key, realised_utility_key})
+      if (estimators[e].label == key)
+        top.problems().add(pointer_join(pointer_join(top.pointer_to("estimators"), e), "label"),
+                           "label " + quote(key) + " is reserved for the decision task's keys");
 }
 
 class Sections : public ScenarioSections {

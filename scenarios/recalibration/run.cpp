@@ -540,7 +540,7 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
 }
 
 // The boards of every key and the agreement of every (estimator, true quantity) pair; with a
-// decision task also of every other true quantity's board with the true regret's.
+// decision task also of the true regret's board with every other true quantity's.
 void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
   std::vector<std::pair<std::size_t, std::size_t>> compare;
   for (std::size_t k = 0; k < lb.estimate.size(); ++k)
@@ -553,7 +553,7 @@ void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
   if (regret != keys.end()) {
     const auto reference = static_cast<std::size_t>(regret - keys.begin());
     for (std::size_t k = 0; k < keys.size(); ++k)
-      if (!lb.estimate[k] && k != reference) compare.emplace_back(k, reference);
+      if (!lb.estimate[k] && k != reference) compare.emplace_back(reference, k);
   }
   lb.boards = compute_leaderboards(lb.table, compare, {}, stream);
 }

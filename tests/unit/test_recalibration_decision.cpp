@@ -121,7 +121,7 @@ TEST_CASE("the true decision regret matches a hand-computed K = 2 case",
     const double threshold = 1.0 / (1.0 + std::exp(-T * std::log(1.0 / 3.0)));
     const double exact = hand_regret(threshold);
     INFO("fitted T " << T << ", threshold " << threshold << ", exact regret " << exact
-                      << ", calbench " << ts.regret->mean << " +- " << *ts.regret->error);
+                     << ", calbench " << ts.regret->mean << " +- " << *ts.regret->error);
     CHECK(std::abs(ts.regret->mean - exact) < 4.5 * *ts.regret->error + 1e-12);
     CHECK(*ts.regret->improvement == Approx(un.regret->mean - ts.regret->mean).margin(1e-15));
     // The fitted map moved the threshold far enough for the check to tell it from the
@@ -197,10 +197,10 @@ TEST_CASE("decision-valued boards: keys, agreements and 1 vs 2 threads",
           lb.boards.agreements.begin(), lb.boards.agreements.end(),
           [&](const RankAgreement& a) { return a.key == k && a.reference == reference; });
     };
-    CHECK(agreement(ece, regret) == 1);
+    CHECK(agreement(regret, ece) == 1);
     CHECK(agreement(utility, regret) == 1);
     CHECK(agreement(ece_ew15, regret) == 1);
-    CHECK(agreement(regret, ece) == 0);
+    CHECK(agreement(ece, regret) == 0);
     // Every regret is >= 0 up to its error: the cost matrix's policy is Bayes for its belief.
     for (const auto& cell : r.records)
       for (const auto& m : cell.methods)
@@ -240,9 +240,11 @@ TEST_CASE("recalibration config: the decision block", "[unit][config][recalibrat
   }
   {
     OJ doc = good;
-    doc["estimators"] = OJ::array({{{"name", "brier"}, {"label", "realised_utility"}}});
-    CHECK(has_problem(problems_of(doc),
-                      "/estimators/0/label: label \"realised_utility\" is reserved"));
+    doc["estimators"] = OJ::array({{{"name", "brier"}, {"label", "realised_utility"}},
+                                   {{"name", "nll"}, {"label", "decision_regret"}}});
+    const auto p = problems_of(doc);
+    CHECK(has_problem(p, "/estimators/0/label: label \"realised_utility\" is reserved"));
+    CHECK(has_problem(p, "/estimators/1/label: label \"decision_regret\" is reserved"));
   }
   {
     // Without `decision` nothing changes; the scenario decision's other keys stay errors.
