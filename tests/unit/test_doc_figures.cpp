@@ -1353,7 +1353,7 @@ TEST_CASE("docs/arena.md: the recalibration arena", "[slow][e2e][docs]") {
   CHECK(checked[3] == 2 * 3);
 }
 
-TEST_CASE("docs/decisions.md: recalibrators ranked by the decision", "[slow][e2e][docs]") {
+TEST_CASE("README, docs/decisions.md: recalibrators ranked by the decision", "[slow][e2e][docs]") {
   const auto& run = shipped("recalibration_decision");
   const auto board = [&](const std::string& key, const std::string& method) {
     return row(run.leaderboard, {{"scope", "cell"}, {"key", key}, {"method", method}});
@@ -1384,6 +1384,9 @@ TEST_CASE("docs/decisions.md: recalibrators ranked by the decision", "[slow][e2e
   }
   CHECK(rows == 6);
   CHECK(board("ece_top_l1", "uncalibrated").at("cases") == "40");
+  const auto& truth = run.summary.at("cells").at(0).at("truth");
+  CHECK(fixed(truth.at("accuracy").at("value").get<double>(), 3) == "0.948");
+  CHECK(fixed(truth.at("ece_top_l1").at("value").get<double>(), 3) == "0.078");
   // The prose: errors, ratios and the agreements.
   const auto regret_of = [&](const char* method) {
     return row(run.cells, {{"method", method}, {"quantity", "decision_regret"}});
