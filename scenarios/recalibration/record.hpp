@@ -79,6 +79,9 @@ struct LeaderboardRecord {
 struct RecalibrationCellRecord {
   CellHeader cell;
   std::size_t fit_size = 0, test_size = 0;
+  // With a decision task: summary.json's {"task", "params"} of the cell (docs/recalibration.md
+  // §4b); absent without one.
+  std::optional<Value> decision;
   std::vector<MethodRecord> methods;  // the uncalibrated model first
   std::vector<RankingRecord> rankings;
   // With `reliability`: the true top-label curve of each model as fitted in replicate 0, in the

@@ -340,6 +340,7 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     Record record;
     Value::Object summary = cell_summary_head(
         c.cell, {{"fit_size", count_value(c.fit_size)}, {"test_size", count_value(c.test_size)}});
+    if (c.decision) summary.emplace_back("decision", *c.decision);
     Value::Object entries;
     for (const auto& m : c.methods) {
       entries.emplace_back(m.label, methods.object(m));

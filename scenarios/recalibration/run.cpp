@@ -620,6 +620,8 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
   rec.cell = cell_header(cc, generator, generator_truth);
   rec.fit_size = cc.fit_size;
   rec.test_size = cc.test_size;
+  if (cc.decision)
+    rec.decision = Value::Object{{"task", cc.decision->task}, {"params", cc.decision->params}};
   Rankings rankings = rank_models(cell, uncal_truth);
   MethodRecord un = uncalibrated_record(cell, uncal_truth, uncal_regret);
   for (const RankingRecord& rr : rankings.records)
