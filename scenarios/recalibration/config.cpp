@@ -105,6 +105,9 @@ std::vector<CellDemand> recalibration_demand(const RecalibrationConfig& config) 
     d.bins = bins_of(cell.estimators, "/estimators");
     for (Demand& bins : bins_of(cell.methods, "/methods")) d.bins.push_back(std::move(bins));
     d.truth_draws = {{static_cast<double>(cell.truth_samples), "/truth_samples"}};
+    // A decision task values every model on as many draws again (its own keyed stream).
+    if (cell.decision)
+      d.truth_draws.push_back({static_cast<double>(cell.truth_samples), "/truth_samples"});
     if (config.reliability) {
       d.truth_draws.push_back(
           {static_cast<double>(config.reliability->samples), "/reliability/samples"});

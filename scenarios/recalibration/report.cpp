@@ -382,7 +382,8 @@ std::string describe_recalibration(const RecalibrationConfig& config) {
     std::vector<std::string> labels, methods;
     for (const auto& e : cell.estimators) labels.push_back(e.label);
     for (const auto& m : cell.methods) methods.push_back(m.label);
-    return join(labels, ", ") + "; methods: " + join(methods, ", ");
+    return join(labels, ", ") + "; methods: " + join(methods, ", ") +
+           (cell.decision ? "; decision task: " + cell.decision->task : "");
   };
   const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
   std::vector<std::vector<std::string>> rows;
