@@ -64,9 +64,8 @@ std::vector<ScenarioModule> make_table() {
        &describe<DecisionConfig, &describe_decision>,
        &demand<DecisionConfig, &decision_demand>},
       {{"recalibration",
-        /*keys=*/
-        {"estimators", "fit_size", "test_size", "truth_samples", "methods", "reliability",
-         "decision"},
+        /*keys=*/{"estimators", "fit_size", "test_size", "truth_samples", "methods", "reliability",
+                  "decision"},
         /*fixed=*/{"reliability"},
         /*output_keys=*/{"timings"},
         /*unused_note=*/" (it draws fit_size and test_size rows)", &recalibration_sections},
