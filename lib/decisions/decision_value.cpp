@@ -282,23 +282,31 @@ std::vector<RecalibratedValue> recalibrated_core(const std::string& canonical, s
     GeneratorScratch scratch;
     scratch.reserve(K);
     const std::size_t chunk = recalibration_chunk;
-    std::vector<double> p(chunk * K), r(chunk * K), q(chunk * K), oracle(chunk);
+    std::vector<double> p(chunk * K), log_p(chunk * K), r(chunk * K), q(chunk * K), oracle(chunk);
     std::vector<Decision> oracle_decision(chunk);
     for (std::uint64_t done = 0; done < per_batch;) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, per_batch - done));
       for (std::size_t i = 0; i < n; ++i) {
         draw_case(engine, d, scratch);
         std::copy(d.p.begin(), d.p.end(), p.begin() + static_cast<std::ptrdiff_t>(i * K));
+        std::copy(d.log_p.begin(), d.log_p.end(),
+                  log_p.begin() + static_cast<std::ptrdiff_t>(i * K));
         std::copy(d.r.begin(), d.r.end(), r.begin() + static_cast<std::ptrdiff_t>(i * K));
         oracle_decision[i] = task.decide(d.r, d.log_r);
         oracle[i] = expected_utility(task, oracle_decision[i], d.r);
       }
       for (std::size_t m = 0; m < M; ++m) {
-        models[m]->apply(std::span<const double>(p.data(), n * K), K,
-                         std::span<double>(q.data(), n * K));
+        // nullptr: the uncalibrated model, deciding on p and log p as monte_carlo_core's policy.
+        const bool uncalibrated = models[m] == nullptr;
+        if (!uncalibrated)
+          models[m]->apply(std::span<const double>(p.data(), n * K), K,
+                           std::span<double>(q.data(), n * K));
+        const std::vector<double>& belief = uncalibrated ? p : q;
         for (std::size_t i = 0; i < n; ++i) {
-          const std::span<const double> qi(q.data() + i * K, K), ri(r.data() + i * K, K);
-          const Decision dq = task.decide(qi, {});
+          const std::span<const double> qi(belief.data() + i * K, K), ri(r.data() + i * K, K);
+          const Decision dq =
+              uncalibrated ? task.decide(qi, std::span<const double>(log_p.data() + i * K, K))
+                           : task.decide(qi, {});
           const double u = dq == oracle_decision[i] ? oracle[i] : expected_utility(task, dq, ri);
           policy[b][m].add(u);
           cost[b][m].add(oracle[i] - u);
@@ -423,6 +431,14 @@ std::vector<RecalibratedValue> recalibrated_decision_values(
                              dirichlet_cases(*d));
   return recalibrated_core(generator.canonical_text(), generator.classes(), task, models, samples,
                            family_cases(generator));
+}
+
+double realised_utility(const DecisionTask& task, const Sample& sample) {
+  if (sample.size == 0) throw DomainError("the realised utility of an empty sample");
+  double sum = 0.0;
+  for (std::size_t i = 0; i < sample.size; ++i)
+    sum += task.utility(task.decide(sample.row(i), {}), sample.label[i]);
+  return sum / static_cast<double>(sample.size);
 }
 
 double realised_utility(const Generator& generator, const DecisionTask& task, std::size_t n,

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "core/sample.hpp"
 #include "decisions/decision_task.hpp"
 #include "generators/dirichlet.hpp"
 #include "generators/generator.hpp"
@@ -71,7 +72,9 @@ bool decision_quadrature_applies(const DirichletGenerator& generator);
 //   cost   = E[sum_k r_k (U(d(r(p)), k) - U(d(g(p)), k))]  (oracle - recalibrated)
 // The cost is the mean of the per-draw difference (common random numbers), exactly 0 on every
 // draw where the two decide alike; errors are standard errors. Every model is evaluated on the
-// same draws, in one pass (g applied in batches). Deterministic for any thread count.
+// same draws, in one pass (g applied in batches). A nullptr model is the uncalibrated one
+// (q = p, decided on p and log p as the policy of monte_carlo_decision_value, so its cost is that
+// Monte Carlo cost on the same draws). Deterministic for any thread count.
 struct RecalibratedValue {
   TruthValue policy, cost;
 };
@@ -83,6 +86,9 @@ std::vector<RecalibratedValue> recalibrated_decision_values(
 // `engine`: what an evaluation on real data of that size would measure.
 double realised_utility(const DirichletGenerator& generator, const DecisionTask& task,
                         std::size_t n, Engine& engine);
+// The mean realised utility (1/n) sum_i U(d(q_i), y_i) of the rows q_i and labels y_i of a
+// sample (a test set, possibly recalibrated). Throws DomainError on an empty sample.
+double realised_utility(const DecisionTask& task, const Sample& sample);
 // Any family (for `dirichlet` the same draws as above).
 double realised_utility(const Generator& generator, const DecisionTask& task, std::size_t n,
                         Engine& engine);

@@ -616,7 +616,9 @@ def rank_agreement_figure(results: Results, scope: str | int = "all") -> Figure:
         ax.set_xticks(np.arange(len(truths)) + 0.5)
         ax.set_xticklabels([f"true {t}" for t in truths], rotation=45, ha="right", fontsize=8)
         ax.set_yticks(np.arange(len(estimators)) + 0.5)
-        ax.set_yticklabels(estimators, fontsize=8)
+        # With a decision task the true regret's board is compared with the true boards too.
+        ax.set_yticklabels([f"true {e}" if e == "decision_regret" else e for e in estimators],
+                           fontsize=8)
         ax.set_title(label, fontsize=9)
         fig.colorbar(image, ax=ax, shrink=0.8)
     fig.suptitle(f"Test-set rankings against true rankings, {title}", fontsize=10)

@@ -196,6 +196,19 @@ def _recalibration_summary(raw: dict[str, Any], keys: list[str]) -> pd.DataFrame
                                  rank_disagreement=e.get("rank_disagreement")))
             for q, v in (m.get("parameters") or {}).items():
                 rows.append(dict(common, kind="parameter", quantity=q, mean=v))
+            # With a decision task (docs/recalibration.md §4b), as cells.csv: the true regret (a
+            # truth), then the test set's realised utility (an estimate without a target).
+            decision = m.get("decision") or {}
+            regret, utility = decision.get("decision_regret"), decision.get("realised_utility")
+            if regret is not None:
+                rows.append(dict(common, kind="truth", quantity="decision_regret", target=None,
+                                 mean=regret["mean"], sd=regret["sd"],
+                                 truth_error=regret.get("error"),
+                                 improvement=regret.get("improvement")))
+            if utility is not None:
+                rows.append(dict(common, kind="estimate", quantity="realised_utility",
+                                 target=None, mean=utility["mean"], sd=utility["sd"],
+                                 improvement=utility.get("improvement")))
     return pd.DataFrame(rows)
 
 

@@ -110,6 +110,49 @@ class Commands(unittest.TestCase):
                           out="bad.json")
         self.assertFalse(os.path.exists("bad.json"))
 
+    def test_run_and_load_read_the_decision_board(self):
+        # Scenario recalibration with a decision task (docs/recalibration.md §4b): the true
+        # regret and the realised utility as rows of the summary and keys of the boards, the
+        # same through calbench.run and through the command line and calbench.load.
+        config = {
+            "name": "tiny_recalibration_decision", "scenario": "recalibration", "seed": 4,
+            "replicates": 3, "fit_size": 300, "test_size": 300, "truth_samples": 4000,
+            "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5,
+                          "miscalibration": {"map": "temperature", "temperature": 0.6}},
+            "methods": [{"name": "temperature"}, {"name": "isotonic"}],
+            "estimators": [{"name": "ece"}, {"name": "brier"}],
+            "decision": {"task": "triage", "benefit": 1.0, "harm": 3.0}}
+        r = calbench.run(config, threads=1, quiet=True)
+        with open("decision.json", "w") as f:
+            json.dump(config, f)
+        subprocess.run([BIN, "run", "decision.json", "--out", "cli", "--quiet", "--no-report"],
+                       check=True)
+        cli = calbench.load("cli")
+        self.assertTrue(r.summary.equals(cli.summary))
+        self.assertTrue(r.leaderboard.equals(cli.leaderboard))
+        regret = r.summary[r.summary["quantity"] == "decision_regret"].set_index("method")
+        self.assertEqual(list(regret.index), ["uncalibrated", "temperature", "isotonic"])
+        self.assertEqual(set(regret["kind"]), {"truth"})
+        self.assertTrue((regret["truth_error"] > 0).all())
+        # T = 0.6 is overconfident: the triage threshold 3/4 is crossed in the wrong place, and
+        # temperature scaling repairs most of it.
+        self.assertGreater(regret.loc["uncalibrated", "mean"],
+                           10 * regret.loc["uncalibrated", "truth_error"])
+        self.assertLess(regret.loc["temperature", "mean"], regret.loc["uncalibrated", "mean"])
+        utility = r.summary[r.summary["quantity"] == "realised_utility"]
+        self.assertEqual(set(utility["kind"]), {"estimate"})
+        self.assertEqual(len(utility), 3)
+        keys = r.leaderboard.drop_duplicates("key").set_index("key")
+        self.assertEqual(keys.loc["decision_regret", "kind"], "truth")
+        self.assertEqual(keys.loc["decision_regret", "better"], "lower")
+        self.assertEqual(keys.loc["realised_utility", "better"], "higher")
+        agreement = r.leaderboard_agreement
+        self.assertIn("ece_top_l1",
+                      set(agreement.loc[agreement["estimator"] == "decision_regret", "truth"]))
+        self.assertIn("realised_utility",
+                      set(agreement.loc[agreement["truth"] == "decision_regret", "estimator"]))
+        calbench.rank_agreement_figure(r, scope=0)
+
     def test_bad_input_is_a_value_error_and_writes_nothing(self):
         with self.assertRaisesRegex(ValueError, r"outputs.csv: line 2: probabilities sum to"):
             calbench.fit("outputs.csv", "fake.json")  # rounded rows without renormalize

@@ -9,9 +9,7 @@
 #include "recalibrators/recalibrators_json.hpp"
 
 namespace calbench {
-namespace {
 
-// Top-level `decision` of a cell; `classes` is the generator's K when it is known.
 std::optional<DecisionTaskConfig> parse_decision_section(ObjectReader& top,
                                                          std::optional<std::size_t> classes) {
   const Json* value = top.require("decision", "an object {\"task\": ..., parameters...}");
@@ -50,6 +48,8 @@ std::optional<DecisionTaskConfig> parse_decision_section(ObjectReader& top,
   if (top.problems().size() != before) return std::nullopt;
   return out;
 }
+
+namespace {
 
 // Top-level `recalibrator` {"method": {...}, "fit_size": n, "samples": N} (optional). `ok` is
 // set false when it is present and has a problem.

@@ -52,6 +52,12 @@ struct DecisionConfig : ExperimentBase {
   std::vector<DecisionCell> cells;
 };
 
+// Top-level `decision` of a cell (required; a problem at /decision when absent): the task
+// from the registry (decisions/decision_tasks_json.hpp), checked against `classes`, the
+// generator's K when it is known. Scenario recalibration reads its optional `decision` with it.
+std::optional<DecisionTaskConfig> parse_decision_section(ObjectReader& top,
+                                                         std::optional<std::size_t> classes);
+
 std::unique_ptr<ScenarioSections> decision_sections();
 // Per cell, what the pre-flight bounds (experiment/preflight.hpp).
 std::vector<CellDemand> decision_demand(const DecisionConfig& config);

@@ -7,6 +7,17 @@
 namespace calbench {
 namespace {
 
+// With a decision task the true regret and the test set's realised utility are ranking keys
+// beside the estimators (and name rows of leaderboard_agreement.csv): no estimator may take
+// their names.
+void reserve_decision_key(ObjectReader& top, const std::vector<EstimatorConfig>& estimators) {
+  for (std::size_t e = 0; e < estimators.size(); ++e)
+    for (const std::string_view key : {decision_regret_key, realised_utility_key})
+      if (estimators[e].label == key)
+        top.problems().add(pointer_join(pointer_join(top.pointer_to("estimators"), e), "label"),
+                           "label " + quote(key) + " is reserved for the decision task's keys");
+}
+
 class Sections : public ScenarioSections {
  public:
   std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
@@ -23,8 +34,17 @@ class Sections : public ScenarioSections {
         parse_labelled_array<MethodConfig>(top, "methods", "methods", parse_recalibration_method,
                                            uncalibrated_label, "the uncalibrated model");
     if (generator && estimators) check_estimator_classes(top, *generator, *estimators);
+    // `decision` is optional here; the decision scenario's parser reads it when present.
+    const std::size_t before = top.problems().size();
+    std::optional<DecisionTaskConfig> decision;
+    if (top.find("decision") != nullptr) {
+      decision = parse_decision_section(
+          top,
+          generator ? std::optional<std::size_t>(spec_classes(generator->spec)) : std::nullopt);
+      if (decision && estimators) reserve_decision_key(top, *estimators);
+    }
     if (!replicates || !generator || !estimators || !truth || !fit_size || !test_size ||
-        !truth_samples || !methods)
+        !truth_samples || !methods || top.problems().size() != before)
       return nullptr;
     auto cell = std::make_unique<RecalibrationCell>();
     set_cell_base(*cell, *replicates, std::move(*generator), *truth);
@@ -33,6 +53,7 @@ class Sections : public ScenarioSections {
     cell->truth_samples = *truth_samples;
     cell->methods = std::move(*methods);
     cell->estimators = std::move(*estimators);
+    cell->decision = std::move(decision);
     return cell;
   }
   void parse_output(ObjectReader& output) override {
@@ -84,6 +105,9 @@ std::vector<CellDemand> recalibration_demand(const RecalibrationConfig& config) 
     d.bins = bins_of(cell.estimators, "/estimators");
     for (Demand& bins : bins_of(cell.methods, "/methods")) d.bins.push_back(std::move(bins));
     d.truth_draws = {{static_cast<double>(cell.truth_samples), "/truth_samples"}};
+    // A decision task values every model on as many draws again (its own keyed stream).
+    if (cell.decision)
+      d.truth_draws.push_back({static_cast<double>(cell.truth_samples), "/truth_samples"});
     if (config.reliability) {
       d.truth_draws.push_back(
           {static_cast<double>(config.reliability->samples), "/reliability/samples"});

@@ -1,19 +1,26 @@
 #pragma once
 // Scenario recalibration's config (docs/recalibration.md): per cell `fit_size`, `test_size`,
-// `truth_samples`, `methods` and `estimators`; output.timings.
+// `truth_samples`, `methods`, `estimators` and optionally `decision`; output.timings.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "estimators/estimators_json.hpp"
 #include "experiment/experiment.hpp"
 #include "experiment/preflight.hpp"
 #include "recalibrators/recalibrators_json.hpp"
+#include "scenarios/decision/config.hpp"
 #include "truth/reliability_curve.hpp"
 
 namespace calbench {
+
+// The ranking keys a decision task adds (docs/recalibration.md §4b): every model's true regret
+// on the task, and its realised utility on the test sample.
+inline constexpr std::string_view decision_regret_key = "decision_regret";
+inline constexpr std::string_view realised_utility_key = "realised_utility";
 
 struct RecalibrationCell : CellBase {
   std::size_t fit_size = 0;               // rows the methods are fitted on, per replicate
@@ -21,6 +28,9 @@ struct RecalibrationCell : CellBase {
   std::uint64_t truth_samples = 200'000;  // Monte Carlo rows of the composed truth
   std::vector<MethodConfig> methods;
   std::vector<EstimatorConfig> estimators;
+  // `decision` (optional, docs/recalibration.md §4b): the decision task of scenario decision,
+  // parsed by the same code; every model's true regret on it becomes a ranking key.
+  std::optional<DecisionTaskConfig> decision;
 };
 
 struct RecalibrationConfig : ExperimentBase {

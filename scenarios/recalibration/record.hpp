@@ -33,12 +33,22 @@ struct MethodStat {
   std::optional<double> rank_disagreement;  // estimates: see RankingRecord
 };
 
+// With a decision task (docs/recalibration.md §4b), a model's true regret on it or its realised
+// utility on the test sample, over replicates.
+struct DecisionStat {
+  double mean = 0.0, sd = 0.0;
+  std::optional<double> error;        // regret: the Monte Carlo error of one replicate's value
+  std::optional<double> improvement;  // over the uncalibrated model (positive: better)
+};
+
 // A recalibration method in a cell (or the uncalibrated model).
 struct MethodRecord {
   std::string label, name;
   Value params;
   std::vector<TruthStat> truth;
   std::vector<MethodStat> estimates, parameters;
+  // With a decision task: the true regret and the realised utility on the test sample.
+  std::optional<DecisionStat> regret, utility;
   std::size_t fits = 0, failed_fits = 0;  // replicates whose fit succeeded / threw
   std::string failure;                    // the first failure's message
   std::optional<double> fit_seconds;      // mean per fit; volatile (run.json, or on request)
@@ -69,6 +79,9 @@ struct LeaderboardRecord {
 struct RecalibrationCellRecord {
   CellHeader cell;
   std::size_t fit_size = 0, test_size = 0;
+  // With a decision task: summary.json's {"task", "params"} of the cell (docs/recalibration.md
+  // §4b); absent without one.
+  std::optional<Value> decision;
   std::vector<MethodRecord> methods;  // the uncalibrated model first
   std::vector<RankingRecord> rankings;
   // With `reliability`: the true top-label curve of each model as fitted in replicate 0, in the

@@ -46,10 +46,27 @@ std::string stat_key(const MethodStat& s) {
   return s.key;
 }
 
+// summary.json's "decision" of a method: its true regret and realised utility.
+const std::vector<ColumnSpec<DecisionStat>> decision_stat_columns = {
+    {"mean", field(&DecisionStat::mean), show::json},
+    {"sd", field(&DecisionStat::sd), show::json},
+    {"error", field(&DecisionStat::error), show::json_set},
+    {"improvement", field(&DecisionStat::improvement), show::json}};
+
+Value decision_object(const MethodRecord& m) {
+  const TableView view(decision_stat_columns);
+  const auto stat = [&](const std::optional<DecisionStat>& s) {
+    return s ? view.object(*s) : Value();
+  };
+  return Value::Object{{std::string(decision_regret_key), stat(m.regret)},
+                       {std::string(realised_utility_key), stat(m.utility)}};
+}
+
 // A method in a cell: an entry of summary.json's "methods" and a row of the terminal's table
-// (its mean truth per quantity, those of each cell's first method).
+// (its mean truth per quantity, those of each cell's first method, and with a decision task its
+// mean true regret).
 std::vector<ColumnSpec<MethodRecord>> method_columns(const std::vector<Quantity>& quantities,
-                                                     bool timings) {
+                                                     bool decision, bool timings) {
   using M = MethodRecord;
   std::vector<ColumnSpec<M>> out = {
       {"method", field(&M::label), show::terminal, {.width = 30, .align = Align::left}},
@@ -77,6 +94,13 @@ std::vector<ColumnSpec<MethodRecord>> method_columns(const std::vector<Quantity>
                    },
                    show::terminal,
                    {.width = 16}});
+  if (decision)
+    append<M>(out, std::vector<ColumnSpec<M>>{
+                       {std::string(decision_regret_key),
+                        [](const M& m) { return m.regret ? Value(m.regret->mean) : Value(); },
+                        show::terminal,
+                        {.width = 16}},
+                       {"decision", decision_object, show::json}});
   append<M>(out, std::vector<ColumnSpec<M>>{
                      {"fits", field(&M::fits), show::json},
                      {"failed_fits",
@@ -138,6 +162,14 @@ std::vector<QuantityRow> quantity_rows(const Cell& c, const MethodRecord& m) {
   for (const auto& s : m.parameters)
     out.push_back({c, m, "parameter", s.key, std::nullopt, s.mean, s.sd, std::nullopt,
                    s.improvement, s.rank_disagreement});
+  // With a decision task: the true regret (a truth) and the realised utility (an estimate).
+  if (m.regret)
+    out.push_back({c, m, "truth", std::string(decision_regret_key), std::nullopt, m.regret->mean,
+                   m.regret->sd, m.regret->error, m.regret->improvement, std::nullopt});
+  if (m.utility)
+    out.push_back({c, m, "estimate", std::string(realised_utility_key), std::nullopt,
+                   m.utility->mean, m.utility->sd, std::nullopt, m.utility->improvement,
+                   std::nullopt});
   return out;
 }
 
@@ -279,7 +311,10 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
       r.sweep_keys, targets, own_columns, [](const QuantityRow& x) -> auto& { return x.c.cell; });
   append<QuantityRow>(cell_table, quantity_columns);
   const TableView cells(cell_table);
-  const auto by_method = method_columns(display_quantities(r), r.timings_in_summary);
+  const bool decision = std::any_of(r.records.begin(), r.records.end(), [](const Cell& c) {
+    return !c.methods.empty() && c.methods.front().regret.has_value();
+  });
+  const auto by_method = method_columns(display_quantities(r), decision, r.timings_in_summary);
   const TableView methods(by_method);
   std::vector<std::string> board_keys = key_columns(r.sweep_keys, targets, own_columns);
   board_keys.insert(board_keys.end(), {"fit_size", "test_size"});
@@ -305,6 +340,7 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     Record record;
     Value::Object summary = cell_summary_head(
         c.cell, {{"fit_size", count_value(c.fit_size)}, {"test_size", count_value(c.test_size)}});
+    if (c.decision) summary.emplace_back("decision", *c.decision);
     Value::Object entries;
     for (const auto& m : c.methods) {
       entries.emplace_back(m.label, methods.object(m));
@@ -346,7 +382,8 @@ std::string describe_recalibration(const RecalibrationConfig& config) {
     std::vector<std::string> labels, methods;
     for (const auto& e : cell.estimators) labels.push_back(e.label);
     for (const auto& m : cell.methods) methods.push_back(m.label);
-    return join(labels, ", ") + "; methods: " + join(methods, ", ");
+    return join(labels, ", ") + "; methods: " + join(methods, ", ") +
+           (cell.decision ? "; decision task: " + cell.decision->task : "");
   };
   const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
   std::vector<std::vector<std::string>> rows;

@@ -12,6 +12,7 @@
 #include "core/rng.hpp"
 #include "core/running_stats.hpp"
 #include "core/task_kernel.hpp"
+#include "decisions/decision_value.hpp"
 #include "recalibrators/recalibrators_json.hpp"
 #include "scenarios/common.hpp"
 #include "scenarios/task_codec.hpp"
@@ -30,21 +31,27 @@ struct MethodOutcome {
   std::vector<FittedValue> parameters;
   std::vector<double> estimates;  // one per estimator
   ComposedTruth truth;
+  // With a decision task: the true regret of acting on q = g(p), and the test sample's
+  // realised utility.
+  std::optional<TruthValue> regret;
+  std::optional<double> utility;
 };
 
 struct ReplicateOutcome {
   std::vector<double> uncalibrated;    // estimates of the uncalibrated model
   std::vector<MethodOutcome> methods;  // one per method
+  // With a decision task: the uncalibrated model's realised utility on the test sample.
+  std::optional<double> uncalibrated_utility;
 };
 
 template <typename Archive>
 void serialize(Archive& a, MethodOutcome& m) {
-  a(m.fitted, m.failure, m.seconds, m.parameters, m.estimates, m.truth);
+  a(m.fitted, m.failure, m.seconds, m.parameters, m.estimates, m.truth, m.regret, m.utility);
 }
 
 template <typename Archive>
 void serialize(Archive& a, ReplicateOutcome& r) {
-  a(r.uncalibrated, r.methods);
+  a(r.uncalibrated, r.uncalibrated_utility, r.methods);
 }
 
 struct Buffers {
@@ -73,6 +80,8 @@ void run_task(const RecalibrationConfig& config, const Generators& generators, s
   out.uncalibrated.resize(E);
   for (std::size_t e = 0; e < E; ++e)
     out.uncalibrated[e] = cc.estimators[e].estimator->estimate(buf.test, buf.workspace);
+  const std::unique_ptr<DecisionTask> task = cc.decision ? make_task(cc.decision->spec) : nullptr;
+  if (task) out.uncalibrated_utility = realised_utility(*task, buf.test);
   out.methods.assign(M, {});
   std::vector<std::unique_ptr<const CalibrationModel>> models(M);
   for (std::size_t m = 0; m < M; ++m) {
@@ -91,6 +100,7 @@ void run_task(const RecalibrationConfig& config, const Generators& generators, s
     mo.estimates.resize(E);
     for (std::size_t e = 0; e < E; ++e)
       mo.estimates[e] = cc.estimators[e].estimator->estimate(buf.calibrated, buf.workspace);
+    if (task) mo.utility = realised_utility(*task, buf.calibrated);
   }
   std::vector<const CalibrationModel*> fitted;
   std::vector<std::size_t> index;
@@ -102,6 +112,11 @@ void run_task(const RecalibrationConfig& config, const Generators& generators, s
   if (fitted.empty()) return;
   auto truths = composed_truth(gen, fitted, rs.truth_samples);
   for (std::size_t j = 0; j < index.size(); ++j) out.methods[index[j]].truth = std::move(truths[j]);
+  if (!task) return;
+  // The true regret of acting on q = g(p), on the cell's keyed decision draws: the same for
+  // every model and replicate (common random numbers, decisions/decision_value.hpp).
+  const auto values = recalibrated_decision_values(gen, *task, fitted, rs.truth_samples);
+  for (std::size_t j = 0; j < index.size(); ++j) out.methods[index[j]].regret = values[j].cost;
 }
 
 // The non-finite guard (core/finite_guard.hpp) over one composed truth; the canonical error
@@ -139,7 +154,14 @@ void require_finite_outcome(const RecalibrationConfig& config, TaskKey key,
       require_finite(mo.estimates[e],
                      [&] { return method() + ": estimator " + cc.estimators[e].label; });
     require_finite_truth(mo.truth, method);
+    if (mo.regret)
+      require_finite(mo.regret->value, [&] { return method() + ": the true decision regret"; });
+    if (mo.utility)
+      require_finite(*mo.utility, [&] { return method() + ": the realised decision utility"; });
   }
+  if (r.uncalibrated_utility)
+    require_finite(*r.uncalibrated_utility,
+                   [&] { return at() + ": the realised decision utility (uncalibrated)"; });
 }
 
 // Ranks of values (0 = best), ties broken by position.
@@ -175,8 +197,10 @@ struct CellReplicates {
   }
 };
 
-// The uncalibrated model: its composed truth and the estimators' mean on it.
-MethodRecord uncalibrated_record(const CellReplicates& cell, const ComposedTruth& uncal_truth) {
+// The uncalibrated model: its composed truth and the estimators' mean on it; with a decision
+// task its regret (the same draws in every replicate) and realised utility.
+MethodRecord uncalibrated_record(const CellReplicates& cell, const ComposedTruth& uncal_truth,
+                                 const std::optional<TruthValue>& uncal_regret) {
   const RecalibrationCell& cc = cell.cell;
   MethodRecord un;
   un.label = uncalibrated_label;
@@ -200,6 +224,15 @@ MethodRecord uncalibrated_record(const CellReplicates& cell, const ComposedTruth
     s.sd = stats.sd();
     s.target = cc.estimators[e].estimator->target();
     un.estimates.push_back(s);
+  }
+  if (uncal_regret)
+    un.regret = DecisionStat{
+        .mean = uncal_regret->value, .sd = 0.0, .error = uncal_regret->error, .improvement = {}};
+  if (cc.decision) {
+    RunningStats stats;
+    for (std::size_t r = 0; r < cc.replicates; ++r) stats.add(*cell.reps[r].uncalibrated_utility);
+    un.utility =
+        DecisionStat{.mean = stats.mean(), .sd = stats.sd(), .error = {}, .improvement = {}};
   }
   return un;
 }
@@ -329,6 +362,31 @@ void add_method_estimates(MethodRecord& mr, const CellReplicates& cell, std::siz
   }
 }
 
+// With a decision task: method m's true regret and realised utility over its fitted replicates
+// `ok`, each with its improvement over the uncalibrated model (the utility's paired per
+// replicate).
+void add_method_decision(MethodRecord& mr, const CellReplicates& cell, std::size_t m,
+                         const std::vector<std::size_t>& ok,
+                         const std::optional<TruthValue>& uncal_regret) {
+  if (!cell.cell.decision) return;
+  RunningStats regret, utility, gain;
+  double err_sq = 0.0;
+  for (std::size_t r : ok) {
+    const MethodOutcome& mo = cell.reps[r].methods[m];
+    regret.add(mo.regret->value);
+    err_sq += mo.regret->error * mo.regret->error;
+    utility.add(*mo.utility);
+    gain.add(*mo.utility - *cell.reps[r].uncalibrated_utility);
+  }
+  mr.regret = DecisionStat{.mean = regret.mean(),
+                           .sd = regret.sd(),
+                           .error = std::sqrt(err_sq / static_cast<double>(ok.size())),
+                           .improvement = {}};
+  if (uncal_regret) mr.regret->improvement = uncal_regret->value - regret.mean();
+  mr.utility = DecisionStat{
+      .mean = utility.mean(), .sd = utility.sd(), .error = {}, .improvement = gain.mean()};
+}
+
 // Fitted scalars, by name, where every fitted replicate has them in the same order.
 void add_fitted_parameters(MethodRecord& mr, const CellReplicates& cell, std::size_t m,
                            const std::vector<std::size_t>& ok) {
@@ -356,7 +414,9 @@ void add_fitted_parameters(MethodRecord& mr, const CellReplicates& cell, std::si
 
 // Method m over its fitted replicates; the first failure's message when a fit failed.
 MethodRecord method_record(const CellReplicates& cell, std::size_t m,
-                           const ComposedTruth& uncal_truth, const Rankings& rankings) {
+                           const ComposedTruth& uncal_truth,
+                           const std::optional<TruthValue>& uncal_regret,
+                           const Rankings& rankings) {
   const MethodConfig& mc = cell.cell.methods[m];
   MethodRecord mr;
   mr.label = mc.label;
@@ -376,6 +436,7 @@ MethodRecord method_record(const CellReplicates& cell, std::size_t m,
   if (ok.empty()) return mr;
   add_method_truth(mr, cell, m, ok, uncal_truth);
   add_method_estimates(mr, cell, m, ok, rankings);
+  add_method_decision(mr, cell, m, ok, uncal_regret);
   add_fitted_parameters(mr, cell, m, ok);
   double seconds = 0.0;
   for (std::size_t r : ok) seconds += cell.reps[r].methods[m].seconds;
@@ -406,7 +467,8 @@ std::vector<std::size_t> board_methods(const CellReplicates& cell) {
 // every model has a finite value of it in every case (canonical_l1 can be unknown); each
 // replicate is its own bootstrap block.
 std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
-                                                   const ComposedTruth& uncal_truth) {
+                                                   const ComposedTruth& uncal_truth,
+                                                   const std::optional<TruthValue>& uncal_regret) {
   const RecalibrationCell& cc = cell.cell;
   const std::vector<std::size_t> methods = board_methods(cell);
   std::vector<std::size_t> complete;
@@ -441,6 +503,16 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
     out.estimate.push_back(false);
     out.target.emplace_back();
   }
+  if (uncal_regret) {
+    RankingKey key{.name = std::string(decision_regret_key), .better = Better::lower, .values = {}};
+    for (std::size_t r : complete) {
+      key.values.push_back(uncal_regret->value);
+      for (std::size_t m : methods) key.values.push_back(cell.reps[r].methods[m].regret->value);
+    }
+    out.table.keys.push_back(std::move(key));
+    out.estimate.push_back(false);
+    out.target.emplace_back();
+  }
   for (std::size_t e = 0; e < cc.estimators.size(); ++e) {
     RankingKey key{.name = cc.estimators[e].label,
                    .better = better_of(cell.estimate_higher_better[e]),
@@ -453,15 +525,36 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
     out.estimate.push_back(true);
     out.target.push_back(cc.estimators[e].estimator->target());
   }
+  if (cc.decision) {
+    RankingKey key{
+        .name = std::string(realised_utility_key), .better = Better::higher, .values = {}};
+    for (std::size_t r : complete) {
+      key.values.push_back(*cell.reps[r].uncalibrated_utility);
+      for (std::size_t m : methods) key.values.push_back(*cell.reps[r].methods[m].utility);
+    }
+    out.table.keys.push_back(std::move(key));
+    out.estimate.push_back(true);
+    out.target.emplace_back();
+  }
   return out;
 }
 
-// The boards of every key and the agreement of every (estimator, true quantity) pair.
+// The boards of every key and the agreement of every (estimator, true quantity) pair; with a
+// decision task also of the true regret's board with every other true quantity's.
 void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
   std::vector<std::pair<std::size_t, std::size_t>> compare;
   for (std::size_t k = 0; k < lb.estimate.size(); ++k)
     for (std::size_t r = 0; r < lb.estimate.size(); ++r)
       if (lb.estimate[k] && !lb.estimate[r]) compare.emplace_back(k, r);
+  const auto& keys = lb.table.keys;
+  const auto regret = std::find_if(keys.begin(), keys.end(), [](const RankingKey& key) {
+    return key.name == decision_regret_key;
+  });
+  if (regret != keys.end()) {
+    const auto reference = static_cast<std::size_t>(regret - keys.begin());
+    for (std::size_t k = 0; k < keys.size(); ++k)
+      if (!lb.estimate[k] && k != reference) compare.emplace_back(reference, k);
+  }
   lb.boards = compute_leaderboards(lb.table, compare, {}, stream);
 }
 
@@ -519,6 +612,7 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
                                        const Generator& generator,
                                        const GroundTruth& generator_truth,
                                        const ComposedTruth& uncal_truth,
+                                       const std::optional<TruthValue>& uncal_regret,
                                        const std::vector<ReplicateOutcome>& reps) {
   const RecalibrationCell& cc = config.cells[c];
   const CellReplicates cell(cc, reps);
@@ -526,8 +620,10 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
   rec.cell = cell_header(cc, generator, generator_truth);
   rec.fit_size = cc.fit_size;
   rec.test_size = cc.test_size;
+  if (cc.decision)
+    rec.decision = Value::Object{{"task", cc.decision->task}, {"params", cc.decision->params}};
   Rankings rankings = rank_models(cell, uncal_truth);
-  MethodRecord un = uncalibrated_record(cell, uncal_truth);
+  MethodRecord un = uncalibrated_record(cell, uncal_truth, uncal_regret);
   for (const RankingRecord& rr : rankings.records)
     for (std::size_t e = 0; e < cc.estimators.size(); ++e)
       if (cc.estimators[e].label == rr.estimator)
@@ -535,9 +631,9 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
             static_cast<double>(rankings.mismatch[e][0]) / static_cast<double>(rr.replicates);
   rec.methods.push_back(std::move(un));
   for (std::size_t m = 0; m < cc.methods.size(); ++m)
-    rec.methods.push_back(method_record(cell, m, uncal_truth, rankings));
+    rec.methods.push_back(method_record(cell, m, uncal_truth, uncal_regret, rankings));
   rec.rankings = std::move(rankings.records);
-  rec.leaderboard = leaderboard_cases(cell, uncal_truth);
+  rec.leaderboard = leaderboard_cases(cell, uncal_truth, uncal_regret);
   if (rec.leaderboard) rank_leaderboard(*rec.leaderboard, leaderboard_stream(config.seed, c));
   return rec;
 }
@@ -611,6 +707,26 @@ void failure_warnings(const RecalibrationConfig& config, RecalibrationResults& o
         ": a method failed in every replicate there (its cell board ranks the others)");
 }
 
+// With a decision task: per cell the uncalibrated model's true regret, on the same keyed draws
+// as the fitted models' (decisions/decision_value.hpp); none without a task.
+std::vector<std::optional<TruthValue>> uncalibrated_regrets(const RecalibrationConfig& config,
+                                                            const Generators& generators) {
+  std::vector<std::optional<TruthValue>> out(config.cells.size());
+  for (std::size_t c = 0; c < config.cells.size(); ++c) {
+    const RecalibrationCell& cc = config.cells[c];
+    if (!cc.decision) continue;
+    const auto task = make_task(cc.decision->spec);
+    const std::vector<const CalibrationModel*> none = {nullptr};
+    out[c] =
+        recalibrated_decision_values(*generators[c], *task, none, cc.truth_samples).front().cost;
+    require_finite(out[c]->value, [&] {
+      return "cell " + std::to_string(cc.index) + " (" + generators[c]->canonical_text() +
+             "): the uncalibrated model's true decision regret";
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 RecalibrationResults run_recalibration(const RecalibrationConfig& config,
@@ -644,6 +760,9 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
     });
   }
 
+  const std::vector<std::optional<TruthValue>> uncal_regret =
+      uncalibrated_regrets(config, generators);
+
   RecalibrationResults out;
   out.records.resize(cells);
   // One task per (cell, replicate); a cell is summarised as soon as its last replicate
@@ -652,7 +771,8 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
   for (std::size_t c = 0; c < cells; ++c) replicates[c] = config.cells[c].replicates;
   std::vector<ReplicateOutcome> outcomes;
   const auto summarise = [&](std::size_t c) {
-    out.records[c] = summarise_cell(config, c, *generators[c], *truths[c], *uncal[c], outcomes);
+    out.records[c] =
+        summarise_cell(config, c, *generators[c], *truths[c], *uncal[c], uncal_regret[c], outcomes);
     outcomes.clear();
   };
   std::size_t next_cell = 0;  // the first cell not summarised

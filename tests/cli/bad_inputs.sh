@@ -329,6 +329,20 @@ expect_bad truth_memory_classes_1e6 \
 expect_bad recalibrator_samples_1e15 \
   "$(dec_cfg 2 '{"task": "triage"}' '"recalibrator": {"method": {"name": "temperature"}, "fit_size": 100, "samples": 1e15}')" \
   '/recalibrator/samples|the truth engine may draw 2e+15 numbers'
+# Scenario recalibration's optional `decision` (docs/recalibration.md §4b): the decision
+# scenario's parser, checked against the generator's K.
+recal_decision() {
+  printf '{"scenario": "recalibration", "replicates": 2, "fit_size": 100, "test_size": 100,
+  "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5}, "estimators": %s,
+  "methods": [{"name": "temperature"}], "decision": %s}' "$est_ok" "$1"
+}
+expect_bad recalibration_decision_unknown_field \
+  "$(recal_decision '{"task": "cost_matrix", "utility": [[0, -1], [-4, 0]], "cost": 3}')" \
+  '/decision/cost|unknown key; valid keys: abstain, task, utility'
+expect_bad recalibration_decision_matrix_size \
+  "$(recal_decision '{"task": "cost_matrix", "utility": [[0, -1, 0], [-4, 0, 0], [0, 0, 0]]}')" \
+  '/decision/utility|expected a 2 x 2 array' '/decision/utility/0|expected an array of 2 numbers' \
+  '/decision/utility/1|expected an array of 2 numbers' '/decision/utility/2|expected an array of 2 numbers'
 
 # ---- usage ----------------------------------------------------------------------------------
 # expect_status STATUS PHRASE_IN_OUTPUT ARGS...: stdout and stderr together must contain PHRASE.

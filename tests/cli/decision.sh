@@ -119,7 +119,8 @@ expect_bad missing_decision '{"scenario": "decision", "replicates": 5, "sample_s
 expect_bad estimators_in_decision "$(config "$gen2" "$triage" '"estimators": [{"name": "ece"}]')" \
   '/estimators|not used by scenario "decision"'
 expect_bad decision_in_bias '{"scenario": "estimator_bias", "replicates": 5, "sample_size": 50, "generator": {"family": "dirichlet", "classes": 2}, "estimators": [{"name": "ece"}], "decision": {"task": "triage"}, "requirement": {"at_least": 0}}' \
-  '/decision|belongs to scenario "decision"' '/requirement|belongs to scenario "decision"'
+  '/decision|key "decision" is not used by scenario "estimator_bias"' \
+  '/requirement|belongs to scenario "decision"'
 expect_bad unknown_param "$(config "$gen2" '{"task": "triage", "harms": 0.5}')" \
   '/decision/harms|unknown key'
 expect_bad bad_harm "$(config "$gen2" '{"task": "triage", "harm": -1}')" \

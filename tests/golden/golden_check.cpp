@@ -106,6 +106,17 @@ std::vector<std::string> all_names(const fs::path& source) {
   return names;
 }
 
+// A rows file named relative to the config's folder (an empirical generator's `rows` with its
+// `sha256`), made absolute so that the merged copy in the work folder still finds it.
+void absolute_rows(nlohmann::ordered_json& j, const fs::path& folder) {
+  if (j.is_object() && j.contains("rows") && j["rows"].is_string() && j.contains("sha256")) {
+    const fs::path rows = j["rows"].get<std::string>();
+    if (rows.is_relative()) j["rows"] = (folder / rows).string();
+  }
+  if (j.is_structured())
+    for (auto& child : j) absolute_rows(child, folder);
+}
+
 // Runs one name at one thread count; returns the number of mismatching files.
 int check(const Options& opt, const std::string& name, unsigned threads, const fs::path& work) {
   const fs::path config_path = opt.source / "configs" / (name + ".json");
@@ -117,6 +128,7 @@ int check(const Options& opt, const std::string& name, unsigned threads, const f
   // ordered_json: the order of the sweep keys is the order of the cells (DESIGN.md §3).
   nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_text(config_path));
   config.merge_patch(nlohmann::ordered_json::parse(read_text(patch_path)));
+  absolute_rows(config, config_path.parent_path());
 
   const fs::path dir = work / (name + ".t" + std::to_string(threads));
   fs::create_directories(dir);

@@ -1352,3 +1352,68 @@ TEST_CASE("docs/arena.md: the recalibration arena", "[slow][e2e][docs]") {
   CHECK(checked[7] >= 2 * 5 * 3);
   CHECK(checked[3] == 2 * 3);
 }
+
+TEST_CASE("README, docs/decisions.md: recalibrators ranked by the decision", "[slow][e2e][docs]") {
+  const auto& run = shipped("recalibration_decision");
+  const auto board = [&](const std::string& key, const std::string& method) {
+    return row(run.leaderboard, {{"scope", "cell"}, {"key", key}, {"method", method}});
+  };
+  const auto interval = [](const Row& r, const char* column, int decimals) {
+    return fixed(number(r, column), decimals) + " [" +
+           fixed(number(r, std::string(column) + "_lower"), decimals) + ", " +
+           fixed(number(r, std::string(column) + "_upper"), decimals) + "]";
+  };
+  // The table of §7, row by row: true ECE mean, its board's win rate and rank, the true regret
+  // mean, its board's win rate and rank.
+  std::size_t rows = 0;
+  for (const std::string& line : doc_section("decisions.md", "## 7. ")) {
+    const auto cells = markdown_cells(line);
+    if (line.rfind("| ", 0) != 0 || cells.size() != 7 || cells[0] == "method") continue;
+    INFO(line);
+    const Row& ece = board("ece_top_l1", cells[0]);
+    const Row& regret = board("decision_regret", cells[0]);
+    CHECK(ece.at("kind") == "truth");
+    CHECK(regret.at("kind") == "truth");
+    CHECK(fixed(number(ece, "mean"), 4) == cells[1]);
+    CHECK(interval(ece, "win_rate", 3) == cells[2]);
+    CHECK(ece.at("rank") == cells[3]);
+    CHECK(fixed(number(regret, "mean"), 4) == cells[4]);
+    CHECK(interval(regret, "win_rate", 3) == cells[5]);
+    CHECK(regret.at("rank") == cells[6]);
+    ++rows;
+  }
+  CHECK(rows == 6);
+  CHECK(board("ece_top_l1", "uncalibrated").at("cases") == "40");
+  const auto& truth = run.summary.at("cells").at(0).at("truth");
+  CHECK(fixed(truth.at("accuracy").at("value").get<double>(), 3) == "0.948");
+  CHECK(fixed(truth.at("ece_top_l1").at("value").get<double>(), 3) == "0.078");
+  // The prose: errors, ratios and the agreements.
+  const auto regret_of = [&](const char* method) {
+    return row(run.cells, {{"method", method}, {"quantity", "decision_regret"}});
+  };
+  CHECK(scientific(number(regret_of("uncalibrated"), "truth_error"), 0) == "6e-04");
+  double lo = 1.0, hi = 0.0;
+  for (const char* m : {"temperature", "platt", "beta", "isotonic", "histogram_binning_em10"}) {
+    lo = std::min(lo, number(regret_of(m), "truth_error"));
+    hi = std::max(hi, number(regret_of(m), "truth_error"));
+  }
+  CHECK(scientific(lo, 0) == "8e-05");
+  CHECK(scientific(hi, 0) == "6e-04");
+  const double histogram = number(regret_of("histogram_binning_em10"), "mean");
+  CHECK(std::lround(histogram / number(regret_of("temperature"), "mean")) == 11);
+  CHECK(histogram / number(regret_of("uncalibrated"), "mean") > 0.45);
+  CHECK(histogram / number(regret_of("uncalibrated"), "mean") < 0.5);
+  CHECK(number(board("ece_top_l1", "histogram_binning_em10"), "mean") -
+            number(board("ece_top_l1", "beta"), "mean") <
+        0.001);
+  const auto agreement = [&](const char* key, const char* target) {
+    return row(run.agreement,
+               {{"estimator", key}, {"target", target}, {"truth", "decision_regret"}});
+  };
+  CHECK(interval(row(run.agreement, {{"estimator", "decision_regret"}, {"truth", "ece_top_l1"}}),
+                 "tau_b", 2) == "0.47 [0.33, 0.87]");
+  CHECK(interval(agreement("brier", "brier"), "tau_b", 2) == "0.87 [0.73, 1.00]");
+  CHECK(interval(agreement("realised_utility", ""), "tau_b", 2) == "0.87 [0.60, 1.00]");
+  CHECK(interval(agreement("ece_ew15", "ece_top_l1"), "tau_b", 2) == "0.20 [0.20, 0.47]");
+  CHECK(board("ece_ew15", "histogram_binning_em10").at("rank") == "1");
+}
