@@ -107,14 +107,19 @@ std::vector<std::string> all_names(const fs::path& source) {
 }
 
 // A rows file named relative to the config's folder (an empirical generator's `rows` with its
-// `sha256`), made absolute so that the merged copy in the work folder still finds it.
-void absolute_rows(nlohmann::ordered_json& j, const fs::path& folder) {
+// `sha256`) is copied to the same relative place beside the merged copy, so the copy finds it
+// under the name the config gives: the config's text, and so its config_hash in summary.json,
+// stays the same wherever the checkout is.
+void copy_rows(const nlohmann::ordered_json& j, const fs::path& folder, const fs::path& dir) {
   if (j.is_object() && j.contains("rows") && j["rows"].is_string() && j.contains("sha256")) {
     const fs::path rows = j["rows"].get<std::string>();
-    if (rows.is_relative()) j["rows"] = (folder / rows).string();
+    if (rows.is_relative()) {
+      fs::create_directories((dir / rows).parent_path());
+      fs::copy_file(folder / rows, dir / rows, fs::copy_options::overwrite_existing);
+    }
   }
   if (j.is_structured())
-    for (auto& child : j) absolute_rows(child, folder);
+    for (const auto& child : j) copy_rows(child, folder, dir);
 }
 
 // Runs one name at one thread count; returns the number of mismatching files.
@@ -128,10 +133,10 @@ int check(const Options& opt, const std::string& name, unsigned threads, const f
   // ordered_json: the order of the sweep keys is the order of the cells (DESIGN.md §3).
   nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_text(config_path));
   config.merge_patch(nlohmann::ordered_json::parse(read_text(patch_path)));
-  absolute_rows(config, config_path.parent_path());
 
   const fs::path dir = work / (name + ".t" + std::to_string(threads));
   fs::create_directories(dir);
+  copy_rows(config, config_path.parent_path(), dir);
   const fs::path merged = dir / "merged.json";
   write_text(merged, config.dump(2) + "\n");
   const fs::path out = dir / "out";
