@@ -23,6 +23,12 @@ struct ProgressStyle {
   bool heartbeat = false;
 };
 
+// Solving the generators' targets (run, validate): silent for 2 s, then a line per few seconds
+// even between targets (one at K = 100 takes seconds).
+inline ProgressStyle target_progress_style() {
+  return {.unit = "targets", .first_after = std::chrono::seconds(2), .heartbeat = true};
+}
+
 // CPU seconds of the calling thread: the work of a step, which a shared machine's load does not
 // stretch as it stretches wall time (eval's estimate, bench --data).
 double thread_cpu_seconds();

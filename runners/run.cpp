@@ -163,7 +163,14 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
   RunInfo info = start_run_info(options.threads);
   std::unique_ptr<ScenarioResults> results;
   try {
-    scenario.prepare(config);
+    {
+      Progress solving(config.name + ": solving the generators' targets", !options.quiet,
+                       target_progress_style());
+      scenario.prepare(config, [&](std::size_t done, std::size_t total) {
+        solving.update(done, total);
+      });
+      solving.finish();
+    }
     results = scenario.run(config, control);
   } catch (const Interrupted&) {
     progress.finish();

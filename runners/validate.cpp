@@ -8,6 +8,7 @@
 
 #include "experiment/preflight.hpp"
 #include "runners/command.hpp"
+#include "runners/progress.hpp"
 #include "scenarios/registry.hpp"
 
 namespace calbench {
@@ -35,7 +36,14 @@ Command add_validate_command(CLI::App& app) {
             preflight(*config, demands, threads, available_memory_bytes());
             const double seconds = estimated_seconds(estimate_run(*config, demands), threads);
             check_run_time(*config, demands, seconds, threads, *long_run);
-            scenario.prepare(*config);
+            {
+              Progress solving("validate: solving the generators' targets", true,
+                               target_progress_style());
+              scenario.prepare(*config, [&](std::size_t done, std::size_t total) {
+                solving.update(done, total);
+              });
+              solving.finish();
+            }
             std::cout << scenario.describe(*config);
             std::cout << "estimated time: up to about " << duration_text(seconds) << " on "
                       << threads << " threads (pre-flight, a rough upper estimate)\n";

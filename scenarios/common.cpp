@@ -36,16 +36,22 @@ Json target_json(const DirichletTarget& target, const TargetSolution& solution) 
 
 }  // namespace
 
-void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells) {
+void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells,
+                   const TargetProgress& progress) {
   TargetSolver solver;
   Problems problems;
   Json targets = Json::array();
+  const auto unsolved = [](const CellBase* cell) { return cell->target && !cell->solution; };
+  const std::size_t total = static_cast<std::size_t>(std::count_if(cells.begin(), cells.end(), unsolved));
+  std::size_t done = 0;
+  if (progress && total > 0) progress(0, total);
   for (CellBase* cell : cells) {
-    if (!cell->target || cell->solution) continue;
+    if (!unsolved(cell)) continue;
     try {
       TargetSolution solution = solver.solve(*cell->target, cell->truth);
       cell->generator = solution.spec;
       cell->solution = std::move(solution);
+      if (progress) progress(++done, total);
     } catch (const TargetError& error) {
       const std::string at = pointer_join("/generator/target", error.field());
       const std::string where = cell_pointer(config, *cell, at);

@@ -30,12 +30,15 @@ std::vector<const CellBase*> bases(const Cells& cells) {
 // does not take it) and lists the solutions in the resolved config ("solved_targets"). A
 // target that cannot be reached is a ConfigError at the target key at fault (or at its value
 // in `sweep`). Throws std::logic_error for a run on a cell whose target is unsolved.
-void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells);
+// `progress` (when set) hears (targets solved, targets to solve) after each one: a target at
+// K = 100 takes seconds, a grid of them minutes.
+void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells,
+                   const TargetProgress& progress = {});
 template <typename Config>
-void solve_targets(Config& config) {
+void solve_targets(Config& config, const TargetProgress& progress = {}) {
   std::vector<CellBase*> cells;
   for (auto& c : config.cells) cells.push_back(&c);
-  solve_targets(static_cast<ExperimentBase&>(config), cells);
+  solve_targets(static_cast<ExperimentBase&>(config), cells, progress);
 }
 
 Generators make_generators(const std::vector<const CellBase*>& cells);

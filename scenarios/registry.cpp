@@ -13,8 +13,8 @@ namespace {
 // Adapters from a module's typed functions to the table's: the config a row's section parser
 // made is that row's Config, and a row's runner makes that row's Results.
 template <typename Config>
-void prepare(ExperimentBase& config) {
-  solve_targets(dynamic_cast<Config&>(config));
+void prepare(ExperimentBase& config, const TargetProgress& progress) {
+  solve_targets(dynamic_cast<Config&>(config), progress);
 }
 
 template <typename Config, typename Results, Results (*Run)(const Config&, const RunControl&)>

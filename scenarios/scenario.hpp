@@ -38,7 +38,7 @@ struct ScenarioModule {
   ScenarioSyntax syntax;  // name, keys, section parser
   std::string_view summary;
   // Solves the cells' targets into their generators (after parsing, before a run).
-  void (*prepare)(ExperimentBase& config);
+  void (*prepare)(ExperimentBase& config, const TargetProgress& progress);
   std::unique_ptr<ScenarioResults> (*run)(const ExperimentBase& config, const RunControl& control);
   // Streams the records to a reporter (summary.json, the CSV tables, the terminal).
   void (*report)(const ScenarioResults& results, Reporter& reporter);

@@ -6,6 +6,7 @@
 // Everything after the parser works on typed structs; no JSON reaches domain code.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -38,6 +39,10 @@ struct CellBase {
   std::optional<TargetSolution> solution;  // set when the target is solved, before a run
   TruthSettings truth;
 };
+
+// Hears (targets solved, targets to solve) while the cells' targets are solved
+// (scenarios/common.hpp solve_targets): the runners show it as progress.
+using TargetProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 struct OutputSettings {
   std::filesystem::path directory;  // default: results/<name>

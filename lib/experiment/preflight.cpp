@@ -76,7 +76,10 @@ namespace {
 // truth (truth.samples) and the estimators' population values (truth.population_samples) and
 // the true reliability curves once per distinct generator, as their caches compute them, the
 // truth none when it needs no Monte Carlo; the per-cell truths of the recalibration and
-// decision scenarios per cell.
+// decision scenarios per cell, and per replicate and model the recalibration scenario's
+// composed truths (CellDemand::replicate_truth_draws). A cell given by a target (generator.target, not yet solved) is
+// its own generator, and solving it costs about two truths more (target_solver.hpp: Newton
+// steps on the truth engine, whose last result the run reuses).
 double truth_time_draws(const std::vector<CellDemand>& cells) {
   std::map<std::string, double> per_generator;  // canonical text -> numbers
   double per_cell = 0.0;
@@ -87,9 +90,19 @@ double truth_time_draws(const std::vector<CellDemand>& cells) {
     double vectors = static_cast<double>(cell.truth.population_samples);
     if (!truth_without_monte_carlo(generator)) vectors += static_cast<double>(cell.truth.samples);
     for (const Demand& d : demand.generator_draws) vectors += d.value;
-    double& once = per_generator[generator.canonical_text()];
+    const bool unsolved = cell.target && !cell.solution;
+    if (unsolved && generator.classes() >= 3) vectors += 2.0 * static_cast<double>(cell.truth.samples);
+    const std::string key =
+        unsolved ? "target " + format_double(cell.target->accuracy) + " " +
+                       format_double(cell.target->ece_top_l1) + " " +
+                       std::string(to_string(cell.target->direction)) + " " +
+                       std::string(to_string(cell.target->map)) + " " + generator.canonical_text()
+                 : generator.canonical_text();
+    double& once = per_generator[key];
     once = std::max(once, vectors * K);
     for (const Demand& d : demand.truth_draws) per_cell += d.value * K;
+    per_cell += demand.replicate_truth_draws * static_cast<double>(cell.replicates) *
+                demand.replicate_models * K;
   }
   double out = per_cell;
   for (const auto& [key, numbers] : per_generator) out += numbers;
@@ -155,6 +168,10 @@ Figures figures_of(const ExperimentBase& config, const std::vector<CellDemand>& 
     e.truth_draws = std::max(e.truth_draws, n_cells * t.value * K);
   e.resampled_components = e.component_draws * f.evaluations.value;
   e.truth_time_draws = truth_time_draws(cells);
+  for (const CellDemand& demand : cells)
+    e.fit_components += static_cast<double>(demand.cell->replicates) * demand.replicate_fit_rows *
+                        static_cast<double>(Generator(demand.cell->generator).classes()) *
+                        fit_passes;
   return f;
 }
 
@@ -239,7 +256,7 @@ struct TimeParts {
   double replicates, resamples, truth;
 };
 TimeParts time_parts(const PreflightEstimate& e) {
-  return {e.component_draws / replicate_components_per_second,
+  return {(e.component_draws + e.fit_components) / replicate_components_per_second,
           e.resampled_components / resampled_components_per_second,
           e.truth_time_draws / truth_components_per_second};
 }

@@ -41,6 +41,14 @@ struct CellDemand {
   // Monte Carlo vectors drawn once per distinct generator (its canonical text), as the truth
   // engine's cache and the true reliability curves' are: reliability.samples.
   std::vector<Demand> generator_draws;
+  // Monte Carlo vectors each replicate draws and passes through `replicate_models` models, for
+  // the time estimate only: the recalibration scenario's composed truths (truth_samples per
+  // replicate, every fitted method and the uncalibrated model; again for a decision task).
+  double replicate_truth_draws = 0.0;
+  double replicate_models = 1.0;
+  // Rows the replicate's recalibration methods are fitted on, summed over the methods (each
+  // method's fit_size, or its subsample cap): for the time estimate only.
+  double replicate_fit_rows = 0.0;
   bool reliability = false;  // the true reliability curves are computed
   // Evaluations of the estimators per replicate besides the first, each on the replicate's
   // rows: 2 x intervals.resamples (bootstrap and consistency) plus the jackknife groups of bca.
@@ -74,7 +82,15 @@ struct PreflightEstimate {
   // cell.
   double resampled_components = 0.0;
   double truth_time_draws = 0.0;
+  // The recalibration methods' fits: replicates x fit rows x K x fit_passes, summed over cells.
+  double fit_components = 0.0;
 };
+
+// A recalibration method's fit as passes over its rows, for the time estimate: iterative fits
+// (L-BFGS, Newton, EM) make tens of passes. Set by the shipped binary arena (25 methods, fit
+// sizes 100 to 100,000, 20 replicates: 429 CPU-s measured, docs/arena.md; the estimate with 40
+// passes is about 520 thread-seconds of fits plus its composed truths).
+inline constexpr double fit_passes = 40.0;
 
 // What the config's cells ask for (`cells`: its scenario module's demand of each).
 PreflightEstimate estimate_run(const ExperimentBase& config, const std::vector<CellDemand>& cells);

@@ -400,7 +400,7 @@ std::vector<std::string> run(const std::string& config_text, const std::string& 
     work_interruptibly(
         outcome,
         [&] {
-          scenario.prepare(*config);
+          scenario.prepare(*config, {});
           results = scenario.run(*config, control);
         },
         [&] { stop = true; },

@@ -108,6 +108,18 @@ std::vector<CellDemand> recalibration_demand(const RecalibrationConfig& config) 
     // A decision task values every model on as many draws again (its own keyed stream).
     if (cell.decision)
       d.truth_draws.push_back({static_cast<double>(cell.truth_samples), "/truth_samples"});
+    // Each replicate draws truth_samples rows again and passes them through every fitted
+    // method and the uncalibrated model (composed_truth; the decision values once more).
+    d.replicate_truth_draws = static_cast<double>(cell.truth_samples) * (cell.decision ? 2.0 : 1.0);
+    d.replicate_models = static_cast<double>(cell.methods.size() + 1);
+    for (const MethodConfig& method : cell.methods) {
+      double rows = static_cast<double>(cell.fit_size);
+      if (method.name == "subsample")  // the row cap (recalibrators/subsample.hpp)
+        for (const NamedParam& p : method.params)
+          if (const auto* cap = std::get_if<std::int64_t>(&p.value.data); cap && p.key == "rows")
+            rows = std::min(rows, static_cast<double>(*cap));
+      d.replicate_fit_rows += rows;
+    }
     if (config.reliability) {
       d.truth_draws.push_back(
           {static_cast<double>(config.reliability->samples), "/reliability/samples"});
