@@ -402,6 +402,13 @@ TEST_CASE("the pooled board's blocks: cells or generators", "[e2e][recalibration
                       2,
                   1e-12));
     }
+    // The generator boards, as every board, do not depend on the thread count.
+    const ResultSet one = run(doc, 1);
+    CHECK(board_numbers(one.pooled_leaderboard->boards) ==
+          board_numbers(r.pooled_leaderboard->boards));
+    for (std::size_t g = 0; g < 2; ++g)
+      CHECK(board_numbers(one.generator_leaderboards[g].board.boards) ==
+            board_numbers(r.generator_leaderboards[g].board.boards));
     doc["leaderboard"] = {{"block", "cell"}};
     const ResultSet cells = run(doc);
     CHECK(cells.pooled_leaderboard->boards.clusters == 4);
