@@ -64,9 +64,10 @@ std::vector<ScenarioModule> make_table() {
        &describe<DecisionConfig, &describe_decision>,
        &demand<DecisionConfig, &decision_demand>},
       {{"recalibration",
-        /*keys=*/{"estimators", "fit_size", "test_size", "truth_samples", "methods", "reliability",
-                  "decision"},
-        /*fixed=*/{"reliability"},
+        /*keys=*/
+        {"estimators", "fit_size", "test_size", "truth_samples", "methods", "reliability",
+         "decision", "leaderboard"},
+        /*fixed=*/{"reliability", "leaderboard"},
         /*output_keys=*/{"timings"},
         /*unused_note=*/" (it draws fit_size and test_size rows)", &recalibration_sections},
        "recalibration methods fitted on fit_size rows, judged by the truth of the composed "

@@ -16,11 +16,13 @@ double kendall_tau_b(std::span<const double> x, std::span<const double> y) {
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j) {
       ++pairs;
-      const double dx = x[i] - x[j], dy = y[i] - y[j];
-      if (dx == 0) ++tied_x;
-      if (dy == 0) ++tied_y;
-      if (dx == 0 || dy == 0) continue;
-      (dx > 0) == (dy > 0) ? ++concordant : ++discordant;
+      // Signs by comparison, not by subtraction, so that infinite scores (a leaderboard's failed
+      // methods) tie with each other and order against the finite ones.
+      const int sx = (x[i] > x[j]) - (x[i] < x[j]), sy = (y[i] > y[j]) - (y[i] < y[j]);
+      if (sx == 0) ++tied_x;
+      if (sy == 0) ++tied_y;
+      if (sx == 0 || sy == 0) continue;
+      sx == sy ? ++concordant : ++discordant;
     }
   const double denominator = std::sqrt((pairs - tied_x) * (pairs - tied_y));
   if (denominator == 0) return std::numeric_limits<double>::quiet_NaN();

@@ -1,6 +1,7 @@
 #include "leaderboard/leaderboard.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -25,13 +26,17 @@ void check_table(const LeaderboardTable& table, const LeaderboardSettings& setti
     throw DomainError("leaderboard: resamples must be >= 1 and >= elo_resamples");
   if (!(settings.level > 0.0 && settings.level < 1.0))
     throw DomainError("leaderboard: level must be in (0, 1)");
+  if (!table.failed.empty() && table.failed.size() != c * m)
+    throw DomainError(
+        "leaderboard: " + std::to_string(table.failed.size()) +
+        " failure flags, expected none or cases x methods = " + std::to_string(c * m));
   for (const RankingKey& key : table.keys) {
     if (key.values.size() != c * m)
       throw DomainError("leaderboard: key " + key.name + " has " +
                         std::to_string(key.values.size()) +
                         " values, expected cases x methods = " + std::to_string(c * m));
     for (std::size_t i = 0; i < key.values.size(); ++i)
-      if (!std::isfinite(key.values[i]))
+      if (!table.failed_in(i / m, i % m) && !std::isfinite(key.values[i]))
         throw DomainError("leaderboard: key " + key.name + ", case " + std::to_string(i / m) +
                           ", method " + table.methods[i % m] + ": the value is not finite");
   }
@@ -104,35 +109,53 @@ Estimate interval(double value, std::vector<double> resampled, double level) {
   return e;
 }
 
-// One key's games: in every case with weight w > 0, each pair of methods plays w games, the
-// strictly better value winning, a tie half a win each (CalArena: np.select(..., "tie") and
-// arena-rank's outcome 0.5).
-PairwiseResults games_of(const RankingKey& key, std::size_t methods, const std::vector<double>& w) {
+// A key's values (case-major) oriented so that smaller is better, a failed method's +infinity:
+// worse than every value, tied with the other failures (comparisons only, never differences).
+std::vector<double> oriented(const LeaderboardTable& table, const RankingKey& key) {
+  const std::size_t m = table.methods.size();
+  std::vector<double> out(key.values.size());
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = table.failed_in(i / m, i % m) ? std::numeric_limits<double>::infinity()
+                                           : badness(key.values[i], key.better);
+  return out;
+}
+
+// One key's games from its oriented values: in every case with weight w > 0, each pair of
+// methods plays w games, the strictly better value winning, a tie half a win each (CalArena:
+// np.select(..., "tie") and arena-rank's outcome 0.5).
+PairwiseResults games_of(const std::vector<double>& bad, std::size_t methods,
+                         const std::vector<double>& w) {
   PairwiseResults r(methods);
   for (std::size_t c = 0; c < w.size(); ++c) {
     if (w[c] == 0.0) continue;
-    const double* v = key.values.data() + c * methods;
+    const double* v = bad.data() + c * methods;
     for (std::size_t a = 0; a < methods; ++a)
-      for (std::size_t b = a + 1; b < methods; ++b) {
-        const double da = badness(v[a], key.better), db = badness(v[b], key.better);
-        r.add(a, b, da < db ? 1.0 : (db < da ? 0.0 : 0.5), w[c]);
-      }
+      for (std::size_t b = a + 1; b < methods; ++b)
+        r.add(a, b, v[a] < v[b] ? 1.0 : (v[b] < v[a] ? 0.0 : 0.5), w[c]);
   }
   return r;
 }
 
-// Per case (case-major) and method: how many other methods are strictly worse. Counts, not
-// shares, so that the means below are exact (sums of small integers) and equal win rates tie
-// exactly; the share is the count over M - 1.
-std::vector<double> worse_counts(const RankingKey& key, std::size_t methods, std::size_t cases) {
+// Per case (case-major) and method: how many other methods are strictly worse (oriented
+// values). Counts, not shares, so that the means below are exact (sums of small integers) and
+// equal win rates tie exactly; the share is the count over M - 1.
+std::vector<double> worse_counts(const std::vector<double>& bad, std::size_t methods,
+                                 std::size_t cases) {
   std::vector<double> out(cases * methods, 0.0);
   for (std::size_t c = 0; c < cases; ++c) {
-    const double* v = key.values.data() + c * methods;
+    const double* v = bad.data() + c * methods;
     for (std::size_t a = 0; a < methods; ++a)
       for (std::size_t b = 0; b < methods; ++b)
-        if (b != a && badness(v[b], key.better) > badness(v[a], key.better))
-          out[c * methods + a] += 1.0;
+        if (b != a && v[b] > v[a]) out[c * methods + a] += 1.0;
   }
+  return out;
+}
+
+// The paired difference of two agreements' resamples: resample b's x_b - y_b (NaN where either
+// is; nanpercentile drops it).
+std::vector<double> differences(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> out(x.size());
+  for (std::size_t b = 0; b < x.size(); ++b) out[b] = x[b] - y[b];
   return out;
 }
 
@@ -198,7 +221,8 @@ double percentile(std::vector<double> values, double q) {
 
 Leaderboards compute_leaderboards(const LeaderboardTable& table,
                                   const std::vector<std::pair<std::size_t, std::size_t>>& compare,
-                                  const LeaderboardSettings& settings, StreamKey stream) {
+                                  const LeaderboardSettings& settings, StreamKey stream,
+                                  std::size_t contrasted) {
   check_table(table, settings);
   for (const auto& [k, r] : compare)
     if (k >= table.keys.size() || r >= table.keys.size())
@@ -212,12 +236,15 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
   const std::vector<double> all(C, 1.0);
   std::vector<double> w;  // one resample's case weights at a time
 
-  // Per key: the point estimates, then every resample's win rates (kept for the agreements).
+  // Per key: its oriented values, the point estimates, then every resample's win rates (kept
+  // for the agreements).
+  std::vector<std::vector<double>> bad(K);
   std::vector<std::vector<double>> point_rates(K);
   std::vector<std::vector<std::vector<double>>> boot_rates(K);  // [key][resample][method]
   for (std::size_t k = 0; k < K; ++k) {
     const RankingKey& key = table.keys[k];
-    const auto rates = worse_counts(key, M, C);
+    bad[k] = oriented(table, key);
+    const auto rates = worse_counts(bad[k], M, C);
     point_rates[k] = mean_win_rates(rates, M, all);
     // Each resample is a pass over every case: the stop request is polled per resample, so
     // Ctrl-C ends a board of many cases within a second (core/stop_request.hpp).
@@ -226,19 +253,25 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
       weights.fill(b, w);
       boot_rates[k].push_back(mean_win_rates(rates, M, w));
     }
-    const BradleyTerryFit elo = fit_bradley_terry(games_of(key, M, all));
+    const BradleyTerryFit elo = fit_bradley_terry(games_of(bad[k], M, all));
     std::vector<std::vector<double>> boot_elo;
     for (std::size_t b = 0; b < settings.elo_resamples; ++b) {
       throw_if_stop_requested();
       weights.fill(b, w);
-      boot_elo.push_back(fit_bradley_terry(games_of(key, M, w)).elo);
+      boot_elo.push_back(fit_bradley_terry(games_of(bad[k], M, w)).elo);
     }
     Board board;
     board.key = k;
     for (std::size_t m = 0; m < M; ++m) {
       Standing s;
-      for (std::size_t c = 0; c < C; ++c) s.mean += key.values[c * M + m];
-      s.mean /= static_cast<double>(C);
+      double sum = 0.0;
+      for (std::size_t c = 0; c < C; ++c)
+        if (table.failed_in(c, m))
+          ++s.failed;
+        else
+          sum += key.values[c * M + m];
+      s.mean = s.failed == C ? std::numeric_limits<double>::quiet_NaN()
+                             : sum / static_cast<double>(C - s.failed);
       std::vector<double> wr, el;
       for (std::size_t b = 0; b < B; ++b) wr.push_back(boot_rates[k][b][m]);
       for (const auto& e : boot_elo) el.push_back(e[m]);
@@ -252,39 +285,65 @@ Leaderboards compute_leaderboards(const LeaderboardTable& table,
     out.boards.push_back(std::move(board));
   }
 
+  // Per agreement: its point values and resamples, [tau_b, case_tau_b, winner_agreement].
+  struct Draws {
+    std::array<double, 3> point;
+    std::array<std::vector<double>, 3> resampled;
+  };
+  std::vector<Draws> draws;
   for (const auto& [k, r] : compare) {
-    const RankingKey &key = table.keys[k], &ref = table.keys[r];
     std::vector<double> case_tau(C), agree(C);
     RankAgreement a;
     a.key = k;
     a.reference = r;
     for (std::size_t c = 0; c < C; ++c) {
       if (c % 4096 == 0) throw_if_stop_requested();
-      const auto v = std::span(key.values).subspan(c * M, M);
-      const auto t = std::span(ref.values).subspan(c * M, M);
-      std::vector<double> bv, bt;
-      for (std::size_t m = 0; m < M; ++m) {
-        bv.push_back(badness(v[m], key.better));
-        bt.push_back(badness(t[m], ref.better));
-      }
-      case_tau[c] = kendall_tau_b(bv, bt);
+      const auto v = std::span(bad[k]).subspan(c * M, M);
+      const auto t = std::span(bad[r]).subspan(c * M, M);
+      case_tau[c] = kendall_tau_b(v, t);
       if (!std::isnan(case_tau[c])) ++a.tau_cases;
-      agree[c] = winner_agreement(v, key.better, t, ref.better);
+      agree[c] = winner_agreement(v, Better::lower, t, Better::lower);
     }
-    std::vector<double> tau, ctau, wa;
+    Draws d;
+    d.point = {kendall_tau_b(point_rates[k], point_rates[r]), weighted_mean(case_tau, all),
+               weighted_mean(agree, all)};
     for (std::size_t b = 0; b < B; ++b) {
       throw_if_stop_requested();
-      tau.push_back(kendall_tau_b(boot_rates[k][b], boot_rates[r][b]));
+      d.resampled[0].push_back(kendall_tau_b(boot_rates[k][b], boot_rates[r][b]));
       weights.fill(b, w);
-      ctau.push_back(weighted_mean(case_tau, w));
-      wa.push_back(weighted_mean(agree, w));
+      d.resampled[1].push_back(weighted_mean(case_tau, w));
+      d.resampled[2].push_back(weighted_mean(agree, w));
     }
-    a.tau_b =
-        interval(kendall_tau_b(point_rates[k], point_rates[r]), std::move(tau), settings.level);
-    a.case_tau_b = interval(weighted_mean(case_tau, all), std::move(ctau), settings.level);
-    a.winner_agreement = interval(weighted_mean(agree, all), std::move(wa), settings.level);
+    a.tau_b = interval(d.point[0], d.resampled[0], settings.level);
+    a.case_tau_b = interval(d.point[1], d.resampled[1], settings.level);
+    a.winner_agreement = interval(d.point[2], d.resampled[2], settings.level);
     out.agreements.push_back(a);
+    draws.push_back(std::move(d));
   }
+
+  // Contrasts: per reference in order of first appearance, each pair of its agreements.
+  std::vector<std::size_t> references;
+  for (const auto& [k, r] : compare)
+    if (std::find(references.begin(), references.end(), r) == references.end())
+      references.push_back(r);
+  for (const std::size_t r : references)
+    for (std::size_t i = 0; i < std::min(compare.size(), contrasted); ++i)
+      for (std::size_t j = i + 1; j < std::min(compare.size(), contrasted); ++j) {
+        if (compare[i].second != r || compare[j].second != r) continue;
+        const Draws &x = draws[i], &y = draws[j];
+        RankContrast rc;
+        rc.key = compare[i].first;
+        rc.other = compare[j].first;
+        rc.reference = r;
+        std::array<Estimate, 3> e;
+        for (std::size_t q = 0; q < 3; ++q)
+          e[q] = interval(x.point[q] - y.point[q], differences(x.resampled[q], y.resampled[q]),
+                          settings.level);
+        rc.tau_b = e[0];
+        rc.case_tau_b = e[1];
+        rc.winner_agreement = e[2];
+        out.contrasts.push_back(rc);
+      }
   return out;
 }
 

@@ -7,7 +7,10 @@
 // both with percentile bootstrap intervals over clusters of cases (CalArena's block bootstrap:
 // clusters drawn with replacement, each bringing all its cases). Between pairs of keys: Kendall's
 // tau-b between the two leaderboards' win rates, its mean over cases, and the share of cases in
-// which the key's best method is the reference key's best.
+// which the key's best method is the reference key's best; between two keys compared with the
+// same reference, the differences of those agreements, with intervals from the same resamples
+// (paired). A method that failed in a case loses it: on every key it is worse than every method
+// that did not fail there, and ties with the others that failed.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -35,7 +38,13 @@ struct LeaderboardTable {
   std::vector<std::string> methods;
   std::vector<std::size_t> clusters;  // per case: its bootstrap block (CalArena: the dataset)
   std::vector<RankingKey> keys;
+  // Case-major as a key's values: failed[c * methods + m] when method m has no values in case c
+  // (its fit failed there; its slots in every key are ignored, NaN allowed). Empty: none failed.
+  std::vector<bool> failed;
   std::size_t cases() const { return clusters.size(); }
+  bool failed_in(std::size_t c, std::size_t m) const {
+    return !failed.empty() && failed[c * methods.size() + m];
+  }
 };
 
 struct LeaderboardSettings {
@@ -52,9 +61,11 @@ struct Estimate {
 
 // A method on one key's leaderboard.
 struct Standing {
-  double mean = 0.0;  // the key's mean value over the cases
+  // The key's mean value over the cases the method did not fail; NaN when it failed in all.
+  double mean = 0.0;
   Estimate win_rate, elo;
-  std::size_t rank = 0;  // 1 + the methods with a higher win rate
+  std::size_t rank = 0;    // 1 + the methods with a higher win rate
+  std::size_t failed = 0;  // cases the method failed (and lost)
 };
 
 struct Board {
@@ -70,9 +81,20 @@ struct RankAgreement {
   std::size_t tau_cases = 0;           // cases where the per-case tau-b is defined
 };
 
+// Two keys against one reference: each agreement of `key` minus that of `other`, its interval
+// the percentiles of the differences over the same resamples (a paired bootstrap). The point
+// value is exactly the difference of the two agreements' point values.
+struct RankContrast {
+  std::size_t key = 0, other = 0, reference = 0;  // indices into LeaderboardTable::keys
+  Estimate tau_b, case_tau_b, winner_agreement;
+};
+
 struct Leaderboards {
   std::vector<Board> boards;  // one per key, in the table's order
   std::vector<RankAgreement> agreements;
+  // Per reference (in order of first appearance in `compare`), every pair of the keys compared
+  // with it, in the order of `compare`: (k_i, k_j) for i < j.
+  std::vector<RankContrast> contrasts;
   std::size_t cases = 0, clusters = 0;
 };
 
@@ -97,13 +119,16 @@ inline StreamKey leaderboard_stream(std::uint64_t seed, std::uint64_t scope) {
           .purpose = Purpose::bootstrap};
 }
 
-// Every key's board and the agreement of each (key, reference) pair in `compare`. The bootstrap
-// draws from `stream` only, in a fixed order, so the result is a pure function of its inputs.
-// Throws DomainError on a non-finite value (naming key, case and method), fewer than two
-// methods, no cases or a malformed table.
+// Every key's board, the agreement of each (key, reference) pair in `compare` and the contrasts
+// of the keys sharing a reference among the first `contrasted` pairs (default: all; the
+// recalibration scenario leaves its regret board's agreements with the true boards out). The bootstrap draws from `stream` only, in a fixed order, so
+// the result is a pure function of its inputs. Throws DomainError on a non-finite value of a
+// method that did not fail (naming key, case and method), fewer than two methods, no cases or a
+// malformed table.
 Leaderboards compute_leaderboards(const LeaderboardTable& table,
                                   const std::vector<std::pair<std::size_t, std::size_t>>& compare,
-                                  const LeaderboardSettings& settings, StreamKey stream);
+                                  const LeaderboardSettings& settings, StreamKey stream,
+                                  std::size_t contrasted = std::numeric_limits<std::size_t>::max());
 
 // numpy.percentile's default (linear interpolation between order statistics), q in [0, 1].
 double percentile(std::vector<double> values, double q);

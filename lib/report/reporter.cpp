@@ -66,8 +66,9 @@ void JsonReporter::end() {
 namespace {
 
 // Tables a run writes only on request; a stale one is removed.
-const std::vector<std::string> optional_tables = {"replicates", "requirements", "reliability",
-                                                  "leaderboard", "leaderboard_agreement"};
+const std::vector<std::string> optional_tables = {
+    "replicates",  "requirements",          "reliability",
+    "leaderboard", "leaderboard_agreement", "leaderboard_contrast"};
 
 std::string csv_file(const std::string& table) {
   return table + ".csv";

@@ -49,8 +49,9 @@ class JsonReporter : public Reporter {
 // line (no comment lines: pandas.read_csv(path), R's read.csv and DuckDB read it with no
 // options; the meta block is summary.json's `meta`). A row whose length is not its header's
 // is an internal error (std::logic_error), never a shifted line. The optional tables a run did not
-// declare (replicates, requirements, reliability, leaderboard, leaderboard_agreement) are removed,
-// since one left by an earlier run would not belong to these results.
+// declare (replicates, requirements, reliability, leaderboard, leaderboard_agreement,
+// leaderboard_contrast) are removed, since one left by an earlier run would not belong to these
+// results.
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::filesystem::path directory);

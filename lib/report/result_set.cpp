@@ -41,7 +41,7 @@ const std::vector<std::string>& result_set_names() {
       // the JSON files and the CSV tables of every scenario
       "config.resolved.json", "summary.json", "run.json", "cells.csv", "replicates.csv",
       "requirements.csv", "reliability.csv", "intervals.csv", "leaderboard.csv",
-      "leaderboard_agreement.csv",
+      "leaderboard_agreement.csv", "leaderboard_contrast.csv",
       // a shard's, and the HTML report
       "cases.json", "config.json", "shard.json", "journal.bin", "report"};
   return names;

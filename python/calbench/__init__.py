@@ -20,7 +20,7 @@ from .core import (TruthValue, conventions, estimate, estimator_examples, run, s
                    truth)
 from .recalibrator import NotFittedError, Recalibrator
 from .commands import FitRefused, evaluate, fit, gate, gate_curve, plan
-from .leaderboard import leaderboard, rank_agreement, read_calarena
+from .leaderboard import leaderboard, rank_agreement, rank_contrast, read_calarena
 from .figures import (bias_curves, bias_split, cost_vs_ece, error_curves,
                       estimate_distribution, leaderboard_figure, measured_vs_true,
                       method_comparison, oc_curve, rank_agreement_figure,
@@ -30,7 +30,7 @@ __all__ = [
     "sample", "truth", "TruthValue", "estimate", "estimator_examples", "conventions", "run",
     "Recalibrator", "NotFittedError", "fit", "plan", "evaluate", "gate", "gate_curve",
     "FitRefused",
-    "leaderboard", "rank_agreement", "read_calarena",
+    "leaderboard", "rank_agreement", "rank_contrast", "read_calarena",
     "KNOWN_SCHEMA_VERSIONS", "Results", "ResultsError", "load", "read_csv",
     "reliability_table", "reliability_diagram", "classwise_reliability", "reliability_curves",
     "class_reliability_curves", "recalibrated_curves",

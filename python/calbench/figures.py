@@ -529,8 +529,8 @@ def cost_vs_ece(results: Results) -> Figure:
 
 def _leaderboard_rows(results: Results, table: pd.DataFrame | None, scope: str | int,
                       name: str) -> tuple[pd.DataFrame, str]:
-    """The rows of one scope ("all", or a cell's index) and a title naming it; "all" falls back
-    to the last cell when the run has no pooled board (one cell)."""
+    """The rows of one scope ("all", "generator:G" or a cell's index) and a title naming it;
+    "all" falls back to the last cell when the run has no pooled board (one cell)."""
     _require(results, "recalibration", name)
     if table is None or table.empty:
         raise ValueError(f"{results.path}: no leaderboard files")
@@ -540,6 +540,12 @@ def _leaderboard_rows(results: Results, table: pd.DataFrame | None, scope: str |
         rows = table[table["scope"] == "all"]
         title = f"all cells ({int(rows['cases'].iloc[0])} cases, {int(rows['blocks'].iloc[0])} " \
                 "bootstrap blocks)"
+    elif isinstance(scope, str) and scope.startswith("generator:"):
+        rows = table[table["scope"] == scope]
+        if rows.empty:
+            raise ValueError(f"{results.path}: no leaderboard of {scope} (the config's "
+                             "leaderboard.generator_boards asks for them)")
+        title = f"{scope} ({int(rows['cases'].iloc[0])} cases)"
     else:
         rows = table[(table["scope"] == "cell") & (table["cell"] == int(scope))]
         if rows.empty:

@@ -33,10 +33,16 @@ CALARENA_EXPERIMENT = ("dataset", "model", "cal_size", "test_size", "n_classes")
 HIGHER_IS_BETTER = frozenset({"accuracy"})
 
 _BOARD_COLUMNS = ["key", "better", "method", "mean", "win_rate", "win_rate_lower",
-                  "win_rate_upper", "elo", "elo_lower", "elo_upper", "rank", "cases", "blocks"]
+                  "win_rate_upper", "elo", "elo_lower", "elo_upper", "rank", "failed", "cases",
+                  "blocks"]
 _AGREEMENT_COLUMNS = ["key", "reference", "tau_b", "tau_b_lower", "tau_b_upper", "case_tau_b",
                       "case_tau_b_lower", "case_tau_b_upper", "tau_cases", "winner_agreement",
                       "winner_agreement_lower", "winner_agreement_upper", "cases", "blocks"]
+_CONTRAST_COLUMNS = ["key", "other", "reference", "tau_b_difference", "tau_b_difference_lower",
+                     "tau_b_difference_upper", "case_tau_b_difference",
+                     "case_tau_b_difference_lower", "case_tau_b_difference_upper",
+                     "winner_agreement_difference", "winner_agreement_difference_lower",
+                     "winner_agreement_difference_upper", "cases", "blocks"]
 
 
 def read_calarena(source: str | os.PathLike | Sequence[str | os.PathLike]) -> pd.DataFrame:
@@ -145,20 +151,27 @@ def _tables(frame, keys, method, case, block, missing):
 
 
 def _drop_missing(blocks, values, missing):
-    """missing="drop": only the cases where every key has a finite value for every method (the
-    others reported in a RuntimeWarning); "error": all, the library names the first bad value."""
+    """(blocks, values, failed). missing="error": every case, the library names the first bad
+    value; "drop": only the cases where every key has a finite value for every method (the others
+    reported in a RuntimeWarning); "lose": every case, a method with a missing or non-finite value
+    in any requested key failed that case and loses it on every key (the recalibration
+    scenario's rule for a failed fit, docs/recalibration.md §4a)."""
+    if missing not in ("error", "drop", "lose"):
+        raise ValueError(f"calbench.leaderboard: missing = {missing!r}: expected 'error', 'drop' "
+                         "or 'lose'")
     if missing == "error":
-        return blocks, values
-    if missing != "drop":
-        raise ValueError(f"calbench.leaderboard: missing = {missing!r}: expected 'error' or 'drop'")
-    keep = np.ones(len(blocks), dtype=bool)
+        return blocks, values, None
+    bad = np.zeros(next(iter(values.values())).shape, dtype=bool) if values else None
     for v in values.values():
-        keep &= np.isfinite(v).all(axis=1)
+        bad |= ~np.isfinite(v)
+    if missing == "lose":
+        return blocks, values, bad if bad is not None and bad.any() else None
+    keep = ~bad.any(axis=1) if bad is not None else np.ones(len(blocks), dtype=bool)
     if not keep.all():
         import warnings
         warnings.warn(f"calbench.leaderboard: {int((~keep).sum())} of {len(keep)} cases have a "
                       "missing or non-finite value and are left out", RuntimeWarning, stacklevel=3)
-    return [b for b, k in zip(blocks, keep) if k], {k: v[keep] for k, v in values.items()}
+    return [b for b, k in zip(blocks, keep) if k], {k: v[keep] for k, v in values.items()}, None
 
 
 def _compute(frame, keys, compare, *, higher_is_better, method, case, block, resamples,
@@ -168,14 +181,16 @@ def _compute(frame, keys, compare, *, higher_is_better, method, case, block, res
     if isinstance(keys, str):
         keys = [keys]
     methods, blocks, values = _tables(frame, keys, method, case, block, missing)
-    blocks, values = _drop_missing(blocks, values, missing)
+    blocks, values, failed = _drop_missing(blocks, values, missing)
     names = list(values)
     higher = set(HIGHER_IS_BETTER if higher_is_better is None else higher_is_better)
     spec = [(k, k in higher, np.ascontiguousarray(values[k])) for k in names]
     pairs = [(names.index(k), names.index(r)) for k, r in compare]
     out = _extension().leaderboard([str(m) for m in methods], [int(b) for b in blocks], spec,
                                    pairs, int(resamples), int(elo_resamples), float(level),
-                                   int(seed))
+                                   int(seed), np.ascontiguousarray(
+                                       failed if failed is not None
+                                       else np.zeros((0, 0), dtype=bool)))
     return methods, names, higher, out
 
 
@@ -189,18 +204,21 @@ def leaderboard(frame, key: str | Iterable[str] | None = None, *,
     key: one key, several, or None for every key of the frame. Lower is better except for the
     keys in `higher_is_better` (default: "accuracy"). block: the column whose values are the
     bootstrap's blocks (CalArena layout: default "dataset"; long layout: default each case).
-    missing: "error" (a ValueError naming the key, case and method of a NaN) or "drop" (leave
-    out every case with a NaN in any requested key, with a warning; CalArena instead lets a NaN
-    lose to every other method in the win rate and tie with it in the Elo).
+    missing: "error" (a ValueError naming the key, case and method of a NaN), "drop" (leave
+    out every case with a NaN in any requested key, with a warning) or "lose" (a method with a
+    NaN in a case loses that case on every key, every other method beating it; `failed` counts
+    such cases; CalArena instead lets a NaN beat no one and lose to no one in the win rate and
+    tie in the Elo).
     """
     methods, names, higher, out = _compute(
         frame, key, [], higher_is_better=higher_is_better, method=method, case=case,
         block=block, resamples=resamples, elo_resamples=elo_resamples, level=level, seed=seed,
         missing=missing)
     rows = []
-    for k, m, mean, wr, wr_lo, wr_hi, elo, elo_lo, elo_hi, rank in out["standings"]:
+    for k, m, mean, wr, wr_lo, wr_hi, elo, elo_lo, elo_hi, rank, failed in out["standings"]:
         rows.append([names[k], "higher" if names[k] in higher else "lower", methods[m], mean, wr,
-                     wr_lo, wr_hi, elo, elo_lo, elo_hi, rank, out["cases"], out["blocks"]])
+                     wr_lo, wr_hi, elo, elo_lo, elo_hi, rank, failed, out["cases"],
+                     out["blocks"]])
     board = pd.DataFrame(rows, columns=_BOARD_COLUMNS)
     board["key"] = pd.Categorical(board["key"], categories=names, ordered=True)
     board = board.sort_values(["key", "rank", "method"], kind="stable").reset_index(drop=True)
@@ -226,3 +244,23 @@ def rank_agreement(frame, keys: str | Iterable[str], references: str | Iterable[
     rows = [[every[k], every[r], *rest, out["cases"], out["blocks"]]
             for k, r, *rest in out["agreements"]]
     return pd.DataFrame(rows, columns=_AGREEMENT_COLUMNS)
+
+
+def rank_contrast(frame, keys: Iterable[str], reference: str, *,
+                  higher_is_better: Iterable[str] | None = None, method: str = "method",
+                  case: str | Sequence[str] = "case", block: str | None = None,
+                  resamples: int = 1000, level: float = 0.95, seed: int = 0,
+                  missing: str = "error") -> pd.DataFrame:
+    """One row per pair (key, other) of `keys`, in their order: each agreement of `key` with
+    `reference` (rank_agreement's three) minus that of `other`, with a percentile interval of
+    the differences over the same resamples (a paired bootstrap): "key tracks the reference
+    better than other" holds when the interval excludes 0."""
+    keys = list(keys)
+    every = keys + ([reference] if reference not in keys else [])
+    pairs = [(k, reference) for k in keys]
+    _, _, _, out = _compute(frame, every, pairs, higher_is_better=higher_is_better, method=method,
+                            case=case, block=block, resamples=resamples, elo_resamples=0,
+                            level=level, seed=seed, missing=missing)
+    rows = [[every[k], every[o], every[r], *rest, out["cases"], out["blocks"]]
+            for k, o, r, *rest in out["contrasts"]]
+    return pd.DataFrame(rows, columns=_CONTRAST_COLUMNS)

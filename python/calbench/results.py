@@ -40,9 +40,11 @@ class Results:
     requirements: pd.DataFrame | None = field(default=None, repr=False)
     rankings: pd.DataFrame | None = field(default=None, repr=False)
     reliability: pd.DataFrame | None = field(default=None, repr=False)  # reliability.csv
-    # recalibration: leaderboard.csv and leaderboard_agreement.csv (docs/recalibration.md)
+    # recalibration: leaderboard.csv, leaderboard_agreement.csv and leaderboard_contrast.csv
+    # (docs/recalibration.md)
     leaderboard: pd.DataFrame | None = field(default=None, repr=False)
     leaderboard_agreement: pd.DataFrame | None = field(default=None, repr=False)
+    leaderboard_contrast: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def sweep_keys(self) -> list[str]:
@@ -335,4 +337,5 @@ def load(path: str | os.PathLike[str]) -> Results:
                    truth=_truth_frame(raw, keys), replicates=read("replicates.csv", False),
                    requirements=read("requirements.csv", False), rankings=rankings,
                    reliability=reliability, leaderboard=read("leaderboard.csv", False),
-                   leaderboard_agreement=read("leaderboard_agreement.csv", False))
+                   leaderboard_agreement=read("leaderboard_agreement.csv", False),
+                   leaderboard_contrast=read("leaderboard_contrast.csv", False))

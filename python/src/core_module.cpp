@@ -444,17 +444,28 @@ std::vector<std::string> convention_names() {
 // better, values (cases, methods)); compare: (key, reference) index pairs. Returns
 // {"cases", "blocks", "standings": [(key, method, mean, win_rate, lower, upper, elo, lower,
 // upper, rank)], "agreements": [(key, reference, tau_b, lower, upper, case_tau_b, lower, upper,
-// tau_cases, winner_agreement, lower, upper)]}. The bootstrap draws from leaderboard_stream(seed,
-// 0): the stream of cell 0's board in a run with that seed.
+// tau_cases, winner_agreement, lower, upper)], "contrasts": [(key, other, reference, then value,
+// lower, upper of the tau_b, case_tau_b and winner_agreement differences)]}. failed: empty, or a
+// (cases, methods) mask of the methods that failed (lost) each case (LeaderboardTable::failed).
+// The bootstrap draws from leaderboard_stream(seed, 0): the stream of cell 0's board in a run
+// with that seed.
 py::dict leaderboard(const std::vector<std::string>& methods,
                      const std::vector<std::size_t>& blocks,
                      const std::vector<std::tuple<std::string, bool, py::array_t<double>>>& keys,
                      const std::vector<std::pair<std::size_t, std::size_t>>& compare,
                      std::size_t resamples, std::size_t elo_resamples, double level,
-                     std::uint64_t seed) {
+                     std::uint64_t seed, const py::array_t<bool>& failed) {
   LeaderboardTable table;
   table.methods = methods;
   table.clusters = blocks;
+  if (failed.size() > 0) {
+    const auto f = failed.unchecked<2>();
+    if (static_cast<std::size_t>(f.shape(0)) != blocks.size() ||
+        static_cast<std::size_t>(f.shape(1)) != methods.size())
+      throw DomainError("leaderboard: failed: expected a mask of shape (cases, methods)");
+    for (py::ssize_t c = 0; c < f.shape(0); ++c)
+      for (py::ssize_t m = 0; m < f.shape(1); ++m) table.failed.push_back(f(c, m));
+  }
   for (const auto& [name, higher, values] : keys) {
     const auto v = values.unchecked<2>();
     if (static_cast<std::size_t>(v.shape(0)) != blocks.size() ||
@@ -477,14 +488,21 @@ py::dict leaderboard(const std::vector<std::string>& methods,
       const Standing& s = board.standings[m];
       standings.append(py::make_tuple(board.key, m, s.mean, s.win_rate.value, s.win_rate.lower,
                                       s.win_rate.upper, s.elo.value, s.elo.lower, s.elo.upper,
-                                      s.rank));
+                                      s.rank, s.failed));
     }
   for (const RankAgreement& a : out.agreements)
     agreements.append(py::make_tuple(a.key, a.reference, a.tau_b.value, a.tau_b.lower,
                                      a.tau_b.upper, a.case_tau_b.value, a.case_tau_b.lower,
                                      a.case_tau_b.upper, a.tau_cases, a.winner_agreement.value,
                                      a.winner_agreement.lower, a.winner_agreement.upper));
+  py::list contrasts;
+  for (const RankContrast& x : out.contrasts)
+    contrasts.append(py::make_tuple(x.key, x.other, x.reference, x.tau_b.value, x.tau_b.lower,
+                                    x.tau_b.upper, x.case_tau_b.value, x.case_tau_b.lower,
+                                    x.case_tau_b.upper, x.winner_agreement.value,
+                                    x.winner_agreement.lower, x.winner_agreement.upper));
   py::dict result;
+  result["contrasts"] = contrasts;
   result["cases"] = out.cases;
   result["blocks"] = out.clusters;
   result["standings"] = standings;
@@ -541,5 +559,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("conventions", &convention_names);
   m.def("leaderboard", &leaderboard, py::arg("methods"), py::arg("blocks"), py::arg("keys"),
         py::arg("compare"), py::arg("resamples"), py::arg("elo_resamples"), py::arg("level"),
-        py::arg("seed"));
+        py::arg("seed"), py::arg("failed") = py::array_t<bool>());
 }

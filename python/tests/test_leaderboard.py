@@ -109,6 +109,40 @@ class TinyTable(unittest.TestCase):
         self.assertAlmostEqual(rows.loc["C", "win_rate"], 0.5, places=15)
         self.assertEqual(rows.loc["A", "cases"], 3)
 
+    def test_a_missing_value_can_lose_its_case(self):
+        wide = calbench.read_calarena(TINY)
+        wide.loc[1, "B_brier"] = np.nan
+        board = calbench.leaderboard(wide, key="brier", missing="lose").set_index("method")
+        # Experiment d1 m2 stays: A .2 beats the failed B (1/2), C .1 beats both (1), B 0. The
+        # others as in the tiny table: A (1 + 1/2 + 0 + 1/2) / 4, B (1/2 + 0 + 1/2 + 0) / 4,
+        # C (0 + 1 + 1/2 + 1) / 4. B's mean is over its three other experiments.
+        self.assertAlmostEqual(board.loc["A", "win_rate"], 1 / 2, places=15)
+        self.assertAlmostEqual(board.loc["B", "win_rate"], 1 / 4, places=15)
+        self.assertAlmostEqual(board.loc["C", "win_rate"], 5 / 8, places=15)
+        self.assertEqual(board.loc["B", "failed"], 1)
+        self.assertEqual(board.loc["A", "failed"], 0)
+        self.assertAlmostEqual(board.loc["B", "mean"], (0.2 + 0.1 + 0.5) / 3, places=15)
+        self.assertEqual(board.loc["A", "cases"], 4)
+        with self.assertRaisesRegex(ValueError, "expected 'error', 'drop' or 'lose'"):
+            calbench.leaderboard(wide, key="brier", missing="keep")
+
+    def test_contrasts_are_paired_differences_of_agreements(self):
+        keys = ["brier", "accuracy"]
+        agree = calbench.rank_agreement(TINY, keys, "brier", resamples=200).set_index("key")
+        contrast = calbench.rank_contrast(TINY, keys, "brier", resamples=200)
+        self.assertEqual(len(contrast), 1)
+        row = contrast.iloc[0]
+        self.assertEqual((row["key"], row["other"], row["reference"]),
+                         ("brier", "accuracy", "brier"))
+        for name in ("tau_b", "case_tau_b", "winner_agreement"):
+            self.assertEqual(row[name + "_difference"],
+                             agree.loc["brier", name] - agree.loc["accuracy", name])
+            self.assertLessEqual(row[name + "_difference_lower"], row[name + "_difference_upper"])
+        # brier against itself has tau-b 1 in every resample: the difference's interval is
+        # 1 minus accuracy's interval, end for end.
+        self.assertEqual(row["tau_b_difference_lower"], 1 - agree.loc["accuracy", "tau_b_upper"])
+        self.assertEqual(row["tau_b_difference_upper"], 1 - agree.loc["accuracy", "tau_b_lower"])
+
 
 class CalArenaExcerpt(unittest.TestCase):
     def setUp(self):

@@ -18,6 +18,9 @@ void reserve_decision_key(ObjectReader& top, const std::vector<EstimatorConfig>&
                            "label " + quote(key) + " is reserved for the decision task's keys");
 }
 
+const std::vector<Choice<BoardBlock>> block_choices = {{"cell", BoardBlock::cell},
+                                                       {"generator", BoardBlock::generator}};
+
 class Sections : public ScenarioSections {
  public:
   std::unique_ptr<CellBase> parse_cell(ObjectReader& top) override {
@@ -61,6 +64,7 @@ class Sections : public ScenarioSections {
   }
   void parse_after_sweep(ObjectReader& top, const std::vector<std::string>& /*keys*/,
                          const CellBase* /*base*/) override {
+    parse_leaderboard(top);
     const Json* value = top.find("reliability");
     if (value == nullptr) return;
     ObjectReader o(*value, top.pointer_to("reliability"), top.problems());
@@ -79,14 +83,31 @@ class Sections : public ScenarioSections {
     static_cast<ExperimentBase&>(*out) = std::move(header);
     out->timings = timings_;
     out->reliability = reliability_;
+    out->boards = boards_;
     for (auto& cell : cells)
       out->cells.push_back(std::move(static_cast<RecalibrationCell&>(*cell)));
     return out;
   }
 
  private:
+  // `leaderboard`: absent, the defaults, and the resolved config is as without it.
+  void parse_leaderboard(ObjectReader& top) {
+    const Json* value = top.find("leaderboard");
+    if (value == nullptr) return;
+    ObjectReader o(*value, top.pointer_to("leaderboard"), top.problems());
+    if (!o.is_object()) return;
+    o.allow_only({"block", "generator_boards"});
+    const BoardSettings defaults;
+    const auto block = o.choice("block", "leaderboard block", block_choices, defaults.block);
+    const auto generator_boards = o.boolean("generator_boards", defaults.generator_boards);
+    top.set_resolved("leaderboard", o.take_resolved());
+    if (block && generator_boards)
+      boards_ = {.block = *block, .generator_boards = *generator_boards};
+  }
+
   bool timings_ = false;
   std::optional<ReliabilitySettings> reliability_;
+  BoardSettings boards_;
 };
 
 }  // namespace

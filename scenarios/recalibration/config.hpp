@@ -33,6 +33,16 @@ struct RecalibrationCell : CellBase {
   std::optional<DecisionTaskConfig> decision;
 };
 
+// `leaderboard` {block, generator_boards} (docs/recalibration.md §4a): the pooled board's
+// bootstrap blocks — each cell (CalArena's datasets), or each distinct generator, all its cells
+// one block, since cells of one model at several fit sizes are not independent — and whether
+// each generator also gets a board of its own cells.
+enum class BoardBlock { cell, generator };
+struct BoardSettings {
+  BoardBlock block = BoardBlock::cell;
+  bool generator_boards = false;
+};
+
 struct RecalibrationConfig : ExperimentBase {
   // output.timings: also write each method's fit time into summary.json (it is always in
   // run.json). Off by default: timings would break the byte-identical contract.
@@ -41,6 +51,7 @@ struct RecalibrationConfig : ExperimentBase {
   // and of each method as fitted in replicate 0 (truth/reliability_curve.hpp), into
   // reliability.csv. Absent: no reliability.csv, every output as before.
   std::optional<ReliabilitySettings> reliability;
+  BoardSettings boards;
   std::vector<RecalibrationCell> cells;
 };
 

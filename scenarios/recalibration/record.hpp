@@ -66,9 +66,9 @@ struct RankingRecord {
 
 // The leaderboards of one scope (docs/recalibration.md, "Leaderboards"): every model (the
 // uncalibrated one first) ranked per key — each true quantity of the recalibrated models, then
-// each estimator on the test sample — over cases, a case being one complete replicate of a cell
-// (every method fitted): its fit sample and test sample, as one CalArena experiment is one
-// calibration/test split.
+// each estimator on the test sample — over cases, a case being one replicate of a cell: its fit
+// sample and test sample, as one CalArena experiment is one calibration/test split. A method
+// whose fit failed in a replicate loses that case (LeaderboardTable::failed).
 struct LeaderboardRecord {
   LeaderboardTable table;                       // methods, cases' blocks, keys' values
   std::vector<bool> estimate;                   // per key: an estimator (else a true quantity)
@@ -87,7 +87,7 @@ struct RecalibrationCellRecord {
   // With `reliability`: the true top-label curve of each model as fitted in replicate 0, in the
   // order of `methods` (the uncalibrated model first); empty for a method whose fit failed.
   std::vector<std::vector<CurvePoint>> curves;
-  // Over the cell's complete replicates; absent when it has none.
+  // Over the cell's replicates (a failed fit loses its case); always present after a run.
   std::optional<LeaderboardRecord> leaderboard;
 };
 
@@ -96,9 +96,18 @@ struct RecalibrationResults : ScenarioResults {
   bool timings_in_summary = false;
   std::optional<ReliabilitySettings> reliability;
   std::vector<RecalibrationCellRecord> records;
-  // Over every cell's complete replicates, each cell a bootstrap block; absent when the cells
-  // rank different methods or keys, or there is one cell.
+  // Over every cell's replicates, each cell (or with leaderboard.block "generator", each
+  // distinct generator) a bootstrap block; absent when the cells rank different methods or
+  // keys, or there is one cell.
   std::optional<LeaderboardRecord> pooled_leaderboard;
+  // With leaderboard.generator_boards: per distinct generator, in order of first appearance
+  // among the cells, the board over its cells' replicates (each replicate a block).
+  struct GeneratorBoard {
+    std::size_t generator = 0;
+    std::vector<std::size_t> cells;
+    LeaderboardRecord board;
+  };
+  std::vector<GeneratorBoard> generator_leaderboards;
 };
 
 }  // namespace calbench

@@ -183,9 +183,11 @@ Value rankings_summary(const RecalibrationCellRecord& c) {
   return out;
 }
 
-// leaderboard.csv and leaderboard_agreement.csv: after the cell's key columns (empty for the
-// pooled board), the scope, its cases and bootstrap blocks, then per (key, model) the board and
-// per (estimator, true quantity) their agreement (docs/recalibration.md, "Leaderboards").
+// leaderboard.csv, leaderboard_agreement.csv and leaderboard_contrast.csv: after the cell's key
+// columns (empty for the pooled board; for a generator's board those its cells share), the
+// scope, its cases and bootstrap blocks, then per (key, model) the board, per (estimator, true
+// quantity) their agreement and per (estimator, other estimator, true quantity) the difference
+// of their agreements (docs/recalibration.md, "Leaderboards").
 struct Scope {
   const std::vector<Value>& key;
   std::string scope;
@@ -198,6 +200,9 @@ struct StandingRow : Scope {
 };
 struct AgreementRow : Scope {
   const RankAgreement& a;
+};
+struct ContrastRow : Scope {
+  const RankContrast& x;
 };
 
 template <typename Row>
@@ -226,14 +231,19 @@ const std::vector<ColumnSpec<StandingRow>> standing_columns = {
        return Value(std::string(to_string(r.lb.table.keys[r.board.key].better)));
      }},
     {"method", [](const auto& r) { return Value(r.lb.table.methods[r.m]); }},
-    {"mean", [](const auto& r) { return Value(r.standing().mean); }},
+    {"mean",
+     [](const auto& r) {
+       const double x = r.standing().mean;  // NaN: the method failed in every case
+       return std::isnan(x) ? Value() : Value(x);
+     }},
     {"win_rate", standing<&Standing::win_rate, &Estimate::value>},
     {"win_rate_lower", standing<&Standing::win_rate, &Estimate::lower>},
     {"win_rate_upper", standing<&Standing::win_rate, &Estimate::upper>},
     {"elo", standing<&Standing::elo, &Estimate::value>},
     {"elo_lower", standing<&Standing::elo, &Estimate::lower>},
     {"elo_upper", standing<&Standing::elo, &Estimate::upper>},
-    {"rank", [](const auto& r) { return count_value(r.standing().rank); }}};
+    {"rank", [](const auto& r) { return count_value(r.standing().rank); }},
+    {"failed", [](const auto& r) { return count_value(r.standing().failed); }}};
 
 // Kendall's tau-b is NaN where it is undefined: an empty field.
 template <Estimate RankAgreement::*estimate, double Estimate::*part>
@@ -260,15 +270,40 @@ const std::vector<ColumnSpec<AgreementRow>> agreement_columns = {
     {"winner_agreement_lower", winners<&Estimate::lower>},
     {"winner_agreement_upper", winners<&Estimate::upper>}};
 
+// A difference of two agreements; NaN (undefined in every resample) an empty field.
+template <Estimate RankContrast::*estimate, double Estimate::*part>
+Value contrast(const ContrastRow& r) {
+  const double x = r.x.*estimate.*part;
+  return std::isnan(x) ? Value() : Value(x);
+}
+const std::vector<ColumnSpec<ContrastRow>> contrast_columns = {
+    {"estimator", [](const auto& r) { return Value(r.lb.table.keys[r.x.key].name); }},
+    {"other", [](const auto& r) { return Value(r.lb.table.keys[r.x.other].name); }},
+    {"truth", [](const auto& r) { return Value(r.lb.table.keys[r.x.reference].name); }},
+    {"tau_b_difference", contrast<&RankContrast::tau_b, &Estimate::value>},
+    {"tau_b_difference_lower", contrast<&RankContrast::tau_b, &Estimate::lower>},
+    {"tau_b_difference_upper", contrast<&RankContrast::tau_b, &Estimate::upper>},
+    {"case_tau_b_difference", contrast<&RankContrast::case_tau_b, &Estimate::value>},
+    {"case_tau_b_difference_lower", contrast<&RankContrast::case_tau_b, &Estimate::lower>},
+    {"case_tau_b_difference_upper", contrast<&RankContrast::case_tau_b, &Estimate::upper>},
+    {"winner_agreement_difference", contrast<&RankContrast::winner_agreement, &Estimate::value>},
+    {"winner_agreement_difference_lower",
+     contrast<&RankContrast::winner_agreement, &Estimate::lower>},
+    {"winner_agreement_difference_upper",
+     contrast<&RankContrast::winner_agreement, &Estimate::upper>}};
+
 struct LeaderboardTables {
   std::vector<ColumnSpec<StandingRow>> standings;
   std::vector<ColumnSpec<AgreementRow>> agreements;
+  std::vector<ColumnSpec<ContrastRow>> contrasts;
 
   explicit LeaderboardTables(const std::vector<std::string>& key_names)
       : standings(scope_columns<StandingRow>(key_names)),
-        agreements(scope_columns<AgreementRow>(key_names)) {
+        agreements(scope_columns<AgreementRow>(key_names)),
+        contrasts(scope_columns<ContrastRow>(key_names)) {
     append<StandingRow>(standings, standing_columns);
     append<AgreementRow>(agreements, agreement_columns);
+    append<ContrastRow>(contrasts, contrast_columns);
   }
 
   void rows(const Scope& scope, std::vector<TableRow>& out) const {
@@ -277,6 +312,8 @@ struct LeaderboardTables {
         out.push_back(TableView(standings).row("leaderboard", {scope, board, m}, show::csv));
     for (const RankAgreement& a : scope.lb.boards.agreements)
       out.push_back(TableView(agreements).row("leaderboard_agreement", {scope, a}, show::csv));
+    for (const RankContrast& x : scope.lb.boards.contrasts)
+      out.push_back(TableView(contrasts).row("leaderboard_contrast", {scope, x}, show::csv));
   }
 };
 
@@ -301,6 +338,25 @@ std::string caption(const RecalibrationCellRecord& c) {
   if (!swept("test_size")) out << "test_size = " << c.test_size << ", ";
   out << c.cell.replicates << " replicates; true values, mean over replicates)\n";
   return out.str();
+}
+
+// The board key columns (the cell's, fit_size, test_size) that every one of `cells` shares;
+// empty where they differ.
+std::vector<Value> generator_key(const RecalibrationResults& r,
+                                 const std::vector<std::size_t>& cells, bool targets) {
+  const auto key_of = [&](std::size_t c) {
+    const Cell& cell = r.records[c];
+    std::vector<Value> key = key_fields(cell.cell, targets, own_columns);
+    key.insert(key.end(), {count_value(cell.fit_size), count_value(cell.test_size)});
+    return key;
+  };
+  std::vector<Value> out = key_of(cells.front());
+  for (std::size_t c : cells) {
+    const std::vector<Value> other = key_of(c);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (!(other[i] == out[i])) out[i] = Value();
+  }
+  return out;
 }
 
 }  // namespace
@@ -334,6 +390,7 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
   }
   header.tables.push_back(TableView(boards.standings).table("leaderboard", show::csv));
   header.tables.push_back(TableView(boards.agreements).table("leaderboard_agreement", show::csv));
+  header.tables.push_back(TableView(boards.contrasts).table("leaderboard_contrast", show::csv));
   header.tables.push_back(methods.table("methods", show::terminal, "  "));
   reporter.begin(header);
   for (const auto& c : r.records) {
@@ -372,6 +429,13 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     Record record;
     const std::vector<Value> key(board_keys.size());
     boards.rows({key, "all", *r.pooled_leaderboard}, record.rows);
+    reporter.record(record);
+  }
+  for (const auto& g : r.generator_leaderboards) {
+    // A generator's board over its cells: the key columns its cells share, the others empty.
+    Record record;
+    const std::vector<Value> key = generator_key(r, g.cells, targets);
+    boards.rows({key, "generator:" + std::to_string(g.generator), g.board}, record.rows);
     reporter.record(record);
   }
   reporter.end();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -60,7 +61,8 @@ struct Buffers {
   EstimatorWorkspace workspace;
 };
 
-// The stream cell of the run's pooled leaderboard (a cell's own board uses its index).
+// The stream cell of the run's pooled leaderboard (a cell's own board uses its index; generator
+// g's board 2^63 + 1 + g).
 constexpr std::uint64_t pooled_leaderboard_scope = std::uint64_t{1} << 63;
 
 bool higher_is_better(Quantity q) {
@@ -448,39 +450,27 @@ Better better_of(bool higher) {
   return higher ? Better::higher : Better::lower;
 }
 
-// The methods of the cell's leaderboard: those fitted in at least one replicate. A method whose
-// every fit failed is left out of the board (its failure is in cells.csv and on stderr), so
-// that it does not take the other methods' board with it.
-std::vector<std::size_t> board_methods(const CellReplicates& cell) {
-  std::vector<std::size_t> out;
-  for (std::size_t m = 0; m < cell.cell.methods.size(); ++m)
-    for (std::size_t r = 0; r < cell.cell.replicates; ++r)
-      if (cell.reps[r].methods[m].fitted) {
-        out.push_back(m);
-        break;
-      }
-  return out;
-}
-
-// The cell's leaderboard cases: per replicate in which every board method was fitted and per
-// key, every board model's value, the uncalibrated model first. A true quantity enters only when
-// every model has a finite value of it in every case (canonical_l1 can be unknown); each
-// replicate is its own bootstrap block.
-std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
-                                                   const ComposedTruth& uncal_truth,
-                                                   const std::optional<TruthValue>& uncal_regret) {
+// The cell's leaderboard cases: per replicate and per key, every model's value, the
+// uncalibrated model first. A method whose fit failed in a replicate loses that case
+// (LeaderboardTable::failed); the case stays for every other model. A true quantity enters only
+// when every model has a finite value of it in every case it fitted (canonical_l1 can be
+// unknown); each replicate is its own bootstrap block. With a decision task, the true regret
+// and the test set's realised utility are keys too.
+LeaderboardRecord leaderboard_cases(const CellReplicates& cell, const ComposedTruth& uncal_truth,
+                                    const std::optional<TruthValue>& uncal_regret) {
   const RecalibrationCell& cc = cell.cell;
-  const std::vector<std::size_t> methods = board_methods(cell);
-  std::vector<std::size_t> complete;
-  for (std::size_t r = 0; r < cc.replicates; ++r)
-    if (std::all_of(methods.begin(), methods.end(),
-                    [&](std::size_t m) { return cell.reps[r].methods[m].fitted; }))
-      complete.push_back(r);
-  if (complete.empty()) return std::nullopt;
+  const std::size_t M = cc.methods.size();
   LeaderboardRecord out;
   out.table.methods.push_back(uncalibrated_label);
-  for (std::size_t m : methods) out.table.methods.push_back(cc.methods[m].label);
-  out.table.clusters = complete;
+  for (const MethodConfig& m : cc.methods) out.table.methods.push_back(m.label);
+  for (std::size_t r = 0; r < cc.replicates; ++r) {
+    out.table.clusters.push_back(r);
+    out.table.failed.push_back(false);
+    for (std::size_t m = 0; m < M; ++m) out.table.failed.push_back(!cell.reps[r].methods[m].fitted);
+  }
+  if (std::none_of(out.table.failed.begin(), out.table.failed.end(), [](bool f) { return f; }))
+    out.table.failed.clear();
+  const double lost = std::numeric_limits<double>::quiet_NaN();  // a failed fit's slot
   const auto known = [](const std::optional<TruthValue>& v) {
     return v.has_value() && std::isfinite(v->value);
   };
@@ -489,13 +479,12 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
     RankingKey key{
         .name = std::string(to_string(q)), .better = better_of(higher_is_better(q)), .values = {}};
     bool usable = known(uncal_truth.values[j]);
-    for (std::size_t r : complete) {
-      if (!usable) break;
+    for (std::size_t r = 0; r < cc.replicates && usable; ++r) {
       key.values.push_back(uncal_truth.values[j]->value);
-      for (std::size_t m : methods) {
+      for (std::size_t m = 0; m < M && usable; ++m) {
         const MethodOutcome& mo = cell.reps[r].methods[m];
-        usable = usable && known(mo.truth.values[j]);
-        if (usable) key.values.push_back(mo.truth.values[j]->value);
+        usable = !mo.fitted || known(mo.truth.values[j]);
+        key.values.push_back(mo.fitted && usable ? mo.truth.values[j]->value : lost);
       }
     }
     if (!usable) continue;
@@ -505,9 +494,10 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
   }
   if (uncal_regret) {
     RankingKey key{.name = std::string(decision_regret_key), .better = Better::lower, .values = {}};
-    for (std::size_t r : complete) {
+    for (std::size_t r = 0; r < cc.replicates; ++r) {
       key.values.push_back(uncal_regret->value);
-      for (std::size_t m : methods) key.values.push_back(cell.reps[r].methods[m].regret->value);
+      for (const MethodOutcome& mo : cell.reps[r].methods)
+        key.values.push_back(mo.fitted ? mo.regret->value : lost);
     }
     out.table.keys.push_back(std::move(key));
     out.estimate.push_back(false);
@@ -517,9 +507,10 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
     RankingKey key{.name = cc.estimators[e].label,
                    .better = better_of(cell.estimate_higher_better[e]),
                    .values = {}};
-    for (std::size_t r : complete) {
+    for (std::size_t r = 0; r < cc.replicates; ++r) {
       key.values.push_back(cell.reps[r].uncalibrated[e]);
-      for (std::size_t m : methods) key.values.push_back(cell.reps[r].methods[m].estimates[e]);
+      for (const MethodOutcome& mo : cell.reps[r].methods)
+        key.values.push_back(mo.fitted ? mo.estimates[e] : lost);
     }
     out.table.keys.push_back(std::move(key));
     out.estimate.push_back(true);
@@ -528,9 +519,10 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
   if (cc.decision) {
     RankingKey key{
         .name = std::string(realised_utility_key), .better = Better::higher, .values = {}};
-    for (std::size_t r : complete) {
+    for (std::size_t r = 0; r < cc.replicates; ++r) {
       key.values.push_back(*cell.reps[r].uncalibrated_utility);
-      for (std::size_t m : methods) key.values.push_back(*cell.reps[r].methods[m].utility);
+      for (const MethodOutcome& mo : cell.reps[r].methods)
+        key.values.push_back(mo.fitted ? *mo.utility : lost);
     }
     out.table.keys.push_back(std::move(key));
     out.estimate.push_back(true);
@@ -539,13 +531,15 @@ std::optional<LeaderboardRecord> leaderboard_cases(const CellReplicates& cell,
   return out;
 }
 
-// The boards of every key and the agreement of every (estimator, true quantity) pair; with a
-// decision task also of the true regret's board with every other true quantity's.
+// The boards of every key, the agreement of every (estimator, true quantity) pair and the
+// contrasts of the estimators against each true quantity; with a decision task also the
+// agreement of the true regret's board with every other true quantity's.
 void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
   std::vector<std::pair<std::size_t, std::size_t>> compare;
   for (std::size_t k = 0; k < lb.estimate.size(); ++k)
     for (std::size_t r = 0; r < lb.estimate.size(); ++r)
       if (lb.estimate[k] && !lb.estimate[r]) compare.emplace_back(k, r);
+  const std::size_t contrasted = compare.size();  // estimators against true quantities only
   const auto& keys = lb.table.keys;
   const auto regret = std::find_if(keys.begin(), keys.end(), [](const RankingKey& key) {
     return key.name == decision_regret_key;
@@ -555,57 +549,104 @@ void rank_leaderboard(LeaderboardRecord& lb, StreamKey stream) {
     for (std::size_t k = 0; k < keys.size(); ++k)
       if (!lb.estimate[k] && k != reference) compare.emplace_back(reference, k);
   }
-  lb.boards = compute_leaderboards(lb.table, compare, {}, stream);
+  lb.boards = compute_leaderboards(lb.table, compare, {}, stream, contrasted);
 }
 
-// Every cell's cases in one leaderboard, each cell a bootstrap block (CalArena's block
-// bootstrap over datasets), when there are two or more cells and all rank the same models by
-// the same keys. A cell whose board lacks a method (every fit of it failed there) or has no
-// board is left out, named in `left_out`, rather than taking the pooled board away: with two
-// or more cells left, the others are pooled.
-std::optional<LeaderboardRecord> pooled_leaderboard(
-    const std::vector<RecalibrationCellRecord>& records, std::vector<std::size_t>& left_out) {
-  left_out.clear();
-  if (records.size() < 2) return std::nullopt;
-  // The reference board: the first with every model (a full board has the most methods).
-  const LeaderboardRecord* first = nullptr;
-  for (const auto& r : records)
-    if (r.leaderboard &&
-        (first == nullptr || r.leaderboard->table.methods.size() > first->table.methods.size()))
-      first = &*r.leaderboard;
-  if (first == nullptr) return std::nullopt;
+// The cases of `cells` (indices into `records`) in one leaderboard, case c of cell i in block
+// block_of(i, c), when every one of them ranks the same models: by the keys all of them have (a
+// true quantity can be unknown for a method in one cell, canonical_l1 in particular, and leaves
+// only that cell's board).
+template <typename BlockOf>
+std::optional<LeaderboardRecord> pool_cells(const std::vector<RecalibrationCellRecord>& records,
+                                            const std::vector<std::size_t>& cells,
+                                            BlockOf&& block_of) {
+  const LeaderboardRecord& first = *records[cells.front()].leaderboard;
+  const auto position = [](const LeaderboardRecord& lb, const RankingKey& key, bool estimate) {
+    for (std::size_t k = 0; k < lb.table.keys.size(); ++k)
+      if (lb.table.keys[k].name == key.name && lb.table.keys[k].better == key.better &&
+          lb.estimate[k] == estimate)
+        return std::optional<std::size_t>(k);
+    return std::optional<std::size_t>();
+  };
   LeaderboardRecord out;
-  out.table.methods = first->table.methods;
-  out.estimate = first->estimate;
-  out.target = first->target;
-  for (const RankingKey& key : first->table.keys)
-    out.table.keys.push_back({.name = key.name, .better = key.better, .values = {}});
-  std::size_t pooled = 0;
-  for (std::size_t c = 0; c < records.size(); ++c) {
-    const auto& lb = records[c].leaderboard;
-    const bool same =
-        lb && lb->table.methods == first->table.methods && lb->estimate == first->estimate &&
-        lb->table.keys.size() == first->table.keys.size() &&
-        std::equal(lb->table.keys.begin(), lb->table.keys.end(), first->table.keys.begin(),
-                   [](const RankingKey& a, const RankingKey& b) {
-                     return a.name == b.name && a.better == b.better;
-                   });
-    if (!same) {
-      // A cell ranking other keys (a different estimator list) is not comparable: no pooled
-      // board at all, as before. Only a missing board or missing methods leave a cell out.
-      if (lb && lb->table.methods == first->table.methods) return std::nullopt;
-      left_out.push_back(c);
-      continue;
-    }
-    for (std::size_t k = 0; k < lb->table.keys.size(); ++k) {
-      auto& values = out.table.keys[k].values;
-      values.insert(values.end(), lb->table.keys[k].values.begin(), lb->table.keys[k].values.end());
-    }
-    out.table.clusters.insert(out.table.clusters.end(), lb->table.cases(), c);
-    ++pooled;
+  out.table.methods = first.table.methods;
+  std::vector<std::vector<std::size_t>> source(cells.size());  // per cell, each pooled key's index
+  for (std::size_t k = 0; k < first.table.keys.size(); ++k) {
+    std::vector<std::size_t> at;
+    for (std::size_t i : cells)
+      if (const auto p = position(*records[i].leaderboard, first.table.keys[k], first.estimate[k]))
+        at.push_back(*p);
+    if (at.size() < cells.size()) continue;
+    for (std::size_t j = 0; j < cells.size(); ++j) source[j].push_back(at[j]);
+    out.table.keys.push_back(
+        {.name = first.table.keys[k].name, .better = first.table.keys[k].better, .values = {}});
+    out.estimate.push_back(first.estimate[k]);
+    out.target.push_back(first.target[k]);
   }
-  if (pooled < 2) return std::nullopt;
+  bool failures = false;
+  for (std::size_t j = 0; j < cells.size(); ++j) {
+    const std::size_t i = cells[j];
+    const LeaderboardRecord& lb = *records[i].leaderboard;
+    if (lb.table.methods != first.table.methods) return std::nullopt;
+    for (std::size_t k = 0; k < out.table.keys.size(); ++k) {
+      const auto& from = lb.table.keys[source[j][k]].values;
+      out.table.keys[k].values.insert(out.table.keys[k].values.end(), from.begin(), from.end());
+    }
+    for (std::size_t c = 0; c < lb.table.cases(); ++c) out.table.clusters.push_back(block_of(i, c));
+    failures = failures || !lb.table.failed.empty();
+  }
+  if (failures)
+    for (std::size_t i : cells) {
+      const LeaderboardTable& t = records[i].leaderboard->table;
+      for (std::size_t c = 0; c < t.cases(); ++c)
+        for (std::size_t m = 0; m < t.methods.size(); ++m)
+          out.table.failed.push_back(t.failed_in(c, m));
+    }
   return out;
+}
+
+// Each cell's generator as 0 .. G - 1, in order of first appearance.
+std::vector<std::size_t> generator_of_cell(const Generators& generators) {
+  std::map<std::string, std::size_t> index;
+  std::vector<std::size_t> out;
+  for (const auto& g : generators)
+    out.push_back(index.try_emplace(g->canonical_text(), index.size()).first->second);
+  return out;
+}
+
+// Every cell's cases in one leaderboard, when there are two or more cells: each cell a bootstrap
+// block (CalArena's block bootstrap over datasets), or with block "generator" each generator.
+std::optional<LeaderboardRecord> pooled_leaderboard(
+    const std::vector<RecalibrationCellRecord>& records, BoardBlock block,
+    const std::vector<std::size_t>& generator) {
+  if (records.size() < 2) return std::nullopt;
+  std::vector<std::size_t> cells(records.size());
+  std::iota(cells.begin(), cells.end(), std::size_t{0});
+  return pool_cells(records, cells, [&](std::size_t i, std::size_t /*case*/) {
+    return block == BoardBlock::generator ? generator[i] : i;
+  });
+}
+
+// Per generator, the board over its cells' cases, each case its own block (the replicates are
+// independent given the model).
+std::vector<RecalibrationResults::GeneratorBoard> generator_leaderboards(
+    const std::vector<RecalibrationCellRecord>& records,
+    const std::vector<std::size_t>& generator) {
+  std::vector<RecalibrationResults::GeneratorBoard> out;
+  for (std::size_t c = 0; c < records.size(); ++c) {
+    if (generator[c] == out.size())
+      out.push_back({.generator = generator[c], .cells = {}, .board = {}});
+    out[generator[c]].cells.push_back(c);
+  }
+  std::vector<RecalibrationResults::GeneratorBoard> boards;
+  for (auto& g : out) {
+    std::size_t next = 0;
+    auto pooled = pool_cells(records, g.cells, [&](std::size_t, std::size_t) { return next++; });
+    if (!pooled) continue;
+    g.board = std::move(*pooled);
+    boards.push_back(std::move(g));
+  }
+  return boards;
 }
 
 RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::size_t c,
@@ -634,7 +675,7 @@ RecalibrationCellRecord summarise_cell(const RecalibrationConfig& config, std::s
     rec.methods.push_back(method_record(cell, m, uncal_truth, uncal_regret, rankings));
   rec.rankings = std::move(rankings.records);
   rec.leaderboard = leaderboard_cases(cell, uncal_truth, uncal_regret);
-  if (rec.leaderboard) rank_leaderboard(*rec.leaderboard, leaderboard_stream(config.seed, c));
+  rank_leaderboard(*rec.leaderboard, leaderboard_stream(config.seed, c));
   return rec;
 }
 
@@ -663,10 +704,9 @@ std::vector<std::vector<CurvePoint>> replicate0_curves(
   return out;
 }
 
-// One warning per method with failed fits (how many, in which cells, the first message), one
-// for the cells the pooled board leaves out; `incomplete` when a method never fitted.
-void failure_warnings(const RecalibrationConfig& config, RecalibrationResults& out,
-                      const std::vector<std::size_t>& left_out) {
+// One warning per method with failed fits (how many, in which cells, the first message);
+// `incomplete` when a method never fitted.
+void failure_warnings(const RecalibrationConfig& config, RecalibrationResults& out) {
   const auto cell_list = [&](const std::vector<std::size_t>& cells) {
     std::vector<std::string> names;
     for (std::size_t c : cells) names.push_back(std::to_string(config.cells[c].index));
@@ -695,16 +735,14 @@ void failure_warnings(const RecalibrationConfig& config, RecalibrationResults& o
                              " of " + std::to_string(failed) +
                              "): it has no results; first failure: " + first);
     } else {
-      out.warnings.push_back("method " + label + " failed in " + std::to_string(failed) + " of " +
-                             std::to_string(fits + failed) + " fits (" + cell_list(cells) +
-                             "; cells.csv rows of kind \"failure\"): first failure: " + first);
+      out.warnings.push_back(
+          "method " + label + " failed in " + std::to_string(failed) + " of " +
+          std::to_string(fits + failed) + " fits (" + cell_list(cells) +
+          "; cells.csv rows of kind \"failure\"; it loses those cases on the leaderboards): first "
+          "failure: " +
+          first);
     }
   }
-  if (!left_out.empty())
-    out.warnings.push_back(
-        "the pooled leaderboard leaves out " + cell_list(left_out) +
-        (out.pooled_leaderboard ? "" : ", so there is none") +
-        ": a method failed in every replicate there (its cell board ranks the others)");
 }
 
 // With a decision task: per cell the uncalibrated model's true regret, on the same keyed draws
@@ -792,12 +830,18 @@ RecalibrationResults run_recalibration(const RecalibrationConfig& config,
       control);
   if (control.shard) return {};  // a shard's results are its journal
   for (; next_cell < cells; ++next_cell) summarise(next_cell);
-  std::vector<std::size_t> left_out;
-  out.pooled_leaderboard = pooled_leaderboard(out.records, left_out);
-  failure_warnings(config, out, left_out);
+  failure_warnings(config, out);
+  const std::vector<std::size_t> generator = generator_of_cell(generators);
+  out.pooled_leaderboard = pooled_leaderboard(out.records, config.boards.block, generator);
   if (out.pooled_leaderboard)
     rank_leaderboard(*out.pooled_leaderboard,
                      leaderboard_stream(config.seed, pooled_leaderboard_scope));
+  if (config.boards.generator_boards) {
+    out.generator_leaderboards = generator_leaderboards(out.records, generator);
+    for (auto& g : out.generator_leaderboards)
+      rank_leaderboard(g.board,
+                       leaderboard_stream(config.seed, pooled_leaderboard_scope + 1 + g.generator));
+  }
   if (config.reliability) {
     std::map<std::string, std::vector<CurvePoint>> uncalibrated;  // per distinct generator
     for (std::size_t c = 0; c < cells; ++c) {

@@ -97,7 +97,7 @@ expect_bad many_keys "{$(seq -f '"k%.0f": 0,' 0 20000 | tr -d '\n')\"z\": 0}" \
 
 # ---- keys and types -------------------------------------------------------------------------
 expect_bad unknown_top_key "$(config 5 50 "$gen_ok" "$est_ok" '"frobnicate": 1')" \
-  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, name, output, provenance, recalibrator, reliability, replicates'
+  '/frobnicate|unknown key; valid keys: decision, estimators, fit_size, generator, intervals, leaderboard, methods, name, output, provenance, recalibrator, reliability, replicates'
 expect_bad unknown_generator_key \
   "$(config 5 50 '{"family": "dirichlet", "classes": 3, "colour": "red"}' "$est_ok")" \
   '/generator/colour|unknown key; valid keys: alpha, classes, family, miscalibration'

@@ -3,7 +3,7 @@
 # csv module (issue #25, "Plain tidy files"; DESIGN.md section 4): header on line 1, no comment
 # lines, every row as wide as the header, the columns the header names. The files: each
 # scenario's (cells, replicates, intervals, reliability, requirements, leaderboard,
-# leaderboard_agreement), eval --plot's reliability.csv and recalibrate apply's calibrated rows.
+# leaderboard_agreement, leaderboard_contrast), eval --plot's reliability.csv and recalibrate apply's calibrated rows.
 # A CSV in any output directory that this list does not name fails too, so a new file is checked
 # as soon as a command writes it.
 #
@@ -35,7 +35,8 @@ import pandas as pd
 expected = {  # every CSV the runs above must write, by output directory
     "tiny": {"cells.csv", "replicates.csv"},
     "tiny_intervals": {"cells.csv", "intervals.csv"},
-    "tiny_recalibration": {"cells.csv", "leaderboard.csv", "leaderboard_agreement.csv"},
+    "tiny_recalibration": {"cells.csv", "leaderboard.csv", "leaderboard_agreement.csv",
+                           "leaderboard_contrast.csv"},
     "tiny_report": {"cells.csv", "replicates.csv", "reliability.csv"},
     "tiny_decision": {"cells.csv", "requirements.csv"},
     "eval_plot": {"reliability.csv"},

@@ -2,8 +2,8 @@
 // configs/NAME.json with the JSON merge patch tests/golden/NAME.patch.json (RFC 7386: the patch
 // only shrinks replicates, sample sizes, sweep lists and truth samples, so an edit of the shipped
 // config reaches the small run), runs the calbench binary on the merged config and compares
-// summary.json, cells.csv, requirements.csv, reliability.csv, leaderboard.csv and
-// leaderboard_agreement.csv byte for byte with
+// summary.json, cells.csv, requirements.csv, reliability.csv, leaderboard.csv,
+// leaderboard_agreement.csv and leaderboard_contrast.csv byte for byte with
 // tests/golden/NAME/. It talks to calbench only through its command line, so it does not depend on
 // any internal API.
 //
@@ -34,9 +34,13 @@ namespace {
 
 // The files a run writes that are pure functions of the config (DESIGN.md §4). run.json and
 // config.resolved.json carry volatile facts and the build's revision, so they are not compared.
-const std::vector<std::string> compared_files = {"summary.json",     "cells.csv",
-                                                 "requirements.csv", "reliability.csv",
-                                                 "leaderboard.csv",  "leaderboard_agreement.csv"};
+const std::vector<std::string> compared_files = {"summary.json",
+                                                 "cells.csv",
+                                                 "requirements.csv",
+                                                 "reliability.csv",
+                                                 "leaderboard.csv",
+                                                 "leaderboard_agreement.csv",
+                                                 "leaderboard_contrast.csv"};
 
 struct Options {
   bool update = false;

@@ -215,9 +215,9 @@ TEST_CASE("unknown keys are errors at every level, listing the valid keys", "[un
     const auto p = problems_with([](OJ& d) { d["frobnicate"] = 1; });
     CHECK_PROBLEM(
         p, "/frobnicate",
-        "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, methods, "
-        "name, output, provenance, recalibrator, reliability, replicates, requirement, "
-        "sample_size, scenario, seed, sweep, test_size, truth, truth_samples");
+        "unknown key; valid keys: decision, estimators, fit_size, generator, intervals, "
+        "leaderboard, methods, name, output, provenance, recalibrator, reliability, replicates, "
+        "requirement, sample_size, scenario, seed, sweep, test_size, truth, truth_samples");
   }
   SECTION("generator") {
     const auto p = problems_with([](OJ& d) { d["generator"]["frobnicate"] = 1; });

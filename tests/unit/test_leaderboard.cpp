@@ -1,8 +1,10 @@
 // The leaderboard computation (leaderboard/): known answers worked by hand on small tables,
 // Bradley–Terry recovering known strengths, and the bootstrap's determinism.
+#include <algorithm>
 #include <boost/random/binomial_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -240,4 +242,175 @@ TEST_CASE("leaderboard inputs are checked", "[unit][leaderboard]") {
   t = hand_table();
   t.keys[0].values.pop_back();
   CHECK_THROWS_AS(compute_leaderboards(t, {}, {}, {}), DomainError);
+}
+
+// A method that failed in a case loses it. Three methods over three cases, lower is better,
+// NaN where a method failed (ignored):
+//   case 0: A 1, B 2, C 3        win rates A 1, B 1/2, C 0
+//   case 1: A fails, B 1, C 2    A 0 (worse than both), B 1, C 1/2 (beats the failed A)
+//   case 2: A, B fail, C 5       A 0 and B 0 (tied with each other), C 1
+// Win rates A 1/3, B 1/2, C 1/2; means over the cases each fitted: A 1, B 3/2, C 10/3.
+TEST_CASE("a failed method loses its case and keeps it for the others", "[unit][leaderboard]") {
+  const double nan = std::nan("");
+  LeaderboardTable t;
+  t.methods = {"A", "B", "C"};
+  t.clusters = {0, 1, 2};
+  t.keys.push_back(
+      {.name = "metric", .better = Better::lower, .values = {1, 2, 3, nan, 1, 2, nan, nan, 5}});
+  t.failed = {false, false, false, true, false, false, true, true, false};
+  const Leaderboards lb = compute_leaderboards(t, {{0, 0}}, {}, leaderboard_stream(1, 0));
+  CHECK(lb.cases == 3);
+  const auto& s = lb.boards[0].standings;
+  CHECK(s[0].win_rate.value == 1.0 / 3);
+  CHECK(s[1].win_rate.value == 0.5);
+  CHECK(s[2].win_rate.value == 0.5);
+  CHECK(s[0].rank == 3);
+  CHECK(s[1].rank == 1);
+  CHECK(s[2].rank == 1);
+  CHECK(s[0].mean == 1.0);
+  CHECK(s[1].mean == 1.5);
+  CHECK_THAT(s[2].mean, WithinAbs(10.0 / 3, 1e-15));
+  CHECK(s[0].failed == 2);
+  CHECK(s[1].failed == 1);
+  CHECK(s[2].failed == 0);
+  // Games: A-B 1.5 - 1.5 (a win, a loss, the failures' tie), A-C 1 - 2, B-C 2 - 1. At the
+  // maximum of the likelihood each method's expected wins equal its wins: A 2.5, B 3.5, C 3.
+  const double ln10 = std::numbers::ln10;
+  const auto theta = [&](std::size_t m) { return (s[m].elo.value - 1000.0) * ln10 / 400.0; };
+  const auto expected = [&](std::size_t a) {
+    double w = 0;
+    for (std::size_t b = 0; b < 3; ++b)
+      if (b != a) w += 3 * sigmoid(theta(a) - theta(b));
+    return w;
+  };
+  CHECK_THAT(expected(0), WithinAbs(2.5, 1e-6));
+  CHECK_THAT(expected(1), WithinAbs(3.5, 1e-6));
+  CHECK_THAT(expected(2), WithinAbs(3.0, 1e-6));
+  // The key against itself: every case's tau-b is 1 (the failures tie in both rankings), and
+  // the winner is the winner.
+  REQUIRE(lb.agreements.size() == 1);
+  CHECK(lb.agreements[0].case_tau_b.value == 1.0);
+  CHECK(lb.agreements[0].tau_cases == 3);
+  CHECK(lb.agreements[0].winner_agreement.value == 1.0);
+  // A method failing everywhere: no mean, win rate 0, every case kept.
+  t.failed = {true, false, false, true, false, false, true, true, false};
+  const Leaderboards all = compute_leaderboards(t, {}, {}, leaderboard_stream(1, 0));
+  CHECK(std::isnan(all.boards[0].standings[0].mean));
+  CHECK(all.boards[0].standings[0].failed == 3);
+  CHECK(all.boards[0].standings[0].win_rate.value == 0.0);
+  CHECK(all.cases == 3);
+  // Without the flags the NaN is an error naming the slot.
+  t.failed.clear();
+  CHECK_THROWS_WITH(compute_leaderboards(t, {}, {}, {}),
+                    "leaderboard: key metric, case 1, method A: the value is not finite");
+  t.failed = {true};
+  CHECK_THROWS_WITH(compute_leaderboards(t, {}, {}, {}),
+                    "leaderboard: 1 failure flags, expected none or cases x methods = 9");
+}
+
+TEST_CASE("Kendall tau-b orders infinite scores by comparison", "[unit][leaderboard]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  // (inf, inf, 1) against (3, 2, 1): one pair tied in x, two concordant: 2 / sqrt(2 * 3).
+  CHECK_THAT(kendall_tau_b(std::vector<double>{inf, inf, 1}, std::vector<double>{3, 2, 1}),
+             WithinAbs(2.0 / std::sqrt(6.0), 1e-15));
+}
+
+namespace {
+
+// Three keys over cases: the reference, a copy with a little noise and one with much.
+LeaderboardTable contrast_table(const std::vector<std::size_t>& blocks) {
+  LeaderboardTable t;
+  t.methods = {"a", "b", "c", "d", "e"};
+  t.clusters = blocks;
+  Engine engine = make_engine({.seed = 21, .purpose = Purpose::sample});
+  RankingKey ref{.name = "ref", .better = Better::lower, .values = {}};
+  RankingKey near{.name = "near", .better = Better::lower, .values = {}};
+  RankingKey far{.name = "far", .better = Better::lower, .values = {}};
+  for (std::size_t c = 0; c < blocks.size(); ++c)
+    for (std::size_t m = 0; m < t.methods.size(); ++m) {
+      const double truth = 0.1 * static_cast<double>(m) + 0.2 * uniform_open01(engine);
+      ref.values.push_back(truth);
+      near.values.push_back(truth + 0.02 * uniform_open01(engine));
+      far.values.push_back(truth + 3.0 * uniform_open01(engine));
+    }
+  t.keys = {ref, near, far};
+  return t;
+}
+
+LeaderboardTable cases_of_block(const LeaderboardTable& t, std::size_t block) {
+  LeaderboardTable out;
+  out.methods = t.methods;
+  const std::size_t m = t.methods.size();
+  for (const RankingKey& key : t.keys) out.keys.push_back({key.name, key.better, {}});
+  for (std::size_t c = 0; c < t.cases(); ++c) {
+    if (t.clusters[c] != block) continue;
+    out.clusters.push_back(c);
+    for (std::size_t k = 0; k < t.keys.size(); ++k)
+      out.keys[k].values.insert(out.keys[k].values.end(), t.keys[k].values.begin() + c * m,
+                                t.keys[k].values.begin() + (c + 1) * m);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("contrasts of two keys' agreements are paired differences", "[unit][leaderboard]") {
+  // 12 cases in two blocks of 6. A resample draws block 0 twice, both once, or block 1 twice
+  // (probabilities 1/4, 1/2, 1/4; of 1,000 resamples about 250, 500 and 250, sd 14 to 16), and
+  // block 0 twice weighs its cases as block 0 alone does. So any statistic takes three values,
+  // on block 0's cases, on all (the point estimate) and on block 1's, each more than 25 times,
+  // and its 2.5 % and 97.5 % percentiles are the least and the greatest of the three. For a
+  // paired difference those are differences within one resample; unpaired percentiles would
+  // combine the extremes of each agreement, taken from different resamples.
+  std::vector<std::size_t> blocks(12);
+  for (std::size_t c = 0; c < 12; ++c) blocks[c] = c < 6 ? 3 : 8;
+  const LeaderboardTable t = contrast_table(blocks);
+  const std::vector<std::pair<std::size_t, std::size_t>> compare = {{1, 0}, {2, 0}};
+  const Leaderboards lb = compute_leaderboards(t, compare, {}, leaderboard_stream(4, 1));
+  REQUIRE(lb.contrasts.size() == 1);
+  const RankContrast& rc = lb.contrasts[0];
+  CHECK(rc.key == 1);
+  CHECK(rc.other == 2);
+  CHECK(rc.reference == 0);
+  // The point value is the difference of the two agreements, exactly.
+  CHECK(rc.tau_b.value == lb.agreements[0].tau_b.value - lb.agreements[1].tau_b.value);
+  CHECK(rc.case_tau_b.value ==
+        lb.agreements[0].case_tau_b.value - lb.agreements[1].case_tau_b.value);
+  CHECK(rc.winner_agreement.value ==
+        lb.agreements[0].winner_agreement.value - lb.agreements[1].winner_agreement.value);
+  // The interval: the least and greatest of the contrast on each block alone and on both.
+  std::vector<double> tau = {rc.tau_b.value}, case_tau = {rc.case_tau_b.value};
+  for (std::size_t block : {3, 8}) {
+    const Leaderboards one =
+        compute_leaderboards(cases_of_block(t, block), compare, {}, leaderboard_stream(4, 1));
+    tau.push_back(one.contrasts[0].tau_b.value);
+    case_tau.push_back(one.contrasts[0].case_tau_b.value);
+  }
+  CHECK(tau[1] != tau[2]);  // the design: the blocks differ
+  CHECK(case_tau[1] != case_tau[2]);
+  CHECK(rc.tau_b.lower == *std::min_element(tau.begin(), tau.end()));
+  CHECK(rc.tau_b.upper == *std::max_element(tau.begin(), tau.end()));
+  CHECK(rc.case_tau_b.lower == *std::min_element(case_tau.begin(), case_tau.end()));
+  CHECK(rc.case_tau_b.upper == *std::max_element(case_tau.begin(), case_tau.end()));
+  CHECK(rc.tau_b.lower <= rc.tau_b.value);
+  CHECK(rc.tau_b.value <= rc.tau_b.upper);
+  // The near copy tracks the reference better than the far one in both blocks.
+  CHECK(rc.tau_b.lower > 0.0);
+
+  // A key against its own copy: the same draws, a difference of exactly 0 in every resample.
+  LeaderboardTable twin = contrast_table(blocks);
+  twin.keys.push_back(twin.keys[1]);
+  twin.keys.back().name = "near_again";
+  const Leaderboards same =
+      compute_leaderboards(twin, {{1, 0}, {3, 0}, {2, 0}}, {}, leaderboard_stream(4, 1));
+  REQUIRE(same.contrasts.size() == 3);  // (near, near_again), (near, far), (near_again, far)
+  CHECK(same.contrasts[0].other == 3);
+  for (const Estimate& e : {same.contrasts[0].tau_b, same.contrasts[0].case_tau_b,
+                            same.contrasts[0].winner_agreement}) {
+    CHECK(e.value == 0.0);
+    CHECK(e.lower == 0.0);
+    CHECK(e.upper == 0.0);
+  }
+  CHECK(same.contrasts[1].tau_b.lower == rc.tau_b.lower);
+  CHECK(same.contrasts[2].key == 3);
 }

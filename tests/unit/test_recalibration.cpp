@@ -321,6 +321,173 @@ TEST_CASE("the recalibration leaderboards agree with the cell summaries", "[e2e]
   CHECK(pooled.agreements.size() == 4 * (pooled.boards.size() - 4));
 }
 
+namespace {
+
+// Every number of a leaderboard, in order: equal vectors are the same board.
+std::vector<double> board_numbers(const Leaderboards& lb) {
+  std::vector<double> out = {static_cast<double>(lb.cases), static_cast<double>(lb.clusters)};
+  const auto add = [&](const Estimate& e) { out.insert(out.end(), {e.value, e.lower, e.upper}); };
+  for (const Board& b : lb.boards)
+    for (const Standing& s : b.standings) {
+      out.push_back(s.mean);
+      add(s.win_rate);
+      add(s.elo);
+      out.push_back(static_cast<double>(s.rank));
+    }
+  for (const RankAgreement& a : lb.agreements) {
+    add(a.tau_b);
+    add(a.case_tau_b);
+    add(a.winner_agreement);
+  }
+  for (const RankContrast& x : lb.contrasts) {
+    add(x.tau_b);
+    add(x.case_tau_b);
+    add(x.winner_agreement);
+  }
+  return out;
+}
+
+OJ small_board_experiment(const OJ& sweep) {
+  OJ doc = experiment({{"map", "temperature"}, {"temperature", 0.6}},
+                      OJ::array({{{"name", "temperature"}}, {{"name", "isotonic"}}}), sweep);
+  doc["truth_samples"] = 4000;
+  doc["replicates"] = 3;
+  doc["fit_size"] = 300;
+  doc["test_size"] = 300;
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("the pooled board's blocks: cells or generators", "[e2e][recalibration]") {
+  SECTION("one generator per cell: block generator is block cell, number for number") {
+    OJ doc = small_board_experiment({{"generator.miscalibration.temperature", {0.6, 0.8}}});
+    const ResultSet by_cell = run(doc);
+    doc["leaderboard"] = {{"block", "generator"}};
+    const ResultSet by_generator = run(doc);
+    REQUIRE(by_cell.pooled_leaderboard);
+    REQUIRE(by_generator.pooled_leaderboard);
+    CHECK(by_generator.pooled_leaderboard->boards.clusters == 2);
+    CHECK(board_numbers(by_cell.pooled_leaderboard->boards) ==
+          board_numbers(by_generator.pooled_leaderboard->boards));
+    CHECK(by_generator.generator_leaderboards.empty());  // not asked for
+  }
+  SECTION("two generators at two fit sizes: two blocks, and a board per generator") {
+    OJ doc = small_board_experiment(
+        {{"generator.miscalibration.temperature", {0.6, 0.8}}, {"fit_size", {200, 400}}});
+    doc["leaderboard"] = {{"block", "generator"}, {"generator_boards", true}};
+    const ResultSet r = run(doc);
+    REQUIRE(r.records.size() == 4);
+    REQUIRE(r.pooled_leaderboard);
+    CHECK(r.pooled_leaderboard->boards.cases == 12);
+    CHECK(r.pooled_leaderboard->boards.clusters == 2);
+    REQUIRE(r.generator_leaderboards.size() == 2);
+    for (std::size_t g = 0; g < 2; ++g) {
+      const auto& board = r.generator_leaderboards[g];
+      CHECK(board.generator == g);
+      REQUIRE(board.cells.size() == 2);
+      // The sweep's first key varies slowest: a generator's cells are its two fit sizes.
+      for (std::size_t c : board.cells)
+        CHECK(r.records[c].cell.generator == r.records[board.cells[0]].cell.generator);
+      CHECK(board.board.boards.cases == 6);
+      CHECK(board.board.boards.clusters == 6);  // each replicate its own block
+      // Its means are its two cells' means.
+      for (std::size_t k = 0; k < board.board.boards.boards.size(); ++k)
+        for (std::size_t m = 0; m < 3; ++m)
+          CHECK_THAT(
+              board.board.boards.boards[k].standings[m].mean,
+              Catch::Matchers::WithinAbs(
+                  (r.records[board.cells[0]].leaderboard->boards.boards[k].standings[m].mean +
+                   r.records[board.cells[1]].leaderboard->boards.boards[k].standings[m].mean) /
+                      2,
+                  1e-12));
+    }
+    // The generator boards, as every board, do not depend on the thread count.
+    const ResultSet one = run(doc, 1);
+    CHECK(board_numbers(one.pooled_leaderboard->boards) ==
+          board_numbers(r.pooled_leaderboard->boards));
+    for (std::size_t g = 0; g < 2; ++g)
+      CHECK(board_numbers(one.generator_leaderboards[g].board.boards) ==
+            board_numbers(r.generator_leaderboards[g].board.boards));
+    doc["leaderboard"] = {{"block", "cell"}};
+    const ResultSet cells = run(doc);
+    CHECK(cells.pooled_leaderboard->boards.clusters == 4);
+  }
+  SECTION("bad settings name their pointer") {
+    OJ doc = small_board_experiment(OJ::object());
+    doc["leaderboard"] = {{"block", "model"}, {"generators", true}};
+    const auto p = problems_of(doc);
+    CHECK(has_problem(p, "/leaderboard/block: unknown leaderboard block \"model\""));
+    CHECK(has_problem(p, "/leaderboard/generators: unknown key"));
+    doc["leaderboard"] = {{"generator_boards", 1}};
+    CHECK(has_problem(problems_of(doc), "/leaderboard/generator_boards"));
+    doc["leaderboard"] = "generator";
+    CHECK(has_problem(problems_of(doc), "/leaderboard"));
+  }
+}
+
+TEST_CASE("a failed fit loses its case on the leaderboards, never erases it",
+          "[e2e][recalibration]") {
+  // logistic (Platt's model by plain maximum likelihood) cannot be fitted on a fit sample whose
+  // outcomes the score separates: on 4 rows never, on 12 rows in some replicates (tests/cli/
+  // audit.sh N5 uses the same method).
+  OJ doc = small_board_experiment({{"fit_size", {4, 12}}});
+  doc["methods"] = OJ::array({{{"name", "temperature"}}, {{"name", "logistic"}}});
+  doc["replicates"] = 8;
+  const ResultSet r = run(doc);
+  REQUIRE(r.records.size() == 2);
+  std::size_t failures = 0;
+  bool partial = false;
+  for (const auto& cell : r.records) {
+    const MethodRecord& logistic = method(cell, "logistic");
+    failures += logistic.failed_fits;
+    partial = partial || (logistic.fits > 0 && logistic.failed_fits > 0);
+    const LeaderboardRecord& lb = *cell.leaderboard;
+    const std::size_t C = lb.boards.cases, M = lb.table.methods.size();
+    CHECK(C == 8);  // every replicate, whatever failed
+    for (const Board& board : lb.boards.boards) {
+      const Standing& s = board.standings[2];
+      CHECK(s.failed == logistic.failed_fits);
+      CHECK(board.standings[1].failed == 0);
+      if (logistic.fits == 0) {
+        CHECK(std::isnan(s.mean));
+        CHECK(s.win_rate.value == 0.0);  // it lost every case
+      }
+      // The rule by hand: per case, a model beats each other model that failed or is strictly
+      // worse, and a failed model beats none.
+      const RankingKey& key = lb.table.keys[board.key];
+      const auto worse = [&](std::size_t c, std::size_t a, std::size_t b) {
+        if (lb.table.failed_in(c, a)) return false;
+        if (lb.table.failed_in(c, b)) return true;
+        const double va = key.values[c * M + a], vb = key.values[c * M + b];
+        return key.better == Better::lower ? vb > va : vb < va;
+      };
+      for (std::size_t m = 0; m < M; ++m) {
+        double wins = 0;
+        for (std::size_t c = 0; c < C; ++c)
+          for (std::size_t o = 0; o < M; ++o)
+            if (o != m && worse(c, m, o)) ++wins;
+        CHECK_THAT(board.standings[m].win_rate.value,
+                   Catch::Matchers::WithinAbs(wins / static_cast<double>(C * (M - 1)), 1e-15));
+      }
+      // Its mean is over the replicates it fitted, as the summary's.
+      if (logistic.fits > 0 && lb.estimate[board.key]) {
+        const auto it = std::find_if(logistic.estimates.begin(), logistic.estimates.end(),
+                                     [&](const MethodStat& x) { return x.key == key.name; });
+        REQUIRE(it != logistic.estimates.end());
+        CHECK_THAT(s.mean, Catch::Matchers::WithinAbs(it->mean, 1e-12));
+      }
+    }
+  }
+  REQUIRE(partial);  // the design: logistic fails in some replicates of the 12-row cell
+  REQUIRE(r.pooled_leaderboard);
+  CHECK(r.pooled_leaderboard->boards.cases == 16);
+  CHECK(r.pooled_leaderboard->boards.boards[0].standings[2].failed == failures);
+  CHECK(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+    return w.find("it loses those cases on the leaderboards") != std::string::npos;
+  }));
+}
+
 TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][recalibration]") {
   const OJ methods = OJ::array({{{"name", "temperature"}},
                                 {{"name", "isotonic"}},
@@ -342,7 +509,7 @@ TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][
     write_results(module_of(config), r, config.resolved, RunInfo{}, dir / std::to_string(threads));
   }
   for (const char* file : {"summary.json", "cells.csv", "config.resolved.json", "leaderboard.csv",
-                           "leaderboard_agreement.csv"})
+                           "leaderboard_agreement.csv", "leaderboard_contrast.csv"})
     CHECK(read(dir / "1" / file) == read(dir / "2" / file));
   // leaderboard.csv: the header, then per scope (2 cells and the pooled board) every key (the
   // composed quantities with a value, and 4 estimators) times 6 models; the agreement file one
@@ -356,6 +523,8 @@ TEST_CASE("recalibration results are byte-identical on 1 and 2 threads", "[e2e][
   };
   CHECK(lines("leaderboard.csv") == 1 + 3 * keys * 6);
   CHECK(lines("leaderboard_agreement.csv") == 1 + 3 * 4 * (keys - 4));
+  // The contrasts: per scope and true quantity, each pair of the 4 estimators.
+  CHECK(lines("leaderboard_contrast.csv") == 1 + 3 * 6 * (keys - 4));
   // The summary has the issue's shape.
   const auto summary = nlohmann::json::parse(read(dir / "1" / "summary.json"));
   const auto& cell = summary.at("cells").at(0);
