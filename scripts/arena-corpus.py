@@ -6,6 +6,7 @@ the arena configs that run them.
 
     /usr/bin/python3 scripts/arena-corpus.py [--calbench BIN] [--out configs/arena/corpus]
                                              [--models NAME,...] [--configs-only]
+                                             [--cost [--cost-configs corpus_binary_mid,...]]
 
 Models (MODELS below; every split, subsample and model has a fixed seed):
 - scikit-learn families (logistic regression, Gaussian naive Bayes, random forest, histogram
@@ -29,8 +30,11 @@ map (a step function) at the model's accuracy, `class_conditional` (Dirichlet ca
 log-linear form).
 
 Writes OUT/NAME.json (+ OUT/NAME.rows.npy for the fakes), OUT/provenance.csv (a row per
-generator), and configs/arena/corpus_*.json (the arena over the corpus by task and size band).
-Deterministic: the same inputs, package versions and calbench build give the same bytes.
+generator), OUT/table.md (docs/arena.md's table) and configs/arena/corpus_*.json (the arena over
+the corpus by task and size band); --cost measures one replicate of a cell per config x fit
+size x K and writes OUT/cost.csv and OUT/cost.md (the study's estimated CPU time).
+Deterministic: the same inputs, package versions and calbench build give the same bytes
+(ctest slow.arena_corpus.rerun).
 """
 import argparse
 import csv
@@ -45,7 +49,7 @@ import warnings
 
 import numpy as np
 
-# scikit-learn's MLP at max_iter and python3-rdata's encoding note: reported, not errors.
+# scikit-learn's MLP at max_iter, python3-rdata's notes on R's encodings and classes: harmless.
 warnings.filterwarnings("ignore", message=".*(Maximum iterations|Unknown encoding|Missing "
                         "constructor).*")
 
@@ -350,7 +354,12 @@ SIZES = {("binary", "small"): [100, 300], ("binary", "mid"): [1000, 2300, 5000],
          ("binary", "large"): [10000, 100000], ("multiclass", "small"): [200, 500],
          ("multiclass", "mid"): [1000, 2300, 5000], ("multiclass", "large"): [10000, 30000],
          ("multiclass", "k100"): [20000]}
-REPLICATES = {"small": 20, "mid": 10, "large": 4, "k100": 2}
+# Replicates per config, set by the measured cost (--cost; docs/arena.md "Cost of the corpus
+# study") so that the whole study stays within about 1.5 CPU-hours. The statistics resample
+# generators: many generators at a few replicates beat few at many.
+REPLICATES = {("binary", "small"): 20, ("binary", "mid"): 10, ("binary", "large"): 10,
+              ("multiclass", "small"): 10, ("multiclass", "mid"): 5,
+              ("multiclass", "large"): 4, ("multiclass", "k100"): 1}
 
 
 def top_label_ece(p, y, bins=15):
@@ -542,7 +551,7 @@ def arena_configs(out, rows):
         name = f"corpus_{task}_{band}"
         size_list = SIZES[(task, band)]
         config = {"name": name, "scenario": "recalibration",
-                  "seed": 20261203 + len(written), "replicates": REPLICATES[band],
+                  "seed": 20261203 + len(written), "replicates": REPLICATES[(task, band)],
                   "fit_size": size_list[0], "test_size": 2000, "truth_samples": 50000,
                   "generator": generators[0], "methods": spec.methods(),
                   "estimators": spec.ESTIMATORS,
@@ -598,7 +607,7 @@ def markdown_table(rows):
     return "\n".join(lines) + "\n"
 
 
-def cost(out, calbench, tmp):
+def cost(out, calbench, tmp, only=None):
     """One replicate of one cell per arena config x fit size x K (its first generator of that
     K), on one thread; its CPU time (user + system, of calbench and its children) times the
     config's generators of that K and replicates is the config's estimate. Writes
@@ -607,6 +616,8 @@ def cost(out, calbench, tmp):
     folder = os.path.dirname(out.rstrip("/"))
     rows = []
     for path in sorted(glob.glob(os.path.join(folder, "corpus_*.json"))):
+        if only and os.path.basename(path)[:-len(".json")] not in only:
+            continue
         with open(path) as f:
             config = json.load(f)
         by_k = {}
@@ -636,7 +647,14 @@ def cost(out, calbench, tmp):
                              "cpu_seconds_one_replicate": f"{seconds:.1f}"})
                 print(rows[-1], flush=True)
         print(os.path.basename(path), preflight.splitlines()[-1], flush=True)
-    with open(os.path.join(out, "cost.csv"), "w", newline="") as f:
+    # --cost-configs measures some configs: the other configs' rows of cost.csv stay.
+    path = os.path.join(out, "cost.csv")
+    if only and os.path.isfile(path):
+        with open(path) as f:
+            measured = {r["config"] for r in rows}
+            rows += [r for r in csv.DictReader(f) if r["config"] not in measured]
+        rows.sort(key=lambda r: (r["config"], int(r["fit_size"]), int(r["classes"])))
+    with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
@@ -653,9 +671,9 @@ def cost_table(rows, folder):
     configs = {}
     for r in rows:
         configs.setdefault(r["config"], []).append(r)
-    lines = ["| config | K | cells | replicates | CPU s of one replicate of a cell | "
-             "estimated CPU s |", "|---|---|---|---|---|---|"]
-    total = 0.0
+    lines = ["| config | K | fit sizes | cells | replicates | CPU s of one replicate of a cell "
+             "| estimated CPU s |", "|---|---|---|---|---|---|---|"]
+    total, replicates_seen = 0.0, []
     for name, members in configs.items():
         ks = sorted({int(r["classes"]) for r in members})
         sizes = sorted({int(r["fit_size"]) for r in members})
@@ -663,12 +681,21 @@ def cost_table(rows, folder):
         one = [float(r["cpu_seconds_one_replicate"]) for r in members]
         with open(os.path.join(folder, name)) as f:
             replicates = json.load(f)["replicates"]
+        replicates_seen.append(replicates)
         estimate = replicates * sum(float(r["cpu_seconds_one_replicate"]) * int(r["generators"])
                                     for r in members)
         total += estimate
-        lines.append(f"| {name} | {', '.join(map(str, ks))} | {cells} | {replicates} | "
+        lines.append(f"| {name} | {', '.join(map(str, ks))} | "
+                     f"{', '.join(f'{n:,}' for n in sizes)} | {cells} | {replicates} | "
                      f"{min(one):.1f} to {max(one):.1f} | {estimate:,.0f} |")
-    lines.append(f"| all | | {sum(int(r['generators']) for r in rows)} | | | {total:,.0f} "
+    # No empty cells: docs/arena.md's table parser (tests/unit/test_doc_figures.cpp) needs
+    # a word in every cell.
+    ks = [int(r["classes"]) for r in rows]
+    sizes = [int(r["fit_size"]) for r in rows]
+    one = [float(r["cpu_seconds_one_replicate"]) for r in rows]
+    lines.append(f"| all | {min(ks)} to {max(ks)} | {min(sizes):,} to {max(sizes):,} | "
+                 f"{sum(int(r['generators']) for r in rows)} | {min(replicates_seen)} to "
+                 f"{max(replicates_seen)} | {min(one):.1f} to {max(one):.1f} | {total:,.0f} "
                  f"({total / 3600:.2f} CPU-hours) |")
     return "\n".join(lines) + "\n"
 
@@ -693,11 +720,15 @@ def main():
     ap.add_argument("--cost", action="store_true",
                     help="measure one replicate of a cell per config x fit size x K and "
                          "extrapolate the study's CPU time (OUT/cost.csv)")
+    ap.add_argument("--cost-configs", default="",
+                    help="with --cost: only these configs (corpus_binary_mid,...); cost.csv "
+                         "keeps the others' rows")
     args = ap.parse_args()
     provenance = os.path.join(args.out, "provenance.csv")
     if args.cost:
         with tempfile.TemporaryDirectory() as tmp:
-            cost(args.out, args.calbench, tmp)
+            cost(args.out, args.calbench, tmp,
+                 args.cost_configs.split(",") if args.cost_configs else None)
         return
     if args.configs_only:
         with open(provenance) as f:

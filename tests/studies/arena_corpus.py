@@ -151,7 +151,8 @@ def check_prose(doc, rows, generators):
     ace = [r for r in poor if "ace15_nixon" in r["verdict_reasons"].split("; ")]
     histogram = [r for r in poor if "confidence histogram" in r["verdict_reasons"].split("; ")]
     top_label = [r for r in poor if "ece_ew15" in r["verdict_reasons"].split("; ")]
-    identity = [r["model"] for r in fakes if generators[r["model"]].get("calibration") == {}]
+    identity = [r["model"] for r in fakes if generators[r["model"]].get("calibration") == {}
+                and not generators[r["model"]].get("classwise")]  # calibrated: c = p
     fitted = [r for r in rows if r["model"].startswith("shape_") and r["verdict"] != "set"]
     fitted_poor = [r for r in fitted if r["verdict"] == "POOR"]
     big = sum(os.path.getsize(p) for p in glob.glob(os.path.join(CORPUS, "*.rows.npy")))
@@ -169,6 +170,23 @@ def check_prose(doc, rows, generators):
         f"{len(fakes)} of {len(rows)} generators are splines",
         f"{big / 1e6:.1f} MB in all, {k100 / 1e6:.1f} MB of it the two K = 100 networks",
     ]
+    # The shapes' table: how many generators of each kind.
+    kinds = {}
+    for r in rows:
+        g = generators[r["model"]]
+        kind = g["family"]
+        if "target" in g:
+            kind = "target"
+        elif g.get("miscalibration", {}).get("map") in ("power", "quantize"):
+            kind = g["miscalibration"]["map"]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    expected += [f"| {kinds['empirical']} fakes (`empirical`) |",
+                 f"| {kinds['target']} `dirichlet` targets,",
+                 f"| {kinds['power']} `dirichlet` power maps fitted",
+                 f"{kinds['class_conditional']} `class_conditional`",
+                 f"| {kinds['beta_binary']} `beta_binary` fitted",
+                 f"| {kinds['label_noise']} `label_noise`:",
+                 f"| {kinds['quantize']} `dirichlet` with the `quantize` map"]
     for phrase in expected:
         if phrase not in doc:
             fail(f"docs/arena.md does not say {phrase!r} (recounted from provenance.csv)")
@@ -258,4 +276,5 @@ def family_out():
 
 
 if __name__ == "__main__":
-    {"shipped": shipped, "rerun": rerun, "family_out": family_out}[sys.argv[1] if len(sys.argv) > 1 else "shipped"]()
+    mode = sys.argv[1] if len(sys.argv) > 1 else "shipped"
+    {"shipped": shipped, "rerun": rerun, "family_out": family_out}[mode]()
