@@ -211,8 +211,8 @@ def network(name, reduce=None):
     """A cached network's pool rows as held-out rows: probabilities (float64) and labels.
     reduce: None (K classes), ("ovr", c) class c against the rest, ("pair", a, b) the rows
     labelled a or b with the softmax of those two logits (label 1: b)."""
-    manifest = json.load(open(os.path.join(NETWORKS, "manifest.json")))
-    folder = os.path.join(NETWORKS, manifest[name]["dataset"])
+    with open(os.path.join(NETWORKS, "manifest.json")) as f:
+        folder = os.path.join(NETWORKS, json.load(f)[name]["dataset"])
     logits = np.load(os.path.join(folder, name + ".npy")).astype(np.float64)
     labels = np.load(os.path.join(folder, "labels.npy")).astype(np.int64)
     if reduce and reduce[0] == "pair":
@@ -231,7 +231,7 @@ class Model:
         self.name, self.data, self.family, self.size, self.reduce = name, data, family, size, reduce
 
     def held_out(self, seed):
-        """(probabilities, labels) on the held-out rows, and the data set's row count."""
+        """(probabilities, labels) on the held-out rows."""
         if self.data == "networks":
             p, y = network(self.family, self.reduce)
             return p, y
@@ -446,15 +446,15 @@ def data_name(model):
 def provenance_row(name, model, fam, p, y, n_fit, truth, verdict, rows_sha, reasons=""):
     """provenance.csv's row, every value a string (as csv reads it back)."""
     row = {"model": name, "family": fam, "data": data_name(model),
-            "source": source(model), "classes": p.shape[1], "band": model.size,
-            "fit_sizes": " ".join(str(s) for s in sizes(model, p.shape[1])),
-            "fit_rows": n_fit, "held_out_rows": len(y),
-            "accuracy": f"{float((p.argmax(axis=1) == y).mean()):.4f}",
-            "ece15": f"{top_label_ece(p, y):.4f}",
-            "fake_accuracy": f"{truth['accuracy']['value']:.4f}",
-            "fake_ece_top_l1": f"{truth['ece_top_l1']['value']:.4f}",
-            "fake_classwise_ece_l1": f"{truth['classwise_ece_l1']['value']:.4f}",
-            "verdict": verdict, "verdict_reasons": reasons, "rows_sha256": rows_sha}
+           "source": source(model), "classes": p.shape[1], "band": model.size,
+           "fit_sizes": " ".join(str(s) for s in sizes(model, p.shape[1])),
+           "fit_rows": n_fit, "held_out_rows": len(y),
+           "accuracy": f"{float((p.argmax(axis=1) == y).mean()):.4f}",
+           "ece15": f"{top_label_ece(p, y):.4f}",
+           "fake_accuracy": f"{truth['accuracy']['value']:.4f}",
+           "fake_ece_top_l1": f"{truth['ece_top_l1']['value']:.4f}",
+           "fake_classwise_ece_l1": f"{truth['classwise_ece_l1']['value']:.4f}",
+           "verdict": verdict, "verdict_reasons": reasons, "rows_sha256": rows_sha}
     return {key: str(value) for key, value in row.items()}
 
 
