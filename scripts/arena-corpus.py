@@ -550,11 +550,18 @@ def arena_configs(out, rows):
             generators.append(g)
         name = f"corpus_{task}_{band}"
         size_list = SIZES[(task, band)]
+        # CalArena's scope beside the top label at K = 2: its ece-15 and Kuiper on P(y = 1).
+        estimators = list(spec.ESTIMATORS)
+        if task == "binary":
+            estimators += [{"name": "probmetrics_ece"},
+                           {"name": "kuiper_calibration", "scope": "binary"}]
         config = {"name": name, "scenario": "recalibration",
                   "seed": 20261203 + len(written), "replicates": REPLICATES[(task, band)],
                   "fit_size": size_list[0], "test_size": 2000, "truth_samples": 50000,
                   "generator": generators[0], "methods": spec.methods(),
-                  "estimators": spec.ESTIMATORS,
+                  "estimators": estimators,
+                  # The models are the independent unit: each generator's cells one block.
+                  "leaderboard": {"block": "generator", "generator_boards": True},
                   "sweep": {"generator": generators, "fit_size": size_list},
                   "output": {"directory": "results/" + name}}
         path = os.path.join(folder, name + ".json")
