@@ -166,9 +166,8 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
     {
       Progress solving(config.name + ": solving the generators' targets", !options.quiet,
                        target_progress_style());
-      scenario.prepare(config, [&](std::size_t done, std::size_t total) {
-        solving.update(done, total);
-      });
+      scenario.prepare(config,
+                       [&](std::size_t done, std::size_t total) { solving.update(done, total); });
       solving.finish();
     }
     results = scenario.run(config, control);

@@ -42,7 +42,8 @@ void solve_targets(ExperimentBase& config, const std::vector<CellBase*>& cells,
   Problems problems;
   Json targets = Json::array();
   const auto unsolved = [](const CellBase* cell) { return cell->target && !cell->solution; };
-  const std::size_t total = static_cast<std::size_t>(std::count_if(cells.begin(), cells.end(), unsolved));
+  const std::size_t total =
+      static_cast<std::size_t>(std::count_if(cells.begin(), cells.end(), unsolved));
   std::size_t done = 0;
   if (progress && total > 0) progress(0, total);
   for (CellBase* cell : cells) {

@@ -69,7 +69,8 @@ std::vector<ScenarioModule> make_table() {
          "decision", "leaderboard"},
         /*fixed=*/{"reliability", "leaderboard"},
         /*output_keys=*/{"timings"},
-        /*unused_note=*/" (it draws fit_size and test_size rows)", &recalibration_sections},
+        /*unused_note=*/" (it draws fit_size and test_size rows)",
+        &recalibration_sections},
        "recalibration methods fitted on fit_size rows, judged by the truth of the composed "
        "model and by estimators on test_size rows",
        &prepare<RecalibrationConfig>,

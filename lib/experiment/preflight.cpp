@@ -77,9 +77,9 @@ namespace {
 // the true reliability curves once per distinct generator, as their caches compute them, the
 // truth none when it needs no Monte Carlo; the per-cell truths of the recalibration and
 // decision scenarios per cell, and per replicate and model the recalibration scenario's
-// composed truths (CellDemand::replicate_truth_draws). A cell given by a target (generator.target, not yet solved) is
-// its own generator, and solving it costs about two truths more (target_solver.hpp: Newton
-// steps on the truth engine, whose last result the run reuses).
+// composed truths (CellDemand::replicate_truth_draws). A cell given by a target (generator.target,
+// not yet solved) is its own generator, and solving it costs about two truths more
+// (target_solver.hpp: Newton steps on the truth engine, whose last result the run reuses).
 double truth_time_draws(const std::vector<CellDemand>& cells) {
   std::map<std::string, double> per_generator;  // canonical text -> numbers
   double per_cell = 0.0;
@@ -91,13 +91,14 @@ double truth_time_draws(const std::vector<CellDemand>& cells) {
     if (!truth_without_monte_carlo(generator)) vectors += static_cast<double>(cell.truth.samples);
     for (const Demand& d : demand.generator_draws) vectors += d.value;
     const bool unsolved = cell.target && !cell.solution;
-    if (unsolved && generator.classes() >= 3) vectors += 2.0 * static_cast<double>(cell.truth.samples);
-    const std::string key =
-        unsolved ? "target " + format_double(cell.target->accuracy) + " " +
-                       format_double(cell.target->ece_top_l1) + " " +
-                       std::string(to_string(cell.target->direction)) + " " +
-                       std::string(to_string(cell.target->map)) + " " + generator.canonical_text()
-                 : generator.canonical_text();
+    if (unsolved && generator.classes() >= 3)
+      vectors += 2.0 * static_cast<double>(cell.truth.samples);
+    const std::string key = unsolved ? "target " + format_double(cell.target->accuracy) + " " +
+                                           format_double(cell.target->ece_top_l1) + " " +
+                                           std::string(to_string(cell.target->direction)) + " " +
+                                           std::string(to_string(cell.target->map)) + " " +
+                                           generator.canonical_text()
+                                     : generator.canonical_text();
     double& once = per_generator[key];
     once = std::max(once, vectors * K);
     for (const Demand& d : demand.truth_draws) per_cell += d.value * K;

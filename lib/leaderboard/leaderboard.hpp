@@ -121,10 +121,10 @@ inline StreamKey leaderboard_stream(std::uint64_t seed, std::uint64_t scope) {
 
 // Every key's board, the agreement of each (key, reference) pair in `compare` and the contrasts
 // of the keys sharing a reference among the first `contrasted` pairs (default: all; the
-// recalibration scenario leaves its regret board's agreements with the true boards out). The bootstrap draws from `stream` only, in a fixed order, so
-// the result is a pure function of its inputs. Throws DomainError on a non-finite value of a
-// method that did not fail (naming key, case and method), fewer than two methods, no cases or a
-// malformed table.
+// recalibration scenario leaves its regret board's agreements with the true boards out). The
+// bootstrap draws from `stream` only, in a fixed order, so the result is a pure function of its
+// inputs. Throws DomainError on a non-finite value of a method that did not fail (naming key, case
+// and method), fewer than two methods, no cases or a malformed table.
 Leaderboards compute_leaderboards(const LeaderboardTable& table,
                                   const std::vector<std::pair<std::size_t, std::size_t>>& compare,
                                   const LeaderboardSettings& settings, StreamKey stream,
