@@ -23,6 +23,18 @@ double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
+// Method a's expected wins under the Bradley-Terry model of its Elo scores, `games` per pair: at
+// the maximum of the likelihood they equal its wins (the score equations).
+double expected_wins(const std::vector<Standing>& s, std::size_t a, double games) {
+  const auto theta = [&](std::size_t m) {
+    return (s[m].elo.value - 1000.0) * std::numbers::ln10 / 400.0;
+  };
+  double w = 0;
+  for (std::size_t b = 0; b < s.size(); ++b)
+    if (b != a) w += games * sigmoid(theta(a) - theta(b));
+  return w;
+}
+
 // Three methods A, B, C over three cases, lower is better:
 //   case 0: 1 2 3   win rates A 1, B 1/2, C 0 (each beats the ones after it)
 //   case 1: 2 1 2   A 0 (B better, C tied), B 1, C 0
@@ -69,14 +81,7 @@ TEST_CASE("win rates and ranks of a hand-computed table", "[unit][leaderboard]")
   // a tie), A-C 2 - 1 (a win, two ties), B-C 2.5 - 0.5 (two wins, a tie). At the maximum of the
   // likelihood each method's expected wins equal its wins (the score equations): A 3.5, B 4,
   // C 1.5 of 6 games each.
-  const double ln10 = std::numbers::ln10;
-  const auto theta = [&](std::size_t m) { return (s[m].elo.value - 1000.0) * ln10 / 400.0; };
-  const auto expected = [&](std::size_t a) {
-    double w = 0;
-    for (std::size_t b = 0; b < 3; ++b)
-      if (b != a) w += 3 * sigmoid(theta(a) - theta(b));
-    return w;
-  };
+  const auto expected = [&](std::size_t a) { return expected_wins(s, a, 3); };
   CHECK_THAT(expected(0), WithinAbs(3.5, 1e-6));
   CHECK_THAT(expected(1), WithinAbs(4.0, 1e-6));
   CHECK_THAT(expected(2), WithinAbs(1.5, 1e-6));
@@ -275,14 +280,7 @@ TEST_CASE("a failed method loses its case and keeps it for the others", "[unit][
   CHECK(s[2].failed == 0);
   // Games: A-B 1.5 - 1.5 (a win, a loss, the failures' tie), A-C 1 - 2, B-C 2 - 1. At the
   // maximum of the likelihood each method's expected wins equal its wins: A 2.5, B 3.5, C 3.
-  const double ln10 = std::numbers::ln10;
-  const auto theta = [&](std::size_t m) { return (s[m].elo.value - 1000.0) * ln10 / 400.0; };
-  const auto expected = [&](std::size_t a) {
-    double w = 0;
-    for (std::size_t b = 0; b < 3; ++b)
-      if (b != a) w += 3 * sigmoid(theta(a) - theta(b));
-    return w;
-  };
+  const auto expected = [&](std::size_t a) { return expected_wins(s, a, 3); };
   CHECK_THAT(expected(0), WithinAbs(2.5, 1e-6));
   CHECK_THAT(expected(1), WithinAbs(3.5, 1e-6));
   CHECK_THAT(expected(2), WithinAbs(3.0, 1e-6));

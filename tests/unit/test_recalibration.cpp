@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config_problems.hpp"
 #include "core/error.hpp"
 #include "core/read_file.hpp"
 #include "experiment/experiment.hpp"
@@ -24,6 +25,8 @@
 
 using namespace calbench;
 using OJ = nlohmann::ordered_json;
+using calbench::testing::has_problem;
+using calbench::testing::problems_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,20 +77,6 @@ double truth_of(const MethodRecord& m, const std::string& quantity) {
     if (to_string(s.quantity) == quantity) return s.mean;
   FAIL("no truth " << quantity << " for " << m.label);
   return 0.0;
-}
-
-std::vector<std::string> problems_of(const OJ& doc) {
-  try {
-    parse_experiment(doc, "recal.json");
-  } catch (const ConfigError& e) {
-    return e.problems();
-  }
-  return {};
-}
-
-bool has_problem(const std::vector<std::string>& problems, const std::string& text) {
-  return std::any_of(problems.begin(), problems.end(),
-                     [&](const std::string& p) { return p.find(text) != std::string::npos; });
 }
 
 std::string read(const fs::path& file) {

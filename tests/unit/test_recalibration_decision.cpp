@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "config_problems.hpp"
 #include "core/error.hpp"
 #include "core/read_file.hpp"
 #include "decisions/decision_spec.hpp"
@@ -21,6 +22,8 @@
 
 using namespace calbench;
 using OJ = nlohmann::ordered_json;
+using calbench::testing::has_problem;
+using calbench::testing::problems_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -46,20 +49,6 @@ double parameter(const MethodRecord& m, const std::string& name) {
     if (p.key == name) return p.mean;
   FAIL("no parameter " << name << " for " << m.label);
   return 0.0;
-}
-
-std::vector<std::string> problems_of(const OJ& doc) {
-  try {
-    parse_experiment(doc, "recal.json");
-  } catch (const ConfigError& e) {
-    return e.problems();
-  }
-  return {};
-}
-
-bool has_problem(const std::vector<std::string>& problems, const std::string& text) {
-  return std::any_of(problems.begin(), problems.end(),
-                     [&](const std::string& p) { return p.find(text) != std::string::npos; });
 }
 
 // The hand-computed case. beta_binary with f = p_1 ~ Beta(1, 1) (uniform) and the calibration
