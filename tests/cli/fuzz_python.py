@@ -22,9 +22,10 @@ arguments"...). A defect is anything else: a signal, a hang, another exception t
 inside numpy, a MemoryError...), a raw message, an input the generator marks invalid returned
 as a result, or a NaN returned. Each is printed with its call number and what was passed.
 
-Usage: fuzz_python.py SOURCE_DIR [--calls N] [--seed S] [--only I]
+Usage: fuzz_python.py SOURCE_DIR [--calls N] [--seed S] [--only I] [--check-docs]
 Default test run: 300 calls (ctest python.fuzz); 3,000 calls is the full corpus
-(python.fuzz_full, label slow; docs/durability.md, "Fuzzing").
+(python.fuzz_full, label slow; --check-docs: docs/durability.md, "Fuzzing", quotes its
+counts).
 """
 import argparse
 import json
@@ -350,10 +351,12 @@ def make_call(seed, index, work):
         else:
             kwargs["labels"], what = bad_path(rng, work)
             what = f"labels={what}"
-        expect = INVALID
+        expect = VALID if kind == "labels" and kwargs["labels"] is None else INVALID
         if kwargs.get("resamples") is None and kind == "resamples":
             expect = VALID  # None: the default
         if kind == "seed" and kwargs["seed"] in (None, 0, 2**63, True):
+            expect = EITHER
+        if kwargs.get(kind) == "10":  # the command line's text, as `options` passes it
             expect = EITHER
         return (f"evaluate({what})", lambda: calbench.evaluate(target, **kwargs), expect)
     target, what = bad_path(rng, work)
@@ -380,7 +383,8 @@ def has_nan(value):
 
 
 def judge(expect, thunk):
-    """None when the call passes, else why it does not."""
+    """(outcome, None when the call passes, else why it does not); the outcome is "returned"
+    or the exception's type."""
     import warnings
     try:
         with warnings.catch_warnings():
@@ -392,20 +396,18 @@ def judge(expect, thunk):
         raw = [text for text in RAW_TEXTS if text in message]
         if name not in DOCUMENTED:
             frame = traceback.extract_tb(e.__traceback__)[-1]
-            return (f"{name} (not a documented kind), raised at {Path(frame.filename).name}:"
-                    f"{frame.lineno}: {message[:300]}")
+            return name, (f"{name} (not a documented kind), raised at "
+                          f"{Path(frame.filename).name}:{frame.lineno}: {message[:300]}")
         if raw:
-            return f"{name} with raw library text {raw[0]!r}: {message[:300]}"
+            return name, f"{name} with raw library text {raw[0]!r}: {message[:300]}"
         if not message.strip():
-            return f"{name} without a message"
-        return None
+            return name, f"{name} without a message"
+        return name, None
     if expect == INVALID:
-        return f"returned a result for an invalid input: {str(result)[:200]!r}"
-    if has_nan(result) and expect == VALID:
-        return f"returned NaN for a valid input: {str(result)[:200]!r}"
+        return "returned", f"returned a result for an invalid input: {str(result)[:200]!r}"
     if has_nan(result):
-        return f"returned NaN: {str(result)[:200]!r}"
-    return None
+        return "returned", f"returned NaN: {str(result)[:200]!r}"
+    return "returned", None
 
 
 def worker(seed, work):
@@ -414,13 +416,14 @@ def worker(seed, work):
     work = Path(work)
     for line in sys.stdin:
         index = int(line)
-        what = f"call {index}"
+        what, outcome = f"call {index}", "fuzzer error"
         try:
             what, thunk, expect = make_call(seed, index, work)
-            why = judge(expect, thunk)
+            outcome, why = judge(expect, thunk)
         except Exception as e:  # noqa: BLE001: a broken corpus entry is the fuzzer's defect
             why = f"the fuzzer failed to build the call: {type(e).__name__}: {e}"
-        print(json.dumps({"index": index, "what": what, "defect": why}), flush=True)
+        print(json.dumps({"index": index, "what": what, "outcome": outcome, "defect": why}),
+              flush=True)
 
 
 # ---- the driver ------------------------------------------------------------------------------
@@ -449,7 +452,7 @@ class Driver:
         ready, _, _ = select.select([self.process.stdout], [], [], TIME_LIMIT)
         if not ready:
             self.stop()
-            return {"index": index, "what": f"call {index}",
+            return {"index": index, "what": f"call {index}", "outcome": "hang",
                     "defect": f"no answer in {TIME_LIMIT} s (a hang)"}
         line = self.process.stdout.readline()
         if line:
@@ -457,7 +460,7 @@ class Driver:
         status = self.process.wait()
         stderr = self.process.stderr.read()[-300:]
         self.process = None
-        return {"index": index, "what": f"call {index}",
+        return {"index": index, "what": f"call {index}", "outcome": "crash",
                 "defect": f"the worker died (status {status}): {stderr.strip()}"}
 
 
@@ -467,6 +470,8 @@ def main():
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--only", type=int, help="run call ONLY alone (its what and verdict)")
+    parser.add_argument("--check-docs", action="store_true",
+                        help="require docs/durability.md to quote these counts of ends")
     parser.add_argument("--worker", nargs=2, metavar=("SEED", "WORK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -481,7 +486,7 @@ def main():
         return 2
     start = time.monotonic()
     indices = [args.only] if args.only is not None else range(args.calls)
-    defects, functions = [], {}
+    defects, functions, outcomes = [], {}, {}
     with tempfile.TemporaryDirectory(prefix="calbench-pyfuzz-") as work:
         driver = Driver(args.seed, work)
         try:
@@ -489,6 +494,7 @@ def main():
                 answer = driver.call(index)
                 name = answer["what"].split("(")[0]
                 functions[name] = functions.get(name, 0) + 1
+                outcomes[answer["outcome"]] = outcomes.get(answer["outcome"], 0) + 1
                 if answer["defect"]:
                     defects.append(answer)
                 if args.only is not None:
@@ -496,11 +502,21 @@ def main():
         finally:
             driver.stop()
     counts = ", ".join(f"{name}: {n}" for name, n in sorted(functions.items()))
+    ends = ", ".join(f"{name}: {n}" for name, n in sorted(outcomes.items()))
     print(f"fuzz_python: {len(indices)} calls (seed {args.seed}) in "
-          f"{time.monotonic() - start:.1f} s; {counts}; {len(defects)} defects")
+          f"{time.monotonic() - start:.1f} s; {counts}; ends: {ends}; {len(defects)} defects")
     for answer in defects:
         print(f"DEFECT call {answer['index']} (--seed {args.seed} --only {answer['index']}): "
               f"{answer['what']}\n  {answer['defect']}")
+    if args.check_docs:
+        text = " ".join((Path(args.source) / "docs" / "durability.md").read_text().split())
+        quoted = [f"{n:,} {'results' if name == 'returned' else name}"
+                  for name, n in sorted(outcomes.items())]
+        quoted.append(f"seed {args.seed}, {len(indices):,} calls")
+        missing = [q for q in quoted if q not in text]
+        if missing:
+            print("docs/durability.md does not quote: " + "; ".join(missing))
+            return 1
     return 1 if defects else 0
 
 
