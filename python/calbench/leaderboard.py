@@ -29,6 +29,9 @@ import pandas as pd
 
 CALARENA_EXPERIMENT = ("dataset", "model", "cal_size", "test_size", "n_classes")
 
+# The bootstrap's limit, a config's intervals.resamples' (scenarios/estimator_bias/config.cpp).
+MAX_RESAMPLES = 1_000_000
+
 # Keys where a higher value is better unless the caller says otherwise.
 HIGHER_IS_BETTER = frozenset({"accuracy"})
 
@@ -176,8 +179,19 @@ def _drop_missing(blocks, values, missing):
 
 def _compute(frame, keys, compare, *, higher_is_better, method, case, block, resamples,
              elo_resamples, level, seed, missing):
-    from .core import _extension
+    from .core import _count, _extension
 
+    # Checked here, not by the binding: a seed past 2^64 reached pybind11's "incompatible
+    # function arguments", and a seed 1.5 or a level "0.95" was silently converted (issue #38).
+    resamples = _count(resamples, "leaderboard: resamples", 1)
+    elo_resamples = _count(elo_resamples, "leaderboard: elo_resamples", 0)
+    seed = _count(seed, "leaderboard: seed", 0)
+    if resamples > MAX_RESAMPLES:  # 2^63 resamples ended in std::bad_alloc
+        raise ValueError(f"leaderboard: resamples = {resamples}: must be <= {MAX_RESAMPLES} "
+                         "(as a config's intervals.resamples)")
+    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.number)) \
+            or not 0 < level < 1:
+        raise ValueError(f"leaderboard: level = {level!r}: expected a number in (0, 1)")
     if isinstance(keys, str):
         keys = [keys]
     methods, blocks, values = _tables(frame, keys, method, case, block, missing)
@@ -187,8 +201,8 @@ def _compute(frame, keys, compare, *, higher_is_better, method, case, block, res
     spec = [(k, k in higher, np.ascontiguousarray(values[k])) for k in names]
     pairs = [(names.index(k), names.index(r)) for k, r in compare]
     out = _extension().leaderboard([str(m) for m in methods], [int(b) for b in blocks], spec,
-                                   pairs, int(resamples), int(elo_resamples), float(level),
-                                   int(seed), np.ascontiguousarray(
+                                   pairs, resamples, elo_resamples, float(level), seed,
+                                   np.ascontiguousarray(
                                        failed if failed is not None
                                        else np.zeros((0, 0), dtype=bool)))
     return methods, names, higher, out

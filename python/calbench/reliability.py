@@ -61,6 +61,9 @@ def _interval_bars(frequency, count) -> np.ndarray:
 # about 1e-7 per row; calbench eval allows the same, docs/eval.md).
 ROW_SUM_TOLERANCE = 1e-6
 
+# The estimators' limit (lib/estimators/binning.hpp, max_bins): 2^63 bins became one bin.
+MAX_BINS = 1_000_000
+
 
 def _check_probabilities(p: np.ndarray, y: np.ndarray) -> None:
     """NaN probabilities, rows that do not sum to 1 and labels outside 0..K-1 (or outcomes other
@@ -87,8 +90,15 @@ def _check_probabilities(p: np.ndarray, y: np.ndarray) -> None:
 
 def _scores_outcomes(p, y) -> tuple[np.ndarray, np.ndarray]:
     """Top-label confidence and correctness for (n, K) p, or (score, outcome) for 1-D p."""
-    p = np.asarray(p, dtype=float)
+    p = np.asarray(p)
+    # Real numbers only: a complex array lost its imaginary part and a text array was parsed
+    # (issue #38's Python fuzzer, tests/cli/fuzz_python.py).
+    if p.dtype.kind not in "fiub":
+        raise ValueError(f"p: expected an array of real numbers, found dtype {p.dtype}")
+    p = p.astype(float)
     y = np.asarray(y)
+    if y.dtype.kind not in "fiub":
+        raise ValueError(f"y: expected an array of numbers, found dtype {y.dtype}")
     if p.ndim == 2:
         if y.shape != (p.shape[0],):
             raise ValueError(f"y has shape {y.shape}; expected ({p.shape[0]},), one label a row")
@@ -108,8 +118,10 @@ def bin_edges(scores, bins: int = 15, binning: str = "equal_width") -> np.ndarra
     """The inner edges e_1 < ... of calbench's bins; a score s is in bin #{e : e < s}."""
     if binning not in BINNINGS:
         raise ValueError(f"binning = {binning!r}: must be one of {', '.join(BINNINGS)}")
-    if int(bins) != bins or bins < 1:
-        raise ValueError(f"bins = {bins!r}: must be an integer >= 1")
+    # An integer or a whole float: int(inf) raised OverflowError, int(nan) numpy's text.
+    if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, float, np.number)) or \
+            not np.isfinite(bins) or int(bins) != bins or not 1 <= bins <= MAX_BINS:
+        raise ValueError(f"bins = {bins!r}: must be an integer in 1 .. {MAX_BINS}")
     if binning == "equal_width":
         return np.arange(1, bins, dtype=float) / float(bins)
     s = np.sort(np.asarray(scores, dtype=float))

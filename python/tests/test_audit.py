@@ -408,5 +408,57 @@ class Interruptible(unittest.TestCase):
         self.interrupt("kernel")
 
 
+class FuzzerFindings(unittest.TestCase):
+    """What tests/cli/fuzz_python.py found (the Python fuzzer of issue #38), one probe each:
+    each of these returned a result or raised an undocumented exception on today's main."""
+
+    def setUp(self):
+        rng = np.random.default_rng(38)
+        self.p = rng.dirichlet(np.ones(3), size=40)
+        self.y = rng.integers(0, 3, size=40)
+
+    def test_reliability_table_refuses_what_is_not_a_real_array(self):
+        with self.assertRaisesRegex(ValueError, "p: expected an array of real numbers, found "
+                                    "dtype complex128"):
+            calbench.reliability_table(self.p.astype(complex), self.y)
+        with self.assertRaisesRegex(ValueError, "p: expected an array of real numbers"):
+            calbench.reliability_table(self.p.astype(str), self.y)
+        # Was AttributeError: 'bool' object has no attribute 'astype'.
+        with self.assertRaisesRegex(ValueError, "y: expected an array of numbers, found dtype "
+                                    "<U"):
+            calbench.reliability_table(self.p, self.y.astype(str))
+
+    def test_reliability_table_bins_are_checked(self):
+        # inf was OverflowError, nan numpy's text, 2^63 silently one bin.
+        for bins in (float("inf"), float("nan"), 2**63, 0, 1.5, "15", True):
+            with self.subTest(bins=bins), self.assertRaisesRegex(
+                    ValueError, r"bins = .*: must be an integer in 1 \.\. 1000000"):
+                calbench.reliability_table(self.p, self.y, bins=bins)
+        self.assertEqual(len(calbench.reliability_table(self.p, self.y, bins=15.0)), 15)
+
+    @unittest.skipUnless(has_extension(), "calbench._core is not built")
+    def test_leaderboard_arguments_are_checked_before_the_binding(self):
+        import pandas as pd
+        frame = pd.DataFrame({"method": ["a", "b"] * 3, "case": [0, 0, 1, 1, 2, 2],
+                              "brier": [0.1, 0.2, 0.3, 0.1, 0.2, 0.4]})
+        cases = [({"seed": 2**64}, r"leaderboard: seed = 18446744073709551616: expected an "
+                                   r"integer >= 0 and < 2\^64"),  # was pybind11's own text
+                 ({"seed": 1.5}, r"leaderboard: seed = 1\.5: expected an integer"),
+                 ({"resamples": "10"}, r"leaderboard: resamples = '10': expected an integer"),
+                 ({"resamples": 2**63}, r"resamples = 9223372036854775808: must be <= "
+                                        r"1000000"),  # was MemoryError: std::bad_alloc
+                 ({"level": "0.95"}, r"leaderboard: level = '0\.95': expected a number in "
+                                     r"\(0, 1\)"),
+                 ({"level": 1.0}, r"level = 1\.0: expected a number in \(0, 1\)")]
+        for kwargs, message in cases:
+            with self.subTest(**{k: repr(v) for k, v in kwargs.items()}), \
+                    self.assertRaisesRegex(ValueError, message):
+                calbench.leaderboard(frame, "brier", resamples=kwargs.pop("resamples", 50),
+                                     elo_resamples=10, **kwargs)
+        board = calbench.leaderboard(frame, "brier", resamples=50, elo_resamples=10,
+                                     seed=np.uint64(2**63), level=np.float32(0.9))
+        self.assertEqual(sorted(board["method"]), ["a", "b"])
+
+
 if __name__ == "__main__":
     unittest.main()
