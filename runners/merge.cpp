@@ -23,6 +23,7 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   std::vector<std::filesystem::path> journals(dirs.size());
   std::vector<std::size_t> records(dirs.size());  // each shard's count, from its shard.json
   std::string config_text;
+  std::string config_source;  // the config file the shards ran (shard.json), if recorded
   std::size_t count = 0;
   for (const auto& dir : dirs) {
     const std::filesystem::path info_file = std::filesystem::path(dir) / "shard.json";
@@ -40,6 +41,8 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
         throw InputError(info_file.string() + ": /" + key + ": expected an integer >= " +
                          (std::string_view(key) == "records" ? "0" : "1") + ", found " +
                          (info.is_object() && info.contains(key) ? info[key].dump() : "nothing"));
+    if (info.contains("config_file") && info["config_file"].is_string())
+      config_source = info["config_file"].get<std::string>();
     const auto shard = info["shard"].get<std::size_t>();
     const auto shards = info["shards"].get<std::size_t>();
     if (count == 0) count = shards;
@@ -67,8 +70,22 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
       throw InputError(dir + "/config.json differs from " + dirs.front() +
                        "/config.json: the shards are of different runs");
   }
+  // The config is the shards' copy, read as the file the shards ran (shard.json's config_file):
+  // its relative paths (an empirical generator's rows, checked by their SHA-256) name files
+  // beside that file, not beside the copy. Shards written before config_file: the copy.
   const std::string config_file = (std::filesystem::path(dirs.front()) / "config.json").string();
-  std::unique_ptr<ExperimentBase> config = load_experiment(config_file);
+  std::unique_ptr<ExperimentBase> config;
+  if (config_source.empty()) {
+    config = load_experiment(config_file);
+  } else {
+    nlohmann::ordered_json document;
+    try {
+      document = nlohmann::ordered_json::parse(config_text);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(dirs.front() + "/config.json: not valid JSON");
+    }
+    config = parse_experiment(document, config_source);
+  }
   if (options.out) config->output.directory = *options.out;
   module_of(*config);
   // The merged set replaces OUT whole: OUT must not be one of the shards it reads.

@@ -78,10 +78,14 @@ void write_shard(const std::string& config_file, const ExperimentBase& config,
   if (!text) throw InputError("cannot read " + config_file + " again to keep it with the shard");
   write_file_atomically(staged / "config.json", text.bytes);
   write_resolved_config(config.resolved, staged);
-  const nlohmann::ordered_json info = {{"shard", shard.index + 1},
-                                       {"shards", shard.count},
-                                       {"identity", identity},
-                                       {"records", journal.records()}};
+  const nlohmann::ordered_json info = {
+      {"shard", shard.index + 1},
+      {"shards", shard.count},
+      {"identity", identity},
+      {"records", journal.records()},
+      // where the config was: `merge` reads its relative paths
+      // (an empirical generator's rows) from there
+      {"config_file", std::filesystem::absolute(config_file).string()}};
   write_file_atomically(staged / "shard.json", info.dump(2) + "\n");
   journal.flush(true);
   std::filesystem::rename(journal.path(), staged / "journal.bin");
