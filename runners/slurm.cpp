@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -17,6 +20,36 @@
 
 namespace calbench {
 namespace {
+
+namespace fs = std::filesystem;
+
+// The rows files an empirical generator names relative to the config (objects with "rows" and
+// "sha256", anywhere in it, the sweep too), as written. One that leaves the config's folder
+// ("../x.npy") is refused: its copy would land outside the script directory.
+std::vector<fs::path> relative_rows(const std::string& config) {
+  const FileBytes text = read_file(config);
+  std::vector<fs::path> out;
+  if (!text) return out;
+  const nlohmann::json document = nlohmann::json::parse(text.bytes, nullptr, false);
+  const auto walk = [&](const auto& self, const nlohmann::json& j) -> void {
+    if (j.is_object() && j.contains("rows") && j["rows"].is_string() && j.contains("sha256")) {
+      const fs::path rows = j["rows"].get<std::string>();
+      if (rows.is_relative()) {
+        for (const auto& part : rows.lexically_normal())
+          if (part == "..")
+            throw InputError(config + ": rows file " + rows.string() +
+                             " is outside the config's folder: calbench slurm copies the config "
+                             "and its relative rows files into the script directory; give its "
+                             "absolute path");
+        if (std::find(out.begin(), out.end(), rows) == out.end()) out.push_back(rows);
+      }
+    }
+    if (j.is_structured())
+      for (const auto& child : j) self(self, child);
+  };
+  walk(walk, document);
+  return out;
+}
 
 void refuse_newline(std::string_view what, std::string_view text) {
   if (text.find('\n') != std::string_view::npos || text.find('\r') != std::string_view::npos)
@@ -185,7 +218,6 @@ SlurmScripts slurm_scripts(const SlurmJob& job) {
 }
 
 int run_slurm(const SlurmOptions& options, std::ostream& out) {
-  namespace fs = std::filesystem;
   const std::unique_ptr<ExperimentBase> config = load_experiment(options.config);
   module_of(*config);
 
@@ -222,6 +254,7 @@ int run_slurm(const SlurmOptions& options, std::ostream& out) {
   job.qos = options.qos;
   job.sbatch = options.sbatch;
   const SlurmScripts scripts = slurm_scripts(job);  // refuses what it cannot write, before writing
+  const std::vector<fs::path> rows = relative_rows(options.config);
 
   const FileBytes config_text = read_file(options.config);
   if (!config_text) throw InputError("cannot read " + options.config + " again to copy it");
@@ -247,6 +280,17 @@ int run_slurm(const SlurmOptions& options, std::ostream& out) {
     throw OutputError("cannot create the script directory " + (script_dir / "logs").string() +
                       ": " + error.message());
   // The shards run this copy: editing the original later cannot mix two configs in one run.
+  // An empirical generator's rows file named relative to the config is copied to the same
+  // place beside the copy (its SHA-256 is in the config), so the copy reads the same rows and
+  // its bytes, and so the run's config_hash, stay the original's.
+  for (const fs::path& file : rows) {
+    fs::create_directories((script_dir / file).parent_path(), error);
+    fs::copy_file(fs::path(options.config).parent_path() / file, script_dir / file,
+                  fs::copy_options::overwrite_existing, error);
+    if (error)
+      throw OutputError("cannot copy the rows file " + file.string() + " to " +
+                        script_dir.string() + ": " + error.message());
+  }
   write_file_atomically(job.config, config_text.bytes);
   const std::pair<const char*, const std::string*> files[] = {{"shards.sbatch", &scripts.shards},
                                                               {"merge.sbatch", &scripts.merge},

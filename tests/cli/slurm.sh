@@ -87,4 +87,40 @@ grep -q "inside the result directory" bad.txt || fail "no message for --script-d
 "$bin" slurm "$src/tests/data/no_such.json" --shards 3 >bad.txt 2>&1
 [ $? -eq 2 ] || fail "a missing config did not exit 2"
 
+# A config whose empirical generator names its rows relative to the config (every arena config):
+# the rows are copied beside the config's copy, so the array tasks read them there and the
+# merged set is the single run's (the tasks failed before: no rows file beside the copy).
+mkdir -p emp/fakes
+cp "$src/configs/arena/fakes/cancer_lr_k2.rows.npy" emp/fakes/
+"${CALBENCH_PYTHON:-/usr/bin/python3}" - "$src/configs/arena/fakes/cancer_lr_k2.json" \
+  "$src/tests/data/tiny_recalibration.json" emp/emp.json <<'EOF'
+import json, sys
+generator = json.load(open(sys.argv[1]))["generator"]
+generator["rows"] = "fakes/" + generator["rows"]
+config = json.load(open(sys.argv[2]))
+config.update({"name": "emp", "generator": generator, "truth_samples": 5000,
+               "truth": {"samples": 5000}})
+config["methods"] = config["methods"][:3]
+json.dump(config, open(sys.argv[3], "w"), indent=1)
+EOF
+"$bin" run emp/emp.json --out emp_single --threads 2 --quiet || fail "emp: single run failed"
+"$bin" slurm emp/emp.json --shards 2 --out "$work/emp_out" --cpus 2 --time 0:10:00 >emp.txt 2>&1 ||
+  fail "calbench slurm of the empirical config failed: $(cat emp.txt)"
+cmp -s emp/fakes/cancer_lr_k2.rows.npy "$work/emp_out.slurm/fakes/cancer_lr_k2.rows.npy" ||
+  fail "the rows file was not copied beside the config's copy"
+for i in 1 2; do
+  SLURM_ARRAY_TASK_ID=$i bash "$work/emp_out.slurm/shards.sbatch" >"emp$i.log" 2>&1 ||
+    fail "emp: array task $i failed: $(cat "emp$i.log")"
+done
+bash "$work/emp_out.slurm/merge.sbatch" >emp_merge.log 2>&1 ||
+  fail "emp: the merge failed: $(cat emp_merge.log)"
+same_set emp_single "$work/emp_out" "an empirical fake's relative rows through the job scripts"
+mkdir -p up
+sed 's|"fakes/cancer_lr_k2.rows.npy"|"../emp/fakes/cancer_lr_k2.rows.npy"|' emp/emp.json >up/up.json
+"$bin" validate up/up.json >/dev/null 2>&1 || fail "up/up.json does not validate"
+"$bin" slurm up/up.json --shards 2 --out up_out >bad.txt 2>&1
+[ $? -eq 2 ] || fail "a rows file outside the config's folder was accepted by calbench slurm"
+grep -q "outside the config's folder" bad.txt || fail "no message for ../ rows: $(cat bad.txt)"
+[ -e up_out.slurm ] && fail "a refused calbench slurm wrote its script directory"
+
 finish
