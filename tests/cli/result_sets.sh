@@ -12,3 +12,24 @@ same_set() {
     cmp -s "$file" "$actual/$name" || fail "$what: $name differs from $expected"
   done
 }
+
+# fake_config DIR NAME: DIR/NAME.json, a small recalibration config (tests/data/
+# tiny_recalibration.json, three methods, 5,000 truth rows) on the shipped fake
+# configs/arena/fakes/cancer_lr_k2, whose rows file is named relative to the config
+# (DIR/fakes/...), as in every arena config. Needs $src.
+fake_config() {
+  local dir=$1 name=$2
+  mkdir -p "$dir/fakes"
+  cp "$src/configs/arena/fakes/cancer_lr_k2.rows.npy" "$dir/fakes/"
+  "${CALBENCH_PYTHON:-/usr/bin/python3}" - "$src/configs/arena/fakes/cancer_lr_k2.json" \
+    "$src/tests/data/tiny_recalibration.json" "$dir/$name.json" "$name" <<'PY'
+import json, sys
+generator = json.load(open(sys.argv[1]))["generator"]
+generator["rows"] = "fakes/" + generator["rows"]
+config = json.load(open(sys.argv[2]))
+config.update({"name": sys.argv[4], "generator": generator, "truth_samples": 5000,
+               "truth": {"samples": 5000}})
+config["methods"] = config["methods"][:3]
+json.dump(config, open(sys.argv[3], "w"), indent=1)
+PY
+}

@@ -31,19 +31,7 @@ done
 # A config whose empirical generator names its rows file relative to the config (every arena
 # config does): merge reads the shards' copy of the config as the file they ran (shard.json's
 # config_file), so the rows resolve beside the config, not beside the copy (they did not).
-mkdir -p fake/fakes
-cp "$src/configs/arena/fakes/cancer_lr_k2.rows.npy" fake/fakes/
-"${CALBENCH_PYTHON:-/usr/bin/python3}" - "$src/configs/arena/fakes/cancer_lr_k2.json" \
-  "$src/tests/data/tiny_recalibration.json" fake/fake.json <<'EOF'
-import json, sys
-generator = json.load(open(sys.argv[1]))["generator"]
-generator["rows"] = "fakes/" + generator["rows"]
-config = json.load(open(sys.argv[2]))
-config.update({"name": "fake", "generator": generator, "truth_samples": 5000,
-               "truth": {"samples": 5000}})
-config["methods"] = config["methods"][:3]
-json.dump(config, open(sys.argv[3], "w"), indent=1)
-EOF
+fake_config fake fake
 "$bin" run fake/fake.json --out fake_single --threads 2 --quiet || fail "fake: single run failed"
 "$bin" run fake/fake.json --shard 1/2 --out fake_shard1 --threads 1 --quiet || fail "fake: shard 1"
 "$bin" run fake/fake.json --shard 2/2 --out fake_shard2 --threads 2 --quiet || fail "fake: shard 2"

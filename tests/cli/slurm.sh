@@ -90,19 +90,7 @@ grep -q "inside the result directory" bad.txt || fail "no message for --script-d
 # A config whose empirical generator names its rows relative to the config (every arena config):
 # the rows are copied beside the config's copy, so the array tasks read them there and the
 # merged set is the single run's (the tasks failed before: no rows file beside the copy).
-mkdir -p emp/fakes
-cp "$src/configs/arena/fakes/cancer_lr_k2.rows.npy" emp/fakes/
-"${CALBENCH_PYTHON:-/usr/bin/python3}" - "$src/configs/arena/fakes/cancer_lr_k2.json" \
-  "$src/tests/data/tiny_recalibration.json" emp/emp.json <<'EOF'
-import json, sys
-generator = json.load(open(sys.argv[1]))["generator"]
-generator["rows"] = "fakes/" + generator["rows"]
-config = json.load(open(sys.argv[2]))
-config.update({"name": "emp", "generator": generator, "truth_samples": 5000,
-               "truth": {"samples": 5000}})
-config["methods"] = config["methods"][:3]
-json.dump(config, open(sys.argv[3], "w"), indent=1)
-EOF
+fake_config emp emp
 "$bin" run emp/emp.json --out emp_single --threads 2 --quiet || fail "emp: single run failed"
 "$bin" slurm emp/emp.json --shards 2 --out "$work/emp_out" --cpus 2 --time 0:10:00 >emp.txt 2>&1 ||
   fail "calbench slurm of the empirical config failed: $(cat emp.txt)"
