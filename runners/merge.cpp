@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/json_support.hpp"
 #include "core/error.hpp"
 #include "core/journal.hpp"
 #include "core/read_file.hpp"
@@ -78,12 +79,10 @@ int merge_command(const std::vector<std::string>& dirs, RunOptions options) {
   if (config_source.empty()) {
     config = load_experiment(config_file);
   } else {
-    nlohmann::ordered_json document;
-    try {
-      document = nlohmann::ordered_json::parse(config_text);
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(dirs.front() + "/config.json: not valid JSON");
-    }
+    // The config loader's own reader: duplicate keys and limits as for any config file.
+    Problems problems;
+    const Json document = parse_json_source(config_text, config_file, problems);
+    if (!problems.empty()) throw ConfigError(problems.render(config_file));
     config = parse_experiment(document, config_source);
   }
   if (options.out) config->output.directory = *options.out;

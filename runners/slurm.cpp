@@ -24,13 +24,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // The rows files an empirical generator names relative to the config (objects with "rows" and
-// "sha256", anywhere in it, the sweep too), as written. One that leaves the config's folder
-// ("../x.npy") is refused: its copy would land outside the script directory.
-std::vector<fs::path> relative_rows(const std::string& config) {
-  const FileBytes text = read_file(config);
+// "sha256", anywhere in it, the sweep too), as written in `text`, the config file `config`
+// (validated already). One that leaves the config's folder ("../x.npy") is refused: its copy
+// would land outside the script directory.
+std::vector<fs::path> relative_rows(const std::string& text, const std::string& config) {
   std::vector<fs::path> out;
-  if (!text) return out;
-  const nlohmann::json document = nlohmann::json::parse(text.bytes, nullptr, false);
+  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
   const auto walk = [&](const auto& self, const nlohmann::json& j) -> void {
     if (j.is_object() && j.contains("rows") && j["rows"].is_string() && j.contains("sha256")) {
       const fs::path rows = j["rows"].get<std::string>();
@@ -254,10 +253,10 @@ int run_slurm(const SlurmOptions& options, std::ostream& out) {
   job.qos = options.qos;
   job.sbatch = options.sbatch;
   const SlurmScripts scripts = slurm_scripts(job);  // refuses what it cannot write, before writing
-  const std::vector<fs::path> rows = relative_rows(options.config);
 
   const FileBytes config_text = read_file(options.config);
   if (!config_text) throw InputError("cannot read " + options.config + " again to copy it");
+  const std::vector<fs::path> rows = relative_rows(config_text.bytes, options.config);
   // A file of these names already there is replaced only when it holds what would be written
   // (the same command again); another job's scripts or a user's config.json are refused.
   std::vector<std::string> differing;
