@@ -5,7 +5,7 @@ its output is checked for the shape the docs describe (its figures at full size 
 measurements, not checked here).
 
     scripts.py NAME      NAME: bench_references, fit_speed, real_models, arena_fits,
-                         arena_tables, intervals_table, truth_precision, train_networks
+                         intervals_table, truth_precision, train_networks
 
 Environment: CALBENCH_BIN (the calbench binary), CALBENCH_TESTS (calbench_tests, for
 truth_precision), PYTHONPATH with this checkout's python/ and CALBENCH_CORE_DIR (the compiled
@@ -128,39 +128,6 @@ def arena_fits(work):
     return f"nb_k2: verdict {rows[0]['verdict']}"
 
 
-def arena_tables(work):
-    """arena-tables.py on a tiny run of each arena config (2 replicates, one fit size, four
-    methods): its three tables, a row per (arena, metric, truth) in the first."""
-    dirs = []
-    for arena in ("binary", "multiclass"):
-        with open(os.path.join(ROOT, "configs", "arena", arena + ".json")) as f:
-            config = json.load(f)
-        config.update({"replicates": 2, "test_size": 300, "truth_samples": 5000,
-                       "methods": [{"name": "temperature"}, {"name": "histogram_binning"},
-                                   {"name": "isotonic"}, {"name": "platt_probability"}]})
-        config["sweep"]["fit_size"] = [300]
-        config["sweep"]["generator"] = config["sweep"]["generator"][:2]
-        folder = os.path.join(work, arena)
-        os.makedirs(folder)
-        # The fakes' rows are named relative to the config's folder.
-        os.symlink(os.path.join(ROOT, "configs", "arena", "fakes"), os.path.join(folder, "fakes"))
-        path = os.path.join(folder, "config.json")
-        with open(path, "w") as f:
-            json.dump(config, f)
-        out = os.path.join(work, "arena_" + arena)
-        done = subprocess.run([CALBENCH, "run", path, "--out", out, "--quiet", "--no-report",
-                               "--threads", "2"], capture_output=True, text=True)
-        if done.returncode != 0:
-            fail("arena_tables", f"calbench run {arena}: {done.stderr}")
-        dirs.append(out)
-    text = run("arena_tables", ["arena-tables.py"] + dirs)
-    first = [r for r in table_rows(text) if r and r[0] in ("binary", "multiclass")]
-    # 5 test-set metrics x 4 true quantities per arena.
-    if len([r for r in first if len(r) == 6]) != 2 * 5 * 4:
-        fail("arena_tables", f"expected 40 rows of the agreement table in:\n{text}")
-    return f"{len(table_rows(text))} table rows"
-
-
 def intervals_table(work):
     """intervals_table.py --caveats --cpp on docs/intervals.md: the rows compiled into
     lib/estimators/coverage_caveats.cpp, each of them there verbatim."""
@@ -215,7 +182,7 @@ def train_networks(work):
 
 
 CHECKS = {f.__name__: f for f in (bench_references, fit_speed, real_models, arena_fits,
-                                  arena_tables, intervals_table, truth_precision, train_networks)}
+                                  intervals_table, truth_precision, train_networks)}
 
 
 def main(argv):

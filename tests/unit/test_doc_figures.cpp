@@ -22,7 +22,6 @@
 #include "config/json_support.hpp"
 #include "estimators/coverage_caveats.hpp"
 #include "estimators/estimators_json.hpp"
-#include "leaderboard/kendall_tau.hpp"
 #include "temp_files.hpp"
 
 namespace {
@@ -1286,71 +1285,6 @@ TEST_CASE("docs/arena.md: the fakes' table is their provenance", "[unit][docs]")
     INFO(line);
     CHECK(doc.find("\n" + line + "\n") != std::string::npos);
   }
-}
-
-// docs/arena.md: every line of its three result tables (written by scripts/arena-tables.py)
-// rebuilt from the two shipped arena runs' pooled boards: "| ARENA | estimator | truth | tau-b |
-// case tau-b | same winner |", "| ARENA | kind | key | rank | method | win rate | mean |" and
-// "| ARENA | kind key vs kind key | tau-b |" (Kendall's tau-b of the two boards' win rates).
-TEST_CASE("docs/arena.md: the recalibration arena", "[slow][e2e][docs]") {
-  const std::map<std::string, const Run*> runs = {{"binary", &shipped("arena/binary")},
-                                                  {"multiclass", &shipped("arena/multiclass")}};
-  auto ci = [](const Row& r, const std::string& column, int digits) {
-    return fixed(number(r, column), digits) + " [" + fixed(number(r, column + "_lower"), digits) +
-           ", " + fixed(number(r, column + "_upper"), digits) + "]";
-  };
-  auto board_rates = [](const Run& run, const std::string& kind, const std::string& key) {
-    std::map<std::string, double> out;
-    for (const auto& r : run.leaderboard)
-      if (r.at("scope") == "all" && r.at("kind") == kind && r.at("key") == key)
-        out[r.at("method")] = std::stod(r.at("win_rate"));
-    return out;
-  };
-  std::stringstream doc(read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "arena.md"));
-  std::string line;
-  std::map<std::size_t, std::size_t> checked;  // lines checked per table width
-  while (std::getline(doc, line)) {
-    if (line.rfind("| ", 0) != 0) continue;
-    std::vector<std::string> f;
-    std::stringstream cells(line.substr(2, line.size() - 4));
-    for (std::string cell; std::getline(cells, cell, '|');)
-      f.push_back(cell.substr(cell.find_first_not_of(' '),
-                              cell.find_last_not_of(' ') + 1 - cell.find_first_not_of(' ')));
-    if (!runs.count(f[0])) continue;
-    INFO(line);
-    const Run& run = *runs.at(f[0]);
-    if (f.size() == 6) {
-      const Row& r = row(run.agreement, {{"scope", "all"}, {"estimator", f[1]}, {"truth", f[2]}});
-      CHECK(ci(r, "tau_b", 2) == f[3]);
-      CHECK(ci(r, "case_tau_b", 2) == f[4]);
-      CHECK(ci(r, "winner_agreement", 2) == f[5]);
-    } else if (f.size() == 7) {
-      const Row& r =
-          row(run.leaderboard, {{"scope", "all"}, {"kind", f[1]}, {"key", f[2]}, {"method", f[4]}});
-      CHECK(r.at("rank") == f[3]);
-      CHECK(ci(r, "win_rate", 3) == f[5]);
-      CHECK(fixed(number(r, "mean"), 4) == f[6]);
-    } else if (f.size() == 3) {
-      std::stringstream words(f[1]);
-      std::string kind_a, key_a, vs, kind_b, key_b;
-      words >> kind_a >> key_a >> vs >> kind_b >> key_b;
-      const auto a = board_rates(run, kind_a, key_a), b = board_rates(run, kind_b, key_b);
-      REQUIRE(a.size() == b.size());
-      REQUIRE(a.size() > 2);
-      std::vector<double> x, y;
-      for (const auto& [method, rate] : a) {
-        x.push_back(rate);
-        y.push_back(b.at(method));
-      }
-      CHECK(fixed(calbench::kendall_tau_b(x, y), 2) == f[2]);
-    } else {
-      FAIL("a result line with " << f.size() << " fields");
-    }
-    ++checked[f.size()];
-  }
-  CHECK(checked[6] == 2 * 5 * 4);
-  CHECK(checked[7] >= 2 * 5 * 3);
-  CHECK(checked[3] == 2 * 3);
 }
 
 TEST_CASE("README, docs/decisions.md: recalibrators ranked by the decision", "[slow][e2e][docs]") {
