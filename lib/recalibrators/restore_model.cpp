@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "recalibrators/bbq.hpp"
 #include "recalibrators/cdf_spline.hpp"
 #include "recalibrators/classwise.hpp"
@@ -107,7 +108,7 @@ std::pair<std::vector<double>, std::vector<double>> steps(const StateReader& r) 
 // A whole number in [low, high] (a node index, a feature, a count saved as a double).
 long whole(const StateReader& r, const char* key, double x, long low, long high) {
   if (!(x >= static_cast<double>(low) && x <= static_cast<double>(high) && x == std::floor(x)))
-    r.fail(std::string(key) + " = " + std::to_string(x) + ": must be a whole number in [" +
+    r.fail(std::string(key) + " = " + format_double(x) + ": must be a whole number in [" +
            std::to_string(low) + ", " + std::to_string(high) + "]");
   return static_cast<long>(x);
 }

@@ -116,7 +116,7 @@ std::vector<float> xgboost_features(std::span<const double> p, std::size_t class
   for (std::size_t i = 0; i < rows; ++i) {
     const auto row = p.subspan(i * classes, classes);
     if (classes == 2) {
-      // probmetrics: log p - log1p(-p), each floored (and capped) at +-87.34, p = p_1.
+      // probmetrics: log p - log1p(-p), each floored at -87.34, p = p_1.
       const double log_p = floored_log(row[1]);
       const double log_rest = std::max(std::log1p(-row[1]), log_floor);
       x[i] = static_cast<float>(log_p - log_rest);
