@@ -60,11 +60,6 @@ class XgboostModel : public CalibrationModel {
       for (double& v : out) v /= static_cast<double>(folds_.size());
     }
   }
-  std::vector<FittedValue> parameters() const override {
-    std::size_t trees = 0;
-    for (const auto& booster : folds_) trees += booster.trees.size();
-    return {{"trees", static_cast<double>(trees)}};
-  }
   FittedState state() const override {
     FittedState out{.kind = "xgboost", .scalars = {{"classes", static_cast<double>(classes_)}}};
     for (const auto& booster : folds_) {
@@ -182,7 +177,7 @@ std::unique_ptr<const CalibrationModel> XgboostCalibration::fit(const Sample& sa
       positives += sample.label[i] == 1 ? 1.0 : 0.0;
     }
     if (K == 2) {
-      // XGBoost >= 2.0's intercept: one Newton step of the log loss from margin 0, where every
+      // XGBoost 2's intercept: one Newton step of the log loss from margin 0, where every
       // gradient is 1/2 - y and every hessian 1/4: w = 4 (mean y - 1/2), base_score = σ(w).
       const double mean = positives / static_cast<double>(train_y.size());
       booster.base_score = sigmoid(4.0 * (mean - 0.5));

@@ -11,8 +11,8 @@
 // - Booster: binary:logistic (K = 2) or multi:softprob with num_class = K; max_depth 3,
 //   learning rate 0.3, 10 rounds (xgb.train's default: CalArena's early stopping, patience 50
 //   on the held-out fold, cannot stop 10 rounds, so the held-out fold is never used),
-//   tree_method "hist" (XGBoost >= 2.0's default), nthread 1, every other parameter the
-//   library's default. K = 2 starts from XGBoost >= 2.0's estimated intercept, one Newton step
+//   tree_method "hist" (XGBoost 2's default), nthread 1, every other parameter the
+//   library's default. K = 2 starts from XGBoost 2's estimated intercept, one Newton step
 //   from margin 0: base margin 4 (mean label - 1/2) of the fold's training rows (Debian's 1.7
 //   would start at 0); K > 2 from the constant base score, which the softmax cancels.
 // - Folds: each class's rows shuffled by a fixed calbench stream and dealt in turn, so every

@@ -100,7 +100,7 @@ TEST_CASE("xgboost: one fold is one booster on every row, from XGBoost 2's inter
           "[unit][recalibrators]") {
   // folds = 1 (probmetrics' use_cv = False): the model's q_1 is sigma of the library's margin of
   // a booster trained here on every row with base_score sigma(4 (mean y - 1/2)), the intercept
-  // XGBoost >= 2.0 estimates (one Newton step from margin 0).
+  // XGBoost 2 estimates (one Newton step from margin 0).
   const Sample fit = draw(2, 800, 3), other = draw(2, 300, 4);
   const auto model = XgboostCalibration({.folds = 1}).fit(fit);
   double mean = 0.0;

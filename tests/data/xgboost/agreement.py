@@ -4,7 +4,7 @@ Not run by the test suite: it needs Debian's python3-xgboost (1.7.4, the library
 which calbench does not depend on. The calibrator is re-stated here from its definition
 (probmetrics/calibrators/trees.py at probkit/probmetrics 9d991bf: logit features floored at
 log(FLT_MIN), max_depth 3, xgb.train's 10 rounds, StratifiedKFold(5, shuffle, seed 42), the
-folds' mean probability), with the two XGBoost >= 2.0 defaults calbench sets explicitly
+folds' mean probability), with the two XGBoost 2 defaults calbench sets explicitly
 (tree_method "hist", the binary intercept by one Newton step). Temperature-miscalibrated
 Dirichlet samples (alpha 0.6, T = 0.6), 2,000 fit and 2,000 new rows, K = 2 and 4.
 
