@@ -132,7 +132,8 @@ BoostedTree boosted_tree(const StateReader& r, std::size_t groups, std::size_t c
     const auto self = static_cast<long>(j);
     const bool leaf = left[j] == -1.0;
     if (leaf != (right[j] == -1.0)) r.fail("left and right must both be -1 at a leaf");
-    t.left.push_back(static_cast<std::int32_t>(leaf ? -1 : whole(r, "left", left[j], self + 1, last)));
+    t.left.push_back(
+        static_cast<std::int32_t>(leaf ? -1 : whole(r, "left", left[j], self + 1, last)));
     t.right.push_back(
         static_cast<std::int32_t>(leaf ? -1 : whole(r, "right", right[j], self + 1, last)));
     t.feature.push_back(static_cast<std::int32_t>(

@@ -51,8 +51,7 @@ std::string text(double x) {
 // logistic base margin is -log(1/base_score - 1) in float32; the softmax objective keeps the
 // base score itself as every class's starting margin.
 float base_margin(BoostObjective objective, float base_score) {
-  if (objective == BoostObjective::binary_logistic)
-    return -std::log(1.0f / base_score - 1.0f);
+  if (objective == BoostObjective::binary_logistic) return -std::log(1.0f / base_score - 1.0f);
   return base_score;
 }
 
@@ -70,7 +69,7 @@ float BoostedTree::leaf(std::span<const float> x) const {
   std::size_t j = 0;
   while (left[j] >= 0)
     j = static_cast<std::size_t>(x[static_cast<std::size_t>(feature[j])] < value[j] ? left[j]
-                                                                                     : right[j]);
+                                                                                    : right[j]);
   return value[j];
 }
 
@@ -130,7 +129,7 @@ BoostedTrees XgboostBooster::trees() const {
   BoostedTrees out;
   out.groups = num_class > 1 ? num_class : 1;
   out.base_margin = base_margin(objective == "binary:logistic" ? BoostObjective::binary_logistic
-                                                              : BoostObjective::multi_softprob,
+                                                               : BoostObjective::multi_softprob,
                                 base_score);
   const auto& booster = learner.at("gradient_booster").at("model");
   const auto& info = booster.at("tree_info");
@@ -154,11 +153,12 @@ std::vector<float> XgboostBooster::library_margins(std::span<const float> featur
   bst_ulong dims = 0;
   const float* result = nullptr;
   // type 1: the raw margin, before the sigmoid or softmax.
-  check(XGBoosterPredictFromDMatrix(
-            booster_, data.get(),
-            R"({"type": 1, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})",
-            &shape, &dims, &result),
-        "XGBoosterPredictFromDMatrix");
+  check(
+      XGBoosterPredictFromDMatrix(
+          booster_, data.get(),
+          R"({"type": 1, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})",
+          &shape, &dims, &result),
+      "XGBoosterPredictFromDMatrix");
   bst_ulong size = 1;
   for (bst_ulong d = 0; d < dims; ++d) size *= shape[d];
   return {result, result + size};

@@ -67,13 +67,12 @@ class XgboostModel : public CalibrationModel {
                     .scalars = {{"base_margin", booster.base_margin},
                                 {"groups", static_cast<double>(booster.groups)}}};
       for (const auto& tree : booster.trees)
-        b.parts.push_back(
-            {.kind = "tree",
-             .scalars = {{"group", static_cast<double>(tree.group)}},
-             .arrays = {{"left", {tree.left.begin(), tree.left.end()}},
-                        {"right", {tree.right.begin(), tree.right.end()}},
-                        {"feature", {tree.feature.begin(), tree.feature.end()}},
-                        {"value", {tree.value.begin(), tree.value.end()}}}});
+        b.parts.push_back({.kind = "tree",
+                           .scalars = {{"group", static_cast<double>(tree.group)}},
+                           .arrays = {{"left", {tree.left.begin(), tree.left.end()}},
+                                      {"right", {tree.right.begin(), tree.right.end()}},
+                                      {"feature", {tree.feature.begin(), tree.feature.end()}},
+                                      {"value", {tree.value.begin(), tree.value.end()}}}});
       out.parts.push_back(std::move(b));
     }
     return out;

@@ -1284,9 +1284,9 @@ TEST_CASE("docs/arena.md: xgboost beside temperature, platt and isotonic", "[e2e
     for (const auto& m : models) {
       line += ' ';
       line += fixed(number(row(run.cells, {{"cell", std::to_string(c)},
-                                          {"method", m},
-                                          {"kind", "truth"},
-                                          {"quantity", "ece_top_l1"}}),
+                                           {"method", m},
+                                           {"kind", "truth"},
+                                           {"quantity", "ece_top_l1"}}),
                            "mean"),
                     3);
       line += " |";
@@ -1295,10 +1295,8 @@ TEST_CASE("docs/arena.md: xgboost beside temperature, platt and isotonic", "[e2e
     CHECK(doc.find("\n" + line + "\n") != std::string::npos);
   }
   auto pooled = [&](const char* key) {
-    return row(run.leaderboard, {{"scope", "all"},
-                                 {"kind", "truth"},
-                                 {"key", key},
-                                 {"method", "xgboost"}});
+    return row(run.leaderboard,
+               {{"scope", "all"}, {"kind", "truth"}, {"key", key}, {"method", "xgboost"}});
   };
   const Row& ece = pooled("ece_top_l1");
   const Row& brier = pooled("brier");

@@ -249,12 +249,11 @@ TEST_CASE("xgboost repairs a temperature map's true error about as isotonic regr
       FAIL("no ece_top_l1");
       return m.truth.front();
     };
-    INFO("uncalibrated " << ece(un).mean << ", isotonic " << ece(iso).mean << " (sd "
-                         << ece(iso).sd << "), xgboost " << ece(xgb).mean << " (sd "
-                         << ece(xgb).sd << ")");
+    INFO("uncalibrated " << ece(un).mean << ", isotonic " << ece(iso).mean << " (sd " << ece(iso).sd
+                         << "), xgboost " << ece(xgb).mean << " (sd " << ece(xgb).sd << ")");
     CHECK(ece(xgb).mean < 0.5 * ece(un).mean);
-    const double se = std::sqrt((ece(xgb).sd * ece(xgb).sd + ece(iso).sd * ece(iso).sd) /
-                                replicates);
+    const double se =
+        std::sqrt((ece(xgb).sd * ece(xgb).sd + ece(iso).sd * ece(iso).sd) / replicates);
     CHECK(std::abs(ece(xgb).mean - ece(iso).mean) < 4.0 * se);
     CHECK(truth_of(xgb, "brier") < truth_of(un, "brier"));
     CHECK(truth_of(xgb, "nll") < truth_of(un, "nll"));
@@ -300,8 +299,8 @@ TEST_CASE("xgboost's bad parameters name their JSON pointer", "[unit][config][re
   CHECK(has_problem(p, "/methods/4/eta: unknown key"));
   // Defaults fill the resolved config; labels name what differs from CalArena's settings.
   const ExperimentConfig config = parse(experiment(
-      {{"map", "identity"}}, OJ::array({{{"name", "xgboost"}},
-                                        {{"name", "xgboost"}, {"rounds", 50}, {"folds", 1}}})));
+      {{"map", "identity"}},
+      OJ::array({{{"name", "xgboost"}}, {{"name", "xgboost"}, {"rounds", 50}, {"folds", 1}}})));
   CHECK(config.cells[0].methods[0].label == "xgboost");
   CHECK(config.cells[0].methods[1].label == "xgboost_r50_f1");
   const auto& resolved = config.resolved.at("methods").at(0);

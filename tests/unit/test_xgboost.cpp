@@ -35,10 +35,10 @@ std::vector<float> labels_of(const Sample& s) {
 }
 
 BoosterSettings settings_for(std::size_t classes, double base_score) {
-  return {.objective =
-              classes == 2 ? BoostObjective::binary_logistic : BoostObjective::multi_softprob,
-          .classes = classes,
-          .base_score = base_score};
+  return {
+      .objective = classes == 2 ? BoostObjective::binary_logistic : BoostObjective::multi_softprob,
+      .classes = classes,
+      .base_score = base_score};
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -127,8 +127,7 @@ TEST_CASE("xgboost: one fold is one booster on every row, from XGBoost 2's inter
   CHECK(-g / h == Approx(w).epsilon(1e-14));
 }
 
-TEST_CASE("xgboost: the folds' mean, each fold trained without its rows",
-          "[unit][recalibrators]") {
+TEST_CASE("xgboost: the folds' mean, each fold trained without its rows", "[unit][recalibrators]") {
   // Five folds give five boosters of 10 rounds; the output is their mean probability: on the
   // simplex, and different from a single booster on every row.
   for (const std::size_t K : {2, 3}) {
@@ -180,11 +179,13 @@ TEST_CASE("xgboost: bad settings, too few rows and malformed saved trees are ref
   };
   REQUIRE(array("left")[0] > 0.0);
   array("left")[0] = 0.0;
-  CHECK_THROWS_WITH(restore_model(bad, "/model"),
-                    Catch::Contains("/model/parts/1/parts/4: left = 0: must be a whole number in [1,"));
+  CHECK_THROWS_WITH(
+      restore_model(bad, "/model"),
+      Catch::Contains("/model/parts/1/parts/4: left = 0: must be a whole number in [1,"));
   bad = good;
   bad.parts[1].parts[4].arrays[2].second[0] = 3.0;  // feature: K = 3 columns, 0 .. 2
-  CHECK_THROWS_WITH(restore_model(bad, "/model"), Catch::Contains("feature = 3: must be a whole number in [0, 2]"));
+  CHECK_THROWS_WITH(restore_model(bad, "/model"),
+                    Catch::Contains("feature = 3: must be a whole number in [0, 2]"));
   bad = good;
   bad.scalars[0].second = 4.0;  // classes 4: the boosters have 3 groups
   CHECK_THROWS_WITH(restore_model(bad, "/model"),
