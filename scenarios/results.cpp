@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "recalibrators/xgboost_booster.hpp"
+
 namespace calbench {
 
 RunInfo start_run_info(std::size_t threads) {
@@ -25,7 +27,7 @@ RunInfo start_run_info(std::size_t threads) {
                    std::to_string(BOOST_VERSION / 100 % 1000) + ", oneTBB " +
                    std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
                    ", nlohmann_json " + std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
-                   std::to_string(NLOHMANN_JSON_VERSION_MINOR);
+                   std::to_string(NLOHMANN_JSON_VERSION_MINOR) + ", xgboost " + xgboost_version();
   return info;
 }
 

@@ -16,7 +16,7 @@ case $what in
 esac
 
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
-          nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev libssl-dev
+          nlohmann-json3-dev catch2 libcli11-dev libeigen3-dev liblbfgspp-dev libssl-dev libxgboost-dev
           python3 python3-numpy python3-pandas python3-matplotlib python3-dev pybind11-dev
           python3-pybind11 python3-sklearn python3-venv python3-pip python3-setuptools)
 # Only for the test suite, never for the quick start: chromium renders the HTML report headless

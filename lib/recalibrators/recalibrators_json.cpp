@@ -26,6 +26,7 @@
 #include "recalibrators/temperature_scaling.hpp"
 #include "recalibrators/top_label_reduced.hpp"
 #include "recalibrators/venn_abers.hpp"
+#include "recalibrators/xgboost_calibration.hpp"
 
 namespace calbench {
 namespace {
@@ -162,6 +163,25 @@ std::optional<MethodConfig> build_cdf_spline(Args& a) {
   auto out = plain(a, std::make_shared<TopLabel>(a.name(), std::make_shared<CdfSplineCalibrator>(
                                                                static_cast<std::size_t>(knots))));
   if (knots != cdf_spline_knots) out.label += "_" + std::to_string(knots);
+  return out;
+}
+
+// CalArena's booster (probmetrics' XGBoostCalibrator): xgb.train's 10 rounds, max_depth 3,
+// XGBoost's learning rate 0.3, StratifiedKFold's 5 folds.
+const XgboostSettings xgboost_defaults;
+
+std::optional<MethodConfig> build_xgboost(Args& a) {
+  XgboostSettings s;
+  s.rounds = static_cast<std::size_t>(a.get<std::int64_t>("rounds"));
+  s.max_depth = static_cast<std::size_t>(a.get<std::int64_t>("max_depth"));
+  s.learning_rate = a.get<double>("learning_rate");
+  s.folds = static_cast<std::size_t>(a.get<std::int64_t>("folds"));
+  auto out = plain(a, std::make_shared<XgboostCalibration>(s));
+  if (s.rounds != xgboost_defaults.rounds) out.label += "_r" + std::to_string(s.rounds);
+  if (s.max_depth != xgboost_defaults.max_depth) out.label += "_d" + std::to_string(s.max_depth);
+  if (s.learning_rate != xgboost_defaults.learning_rate)
+    out.label += "_lr" + format_double(s.learning_rate);
+  if (s.folds != xgboost_defaults.folds) out.label += "_f" + std::to_string(s.folds);
   return out;
 }
 
@@ -508,6 +528,33 @@ Infinite penalties give ts-mix.)",
       build_sms);
 }
 
+RecalibratorEntry xgboost_recalibrator() {
+  const XgboostSettings d;
+  return row(
+      "gradient-boosted trees on the logits (CalArena's XGBoost calibrator), the mean of a "
+      "booster per fold",
+      {param::at_most(param::integer("rounds", 1, static_cast<std::int64_t>(d.rounds),
+                                     "boosting rounds of each booster"),
+                      10000),
+       param::at_most(param::integer("max_depth", 1, static_cast<std::int64_t>(d.max_depth),
+                                     "the trees' depth"),
+                      16),
+       param::number(
+           "learning_rate", d.learning_rate, [](double x) { return x > 0.0 && x <= 1.0; },
+           "in (0, 1]", "XGBoost's eta"),
+       param::at_most(param::integer("folds", 1, static_cast<std::int64_t>(d.folds),
+                                     "stratified folds, a booster trained on all but each; 1: "
+                                     "one booster on every row"),
+                      100)},
+      R"({"rounds": 20, "folds": 1})",
+      R"(XGBoost (Debian's libxgboost, C API), binary:logistic on log p_1 - log(1 - p_1) when K = 2,
+multi:softprob on the K log p_k otherwise; logs floored at log(FLT_MIN) as probmetrics does.
+tree_method hist, nthread 1, other parameters the library's. K = 2 starts from XGBoost 2's
+intercept, one Newton step from 0. Folds: a fixed calbench stream. q = the folds' mean
+probability. The model keeps its trees and applies them without XGBoost.)",
+      build_xgboost);
+}
+
 RecalibratorEntry laplace_mixture_recalibrator() {
   return row(
       "wrapper: (1 - eps) q + eps/K around `method`, eps = constant/(n + 1) (probmetrics' -mix)",
@@ -558,6 +605,7 @@ const std::vector<RecalibratorEntry>& recalibrator_registry() {
       named("cdf_spline", cdf_spline_recalibrator()),
       named("svs", svs_recalibrator()),
       named("sms", sms_recalibrator()),
+      named("xgboost", xgboost_recalibrator()),
       named("laplace_mixture", laplace_mixture_recalibrator()),
       named("subsample", subsample_recalibrator()),
   };

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "recalibrators/bbq.hpp"
 #include "recalibrators/cdf_spline.hpp"
 #include "recalibrators/classwise.hpp"
@@ -21,6 +22,7 @@
 #include "recalibrators/temperature_scaling.hpp"
 #include "recalibrators/top_label_reduced.hpp"
 #include "recalibrators/venn_abers.hpp"
+#include "recalibrators/xgboost_calibration.hpp"
 
 namespace calbench {
 namespace {
@@ -101,6 +103,47 @@ std::pair<std::vector<double>, std::vector<double>> steps(const StateReader& r) 
   auto edges = r.unit_array("edges", bins - 1);
   r.non_decreasing("edges", edges, false);
   return {edges, r.unit_array("values", bins)};
+}
+
+// A whole number in [low, high] (a node index, a feature, a count saved as a double).
+long whole(const StateReader& r, const char* key, double x, long low, long high) {
+  if (!(x >= static_cast<double>(low) && x <= static_cast<double>(high) && x == std::floor(x)))
+    r.fail(std::string(key) + " = " + format_double(x) + ": must be a whole number in [" +
+           std::to_string(low) + ", " + std::to_string(high) + "]");
+  return static_cast<long>(x);
+}
+
+// One tree of a boosted model (recalibrators/xgboost_booster.hpp): a leaf has left = right =
+// -1; an inner node's children come after it, so a walk from node 0 ends; features index the
+// booster's columns; values are float32 numbers.
+BoostedTree boosted_tree(const StateReader& r, std::size_t groups, std::size_t columns) {
+  r.expect({"group"}, {"left", "right", "feature", "value"}, 0);
+  BoostedTree t;
+  t.group = static_cast<std::size_t>(
+      whole(r, "group", r.scalar("group"), 0, static_cast<long>(groups) - 1));
+  const std::size_t m = r.state().array("value").size();
+  if (m == 0) r.fail("value must not be empty");
+  const auto& left = r.array("left", m);
+  const auto& right = r.array("right", m);
+  const auto& feature = r.array("feature", m);
+  const auto& value = r.array("value", m);
+  const auto last = static_cast<long>(m) - 1;
+  for (std::size_t j = 0; j < m; ++j) {
+    const auto self = static_cast<long>(j);
+    const bool leaf = left[j] == -1.0;
+    if (leaf != (right[j] == -1.0)) r.fail("left and right must both be -1 at a leaf");
+    t.left.push_back(
+        static_cast<std::int32_t>(leaf ? -1 : whole(r, "left", left[j], self + 1, last)));
+    t.right.push_back(
+        static_cast<std::int32_t>(leaf ? -1 : whole(r, "right", right[j], self + 1, last)));
+    t.feature.push_back(static_cast<std::int32_t>(
+        whole(r, "feature", feature[j], 0, static_cast<long>(columns) - 1)));
+    const auto v = static_cast<float>(value[j]);
+    if (static_cast<double>(v) != value[j] || !std::isfinite(v))
+      r.fail("value must hold finite float32 numbers");
+    t.value.push_back(v);
+  }
+  return t;
 }
 
 }  // namespace
@@ -300,10 +343,34 @@ std::unique_ptr<const CalibrationModel> restore_model(const FittedState& state,
     return structured_scaling_model(restore_model(state.parts[0], r.part(0)),
                                     restore_model(state.parts[1], r.part(1)));
   }
+  if (state.kind == "xgboost") {
+    r.expect({"classes"}, {}, -1);
+    const auto K = static_cast<std::size_t>(whole(r, "classes", r.scalar("classes"), 2, 100000));
+    if (state.parts.empty()) r.fail("an \"xgboost\" state has at least one booster");
+    const std::size_t groups = K == 2 ? 1 : K, columns = K == 2 ? 1 : K;
+    std::vector<BoostedTrees> boosters;
+    for (std::size_t j = 0; j < state.parts.size(); ++j) {
+      const StateReader b(state.parts[j], r.part(j));
+      if (state.parts[j].kind != "boosted_trees") b.fail("expected a \"boosted_trees\" part");
+      b.expect({"base_margin", "groups"}, {}, -1);
+      if (whole(b, "groups", b.scalar("groups"), 1, 100000) != static_cast<long>(groups))
+        b.fail("groups must be " + std::to_string(groups) + " for K = " + std::to_string(K));
+      BoostedTrees trees;
+      trees.groups = groups;
+      trees.base_margin = static_cast<float>(b.scalar("base_margin"));
+      if (static_cast<double>(trees.base_margin) != b.scalar("base_margin"))
+        b.fail("base_margin must be a float32 number");
+      for (std::size_t t = 0; t < state.parts[j].parts.size(); ++t)
+        trees.trees.push_back(
+            boosted_tree(StateReader(state.parts[j].parts[t], b.part(t)), groups, columns));
+      boosters.push_back(std::move(trees));
+    }
+    return xgboost_model(K, std::move(boosters));
+  }
   r.fail("unknown model \"" + state.kind +
          "\": expected temperature, logit_affine, ensemble_temperature, one_vs_rest, binary, "
-         "top_label, classwise, top_label_reduced, kernel, laplace_mixture or "
-         "structured_scaling");
+         "top_label, classwise, top_label_reduced, kernel, laplace_mixture, "
+         "structured_scaling or xgboost");
 }
 
 }  // namespace calbench

@@ -89,10 +89,10 @@ class KnownAnswers(unittest.TestCase):
             np.testing.assert_allclose(ours, theirs.fit(p, y).predict_proba(p), atol=1e-6)
 
     def test_new_methods_fit_save_and_load(self):
-        # Every method of issue 26 goes through fit, predict_proba, save and load.
+        # Every method of issue 26, and xgboost, goes through fit, predict_proba, save and load.
         p, y = model_outputs(3, 600, seed=7)
         for method in ("quadratic", "centred_isotonic", "venn_abers", "kernel", "smoothing_spline",
-                       "cdf_spline", "svs", "sms",
+                       "cdf_spline", "svs", "sms", "xgboost",
                        {"name": "laplace_mixture", "method": {"name": "isotonic"}}):
             r = calbench.Recalibrator(method).fit(p, y)
             q = r.predict_proba(p)

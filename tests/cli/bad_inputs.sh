@@ -343,6 +343,17 @@ expect_bad recalibration_decision_matrix_size \
   "$(recal_decision '{"task": "cost_matrix", "utility": [[0, -1, 0], [-4, 0, 0], [0, 0, 0]]}')" \
   '/decision/utility|expected a 2 x 2 array' '/decision/utility/0|expected an array of 2 numbers' \
   '/decision/utility/1|expected an array of 2 numbers' '/decision/utility/2|expected an array of 2 numbers'
+# The xgboost recalibrator's parameters (docs/recalibration.md §2a): each bad one named by its
+# pointer, exit 2, nothing written.
+recal_methods() {
+  printf '{"scenario": "recalibration", "replicates": 2, "fit_size": 100, "test_size": 100,
+  "generator": {"family": "dirichlet", "classes": 2, "alpha": 0.5}, "estimators": %s,
+  "methods": %s}' "$est_ok" "$1"
+}
+expect_bad recalibration_xgboost_parameters \
+  "$(recal_methods '[{"name": "xgboost", "learning_rate": 1.5, "folds": 0}]')" \
+  '/methods/0/learning_rate|learning_rate = 1.5: must be in (0, 1]' \
+  '/methods/0/folds|expected an integer >= 1, found 0'
 
 # ---- usage ----------------------------------------------------------------------------------
 # expect_status STATUS PHRASE_IN_OUTPUT ARGS...: stdout and stderr together must contain PHRASE.

@@ -1266,6 +1266,54 @@ TEST_CASE("docs/arena.md: the arena in small", "[e2e][docs]") {
   CHECK(pairs == 5 * 5);  // ece, brier, nll, kuiper, smooth ECE x 5 true quantities
 }
 
+// docs/arena.md, "CalArena's methods": configs/arena/xgboost_check.json as
+// shipped (seconds). Every line of its table is the run's true top-label ECE per fake and
+// model, and the sentence after it quotes xgboost's ranks and win rates on the pooled boards.
+TEST_CASE("docs/arena.md: xgboost beside temperature, platt and isotonic", "[e2e][docs]") {
+  const auto& run = shipped("arena/xgboost_check");
+  const std::string doc = read_text(fs::path(CALBENCH_SOURCE_DIR) / "docs" / "arena.md");
+  const std::vector<std::string> fakes = {"nb_k2", "gb_k2", "mlp_k3"};  // the sweep's order
+  const std::vector<std::string> models = {"uncalibrated", "temperature", "platt", "isotonic",
+                                           "xgboost"};
+  for (std::size_t c = 0; c < fakes.size(); ++c) {
+    // Appended piece by piece: GCC 12 warns (-Wrestrict) on "| " + a string.
+    std::string line = "| ";
+    line += fakes[c];
+    line += " |";
+    for (const auto& m : models) {
+      line += ' ';
+      line += fixed(number(row(run.cells, {{"cell", std::to_string(c)},
+                                           {"method", m},
+                                           {"kind", "truth"},
+                                           {"quantity", "ece_top_l1"}}),
+                           "mean"),
+                    3);
+      line += " |";
+    }
+    INFO(line);
+    CHECK(doc.find("\n" + line + "\n") != std::string::npos);
+  }
+  auto pooled = [&](const char* key) {
+    return row(run.leaderboard,
+               {{"scope", "all"}, {"kind", "truth"}, {"key", key}, {"method", "xgboost"}});
+  };
+  const Row& ece = pooled("ece_top_l1");
+  const Row& brier = pooled("brier");
+  CHECK(ece.at("cases") == "30");
+  CHECK(ece.at("blocks") == "3");
+  CHECK(ece.at("rank") == "4");
+  CHECK(brier.at("rank") == "5");
+  auto flat = [](std::string text) {
+    for (char& ch : text)
+      if (ch == '\n') ch = ' ';
+    return text;
+  };
+  CHECK_THAT(flat(doc), Catch::Contains("4th of the 5 models by true top-label ECE (win rate " +
+                                        fixed(number(ece, "win_rate"), 2) +
+                                        ") and 5th by the true Brier score (win rate " +
+                                        fixed(number(brier, "win_rate"), 2) + ")"));
+}
+
 // docs/arena.md's table of fakes: every row as configs/arena/fakes/provenance.csv (written by
 // scripts/arena-fits.py) has it, and every fake of the provenance in the table.
 TEST_CASE("docs/arena.md: the fakes' table is their provenance", "[unit][docs]") {
