@@ -149,9 +149,9 @@ EstimatorEntry brier_estimator() {
                                "the score or one of Murphy's (1973) terms"),
                  param::choice("scope", brier_scope_choices, BrierScope::all,
                                "all: summed over classes; top: the top-class Brier score"),
-                 param::at_most(
-                     param::integer("bins", 1, 15, "equal-width bins of p_k for the components"),
-                     max_bins)},
+                 param::at_most(param::integer("bins", 1, BrierEstimator::default_bins,
+                                               "equal-width bins of p_k for the components"),
+                                max_bins)},
       .example = R"({"component": "reliability", "bins": 10})",
       .notes =
           {{"target", "brier (component total, scope all); none for the components and scope top"},
