@@ -33,8 +33,8 @@ std::vector<EstimatorEntry> page_table() {
 
 std::optional<EstimatorConfig> parse(const std::string& entry, Problems& problems) {
   Json resolved;
-  return parse_registry_entry(Json::parse(entry), "/estimators/0", problems, resolved,
-                              "estimator", page_table());
+  return parse_registry_entry(Json::parse(entry), "/estimators/0", problems, resolved, "estimator",
+                              page_table());
 }
 
 // Rows whose labels are 0, 0, 1, 1 and whose probabilities of class 1 are 0.4, 0.7, 0.9, 1:
