@@ -164,15 +164,15 @@ std::string describe_experiment(const ExperimentBase& config,
          "\n" + aligned_columns(cell_rows, "  ");
 }
 
-std::vector<std::string> describe_cell(const CellBase& cell, std::vector<std::string> sizes,
-                                       const std::vector<std::string>& size_keys) {
+std::vector<std::string> describe_cell(const CellBase& cell, const CellSizes& sizes) {
   std::vector<std::string> row = {"cell " + std::to_string(cell.index)};
-  row.insert(row.end(), sizes.begin(), sizes.end());
+  for (const auto& [key, size] : sizes) row.push_back(key + "=" + std::to_string(size));
   row.push_back("replicates=" + std::to_string(cell.replicates));
+  const auto is_size = [&](const std::string& key) {
+    return std::any_of(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == key; });
+  };
   for (const auto& s : cell.swept)
-    if (s.key != "replicates" &&
-        std::find(size_keys.begin(), size_keys.end(), s.key) == size_keys.end())
-      row.push_back(s.key + "=" + to_text(s.value));
+    if (s.key != "replicates" && !is_size(s.key)) row.push_back(s.key + "=" + to_text(s.value));
   if (cell.target)
     row.push_back("target: accuracy=" + format_double(cell.target->accuracy) +
                   " ece_top_l1=" + format_double(cell.target->ece_top_l1) + " " +

@@ -2,10 +2,13 @@
 // What every scenario does alike: the run setup (targets solved, one generator per cell, the
 // generators' ground truth once per distinct generator), the common part of its records and of
 // `calbench validate`'s text.
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/format.hpp"
 #include "estimators/estimators_json.hpp"
 #include "experiment/experiment.hpp"
 #include "generators/generator.hpp"
@@ -67,9 +70,35 @@ Value params_value(const std::vector<NamedParam>& params);
 std::string describe_experiment(const ExperimentBase& config,
                                 const std::vector<std::string>& components,
                                 const std::vector<std::vector<std::string>>& cell_rows);
-// The common part of a cell's row after its sizes: replicates, the swept values not in
-// `sizes`, and a target as requested (solved when the experiment runs).
-std::vector<std::string> describe_cell(const CellBase& cell, std::vector<std::string> sizes,
-                                       const std::vector<std::string>& size_keys);
+// A cell's sizes, first in its row: {{"sample_size", 1000}}.
+using CellSizes = std::vector<std::pair<std::string, std::size_t>>;
+// A cell's row: its sizes, replicates, the swept values that are not sizes, and a target as
+// requested (solved when the experiment runs).
+std::vector<std::string> describe_cell(const CellBase& cell, const CellSizes& sizes);
+
+// The labels of a cell's components (estimators, methods), joined by ", ".
+template <typename Components>
+std::string joined_labels(const Components& components) {
+  std::vector<std::string> out;
+  for (const auto& c : components) out.push_back(c.label);
+  return join(out, ", ");
+}
+
+// `calbench validate` of a scenario: `heading` ("estimators:") with the first cell's components
+// (their labels), and a row per cell; a cell whose components differ (labels built from swept
+// parameters) ends its row with its own.
+template <typename Config, typename Components, typename Sizes>
+std::string describe_cells(const Config& config, const std::string& heading,
+                           Components components_of, Sizes sizes_of) {
+  const std::string first = config.cells.empty() ? "" : components_of(config.cells.front());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& cell : config.cells) {
+    auto row = describe_cell(cell, sizes_of(cell));
+    if (const std::string own = components_of(cell); own != first)
+      row.push_back(heading + " " + own);
+    rows.push_back(std::move(row));
+  }
+  return describe_experiment(config, {heading, first}, rows);
+}
 
 }  // namespace calbench

@@ -3,16 +3,23 @@
 # browser and the Slurm daemons the test suite uses), builds the release preset (`tests`: also
 # the test suite) and puts `calbench` on PATH. Idempotent: a second run only
 # rebuilds what changed. Run as root on Debian 12: `bash scripts/setup.sh [quickstart | tests]`.
+# `check [quickstart | tests]` changes nothing: it names the packages missing and exits 1 when
+# there are any, 0 when every one is installed (tests/studies/scripts.py runs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What to build: the quick start's needs first (the command line and the Python module), and
 # with `tests` then everything else (the test suite and its helpers), so that the README's first
 # command does not wait for the test suite.
+check=false
+if [ "${1:-}" = check ]; then
+  check=true
+  shift
+fi
 what=${1:-quickstart}
 case $what in
   quickstart | tests) ;;
-  *) echo "usage: scripts/setup.sh [quickstart | tests]" >&2; exit 2 ;;
+  *) echo "usage: scripts/setup.sh [check] [quickstart | tests]" >&2; exit 2 ;;
 esac
 
 packages=(g++ cmake ninja-build git libboost-dev libboost-math-dev libboost-random-dev libtbb-dev
@@ -28,6 +35,14 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+if $check; then
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "calbench setup: missing for $what: ${missing[*]}"
+    exit 1
+  fi
+  echo "calbench setup: all ${#packages[@]} packages for $what are installed"
+  exit 0
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "calbench setup: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

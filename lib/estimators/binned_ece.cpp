@@ -91,23 +91,10 @@ double BinnedEce::scope_error(std::span<const double> scores, std::span<const do
       out += debiased_term(m, ws.bin_score[b], ws.bin_hits[b], nd, c.debias_keep_singleton);
       continue;
     }
-    switch (spec_.norm) {
-      case Norm::l1:
-        out += c.unweighted_ranges ? gap : m / nd * gap;
-        break;
-      case Norm::l2:
-        out += m / nd * gap * gap;
-        break;
-      case Norm::max:
-        out = std::max(out, gap);
-        break;
-      case Norm::average:
-        out += gap;
-        break;
-      case Norm::lp:
-        out += m / nd * std::pow(gap, spec_.power);
-        break;
-    }
+    // Ranges weighted equally (the convention's unweighted_ranges): the l1 sum is divided by
+    // the number of ranges below.
+    const bool unweighted = spec_.norm == Norm::l1 && c.unweighted_ranges;
+    add_bin_gap(out, spec_.norm, unweighted ? 1.0 : m / nd, gap, spec_.power);
   }
   if (!spec_.debiased && spec_.norm == Norm::average)
     return nonempty > 0 ? out / static_cast<double>(nonempty) : 0.0;

@@ -50,25 +50,8 @@ double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const do
   std::size_t nonempty = 0;
   for (std::size_t b = 0; b < count.size(); ++b) {
     if (count[b] == 0.0) continue;
-    const double gap = std::abs(sum_gap[b]) / count[b];
-    switch (norm) {
-      case Norm::l1:
-        out += count[b] / n * gap;
-        break;
-      case Norm::l2:
-        out += count[b] / n * gap * gap;
-        break;
-      case Norm::max:
-        out = std::max(out, gap);
-        break;
-      case Norm::average:
-        out += gap;
-        ++nonempty;
-        break;
-      case Norm::lp:
-        out += count[b] / n * std::pow(gap, power);
-        break;
-    }
+    add_bin_gap(out, norm, count[b] / n, std::abs(sum_gap[b]) / count[b], power);
+    ++nonempty;
   }
   if (norm == Norm::average) return nonempty > 0 ? out / static_cast<double>(nonempty) : 0.0;
   return out;

@@ -15,6 +15,7 @@
 //   `calibration` package.
 // - Empty bins contribute nothing (and are not counted by the max norm).
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -94,11 +95,30 @@ inline std::size_t equal_width_bin(double score, std::span<const double> edges,
   return bin != kCellHoldsEdge ? bin : equal_width_bin<true>(score, edges);
 }
 
-// The binned calibration error of scores s_i against outcomes o_i in {0, 1}:
-// l1:  sum_b (n_b/n) |mean_b(o) - mean_b(s)|
-// l2:  sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2)
-// max: max over non-empty b of |mean_b(o) - mean_b(s)|
-// Returns 0 for an empty sample. Reorders nothing in the inputs; uses the workspace.
+// One non-empty bin's part of a norm, added to `out`: its gap |mean_b(o) - mean_b(s)| with
+// weight w (n_b/n): l1 w gap, l2 w gap^2, lp w gap^power (l2 and lp unrooted); max keeps the
+// largest gap; average adds the gap, to be divided by the non-empty bins at the end. Every
+// binned error combines its bins through this one step (combine_bins_unrooted, BinnedEce).
+inline void add_bin_gap(double& out, Norm norm, double w, double gap, double power) {
+  switch (norm) {
+    case Norm::l1:
+      out += w * gap;
+      break;
+    case Norm::l2:
+      out += w * gap * gap;
+      break;
+    case Norm::max:
+      out = std::max(out, gap);
+      break;
+    case Norm::average:
+      out += gap;
+      break;
+    case Norm::lp:
+      out += w * std::pow(gap, power);
+      break;
+  }
+}
+
 // The per-bin sums of score - outcome and the bin counts of n rows combined by a norm: l1
 // sum_b (n_b/n)|gap_b|, l2 the same of gap_b^2 *without* the square root (callers averaging
 // squared errors over classes take it last), max, average (mean over non-empty bins).
@@ -107,6 +127,11 @@ inline std::size_t equal_width_bin(double score, std::span<const double> edges,
 double combine_bins_unrooted(std::span<const double> sum_gap, std::span<const double> count,
                              double n, Norm norm, double power = 2.0);
 
+// The binned calibration error of scores s_i against outcomes o_i in {0, 1}:
+// l1:  sum_b (n_b/n) |mean_b(o) - mean_b(s)|
+// l2:  sqrt(sum_b (n_b/n) (mean_b(o) - mean_b(s))^2)
+// max: max over non-empty b of |mean_b(o) - mean_b(s)|
+// Returns 0 for an empty sample. Reorders nothing in the inputs; uses the workspace.
 double binned_calibration_error(std::span<const double> scores, std::span<const double> outcomes,
                                 Binning binning, std::size_t bins, Norm norm,
                                 EstimatorWorkspace& workspace);

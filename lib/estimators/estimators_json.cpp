@@ -149,9 +149,9 @@ EstimatorEntry brier_estimator() {
                                "the score or one of Murphy's (1973) terms"),
                  param::choice("scope", brier_scope_choices, BrierScope::all,
                                "all: summed over classes; top: the top-class Brier score"),
-                 param::at_most(
-                     param::integer("bins", 1, 15, "equal-width bins of p_k for the components"),
-                     max_bins)},
+                 param::at_most(param::integer("bins", 1, BrierEstimator::default_bins,
+                                               "equal-width bins of p_k for the components"),
+                                max_bins)},
       .example = R"({"component": "reliability", "bins": 10})",
       .notes =
           {{"target", "brier (component total, scope all); none for the components and scope top"},
@@ -356,47 +356,20 @@ scope binary (K = 2): relplot.smECE(f = p_1, y = 1{y = 1}), relplot's binary smo
 }
 
 // ---- the table ------------------------------------------------------------------------------
-// The binned rows are defined in binned_ece_json.cpp.
-EstimatorEntry ace_estimator();
-EstimatorEntry classwise_ece_estimator();
-EstimatorEntry ece_estimator();
-EstimatorEntry ece_debiased_estimator();
-EstimatorEntry ece_sweep_estimator();
-// Defined in external_json.cpp.
-EstimatorEntry external_estimator();
-// Defined in cumulative_json.cpp.
-EstimatorEntry ks_calibration_estimator();
-EstimatorEntry kuiper_calibration_estimator();
-EstimatorEntry spiegelhalter_estimator();
-// Defined in corp_json.cpp.
-EstimatorEntry corp_estimator();
-// Defined in recalibrators/cross_fitted_error_json.cpp (it fits recalibrators, a layer up).
-EstimatorEntry cross_fitted_ce_estimator();
+// The list of rows, estimator_rows.def (one line per row, naming the file that defines it),
+// gives the row functions' declarations and the table: a new estimator is its file and a line
+// there.
+#define CALBENCH_ESTIMATOR(name, file) EstimatorEntry name##_estimator();
+#include "estimators/estimator_rows.def"
+#undef CALBENCH_ESTIMATOR
 
-// The estimators a config can name, in listing order: a new estimator is its row and a line here.
+// The estimators a config can name, in listing order.
 const std::vector<EstimatorEntry>& estimator_registry() {
   static const std::vector<EstimatorEntry> rows = [] {
     std::vector<EstimatorEntry> out = {
-        named("accuracy", accuracy_estimator()),
-        named("ace", ace_estimator()),
-        named("brier", brier_estimator()),
-        named("calib_err", calib_err_estimator()),
-        named("probmetrics_ece", probmetrics_ece_estimator()),
-        named("classwise_ece", classwise_ece_estimator()),
-        named("corp", corp_estimator()),
-        named("cross_fitted_ce", cross_fitted_ce_estimator()),
-        named("ece", ece_estimator()),
-        named("kde_ece", kde_ece_estimator()),
-        named("kde_canonical", kde_canonical_estimator()),
-        named("ks_calibration", ks_calibration_estimator()),
-        named("kuiper_calibration", kuiper_calibration_estimator()),
-        named("ece_debiased", ece_debiased_estimator()),
-        named("ece_sweep", ece_sweep_estimator()),
-        named("nll", nll_estimator()),
-        named("skce", skce_estimator()),
-        named("smooth_ece", smooth_ece_estimator()),
-        named("spiegelhalter", spiegelhalter_estimator()),
-        named("external", external_estimator()),
+#define CALBENCH_ESTIMATOR(name, file) named(#name, name##_estimator()),
+#include "estimators/estimator_rows.def"
+#undef CALBENCH_ESTIMATOR
     };
     for (auto& row : out) {
       row.notes.push_back(

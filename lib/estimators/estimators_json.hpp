@@ -1,8 +1,8 @@
 #pragma once
 // Estimators as a config names them: the labelled entry a row builds (EstimatorConfig), what an
 // estimator row adds to the common Row (EstimatorTraits), the table and the section parser.
-// The rows live in estimators_json.cpp, binned_ece_json.cpp and external_json.cpp; the
-// mechanism in config/registry.hpp.
+// The list of rows, each with the file that defines it, is estimator_rows.def; the mechanism
+// is in config/registry.hpp.
 #include <cstddef>
 #include <memory>
 #include <optional>

@@ -34,8 +34,10 @@ enum class BrierScope { all, top };
 
 class BrierEstimator final : public Estimator {
  public:
-  explicit BrierEstimator(BrierComponent component = BrierComponent::total, std::size_t bins = 15,
-                          BrierScope scope = BrierScope::all);
+  // The components' equal-width bins when none are given (the registry row's default too).
+  static constexpr std::size_t default_bins = 15;
+  explicit BrierEstimator(BrierComponent component = BrierComponent::total,
+                          std::size_t bins = default_bins, BrierScope scope = BrierScope::all);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override;
   // The reliability term alone is an error measure.

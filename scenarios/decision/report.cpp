@@ -335,21 +335,15 @@ void report_decision(const DecisionResults& r, Reporter& reporter) {
 }
 
 std::string describe_decision(const DecisionConfig& config) {
-  const auto labels_of = [](const DecisionCell& cell) {
+  const auto task = [](const DecisionCell& cell) {
     return cell.decision.task + " " + to_text(cell.decision.params) +
            (cell.recalibrator ? "; recalibrator: " + cell.recalibrator->method.label +
                                     " fit_size=" + std::to_string(cell.recalibrator->fit_size)
                               : std::string());
   };
-  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& cell : config.cells) {
-    auto row =
-        describe_cell(cell, {"sample_size=" + std::to_string(cell.sample_size)}, {"sample_size"});
-    if (labels_of(cell) != labels) row.push_back("decision: " + labels_of(cell));
-    rows.push_back(std::move(row));
-  }
-  return describe_experiment(config, {"decision:", labels}, rows);
+  return describe_cells(config, "decision:", task, [](const DecisionCell& cell) {
+    return CellSizes{{"sample_size", cell.sample_size}};
+  });
 }
 
 }  // namespace calbench

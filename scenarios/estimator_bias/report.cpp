@@ -229,21 +229,12 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
 }
 
 std::string describe_estimator_bias(const EstimatorBiasConfig& config) {
-  const auto labels_of = [](const EstimatorBiasCell& cell) {
-    std::vector<std::string> labels;
-    for (const auto& e : cell.estimators) labels.push_back(e.label);
-    return join(labels, ", ");
+  const auto estimators = [](const EstimatorBiasCell& cell) {
+    return joined_labels(cell.estimators);
   };
-  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& cell : config.cells) {
-    auto row =
-        describe_cell(cell, {"sample_size=" + std::to_string(cell.sample_size)}, {"sample_size"});
-    // Labels built from swept parameters differ between cells; those are shown per cell.
-    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
-    rows.push_back(std::move(row));
-  }
-  return describe_experiment(config, {"estimators:", labels}, rows);
+  return describe_cells(config, "estimators:", estimators, [](const EstimatorBiasCell& cell) {
+    return CellSizes{{"sample_size", cell.sample_size}};
+  });
 }
 
 }  // namespace calbench

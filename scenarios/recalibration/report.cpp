@@ -442,24 +442,13 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
 }
 
 std::string describe_recalibration(const RecalibrationConfig& config) {
-  const auto labels_of = [](const RecalibrationCell& cell) {
-    std::vector<std::string> labels, methods;
-    for (const auto& e : cell.estimators) labels.push_back(e.label);
-    for (const auto& m : cell.methods) methods.push_back(m.label);
-    return join(labels, ", ") + "; methods: " + join(methods, ", ") +
+  const auto components = [](const RecalibrationCell& cell) {
+    return joined_labels(cell.estimators) + "; methods: " + joined_labels(cell.methods) +
            (cell.decision ? "; decision task: " + cell.decision->task : "");
   };
-  const std::string labels = config.cells.empty() ? "" : labels_of(config.cells.front());
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& cell : config.cells) {
-    auto row = describe_cell(cell,
-                             {"fit_size=" + std::to_string(cell.fit_size),
-                              "test_size=" + std::to_string(cell.test_size)},
-                             {"fit_size", "test_size"});
-    if (labels_of(cell) != labels) row.push_back("estimators: " + labels_of(cell));
-    rows.push_back(std::move(row));
-  }
-  return describe_experiment(config, {"estimators:", labels}, rows);
+  return describe_cells(config, "estimators:", components, [](const RecalibrationCell& cell) {
+    return CellSizes{{"fit_size", cell.fit_size}, {"test_size", cell.test_size}};
+  });
 }
 
 }  // namespace calbench

@@ -5,7 +5,7 @@ its output is checked for the shape the docs describe (its figures at full size 
 measurements, not checked here).
 
     scripts.py NAME      NAME: bench_references, fit_speed, real_models, arena_fits,
-                         intervals_table, truth_precision, train_networks
+                         intervals_table, truth_precision, train_networks, setup
 
 Environment: CALBENCH_BIN (the calbench binary), CALBENCH_TESTS (calbench_tests, for
 truth_precision), PYTHONPATH with this checkout's python/ and CALBENCH_CORE_DIR (the compiled
@@ -181,8 +181,32 @@ def train_networks(work):
     return f"letter_linear: pool accuracy {entry['pool_accuracy']:.3f} after 2 epochs"
 
 
+def setup(work):
+    """setup.sh check, which installs and builds nothing: here, where the tests run, every
+    package of the quick start is installed; with a dpkg-query that knows every package but
+    one, that one is named and the status is 1 (the check can fail); an unknown purpose is
+    refused with status 2. setup.sh itself installs as root; docs/ and README say when."""
+    out = run("setup", ["setup.sh", "check", "quickstart"])
+    if not re.fullmatch(r"calbench setup: all \d+ packages for quickstart are installed\n", out):
+        fail("setup", f"setup.sh check quickstart printed:\n{out}")
+    fake = os.path.join(work, "dpkg-query")
+    with open(fake, "w") as f:  # dpkg-query -W -f=FORMAT PACKAGE: all installed but one
+        f.write('#!/bin/sh\n[ "$3" = libeigen3-dev ] && exit 1\nprintf "install ok installed"\n')
+    os.chmod(fake, 0o755)
+    script = os.path.join(ROOT, "scripts", "setup.sh")
+    env = dict(os.environ, PATH=work + os.pathsep + os.environ.get("PATH", ""))
+    done = subprocess.run(["bash", script, "check", "tests"], capture_output=True, text=True,
+                          env=env)
+    if done.returncode != 1 or done.stdout != "calbench setup: missing for tests: libeigen3-dev\n":
+        fail("setup", f"with libeigen3-dev missing: status {done.returncode}, {done.stdout!r}")
+    done = subprocess.run(["bash", script, "check", "everything"], capture_output=True, text=True)
+    if done.returncode != 2 or not done.stderr.startswith("usage: scripts/setup.sh"):
+        fail("setup", f"an unknown purpose: status {done.returncode}, {done.stderr!r}")
+    return out.strip()
+
+
 CHECKS = {f.__name__: f for f in (bench_references, fit_speed, real_models, arena_fits,
-                                  intervals_table, truth_precision, train_networks)}
+                                  intervals_table, truth_precision, train_networks, setup)}
 
 
 def main(argv):
