@@ -92,7 +92,8 @@ def eval_intervals(args, p, y, r, work, fake):
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
     d = json.loads(done.stdout)["estimators"]
-    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)))
+    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)),
+                    d[label]["p_calibrated"])
             for label, _, _ in ESTIMATORS}
 
 
@@ -111,7 +112,12 @@ def one_model(args, index, name, K, seed, factory, work):
             for method, fake in (("fake", True), ("default", False)):
                 got = eval_intervals(args, p[pick], y[pick], r, work, fake)
                 for label, _, ref in ESTIMATORS:
-                    _, lo, hi = got[label]
+                    value, lo, hi, p_calibrated = got[label]
+                    if args.raw is not None:
+                        args.raw.append({"model": name, "n": n, "replicate": r,
+                                         "estimator": label, "method": method, "value": value,
+                                         "lo": lo, "hi": hi, "p_calibrated": p_calibrated,
+                                         "reference": refs[ref][0], "pool_value": own[label]})
                     h = hits.setdefault((label, method), [0, 0, 0.0, 0])
                     h[0] += lo <= refs[ref][0] <= hi
                     h[1] += lo <= own[label] <= hi
@@ -169,7 +175,11 @@ def main():
     parser.add_argument("--pool-bins-l1", type=int, default=20)
     parser.add_argument("--pool-boot", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--raw", action="store_true",
+                        help="also write OUT/replicates.csv: every replicate's estimate, "
+                             "interval, p_calibrated and references")
     args = parser.parse_args()
+    args.raw = [] if args.raw else None
     if args.small:
         args.models, args.sizes, args.replicates = "fmnist_cnn", "200", 2
         args.resamples, args.fake_samples, args.pool_boot = 30, 30, 2
@@ -187,6 +197,11 @@ def main():
         for index, name, K, seed, factory in chosen:
             rows += one_model(args, index, name, K, seed, factory, work)
             write(args.out, rows)
+            if args.raw:
+                with open(os.path.join(args.out, "replicates.csv"), "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(args.raw[0]))
+                    w.writeheader()
+                    w.writerows(args.raw)
     print(table(rows))
 
 
