@@ -389,10 +389,14 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
                                  const std::optional<FakeRun>& fake) {
   const IntervalChoice choice = interval_choice(o.interval);
   std::vector<const Estimator*> estimators;
-  std::vector<std::vector<IntervalMethod>> methods(1);
+  // Row 0: the method asked for. The fake's interval is reported as its hull with the
+  // estimator's default interval, row 1 (docs/intervals.md, "Fake-calibrated intervals").
+  const bool fake_hull = choice == IntervalMethod::fake;
+  std::vector<std::vector<IntervalMethod>> methods(fake_hull ? 2 : 1);
   for (const auto& c : observed.used) {
     estimators.push_back(c.estimator.get());
     methods[0].push_back(choice.value_or(c.interval));
+    if (fake_hull) methods[1].push_back(c.interval);
   }
   EvalProgress progress(observed.used, observed.seconds);
   IntervalRequest request{o.resamples, o.level, o.jackknife_groups};
@@ -415,6 +419,10 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
     EvalRecord r{
         config, observed.values[e], methods[0][e], computed.intervals[e], computed.p_values[e], {},
         true};
+    if (fake_hull && r.ci && computed.intervals[estimators.size() + e]) {
+      const Interval& by_default = *computed.intervals[estimators.size() + e];
+      r.ci = Interval{std::min(r.ci->lo, by_default.lo), std::max(r.ci->hi, by_default.hi)};
+    }
     // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
     const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
     if (config.logs_label_probability && zeros.true_label_zeros > 0) {

@@ -92,41 +92,72 @@ def eval_intervals(args, p, y, r, work, fake):
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
     d = json.loads(done.stdout)["estimators"]
-    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)))
+    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)),
+                    d[label]["p_calibrated"])
             for label, _, _ in ESTIMATORS}
 
 
 def one_model(args, index, name, K, seed, factory, work):
+    """The model's replicates: one record per (n, replicate, method, estimator)."""
     p, y = pool_rows(args, name, K, seed, factory, index)
     rng = np.random.default_rng([args.seed, index])
     refs = classwise.pool_references(p, y, args, rng)
     refs["smooth"] = (calbench.estimate({"name": "smooth_ece"}, p, y), 0.0)
     own = {label: calbench.estimate(spec, p, y) for label, spec, _ in ESTIMATORS}
-    rows = []
+    records = []
     for n in args.sizes:
-        hits = {}
         for r in range(args.replicates):
             pick = np.random.default_rng([args.seed, index, n, r]).choice(len(y), n,
                                                                           replace=False)
             for method, fake in (("fake", True), ("default", False)):
                 got = eval_intervals(args, p[pick], y[pick], r, work, fake)
                 for label, _, ref in ESTIMATORS:
-                    _, lo, hi = got[label]
-                    h = hits.setdefault((label, method), [0, 0, 0.0, 0])
-                    h[0] += lo <= refs[ref][0] <= hi
-                    h[1] += lo <= own[label] <= hi
-                    h[2] += hi - lo
-                    h[3] += 1
+                    value, lo, hi, p_calibrated = got[label]
+                    records.append({"model": name, "n": n, "replicate": r, "estimator": label,
+                                    "method": method, "value": value, "lo": lo, "hi": hi,
+                                    "p_calibrated": p_calibrated, "reference": refs[ref][0],
+                                    "pool_value": own[label]})
             print(f"{name} n={n} replicate {r + 1}/{args.replicates}", file=sys.stderr,
                   flush=True)
-        for (label, method), (covered, covered_own, width, count) in hits.items():
-            c = covered / count
-            rows.append({"model": name, "K": K, "n": n, "estimator": label, "method": method,
-                         "covered": covered, "replicates": count, "coverage": round(c, 4),
-                         "se": round(math.sqrt(c * (1 - c) / count), 4),
-                         "coverage_pool_value": round(covered_own / count, 4),
-                         "mean_width": round(width / count, 6)})
+    return records
+
+
+def cells(records, K):
+    """One row per (model, n, estimator, method) of the replicates' records, in their order."""
+    hits = {}
+    for x in records:
+        lo, hi = float(x["lo"]), float(x["hi"])
+        h = hits.setdefault((x["model"], int(x["n"]), x["estimator"], x["method"]),
+                            [0, 0, 0.0, 0])
+        h[0] += lo <= float(x["reference"]) <= hi
+        h[1] += lo <= float(x["pool_value"]) <= hi
+        h[2] += hi - lo
+        h[3] += 1
+    rows = []
+    for (name, n, label, method), (covered, covered_own, width, count) in hits.items():
+        c = covered / count
+        rows.append({"model": name, "K": K[name], "n": n, "estimator": label, "method": method,
+                     "covered": covered, "replicates": count, "coverage": round(c, 4),
+                     "se": round(math.sqrt(c * (1 - c) / count), 4),
+                     "coverage_pool_value": round(covered_own / count, 4),
+                     "mean_width": round(width / count, 6)})
     return rows
+
+
+def with_hull(records):
+    """Records written before eval reported the fake interval's hull with the default interval
+    (fake rows: the fake-calibrated interval alone) with each fake row's interval replaced by
+    that hull, as the current `calbench eval --interval fake` reports it."""
+    default = {(x["model"], x["n"], x["replicate"], x["estimator"]): x for x in records
+               if x["method"] == "default"}
+    out = []
+    for x in records:
+        if x["method"] == "fake":
+            d = default[(x["model"], x["n"], x["replicate"], x["estimator"])]
+            x = dict(x, lo=repr(min(float(x["lo"]), float(d["lo"]))),
+                     hi=repr(max(float(x["hi"]), float(d["hi"]))))
+        out.append(x)
+    return out
 
 
 def table(rows):
@@ -169,6 +200,12 @@ def main():
     parser.add_argument("--pool-bins-l1", type=int, default=20)
     parser.add_argument("--pool-boot", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--raw", action="store_true",
+                        help="also write OUT/replicates.csv: every replicate's estimate, "
+                             "interval, p_calibrated and references")
+    parser.add_argument("--hull-from", metavar="REPLICATES_CSV",
+                        help="no evals: the cells of a replicates.csv written before the fake "
+                             "interval was reported as its hull with the default, with that hull")
     args = parser.parse_args()
     if args.small:
         args.models, args.sizes, args.replicates = "fmnist_cnn", "200", 2
@@ -182,11 +219,25 @@ def main():
     if missing:
         raise SystemExit(f"--models: unknown {sorted(missing)}")
     os.makedirs(args.out, exist_ok=True)
-    rows = []
+    K = {name: k for _, name, k, _, _ in chosen}
+    if args.hull_from:
+        with open(args.hull_from, newline="") as f:
+            records = with_hull(list(csv.DictReader(f)))
+        rows = cells(records, K)
+        write(args.out, rows)
+        print(table(rows))
+        return
+    records = []
     with tempfile.TemporaryDirectory() as work:
-        for index, name, K, seed, factory in chosen:
-            rows += one_model(args, index, name, K, seed, factory, work)
+        for index, name, k, seed, factory in chosen:
+            records += one_model(args, index, name, k, seed, factory, work)
+            rows = cells(records, K)
             write(args.out, rows)
+            if args.raw:
+                with open(os.path.join(args.out, "replicates.csv"), "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(records[0]))
+                    w.writeheader()
+                    w.writerows(records)
     print(table(rows))
 
 

@@ -25,6 +25,7 @@ struct EstimatorWorkspace {
   std::vector<double> values;
   std::vector<std::size_t> split;         // equal-mass split ranks
   std::vector<std::size_t> rank_scratch;  // ranks whose order statistics are wanted
+  std::vector<std::size_t> rank_order;    // their indices in ascending order of rank
   std::vector<double> rank_values;        // and their values
   std::vector<double> edges;              // equal-mass bin edges
   std::vector<double> bin_sum, bin_count;

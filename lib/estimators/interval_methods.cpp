@@ -93,18 +93,27 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     corrected_of[e] = corrected.size();
     corrected.emplace_back(*estimators[e]);
   }
-  // analytic and fake alone resample nothing.
-  bool resampled = false;
-  for (const auto& m : methods)
-    for (IntervalMethod method : m)
-      resampled |= method != IntervalMethod::analytic && method != IntervalMethod::fake;
+  // The bootstrap evaluates the estimators with a method that reads its values: analytic and
+  // fake alone resample nothing (an estimator's values do not depend on which others share the
+  // resamples: resample b's rows come from its own stream).
+  std::vector<const Estimator*> boot_list;
+  std::vector<std::size_t> boot_of(E, E);  // index into `boot_list`, E: not bootstrapped
+  for (std::size_t e = 0; e < E; ++e) {
+    bool reads = false;
+    for (const auto& m : methods)
+      reads |= m[e] != IntervalMethod::analytic && m[e] != IntervalMethod::fake;
+    if (!reads) continue;
+    boot_of[e] = boot_list.size();
+    boot_list.push_back(estimators[e]);
+  }
+  const bool resampled = !boot_list.empty();
   const auto phase = [&](std::string_view name, std::size_t total) {
     if (request.progress.begin) request.progress.begin(name, total);
   };
   const ResampleCounter& counter = request.progress.counter;
   // beta* (bias_corrected) on the bootstrap's own resamples: one pass evaluates the estimators
-  // and then the bias statistics on each resample, columns E + c of the values.
-  std::vector<const Estimator*> boot_list(estimators.begin(), estimators.end());
+  // and then the bias statistics on each resample, columns booted + c of the values.
+  const std::size_t booted = boot_list.size();
   for (const auto& c : corrected) boot_list.push_back(&c);
   const std::size_t columns = boot_list.size();
   if (resampled) phase("bootstrap", request.resamples);
@@ -128,7 +137,8 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
   out.intervals.assign(M * E, std::nullopt);
   std::vector<double> column, jack_column, bias_column, corrected_column;
   for (std::size_t e = 0; e < E; ++e) {
-    column_of(boot, columns, e, column);
+    column.clear();
+    if (boot_of[e] < E) column_of(boot, columns, boot_of[e], column);
     jack_column.clear();
     if (jack_of[e] < E) column_of(jack, jack_list.size(), jack_of[e], jack_column);
     IntervalInputs in;
@@ -141,7 +151,7 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
       in.squared = estimators[e]->squared_error(sample, workspace);
     corrected_column.clear();
     if (corrected_of[e] < E) {  // U* = T* - beta*, resample by resample
-      column_of(boot, columns, E + corrected_of[e], bias_column);
+      column_of(boot, columns, booted + corrected_of[e], bias_column);
       for (std::size_t b = 0; b < column.size(); ++b)
         corrected_column.push_back(column[b] - bias_column[b]);
     }

@@ -54,6 +54,8 @@
 //   when the calibration test does not reject: a fake fitted to the rows of a nearly calibrated
 //   model carries the rows' noise as miscalibration, so its bias correction overshoots there
 //   (measured: docs/intervals.md, "Fake-calibrated intervals", with the derivation).
+//   calbench eval reports its hull with the estimator's default interval (runners/eval.cpp):
+//   where the fake's fitting noise shifts this interval, the default's stands.
 #include <functional>
 #include <optional>
 #include <span>

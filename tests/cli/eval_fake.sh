@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `calbench eval --interval fake` and `--advice` (docs/intervals.md, "Fake-calibrated
 # intervals"; docs/eval.md, "Advice"): on a K = 3 reference dataset the fake interval is used
-# for every estimator, no bound of an error is negative, an estimate outside its interval has a
-# note, the advice names the least-RMSE estimator of each shared target with the fake's
-# verdict, the table prints the advice, 1 and 2 threads give the same bytes, and bad values of
-# the new options exit 2 with a message and print nothing; the small coverage study runs.
+# for every estimator and holds its default interval, no bound of an error is negative, an
+# estimate outside its interval has a note, the advice names the least-RMSE estimator of each
+# shared target with the fake's verdict, the table prints the advice, 1 and 2 threads give the
+# same bytes, and bad values of the new options exit 2 with a message and print nothing; the
+# small coverage study runs.
 #
 # Usage: tests/cli/eval_fake.sh CALBENCH_BINARY SOURCE_DIR [PYTHON3]
 script=cli_eval_fake usage="CALBENCH_BINARY SOURCE_DIR"
@@ -47,6 +48,15 @@ best = min(shared, key=lambda l: a[l]["rmse"])
 assert rec["ece_top_l1"]["estimator"] == best and rec["ece_top_l1"]["compared"] == len(shared)
 assert [l for l, x in a.items() if x["recommended"]] == [best]
 assert a["smooth_ece"]["target"] is None  # its own population value
+PY
+# The fake interval is reported as its hull with the estimator's default interval: it holds it.
+run 1 "$work/default.json" --json || fail "the default intervals exited $?"
+python3 - "$work/one.json" "$work/default.json" <<'PY' || fail "a fake interval does not hold the default's"
+import json, sys
+fake, default = (json.load(open(f))["estimators"] for f in sys.argv[1:])
+for label, e in fake.items():
+    (lo, hi), (dlo, dhi) = e["ci"], default[label]["ci"]
+    assert lo <= dlo and dhi <= hi, (label, e["ci"], default[label]["ci"])
 PY
 run 2 "$work/two.json" --interval fake --json || fail "2 threads exited $?"
 cmp -s "$work/one.json" "$work/two.json" || fail "1 and 2 threads differ: $(diff "$work/one.json" "$work/two.json" | head -5)"

@@ -214,8 +214,11 @@ double stress_score(Engine& engine, int kind) {
       return std::pow(u, 8.0);  // 70 % below 1/16
     case 5:
       return std::round(std::pow(u, 8.0) * 50.0) / 50.0;  // tied, most at exactly 0
+    case 6:
+      // 2^-79 .. 1, on bucket edges, on both sides of the logarithmic buckets' floor 2^-64
+      return std::ldexp(1.0, -static_cast<int>(u * 80.0));
     default:
-      return std::ldexp(1.0, -static_cast<int>(u * 40.0));  // 2^-39 .. 1, on bucket edges
+      return std::exp(-100.0 * u);  // an overconfident network's class probabilities
   }
 }
 
@@ -230,7 +233,7 @@ StressTrial stress_trial(Engine& engine, int trial) {
   StressTrial t{std::vector<double>(n), std::vector<double>(n),
                 1 + static_cast<std::size_t>(uniform_open01(engine) * 40.0)};
   for (std::size_t i = 0; i < n; ++i) {
-    t.s[i] = stress_score(engine, trial % 7);
+    t.s[i] = stress_score(engine, trial % 8);
     t.o[i] = uniform_open01(engine) < t.s[i] ? 1.0 : 0.0;
   }
   return t;

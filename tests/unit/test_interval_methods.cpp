@@ -7,6 +7,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/random/exponential_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <tuple>
@@ -424,4 +425,69 @@ TEST_CASE("corp mcb at n = 10,000: its default interval is consistency, not a de
   CHECK(default_of(R"({"name": "corp"})") == IntervalMethod::consistency);
   CHECK(default_of(R"({"name": "corp", "component": "dsc"})") == IntervalMethod::bca);
   CHECK(default_of(R"({"name": "corp", "component": "score"})") == IntervalMethod::bca);
+}
+
+namespace {
+
+// An estimator that counts its evaluations (the Brier score's value): which estimators the
+// bootstrap evaluates.
+class CountedBrier final : public Estimator {
+ public:
+  double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override {
+    ++calls;
+    return brier_.estimate(sample, workspace);
+  }
+  std::optional<Quantity> target() const override { return brier_.target(); }
+  mutable std::atomic<std::size_t> calls = 0;
+
+ private:
+  BrierEstimator brier_;
+};
+
+}  // namespace
+
+TEST_CASE("the bootstrap evaluates only the estimators whose interval reads it", "[unit]") {
+  // analytic and fake intervals resample nothing: an estimator with only those is left out of
+  // the bootstrap (eval with the fake intervals), and the others' intervals are the same bits
+  // as without it (resample b's rows come from its own stream, whoever shares it).
+  Sample all = testing::load_reference_dataset("dir_k10_n20000");
+  const std::size_t n = 2000, K = all.classes;
+  const Sample sample = make_sample(
+      K, std::vector<double>(all.p.begin(), all.p.begin() + static_cast<long>(n * K)),
+      std::vector<std::uint32_t>(all.label.begin(), all.label.begin() + static_cast<long>(n)));
+  const BinnedEce ece({.bins = 15});
+  const CountedBrier counted;
+  EstimatorWorkspace workspace;
+  ResampleWorkspace resample;
+  const double observed[] = {ece.estimate(sample, workspace),
+                             counted.estimate(sample, workspace)};
+  const Estimator* const both[] = {&ece, &counted};
+  const std::vector<double> deviations = {-0.01, 0.0, 0.01};
+  const std::vector<std::vector<double>> fake = {{}, deviations};
+  IntervalRequest request{200, 0.9, 20};
+  request.p_values = false;
+  request.fake_deviations = fake;
+  counted.calls = 0;
+  const auto joint =
+      sample_intervals(sample, both, observed, {{IntervalMethod::basic, IntervalMethod::fake}},
+                       request, {3, 0, 0}, Execution::parallel, resample, workspace);
+  CHECK(counted.calls == 0);  // not bootstrapped: its fake interval reads no resample
+  const Estimator* const alone[] = {&ece};
+  const auto single = sample_intervals(sample, alone, std::span(observed, 1),
+                                       {{IntervalMethod::basic}}, request, {3, 0, 0},
+                                       Execution::parallel, resample, workspace);
+  REQUIRE(joint.intervals[0]);
+  REQUIRE(single.intervals[0]);
+  CHECK(joint.intervals[0]->lo == single.intervals[0]->lo);
+  CHECK(joint.intervals[0]->hi == single.intervals[0]->hi);
+  REQUIRE(joint.intervals[1]);
+  const Interval expected = fake_interval(observed[1], deviations, 0.9);
+  CHECK(joint.intervals[1]->lo == expected.lo);
+  CHECK(joint.intervals[1]->hi == expected.hi);
+  // Asked for a bootstrap method too, it is evaluated on every resample.
+  sample_intervals(sample, both, observed,
+                   {{IntervalMethod::basic, IntervalMethod::fake},
+                    {IntervalMethod::basic, IntervalMethod::percentile}},
+                   request, {3, 0, 0}, Execution::parallel, resample, workspace);
+  CHECK(counted.calls == 200);
 }
