@@ -21,13 +21,19 @@ of the study (ctest slow.arena_answer.rerun).
 - contrast.csv: per (arena, truth, estimator, other) the paired difference of those three;
 - boards_agree.csv: tau-b between two pooled boards (e.g. test-set Kuiper and Brier);
 - generators.csv: per (arena, truth, estimator, other) how many generators' own boards favour
-  the estimator (its tau-b with the truth above the other's), the per-model breakdown.
+  the estimator (its tau-b with the truth above the other's), the per-model breakdown;
+- flattered.csv: per (arena, method) its win rate by the test-set 15-bin ECE minus by the true
+  top-label ECE (paired);
+- families.csv, family_contrast.csv: the leave-method-family-out check: each method family's
+  mean win rate on the true calibration boards over all generators and over the generators of
+  other shapes than a family's own, and the leading family against each other (paired);
+- answer.md: the text docs/arena.md holds between its arena-answer markers.
 
 Why pooling the cells' boards is exact: CalArena's win rate is a mean over cases of the share of
 other methods a method beats, the within-case tau-b a mean over the cases where it is defined,
 the winner agreement a mean over cases; so the pooled board over any set of cells is the
 cases-weighted mean of the cells' boards (the leave-family-out script uses the same identity;
-ctest arena_answer.tables checks it against a run's own pooled board). Tau-b between pooled
+ctest arena_answer.pooling checks it against a run's own pooled board). Tau-b between pooled
 boards is not a mean: it is computed from the pooled win rates.
 
 Intervals: a generator is the independent unit (one model; its fit sizes are not independent
@@ -234,7 +240,7 @@ def answer(path, out, resamples):
         if not (board["arena"] == arena_name).any():
             continue
         arena = Arena(board[board["arena"] == arena_name], agree[agree["arena"] == arena_name])
-        G, M = len(arena.generators), len(arena.methods)
+        G = len(arena.generators)
         rng = np.random.Generator(np.random.PCG64(SEED))
         draws = np.array([np.bincount(rng.integers(0, G, G), minlength=G)
                           for _ in range(resamples)], dtype=float)
@@ -504,7 +510,7 @@ def families_text(contrast):
                 f"rate of its methods ahead of {against(every)})")
         without = rows[rows["subset"] == "without " + lead]
         if without.empty:
-            text += f"; no generator has its shape."
+            text += "; no generator has its shape."
         elif without["leader"].iloc[0] == lead:
             text += (f"; over the {without['generators'].iloc[0]} generators of other shapes "
                      f"it still leads, ahead of {against(without)}.")

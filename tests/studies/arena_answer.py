@@ -18,7 +18,6 @@
 
 import gzip
 import importlib.util
-import io
 import json
 import os
 import subprocess
@@ -29,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from study_checks import failing
+from study_checks import failing, three_shapes_k2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -58,15 +57,7 @@ def run(config_path, out):
 
 def pooling():
     module = script()
-    with open(os.path.join(ARENA, "corpus", "cancer_lr.json")) as f:
-        fake = json.load(f)["generator"]
-    fake["rows"] = os.path.join(ARENA, "corpus", fake["rows"])
-    generators = [fake,
-                  {"family": "dirichlet", "classes": 2,
-                   "target": {"accuracy": 0.8, "ece_top_l1": 0.05},
-                   "miscalibration": {"map": "temperature"}},
-                  {"family": "label_noise", "classes": 2, "alpha": 0.5, "weight": 0.1,
-                   "beta": 0}]
+    fake, generators = three_shapes_k2(os.path.join(ARENA, "corpus"))
     with tempfile.TemporaryDirectory() as work:
         config = {"name": "arena_answer_pooling", "scenario": "recalibration", "seed": 41,
                   "replicates": 3, "fit_size": 300, "test_size": 300, "truth_samples": 5000,

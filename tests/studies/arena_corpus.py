@@ -33,7 +33,7 @@ import tempfile
 
 import numpy as np
 
-from study_checks import failing
+from study_checks import failing, three_shapes_k2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -226,16 +226,7 @@ def family_out():
     """arena-family-out.py on a tiny run (three generator shapes x two fit sizes, three methods):
     its win rate over all cells is the run's pooled board's, for every method (the cases-weighted
     mean of the cells' boards is the pooled win rate), and it prints a row per subset."""
-    corpus_fake = os.path.join(CORPUS, "cancer_lr.json")
-    with open(corpus_fake) as f:
-        fake = json.load(f)["generator"]
-    fake["rows"] = os.path.join(CORPUS, fake["rows"])
-    generators = [fake,
-                  {"family": "dirichlet", "classes": 2,
-                   "target": {"accuracy": 0.8, "ece_top_l1": 0.05},
-                   "miscalibration": {"map": "temperature"}},
-                  {"family": "label_noise", "classes": 2, "alpha": 0.5, "weight": 0.1,
-                   "beta": 0}]
+    fake, generators = three_shapes_k2(CORPUS)
     with tempfile.TemporaryDirectory() as work:
         config = {"name": "family_out", "scenario": "recalibration", "seed": 39,
                   "replicates": 3, "fit_size": 300, "test_size": 300, "truth_samples": 5000,

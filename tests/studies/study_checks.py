@@ -2,6 +2,7 @@
 study's committed table published verbatim in the docs, scikit-learn present for the runs, and
 the small helpers every check uses."""
 import csv
+import json
 import os
 import sys
 
@@ -38,3 +39,17 @@ def failing(name):
 def read_csv(path):
     with open(path) as f:
         return list(csv.DictReader(f))
+
+
+def three_shapes_k2(corpus):
+    """A tiny arena's generators, one per calibration shape (a spline fake of the corpus,
+    temperature, affine), K = 2: (the fake with its rows path made absolute, all three)."""
+    with open(os.path.join(corpus, "cancer_lr.json")) as f:
+        fake = json.load(f)["generator"]
+    fake["rows"] = os.path.join(corpus, fake["rows"])
+    return fake, [fake,
+                  {"family": "dirichlet", "classes": 2,
+                   "target": {"accuracy": 0.8, "ece_top_l1": 0.05},
+                   "miscalibration": {"map": "temperature"}},
+                  {"family": "label_noise", "classes": 2, "alpha": 0.5, "weight": 0.1,
+                   "beta": 0}]

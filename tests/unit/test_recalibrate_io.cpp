@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "data/model_outputs.hpp"
+#include "generator_draws.hpp"
 #include "generators/generator.hpp"
 #include "recalibrators/fitted_model_json.hpp"
 #include "recalibrators/recalibrators_json.hpp"
@@ -38,12 +39,7 @@ Sample draw(std::size_t classes, std::size_t n, std::uint64_t replicate) {
   spec.classes = classes;
   spec.alpha = std::vector<double>(classes, 0.6);
   spec.map = TemperatureMap{0.7};
-  const Generator generator(spec);
-  Engine engine = make_engine({20261126, 0, replicate, Purpose::sample});
-  Sample sample;
-  GeneratorScratch scratch;
-  generator.sample(engine, n, sample, scratch);
-  return sample;
+  return testing::draw(spec, n, 20261126, false, 0, replicate);
 }
 
 std::vector<std::string> config_problems(const Json& document) {

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "generator_draws.hpp"
 #include "generators/generator.hpp"
 #include "recalibrators/restore_model.hpp"
 #include "recalibrators/xgboost_booster.hpp"
@@ -22,12 +23,7 @@ Sample draw(std::size_t classes, std::size_t n, std::uint64_t replicate) {
   spec.classes = classes;
   spec.alpha = std::vector<double>(classes, 0.6);
   spec.map = TemperatureMap{0.6};
-  const Generator generator(spec);
-  Engine engine = make_engine({20261203, 0, replicate, Purpose::sample});
-  Sample sample;
-  GeneratorScratch scratch;
-  generator.sample(engine, n, sample, scratch);
-  return sample;
+  return testing::draw(spec, n, 20261203, false, 0, replicate);
 }
 
 std::vector<float> labels_of(const Sample& s) {
