@@ -128,10 +128,10 @@ def main():
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--small", action="store_true",
-                        help="gb_k2 with default and normal, 20 replicates, 50 resamples")
+                        help="gb_k2 with default, normal and percentile, 20 replicates, 50 resamples")
     args = parser.parse_args()
     if args.small:
-        args.models, args.methods = "gb_k2", "default,normal"
+        args.models, args.methods = "gb_k2", "default,normal,percentile"
         args.replicates = args.check_replicates = 20
         args.resamples = 50
     args.calbench = calbench_binary(args.calbench)

@@ -2,8 +2,8 @@
 """Runs scripts/plan-coverage.py (docs/plan.md, "Measured on fakes of real models") and checks
 its figures.
 
-    plan_coverage.py small   # ctest plan_coverage.small: gb_k2, default and normal intervals,
-                             # 20 replicates
+    plan_coverage.py small   # ctest plan_coverage.small: gb_k2, default, normal and percentile
+                             # intervals, 20 replicates; a refusal's advice
     plan_coverage.py docs    # ctest plan_coverage.docs: docs/plan.md publishes each golden
                              # run's table.md (tests/golden/plan_coverage/RUN), and its cells
                              # hold issue #36's bar
@@ -16,6 +16,7 @@ and, in the golden runs, no answer that plan gives (not refused) has an independ
 coverage (1,000 check replicates, SE about 0.011) below 0.85: issue #36's bar.
 """
 
+import json
 import math
 import os
 import subprocess
@@ -92,7 +93,18 @@ def main():
         if mode == "small":
             cells = run(out, ["--small"])
             # 20 replicates: too few for the bar, the machinery only.
-            check(cells, ["gb_k2"], ["default", "normal"], 20, 20, bar_holds=False)
+            check(cells, ["gb_k2"], ["default", "normal", "percentile"], 20, 20, bar_holds=False)
+            # A refused normal interval is sent to the default interval; a refused interval
+            # method (the default, or one named) is not sent back to "default".
+            for c in cells:
+                if c["status"] != "refused":
+                    continue
+                with open(os.path.join(out, "work", f"gb_k2_{c['method']}.result.json")) as f:
+                    reason = json.load(f)["answer"]["reason"]
+                if ('"interval": "default"' in reason) != (c["method"] == "normal"):
+                    fail(f"the refusal of {c['method']} gives the wrong advice: {reason}")
+            if not any(c["status"] == "refused" and c["method"] == "percentile" for c in cells):
+                fail("gb_k2's percentile interval (coverage about 0.01) is not refused")
             print(f"plan_coverage.small: {len(cells)} cells")
             return
         for name, arguments in RUNS.items():
