@@ -440,8 +440,14 @@ std::string undercovered(const WidthQuestion& question, const PlanPoint& at) {
          format_fixed(*at.coverage, 3) + " ± " + format_fixed(at.coverage_se, 3) +
          " of the replicates at n = " + std::to_string(at.n) + ", below the nominal " +
          format_double(question.level) + " - " + format_double(plan_coverage_slack) +
-         ": a sample of that size does not give the interval asked for; ask with an interval "
-         "that covers (\"interval\": \"default\", docs/plan.md)";
+         ": a sample of that size does not give the interval asked for; " +
+         (question.interval
+              // Already an interval method (the default, or one asked for by name): naming
+              // "default" again would send the user back to the same refusal.
+              ? "ask with another interval (docs/intervals.md says where each covers) or "
+                "another width, or with more replicates if the coverage is within 2 standard "
+                "errors of the bar"
+              : "ask with an interval that covers (\"interval\": \"default\", docs/plan.md)");
 }
 
 }  // namespace
