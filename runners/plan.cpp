@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <sstream>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "plan/plan_json.hpp"
+#include "report/reporter.hpp"
 #include "runners/command.hpp"
 #include "runners/progress.hpp"
 
@@ -107,6 +109,62 @@ void announce_work(const PlanSpec& spec) {
   }
 }
 
+// The question, the generator, the alternative or the coverage's reference, and the replicates:
+// the lines above the table.
+std::string question_caption(const PlanConfig& config, const PlanResult& result) {
+  const PlanSpec& spec = config.spec;
+  std::string out = config.name + ": " + question_text(spec, config.estimator_label) + "\n";
+  out += "generator: " + Generator(spec.generator).canonical_text() + "\n";
+  if (const auto& alt = result.alternative)
+    out += "alternative (miscalibration scaled by " + format_fixed(alt->scale, 4) +
+           "): " + Generator(alt->spec).canonical_text() + "\n  " +
+           std::string(to_string(std::get<PowerQuestion>(spec.question).quantity)) + " = " +
+           format_fixed(alt->achieved.value, 5) + " (" +
+           std::string(to_string(alt->achieved.method)) + ", error " +
+           format_double(alt->achieved.error) + ")\n";
+  if (const auto& r = result.reference)
+    out += "coverage against " +
+           (r->target ? std::string(to_string(*r->target))
+                      : std::string("the estimator's own population value")) +
+           " = " + format_fixed(r->value, 5) + " (" + r->method + ", error " +
+           format_double(r->error) + ")\n";
+  return out + std::to_string(spec.replicates) +
+         " replicates per n; Monte Carlo standard errors\n\n";
+}
+
+// The answer (or what it would be, when refused) and a width question's coverage at it: the
+// lines below the table.
+std::string answer_note(const PlanSpec& spec, const PlanAnswer& a) {
+  const std::string figure =
+      std::holds_alternative<PowerQuestion>(spec.question) ? "power" : "width";
+  const std::string there =
+      figure + " " + format_fixed(a.figure, 4) + " ± " + format_fixed(a.figure_se, 4);
+  std::string out = a.refused.empty() ? "\nanswer: " : "\nwould be: ";
+  switch (a.kind) {
+    case AnswerKind::found:
+      out += "n = " + std::to_string(a.n) + " (95 % Monte Carlo interval " +
+             std::to_string(std::llround(a.n_low)) + " to " +
+             std::to_string(std::llround(a.n_high)) + "); " + figure + " there " +
+             format_fixed(a.figure, 4) + " ± " + format_fixed(a.figure_se, 4) + "\n";
+      break;
+    case AnswerKind::below_range:
+      out += "n <= " + std::to_string(a.n) + " (search.n_min already meets the question: " + there +
+             ")\n";
+      break;
+    case AnswerKind::above_range:
+      out += "n > " + std::to_string(a.n) + " (search.n_max does not meet the question: " + there +
+             ")\n";
+      break;
+  }
+  if (!a.refused.empty()) out += "answer refused: " + a.refused + "\n";
+  if (const auto& at = a.at_n)
+    out += "coverage at n = " + std::to_string(at->n) + ": " + format_fixed(*at->coverage, 3) +
+           " ± " + format_fixed(at->coverage_se, 3) + " (nominal " +
+           format_double(std::get<WidthQuestion>(spec.question).level) + "; mean width there " +
+           format_fixed(at->figure, 4) + " ± " + format_fixed(at->figure_se, 4) + ")\n";
+  return out;
+}
+
 // A progress line within each n once it has run for 2 s.
 class PlanProgress {
  public:
@@ -168,57 +226,21 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
                      "generator.classes and the truth's samples; lower them");
   }
 
+  // The simulated n's as one record of the terminal reporter: the question above them, the
+  // answer below.
+  const auto columns = plan_point_columns(power);
+  const TableView view(columns);
+  ReportHeader header;
+  header.tables.push_back(view.table("points", show::terminal, "  ", "  "));
+  Record record{.block = "points"};
+  for (const auto& p : result.points) record.rows.push_back(view.row("points", p, show::terminal));
+  record.caption = question_caption(config, result);
+  record.note = answer_note(spec, result.answer);
   std::ostringstream text;
-  text << config.name << ": " << question_text(spec, config.estimator_label) << "\n";
-  text << "generator: " << Generator(spec.generator).canonical_text() << "\n";
-  if (result.alternative)
-    text << "alternative (miscalibration scaled by " << format_fixed(result.alternative->scale, 4)
-         << "): " << Generator(result.alternative->spec).canonical_text() << "\n  "
-         << to_string(std::get<PowerQuestion>(spec.question).quantity) << " = "
-         << format_fixed(result.alternative->achieved.value, 5) << " ("
-         << to_string(result.alternative->achieved.method) << ", error "
-         << format_double(result.alternative->achieved.error) << ")\n";
-  if (const auto& r = result.reference)
-    text << "coverage against "
-         << (r->target ? to_string(*r->target) : "the estimator's own population value") << " = "
-         << format_fixed(r->value, 5) << " (" << r->method << ", error " << format_double(r->error)
-         << ")\n";
-  text << spec.replicates << " replicates per n; Monte Carlo standard errors\n\n";
-  std::vector<std::vector<std::string>> rows = {{"n", figure, "se", "mean", "sd"}};
-  if (!power) rows[0].insert(rows[0].end(), {"coverage", "se"});
-  auto row = [&](const PlanPoint& p) {
-    std::vector<std::string> cells = {std::to_string(p.n), format_fixed(p.figure, 4),
-                                      format_fixed(p.figure_se, 4), format_fixed(p.mean, 4),
-                                      format_fixed(p.sd, 4)};
-    if (p.coverage)
-      cells.insert(cells.end(), {format_fixed(*p.coverage, 3), format_fixed(p.coverage_se, 3)});
-    return cells;
-  };
-  for (const auto& p : result.points) rows.push_back(row(p));
-  text << aligned_columns(rows, "  ");
-  const PlanAnswer& a = result.answer;
-  text << (a.refused.empty() ? "\nanswer: " : "\nwould be: ");
-  switch (a.kind) {
-    case AnswerKind::found:
-      text << "n = " << a.n << " (95 % Monte Carlo interval " << std::llround(a.n_low) << " to "
-           << std::llround(a.n_high) << "); " << figure << " there " << format_fixed(a.figure, 4)
-           << " ± " << format_fixed(a.figure_se, 4) << "\n";
-      break;
-    case AnswerKind::below_range:
-      text << "n <= " << a.n << " (search.n_min already meets the question: " << figure << " "
-           << format_fixed(a.figure, 4) << " ± " << format_fixed(a.figure_se, 4) << ")\n";
-      break;
-    case AnswerKind::above_range:
-      text << "n > " << a.n << " (search.n_max does not meet the question: " << figure << " "
-           << format_fixed(a.figure, 4) << " ± " << format_fixed(a.figure_se, 4) << ")\n";
-      break;
-  }
-  if (!a.refused.empty()) text << "answer refused: " << a.refused << "\n";
-  if (const auto& at = a.at_n)
-    text << "coverage at n = " << at->n << ": " << format_fixed(*at->coverage, 3) << " ± "
-         << format_fixed(at->coverage_se, 3) << " (nominal "
-         << format_double(std::get<WidthQuestion>(spec.question).level) << "; mean width there "
-         << format_fixed(at->figure, 4) << " ± " << format_fixed(at->figure_se, 4) << ")\n";
+  TerminalReporter terminal(text);
+  terminal.begin(header);
+  terminal.record(record);
+  terminal.end();
   if (!o.out.empty()) {
     write_result_json(o.out, plan_result_json(config, result));
     text << "wrote " << o.out << "\n";

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -12,8 +13,11 @@
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
+#include "experiment/experiment.hpp"
 #include "experiment/preflight.hpp"
 #include "recalibrators/fitted_model_json.hpp"
+#include "report/columns.hpp"
+#include "report/reporter.hpp"
 #include "report/result_set.hpp"
 #include "runners/command.hpp"
 
@@ -66,6 +70,22 @@ void warn_about_data(const RecalibrateOptions& o, const Sample& sample) {
               << full_precision_advice << '\n';
 }
 
+// A fitted parameter, "name = value" (the shortest text that reads back as the same double),
+// one a line under the fit.
+const std::vector<ColumnSpec<FittedValue>> parameter_columns = {
+    {"",
+     [](const FittedValue& v) { return Value(v.name + " = " + format_double(v.value)); },
+     show::terminal,
+     {.align = Align::left}}};
+
+// The text of a command through the terminal reporter.
+void print_record(const ReportHeader& header, const Record& record, std::ostream& out) {
+  TerminalReporter terminal(out);
+  terminal.begin(header);
+  terminal.record(record);
+  terminal.end();
+}
+
 int run_fit(const RecalibrateOptions& o, std::ostream& out) {
   // Before the fit: a directory or an unwritable place is bad input (exit 2), not a failure
   // after the work (issue #38, D16).
@@ -83,17 +103,29 @@ int run_fit(const RecalibrateOptions& o, std::ostream& out) {
   const Json document = fitted_model_json(fitted);
   write_file_atomically(o.out, document.dump(2) + "\n");
   if (o.json) {
-    out << document.dump(2) << '\n';
+    // The model file's blocks, as written, through the JSON reporter.
+    ReportHeader header;
+    for (const auto& [key, value] : document.items())
+      header.blocks.emplace_back(key, to_value(value));
+    JsonReporter json(out);
+    json.begin(header);
+    json.end();
     return 0;
   }
-  out << "fitted " << fitted.label << " on " << fitted.fit_rows << " rows, K = " << fitted.classes
-      << '\n';
+  const TableView view(parameter_columns);
+  ReportHeader header;
+  header.tables.push_back(view.table("parameters", show::terminal, "  "));
+  Record record{.block = "parameters",
+                .caption = "fitted " + fitted.label + " on " + std::to_string(fitted.fit_rows) +
+                           " rows, K = " + std::to_string(fitted.classes) + '\n',
+                .note = "model: " + o.out + '\n'};
   if (fitted.zeros_raised > 0)
-    out << "  (" << fitted.zeros_raised << " probabilities of exactly 0 raised to "
-        << format_double(zero_floor) << ", as apply raises them; docs/recalibration.md)\n";
-  for (const auto& v : fitted.model->parameters())
-    out << "  " << v.name << " = " << format_double(v.value) << '\n';
-  out << "model: " << o.out << '\n';
+    record.caption += "  (" + std::to_string(fitted.zeros_raised) +
+                      " probabilities of exactly 0 raised to " + format_double(zero_floor) +
+                      ", as apply raises them; docs/recalibration.md)\n";
+  for (const FittedValue& v : fitted.model->parameters())
+    record.rows.push_back(view.row("parameters", v, show::terminal));
+  print_record(header, record, out);
   return 0;
 }
 
@@ -178,8 +210,10 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
     }
   } else
     write_file_atomically(o.out, calibrated_csv(sample, data.labelled, q));
-  out << "applied " << fitted.label << " (" << o.model << ") to " << sample.size
-      << " rows: " << o.out << '\n';
+  print_record({},
+               {.note = "applied " + fitted.label + " (" + o.model + ") to " +
+                        std::to_string(sample.size) + " rows: " + o.out + '\n'},
+               out);
   return 0;
 }
 

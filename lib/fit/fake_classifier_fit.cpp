@@ -75,8 +75,8 @@ void fit_dirichlet_family(const Sample& data, const FakeFitOptions& options,
       for (const MixtureComponent& m : fit.components)
         for (double a : m.alpha)
           if (!(a >= concentration_min && a <= concentration_max))
-            throw DomainError("a fitted alpha = " + format_double(a) +
-                              " is outside the family's [1e-4, 1e3]");
+            throw DomainError("a fitted alpha = " + format_double(a) + " is outside the family's " +
+                              concentration_range);
       out.mixtures.push_back(std::move(fit));
     } catch (const DomainError& error) {
       out.rejected_mixtures.push_back(std::to_string(J) + " components: " + error.what());

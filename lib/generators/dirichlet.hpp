@@ -16,6 +16,8 @@ namespace calbench {
 // The concentrations a config accepts (docs/config.md, "Parameter bounds"; the reason is at
 // concentration_bounds in generators_json.cpp). `calbench fit` refuses a fit outside them.
 inline constexpr double concentration_min = 1e-4, concentration_max = 1e3;
+// The same range as the rules and messages write it.
+inline constexpr char concentration_range[] = "[1e-4, 1e3]";
 
 struct DirichletSpec {
   std::size_t classes = 2;

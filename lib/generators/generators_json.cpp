@@ -509,7 +509,8 @@ Param classes_param() {
 // (parse_dirichlet_target reports an alpha given with it).
 Param alpha_param(std::string doc) {
   return param::custom("alpha", "number or array", format_double(default_alpha),
-                       "in [1e-4, 1e3], or one per class", std::move(doc),
+                       std::string("in ") + concentration_range + ", or one per class",
+                       std::move(doc),
                        [](Args& args) {
                          if (args.reader().find("target") != nullptr) return true;
                          auto alpha = parse_alpha(args.reader(), args.classes(), default_alpha);
@@ -537,8 +538,8 @@ Param read_with_another(std::string key, std::string type, std::string fallback,
 // `alpha` reads the pair too (read_with_another above), so that it is read with them.
 Param class_alphas_param() {
   Param p = param::custom("alpha", "array of arrays", "none",
-                          "K x K, in [1e-4, 1e3], instead of the pair", "row k is alpha^(k)",
-                          read_class_alphas,
+                          std::string("K x K, in ") + concentration_range + ", instead of the pair",
+                          "row k is alpha^(k)", read_class_alphas,
                           {Json(true), Json::array({Json::array({1, 1, 1})}),
                            Json::array({Json::array({1, 1, 1}), Json::array({1, 1, 1}),
                                         Json::array({1, 1, concentration_bounds.hi * 10.0})})});
@@ -1033,11 +1034,13 @@ FamilyEntry class_conditional_family() {
                  param::custom("prior", "array of numbers", "uniform", "K numbers > 0 summing to 1",
                                "pi", read_prior, {Json(true), Json::array({0.5, 0.6, -0.1})}),
                  read_with_another(
-                     "concentration", "number", "none", "in [1e-4, 1e3], with correct_class",
+                     "concentration", "number", "none",
+                     std::string("in ") + concentration_range + ", with correct_class",
                      "a: alpha^(k) = a 1 + (b - a) e_k",
                      {Json(true), Json(0.0), Json(concentration_bounds.hi * 10.0)}, {"alpha"}),
                  read_with_another(
-                     "correct_class", "number", "none", "in [1e-4, 1e3], with concentration",
+                     "correct_class", "number", "none",
+                     std::string("in ") + concentration_range + ", with concentration",
                      "b: the concentration on the true class",
                      {Json(true), Json(-1.0), Json(concentration_bounds.lo / 10.0)}, {"alpha"}),
                  class_alphas_param()},
@@ -1086,18 +1089,18 @@ FamilyEntry dirichlet_mixture_family() {
       .summary =
           R"(kyle's multi-Dirichlet: component j with probability w_j, c ~ Dirichlet(alpha_j), y ~ c,
 p = h(c) with one injective map h (identity, temperature, power))",
-      .params =
-          {classes_param(),
-           param::custom(
-               "components", "array of objects", "required",
-               R"(1 to 16 {weight > 0, alpha in [1e-4, 1e3] or one per class}, weights summing to 1)",
-               "the components: w_j and alpha_j", read_components,
-               {Json(true), Json::array(), Json::array({Json{{"weight", 0.5}, {"alpha", 1.0}}}),
-                Json::array({Json{{"weight", 1.0}, {"alpha", -1.0}}})}),
-           param::custom("miscalibration", "object", default_miscalibration().dump(),
-                         "identity, temperature or power (see `calbench list maps`)",
-                         "the miscalibration map h of every component", read_mixture_map,
-                         {Json(1.5), Json{{"map", "top_label"}, {"gamma", 0.5}}})},
+      .params = {classes_param(),
+                 param::custom("components", "array of objects", "required",
+                               std::string("1 to 16 {weight > 0, alpha in ") + concentration_range +
+                                   " or one per class}, weights summing to 1",
+                               "the components: w_j and alpha_j", read_components,
+                               {Json(true), Json::array(),
+                                Json::array({Json{{"weight", 0.5}, {"alpha", 1.0}}}),
+                                Json::array({Json{{"weight", 1.0}, {"alpha", -1.0}}})}),
+                 param::custom("miscalibration", "object", default_miscalibration().dump(),
+                               "identity, temperature or power (see `calbench list maps`)",
+                               "the miscalibration map h of every component", read_mixture_map,
+                               {Json(1.5), Json{{"map", "top_label"}, {"gamma", 0.5}}})},
       .example =
           R"({"classes": 3, "components": [{"weight": 0.7, "alpha": 0.3}, {"weight": 0.3, "alpha": [2, 1, 1]}], "miscalibration": {"map": "temperature", "temperature": 0.8}})",
       .build = build_dirichlet_mixture};

@@ -1,6 +1,8 @@
 #include "plan/plan_json.hpp"
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "core/error.hpp"
@@ -10,6 +12,7 @@
 #include "estimators/estimators_json.hpp"
 #include "experiment/experiment.hpp"
 #include "generators/generators_json.hpp"
+#include "report/value_format.hpp"
 #include "truth/target_solver.hpp"
 
 namespace calbench {
@@ -344,6 +347,36 @@ PlanConfig load_plan(const std::filesystem::path& file) {
   return out;
 }
 
+std::vector<ColumnSpec<PlanPoint>> plan_point_columns(bool power) {
+  using P = PlanPoint;
+  // The terminal's table: left-aligned, 2 spaces apart, the figures to 4 digits, coverage to 3.
+  auto column = [](std::string name, std::function<Value(const P&)> value, int precision,
+                   Shown shown = show::json | show::terminal, std::string heading = {}) {
+    return ColumnSpec<P>{
+        std::move(name),
+        std::move(value),
+        shown,
+        {.heading = std::move(heading), .align = Align::left, .precision = precision, .null = ""}};
+  };
+  // A power question's points measure no coverage: its columns are JSON ones, shown when set.
+  const Shown coverage = power ? show::json_set : show::json_set | show::terminal;
+  return {column(
+              "n", [](const P& p) { return count_value(p.n); }, 0),
+          column(
+              power ? "power" : "width", [](const P& p) { return Value(p.figure); }, 4),
+          column(
+              "se", [](const P& p) { return Value(p.figure_se); }, 4),
+          column(
+              "mean", [](const P& p) { return Value(p.mean); }, 4),
+          column(
+              "sd", [](const P& p) { return Value(p.sd); }, 4),
+          column(
+              "coverage", [](const P& p) { return field_value(p.coverage); }, 3, coverage),
+          column(
+              "coverage_se", [](const P& p) { return p.coverage ? Value(p.coverage_se) : Value(); },
+              3, coverage, "se")};
+}
+
 Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
   Json out;
   out["meta"] = {{"schema", "calbench.plan/1"},
@@ -368,20 +401,10 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
           {"method", r->method},
           {"error", r->error}};
   }
-  auto point_json = [&](const PlanPoint& p) {
-    Json j = {{"n", p.n},
-              {power ? "power" : "width", p.figure},
-              {"se", p.figure_se},
-              {"mean", p.mean},
-              {"sd", p.sd}};
-    if (p.coverage) {
-      j["coverage"] = *p.coverage;
-      j["coverage_se"] = p.coverage_se;
-    }
-    return j;
-  };
+  const auto columns = plan_point_columns(power);
+  const TableView view(columns);
   Json points = Json::array();
-  for (const auto& p : result.points) points.push_back(point_json(p));
+  for (const auto& p : result.points) points.push_back(to_json(view.object(p)));
   out["points"] = std::move(points);
   const PlanAnswer& a = result.answer;
   out["answer"] = {{"status", std::string(kind_name(a.kind))},
@@ -390,7 +413,7 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
                    {"n_high_95", a.n_high},
                    {power ? "power" : "width", a.figure},
                    {"se", a.figure_se}};
-  if (a.at_n) out["answer"]["at_n"] = point_json(*a.at_n);
+  if (a.at_n) out["answer"]["at_n"] = to_json(view.object(*a.at_n));
   // A refused answer has no n: the figures stay, under n_refused, for the reader who asks why.
   if (!a.refused.empty()) {
     auto& answer = out["answer"];

@@ -1,5 +1,6 @@
 #pragma once
-// The plan file of `calbench plan` (docs/plan.md) -> PlanSpec, and a PlanResult -> the JSON of
+// The plan file of `calbench plan` (docs/plan.md) -> PlanSpec; the columns of a simulated n
+// (the terminal table and the JSON of `--out` read the same table); a PlanResult -> the JSON of
 // `--out`. The only plan code that sees JSON.
 #include <filesystem>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "config/json_support.hpp"
 #include "generators/generators_json.hpp"
 #include "plan/sample_size_plan.hpp"
+#include "report/columns.hpp"
 
 namespace calbench {
 
@@ -40,6 +42,11 @@ std::optional<GeneratorSpec> solved_generator(const ParsedGenerator& generator,
 // "FILE: /pointer: message"; a generator taken from another file ("generator": "fake.json")
 // reports that file's problems under its own name.
 PlanConfig load_plan(const std::filesystem::path& file);
+
+// The columns of one simulated n: n, the question's figure (width or power) and its standard
+// error, the estimates' mean and sd, and a width question's coverage and its standard error
+// (left empty on the terminal, absent in the JSON, at an n that measured none).
+std::vector<ColumnSpec<PlanPoint>> plan_point_columns(bool power);
 
 // The --out document: meta (calbench version, git revision, config hash), the resolved plan,
 // the alternative, every simulated n and the answer. A pure function of the plan file.

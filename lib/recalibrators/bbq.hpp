@@ -12,10 +12,14 @@
 
 namespace calbench {
 
+// The prior strength N' when none is given: the class's default and the registry's
+// `prior_strength` (docs/recalibration.md).
+inline constexpr double bbq_default_prior_strength = 2.0;
+
 class BbqCalibrator : public BinaryCalibrator {
  public:
   // Throws DomainError unless prior_strength > 0.
-  explicit BbqCalibrator(double prior_strength = 2.0);
+  explicit BbqCalibrator(double prior_strength = bbq_default_prior_strength);
   std::unique_ptr<const BinaryMap> fit(std::span<const double> scores,
                                        std::span<const double> outcomes,
                                        const std::string& what) const override;

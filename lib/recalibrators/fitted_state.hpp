@@ -4,8 +4,8 @@
 // docs/recalibration.md, "Recalibrating your own model"). Each model and binary map writes its
 // state (CalibrationModel::state, BinaryMap::state) and restore_model() rebuilds the same
 // object from it (recalibrators/restore_model.hpp), so a restored model gives the same bits as
-// the fitted one. The file format lives in recalibrators/fitted_state_json.cpp: JSON stays at
-// the edge.
+// the fitted one. The file format lives in recalibrators/fitted_model_json.cpp (state_json,
+// read_state): JSON stays at the edge.
 //
 // A state is a tree: a `kind` naming the model ("temperature", "one_vs_rest", "isotonic",
 // ...), named scalars, named arrays and the states of its parts (a one-vs-rest model's K

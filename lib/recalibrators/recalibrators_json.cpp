@@ -67,8 +67,6 @@ const std::vector<Choice<ScoreBinning>> binning_choices = {
     {to_string(Binning::equal_width), ScoreBinning::equal_width},
     {to_string(Binning::equal_mass), ScoreBinning::equal_mass}};
 
-constexpr double bbq_prior_strength = 2.0;
-
 std::optional<MethodConfig> build_temperature(Args& a) {
   return plain(a, std::make_shared<TemperatureScaling>());
 }
@@ -112,7 +110,7 @@ std::optional<MethodConfig> build_bbq(Args& a) {
   const double strength = a.get<double>("prior_strength");
   auto out =
       plain(a, std::make_shared<TopLabel>(a.name(), std::make_shared<BbqCalibrator>(strength)));
-  if (strength != bbq_prior_strength) out.label = "bbq_n" + format_double(strength);
+  if (strength != bbq_default_prior_strength) out.label = "bbq_n" + format_double(strength);
   return out;
 }
 std::optional<MethodConfig> build_ensemble_temperature(Args& a) {
@@ -370,7 +368,7 @@ bins right-closed; an empty bin maps to its midpoint.)",
 
 RecalibratorEntry bbq_recalibrator() {
   return row("Bayesian binning into quantiles (Naeini et al. 2015), top label",
-             {param::positive("prior_strength", bbq_prior_strength,
+             {param::positive("prior_strength", bbq_default_prior_strength,
                               "N', the Beta prior's equivalent sample size")},
              R"({"prior_strength": 4})",
              std::string(top) +

@@ -5,6 +5,7 @@
 #include <boost/math/special_functions/digamma.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "core/running_stats.hpp"
@@ -32,6 +33,14 @@ std::vector<MiscalibrationMap> maps_for(std::size_t K) {
 }
 
 }  // namespace
+
+TEST_CASE("concentration_range writes the bounds a config is checked against",
+          "[unit][generators]") {
+  double lo = 0.0, hi = 0.0;
+  REQUIRE(std::sscanf(concentration_range, "[%lf, %lf]", &lo, &hi) == 2);
+  CHECK(lo == concentration_min);
+  CHECK(hi == concentration_max);
+}
 
 TEST_CASE("every map keeps vectors on the simplex, argmax where promised", "[unit][generators]") {
   for (std::size_t K : {2u, 3u, 10u}) {

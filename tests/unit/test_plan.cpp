@@ -382,6 +382,34 @@ TEST_CASE("plan: the answer outside the searched range says so", "[unit][plan]")
   CHECK(r.points.back().n == 1000);
 }
 
+TEST_CASE("plan_point_columns: one table for the terminal and the JSON of --out", "[unit][plan]") {
+  const PlanPoint measured{.n = 400,
+                           .figure = 0.04,
+                           .figure_se = 0.001,
+                           .mean = 0.05,
+                           .sd = 0.01,
+                           .coverage = 0.9,
+                           .coverage_se = 0.02};
+  const PlanPoint bare{.n = 800, .figure = 0.03, .figure_se = 0.001, .mean = 0.04, .sd = 0.01};
+  const auto width = plan_point_columns(false);
+  const TableView view(width);
+  std::vector<std::string> heads;
+  for (const Column& c : view.table("points", show::terminal).columns) heads.push_back(c.name);
+  CHECK(heads == std::vector<std::string>{"n", "width", "se", "mean", "sd", "coverage", "se"});
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : view.object(measured)) keys.push_back(key);
+  CHECK(keys ==
+        std::vector<std::string>{"n", "width", "se", "mean", "sd", "coverage", "coverage_se"});
+  // No coverage measured: no coverage keys in the JSON, empty cells on the terminal.
+  CHECK(view.object(bare).size() == 5);
+  CHECK(view.row("points", bare, show::terminal).fields.back().is_null());
+  // A power question's table has no coverage columns.
+  const auto power = plan_point_columns(true);
+  CHECK(TableView(power).table("points", show::terminal).columns.size() == 5);
+  CHECK(TableView(power).object(bare).front().first == "n");
+  CHECK(TableView(power).object(bare)[1].first == "power");
+}
+
 namespace {
 
 // The problems load_plan reports for a plan file with this text (empty when it loads).
