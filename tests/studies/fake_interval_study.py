@@ -20,11 +20,10 @@ table's shares follow from the rows.
 
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
-from study_checks import check_docs_table, failing, read_csv
+from study_checks import check_docs_table, failing, read_csv, run_study
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")  # the repository
@@ -76,11 +75,7 @@ def check(cells, models, sizes, replicates):
 
 
 def run(out, arguments):
-    done = subprocess.run([sys.executable, "-B", SCRIPT, *arguments, "--out", out],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        fail(f"the study exited {done.returncode}: {done.stderr[-2000:]}")
-    return read_csv(os.path.join(out, "cells.csv"))
+    return run_study(SCRIPT, out, arguments, fail)
 
 
 def main():

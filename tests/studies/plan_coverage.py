@@ -19,11 +19,10 @@ coverage (1,000 check replicates, SE about 0.011) below 0.85: issue #36's bar.
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
-from study_checks import check_docs_table, failing, read_csv
+from study_checks import check_docs_table, failing, read_csv, run_study
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")  # the repository
@@ -71,11 +70,7 @@ def check(cells, models, methods, replicates, check_replicates, bar_holds):
 
 
 def run(out, arguments):
-    done = subprocess.run([sys.executable, "-B", SCRIPT, *arguments, "--out", out],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        fail(f"the study exited {done.returncode}: {done.stderr[-2000:]}")
-    return read_csv(os.path.join(out, "cells.csv"))
+    return run_study(SCRIPT, out, arguments, fail)
 
 
 def main():

@@ -4,6 +4,7 @@ the small helpers every check uses."""
 import csv
 import json
 import os
+import subprocess
 import sys
 
 
@@ -39,6 +40,16 @@ def failing(name):
 def read_csv(path):
     with open(path) as f:
         return list(csv.DictReader(f))
+
+
+def run_study(script, out, arguments, fail):
+    """The study script run with `arguments` and `--out out`; its cells.csv rows (fail on a
+    nonzero exit, with the end of its stderr)."""
+    done = subprocess.run([sys.executable, "-B", script, *arguments, "--out", out],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"the study exited {done.returncode}: {done.stderr[-2000:]}")
+    return read_csv(os.path.join(out, "cells.csv"))
 
 
 def three_shapes_k2(corpus):

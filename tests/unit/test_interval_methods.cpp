@@ -2,12 +2,12 @@
 // examples, the basic and BCa bootstrap against textbook intervals for a mean, the analytic
 // variance of the debiased squared error against a Monte Carlo standard deviation, and every
 // method's coverage on a cheap setting with binomial tolerances.
+#include <atomic>
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/random/exponential_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <tuple>
@@ -459,8 +459,7 @@ TEST_CASE("the bootstrap evaluates only the estimators whose interval reads it",
   const CountedBrier counted;
   EstimatorWorkspace workspace;
   ResampleWorkspace resample;
-  const double observed[] = {ece.estimate(sample, workspace),
-                             counted.estimate(sample, workspace)};
+  const double observed[] = {ece.estimate(sample, workspace), counted.estimate(sample, workspace)};
   const Estimator* const both[] = {&ece, &counted};
   const std::vector<double> deviations = {-0.01, 0.0, 0.01};
   const std::vector<std::vector<double>> fake = {{}, deviations};
@@ -473,9 +472,9 @@ TEST_CASE("the bootstrap evaluates only the estimators whose interval reads it",
                        request, {3, 0, 0}, Execution::parallel, resample, workspace);
   CHECK(counted.calls == 0);  // not bootstrapped: its fake interval reads no resample
   const Estimator* const alone[] = {&ece};
-  const auto single = sample_intervals(sample, alone, std::span(observed, 1),
-                                       {{IntervalMethod::basic}}, request, {3, 0, 0},
-                                       Execution::parallel, resample, workspace);
+  const auto single =
+      sample_intervals(sample, alone, std::span(observed, 1), {{IntervalMethod::basic}}, request,
+                       {3, 0, 0}, Execution::parallel, resample, workspace);
   REQUIRE(joint.intervals[0]);
   REQUIRE(single.intervals[0]);
   CHECK(joint.intervals[0]->lo == single.intervals[0]->lo);
