@@ -12,7 +12,7 @@
                              # byte: every figure and sentence of the answer
     arena_answer.py rerun [CONFIG ...]
                              # ctest slow.arena_answer.rerun: the corpus configs run again
-                             # (default: all seven, about 1.4 CPU-hours) give the shipped cells'
+                             # (default: all seven, about 2,100 CPU seconds) give the shipped cells'
                              # rows of those configs byte for byte
 """
 
