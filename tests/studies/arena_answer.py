@@ -239,7 +239,17 @@ def tables():
             fail(f"arena-answer.py answer exited {done.returncode}: {done.stderr}")
         with open(os.path.join(work, "answer.md")) as f:
             text = f.read()
-        checks = claims(Answer(work))
+        answer = Answer(work)
+        checks = claims(answer)
+    # "The study" counts the generators and cells the answer pools.
+    counts = answer.t["board"].drop_duplicates("arena").set_index("arena")
+    flat = " ".join(doc.split())
+    for said in (f"{counts.loc['binary', 'generators']} generators are binary, "
+                 f"{counts.loc['multiclass', 'generators']} multiclass",
+                 f"{counts.loc['binary', 'cells']} binary and "
+                 f"{counts.loc['multiclass', 'cells']} multiclass cells"):
+        if said not in flat:
+            fail(f"docs/arena.md's \"The study\" does not say \"{said}\"")
     section = doc[doc.index("**What the corpus says**"):]
     section = section[:section.index("\n\n", section.index("\n- "))]
     sentences = [line for line in section.splitlines() if line.startswith("- ")]
