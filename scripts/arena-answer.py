@@ -81,6 +81,12 @@ def name_of(generator_json, names):
     return names.get(json.dumps(g, sort_keys=True), generator_json)
 
 
+# The columns of the extract: a cell's, then a board row's and an agreement row's.
+CELL = ["config", "cell", "generator", "classes", "fit_size", "cases"]
+BOARD = ["kind", "key", "method", "mean", "win_rate", "failed"]
+AGREEMENT = ["estimator", "truth", "tau_b", "case_tau_b", "tau_cases", "winner_agreement"]
+
+
 def extract(results, out):
     names = generator_names()
     boards, agreements = [], []
@@ -95,25 +101,15 @@ def extract(results, out):
             frame.insert(0, "config", config)
             frame["classes"] = [json.loads(g).get("classes", 2) for g in frame["generator"]]
             frame["generator"] = [name_of(g, names) for g in frame["generator"]]
-        boards.append(board[["config", "cell", "generator", "classes", "fit_size", "cases",
-                             "kind", "key", "method", "mean", "win_rate", "failed"]])
-        agreements.append(agree[["config", "cell", "generator", "classes", "fit_size", "cases",
-                                 "estimator", "truth", "tau_b", "case_tau_b", "tau_cases",
-                                 "winner_agreement"]])
-    b = pd.concat(boards).rename(columns={"key": "name"})
-    a = pd.concat(agreements).rename(columns={"estimator": "kind", "truth": "method",
-                                               "tau_b": "mean", "case_tau_b": "win_rate",
-                                               "winner_agreement": "failed"})
-    # One long file: rows of record "board" (a cell's board) and "agreement" (a cell's
-    # agreement of an estimator with a truth; columns reused, renamed back on reading).
-    b.insert(0, "record", "board")
-    a.insert(0, "record", "agreement")
-    a["name"] = ""
-    columns = ["record", "config", "cell", "generator", "classes", "fit_size", "cases", "kind",
-               "name",
-               "method", "mean", "win_rate", "failed", "tau_cases"]
-    b["tau_cases"] = ""
-    frame = pd.concat([b[columns], a[columns]])
+        board.insert(0, "record", "board")
+        agree.insert(0, "record", "agreement")
+        boards.append(board[["record"] + CELL + BOARD])
+        agreements.append(agree[["record"] + CELL + AGREEMENT])
+    # One long file: rows of record "board" (a cell's board: its columns CELL + BOARD) and
+    # "agreement" (a cell's agreement of an estimator with a truth: CELL + AGREEMENT); a row
+    # leaves the other record's columns empty.
+    b, a = pd.concat(boards), pd.concat(agreements)
+    frame = pd.concat([b, a])[["record"] + CELL + BOARD + AGREEMENT]
     frame.to_csv(out, index=False, float_format="%.10g",
                  compression={"method": "gzip", "mtime": 0} if out.endswith(".gz") else None)
     print(f"arena-answer: {len(b)} board and {len(a)} agreement rows of "
@@ -121,11 +117,9 @@ def extract(results, out):
 
 
 def load(path):
-    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    board = frame[frame["record"] == "board"].rename(columns={"name": "key"})
-    agree = frame[frame["record"] == "agreement"].rename(
-        columns={"kind": "estimator", "method": "truth", "mean": "tau_b",
-                 "win_rate": "case_tau_b", "failed": "winner_agreement"})
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], low_memory=False)
+    board = frame[frame["record"] == "board"][CELL + BOARD].copy()
+    agree = frame[frame["record"] == "agreement"][CELL + AGREEMENT].copy()
     for f in (board, agree):
         f["arena"] = np.where(f["classes"] == 2, "binary", "multiclass")
         f["cell_id"] = f["config"] + ":" + f["cell"].astype(int).astype(str)
@@ -225,6 +219,20 @@ def generator_shape(name):
     return family_out.shape(json.loads(name))
 
 
+def spread(name, value, lower, upper):
+    """A value and its interval as the columns NAME, NAME_lower, NAME_upper."""
+    return {name: value, name + "_lower": lower, name + "_upper": upper}
+
+
+def agreement_spread(suffix, values, lower, upper):
+    """The three agreements of two boards (tau-b, mean tau-b per case, same winner), each with
+    its interval; `suffix` names a difference of them ("_difference")."""
+    out = {}
+    for i, name in enumerate(("tau_b", "case_tau_b", "winner_agreement")):
+        out.update(spread(name + suffix, values[i], lower[i], upper[i]))
+    return out
+
+
 def interval(values):
     a = (1 - LEVEL) / 2
     return np.quantile(values, a, axis=0), np.quantile(values, 1 - a, axis=0)
@@ -252,18 +260,21 @@ def answer(path, out, resamples):
             lo, hi = interval(boot_boards[:, k])
             ranks = (-point).argsort(kind="stable").argsort() + 1
             for m, method in enumerate(arena.methods):
-                tables["board"].append([arena_name, kind, key, method, ranks[m], point[m],
-                                        lo[m], hi[m], len(arena.cells), G])
+                tables["board"].append({"arena": arena_name, "kind": kind, "key": key,
+                                        "method": method, "rank": ranks[m],
+                                        **spread("win_rate", point[m], lo[m], hi[m]),
+                                        "cells": len(arena.cells), "generators": G})
         # Each method's win rate by the test-set 15-bin ECE minus by the true top-label ECE
         # (paired: a method the estimator flatters has a difference above 0).
         if arena.has("estimate", "ece_ew15"):
             test, truth = arena.key("estimate", "ece_ew15"), arena.key("truth", "ece_top_l1")
-            gap = boot_boards[:, test] - boot_boards[:, truth]
-            glo, ghi = interval(gap)
+            gap = point_boards[0, test] - point_boards[0, truth]
+            glo, ghi = interval(boot_boards[:, test] - boot_boards[:, truth])
             for m, method in enumerate(arena.methods):
-                tables["flattered"].append([arena_name, method,
-                                            point_boards[0, test, m] - point_boards[0, truth, m],
-                                            glo[m], ghi[m], G])
+                tables["flattered"].append({"arena": arena_name, "method": method,
+                                            **spread("win_rate_difference", gap[m], glo[m],
+                                                     ghi[m]),
+                                            "generators": G})
         # Agreement of each estimator with each truth, paired contrasts, and per model.
         point = arena.agreement(ones, point_boards)[0]
         boot = arena.agreement(draws, boot_boards)
@@ -278,20 +289,24 @@ def answer(path, out, resamples):
                 if (e, t) not in where:
                     continue
                 p = where[(e, t)]
-                tables["agreement"].append([arena_name, e, t, *np.ravel(np.column_stack(
-                    [point[p], lo[p], hi[p]])), cases, G])
+                tables["agreement"].append({"arena": arena_name, "estimator": e, "truth": t,
+                                            **agreement_spread("", point[p], lo[p], hi[p]),
+                                            "cases": cases, "generators": G})
                 for o in ests:
                     if o == e or (o, t) not in where:
                         continue
                     q = where[(o, t)]
                     dlo, dhi = interval(boot[:, p] - boot[:, q])
-                    tables["contrast"].append([arena_name, t, e, o, *np.ravel(np.column_stack(
-                        [point[p] - point[q], dlo, dhi])), cases, G])
-                    tables["generators"].append([arena_name, t, e, o,
-                                                 int((alone[:, p] > alone[:, q]).sum()), G])
+                    pair = {"arena": arena_name, "truth": t, "estimator": e, "other": o}
+                    tables["contrast"].append({**pair, **agreement_spread(
+                        "_difference", point[p] - point[q], dlo, dhi),
+                        "cases": cases, "generators": G})
+                    tables["generators"].append({
+                        **pair, "generators_favouring": int((alone[:, p] > alone[:, q]).sum()),
+                        "generators": G})
         # Leave-method-family-out: each family's mean win rate over all generators, and over
         # the generators of other shapes than a family's own (resamples drawn within the set,
-        # the same for every family: differences are paired).
+        # the same for every family and both truths: differences are paired).
         shapes = [generator_shape(g) for g in arena.generators]
         families = {f: [i for i, m in enumerate(arena.methods)
                         if family_out.method_family(m) == f] for f in OWN_SHAPES}
@@ -302,64 +317,49 @@ def answer(path, out, resamples):
             without = [g for g in range(G) if shapes[g] not in OWN_SHAPES[f]]
             if 0 < len(without) < G:  # a set that differs from all
                 subsets["without " + f] = without
-        for truth in ("ece_top_l1", "classwise_ece_l1"):
-            k = arena.key("truth", truth)
-            for subset, inside in subsets.items():
-                sub = np.random.Generator(np.random.PCG64(SEED + 1))
-                counts = np.array([np.bincount(sub.choice(inside, len(inside)), minlength=G)
-                                   for _ in range(resamples)], dtype=float)
-                pick = np.bincount(inside, minlength=G)[None, :].astype(float)
+        family_truths = ("ece_top_l1", "classwise_ece_l1")
+        rows = {(t, name): [] for t in family_truths for name in ("families", "family_contrast")}
+        for subset, inside in subsets.items():
+            sub = np.random.Generator(np.random.PCG64(SEED + 1))
+            counts = np.array([np.bincount(sub.choice(inside, len(inside)), minlength=G)
+                               for _ in range(resamples)], dtype=float)
+            pick = np.bincount(inside, minlength=G)[None, :].astype(float)
+            point_sub, boot_sub = arena.boards(pick), arena.boards(counts)
+            for truth in family_truths:
+                k = arena.key("truth", truth)
 
-                def rates(c):
-                    b = arena.boards(c)[:, k]
-                    return np.stack([b[:, members].mean(axis=1)
+                def rates(b):
+                    return np.stack([b[:, k, members].mean(axis=1)
                                      for members in families.values()], axis=1)
 
-                mine, theirs = rates(pick)[0], rates(counts)
+                mine, theirs = rates(point_sub)[0], rates(boot_sub)
                 flo, fhi = interval(theirs)
+                where_set = {"arena": arena_name, "truth": truth, "subset": subset,
+                             "generators": len(inside)}
                 for i, f in enumerate(names):
-                    tables["families"].append([arena_name, truth, subset, len(inside), f,
-                                               mine[i], flo[i], fhi[i]])
+                    rows[(truth, "families")].append(
+                        {**where_set, "family": f,
+                         **spread("mean_win_rate", mine[i], flo[i], fhi[i])})
                 lead = int(np.argmax(mine))
                 for i, f in enumerate(names):
                     if i != lead:
                         dlo, dhi = interval(theirs[:, lead] - theirs[:, i])
-                        tables["family_contrast"].append(
-                            [arena_name, truth, subset, len(inside), names[lead], f,
-                             mine[lead] - mine[i], dlo, dhi])
+                        rows[(truth, "family_contrast")].append(
+                            {**where_set, "leader": names[lead], "family": f,
+                             **spread("difference", mine[lead] - mine[i], dlo, dhi)})
+        for (_, name), found in rows.items():  # truth by truth, as the answer reads them
+            tables[name] += found
         # Agreement between pooled boards of any two keys (CalArena's Kuiper against Brier).
         for i, (ka, a) in enumerate(arena.keys):
             for j in range(i + 1, len(arena.keys)):
                 kb, b = arena.keys[j]
                 blo, bhi = interval(tau_b(boot_boards[:, i], boot_boards[:, j]))
-                tables["boards_agree"].append([arena_name, ka, a, kb, b,
-                                               tau_b(point_boards[:, i], point_boards[:, j])[0],
-                                               blo, bhi, G])
-    columns = {
-        "board": ["arena", "kind", "key", "method", "rank", "win_rate", "win_rate_lower",
-                  "win_rate_upper", "cells", "generators"],
-        "agreement": ["arena", "estimator", "truth", "tau_b", "tau_b_lower", "tau_b_upper",
-                      "case_tau_b", "case_tau_b_lower", "case_tau_b_upper", "winner_agreement",
-                      "winner_agreement_lower", "winner_agreement_upper", "cases",
-                      "generators"],
-        "contrast": ["arena", "truth", "estimator", "other", "tau_b_difference",
-                     "tau_b_difference_lower", "tau_b_difference_upper",
-                     "case_tau_b_difference", "case_tau_b_difference_lower",
-                     "case_tau_b_difference_upper", "winner_agreement_difference",
-                     "winner_agreement_difference_lower", "winner_agreement_difference_upper",
-                     "cases", "generators"],
-        "boards_agree": ["arena", "kind_a", "key_a", "kind_b", "key_b", "tau_b", "tau_b_lower",
-                         "tau_b_upper", "generators"],
-        "generators": ["arena", "truth", "estimator", "other", "generators_favouring",
-                       "generators"],
-        "families": ["arena", "truth", "subset", "generators", "family", "mean_win_rate",
-                     "mean_win_rate_lower", "mean_win_rate_upper"],
-        "flattered": ["arena", "method", "win_rate_difference", "win_rate_difference_lower",
-                      "win_rate_difference_upper", "generators"],
-        "family_contrast": ["arena", "truth", "subset", "generators", "leader", "family",
-                            "difference", "difference_lower", "difference_upper"],
-    }
-    frames = {name: pd.DataFrame(rows, columns=columns[name]) for name, rows in tables.items()}
+                tables["boards_agree"].append({
+                    "arena": arena_name, "kind_a": ka, "key_a": a, "kind_b": kb, "key_b": b,
+                    **spread("tau_b", tau_b(point_boards[:, i], point_boards[:, j])[0], blo,
+                             bhi),
+                    "generators": G})
+    frames = {name: pd.DataFrame.from_records(rows) for name, rows in tables.items()}
     for name, frame in frames.items():
         frame.to_csv(os.path.join(out, name + ".csv"), index=False, float_format="%.6f")
     with open(os.path.join(out, "answer.md"), "w") as f:
