@@ -205,9 +205,9 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
                                         (o.renormalize ? "|renormalized" : "")));
   ReportHeader header;
   header.meta = meta;
-  header.tables.push_back(data_table("reliability", curve_columns()));
+  header.tables.push_back(curve_table({}));
   Record record;
-  append_curve_rows("reliability", {}, curves, record.rows);
+  append_curve_rows({}, curves, record.rows);
   // The table in reliability.csv, its meta block (no CSV comment lines) in summary.json.
   CsvReporter csv(dir);
   JsonReporter json(dir);
@@ -513,10 +513,7 @@ std::vector<ColumnSpec<AdviceRecord>> advice_columns() {
   using R = AdviceRecord;
   const Display text{.align = Align::left};
   const Display number{.align = Align::left, .precision = 6};
-  const auto target = [](const R& r) {
-    const auto t = r.config.estimator->target();
-    return t ? Value(std::string(to_string(*t))) : Value();
-  };
+  const auto target = [](const R& r) { return field_value(r.config.estimator->target()); };
   return {
       {"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
       {"target", target, show::json | show::terminal, {.align = Align::left, .null = "own"}},
