@@ -23,7 +23,6 @@
 #include "core/sha256.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
-#include "experiment/experiment.hpp"
 #include "fit/fake_classifier_fit.hpp"
 #include "fit/fit_predictions.hpp"
 #include "fit/fit_verdict.hpp"

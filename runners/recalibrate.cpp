@@ -13,7 +13,6 @@
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
-#include "experiment/experiment.hpp"
 #include "experiment/preflight.hpp"
 #include "recalibrators/fitted_model_json.hpp"
 #include "report/columns.hpp"
