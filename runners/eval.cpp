@@ -378,6 +378,9 @@ struct EvalRecord {
   double value = 0.0;
   IntervalMethod method = IntervalMethod::basic;
   std::optional<Interval> ci;
+  // With --interval fake: the estimator's default interval joined in the hull, as
+  // `--interval default` reports it (--json's "default_ci").
+  std::optional<Interval> default_ci;
   double p_calibrated = 0.0;
   std::string note;       // a coverage caveat, that the method does not apply, or why not estimable
   bool estimable = true;  // false: no value, interval or p-value (rounded input, too few rows)
@@ -416,12 +419,12 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
   std::vector<EvalRecord> out;
   for (std::size_t e = 0; e < estimators.size(); ++e) {
     const EstimatorConfig& config = observed.used[e];
-    EvalRecord r{
-        config, observed.values[e], methods[0][e], computed.intervals[e], computed.p_values[e], {},
-        true};
+    EvalRecord r{config, observed.values[e], methods[0][e], computed.intervals[e], {},
+                 computed.p_values[e], {}, true};
     if (fake_hull && r.ci && computed.intervals[estimators.size() + e]) {
       const Interval& by_default = *computed.intervals[estimators.size() + e];
       r.ci = Interval{std::min(r.ci->lo, by_default.lo), std::max(r.ci->hi, by_default.hi)};
+      r.default_ci = by_default;
     }
     // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
     const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
@@ -438,6 +441,12 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
       r.note = coverage_note(config, r.method, sample.size, sample.classes);
     }
     if (r.estimable && r.ci) r.note = settle_interval(*r.ci, r.value, r.method, config, r.note);
+    // The joined default interval's bounds are settled as its own row's would be; its notes
+    // are that row's, not this one's.
+    if (r.estimable && r.default_ci)
+      settle_interval(*r.default_ci, r.value, config.interval, config, "");
+    else
+      r.default_ci.reset();
     // An estimate that is not finite is an error naming the estimator, in either format (the
     // text table would print "nan", the JSON null).
     if (r.estimable)
@@ -492,6 +501,12 @@ std::vector<ColumnSpec<EvalRecord>> eval_columns(double level) {
            show::json | show::terminal,
            {.align = Align::left, .null = ""}},
           {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
+           show::json_set},
+          {"default_ci",
+           [](const R& r) {
+             return r.default_ci ? Value(Value::Array{r.default_ci->lo, r.default_ci->hi})
+                                 : Value();
+           },
            show::json_set}};
 }
 

@@ -6,9 +6,11 @@ same way.
 For each model (the cached networks of tests/data/networks and scikit-learn models of
 scripts/transfer-study.py) the held-out rows are the model's population (the pool). Per sample
 size n and replicate r: n rows drawn from the pool without replacement (numpy seed [seed,
-model index, n, r]) are what a user would hold; `calbench eval` on them, nominal level 0.90,
-once with `--interval fake` and once with each estimator's default interval, both with
-`--resamples` resamples and eval seed r. An interval covers when it holds the pool's value of
+model index, n, r]) are what a user would hold; one `calbench eval --interval fake --json` on
+them, nominal level 0.90, `--resamples` resamples and eval seed r, gives both intervals: "ci",
+the fake interval as eval reports it (the fake-calibrated interval's hull with the estimator's
+default interval), and "default_ci", that default interval as `--interval default` reports it
+(the same resamples, to the bit). An interval covers when it holds the pool's value of
 the quantity it is for:
 - the target's high-precision pool estimate (scripts/classwise-study.py's pool_references:
   ece_top_l1 by the bias-corrected 20-bin equal-mass plug-in for ece_ew15, ece_em15 and kde_ece;
@@ -77,48 +79,53 @@ def pool_rows(args, name, K, seed, factory, index):
     return model.predict_proba(X[args.train:]), y[args.train:]
 
 
-def eval_intervals(args, p, y, r, work, fake):
-    """{label: (value, lo, hi)} of one `calbench eval --json` on the rows."""
+def eval_intervals(args, p, y, r, work):
+    """{method: {label: (value, lo, hi, p_calibrated)}} of one `calbench eval --interval fake
+    --json` on the rows: "fake" its intervals, "default" the default intervals it joined."""
     np.save(os.path.join(work, "p.npy"), p)
     np.save(os.path.join(work, "y.npy"), y.astype(np.int64))
     command = [args.calbench, "eval", os.path.join(work, "p.npy"), "--labels",
                os.path.join(work, "y.npy"), "--json", "--level", str(LEVEL), "--seed", str(r),
                "--resamples", str(args.resamples), "--threads", str(args.threads),
                "--fake-samples", str(args.fake_samples),
-               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS])]
-    if fake:
-        command += ["--interval", "fake"]
+               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS]),
+               "--interval", "fake"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
     d = json.loads(done.stdout)["estimators"]
-    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)),
-                    d[label]["p_calibrated"])
-            for label, _, _ in ESTIMATORS}
+    return {method: {label: (d[label]["value"], *(d[label].get(key) or (math.nan, math.nan)),
+                             d[label]["p_calibrated"])
+                     for label, _, _ in ESTIMATORS}
+            for method, key in (("fake", "ci"), ("default", "default_ci"))}
 
 
-def one_model(args, index, name, K, seed, factory, work):
-    """The model's replicates: one record per (n, replicate, method, estimator)."""
-    p, y = pool_rows(args, name, K, seed, factory, index)
-    rng = np.random.default_rng([args.seed, index])
-    refs = classwise.pool_references(p, y, args, rng)
-    refs["smooth"] = (calbench.estimate({"name": "smooth_ece"}, p, y), 0.0)
-    own = {label: calbench.estimate(spec, p, y) for label, spec, _ in ESTIMATORS}
+class Model:
+    """A model's pool, the pool's references and each estimator's value on the whole pool."""
+
+    def __init__(self, args, index, name, K, seed, factory):
+        self.index, self.name = index, name
+        self.p, self.y = pool_rows(args, name, K, seed, factory, index)
+        rng = np.random.default_rng([args.seed, index])
+        self.refs = classwise.pool_references(self.p, self.y, args, rng)
+        self.refs["smooth"] = (calbench.estimate({"name": "smooth_ece"}, self.p, self.y), 0.0)
+        self.own = {label: calbench.estimate(spec, self.p, self.y)
+                    for label, spec, _ in ESTIMATORS}
+
+
+def one_replicate(args, model, n, r, work):
+    """Replicate r at n: one record per (method, estimator)."""
+    pick = np.random.default_rng([args.seed, model.index, n, r]).choice(len(model.y), n,
+                                                                        replace=False)
+    got = eval_intervals(args, model.p[pick], model.y[pick], r, work)
     records = []
-    for n in args.sizes:
-        for r in range(args.replicates):
-            pick = np.random.default_rng([args.seed, index, n, r]).choice(len(y), n,
-                                                                          replace=False)
-            for method, fake in (("fake", True), ("default", False)):
-                got = eval_intervals(args, p[pick], y[pick], r, work, fake)
-                for label, _, ref in ESTIMATORS:
-                    value, lo, hi, p_calibrated = got[label]
-                    records.append({"model": name, "n": n, "replicate": r, "estimator": label,
-                                    "method": method, "value": value, "lo": lo, "hi": hi,
-                                    "p_calibrated": p_calibrated, "reference": refs[ref][0],
-                                    "pool_value": own[label]})
-            print(f"{name} n={n} replicate {r + 1}/{args.replicates}", file=sys.stderr,
-                  flush=True)
+    for method in ("fake", "default"):
+        for label, _, ref in ESTIMATORS:
+            value, lo, hi, p_calibrated = got[method][label]
+            records.append({"model": model.name, "n": n, "replicate": r, "estimator": label,
+                            "method": method, "value": value, "lo": lo, "hi": hi,
+                            "p_calibrated": p_calibrated, "reference": model.refs[ref][0],
+                            "pool_value": model.own[label]})
     return records
 
 
@@ -199,7 +206,7 @@ def main():
     parser.add_argument("--pool-bins", type=int, default=100)
     parser.add_argument("--pool-bins-l1", type=int, default=20)
     parser.add_argument("--pool-boot", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--raw", action="store_true",
                         help="also write OUT/replicates.csv: every replicate's estimate, "
                              "interval, p_calibrated and references")
@@ -227,10 +234,20 @@ def main():
         write(args.out, rows)
         print(table(rows))
         return
+    # Replicate by replicate over every model and size, the results rewritten after each: a
+    # run stopped early leaves the cells of its complete replicates, the same as those of a
+    # run with that many (each replicate's rows and seeds depend on nothing else).
+    models = []
+    for index, name, k, seed, factory in chosen:
+        models.append(Model(args, index, name, k, seed, factory))
+        print(f"{name}: pool of {len(models[-1].y)} rows", file=sys.stderr, flush=True)
     records = []
     with tempfile.TemporaryDirectory() as work:
-        for index, name, k, seed, factory in chosen:
-            records += one_model(args, index, name, k, seed, factory, work)
+        for r in range(args.replicates):
+            for model in models:
+                for n in args.sizes:
+                    records += one_replicate(args, model, n, r, work)
+            print(f"replicate {r + 1}/{args.replicates} done", file=sys.stderr, flush=True)
             rows = cells(records, K)
             write(args.out, rows)
             if args.raw:
