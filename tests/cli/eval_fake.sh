@@ -49,14 +49,19 @@ assert rec["ece_top_l1"]["estimator"] == best and rec["ece_top_l1"]["compared"] 
 assert [l for l, x in a.items() if x["recommended"]] == [best]
 assert a["smooth_ece"]["target"] is None  # its own population value
 PY
-# The fake interval is reported as its hull with the estimator's default interval: it holds it.
+# The fake interval is reported as its hull with the estimator's default interval: it holds it,
+# and "default_ci" (only with --interval fake) is that interval as --interval default reports
+# it, from the same resamples (so is p_calibrated).
 run 1 "$work/default.json" --json || fail "the default intervals exited $?"
-python3 - "$work/one.json" "$work/default.json" <<'PY' || fail "a fake interval does not hold the default's"
+python3 - "$work/one.json" "$work/default.json" <<'PY' || fail "a fake interval does not hold the default's, or default_ci is not it"
 import json, sys
 fake, default = (json.load(open(f))["estimators"] for f in sys.argv[1:])
 for label, e in fake.items():
     (lo, hi), (dlo, dhi) = e["ci"], default[label]["ci"]
     assert lo <= dlo and dhi <= hi, (label, e["ci"], default[label]["ci"])
+    assert e["default_ci"] == default[label]["ci"], (label, e["default_ci"], default[label]["ci"])
+    assert e["p_calibrated"] == default[label]["p_calibrated"], label
+    assert "default_ci" not in default[label], label
 PY
 run 2 "$work/two.json" --interval fake --json || fail "2 threads exited $?"
 cmp -s "$work/one.json" "$work/two.json" || fail "1 and 2 threads differ: $(diff "$work/one.json" "$work/two.json" | head -5)"
