@@ -21,7 +21,8 @@ the quantity it is for:
 Coverage's binomial SE is sqrt(c (1 - c) / replicates).
 
 Writes OUT/cells.csv (model, K, n, estimator, method, covered, replicates, coverage, se,
-coverage_pool_value, mean_width) and OUT/table.md.
+coverage_pool_value, mean_width), OUT/table.md and OUT/summary.md (the done-when figures:
+coverage per (model, n) and estimator, cells at least 0.85 per estimator and in all).
 
     nice -n 10 /usr/bin/python3 scripts/fake-interval-study.py --out results/fake-interval-study
     nice -n 10 /usr/bin/python3 scripts/fake-interval-study.py --small --out /tmp/fis-small
@@ -68,6 +69,10 @@ ESTIMATORS = [
     ("ace15_nixon", {"name": "ace"}, "ace"),
 ]
 LEVEL = 0.9
+# The estimators whose `calbench eval` default is the fake interval (EstimatorTraits::eval_fake,
+# lib/estimators/binned_ece_json.cpp); the others' is their default method's interval.
+EVAL_FAKE = {"cwece_ew15"}
+GOOD = 0.85  # issue #36's bar: coverage at least 0.85 at nominal 0.90 in 90 % of cells
 
 
 def pool_rows(args, name, K, seed, factory, index):
@@ -188,6 +193,51 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+def summary(rows):
+    """Markdown: each (model, n)'s coverage per estimator, fake / default, and per estimator the
+    cells at least GOOD for each, those where both miss, the coverage over all the cells'
+    replicates and the fake's mean width over the default's; then the totals against the bar,
+    and those of eval's defaults (the fake interval for EVAL_FAKE, the default elsewhere)."""
+    labels = [e[0] for e in ESTIMATORS]
+    index = {(r["model"], r["n"], r["estimator"], r["method"]): r for r in rows}
+    K = {r["model"]: r["K"] for r in rows}
+    places = sorted({(r["model"], r["n"]) for r in rows},
+                    key=lambda c: ([r["model"] for r in rows].index(c[0]), c[1]))
+    lines = ["| model | K | n | " + " | ".join(labels) + " |",
+             "|---|---:|---:|" + "---:|" * len(labels)]
+    for m, n in places:
+        lines.append(f"| {m} | {K[m]} | {n} | " + " | ".join(
+            f"{index[(m, n, e, 'fake')]['coverage']:.2f} / "
+            f"{index[(m, n, e, 'default')]['coverage']:.2f}" for e in labels) + " |")
+    lines += ["", "| estimator | cells | fake >= 0.85 | default >= 0.85 | both below | "
+              "fake, all replicates | default, all replicates | fake width / default |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    total = {"fake": 0, "default": 0, "eval": 0, "cells": 0}
+    for e in labels:
+        f = [index[(m, n, e, "fake")] for m, n in places]
+        d = [index[(m, n, e, "default")] for m, n in places]
+        good_f = sum(x["coverage"] >= GOOD for x in f)
+        good_d = sum(x["coverage"] >= GOOD for x in d)
+        both = sum(x["coverage"] < GOOD and y["coverage"] < GOOD for x, y in zip(f, d))
+        pooled = [sum(x["covered"] for x in c) / sum(x["replicates"] for x in c) for c in (f, d)]
+        width = sum(x["mean_width"] for x in f) / sum(x["mean_width"] for x in d)
+        lines.append(f"| {e} | {len(places)} | {good_f} | {good_d} | {both} | {pooled[0]:.3f} | "
+                     f"{pooled[1]:.3f} | {width:.2f} |")
+        total["fake"] += good_f
+        total["default"] += good_d
+        total["eval"] += good_f if e in EVAL_FAKE else good_d
+        total["cells"] += len(places)
+    cells = total["cells"]
+    lines.append("")
+    for what, count in (("fake (--interval fake)", total["fake"]),
+                        ("default (each estimator's default method)", total["default"]),
+                        ("eval's defaults (fake for " + ", ".join(sorted(EVAL_FAKE)) +
+                         ", the default method elsewhere)", total["eval"])):
+        lines.append(f"{what}: coverage >= {GOOD} in {count} of {cells} cells "
+                     f"({100 * count / cells:.0f} %; the bar: 90 %)")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -210,6 +260,8 @@ def main():
     parser.add_argument("--raw", action="store_true",
                         help="also write OUT/replicates.csv: every replicate's estimate, "
                              "interval, p_calibrated and references")
+    parser.add_argument("--cells-from", metavar="REPLICATES_CSV",
+                        help="no evals: the cells of a replicates.csv this script wrote")
     parser.add_argument("--hull-from", metavar="REPLICATES_CSV",
                         help="no evals: the cells of a replicates.csv written before the fake "
                              "interval was reported as its hull with the default, with that hull")
@@ -227,9 +279,11 @@ def main():
         raise SystemExit(f"--models: unknown {sorted(missing)}")
     os.makedirs(args.out, exist_ok=True)
     K = {name: k for _, name, k, _, _ in chosen}
-    if args.hull_from:
-        with open(args.hull_from, newline="") as f:
-            records = with_hull(list(csv.DictReader(f)))
+    if args.hull_from or args.cells_from:
+        with open(args.hull_from or args.cells_from, newline="") as f:
+            records = list(csv.DictReader(f))
+        if args.hull_from:
+            records = with_hull(records)
         rows = cells(records, K)
         write(args.out, rows)
         print(table(rows))
@@ -265,6 +319,8 @@ def write(out, rows):
         w.writerows(rows)
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table(rows))
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(summary(rows))
 
 
 if __name__ == "__main__":

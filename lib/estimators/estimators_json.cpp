@@ -423,6 +423,7 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
                 : row.extra.interval;
         config->logs_label_probability = row.extra.logs_label_probability;
         config->may_be_negative = row.extra.may_be_negative;
+        config->eval_fake = row.extra.eval_fake;
       }
   // A row's default that does not apply to the configuration falls back to consistency:
   // bias_corrected needs the estimator's bias model (the binned L1 errors), analytic its
