@@ -433,8 +433,14 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
   std::vector<EvalRecord> out;
   for (std::size_t e = 0; e < estimators.size(); ++e) {
     const EstimatorConfig& config = observed.used[e];
-    EvalRecord r{config, observed.values[e], methods[0][e], computed.intervals[e], {},
-                 computed.p_values[e], {}, true};
+    EvalRecord r{config,
+                 observed.values[e],
+                 methods[0][e],
+                 computed.intervals[e],
+                 {},
+                 computed.p_values[e],
+                 {},
+                 true};
     if (r.method == IntervalMethod::fake && r.ci && computed.intervals[estimators.size() + e]) {
       const Interval& by_default = *computed.intervals[estimators.size() + e];
       r.ci = Interval{std::min(r.ci->lo, by_default.lo), std::max(r.ci->hi, by_default.hi)};
@@ -454,9 +460,9 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
     } else {
       r.note = coverage_note(config, r.method, sample.size, sample.classes);
       if (!choice && config.eval_fake && !unavailable.reason.empty()) {
-        std::vector<std::string> said{"no fake interval, its default here: " +
-                                      unavailable.reason + "; the " +
-                                      std::string(to_string(r.method)) + " interval instead"};
+        std::vector<std::string> said{"no fake interval, its default here: " + unavailable.reason +
+                                      "; the " + std::string(to_string(r.method)) +
+                                      " interval instead"};
         if (!r.note.empty()) said.push_back(r.note);
         r.note = join(said, "; ");
       }
@@ -485,50 +491,50 @@ std::vector<ColumnSpec<EvalRecord>> eval_columns(double level) {
   const auto method = [](const R& r) { return Value(std::string(to_string(r.method))); };
   // What an estimator that is not estimable lacks: null, "-" in the table.
   const auto if_estimable = [](const R& r, Value v) { return r.estimable ? v : Value(); };
-  return {{"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
-          {"name", [](const R& r) { return Value(r.config.name); }, show::json},
-          {"params",
-           [](const R& r) {
-             Value::Object params;
-             for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
-             return Value(std::move(params));
-           },
-           show::json},
-          {"value",
-           [=](const R& r) { return if_estimable(r, r.value); },
-           show::json | show::terminal,
-           {.align = Align::left, .precision = 6, .null = "not estimable"}},
-          {"interval", method, show::json},
-          {"ci",
-           [=](const R& r) {
-             return r.ci ? if_estimable(r, Value::Array{r.ci->lo, r.ci->hi}) : Value();
-           },
-           show::json},
-          {"ci_text",
-           [=](const R& r) {
-             if (!r.ci) return Value();
-             return if_estimable(
-                 r, "[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
-           },
-           show::terminal,
-           {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
-          {"method", method, show::terminal, text},
-          {"p_calibrated",
-           [=](const R& r) { return if_estimable(r, r.p_calibrated); },
-           show::json | show::terminal,
-           {.align = Align::left, .precision = 4}},
-          {"note",
-           [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
-           show::json | show::terminal,
-           {.align = Align::left, .null = ""}},
-          {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
-           show::json_set},
-          {"default_ci",
-           [](const R& r) {
-             return r.default_ci ? Value(Value::Array{r.default_ci->lo, r.default_ci->hi})
-                                 : Value();
-           },
-           show::json_set}};
+  return {
+      {"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
+      {"name", [](const R& r) { return Value(r.config.name); }, show::json},
+      {"params",
+       [](const R& r) {
+         Value::Object params;
+         for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
+         return Value(std::move(params));
+       },
+       show::json},
+      {"value",
+       [=](const R& r) { return if_estimable(r, r.value); },
+       show::json | show::terminal,
+       {.align = Align::left, .precision = 6, .null = "not estimable"}},
+      {"interval", method, show::json},
+      {"ci",
+       [=](const R& r) {
+         return r.ci ? if_estimable(r, Value::Array{r.ci->lo, r.ci->hi}) : Value();
+       },
+       show::json},
+      {"ci_text",
+       [=](const R& r) {
+         if (!r.ci) return Value();
+         return if_estimable(
+             r, "[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
+       },
+       show::terminal,
+       {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
+      {"method", method, show::terminal, text},
+      {"p_calibrated",
+       [=](const R& r) { return if_estimable(r, r.p_calibrated); },
+       show::json | show::terminal,
+       {.align = Align::left, .precision = 4}},
+      {"note",
+       [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
+       show::json | show::terminal,
+       {.align = Align::left, .null = ""}},
+      {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
+       show::json_set},
+      {"default_ci",
+       [](const R& r) {
+         return r.default_ci ? Value(Value::Array{r.default_ci->lo, r.default_ci->hi}) : Value();
+       },
+       show::json_set}};
 }
 
 const char* const eval_legend =
@@ -741,8 +747,7 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
     else
       unavailable = std::get<FakeUnavailable>(got);
   }
-  const std::vector<EvalRecord> records =
-      resample(o, sample, observed, zeros, fake, unavailable);
+  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros, fake, unavailable);
   // Everything is computed before anything is written: on an error, nothing is.
   std::ostringstream text;
   report_eval(o, sample, zeros, records, skipped, observed, fake, text);
