@@ -228,6 +228,11 @@ def summary(rows):
         total["eval"] += good_f if e in EVAL_FAKE else good_d
         total["cells"] += len(places)
     cells = total["cells"]
+    # What exact intervals would show: a cell of R replicates reads at least GOOD when at least
+    # ceil(GOOD R) cover, with probability P(Binomial(R, LEVEL) >= that).
+    R = rows[0]["replicates"]
+    least = math.ceil(GOOD * R - 1e-9)
+    exact = sum(math.comb(R, k) * LEVEL ** k * (1 - LEVEL) ** (R - k) for k in range(least, R + 1))
     lines.append("")
     for what, count in (("fake (--interval fake)", total["fake"]),
                         ("default (each estimator's default method)", total["default"]),
@@ -235,6 +240,8 @@ def summary(rows):
                          ", the default method elsewhere)", total["eval"])):
         lines.append(f"{what}: coverage >= {GOOD} in {count} of {cells} cells "
                      f"({100 * count / cells:.0f} %; the bar: 90 %)")
+    lines.append(f"an interval of coverage exactly {LEVEL} in every cell: >= {GOOD} ({least} of "
+                 f"{R} replicates) in {100 * exact:.0f} % of cells on average")
     return "\n".join(lines) + "\n"
 
 

@@ -41,10 +41,10 @@ RUNS = {
 }
 # The done-when run (issue #36; its replicates were written by the current script, so its cells
 # follow from them as they are) and its arguments; docs/intervals.md publishes its summary.md.
-# REPLICATES: the complete rounds when the run was stopped (README.md).
+# --replicates: the complete rounds when the run was stopped (README.md).
 DONE_WHEN_MODELS = ("fmnist_cnn,fmnist_cnn_ts,fmnist_mlp,letter_mlp,k100_mlp,gaussian_nb_k10,"
                     "random_forest_k10,logistic_regression_k10,mlp_k10,hist_gradient_boosting_k10")
-DONE_WHEN = ["--models", DONE_WHEN_MODELS, "--sizes", "200,1000,5000", "--replicates", "REPLICATES"]
+DONE_WHEN = ["--models", DONE_WHEN_MODELS, "--sizes", "200,1000,5000", "--replicates", "7"]
 # The runs kept for docs/intervals.md's comparisons (not reproducible by the current binary):
 # before_join/ (the fake interval before its join with 0) and pivot/ (joined, before eval
 # reported its hull with the default interval), with more replicates.
