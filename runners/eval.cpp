@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "config/finite_json.hpp"
@@ -327,46 +328,59 @@ Observed observe(const EvalOptions& o, const Sample& sample, std::vector<Skipped
 }
 
 // The fake `calbench fit` fits to the rows, with its verdict, and what its samples at the rows'
-// n predict of each estimator used (fit/fake_advice.hpp).
+// n predict of each estimator used (fit/fake_advice.hpp): of every one when asked for (--advice,
+// --interval fake), else of those whose default is the fake interval (EstimatorTraits::eval_fake).
 struct FakeRun {
+  bool asked = false;  // --advice or --interval fake: the advice is reported
   JudgedFake judged;
-  FakeAdvice advice;
+  FakeAdvice advice;  // asked: of every estimator used, in their order
+  // [e]: estimator e's deviations T_r - theta_F; empty where it was not sampled.
+  std::vector<std::vector<double>> deviations;
 };
 
-std::vector<LabelledEstimator> labelled(const std::vector<EstimatorConfig>& configs) {
-  std::vector<LabelledEstimator> out;
-  for (const auto& c : configs) out.push_back({c.label, c.estimator.get()});
-  return out;
-}
+// Why no fake could be fitted for the estimators whose eval default is the fake interval (the
+// option that asks for one makes that an error instead); empty when one was, or none was needed.
+struct FakeUnavailable {
+  std::string reason;
+};
 
-FakeRun run_fake(const EvalOptions& o, const Sample& sample, const Observed& observed) {
+// The fake for the estimators `sampled` (every one when `asked`). Data no fake can be fitted to
+// are an input error of the option that asked for one; without one, the reason is returned
+// and the estimators fall back to their default interval.
+std::variant<FakeRun, FakeUnavailable> run_fake(const EvalOptions& o, const Sample& sample,
+                                                const Observed& observed, bool asked,
+                                                const std::vector<std::size_t>& sampled) {
   FitOptions fit;
   fit.data = o.data;
   fit.seed = o.seed;
-  // Data no fake can be fitted to are an input error of the option that asked for one.
-  const auto judged = [&] {
-    try {
-      return fit_judged_fake(sample, fit);
-    } catch (const InputError& error) {
-      throw InputError(std::string(error.what()) +
-                       " (the fake of --advice and --interval fake; eval's other intervals "
-                       "need none)");
-    }
-  };
-  FakeRun out{.judged = judged(), .advice = {}};
-  Progress sampling("eval: the fake's samples", true,
-                    ProgressStyle{.unit = "samples",
-                                  .first_after = EvalProgress::silent_below,
-                                  .plain_every = std::chrono::milliseconds(5000)});
+  FakeRun out{.asked = asked, .judged = {}, .advice = {}, .deviations = {}};
+  std::vector<LabelledEstimator> estimators;
+  for (const std::size_t e : sampled)
+    estimators.push_back({observed.used[e].label, observed.used[e].estimator.get()});
   try {
-    out.advice =
-        advise_on_fake(Generator(out.judged.fit.generator), out.judged.fit.truth, sample,
-                       labelled(observed.used), {.replicates = o.fake_samples, .seed = o.seed},
-                       [&](std::size_t done, std::size_t total) { sampling.update(done, total); });
-  } catch (const DomainError& error) {
-    throw InputError(o.data + ": the fake fitted to these rows: " + error.what());
+    out.judged = fit_judged_fake(sample, fit);
+    Progress sampling("eval: the fake's samples", true,
+                      ProgressStyle{.unit = "samples",
+                                    .first_after = EvalProgress::silent_below,
+                                    .plain_every = std::chrono::milliseconds(5000)});
+    try {
+      out.advice = advise_on_fake(
+          Generator(out.judged.fit.generator), out.judged.fit.truth, sample, estimators,
+          {.replicates = o.fake_samples, .seed = o.seed},
+          [&](std::size_t done, std::size_t total) { sampling.update(done, total); });
+    } catch (const DomainError& error) {
+      throw InputError(o.data + ": the fake fitted to these rows: " + error.what());
+    }
+    sampling.finish();
+  } catch (const InputError& error) {
+    if (!asked) return FakeUnavailable{error.what()};
+    throw InputError(std::string(error.what()) +
+                     " (the fake of --advice and --interval fake; eval's other intervals "
+                     "need none)");
   }
-  sampling.finish();
+  out.deviations.resize(observed.used.size());
+  for (std::size_t i = 0; i < sampled.size(); ++i)
+    out.deviations[sampled[i]] = out.advice.estimators[i].deviations;
   return out;
 }
 
@@ -376,6 +390,9 @@ struct EvalRecord {
   double value = 0.0;
   IntervalMethod method = IntervalMethod::basic;
   std::optional<Interval> ci;
+  // With --interval fake: the estimator's default interval joined in the hull, as
+  // `--interval default` reports it (--json's "default_ci").
+  std::optional<Interval> default_ci;
   double p_calibrated = 0.0;
   std::string note;       // a coverage caveat, that the method does not apply, or why not estimable
   bool estimable = true;  // false: no value, interval or p-value (rounded input, too few rows)
@@ -384,25 +401,25 @@ struct EvalRecord {
 // The intervals and p-values: every method but analytic resamples.
 std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
                                  const Observed& observed, const ZeroCount& zeros,
-                                 const std::optional<FakeRun>& fake) {
+                                 const std::optional<FakeRun>& fake,
+                                 const FakeUnavailable& unavailable) {
   const IntervalChoice choice = interval_choice(o.interval);
   std::vector<const Estimator*> estimators;
-  // Row 0: the method asked for. The fake's interval is reported as its hull with the
+  // Row 0: the method asked for, or the estimator's eval default (the fake interval where its
+  // traits say so and a fake was fitted). The fake's interval is reported as its hull with the
   // estimator's default interval, row 1 (docs/intervals.md, "Fake-calibrated intervals").
-  const bool fake_hull = choice == IntervalMethod::fake;
-  std::vector<std::vector<IntervalMethod>> methods(fake_hull ? 2 : 1);
+  std::vector<std::vector<IntervalMethod>> methods(2);
   for (const auto& c : observed.used) {
     estimators.push_back(c.estimator.get());
-    methods[0].push_back(choice.value_or(c.interval));
-    if (fake_hull) methods[1].push_back(c.interval);
+    methods[0].push_back(choice.value_or(c.eval_fake && fake ? IntervalMethod::fake : c.interval));
+    methods[1].push_back(c.interval);
   }
+  const bool fake_hull = std::ranges::find(methods[0], IntervalMethod::fake) != methods[0].end();
+  if (!fake_hull) methods.pop_back();
   EvalProgress progress(observed.used, observed.seconds);
   IntervalRequest request{o.resamples, o.level, o.jackknife_groups};
   request.progress = progress.hooks();
-  std::vector<std::vector<double>> deviations;
-  if (fake)
-    for (const auto& a : fake->advice.estimators) deviations.push_back(a.deviations);
-  request.fake_deviations = deviations;
+  if (fake) request.fake_deviations = fake->deviations;
   // The bias correction's and the jackknife's data sets are fewer or cheaper, so 2 R is the
   // estimate's count.
   progress.announce(estimators.size(), 2 * o.resamples);
@@ -414,12 +431,18 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
   std::vector<EvalRecord> out;
   for (std::size_t e = 0; e < estimators.size(); ++e) {
     const EstimatorConfig& config = observed.used[e];
-    EvalRecord r{
-        config, observed.values[e], methods[0][e], computed.intervals[e], computed.p_values[e], {},
-        true};
-    if (fake_hull && r.ci && computed.intervals[estimators.size() + e]) {
+    EvalRecord r{config,
+                 observed.values[e],
+                 methods[0][e],
+                 computed.intervals[e],
+                 {},
+                 computed.p_values[e],
+                 {},
+                 true};
+    if (r.method == IntervalMethod::fake && r.ci && computed.intervals[estimators.size() + e]) {
       const Interval& by_default = *computed.intervals[estimators.size() + e];
       r.ci = Interval{std::min(r.ci->lo, by_default.lo), std::max(r.ci->hi, by_default.hi)};
+      r.default_ci = by_default;
     }
     // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
     const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
@@ -434,8 +457,21 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
       r.note = std::string(to_string(r.method)) + " does not apply";
     } else {
       r.note = coverage_note(config, r.method, sample.size, sample.classes);
+      if (!choice && config.eval_fake && !unavailable.reason.empty()) {
+        std::vector<std::string> said{"no fake interval, its default here: " + unavailable.reason +
+                                      "; the " + std::string(to_string(r.method)) +
+                                      " interval instead"};
+        if (!r.note.empty()) said.push_back(r.note);
+        r.note = join(said, "; ");
+      }
     }
     if (r.estimable && r.ci) r.note = settle_interval(*r.ci, r.value, r.method, config, r.note);
+    // The joined default interval's bounds are settled as its own row's would be; its notes
+    // are that row's, not this one's.
+    if (r.estimable && r.default_ci)
+      settle_interval(*r.default_ci, r.value, config.interval, config, "");
+    else
+      r.default_ci.reset();
     // An estimate that is not finite is an error naming the estimator, in either format (the
     // text table would print "nan", the JSON null).
     if (r.estimable)
@@ -453,44 +489,50 @@ std::vector<ColumnSpec<EvalRecord>> eval_columns(double level) {
   const auto method = [](const R& r) { return Value(std::string(to_string(r.method))); };
   // What an estimator that is not estimable lacks: null, "-" in the table.
   const auto if_estimable = [](const R& r, Value v) { return r.estimable ? v : Value(); };
-  return {{"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
-          {"name", [](const R& r) { return Value(r.config.name); }, show::json},
-          {"params",
-           [](const R& r) {
-             Value::Object params;
-             for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
-             return Value(std::move(params));
-           },
-           show::json},
-          {"value",
-           [=](const R& r) { return if_estimable(r, r.value); },
-           show::json | show::terminal,
-           {.align = Align::left, .precision = 6, .null = "not estimable"}},
-          {"interval", method, show::json},
-          {"ci",
-           [=](const R& r) {
-             return r.ci ? if_estimable(r, Value::Array{r.ci->lo, r.ci->hi}) : Value();
-           },
-           show::json},
-          {"ci_text",
-           [=](const R& r) {
-             if (!r.ci) return Value();
-             return if_estimable(
-                 r, "[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
-           },
-           show::terminal,
-           {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
-          {"method", method, show::terminal, text},
-          {"p_calibrated",
-           [=](const R& r) { return if_estimable(r, r.p_calibrated); },
-           show::json | show::terminal,
-           {.align = Align::left, .precision = 4}},
-          {"note",
-           [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
-           show::json | show::terminal,
-           {.align = Align::left, .null = ""}},
-          {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
-           show::json_set}};
+  return {
+      {"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
+      {"name", [](const R& r) { return Value(r.config.name); }, show::json},
+      {"params",
+       [](const R& r) {
+         Value::Object params;
+         for (const auto& p : r.config.params) params.emplace_back(p.key, p.value);
+         return Value(std::move(params));
+       },
+       show::json},
+      {"value",
+       [=](const R& r) { return if_estimable(r, r.value); },
+       show::json | show::terminal,
+       {.align = Align::left, .precision = 6, .null = "not estimable"}},
+      {"interval", method, show::json},
+      {"ci",
+       [=](const R& r) {
+         return r.ci ? if_estimable(r, Value::Array{r.ci->lo, r.ci->hi}) : Value();
+       },
+       show::json},
+      {"ci_text",
+       [=](const R& r) {
+         if (!r.ci) return Value();
+         return if_estimable(
+             r, "[" + format_fixed(r.ci->lo, 6) + ", " + format_fixed(r.ci->hi, 6) + "]");
+       },
+       show::terminal,
+       {.heading = format_fixed(100.0 * level, 0) + "% CI", .align = Align::left}},
+      {"method", method, show::terminal, text},
+      {"p_calibrated",
+       [=](const R& r) { return if_estimable(r, r.p_calibrated); },
+       show::json | show::terminal,
+       {.align = Align::left, .precision = 4}},
+      {"note",
+       [](const R& r) { return r.note.empty() ? Value() : Value(r.note); },
+       show::json | show::terminal,
+       {.align = Align::left, .null = ""}},
+      {"estimable", [](const R& r) { return r.estimable ? Value() : Value(false); },
+       show::json_set},
+      {"default_ci",
+       [](const R& r) {
+         return r.default_ci ? Value(Value::Array{r.default_ci->lo, r.default_ci->hi}) : Value();
+       },
+       show::json_set}};
 }
 
 const char* const eval_legend =
@@ -625,7 +667,7 @@ void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& ze
   Record record{.block = "estimators", .document = std::move(estimators)};
   const auto advice_table = advice_columns();
   std::optional<Record> advice;
-  if (fake) {
+  if (fake && fake->asked) {
     header.tables.push_back(TableView(advice_table).table("advice", show::terminal, "  ", "  "));
     advice = advice_record(o, *fake, observed, advice_table);
   }
@@ -686,9 +728,23 @@ int run_eval(const EvalOptions& o, std::ostream& out) {
   std::vector<Skipped> skipped;
   const ZeroCount zeros = count_zeros(sample);
   const Observed observed = observe(o, sample, skipped);
+  // The fake: for the advice and the fake intervals asked for, or for the estimators whose eval
+  // default is the fake interval (EstimatorTraits::eval_fake; without a fake, their default).
+  const bool asked = o.advice || fake_interval;
+  std::vector<std::size_t> sampled;
+  for (std::size_t e = 0; e < observed.used.size(); ++e)
+    if (asked || (interval_choice(o.interval) == std::nullopt && observed.used[e].eval_fake))
+      sampled.push_back(e);
   std::optional<FakeRun> fake;
-  if (o.advice || fake_interval) fake = run_fake(o, sample, observed);
-  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros, fake);
+  FakeUnavailable unavailable;
+  if (!sampled.empty()) {
+    auto got = run_fake(o, sample, observed, asked, sampled);
+    if (auto* run = std::get_if<FakeRun>(&got))
+      fake = std::move(*run);
+    else
+      unavailable = std::get<FakeUnavailable>(got);
+  }
+  const std::vector<EvalRecord> records = resample(o, sample, observed, zeros, fake, unavailable);
   // Everything is computed before anything is written: on an error, nothing is.
   std::ostringstream text;
   report_eval(o, sample, zeros, records, skipped, observed, fake, text);

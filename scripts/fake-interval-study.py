@@ -6,9 +6,11 @@ same way.
 For each model (the cached networks of tests/data/networks and scikit-learn models of
 scripts/transfer-study.py) the held-out rows are the model's population (the pool). Per sample
 size n and replicate r: n rows drawn from the pool without replacement (numpy seed [seed,
-model index, n, r]) are what a user would hold; `calbench eval` on them, nominal level 0.90,
-once with `--interval fake` and once with each estimator's default interval, both with
-`--resamples` resamples and eval seed r. An interval covers when it holds the pool's value of
+model index, n, r]) are what a user would hold; one `calbench eval --interval fake --json` on
+them, nominal level 0.90, `--resamples` resamples and eval seed r, gives both intervals: "ci",
+the fake interval as eval reports it (the fake-calibrated interval's hull with the estimator's
+default interval), and "default_ci", that default interval as `--interval default` reports it
+(the same resamples, to the bit). An interval covers when it holds the pool's value of
 the quantity it is for:
 - the target's high-precision pool estimate (scripts/classwise-study.py's pool_references:
   ece_top_l1 by the bias-corrected 20-bin equal-mass plug-in for ece_ew15, ece_em15 and kde_ece;
@@ -19,7 +21,8 @@ the quantity it is for:
 Coverage's binomial SE is sqrt(c (1 - c) / replicates).
 
 Writes OUT/cells.csv (model, K, n, estimator, method, covered, replicates, coverage, se,
-coverage_pool_value, mean_width) and OUT/table.md.
+coverage_pool_value, mean_width), OUT/table.md and OUT/summary.md (the done-when figures:
+coverage per (model, n) and estimator, cells at least 0.85 per estimator and in all).
 
     nice -n 10 /usr/bin/python3 scripts/fake-interval-study.py --out results/fake-interval-study
     nice -n 10 /usr/bin/python3 scripts/fake-interval-study.py --small --out /tmp/fis-small
@@ -66,6 +69,10 @@ ESTIMATORS = [
     ("ace15_nixon", {"name": "ace"}, "ace"),
 ]
 LEVEL = 0.9
+# The estimators whose `calbench eval` default is the fake interval (EstimatorTraits::eval_fake in
+# lib/estimators: classwise_ece, kde_ece, ace); the others' is their default method's interval.
+EVAL_FAKE = {"kde_ece", "cwece_ew15", "ace15_nixon"}
+GOOD = 0.85  # issue #36's bar: coverage at least 0.85 at nominal 0.90 in 90 % of cells
 
 
 def pool_rows(args, name, K, seed, factory, index):
@@ -77,48 +84,53 @@ def pool_rows(args, name, K, seed, factory, index):
     return model.predict_proba(X[args.train:]), y[args.train:]
 
 
-def eval_intervals(args, p, y, r, work, fake):
-    """{label: (value, lo, hi)} of one `calbench eval --json` on the rows."""
+def eval_intervals(args, p, y, r, work):
+    """{method: {label: (value, lo, hi, p_calibrated)}} of one `calbench eval --interval fake
+    --json` on the rows: "fake" its intervals, "default" the default intervals it joined."""
     np.save(os.path.join(work, "p.npy"), p)
     np.save(os.path.join(work, "y.npy"), y.astype(np.int64))
     command = [args.calbench, "eval", os.path.join(work, "p.npy"), "--labels",
                os.path.join(work, "y.npy"), "--json", "--level", str(LEVEL), "--seed", str(r),
                "--resamples", str(args.resamples), "--threads", str(args.threads),
                "--fake-samples", str(args.fake_samples),
-               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS])]
-    if fake:
-        command += ["--interval", "fake"]
+               "--estimators", json.dumps([spec for _, spec, _ in ESTIMATORS]),
+               "--interval", "fake"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
     d = json.loads(done.stdout)["estimators"]
-    return {label: (d[label]["value"], *(d[label]["ci"] or (math.nan, math.nan)),
-                    d[label]["p_calibrated"])
-            for label, _, _ in ESTIMATORS}
+    return {method: {label: (d[label]["value"], *(d[label].get(key) or (math.nan, math.nan)),
+                             d[label]["p_calibrated"])
+                     for label, _, _ in ESTIMATORS}
+            for method, key in (("fake", "ci"), ("default", "default_ci"))}
 
 
-def one_model(args, index, name, K, seed, factory, work):
-    """The model's replicates: one record per (n, replicate, method, estimator)."""
-    p, y = pool_rows(args, name, K, seed, factory, index)
-    rng = np.random.default_rng([args.seed, index])
-    refs = classwise.pool_references(p, y, args, rng)
-    refs["smooth"] = (calbench.estimate({"name": "smooth_ece"}, p, y), 0.0)
-    own = {label: calbench.estimate(spec, p, y) for label, spec, _ in ESTIMATORS}
+class Model:
+    """A model's pool, the pool's references and each estimator's value on the whole pool."""
+
+    def __init__(self, args, index, name, K, seed, factory):
+        self.index, self.name = index, name
+        self.p, self.y = pool_rows(args, name, K, seed, factory, index)
+        rng = np.random.default_rng([args.seed, index])
+        self.refs = classwise.pool_references(self.p, self.y, args, rng)
+        self.refs["smooth"] = (calbench.estimate({"name": "smooth_ece"}, self.p, self.y), 0.0)
+        self.own = {label: calbench.estimate(spec, self.p, self.y)
+                    for label, spec, _ in ESTIMATORS}
+
+
+def one_replicate(args, model, n, r, work):
+    """Replicate r at n: one record per (method, estimator)."""
+    pick = np.random.default_rng([args.seed, model.index, n, r]).choice(len(model.y), n,
+                                                                        replace=False)
+    got = eval_intervals(args, model.p[pick], model.y[pick], r, work)
     records = []
-    for n in args.sizes:
-        for r in range(args.replicates):
-            pick = np.random.default_rng([args.seed, index, n, r]).choice(len(y), n,
-                                                                          replace=False)
-            for method, fake in (("fake", True), ("default", False)):
-                got = eval_intervals(args, p[pick], y[pick], r, work, fake)
-                for label, _, ref in ESTIMATORS:
-                    value, lo, hi, p_calibrated = got[label]
-                    records.append({"model": name, "n": n, "replicate": r, "estimator": label,
-                                    "method": method, "value": value, "lo": lo, "hi": hi,
-                                    "p_calibrated": p_calibrated, "reference": refs[ref][0],
-                                    "pool_value": own[label]})
-            print(f"{name} n={n} replicate {r + 1}/{args.replicates}", file=sys.stderr,
-                  flush=True)
+    for method in ("fake", "default"):
+        for label, _, ref in ESTIMATORS:
+            value, lo, hi, p_calibrated = got[method][label]
+            records.append({"model": model.name, "n": n, "replicate": r, "estimator": label,
+                            "method": method, "value": value, "lo": lo, "hi": hi,
+                            "p_calibrated": p_calibrated, "reference": model.refs[ref][0],
+                            "pool_value": model.own[label]})
     return records
 
 
@@ -181,6 +193,58 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+def summary(rows):
+    """Markdown: each (model, n)'s coverage per estimator, fake / default, and per estimator the
+    cells at least GOOD for each, those where both miss, the coverage over all the cells'
+    replicates and the fake's mean width over the default's; then the totals against the bar,
+    and those of eval's defaults (the fake interval for EVAL_FAKE, the default elsewhere)."""
+    labels = [e[0] for e in ESTIMATORS]
+    index = {(r["model"], r["n"], r["estimator"], r["method"]): r for r in rows}
+    K = {r["model"]: r["K"] for r in rows}
+    places = sorted({(r["model"], r["n"]) for r in rows},
+                    key=lambda c: ([r["model"] for r in rows].index(c[0]), c[1]))
+    lines = ["| model | K | n | " + " | ".join(labels) + " |",
+             "|---|---:|---:|" + "---:|" * len(labels)]
+    for m, n in places:
+        lines.append(f"| {m} | {K[m]} | {n} | " + " | ".join(
+            f"{index[(m, n, e, 'fake')]['coverage']:.2f} / "
+            f"{index[(m, n, e, 'default')]['coverage']:.2f}" for e in labels) + " |")
+    lines += ["", "| estimator | cells | fake >= 0.85 | default >= 0.85 | both below | "
+              "fake, all replicates | default, all replicates | fake width / default |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    total = {"fake": 0, "default": 0, "eval": 0, "cells": 0}
+    for e in labels:
+        f = [index[(m, n, e, "fake")] for m, n in places]
+        d = [index[(m, n, e, "default")] for m, n in places]
+        good_f = sum(x["coverage"] >= GOOD for x in f)
+        good_d = sum(x["coverage"] >= GOOD for x in d)
+        both = sum(x["coverage"] < GOOD and y["coverage"] < GOOD for x, y in zip(f, d))
+        pooled = [sum(x["covered"] for x in c) / sum(x["replicates"] for x in c) for c in (f, d)]
+        width = sum(x["mean_width"] for x in f) / sum(x["mean_width"] for x in d)
+        lines.append(f"| {e} | {len(places)} | {good_f} | {good_d} | {both} | {pooled[0]:.3f} | "
+                     f"{pooled[1]:.3f} | {width:.2f} |")
+        total["fake"] += good_f
+        total["default"] += good_d
+        total["eval"] += good_f if e in EVAL_FAKE else good_d
+        total["cells"] += len(places)
+    cells = total["cells"]
+    # What exact intervals would show: a cell of R replicates reads at least GOOD when at least
+    # ceil(GOOD R) cover, with probability P(Binomial(R, LEVEL) >= that).
+    R = rows[0]["replicates"]
+    least = math.ceil(GOOD * R - 1e-9)
+    exact = sum(math.comb(R, k) * LEVEL ** k * (1 - LEVEL) ** (R - k) for k in range(least, R + 1))
+    lines.append("")
+    for what, count in (("fake (--interval fake)", total["fake"]),
+                        ("default (each estimator's default method)", total["default"]),
+                        ("eval's defaults (fake for " + ", ".join(sorted(EVAL_FAKE)) +
+                         ", the default method elsewhere)", total["eval"])):
+        lines.append(f"{what}: coverage >= {GOOD} in {count} of {cells} cells "
+                     f"({100 * count / cells:.0f} %; the bar: 90 %)")
+    lines.append(f"an interval of coverage exactly {LEVEL} in every cell: >= {GOOD} ({least} of "
+                 f"{R} replicates) in {100 * exact:.0f} % of cells on average")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -199,10 +263,12 @@ def main():
     parser.add_argument("--pool-bins", type=int, default=100)
     parser.add_argument("--pool-bins-l1", type=int, default=20)
     parser.add_argument("--pool-boot", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--raw", action="store_true",
                         help="also write OUT/replicates.csv: every replicate's estimate, "
                              "interval, p_calibrated and references")
+    parser.add_argument("--cells-from", metavar="REPLICATES_CSV",
+                        help="no evals: the cells of a replicates.csv this script wrote")
     parser.add_argument("--hull-from", metavar="REPLICATES_CSV",
                         help="no evals: the cells of a replicates.csv written before the fake "
                              "interval was reported as its hull with the default, with that hull")
@@ -220,17 +286,29 @@ def main():
         raise SystemExit(f"--models: unknown {sorted(missing)}")
     os.makedirs(args.out, exist_ok=True)
     K = {name: k for _, name, k, _, _ in chosen}
-    if args.hull_from:
-        with open(args.hull_from, newline="") as f:
-            records = with_hull(list(csv.DictReader(f)))
+    if args.hull_from or args.cells_from:
+        with open(args.hull_from or args.cells_from, newline="") as f:
+            records = list(csv.DictReader(f))
+        if args.hull_from:
+            records = with_hull(records)
         rows = cells(records, K)
         write(args.out, rows)
         print(table(rows))
         return
+    # Replicate by replicate over every model and size, the results rewritten after each: a
+    # run stopped early leaves the cells of its complete replicates, the same as those of a
+    # run with that many (each replicate's rows and seeds depend on nothing else).
+    models = []
+    for index, name, k, seed, factory in chosen:
+        models.append(Model(args, index, name, k, seed, factory))
+        print(f"{name}: pool of {len(models[-1].y)} rows", file=sys.stderr, flush=True)
     records = []
     with tempfile.TemporaryDirectory() as work:
-        for index, name, k, seed, factory in chosen:
-            records += one_model(args, index, name, k, seed, factory, work)
+        for r in range(args.replicates):
+            for model in models:
+                for n in args.sizes:
+                    records += one_replicate(args, model, n, r, work)
+            print(f"replicate {r + 1}/{args.replicates} done", file=sys.stderr, flush=True)
             rows = cells(records, K)
             write(args.out, rows)
             if args.raw:
@@ -248,6 +326,8 @@ def write(out, rows):
         w.writerows(rows)
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table(rows))
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(summary(rows))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ struct EstimatorConfig {
   IntervalMethod interval = IntervalMethod::basic;  // the row's default interval method
   bool logs_label_probability = false;              // EstimatorTraits::logs_label_probability
   bool may_be_negative = false;                     // EstimatorTraits::may_be_negative
+  bool eval_fake = false;                           // EstimatorTraits::eval_fake
 };
 
 // How an estimator's cost grows with n at its defaults. `calbench eval` runs the quadratic
@@ -56,6 +57,11 @@ struct EstimatorTraits {
   // `calbench eval` raises an interval's bound below 0 to 0; a row with a target uses the
   // target's least value (core/quantity.hpp).
   bool may_be_negative = false;
+  // `calbench eval`'s default is the fake interval (its hull with `interval`) where a fake can
+  // be fitted to the rows, `interval` where not: measured on real models to cover where
+  // `interval` misses (docs/intervals.md, "Defaults"). Every other command knows its
+  // generator and uses `interval`.
+  bool eval_fake = false;
 };
 
 using EstimatorEntry = Row<EstimatorConfig, EstimatorTraits>;

@@ -155,7 +155,8 @@ def evaluate(data, *, labels=None, renormalize: bool = False, logits: bool = Fal
     as `--estimators` takes; `interval` any `--interval` name ("fake": calibrated on the fake
     fitted to the rows, docs/intervals.md); advice=True adds each estimator's predicted bias,
     sd and RMSE at this n and the estimator to report (the fake interval implies it). Returns
-    the JSON report: "estimators" (value, interval, ci, p_calibrated, note) and, with advice,
+    the JSON report: "estimators" (value, interval, ci, p_calibrated, note; with the fake
+    interval also default_ci, the default interval its hull joined) and, with advice,
     "advice" (the fake's family and verdict, "recommended", and per estimator target,
     reference, bias, bias_se, sd, rmse). quiet=False shows the progress lines on stderr."""
     arguments = _data_arguments("eval", data, labels, renormalize, logits)

@@ -55,6 +55,19 @@ class Commands(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "unknown interval method"):
             calbench.evaluate("outputs.csv", renormalize=True, interval="nope")
 
+    def test_evaluate_defaults_to_the_fake_interval_for_classwise_ece(self):
+        # eval's default for classwise_ece is the fake interval (docs/intervals.md, "Defaults"),
+        # the same interval as interval="fake" gives it, with no advice block; ece keeps its own.
+        estimators = [{"name": "classwise_ece"}, {"name": "ece"}]
+        common = dict(renormalize=True, estimators=estimators, resamples=20, fake_samples=30)
+        report = calbench.evaluate("outputs.csv", **common)
+        fake = calbench.evaluate("outputs.csv", interval="fake", **common)
+        self.assertNotIn("advice", report)
+        row = report["estimators"]["cwece_ew15"]
+        self.assertEqual(row["interval"], "fake")
+        self.assertEqual(row["ci"], fake["estimators"]["cwece_ew15"]["ci"])
+        self.assertEqual(report["estimators"]["ece_ew15"]["interval"], "bias_corrected")
+
     def test_fit_and_plan_return_the_commands_json(self):
         report = calbench.fit("outputs.csv", "fake.json", renormalize=True, family="dirichlet",
                               force=True, threads=2, options=["--verdict-samples", "20",

@@ -3,8 +3,10 @@
 # intervals"; docs/eval.md, "Advice"): on a K = 3 reference dataset the fake interval is used
 # for every estimator and holds its default interval, no bound of an error is negative, an
 # estimate outside its interval has a note, the advice names the least-RMSE estimator of each
-# shared target with the fake's verdict, the table prints the advice, 1 and 2 threads give the
-# same bytes, and bad values of the new options exit 2 with a message and print nothing; the
+# shared target with the fake's verdict, the table prints the advice, classwise_ece's eval
+# default (and ace's, kde_ece's) is the fake interval (their own default method's interval where
+# no fake can be fitted), 1 and 2
+# threads give the same bytes, and bad values of the new options exit 2 with a message and print nothing; the
 # small coverage study runs.
 #
 # Usage: tests/cli/eval_fake.sh CALBENCH_BINARY SOURCE_DIR [PYTHON3]
@@ -49,14 +51,53 @@ assert rec["ece_top_l1"]["estimator"] == best and rec["ece_top_l1"]["compared"] 
 assert [l for l, x in a.items() if x["recommended"]] == [best]
 assert a["smooth_ece"]["target"] is None  # its own population value
 PY
-# The fake interval is reported as its hull with the estimator's default interval: it holds it.
+# The fake interval is reported as its hull with the estimator's default method's interval
+# (classwise_ece's consistency, ace's bias_corrected, whose eval default is the fake interval
+# itself): it holds it, and "default_ci" (only with a fake interval) is that interval as
+# --interval METHOD reports it, from the same resamples (so is p_calibrated).
 run 1 "$work/default.json" --json || fail "the default intervals exited $?"
-python3 - "$work/one.json" "$work/default.json" <<'PY' || fail "a fake interval does not hold the default's"
+run 1 "$work/consistency.json" --json --interval consistency || fail "--interval consistency exited $?"
+run 1 "$work/bias_corrected.json" --json --interval bias_corrected || fail "--interval bias_corrected exited $?"
+python3 - "$work/one.json" "$work/default.json" "$work/consistency.json" "$work/bias_corrected.json" <<'PY' || fail "a fake interval does not hold the default's, or default_ci is not it"
 import json, sys
-fake, default = (json.load(open(f))["estimators"] for f in sys.argv[1:])
+fake, default, consistency, bias_corrected = (json.load(open(f))["estimators"] for f in sys.argv[1:])
+eval_fake = {"cwece_ew15": consistency, "ace15_nixon": bias_corrected}
+for label, own in eval_fake.items():
+    default[label] = own[label]
 for label, e in fake.items():
     (lo, hi), (dlo, dhi) = e["ci"], default[label]["ci"]
     assert lo <= dlo and dhi <= hi, (label, e["ci"], default[label]["ci"])
+    assert e["default_ci"] == default[label]["ci"], (label, e["default_ci"], default[label]["ci"])
+    assert e["p_calibrated"] == default[label]["p_calibrated"], label
+    assert "default_ci" not in default[label] or label in eval_fake, label
+PY
+# eval's default for classwise_ece and ace (EstimatorTraits::eval_fake; kde_ece's too) is the
+# fake interval, the same bits as --interval fake's; every other estimator keeps its own
+# default, and no advice block is printed unless asked for.
+python3 - "$work/default.json" "$work/one.json" "$work/consistency.json" "$work/bias_corrected.json" <<'PY' || fail "classwise_ece's and ace's eval default is not the fake interval"
+import json, sys
+by_default, fake, consistency, bias_corrected = (json.load(open(f)) for f in sys.argv[1:])
+assert "advice" not in by_default
+own = {"cwece_ew15": consistency, "ace15_nixon": bias_corrected}
+for label, e in by_default["estimators"].items():
+    if label in own:
+        assert e["interval"] == "fake", e
+        assert e["ci"] == fake["estimators"][label]["ci"], (e, fake["estimators"][label])
+        assert e["default_ci"] == own[label]["estimators"][label]["ci"], e
+    else:
+        assert e["interval"] != "fake" and "default_ci" not in e, (label, e)
+PY
+# Where no fake can be fitted (constant rows), classwise_ece falls back to its consistency
+# interval with a note saying why; eval succeeds.
+"$bin" eval "$src/tests/reference/datasets/k2_identical.csv" --resamples 5 --json \
+  --estimators '[{"name": "classwise_ece"}, {"name": "ece"}]' >"$work/fallback.json" 2>"$work/fallback.err" ||
+  fail "constant rows by default: exit $?: $(cat "$work/fallback.err")"
+python3 - "$work/fallback.json" <<'PY' || fail "no fallback to the consistency interval: $(cat "$work/fallback.json")"
+import json, sys
+e = json.load(open(sys.argv[1]))["estimators"]["cwece_ew15"]
+assert e["interval"] == "consistency" and e["ci"] is not None and "default_ci" not in e, e
+assert e["note"].startswith("no fake interval, its default here: ") and "same probabilities" in e["note"], e
+assert "the consistency interval instead" in e["note"], e
 PY
 run 2 "$work/two.json" --interval fake --json || fail "2 threads exited $?"
 cmp -s "$work/one.json" "$work/two.json" || fail "1 and 2 threads differ: $(diff "$work/one.json" "$work/two.json" | head -5)"

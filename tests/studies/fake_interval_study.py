@@ -10,8 +10,11 @@
                                    # before the join with 0 under before_join/RUN and
                                    # before the hull under pivot/RUN); each current run's
                                    # cells follow from its replicates.csv
+                                   # (done_when/: every replicate of the done-when
+                                   # table, whose summary.md docs/intervals.md holds)
     fake_interval_study.py full    # ctest slow.fake_interval_study: reruns every golden
-                                   # run's command (RUNS) and compares every cell
+                                   # run's command (RUNS, DONE_WHEN: about an hour on
+                                   # one core per 2 replicates) and compares every cell
 
 Checked: one row per (model, n, estimator, method) for the seven estimators and the two
 methods; every coverage is covered / replicates with its binomial SE; widths are positive; the
@@ -36,6 +39,12 @@ RUNS = {
     "fmnist_cnn": ["--models", "fmnist_cnn", "--sizes", "200,1000", "--replicates", "10"],
     "fmnist_cnn_ts": ["--models", "fmnist_cnn_ts", "--sizes", "200,1000", "--replicates", "10"],
 }
+# The done-when run (issue #36; its replicates were written by the current script, so its cells
+# follow from them as they are) and its arguments; docs/intervals.md publishes its summary.md.
+# --replicates: the complete rounds when the run was stopped (README.md).
+DONE_WHEN_MODELS = ("fmnist_cnn,fmnist_cnn_ts,fmnist_mlp,letter_mlp,k100_mlp,gaussian_nb_k10,"
+                    "random_forest_k10,logistic_regression_k10,mlp_k10,hist_gradient_boosting_k10")
+DONE_WHEN = ["--models", DONE_WHEN_MODELS, "--sizes", "200,1000,5000", "--replicates", "7"]
 # The runs kept for docs/intervals.md's comparisons (not reproducible by the current binary):
 # before_join/ (the fake interval before its join with 0) and pivot/ (joined, before eval
 # reported its hull with the default interval), with more replicates.
@@ -103,6 +112,22 @@ def main():
                                                   os.path.join(golden, "replicates.csv")])
                 if cells != read_csv(os.path.join(golden, "cells.csv")):
                     fail(f"{golden}/cells.csv is not the hull of its replicates.csv")
+            golden = os.path.join(GOLDEN, "done_when")
+            check(read_csv(os.path.join(golden, "cells.csv")), *shape(DONE_WHEN))
+            cells = run(out, DONE_WHEN[:2] + ["--cells-from",
+                                              os.path.join(golden, "replicates.csv")])
+            if cells != read_csv(os.path.join(golden, "cells.csv")):
+                fail(f"{golden}/cells.csv does not follow from its replicates.csv")
+            for name in ("table.md", "summary.md"):
+                if open(os.path.join(out, name)).read() != \
+                        open(os.path.join(golden, name)).read():
+                    fail(f"{golden}/{name} does not follow from its replicates.csv")
+            summary = open(os.path.join(golden, "summary.md")).read()
+            if summary not in open(os.path.join(ROOT, "docs", "intervals.md")).read():
+                fail("docs/intervals.md does not hold tests/golden/fake_interval_study/"
+                     "done_when/summary.md verbatim")
+            print("docs/intervals.md publishes tests/golden/fake_interval_study/done_when/"
+                  "summary.md")
         return
     try:
         import numpy  # noqa: F401
@@ -115,7 +140,7 @@ def main():
             check(cells, ["fmnist_cnn"], [200], 2)
             print(f"fake_interval_study.small: {len(cells)} cells")
             return
-        for run_name, arguments in RUNS.items():
+        for run_name, arguments in list(RUNS.items()) + [("done_when", DONE_WHEN)]:
             cells = run(os.path.join(out, run_name), arguments)
             if cells != read_csv(os.path.join(GOLDEN, run_name, "cells.csv")):
                 fail(f"the rerun differs from tests/golden/fake_interval_study/{run_name}")
