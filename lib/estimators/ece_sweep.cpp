@@ -6,19 +6,28 @@
 #include "core/error.hpp"
 
 namespace calbench {
+namespace {
+
+// EceSweep's own scratch (EstimatorWorkspace::scratch): what last_bins reports.
+struct SweepScratch {
+  std::size_t last_bins = 0;
+};
+
+}  // namespace
 
 EceSweep::EceSweep(EceSweepSpec spec) : spec_(spec) {
   if (spec_.norm != Norm::l1 && spec_.norm != Norm::l2)
     throw DomainError("ece_sweep norm: must be l1 or l2");
 }
 
-std::size_t EceSweep::last_bins(const EstimatorWorkspace& ws) {
-  return ws.split.empty() ? 0 : ws.split.front();
+std::size_t EceSweep::last_bins(EstimatorWorkspace& ws) {
+  return ws.scratch<SweepScratch>().last_bins;
 }
 
 double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   const std::size_t n = s.size;
-  ws.split.assign(1, 0);
+  std::size_t& last_bins = ws.scratch<SweepScratch>().last_bins;
+  last_bins = 0;
   if (n == 0) return 0.0;
   // Sort once: row order by confidence, then prefix sums (ws.bin_score / bin_hits, n + 1).
   stable_score_order(s.confidence, ws, ws.bin_of);
@@ -111,7 +120,7 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       for (std::size_t b = 2; b < n && monotone(b); ++b) best = b;
     }
   }
-  ws.split.assign(1, best);
+  last_bins = best;
 
   bounds(best);
   double out = 0.0;

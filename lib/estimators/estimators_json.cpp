@@ -427,13 +427,10 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
   // A row's default that does not apply to the configuration falls back to consistency:
   // bias_corrected needs the estimator's bias model (the binned L1 errors), analytic its
   // squared-error variance (ece_debiased with scope top or binary).
-  if (config && config->interval == IntervalMethod::bias_corrected &&
-      !config->estimator->has_finite_sample_bias())
-    config->interval = IntervalMethod::consistency;
-  if (config && config->interval == IntervalMethod::analytic) {
-    // BinnedEce::squared_error: the debiased estimator with scope top or binary.
-    const auto* binned = dynamic_cast<const BinnedEce*>(config->estimator.get());
-    if (!binned || !binned->spec().debiased || binned->spec().scope == Scope::classwise)
+  if (config) {
+    const Capabilities can = config->estimator->capabilities();
+    if ((config->interval == IntervalMethod::bias_corrected && !can.bias_model) ||
+        (config->interval == IntervalMethod::analytic && !can.squared_error))
       config->interval = IntervalMethod::consistency;
   }
   return config;
