@@ -16,8 +16,9 @@
 //   bin_statistics writes for its callers), and each family's own scratch, reached by its type
 //   (workspace.scratch<KernelGrids>()), created at its first use in that workspace and reused
 //   from then on. The workspace names no particular estimator: a family declares its scratch
-//   beside its code (kernel_grids.hpp; binning.cpp, binned_ece.cpp, ece_sweep.cpp and
-//   cumulative.cpp keep theirs private) and a new estimator adds no member here.
+//   beside its code (kernel_grids.hpp; binning.cpp, binned_ece.cpp, ece_sweep.cpp,
+//   cumulative.cpp and kde_canonical.cpp keep theirs private) and a new estimator adds no member
+//   here.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -70,7 +71,7 @@ struct EstimatorWorkspace {
   // estimator, read by the functions it calls.
   std::vector<double> scores, outcomes;
   // Plain buffers for any estimator's use within one evaluation.
-  std::vector<double> values, sorted;
+  std::vector<double> values;
   std::vector<std::uint32_t> bin_of;
   // The binned family's results (binning.hpp): the edges and, per bin, the count and the sums of
   // scores, of outcomes and of (score - outcome)^2 that bin_statistics writes for its callers.
