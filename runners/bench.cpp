@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <memory>
+#include <ostream>
 
 #include "config/json_support.hpp"
 #include "core/error.hpp"
@@ -20,6 +22,8 @@
 #include "experiment/experiment.hpp"
 #include "recalibrators/logit_scaling.hpp"
 #include "recalibrators/temperature_scaling.hpp"
+#include "report/columns.hpp"
+#include "report/value_format.hpp"
 #include "runners/command.hpp"
 #include "runners/progress.hpp"
 #include "scenarios/estimator_bias/run.hpp"
@@ -92,6 +96,34 @@ bool wanted(const BenchOptions& o, const std::string& name) {
          std::find(o.workloads.begin(), o.workloads.end(), name) != o.workloads.end();
 }
 
+// A line of the throughput figures, printf-formatted, at once (a run can take minutes).
+[[gnu::format(printf, 2, 3)]] void say(std::ostream& out, const char* format, ...) {
+  char line[256];
+  std::va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  out << line << std::flush;
+}
+
+// An estimator timed on --data: a JSON line of its own (scripts/bench_references.py reads them).
+struct DataTiming {
+  const BenchOptions& options;
+  const Sample& sample;
+  const EstimatorConfig& config;
+  double value, seconds;  // seconds: of one evaluation
+};
+
+const std::vector<ColumnSpec<DataTiming>> data_timing_columns = {
+    {"data", [](const DataTiming& t) { return Value(t.options.data); }, show::json},
+    {"n", [](const DataTiming& t) { return count_value(t.sample.size); }, show::json},
+    {"classes", [](const DataTiming& t) { return count_value(t.sample.classes); }, show::json},
+    {"estimator", [](const DataTiming& t) { return Value(t.config.label); }, show::json},
+    {"value", field(&DataTiming::value), show::json},
+    {"seconds", field(&DataTiming::seconds), show::json},
+    {"runs", [](const DataTiming& t) { return count_value(t.options.runs); }, show::json},
+    {"repeat", [](const DataTiming& t) { return count_value(t.options.repeat); }, show::json}};
+
 // The --data mode (BenchOptions::data).
 int bench_data(const BenchOptions& options, std::ostream& out) {
   const Sample sample = read_model_outputs(options.data, "", {.kind = ValueKind::probabilities});
@@ -120,15 +152,9 @@ int bench_data(const BenchOptions& options, std::ostream& out) {
     }
     std::sort(times.begin(), times.end());
     const double seconds = times[times.size() / 2];
-    const Json line = {{"data", options.data},
-                       {"n", sample.size},
-                       {"classes", sample.classes},
-                       {"estimator", config->label},
-                       {"value", value},
-                       {"seconds", seconds / static_cast<double>(options.repeat)},
-                       {"runs", options.runs},
-                       {"repeat", options.repeat}};
-    out << line.dump() << '\n' << std::flush;
+    const DataTiming timing{options, sample, *config, value,
+                            seconds / static_cast<double>(options.repeat)};
+    out << to_json(TableView(data_timing_columns).object(timing)).dump() << '\n' << std::flush;
   }
   return 0;
 }
@@ -149,7 +175,6 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
                      [&](const Workload& w) { return w.name == name; }))
       throw ConfigError(
           {"bench: unknown workload \"" + name + "\"; valid: W1, W2, W3, truth, recalibration"});
-  char line[256];
   for (const Workload& w : workloads) {
     if (!wanted(options, w.name)) continue;
     EstimatorBiasConfig config;
@@ -166,12 +191,11 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     for (std::size_t threads : thread_counts) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       const double s = median_seconds(options.runs, [&] { simulate_estimates(config, {}); });
-      std::snprintf(line, sizeof line,
-                    "%s K=%zu alpha=%g T=%g n=%zu R=%zu threads=%zu estimators=%s (%zu): %.3f s, "
-                    "%.3g vectors/s\n",
-                    w.name.c_str(), w.classes, w.alpha, w.temperature, w.n, cell.replicates,
-                    threads, options.estimators.c_str(), cell.estimators.size(), s, vectors / s);
-      out << line << std::flush;
+      say(out,
+          "%s K=%zu alpha=%g T=%g n=%zu R=%zu threads=%zu estimators=%s (%zu): %.3f s, "
+          "%.3g vectors/s\n",
+          w.name.c_str(), w.classes, w.alpha, w.temperature, w.n, cell.replicates, threads,
+          options.estimators.c_str(), cell.estimators.size(), s, vectors / s);
     }
   }
   if (wanted(options, "truth")) {
@@ -192,9 +216,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       const double s = median_seconds(1, [&] { truth = compute_truth(gen, TruthSettings{}); });
       double worst = 0.0;
       for (Quantity q : all_quantities) worst = std::max(worst, truth[q].error);
-      std::snprintf(line, sizeof line, "truth %s: %.3f s, largest error %.2e\n",
-                    gen.canonical_text().substr(0, 70).c_str(), s, worst);
-      out << line << std::flush;
+      say(out, "truth %s: %.3f s, largest error %.2e\n", gen.canonical_text().substr(0, 70).c_str(),
+          s, worst);
     }
   }
   if (wanted(options, "recalibration")) {
@@ -220,9 +243,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       std::vector<FittedValue> parameters;
       const double s =
           median_seconds(options.runs, [&] { parameters = fit(*c.method, sample)->parameters(); });
-      std::snprintf(line, sizeof line, "recalibration fit %s n=10000 K=100: %.4f s (%s = %.4g)\n",
-                    c.label.c_str(), s, parameters.front().name.c_str(), parameters.front().value);
-      out << line << std::flush;
+      say(out, "recalibration fit %s n=10000 K=100: %.4f s (%s = %.4g)\n", c.label.c_str(), s,
+          parameters.front().name.c_str(), parameters.front().value);
     }
   }
   return 0;

@@ -16,6 +16,7 @@
 #include "core/read_file.hpp"
 #include "report/columns.hpp"
 #include "report/reporter.hpp"
+#include "report/text_report.hpp"
 #include "runners/command.hpp"
 
 namespace calbench {
@@ -206,31 +207,26 @@ int report_check(const CheckOptions& o, const Summary& results, const Summary& b
                      " z-tests of bias (mean without a truth) and sd, Holm at alpha " +
                      format_double(o.alpha) + "\n";
   for (const auto& note : not_compared) head += "  note: " + note + "\n";
-  const TableView view(moved_columns);
-  ReportHeader header;
-  header.tables.push_back(view.table("moved", show::terminal, "  ", "  "));
-  Record record;
+  std::vector<Moved> moved;
   for (std::size_t i = 0; i < tests.size(); ++i)
-    if (adjusted[i] <= o.alpha)
-      record.rows.push_back(view.row("moved", {tests[i], adjusted[i]}, show::terminal));
-  if (record.rows.empty()) {
+    if (adjusted[i] <= o.alpha) moved.push_back({tests[i], adjusted[i]});
+  TextReport report;
+  if (moved.empty()) {
     std::size_t largest = 0;
     for (std::size_t i = 1; i < tests.size(); ++i)
       if (std::fabs(tests[i].z) > std::fabs(tests[largest].z)) largest = i;
     const Test& t = tests[largest];
-    record.note = head + "no regression: none of the " + std::to_string(tests.size()) +
-                  " tests moved (largest |z| = " + format_fixed(std::fabs(t.z), 2) + ": " +
-                  t.label + " " + t.what + " in " + t.cell + ")\n";
+    report.prose(head + "no regression: none of the " + std::to_string(tests.size()) +
+                 " tests moved (largest |z| = " + format_fixed(std::fabs(t.z), 2) + ": " + t.label +
+                 " " + t.what + " in " + t.cell + ")\n");
   } else {
-    record.caption = head + "moved:\n";
-    record.note = "regression: " + std::to_string(record.rows.size()) + " of " +
-                  std::to_string(tests.size()) + " tests moved\n";
+    report.table(head + "moved:\n", "moved", moved_columns, moved,
+                 "regression: " + std::to_string(moved.size()) + " of " +
+                     std::to_string(tests.size()) + " tests moved\n");
   }
   TerminalReporter terminal(out);
-  terminal.begin(header);
-  terminal.record(record);
-  terminal.end();
-  return record.rows.empty() ? 0 : 1;
+  report.emit(terminal);
+  return moved.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -297,9 +293,6 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   if (tests.empty())
     throw InputError(results.file + ": nothing to compare with " + baseline.file +
                      " (no cell and label in common)");
-  std::vector<double> p;
-  for (const auto& t : tests) p.push_back(t.p);
-  const std::vector<double> adjusted = holm_adjusted(p);
   return report_check(o, results, baseline, tests, not_compared, estimators, out);
 }
 

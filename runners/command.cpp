@@ -13,6 +13,7 @@
 #include "config/finite_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "experiment/experiment.hpp"
 
 namespace calbench {
 namespace {
@@ -92,6 +93,20 @@ void write_result_json(const std::string& path, const Json& doc) {
   } catch (const std::system_error& e) {
     throw InputError("--out " + path + ": " + e.what());
   }
+}
+
+std::string wrote(const std::string& path, const std::string& detail) {
+  return "wrote " + path + (detail.empty() ? "" : " (" + detail + ")") + "\n";
+}
+
+void warn(std::string_view who, const std::string& text) {
+  std::cerr << who << ": warning: " << text << '\n';
+}
+
+ReportHeader document_header(const Json& document) {
+  ReportHeader out;
+  for (const auto& [key, value] : document.items()) out.blocks.emplace_back(key, to_value(value));
+  return out;
 }
 
 }  // namespace calbench

@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/json_support.hpp"
+#include "report/result_record.hpp"
 
 namespace calbench {
 
@@ -37,6 +39,14 @@ CLI::Validator directory_text();
 // naming PATH and the pointer) and written whole or not at all; a place the user cannot write
 // is bad input (exit 2), not a crash.
 void write_result_json(const std::string& path, const Json& doc);
+
+// What a command says of a file or directory it wrote, the line's end included: "wrote PATH\n",
+// or with `detail` "wrote PATH (DETAIL)\n".
+std::string wrote(const std::string& path, const std::string& detail = {});
+// A warning on stderr from `who` ("calbench", "calbench eval"): "WHO: warning: TEXT".
+void warn(std::string_view who, const std::string& text);
+// A document's members as the header blocks of a JSON reporter's stream (a command's --json).
+ReportHeader document_header(const Json& document);
 
 // The commands, each in runners/NAME.cpp.
 Command add_run_command(CLI::App& app);

@@ -205,16 +205,14 @@ void write_curves(const EvalOptions& o, const Sample& sample) {
                                         (o.renormalize ? "|renormalized" : "")));
   ReportHeader header;
   header.meta = meta;
-  header.tables.push_back(data_table("reliability", curve_columns()));
+  header.tables.push_back(curve_table({}));
   Record record;
-  append_curve_rows("reliability", {}, curves, record.rows);
+  append_curve_rows({}, curves, record.rows);
   // The table in reliability.csv, its meta block (no CSV comment lines) in summary.json.
   CsvReporter csv(dir);
   JsonReporter json(dir);
   FanOut reporters({&csv, &json});
-  reporters.begin(header);
-  reporters.record(record);
-  reporters.end();
+  emit(reporters, header, {&record, 1});
 }
 
 // Eval's phases on stderr (runners/progress.hpp): a line once a phase has run for 2 s, named
@@ -515,10 +513,7 @@ std::vector<ColumnSpec<AdviceRecord>> advice_columns() {
   using R = AdviceRecord;
   const Display text{.align = Align::left};
   const Display number{.align = Align::left, .precision = 6};
-  const auto target = [](const R& r) {
-    const auto t = r.config.estimator->target();
-    return t ? Value(std::string(to_string(*t))) : Value();
-  };
+  const auto target = [](const R& r) { return field_value(r.config.estimator->target()); };
   return {
       {"label", [](const R& r) { return Value(r.config.label); }, show::terminal, text},
       {"target", target, show::json | show::terminal, {.align = Align::left, .null = "own"}},
@@ -598,6 +593,13 @@ Record advice_record(const EvalOptions& o, const FakeRun& fake, const Observed& 
   return out;
 }
 
+// The estimators' record, then the advice's when there is one.
+std::vector<Record> with_advice(Record estimators, std::optional<Record>& advice) {
+  std::vector<Record> out{std::move(estimators)};
+  if (advice) out.push_back(std::move(*advice));
+  return out;
+}
+
 // The records through the JSON reporter (--json) or the terminal's.
 void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& zeros,
                  const std::vector<EvalRecord>& records, const std::vector<Skipped>& skipped,
@@ -632,10 +634,7 @@ void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& ze
     require_finite_json(to_json(record.document), o.data, "/estimators");
     if (advice) require_finite_json(to_json(advice->document), o.data, "/advice");
     JsonReporter json(out);
-    json.begin(header);
-    json.record(record);
-    if (advice) json.record(*advice);
-    json.end();
+    emit(json, header, with_advice(std::move(record), advice));
     return;
   }
   for (const auto& r : records) record.rows.push_back(view.row("estimators", r, show::terminal));
@@ -646,10 +645,7 @@ void report_eval(const EvalOptions& o, const Sample& sample, const ZeroCount& ze
   record.note = eval_legend;
   for (const auto& s : skipped) record.note += "skipped " + s.name + ": " + s.reason + '\n';
   TerminalReporter terminal(out);
-  terminal.begin(header);
-  terminal.record(record);
-  if (advice) terminal.record(*advice);
-  terminal.end();
+  emit(terminal, header, with_advice(std::move(record), advice));
 }
 
 }  // namespace
@@ -667,11 +663,12 @@ void warn_missing_classes(const Sample& sample, const std::string& data) {
   std::vector<std::string> missing;
   for (const std::size_t k : absent_classes(sample)) missing.push_back(std::to_string(k));
   if (missing.empty()) return;
-  std::cerr << "calbench eval: warning: " << data << ": class" << (missing.size() > 1 ? "es " : " ")
-            << join(missing, ", ") << " of " << sample.classes << " never occur"
-            << (missing.size() > 1 ? "" : "s") << " among the " << sample.size
-            << " labels: classwise estimates of " << (missing.size() > 1 ? "them" : "it")
-            << " rest on the probabilities alone\n";
+  const bool several = missing.size() > 1;
+  warn("calbench eval", data + ": class" + (several ? "es " : " ") + join(missing, ", ") + " of " +
+                            std::to_string(sample.classes) + " never occur" + (several ? "" : "s") +
+                            " among the " + std::to_string(sample.size) +
+                            " labels: classwise estimates of " + (several ? "them" : "it") +
+                            " rest on the probabilities alone");
 }
 
 int run_eval(const EvalOptions& o, std::ostream& out) {

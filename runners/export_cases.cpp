@@ -227,8 +227,8 @@ int run_export_cases(const std::filesystem::path& directory, std::ostream& out) 
     fs::remove_all(staging, ec);
     throw;
   }
-  out << "wrote " << directory.string() << " (" << all.size()
-      << " cases: p.npy, y.npy and cases.json)\n";
+  out << wrote(directory.string(),
+               std::to_string(all.size()) + " cases: p.npy, y.npy and cases.json");
   return 0;
 }
 

@@ -23,13 +23,13 @@
 #include "core/sha256.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
-#include "experiment/experiment.hpp"
 #include "fit/fake_classifier_fit.hpp"
 #include "fit/fit_predictions.hpp"
 #include "fit/fit_verdict.hpp"
 #include "fit/held_out_split.hpp"
 #include "report/columns.hpp"
 #include "report/reporter.hpp"
+#include "report/text_report.hpp"
 #include "runners/command.hpp"
 #include "runners/estimator_list.hpp"
 #include "runners/progress.hpp"
@@ -559,31 +559,6 @@ ColumnSpec<R> chosen(std::function<bool(const R&)> is_chosen) {
   return text<R>("", [is_chosen](const R& r) { return Value(is_chosen(r) ? "<- chosen" : ""); });
 }
 
-// The text as records for the terminal reporter: prose, and each table under its caption.
-class TextReport {
- public:
-  template <typename R>
-  void table(std::string caption, const std::string& name,
-             const std::vector<ColumnSpec<R>>& columns, const std::vector<R>& rows,
-             std::string note = {}) {
-    const TableView view(columns);
-    header_.tables.push_back(view.table(name, show::terminal, "  ", "  "));
-    Record record{.caption = std::move(caption), .note = std::move(note)};
-    for (const R& r : rows) record.rows.push_back(view.row(name, r, show::terminal));
-    records_.push_back(std::move(record));
-  }
-  void prose(std::string text) { records_.push_back({.note = std::move(text)}); }
-  void emit(Reporter& reporter) const {
-    reporter.begin(header_);
-    for (const Record& r : records_) reporter.record(r);
-    reporter.end();
-  }
-
- private:
-  ReportHeader header_;
-  std::vector<Record> records_;
-};
-
 std::string not_fitted(const std::vector<std::string>& reasons) {
   std::string out;
   for (const auto& r : reasons) out += "  not fitted: " + r + '\n';
@@ -822,10 +797,7 @@ void report_fit(const FitOptions& o, const FitRun& run, Reporter& reporter) {
   if (o.json) {
     const nlohmann::ordered_json doc = fit_document(run);
     require_finite_json(doc, o.data);
-    ReportHeader header;
-    for (const auto& [key, value] : doc.items()) header.blocks.emplace_back(key, to_value(value));
-    reporter.begin(header);
-    reporter.end();
+    emit(reporter, document_header(doc), {});
     return;
   }
   TextReport report;
@@ -898,7 +870,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   }
   if (!o.out.empty()) {
     write_config(o, run);
-    if (!o.json) text << "wrote " << o.out << " (estimator_bias on the fitted generator)\n";
+    if (!o.json) text << wrote(o.out, "estimator_bias on the fitted generator");
   }
   out << text.str();
   return 0;

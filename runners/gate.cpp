@@ -7,8 +7,6 @@
 #include <iostream>
 #include <memory>
 #include <new>
-#include <optional>
-#include <sstream>
 #include <utility>
 
 #include "core/atomic_file.hpp"
@@ -16,6 +14,7 @@
 #include "core/format.hpp"
 #include "plan/gate_json.hpp"
 #include "report/reporter.hpp"
+#include "report/text_report.hpp"
 #include "runners/command.hpp"
 
 namespace calbench {
@@ -149,34 +148,30 @@ std::string extremes_text(const GateResult& result, std::size_t replicates) {
 }
 
 // The design search's sizes, its answer and the answer's risks on fresh streams.
-Record design_record(const GateSpec& spec, const GateDesign& d,
-                     const TableView<GateDesignPoint>& view) {
+void design_text(const GateSpec& spec, const GateDesign& d, TextReport& report) {
   const GateDesignRequest& r = *spec.design;
   const GateClause& clause = spec.rule.clauses.front();
-  Record out{.block = "design"};
-  for (const GateDesignPoint& p : d.points)
-    out.rows.push_back(view.row("design", p, show::terminal));
-  out.caption = "\ndesign: the smallest n, and the threshold, with false reject <= " +
-                format_double(r.false_reject) + " at " + format_double(*spec.risks.good) +
-                " and false accept <= " + format_double(r.false_accept) + " at " +
-                format_double(*spec.risks.bad) +
-                ", each at its one-sided 95 % upper bound (threshold: the good member's estimates "
-                "allow at most " +
-                format_double(r.false_reject) + " - 1.645 se failures)\n\n";
-  if (!d.answer) {
-    out.note = "\nno n up to " + std::to_string(r.n_max) + " meets the request\n";
-    return out;
-  }
-  out.note =
-      "\ndesign: n = " + std::to_string(d.answer->n) + ", pass when " + clause.label + " " +
-      std::string(to_string(clause.comparison)) + " " + format_fixed(d.answer->threshold, 4) +
-      (d.answer->n == r.n_min ? " (n_min already meets the request: a smaller n may too)" : "") +
-      "\n" + "on fresh streams: false reject " + format_fixed(d.verified_false_reject, 4) + " ± " +
-      format_fixed(d.verified_false_reject_se, 4) + " (asked <= " + format_double(r.false_reject) +
-      "), false accept " + format_fixed(d.verified_false_accept, 4) + " ± " +
-      format_fixed(d.verified_false_accept_se, 4) + " (asked <= " + format_double(r.false_accept) +
-      ")\n";
-  return out;
+  const std::string caption =
+      "\ndesign: the smallest n, and the threshold, with false reject <= " +
+      format_double(r.false_reject) + " at " + format_double(*spec.risks.good) +
+      " and false accept <= " + format_double(r.false_accept) + " at " +
+      format_double(*spec.risks.bad) +
+      ", each at its one-sided 95 % upper bound (threshold: the good member's estimates "
+      "allow at most " +
+      format_double(r.false_reject) + " - 1.645 se failures)\n\n";
+  std::string note = "\nno n up to " + std::to_string(r.n_max) + " meets the request\n";
+  if (d.answer)
+    note =
+        "\ndesign: n = " + std::to_string(d.answer->n) + ", pass when " + clause.label + " " +
+        std::string(to_string(clause.comparison)) + " " + format_fixed(d.answer->threshold, 4) +
+        (d.answer->n == r.n_min ? " (n_min already meets the request: a smaller n may too)" : "") +
+        "\n" + "on fresh streams: false reject " + format_fixed(d.verified_false_reject, 4) +
+        " ± " + format_fixed(d.verified_false_reject_se, 4) +
+        " (asked <= " + format_double(r.false_reject) + "), false accept " +
+        format_fixed(d.verified_false_accept, 4) + " ± " +
+        format_fixed(d.verified_false_accept_se, 4) +
+        " (asked <= " + format_double(r.false_accept) + ")\n";
+  report.table(caption, "design", gate_design_columns(), d.points, note);
 }
 
 }  // namespace
@@ -203,38 +198,22 @@ int run_gate(const GateOptions& o, std::ostream& out) {
                      "classes and the truth's samples; lower them");
   }
 
-  const auto columns = gate_point_columns(spec.rule);
-  const TableView view(columns);
-  ReportHeader header;
-  header.tables.push_back(view.table("points", show::terminal, "  ", "  "));
-  Record record{.block = "points"};
-  for (const GatePoint& p : result.points)
-    record.rows.push_back(view.row("points", p, show::terminal));
-  record.caption = config.name + ": pass when " + rule_text(spec.rule) + "\n" +
-                   "generator: " + generator_text(Generator(spec.generator)) + "\n" + "its own " +
-                   std::string(to_string(spec.family.quantity)) + " = " + truth_text(result.own) +
-                   "; the family scales its miscalibration by s\n" +
-                   std::to_string(spec.replicates) +
-                   " replicates per member; se: binomial standard error of P(pass)\n\n";
-  record.note = extremes_text(result, spec.replicates) + risks_text(result);
-  const auto design_columns = gate_design_columns();
-  const TableView design_view(design_columns);
-  std::optional<Record> design;
-  if (const auto& d = result.design) {
-    header.tables.push_back(design_view.table("design", show::terminal, "  ", "  "));
-    design = design_record(spec, *d, design_view);
-  }
-  std::ostringstream text;
-  TerminalReporter terminal(text);
-  terminal.begin(header);
-  terminal.record(record);
-  if (design) terminal.record(*design);
-  terminal.end();
+  const std::string caption =
+      config.name + ": pass when " + rule_text(spec.rule) + "\n" +
+      "generator: " + generator_text(Generator(spec.generator)) + "\n" + "its own " +
+      std::string(to_string(spec.family.quantity)) + " = " + truth_text(result.own) +
+      "; the family scales its miscalibration by s\n" + std::to_string(spec.replicates) +
+      " replicates per member; se: binomial standard error of P(pass)\n\n";
+  TextReport report;
+  report.table(caption, "points", gate_point_columns(spec.rule), result.points,
+               extremes_text(result, spec.replicates) + risks_text(result));
+  if (const auto& d = result.design) design_text(spec, *d, report);
   if (!o.out.empty()) {
     write_result_json(o.out, gate_result_json(config, result));
-    text << "wrote " << o.out << "\n";
+    report.prose(wrote(o.out));
   }
-  out << text.str();
+  TerminalReporter terminal(out);
+  report.emit(terminal);
   return 0;
 }
 

@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "core/format.hpp"
 #include "plan/plan_json.hpp"
 #include "report/reporter.hpp"
+#include "report/text_report.hpp"
 #include "runners/command.hpp"
 #include "runners/progress.hpp"
 
@@ -226,26 +226,17 @@ int run_plan(const PlanOptions& o, std::ostream& out) {
                      "generator.classes and the truth's samples; lower them");
   }
 
-  // The simulated n's as one record of the terminal reporter: the question above them, the
+  // The simulated n's as one table of the terminal reporter: the question above them, the
   // answer below.
-  const auto columns = plan_point_columns(power);
-  const TableView view(columns);
-  ReportHeader header;
-  header.tables.push_back(view.table("points", show::terminal, "  ", "  "));
-  Record record{.block = "points"};
-  for (const auto& p : result.points) record.rows.push_back(view.row("points", p, show::terminal));
-  record.caption = question_caption(config, result);
-  record.note = answer_note(spec, result.answer);
-  std::ostringstream text;
-  TerminalReporter terminal(text);
-  terminal.begin(header);
-  terminal.record(record);
-  terminal.end();
+  TextReport report;
+  report.table(question_caption(config, result), "points", plan_point_columns(power), result.points,
+               answer_note(spec, result.answer));
   if (!o.out.empty()) {
     write_result_json(o.out, plan_result_json(config, result));
-    text << "wrote " << o.out << "\n";
+    report.prose(wrote(o.out));
   }
-  out << text.str();
+  TerminalReporter terminal(out);
+  report.emit(terminal);
   return 0;
 }
 

@@ -13,12 +13,12 @@
 #include "core/format.hpp"
 #include "data/model_outputs.hpp"
 #include "data/npy.hpp"
-#include "experiment/experiment.hpp"
 #include "experiment/preflight.hpp"
 #include "recalibrators/fitted_model_json.hpp"
 #include "report/columns.hpp"
 #include "report/reporter.hpp"
 #include "report/result_set.hpp"
+#include "report/text_report.hpp"
 #include "runners/command.hpp"
 
 namespace calbench {
@@ -49,25 +49,25 @@ void data_options(CLI::App& command, RecalibrateOptions& o) {
 // it (a class-sorted file split in halves gave vector scaling accuracy 0.461 instead of 0.966 on
 // the other half), so `recalibrate fit` warns; and label probabilities of exactly 0.
 void warn_about_data(const RecalibrateOptions& o, const Sample& sample) {
+  constexpr std::string_view who = "calbench recalibrate fit";
   const auto absent = absent_classes(sample);
   if (!absent.empty()) {
     std::string list;
     for (std::size_t j = 0; j < absent.size() && j < 10; ++j)
       list += (j ? ", " : "") + std::to_string(absent[j]);
     if (absent.size() > 10) list += ", ...";
-    std::cerr << "calbench recalibrate fit: warning: " << o.data << ": " << absent.size() << " of "
-              << sample.classes << " classes never occur among the " << sample.size << " labels ("
-              << list
-              << "): the method learns nothing about them; fit on rows drawn from every class "
-                 "(a shuffled split, not a sorted file cut in two)\n";
+    warn(who, o.data + ": " + std::to_string(absent.size()) + " of " +
+                  std::to_string(sample.classes) + " classes never occur among the " +
+                  std::to_string(sample.size) + " labels (" + list +
+                  "): the method learns nothing about them; fit on rows drawn from every class "
+                  "(a shuffled split, not a sorted file cut in two)");
   }
   const ZeroCount zeros = count_zeros(sample);
   if (zeros.true_label_zeros > 0)
-    std::cerr << "calbench recalibrate fit: warning: " << o.data << ": "
-              << describe_label_zeros(zeros, sample.size) << ": a method fitted on log p sees them "
-              << "at the floor " << format_double(zero_floor)
-              << ", which moves its fit (docs/recalibration.md, \"Exact zeros\"); "
-              << full_precision_advice << '\n';
+    warn(who, o.data + ": " + describe_label_zeros(zeros, sample.size) +
+                  ": a method fitted on log p sees them at the floor " + format_double(zero_floor) +
+                  ", which moves its fit (docs/recalibration.md, \"Exact zeros\"); " +
+                  full_precision_advice);
 }
 
 // A fitted parameter, "name = value" (the shortest text that reads back as the same double),
@@ -77,14 +77,6 @@ const std::vector<ColumnSpec<FittedValue>> parameter_columns = {
      [](const FittedValue& v) { return Value(v.name + " = " + format_double(v.value)); },
      show::terminal,
      {.align = Align::left}}};
-
-// The text of a command through the terminal reporter.
-void print_record(const ReportHeader& header, const Record& record, std::ostream& out) {
-  TerminalReporter terminal(out);
-  terminal.begin(header);
-  terminal.record(record);
-  terminal.end();
-}
 
 int run_fit(const RecalibrateOptions& o, std::ostream& out) {
   // Before the fit: a directory or an unwritable place is bad input (exit 2), not a failure
@@ -104,28 +96,21 @@ int run_fit(const RecalibrateOptions& o, std::ostream& out) {
   write_file_atomically(o.out, document.dump(2) + "\n");
   if (o.json) {
     // The model file's blocks, as written, through the JSON reporter.
-    ReportHeader header;
-    for (const auto& [key, value] : document.items())
-      header.blocks.emplace_back(key, to_value(value));
     JsonReporter json(out);
-    json.begin(header);
-    json.end();
+    emit(json, document_header(document), {});
     return 0;
   }
-  const TableView view(parameter_columns);
-  ReportHeader header;
-  header.tables.push_back(view.table("parameters", show::terminal, "  "));
-  Record record{.block = "parameters",
-                .caption = "fitted " + fitted.label + " on " + std::to_string(fitted.fit_rows) +
-                           " rows, K = " + std::to_string(fitted.classes) + '\n',
-                .note = "model: " + o.out + '\n'};
+  std::string caption = "fitted " + fitted.label + " on " + std::to_string(fitted.fit_rows) +
+                        " rows, K = " + std::to_string(fitted.classes) + '\n';
   if (fitted.zeros_raised > 0)
-    record.caption += "  (" + std::to_string(fitted.zeros_raised) +
-                      " probabilities of exactly 0 raised to " + format_double(zero_floor) +
-                      ", as apply raises them; docs/recalibration.md)\n";
-  for (const FittedValue& v : fitted.model->parameters())
-    record.rows.push_back(view.row("parameters", v, show::terminal));
-  print_record(header, record, out);
+    caption += "  (" + std::to_string(fitted.zeros_raised) +
+               " probabilities of exactly 0 raised to " + format_double(zero_floor) +
+               ", as apply raises them; docs/recalibration.md)\n";
+  TextReport report;
+  report.table(caption, "parameters", parameter_columns, fitted.model->parameters(),
+               "model: " + o.out + '\n', {.gap = " "});
+  TerminalReporter terminal(out);
+  report.emit(terminal);
   return 0;
 }
 
@@ -210,10 +195,8 @@ int run_apply(const RecalibrateOptions& o, std::ostream& out) {
     }
   } else
     write_file_atomically(o.out, calibrated_csv(sample, data.labelled, q));
-  print_record({},
-               {.note = "applied " + fitted.label + " (" + o.model + ") to " +
-                        std::to_string(sample.size) + " rows: " + o.out + '\n'},
-               out);
+  out << "applied " << fitted.label << " (" << o.model << ") to " << sample.size
+      << " rows: " << o.out << '\n';
   return 0;
 }
 

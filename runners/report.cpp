@@ -10,6 +10,8 @@
 #include <iostream>
 #include <string_view>
 
+#include "runners/command.hpp"
+
 extern char** environ;
 
 namespace calbench {
@@ -156,9 +158,9 @@ int write_report(const std::filesystem::path& dir, bool quiet, std::vector<std::
     return 0;
   }
   if (outcome.status == ReportStatus::unavailable) {
-    std::cerr << "calbench: warning: no HTML report: " << outcome.message
-              << " (scripts/setup.sh installs python3-matplotlib); the results are in "
-              << dir.string() << '\n';
+    warn("calbench", "no HTML report: " + outcome.message +
+                         " (scripts/setup.sh installs python3-matplotlib); the results are in " +
+                         dir.string());
     return 0;
   }
   std::cerr << "calbench: the HTML report failed (the results in " << dir.string()

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -212,17 +213,19 @@ int execute(const std::string& config_file, ExperimentBase& config, const std::s
     throw;
   }
   if (!options.quiet) {
-    if (options.shard)
-      std::cout << "wrote shard " << shard_text(*options.shard) << " to " << shown_out << " ("
-                << journal.records() << " tasks, " << info.seconds << " s)\n";
-    else
-      std::cout << "wrote " << shown_out << " (" << results->cells << " cells, " << info.seconds
-                << " s, " << options.threads << " threads)\n";
+    std::ostringstream detail;  // the seconds as a stream writes a double
+    if (options.shard) {
+      detail << journal.records() << " tasks, " << info.seconds << " s";
+      std::cout << wrote("shard " + shard_text(*options.shard) + " to " + shown_out, detail.str());
+    } else {
+      detail << results->cells << " cells, " << info.seconds << " s, " << options.threads
+             << " threads";
+      std::cout << wrote(shown_out, detail.str());
+    }
   }
   // Loud, also with --quiet: a result the run could not produce (docs/recalibration.md).
   if (results)
-    for (const std::string& warning : results->warnings)
-      std::cerr << "calbench: warning: " << warning << "\n";
+    for (const std::string& warning : results->warnings) warn("calbench", warning);
   const int status = results && results->incomplete ? 1 : 0;
   if (options.shard || !options.report || reports_disabled_by_environment()) return status;
   return std::max(status, write_report(config.output.directory, options.quiet));

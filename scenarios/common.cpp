@@ -8,6 +8,7 @@
 #include "config/json_support.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "report/text_report.hpp"
 #include "report/value_format.hpp"
 
 namespace calbench {
@@ -154,14 +155,14 @@ Value params_value(const std::vector<NamedParam>& params) {
 std::string describe_experiment(const ExperimentBase& config,
                                 const std::vector<std::string>& components,
                                 const std::vector<std::vector<std::string>>& cell_rows) {
-  return aligned_columns({{"experiment:", config.name},
-                          {"scenario:", config.scenario},
-                          {"seed:", std::to_string(config.seed)},
-                          {"cells:", std::to_string(cell_rows.size())},
-                          components,
-                          {"output:", config.output.directory.string()}},
-                         "") +
-         "\n" + aligned_columns(cell_rows, "  ");
+  return aligned_text({{"experiment:", config.name},
+                       {"scenario:", config.scenario},
+                       {"seed:", std::to_string(config.seed)},
+                       {"cells:", std::to_string(cell_rows.size())},
+                       components,
+                       {"output:", config.output.directory.string()}},
+                      "") +
+         "\n" + aligned_text(cell_rows, "  ");
 }
 
 std::vector<std::string> describe_cell(const CellBase& cell, const CellSizes& sizes) {

@@ -1,6 +1,5 @@
 #include "core/format.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -35,27 +34,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i) out += separator;
     out += parts[i];
-  }
-  return out;
-}
-
-std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
-                            std::string_view indent) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (width.size() <= c) width.push_back(0);
-      width[c] = std::max(width[c], row[c].size());
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + '\n';
   }
   return out;
 }

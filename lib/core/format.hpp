@@ -15,8 +15,5 @@ std::string format_fixed(double value, int digits);
 std::string format_hash(std::uint64_t hash);
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
-// Rows of cells as text columns aligned on two spaces, each line starting with `indent`.
-std::string aligned_columns(const std::vector<std::vector<std::string>>& rows,
-                            std::string_view indent);
 
 }  // namespace calbench

@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/quantity.hpp"
 #include "core/value.hpp"
 #include "report/result_record.hpp"
 
@@ -91,6 +92,9 @@ inline Value field_value(const std::optional<double>& v) {
 }
 inline Value field_value(const std::optional<std::size_t>& v) {
   return v ? count_value(*v) : Value();
+}
+inline Value field_value(const std::optional<Quantity>& q) {
+  return q ? Value(std::string(to_string(*q))) : Value();
 }
 
 // The accessor of a data member: `field(&EstimatorRecord::mean)`.

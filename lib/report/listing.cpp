@@ -10,6 +10,7 @@
 #include "estimators/estimators_json.hpp"
 #include "generators/generators_json.hpp"
 #include "recalibrators/recalibrators_json.hpp"
+#include "report/text_report.hpp"
 
 namespace calbench {
 namespace {
@@ -30,22 +31,34 @@ std::string labelled(std::string_view indent, std::string_view label, std::strin
   return out;
 }
 
+// A parameter's line of a row's listing: key, type, default, rule, doc.
+const std::vector<ColumnSpec<Param>> param_columns = {
+    text_column<Param>([](const Param& p) { return p.key; }),
+    text_column<Param>([](const Param& p) { return p.type; }),
+    text_column<Param>([](const Param& p) {
+      return p.fallback == "required" ? std::string("required") : "default " + p.fallback;
+    }),
+    text_column<Param>([](const Param& p) { return p.rule; }),
+    text_column<Param>([](const Param& p) { return p.doc; })};
+
+const std::vector<ColumnSpec<ScenarioEntry>> scenario_columns = {
+    text_column<ScenarioEntry>([](const ScenarioEntry& s) { return s.name; }),
+    text_column<ScenarioEntry>([](const ScenarioEntry& s) { return s.summary; })};
+
+const std::vector<ColumnSpec<QuantityEntry>> quantity_columns = {
+    text_column<QuantityEntry>([](const QuantityEntry& q) { return to_string(q.quantity); }),
+    text_column<QuantityEntry>([](const QuantityEntry& q) { return q.definition; })};
+
 // The one format of a row of every kind: summary, parameters, example, notes.
 std::string format_row(std::string_view name_key, std::string_view name, std::string_view summary,
                        const std::vector<Param>& params, std::string_view example,
                        const std::vector<Note>& notes) {
   std::string out = "\n";
   out += labelled("  ", name, summary);
-  if (params.empty()) {
+  if (params.empty())
     out += "    parameters:  none\n";
-  } else {
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& p : params)
-      rows.push_back({p.key, p.type,
-                      p.fallback == "required" ? std::string("required") : "default " + p.fallback,
-                      p.rule, p.doc});
-    out += "    parameters:\n" + aligned_columns(rows, "      ");
-  }
+  else
+    out += "    parameters:\n" + terminal_text(param_columns, params, {.indent = "      "});
   const auto note = [&](std::string label, std::string_view text) {
     label += ':';
     label.resize(std::max<std::size_t>(label.size(), 11), ' ');
@@ -83,16 +96,12 @@ std::string format_families() {
 }
 
 std::string format_scenarios(const std::vector<ScenarioEntry>& scenarios) {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& s : scenarios) rows.push_back({s.name, s.summary});
-  return "SCENARIOS  (\"scenario\": NAME)\n\n" + aligned_columns(rows, "  ");
+  return "SCENARIOS  (\"scenario\": NAME)\n\n" + terminal_text(scenario_columns, scenarios, {});
 }
 
 std::string format_quantities() {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& q : quantity_registry())
-    rows.push_back({std::string(to_string(q.quantity)), q.definition});
-  return "QUANTITIES  (ground truth; an estimator's target)\n\n" + aligned_columns(rows, "  ");
+  return "QUANTITIES  (ground truth; an estimator's target)\n\n" +
+         terminal_text(quantity_columns, quantity_registry(), {});
 }
 
 }  // namespace

@@ -38,15 +38,14 @@ std::string_view to_string(CurveGrouping grouping) {
   return "isotonic";
 }
 
-const std::vector<std::string>& curve_columns() {
-  static const std::vector<std::string> columns = {"curve", "binning", "scope", "class",
-                                                   "lower", "upper",   "score", "frequency",
-                                                   "error", "count",   "weight"};
-  return columns;
+Table curve_table(std::vector<std::string> key_columns) {
+  key_columns.insert(key_columns.end(), {"curve", "binning", "scope", "class", "lower", "upper",
+                                         "score", "frequency", "error", "count", "weight"});
+  return data_table("reliability", key_columns);
 }
 
-void append_curve_rows(const std::string& table, const std::vector<Value>& key,
-                       const std::vector<CurveRecord>& curves, std::vector<TableRow>& rows) {
+void append_curve_rows(const std::vector<Value>& key, const std::vector<CurveRecord>& curves,
+                       std::vector<TableRow>& rows) {
   for (const CurveRecord& curve : curves)
     for (const CurvePoint& p : curve.points) {
       std::vector<Value> fields = key;
@@ -54,7 +53,7 @@ void append_curve_rows(const std::string& table, const std::vector<Value>& key,
                     {std::string(to_string(curve.curve)), std::string(to_string(curve.grouping)),
                      std::string(to_string(curve.scope)), optional_value(curve.class_index),
                      p.lower, p.upper, p.score, p.frequency, p.error, Value(p.count), p.weight});
-      rows.push_back({table, std::move(fields)});
+      rows.push_back({"reliability", std::move(fields)});
     }
 }
 

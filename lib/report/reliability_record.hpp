@@ -33,12 +33,12 @@ struct CurveRecord {
   std::vector<CurvePoint> points{};
 };
 
-// The columns after a table's key columns: curve, binning, scope, class, lower, upper, score,
-// frequency, error, count, weight.
-const std::vector<std::string>& curve_columns();
+// The data table "reliability" (reliability.csv): `key_columns`, then curve, binning, scope,
+// class, lower, upper, score, frequency, error, count, weight.
+Table curve_table(std::vector<std::string> key_columns);
 
-// One row of `table` per point of every curve: `key` (the key columns' fields) then the point.
-void append_curve_rows(const std::string& table, const std::vector<Value>& key,
-                       const std::vector<CurveRecord>& curves, std::vector<TableRow>& rows);
+// One row of curve_table per point of every curve: `key` (the key columns' fields), the point.
+void append_curve_rows(const std::vector<Value>& key, const std::vector<CurveRecord>& curves,
+                       std::vector<TableRow>& rows);
 
 }  // namespace calbench

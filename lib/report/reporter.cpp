@@ -129,6 +129,12 @@ void CsvReporter::end() {
   }
 }
 
+void emit(Reporter& reporter, const ReportHeader& header, std::span<const Record> records) {
+  reporter.begin(header);
+  for (const Record& r : records) reporter.record(r);
+  reporter.end();
+}
+
 // ---- fan-out --------------------------------------------------------------------------------
 
 void FanOut::begin(const ReportHeader& header) {

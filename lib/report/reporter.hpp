@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,10 @@ class TerminalReporter : public Reporter {
   std::vector<Table> tables_;                               // the display tables
   std::map<std::string, std::vector<std::size_t>> widths_;  // of a table's last header line
 };
+
+// A whole stream at once: begin(header), each of `records` in order, end(). For output whose
+// records are all known before any is laid out (a command's, once it has computed them).
+void emit(Reporter& reporter, const ReportHeader& header, std::span<const Record> records);
 
 // Passes the stream on to several reporters.
 class FanOut : public Reporter {

@@ -184,10 +184,9 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
                                Value::Object{{"points", count_value(r.reliability->truth.points)},
                                              {"samples", r.reliability->truth.samples},
                                              {"bins", count_value(r.reliability->bins)}});
-    std::vector<std::string> curve_table = key_columns(r.sweep_keys, targets, own_columns);
-    curve_table.push_back("sample_size");
-    curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
-    header.tables.push_back(data_table("reliability", curve_table));
+    std::vector<std::string> keys = key_columns(r.sweep_keys, targets, own_columns);
+    keys.push_back("sample_size");
+    header.tables.push_back(curve_table(keys));
   }
   header.tables.push_back(cells.table("estimators", show::terminal, "  "));
   if (by_method_table)
@@ -217,7 +216,7 @@ void report_estimator_bias(const EstimatorBiasResults& r, Reporter& reporter) {
     if (r.reliability) {
       std::vector<Value> key = key_fields(c.cell, targets, own_columns);
       key.push_back(count_value(c.sample_size));
-      append_curve_rows("reliability", key, c.reliability, record.rows);
+      append_curve_rows(key, c.reliability, record.rows);
     }
     record.caption = caption_head(c.cell) + (r.sweep_keys.empty() ? "  " + c.cell.generator : "") +
                      "  (n = " + std::to_string(c.sample_size) + ", " +

@@ -9,8 +9,8 @@
 #include "core/curve_point.hpp"
 #include "core/quantity.hpp"
 #include "core/value.hpp"
-#include "leaderboard/leaderboard.hpp"
 #include "report/cell_record.hpp"
+#include "report/leaderboard_record.hpp"
 #include "scenarios/scenario.hpp"
 #include "truth/reliability_curve.hpp"
 
@@ -62,18 +62,6 @@ struct RankingRecord {
   double disagreement = 0.0;       // the orders differ anywhere
   double best_disagreement = 0.0;  // the best method differs
   std::size_t replicates = 0;
-};
-
-// The leaderboards of one scope (docs/recalibration.md, "Leaderboards"): every model (the
-// uncalibrated one first) ranked per key — each true quantity of the recalibrated models, then
-// each estimator on the test sample — over cases, a case being one replicate of a cell: its fit
-// sample and test sample, as one CalArena experiment is one calibration/test split. A method
-// whose fit failed in a replicate loses that case (LeaderboardTable::failed).
-struct LeaderboardRecord {
-  LeaderboardTable table;                       // methods, cases' blocks, keys' values
-  std::vector<bool> estimate;                   // per key: an estimator (else a true quantity)
-  std::vector<std::optional<Quantity>> target;  // per key: the estimator's target
-  Leaderboards boards;                          // each key; each (estimate, truth) pair
 };
 
 struct RecalibrationCellRecord {

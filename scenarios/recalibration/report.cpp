@@ -1,9 +1,9 @@
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 
 #include "core/format.hpp"
 #include "report/columns.hpp"
+#include "report/leaderboard_record.hpp"
 #include "report/reliability_record.hpp"
 #include "report/value_format.hpp"
 #include "scenarios/common.hpp"
@@ -15,20 +15,19 @@ namespace {
 const std::vector<std::string> own_columns = {"fit_size", "test_size", "replicates"};
 using Cell = RecalibrationCellRecord;
 
-Value target_value(const std::optional<Quantity>& target) {
-  return target ? Value(std::string(to_string(*target))) : Value();
-}
-
-// summary.json's entries of a method's "truth" and "estimates".
-const std::vector<ColumnSpec<TruthStat>> truth_stat_columns = {
-    {"mean", field(&TruthStat::mean), show::json},
-    {"sd", field(&TruthStat::sd), show::json},
-    {"error", field(&TruthStat::error), show::json_set},
-    {"improvement", field(&TruthStat::improvement), show::json}};
+// summary.json's entry of a quantity over replicates (a method's "truth", its "decision"'s regret
+// and realised utility): mean, sd, the Monte Carlo error when known, the improvement.
+template <typename Stat>
+const std::vector<ColumnSpec<Stat>> stat_columns = {
+    {"mean", field(&Stat::mean), show::json},
+    {"sd", field(&Stat::sd), show::json},
+    {"error", field(&Stat::error), show::json_set},
+    {"improvement", field(&Stat::improvement), show::json}};
+// summary.json's entries of a method's "estimates".
 const std::vector<ColumnSpec<MethodStat>> method_stat_columns = {
     {"mean", field(&MethodStat::mean), show::json},
     {"sd", field(&MethodStat::sd), show::json},
-    {"target", [](const MethodStat& s) { return target_value(s.target); }, show::json_set},
+    {"target", field(&MethodStat::target), show::json_set},
     {"improvement", field(&MethodStat::improvement), show::json},
     {"rank_disagreement", field(&MethodStat::rank_disagreement), show::json_set}};
 
@@ -47,14 +46,8 @@ std::string stat_key(const MethodStat& s) {
 }
 
 // summary.json's "decision" of a method: its true regret and realised utility.
-const std::vector<ColumnSpec<DecisionStat>> decision_stat_columns = {
-    {"mean", field(&DecisionStat::mean), show::json},
-    {"sd", field(&DecisionStat::sd), show::json},
-    {"error", field(&DecisionStat::error), show::json_set},
-    {"improvement", field(&DecisionStat::improvement), show::json}};
-
 Value decision_object(const MethodRecord& m) {
-  const TableView view(decision_stat_columns);
+  const TableView view(stat_columns<DecisionStat>);
   const auto stat = [&](const std::optional<DecisionStat>& s) {
     return s ? view.object(*s) : Value();
   };
@@ -72,7 +65,8 @@ std::vector<ColumnSpec<MethodRecord>> method_columns(const std::vector<Quantity>
       {"method", field(&M::label), show::terminal, {.width = 30, .align = Align::left}},
       {"name", field(&M::name), show::json},
       {"params", field(&M::params), show::json},
-      {"truth", [](const M& m) { return stats_object(m.truth, truth_stat_columns, truth_key); },
+      {"truth",
+       [](const M& m) { return stats_object(m.truth, stat_columns<TruthStat>, truth_key); },
        show::json},
       {"estimates",
        [](const M& m) { return stats_object(m.estimates, method_stat_columns, stat_key); },
@@ -124,10 +118,6 @@ struct QuantityRow {
   std::optional<double> mean, sd;  // none on a failure row
   std::optional<double> error, improvement, rank;
 };
-template <auto member>
-Value of(const QuantityRow& r) {
-  return field_value(r.*member);
-}
 const std::vector<ColumnSpec<QuantityRow>> quantity_columns = {
     {"fit_size", [](const QuantityRow& r) { return count_value(r.c.fit_size); }, show::csv},
     {"test_size", [](const QuantityRow& r) { return count_value(r.c.test_size); }, show::csv},
@@ -136,13 +126,13 @@ const std::vector<ColumnSpec<QuantityRow>> quantity_columns = {
     {"method", [](const QuantityRow& r) { return Value(r.m.label); }, show::csv},
     {"name", [](const QuantityRow& r) { return Value(r.m.name); }, show::csv},
     {"kind", [](const QuantityRow& r) { return Value(r.kind); }, show::csv},
-    {"quantity", of<&QuantityRow::quantity>, show::csv},
-    {"target", [](const QuantityRow& r) { return target_value(r.target); }, show::csv},
-    {"mean", of<&QuantityRow::mean>, show::csv},
-    {"sd", of<&QuantityRow::sd>, show::csv},
-    {"truth_error", of<&QuantityRow::error>, show::csv},
-    {"improvement", of<&QuantityRow::improvement>, show::csv},
-    {"rank_disagreement", of<&QuantityRow::rank>, show::csv},
+    {"quantity", field(&QuantityRow::quantity), show::csv},
+    {"target", field(&QuantityRow::target), show::csv},
+    {"mean", field(&QuantityRow::mean), show::csv},
+    {"sd", field(&QuantityRow::sd), show::csv},
+    {"truth_error", field(&QuantityRow::error), show::csv},
+    {"improvement", field(&QuantityRow::improvement), show::csv},
+    {"rank_disagreement", field(&QuantityRow::rank), show::csv},
     {"fits", [](const QuantityRow& r) { return count_value(r.m.fits); }, show::csv},
     {"failed_fits", [](const QuantityRow& r) { return count_value(r.m.failed_fits); }, show::csv}};
 
@@ -183,140 +173,6 @@ Value rankings_summary(const RecalibrationCellRecord& c) {
   return out;
 }
 
-// leaderboard.csv, leaderboard_agreement.csv and leaderboard_contrast.csv: after the cell's key
-// columns (empty for the pooled board; for a generator's board those its cells share), the
-// scope, its cases and bootstrap blocks, then per (key, model) the board, per (estimator, true
-// quantity) their agreement and per (estimator, other estimator, true quantity) the difference
-// of their agreements (docs/recalibration.md, "Leaderboards").
-struct Scope {
-  const std::vector<Value>& key;
-  std::string scope;
-  const LeaderboardRecord& lb;
-};
-struct StandingRow : Scope {
-  const Board& board;
-  std::size_t m;
-  const Standing& standing() const { return board.standings[m]; }
-};
-struct AgreementRow : Scope {
-  const RankAgreement& a;
-};
-struct ContrastRow : Scope {
-  const RankContrast& x;
-};
-
-template <typename Row>
-std::vector<ColumnSpec<Row>> scope_columns(const std::vector<std::string>& key_names) {
-  std::vector<ColumnSpec<Row>> out;
-  for (std::size_t i = 0; i < key_names.size(); ++i)
-    out.push_back({key_names[i], [i](const Row& r) { return r.key[i]; }});
-  append<Row>(out, std::vector<ColumnSpec<Row>>{
-                       {"scope", [](const Row& r) { return Value(r.scope); }},
-                       {"cases", [](const Row& r) { return count_value(r.lb.boards.cases); }},
-                       {"blocks", [](const Row& r) { return count_value(r.lb.boards.clusters); }}});
-  return out;
-}
-
-template <Estimate Standing::*estimate, double Estimate::*part>
-Value standing(const StandingRow& r) {
-  return r.standing().*estimate.*part;
-}
-const std::vector<ColumnSpec<StandingRow>> standing_columns = {
-    {"kind",
-     [](const auto& r) { return Value(r.lb.estimate[r.board.key] ? "estimate" : "truth"); }},
-    {"key", [](const auto& r) { return Value(r.lb.table.keys[r.board.key].name); }},
-    {"target", [](const auto& r) { return target_value(r.lb.target[r.board.key]); }},
-    {"better",
-     [](const auto& r) {
-       return Value(std::string(to_string(r.lb.table.keys[r.board.key].better)));
-     }},
-    {"method", [](const auto& r) { return Value(r.lb.table.methods[r.m]); }},
-    {"mean",
-     [](const auto& r) {
-       const double x = r.standing().mean;  // NaN: the method failed in every case
-       return std::isnan(x) ? Value() : Value(x);
-     }},
-    {"win_rate", standing<&Standing::win_rate, &Estimate::value>},
-    {"win_rate_lower", standing<&Standing::win_rate, &Estimate::lower>},
-    {"win_rate_upper", standing<&Standing::win_rate, &Estimate::upper>},
-    {"elo", standing<&Standing::elo, &Estimate::value>},
-    {"elo_lower", standing<&Standing::elo, &Estimate::lower>},
-    {"elo_upper", standing<&Standing::elo, &Estimate::upper>},
-    {"rank", [](const auto& r) { return count_value(r.standing().rank); }},
-    {"failed", [](const auto& r) { return count_value(r.standing().failed); }}};
-
-// Kendall's tau-b is NaN where it is undefined: an empty field.
-template <Estimate RankAgreement::*estimate, double Estimate::*part>
-Value agreement(const AgreementRow& r) {
-  const double x = r.a.*estimate.*part;
-  return std::isnan(x) ? Value() : Value(x);
-}
-template <double Estimate::*part>
-Value winners(const AgreementRow& r) {
-  return r.a.winner_agreement.*part;
-}
-const std::vector<ColumnSpec<AgreementRow>> agreement_columns = {
-    {"estimator", [](const auto& r) { return Value(r.lb.table.keys[r.a.key].name); }},
-    {"target", [](const auto& r) { return target_value(r.lb.target[r.a.key]); }},
-    {"truth", [](const auto& r) { return Value(r.lb.table.keys[r.a.reference].name); }},
-    {"tau_b", agreement<&RankAgreement::tau_b, &Estimate::value>},
-    {"tau_b_lower", agreement<&RankAgreement::tau_b, &Estimate::lower>},
-    {"tau_b_upper", agreement<&RankAgreement::tau_b, &Estimate::upper>},
-    {"case_tau_b", agreement<&RankAgreement::case_tau_b, &Estimate::value>},
-    {"case_tau_b_lower", agreement<&RankAgreement::case_tau_b, &Estimate::lower>},
-    {"case_tau_b_upper", agreement<&RankAgreement::case_tau_b, &Estimate::upper>},
-    {"tau_cases", [](const auto& r) { return count_value(r.a.tau_cases); }},
-    {"winner_agreement", winners<&Estimate::value>},
-    {"winner_agreement_lower", winners<&Estimate::lower>},
-    {"winner_agreement_upper", winners<&Estimate::upper>}};
-
-// A difference of two agreements; NaN (undefined in every resample) an empty field.
-template <Estimate RankContrast::*estimate, double Estimate::*part>
-Value contrast(const ContrastRow& r) {
-  const double x = r.x.*estimate.*part;
-  return std::isnan(x) ? Value() : Value(x);
-}
-const std::vector<ColumnSpec<ContrastRow>> contrast_columns = {
-    {"estimator", [](const auto& r) { return Value(r.lb.table.keys[r.x.key].name); }},
-    {"other", [](const auto& r) { return Value(r.lb.table.keys[r.x.other].name); }},
-    {"truth", [](const auto& r) { return Value(r.lb.table.keys[r.x.reference].name); }},
-    {"tau_b_difference", contrast<&RankContrast::tau_b, &Estimate::value>},
-    {"tau_b_difference_lower", contrast<&RankContrast::tau_b, &Estimate::lower>},
-    {"tau_b_difference_upper", contrast<&RankContrast::tau_b, &Estimate::upper>},
-    {"case_tau_b_difference", contrast<&RankContrast::case_tau_b, &Estimate::value>},
-    {"case_tau_b_difference_lower", contrast<&RankContrast::case_tau_b, &Estimate::lower>},
-    {"case_tau_b_difference_upper", contrast<&RankContrast::case_tau_b, &Estimate::upper>},
-    {"winner_agreement_difference", contrast<&RankContrast::winner_agreement, &Estimate::value>},
-    {"winner_agreement_difference_lower",
-     contrast<&RankContrast::winner_agreement, &Estimate::lower>},
-    {"winner_agreement_difference_upper",
-     contrast<&RankContrast::winner_agreement, &Estimate::upper>}};
-
-struct LeaderboardTables {
-  std::vector<ColumnSpec<StandingRow>> standings;
-  std::vector<ColumnSpec<AgreementRow>> agreements;
-  std::vector<ColumnSpec<ContrastRow>> contrasts;
-
-  explicit LeaderboardTables(const std::vector<std::string>& key_names)
-      : standings(scope_columns<StandingRow>(key_names)),
-        agreements(scope_columns<AgreementRow>(key_names)),
-        contrasts(scope_columns<ContrastRow>(key_names)) {
-    append<StandingRow>(standings, standing_columns);
-    append<AgreementRow>(agreements, agreement_columns);
-    append<ContrastRow>(contrasts, contrast_columns);
-  }
-
-  void rows(const Scope& scope, std::vector<TableRow>& out) const {
-    for (const Board& board : scope.lb.boards.boards)
-      for (std::size_t m = 0; m < board.standings.size(); ++m)
-        out.push_back(TableView(standings).row("leaderboard", {scope, board, m}, show::csv));
-    for (const RankAgreement& a : scope.lb.boards.agreements)
-      out.push_back(TableView(agreements).row("leaderboard_agreement", {scope, a}, show::csv));
-    for (const RankContrast& x : scope.lb.boards.contrasts)
-      out.push_back(TableView(contrasts).row("leaderboard_contrast", {scope, x}, show::csv));
-  }
-};
-
 // The terminal's summary: the methods' mean truth per quantity (those of each cell's first
 // method), one row per method.
 std::vector<Quantity> display_quantities(const RecalibrationResults& r) {
@@ -340,19 +196,19 @@ std::string caption(const RecalibrationCellRecord& c) {
   return out.str();
 }
 
-// The board key columns (the cell's, fit_size, test_size) that every one of `cells` shares;
-// empty where they differ.
+// A cell's leaderboard key columns: the cell's keys, fit_size, test_size.
+std::vector<Value> board_key(const Cell& c, bool targets) {
+  std::vector<Value> key = key_fields(c.cell, targets, own_columns);
+  key.insert(key.end(), {count_value(c.fit_size), count_value(c.test_size)});
+  return key;
+}
+
+// The board key columns that every one of `cells` shares; empty where they differ.
 std::vector<Value> generator_key(const RecalibrationResults& r,
                                  const std::vector<std::size_t>& cells, bool targets) {
-  const auto key_of = [&](std::size_t c) {
-    const Cell& cell = r.records[c];
-    std::vector<Value> key = key_fields(cell.cell, targets, own_columns);
-    key.insert(key.end(), {count_value(cell.fit_size), count_value(cell.test_size)});
-    return key;
-  };
-  std::vector<Value> out = key_of(cells.front());
+  std::vector<Value> out = board_key(r.records[cells.front()], targets);
   for (std::size_t c : cells) {
-    const std::vector<Value> other = key_of(c);
+    const std::vector<Value> other = board_key(r.records[c], targets);
     for (std::size_t i = 0; i < out.size(); ++i)
       if (!(other[i] == out[i])) out[i] = Value();
   }
@@ -383,14 +239,11 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
     header.blocks.emplace_back("reliability",
                                Value::Object{{"points", count_value(r.reliability->points)},
                                              {"samples", r.reliability->samples}});
-    std::vector<std::string> curve_table = key_columns(r.sweep_keys, targets, own_columns);
-    curve_table.insert(curve_table.end(), {"fit_size", "method"});
-    curve_table.insert(curve_table.end(), curve_columns().begin(), curve_columns().end());
-    header.tables.push_back(data_table("reliability", curve_table));
+    std::vector<std::string> keys = key_columns(r.sweep_keys, targets, own_columns);
+    keys.insert(keys.end(), {"fit_size", "method"});
+    header.tables.push_back(curve_table(keys));
   }
-  header.tables.push_back(TableView(boards.standings).table("leaderboard", show::csv));
-  header.tables.push_back(TableView(boards.agreements).table("leaderboard_agreement", show::csv));
-  header.tables.push_back(TableView(boards.contrasts).table("leaderboard_contrast", show::csv));
+  for (Table& table : boards.tables()) header.tables.push_back(std::move(table));
   header.tables.push_back(methods.table("methods", show::terminal, "  "));
   reporter.begin(header);
   for (const auto& c : r.records) {
@@ -412,13 +265,9 @@ void report_recalibration(const RecalibrationResults& r, Reporter& reporter) {
         if (c.curves[m].empty()) continue;  // the fit failed in replicate 0
         std::vector<Value> key = key_fields(c.cell, targets, own_columns);
         key.insert(key.end(), {count_value(c.fit_size), c.methods[m].label});
-        append_curve_rows("reliability", key, {CurveRecord{.points = c.curves[m]}}, record.rows);
+        append_curve_rows(key, {CurveRecord{.points = c.curves[m]}}, record.rows);
       }
-    if (c.leaderboard) {
-      std::vector<Value> key = key_fields(c.cell, targets, own_columns);
-      key.insert(key.end(), {count_value(c.fit_size), count_value(c.test_size)});
-      boards.rows({key, "cell", *c.leaderboard}, record.rows);
-    }
+    if (c.leaderboard) boards.rows({board_key(c, targets), "cell", *c.leaderboard}, record.rows);
     for (const auto& m : c.methods)
       record.rows.push_back(methods.row("methods", m, show::terminal));
     record.caption = caption(c);

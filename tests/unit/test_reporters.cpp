@@ -9,6 +9,7 @@
 
 #include "report/columns.hpp"
 #include "report/reporter.hpp"
+#include "report/text_report.hpp"
 #include "temp_files.hpp"
 
 namespace {
@@ -203,4 +204,41 @@ TEST_CASE("the terminal reporter prints no header line for a table of unnamed co
   terminal.begin(h);
   terminal.record(record);
   CHECK(out.str() == "moved:\n  cell 0   z = 4.1\n  cell 12  z = -3.0\n");
+}
+
+TEST_CASE("a text report emits its tables and prose in order, each table's header once", "[unit]") {
+  struct Point {
+    std::string name;
+    double value;
+  };
+  const std::vector<calbench::ColumnSpec<Point>> columns = {
+      {"name",
+       [](const Point& p) { return Value(p.name); },
+       calbench::show::terminal,
+       {.align = Align::left}},
+      {"value",
+       [](const Point& p) { return Value(p.value); },
+       calbench::show::terminal,
+       {.precision = 2}}};
+  calbench::TextReport report;
+  report.prose("first\n");
+  report.table("points:\n", "points", columns, std::vector<Point>{{"a", 1.0}, {"bcd", 22.5}},
+               "after\n");
+  report.prose("wrote x\n");
+  std::ostringstream out;
+  calbench::TerminalReporter terminal(out);
+  report.emit(terminal);
+  CHECK(out.str() ==
+        "first\npoints:\n  name  value\n  a      1.00\n  bcd   22.50\nafter\nwrote x\n");
+}
+
+// The cells of `calbench validate` and the parameters of `calbench list`: a row may be shorter
+// than the others; every column is as wide as its widest cell plus two spaces, no trailing
+// blanks (the layout the listing had before it went through the terminal reporter).
+TEST_CASE("aligned text: columns on two spaces, short rows, no trailing blanks", "[unit]") {
+  CHECK(calbench::aligned_text({{"cell 0", "n=10", "replicates=5"}, {"cell 12", "n=1000"}}, "  ") ==
+        "  cell 0   n=10    replicates=5\n  cell 12  n=1000\n");
+  CHECK(calbench::aligned_text({{"seed:", "1"}, {"output:", ""}, {"cells:", "3"}}, "") ==
+        "seed:    1\noutput:\ncells:   3\n");
+  CHECK(calbench::aligned_text({}, "  ").empty());
 }
