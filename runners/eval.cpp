@@ -422,7 +422,7 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
       r.ci = Interval{std::min(r.ci->lo, by_default.lo), std::max(r.ci->hi, by_default.hi)};
     }
     // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
-    const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
+    const MinimumRows* minimum = config.estimator->capabilities().minimum_rows;
     if (config.logs_label_probability && zeros.true_label_zeros > 0) {
       r.estimable = false;
       r.note = "not estimable: " + std::to_string(zeros.true_label_zeros) +
