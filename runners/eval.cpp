@@ -445,7 +445,7 @@ std::vector<EvalRecord> resample(const EvalOptions& o, const Sample& sample,
       r.default_ci = by_default;
     }
     // Rows whose label has probability exactly 0 (rounded input) leave an NLL not estimable.
-    const auto* minimum = dynamic_cast<const MinimumRows*>(config.estimator.get());
+    const MinimumRows* minimum = config.estimator->capabilities().minimum_rows;
     if (config.logs_label_probability && zeros.true_label_zeros > 0) {
       r.estimable = false;
       r.note = "not estimable: " + std::to_string(zeros.true_label_zeros) +

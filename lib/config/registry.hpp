@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -56,6 +57,15 @@ class Args {
   // Every reported parameter, in the order read: the `params` of a result.
   std::vector<NamedParam> shown() const;
 
+  // The row's typed parameters: a struct the parameters declared with param::into fill as
+  // they are read, value-initialised (its own defaults) before the first, so a build function
+  // takes one struct instead of reading each parameter by its key.
+  template <typename T>
+  T& typed() {
+    if (!typed_.has_value()) typed_ = T{};
+    return std::any_cast<T&>(typed_);
+  }
+
  private:
   struct Entry {
     std::string key;
@@ -69,6 +79,7 @@ class Args {
   std::optional<std::size_t> classes_;
   int depth_;
   std::vector<Entry> entries_;
+  std::any typed_;
 };
 
 // One parameter of a row: how it reads and how `calbench list` documents it.
@@ -125,6 +136,11 @@ Param at_most(Param p, std::int64_t max);
 // Anything else (arrays, objects, values whose rule needs the context): `read` does the work.
 Param custom(std::string key, std::string type, std::string fallback, std::string rule,
              std::string doc, std::function<bool(Args&)> read, std::vector<Json> bad);
+// `p`, its value also written into `member` of the row's typed parameters (Args::typed<T>())
+// once read: an integer parameter into any integer member (std::size_t bins), any other into
+// a member of the type it reads (a choice's enum, a number's double).
+template <typename T, typename Member>
+Param into(Param p, Member T::*member);
 
 }  // namespace param
 
@@ -274,6 +290,18 @@ Param param::choice(std::string key, const std::vector<Choice<E>>& choices, E fa
     if (!value) return false;
     for (const auto& c : choices)
       if (c.value == *value) args.set(key, *value, Value(std::string(c.name)));
+    return true;
+  };
+  return p;
+}
+
+template <typename T, typename Member>
+Param param::into(Param p, Member T::*member) {
+  using Read = std::conditional_t<std::is_integral_v<Member> && !std::is_same_v<Member, bool>,
+                                  std::int64_t, Member>;
+  p.read = [read = std::move(p.read), key = p.key, member](Args& args) {
+    if (!read(args)) return false;
+    args.typed<T>().*member = static_cast<Member>(args.get<Read>(key));
     return true;
   };
   return p;

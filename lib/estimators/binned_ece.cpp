@@ -28,6 +28,15 @@ double debiased_term(double m, double score_sum, double hits_sum, double n, bool
   return m / n * (gap * gap - ybar * (1.0 - ybar) / (m - 1.0));
 }
 
+// The classwise paths' own scratch (EstimatorWorkspace::scratch): the one-pass path's K x B
+// gap sums and its bin lookup table (binning.hpp), and the general path's kept rows of each
+// gathered class.
+struct ClasswiseScratch {
+  std::vector<double> bin_sum;
+  std::vector<std::uint32_t> cell_bin;
+  std::vector<std::size_t> kept;
+};
+
 }  // namespace
 
 BinnedEce::BinnedEce(BinnedEceSpec spec) : spec_(spec) {
@@ -116,9 +125,7 @@ void BinnedEce::single_scope(const Sample& s, EstimatorWorkspace& ws) const {
   }
 }
 
-std::optional<SquaredErrorEstimate> BinnedEce::squared_error(const Sample& s,
-                                                             EstimatorWorkspace& ws) const {
-  if (!spec_.debiased || spec_.scope == Scope::classwise) return std::nullopt;
+SquaredErrorEstimate BinnedEce::squared_error(const Sample& s, EstimatorWorkspace& ws) const {
   single_scope(s, ws);
   const Convention& c = *spec_.convention;
   const std::size_t nb =
@@ -146,8 +153,7 @@ std::optional<SquaredErrorEstimate> BinnedEce::squared_error(const Sample& s,
   return out;
 }
 
-std::optional<double> BinnedEce::finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const {
-  if (!has_finite_sample_bias()) return std::nullopt;
+double BinnedEce::finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const {
   return by_scope(s, ws, true);
 }
 
@@ -173,10 +179,12 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       spec_.binning == Binning::equal_width && spec_.threshold == 0.0 &&
       (spec_.norm == Norm::l1 || spec_.norm == Norm::l2 || spec_.norm == Norm::max)) {
     const std::size_t K = s.classes, B = spec_.bins;
+    ClasswiseScratch& classwise = ws.scratch<ClasswiseScratch>();
+    std::vector<double>& bin_sum = classwise.bin_sum;
     equal_width_edges(B, ws.edges);
-    equal_width_table(ws.edges, ws.cell_bin);
-    const std::span<const std::uint32_t> table(ws.cell_bin);
-    ws.bin_sum.assign(K * B, 0.0);
+    equal_width_table(ws.edges, classwise.cell_bin);
+    const std::span<const std::uint32_t> table(classwise.cell_bin);
+    bin_sum.assign(K * B, 0.0);
     ws.bin_count.assign(K * B, 0.0);
     // One instantiation per kind of outcome, so the label case needs no branch per score.
     const auto accumulate = [&](auto outcome) {
@@ -184,7 +192,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
         const double* row = s.p.data() + i * K;
         for (std::size_t k = 0; k < K; ++k) {
           const std::size_t b = k * B + equal_width_bin(row[k], ws.edges, table);
-          ws.bin_sum[b] += row[k] - outcome(i, k);
+          bin_sum[b] += row[k] - outcome(i, k);
           ws.bin_count[b] += 1.0;
         }
       }
@@ -193,7 +201,7 @@ double BinnedEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       accumulate([&](std::size_t i, std::size_t k) { return indicator(k == s.label[i]); });
     else
       accumulate([&](std::size_t i, std::size_t k) { return s.truth[i * K + k]; });
-    const std::span<const double> sums(ws.bin_sum), counts(ws.bin_count);
+    const std::span<const double> sums(bin_sum), counts(ws.bin_count);
     double total = 0.0;
     for (std::size_t k = 0; k < K; ++k)
       total += combine_bins_unrooted(sums.subspan(k * B, B), counts.subspan(k * B, B),
@@ -230,14 +238,15 @@ double BinnedEce::by_scope(const Sample& s, EstimatorWorkspace& ws, bool bias) c
       std::clamp<std::size_t>((std::size_t{1} << 18) / std::max<std::size_t>(n, 1), 1, K);
   ws.scores.resize(group * n);
   ws.outcomes.resize(group * n);
-  ws.kept.resize(group);
+  std::vector<std::size_t>& kept_of = ws.scratch<ClasswiseScratch>().kept;
+  kept_of.resize(group);
   double total = 0.0;
   for (std::size_t k0 = 0; k0 < K; k0 += group) {
     const std::size_t g = std::min(group, K - k0);
-    std::fill(ws.kept.begin(), ws.kept.end(), 0);
+    std::fill(kept_of.begin(), kept_of.end(), 0);
     double* const scores = ws.scores.data();
     double* const outcomes = ws.outcomes.data();
-    std::size_t* const kept = ws.kept.data();
+    std::size_t* const kept = kept_of.data();
     const double threshold = spec_.threshold;
     // One instantiation per kind of outcome and of score, so the loop tests neither.
     const auto gather = [&](auto outcome, auto score) {
@@ -265,8 +274,8 @@ double BinnedEce::by_scope(const Sample& s, EstimatorWorkspace& ws, bool bias) c
     else
       gather(truth, as_float);
     for (std::size_t j = 0; j < g; ++j) {
-      const double e = scope_error({ws.scores.data() + j * n, ws.kept[j]},
-                                   {ws.outcomes.data() + j * n, ws.kept[j]}, ws, bias);
+      const double e = scope_error({ws.scores.data() + j * n, kept_of[j]},
+                                   {ws.outcomes.data() + j * n, kept_of[j]}, ws, bias);
       total += spec_.debiased && !spec_.squared ? std::max(0.0, e) : e;
     }
   }

@@ -34,7 +34,7 @@ struct BinnedEceSpec {
   double power = 2.0;                      // norm lp: the exponent p >= 1
 };
 
-class BinnedEce final : public Estimator {
+class BinnedEce final : public Estimator, public SquaredErrorVariance, public BiasModel {
  public:
   explicit BinnedEce(BinnedEceSpec spec);  // bins >= 1, threshold in [0, 1)
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
@@ -42,7 +42,15 @@ class BinnedEce final : public Estimator {
   std::optional<Quantity> target() const override;
   bool vanishes_when_calibrated() const override { return true; }
   std::optional<std::string> classes_problem(std::size_t classes) const override;
-  // The debiased estimator (scope top or binary; nullopt otherwise): S and its delta-method
+  // The debiased estimator at scope top or binary has a SquaredErrorVariance, the l1 norm
+  // without debiasing a BiasModel, calbench's own top-label ECE with equal-width bins and norm
+  // l1, l2 or max (the estimate's single-pass path) FixedTopLabelBins.
+  Capabilities capabilities() const override {
+    return {.squared_error = spec_.debiased && spec_.scope != Scope::classwise ? this : nullptr,
+            .bias_model = !spec_.debiased && spec_.norm == Norm::l1 ? this : nullptr,
+            .fixed_top_label_bins = top_bins_ ? &*top_bins_ : nullptr};
+  }
+  // SquaredErrorVariance, the debiased estimator (scope top or binary): S and its delta-method
   // variance over the bins b of weight w_b = n_b/n (Kumar et al. 2019's S, fixed bins):
   //   V = max(0, (1/n) [sum_b w_b e_b (4 v_b + e_b) - S^2]  +  (2/n^2) sum_b v_b^2),
   // e_b = T_b / w_b the bin's unbiased estimate of its squared gap d_b^2 (not clipped at 0:
@@ -54,21 +62,13 @@ class BinnedEce final : public Estimator {
   // The first term is estimated without bias (mean 0 when calibrated) and may come out
   // negative; only the sum is clipped, since clipping it alone adds about 0.4 sd of its noise,
   // which inflated sqrt(V) by 14 % at 15 bins (20 % at 5) for a calibrated model.
-  std::optional<SquaredErrorEstimate> squared_error(const Sample& sample,
-                                                    EstimatorWorkspace& workspace) const override;
-  // Norm l1, not debiased (ece, classwise_ece, ace): the estimate of E[T] minus the binned
-  // population value under the binomial model of each bin at its debiased gap
-  // (bin_gap_bias.hpp), weighted and averaged over classes as the estimate is; nullopt for the
-  // other norms and the debiased estimator.
-  std::optional<double> finite_sample_bias(const Sample& sample,
-                                           EstimatorWorkspace& workspace) const override;
-  bool has_finite_sample_bias() const override { return !spec_.debiased && spec_.norm == Norm::l1; }
+  SquaredErrorEstimate squared_error(const Sample& sample,
+                                     EstimatorWorkspace& workspace) const override;
+  // BiasModel, norm l1 without debiasing (ece, classwise_ece, ace): the estimate of E[T] minus
+  // the binned population value under the binomial model of each bin at its debiased gap
+  // (bin_gap_bias.hpp), weighted and averaged over classes as the estimate is.
+  double finite_sample_bias(const Sample& sample, EstimatorWorkspace& workspace) const override;
   const BinnedEceSpec& spec() const { return spec_; }
-  // calbench's own top-label ECE with equal-width bins and norm l1, l2 or max (the estimate's
-  // single-pass path) is a function of its bins' sums; every other variant: null.
-  const FixedTopLabelBins* fixed_top_label_bins() const override {
-    return top_bins_ ? &*top_bins_ : nullptr;
-  }
 
  private:
   // The estimate (binned_calibration_error) and finite_sample_bias (scope_error with `bias`)

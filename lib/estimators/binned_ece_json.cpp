@@ -1,5 +1,7 @@
 // Registry rows of the binned estimators (ece, classwise_ece, ace, ece_debiased, ece_sweep):
-// their parameters, documentation and construction from a config entry.
+// their parameters, documentation and construction from a config entry. Each parameter is read
+// into its member of the row's spec (param::into: BinnedEceSpec, EceSweepSpec), which the
+// build takes whole.
 #include <memory>
 
 #include "config/registry.hpp"
@@ -53,24 +55,36 @@ Param read_after(Param p, std::string key) {
 Param convention_param(const Convention& fallback, std::string doc) {
   Param p = param::choice("convention", convention_choices(), &fallback, std::move(doc));
   p.rule = "a convention (see convention)";  // the full list is in the convention note
-  return p;
+  return param::into(std::move(p), &BinnedEceSpec::convention);
 }
 Param bins_param() {
-  return param::at_most(
-      param::integer_after(
-          "bins", 1, "convention",
-          [](const Args& a) {
-            return static_cast<std::int64_t>(a.get<const Convention*>("convention")->default_bins);
-          },
-          std::to_string(calbench_convention().default_bins) + " (calbench; else the convention's)",
-          "number of bins B"),
-      max_bins);
+  return param::into(param::at_most(param::integer_after(
+                                        "bins", 1, "convention",
+                                        [](const Args& a) {
+                                          return static_cast<std::int64_t>(
+                                              a.get<const Convention*>("convention")->default_bins);
+                                        },
+                                        std::to_string(calbench_convention().default_bins) +
+                                            " (calbench; else the convention's)",
+                                        "number of bins B"),
+                                    max_bins),
+                     &BinnedEceSpec::bins);
 }
 Param binning_param(Binning fallback, std::string doc = "how the scores are binned") {
-  return param::choice("binning", binning_choices, fallback, std::move(doc));
+  return param::into(param::choice("binning", binning_choices, fallback, std::move(doc)),
+                     &BinnedEceSpec::binning);
+}
+Param norm_param(std::string doc) {
+  return param::into(param::choice("norm", norm_choices, Norm::l1, std::move(doc)),
+                     &BinnedEceSpec::norm);
+}
+Param scope_param(std::string doc) {
+  return param::into(param::choice("scope", scope_choices, Scope::top, std::move(doc)),
+                     &BinnedEceSpec::scope);
 }
 Param threshold_param(std::string doc) {
-  return param::number("threshold", 0.0, unit_half_open, "in [0, 1)", std::move(doc));
+  return param::into(param::number("threshold", 0.0, unit_half_open, "in [0, 1)", std::move(doc)),
+                     &BinnedEceSpec::threshold);
 }
 
 bool at_least_one(double x) {
@@ -78,21 +92,13 @@ bool at_least_one(double x) {
 }
 // The exponent of norm lp.
 Param power_param() {
-  return param::number("p", 2.0, at_least_one, ">= 1",
-                       "norm lp: (sum_b (n_b/n) |gap_b|^p)^(1/p); ignored by the other norms");
+  return param::into(
+      param::number("p", 2.0, at_least_one, ">= 1",
+                    "norm lp: (sum_b (n_b/n) |gap_b|^p)^(1/p); ignored by the other norms"),
+      &BinnedEceSpec::power);
 }
 
 const char* const convention_doc = "whose binning conventions to follow (see convention)";
-
-BinnedEceSpec binned_spec(const Args& a, Norm norm, Scope scope) {
-  BinnedEceSpec spec{static_cast<std::size_t>(a.get<std::int64_t>("bins")),
-                     a.has("binning") ? a.get<Binning>("binning") : Binning::equal_mass, norm,
-                     scope};
-  spec.convention = a.get<const Convention*>("convention");
-  if (a.has("threshold")) spec.threshold = a.get<double>("threshold");
-  if (a.has("p")) spec.power = a.get<double>("p");
-  return spec;
-}
 
 // "ece_ew15", "cwece_em10_l2", "ece_ew15_binary_sklearn": binning and bins always, then
 // whatever is not the default. The reported params follow the same rules.
@@ -123,18 +129,22 @@ EstimatorConfig binned_estimator(std::string stem, const BinnedEceSpec& spec, Sc
   return out;
 }
 
+// What a row fixes is set here; the rest of BinnedEceSpec, its parameters, were read into it.
 std::optional<EstimatorConfig> build_ece(Args& a) {
-  return binned_estimator("ece", binned_spec(a, a.get<Norm>("norm"), a.get<Scope>("scope")),
-                          Scope::top);
+  return binned_estimator("ece", a.typed<BinnedEceSpec>(), Scope::top);
 }
 
 std::optional<EstimatorConfig> build_classwise_ece(Args& a) {
-  return binned_estimator("cwece", binned_spec(a, a.get<Norm>("norm"), Scope::classwise),
-                          Scope::classwise);
+  BinnedEceSpec spec = a.typed<BinnedEceSpec>();
+  spec.scope = Scope::classwise;
+  return binned_estimator("cwece", spec, Scope::classwise);
 }
 
 std::optional<EstimatorConfig> build_ace(Args& a) {
-  auto out = binned_estimator("ace", binned_spec(a, Norm::l1, Scope::classwise), Scope::classwise);
+  BinnedEceSpec spec = a.typed<BinnedEceSpec>();  // norm l1, its default
+  spec.binning = Binning::equal_mass;             // the convention's equal-mass ranges
+  spec.scope = Scope::classwise;
+  auto out = binned_estimator("ace", spec, Scope::classwise);
   std::erase_if(out.params, [](const NamedParam& p) {
     return p.key == "binning" || p.key == "scope" || p.key == "norm";
   });
@@ -143,20 +153,19 @@ std::optional<EstimatorConfig> build_ace(Args& a) {
 }
 
 std::optional<EstimatorConfig> build_ece_debiased(Args& a) {
-  BinnedEceSpec spec = binned_spec(a, Norm::l2, a.get<Scope>("scope"));
+  BinnedEceSpec spec = a.typed<BinnedEceSpec>();
+  spec.norm = Norm::l2;
   spec.debiased = true;
-  spec.squared = a.get<bool>("squared");
   return binned_estimator("dece", spec, Scope::top);
 }
 
 std::optional<EstimatorConfig> build_ece_sweep(Args& a) {
-  const auto binning = a.get<Binning>("binning");
-  const auto norm = a.get<Norm>("norm");
+  const EceSweepSpec spec = a.typed<EceSweepSpec>();
   EstimatorConfig out;
-  out.label = std::string("ece_sweep") + (binning == Binning::equal_width ? "_ew" : "_em") +
-              (norm == Norm::l2 ? "_l2" : "");
+  out.label = std::string("ece_sweep") + (spec.binning == Binning::equal_width ? "_ew" : "_em") +
+              (spec.norm == Norm::l2 ? "_l2" : "");
   out.params = a.shown();
-  out.estimator = std::make_shared<EceSweep>(EceSweepSpec{binning, norm});
+  out.estimator = std::make_shared<EceSweep>(spec);
   return out;
 }
 
@@ -206,10 +215,8 @@ EstimatorEntry ece_estimator() {
           "top-label binned expected calibration error (Guo et al. 2017, eq. 3; norm max is MCE)",
       .params = {bins_param(),
                  binning_param(Binning::equal_width, "how the confidences are binned"),
-                 param::choice("norm", norm_choices, Norm::l1, "how the per-bin gaps are combined"),
-                 power_param(),
-                 param::choice("scope", scope_choices, Scope::top,
-                               "top label; every class; p_1 vs 1{y=1} (K = 2 only, else an error)"),
+                 norm_param("how the per-bin gaps are combined"), power_param(),
+                 scope_param("top label; every class; p_1 vs 1{y=1} (K = 2 only, else an error)"),
                  convention_param(calbench_convention(), convention_doc)},
       .example = R"({"bins": 10, "binning": "equal_mass", "norm": "l2"})",
       .notes =
@@ -231,8 +238,7 @@ EstimatorEntry classwise_ece_estimator() {
       .summary =
           "classwise ECE (Kull et al. 2019) = SCE (Nixon et al. 2019); TACE with a threshold",
       .params = {bins_param(), binning_param(Binning::equal_width),
-                 param::choice("norm", norm_choices, Norm::l1, "per-class combination of bins"),
-                 power_param(),
+                 norm_param("per-class combination of bins"), power_param(),
                  threshold_param("class k keeps rows with p_k > threshold (when > 0)"),
                  convention_param(calbench_convention(), convention_doc)},
       .example = R"({"bins": 10, "threshold": 0.001})",
@@ -260,8 +266,10 @@ EstimatorEntry ace_estimator() {
   return {
       .summary = "adaptive calibration error, exactly as Nixon et al. 2019 print it",
       .params =
-          {read_after(param::at_most(param::integer("bins", 1, 15, "number of bins B"), max_bins),
-                      "convention"),
+          {param::into(read_after(param::at_most(param::integer("bins", 1, 15, "number of bins B"),
+                                                 max_bins),
+                                  "convention"),
+                       &BinnedEceSpec::bins),
            threshold_param("keep p_k > threshold; 1e-3 gives their TACE"),
            convention_param(
                *find_convention("nixon"),
@@ -291,11 +299,12 @@ EstimatorEntry ece_debiased_estimator() {
       .summary = "debiased plug-in estimate of the binned L2 calibration error (Kumar et al. 2019)",
       .params =
           {bins_param(), binning_param(Binning::equal_mass),
-           param::choice("scope", scope_choices, Scope::top,
-                         "top label; classwise (Kumar's marginal mode); binary (K = 2)"),
-           param::boolean(
-               "squared", false,
-               R"(report the unbiased estimate of the square (may be < 0) instead of its root)"),
+           scope_param("top label; classwise (Kumar's marginal mode); binary (K = 2)"),
+           param::into(
+               param::boolean(
+                   "squared", false,
+                   R"(report the unbiased estimate of the square (may be < 0) instead of its root)"),
+               &BinnedEceSpec::squared),
            convention_param(calbench_convention(), convention_doc)},
       .example = R"({"bins": 10, "scope": "classwise"})",
       .notes =
@@ -319,11 +328,13 @@ max(0, S_k)) (squared: (1/K) sum_k S_k). Default bins: 15 equal-mass (Kumar's sp
 EstimatorEntry ece_sweep_estimator() {
   return {
       .summary = "ECE at the largest monotone number of bins (Roelofs et al. 2022)",
-      .params = {param::choice(
-                     "binning", binning_choices, Binning::equal_mass,
-                     "equal_mass: row of rank r in bin floor((r/n) b); equal_width: floor(s b)"),
-                 param::choice("norm", l1_l2_choices, Norm::l1,
-                               "how the per-bin gaps are combined")},
+      .params = {param::into(param::choice("binning", binning_choices, Binning::equal_mass,
+                                           "equal_mass: row of rank r in bin floor((r/n) b); "
+                                           "equal_width: floor(s b)"),
+                             &EceSweepSpec::binning),
+                 param::into(param::choice("norm", l1_l2_choices, Norm::l1,
+                                           "how the per-bin gaps are combined"),
+                             &EceSweepSpec::norm)},
       .example = R"({"binning": "equal_width", "norm": "l2"})",
       .notes =
           {{"target", "ece_top_l1 (l1), ece_top_l2 (l2)"},

@@ -159,7 +159,7 @@ std::size_t bin_statistics_with_squares(std::span<const double> scores,
 
 // Row indices 0..n-1 in ascending order of score, ties in row order (the permutation of
 // std::stable_sort by score; scores must not be NaN), into `order`, in O(n) expected time.
-// Uses workspace.bucket, bucket_start and fill.
+// Uses binning.cpp's own scratch of the workspace.
 void stable_score_order(std::span<const double> scores, EstimatorWorkspace& workspace,
                         std::vector<std::uint32_t>& order);
 

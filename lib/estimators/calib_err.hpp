@@ -35,6 +35,7 @@ class CalibErr final : public Estimator, public MinimumRows {
   std::optional<Quantity> target() const override;
   bool converges_to_target() const override { return false; }
   bool has_population_value() const override { return false; }
+  Capabilities capabilities() const override { return {.minimum_rows = this}; }
 
  private:
   CalibErrSpec spec_;

@@ -64,11 +64,15 @@ std::optional<std::string> Corp::classes_problem(std::size_t classes) const {
 }
 
 double Corp::estimate(const Sample& s, EstimatorWorkspace& ws) const {
+  return estimate_in_order(s, {}, ws);
+}
+
+double Corp::estimate_in_order(const Sample& s, std::span<const std::uint32_t> order,
+                               EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   fill_scope(s, spec_.scope, ws);
   // At scope top the scores are the confidences, whose order a resample may know.
-  const auto order =
-      spec_.scope == Scope::top ? known_confidence_order(s, ws) : std::span<const std::uint32_t>();
+  if (spec_.scope != Scope::top) order = {};
   const CorpDecomposition d = corp_decomposition(ws.scores, ws.outcomes, spec_.score, order);
   switch (spec_.component) {
     case CorpComponent::score:

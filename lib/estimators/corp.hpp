@@ -41,13 +41,18 @@ CorpDecomposition corp_decomposition(std::span<const double> scores,
                                      std::span<const double> outcomes, CorpScore score,
                                      std::span<const std::uint32_t> order = {});
 
-class Corp final : public Estimator {
+class Corp final : public Estimator, public ConfidenceOrdered {
  public:
   explicit Corp(CorpSpec spec);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return std::nullopt; }
   bool vanishes_when_calibrated() const override { return spec_.component == CorpComponent::mcb; }
-  bool uses_confidence_order() const override { return spec_.scope == Scope::top; }
+  // At scope top the scores are the confidences, whose order a resample may know.
+  Capabilities capabilities() const override {
+    return {.confidence_order = spec_.scope == Scope::top ? this : nullptr};
+  }
+  double estimate_in_order(const Sample& sample, std::span<const std::uint32_t> order,
+                           EstimatorWorkspace& workspace) const override;
   std::optional<std::string> classes_problem(std::size_t classes) const override;
 
  private:

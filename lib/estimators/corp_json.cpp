@@ -18,9 +18,7 @@ const std::vector<Choice<Scope>> corp_scope_choices = {{"top", Scope::top},
                                                        {"binary", Scope::binary}};
 
 std::optional<EstimatorConfig> build_corp(Args& a) {
-  const CorpSpec spec{.score = a.get<CorpScore>("score"),
-                      .component = a.get<CorpComponent>("component"),
-                      .scope = a.get<Scope>("scope")};
+  const CorpSpec spec = a.typed<CorpSpec>();
   EstimatorConfig out;
   auto shown = [&](std::string_view key) { return std::get<std::string>(a.shown(key).data); };
   out.label = "corp_" + shown("component") + "_" + shown("score");
@@ -39,13 +37,16 @@ EstimatorEntry corp_estimator() {
           "CORP decomposition (Dimitriadis, Gneiting & Jordan 2021): miscalibration, "
           "discrimination or uncertainty of the Brier or log score via isotonic (PAV) "
           "recalibration",
-      .params = {param::choice("score", corp_score_choices, defaults.score,
-                               "the proper score: binary Brier (s - o)^2 or log"),
-                 param::choice("component", corp_component_choices, defaults.component,
-                               "score = mcb - dsc + unc, or one of the three terms"),
-                 param::choice("scope", corp_scope_choices, defaults.scope,
-                               "top: max p against 1{argmax p = y}; binary (K = 2): p_1 against "
-                               "1{y = 1}")},
+      .params = {param::into(param::choice("score", corp_score_choices, defaults.score,
+                                           "the proper score: binary Brier (s - o)^2 or log"),
+                             &CorpSpec::score),
+                 param::into(param::choice("component", corp_component_choices, defaults.component,
+                                           "score = mcb - dsc + unc, or one of the three terms"),
+                             &CorpSpec::component),
+                 param::into(param::choice("scope", corp_scope_choices, defaults.scope,
+                                           "top: max p against 1{argmax p = y}; binary (K = 2): "
+                                           "p_1 against 1{y = 1}"),
+                             &CorpSpec::scope)},
       .example = R"({"score": "log", "component": "dsc"})",
       .notes =
           {{"target",

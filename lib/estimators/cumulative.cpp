@@ -21,6 +21,11 @@ void fill_scope(const Sample& s, Scope scope, EstimatorWorkspace& ws) {
 
 namespace {
 
+// cumulative_statistics's own scratch (EstimatorWorkspace::scratch): the rows by score.
+struct CumulativeScratch {
+  std::vector<std::size_t> sorted;
+};
+
 // The statistics over the rows in `order` (non-decreasing scores).
 template <class Index>
 CumulativeValue cumulative_in_order(std::span<const double> scores,
@@ -57,7 +62,7 @@ CumulativeValue cumulative_statistics(std::span<const double> scores,
     if (order.size() != n) throw DomainError("cumulative statistics: order of the wrong size");
     return cumulative_in_order(scores, outcomes, order);
   }
-  std::vector<std::size_t>& sorted = ws.rank_scratch;
+  std::vector<std::size_t>& sorted = ws.scratch<CumulativeScratch>().sorted;
   sorted.resize(n);
   std::iota(sorted.begin(), sorted.end(), std::size_t{0});
   std::sort(sorted.begin(), sorted.end(),
@@ -86,19 +91,23 @@ std::optional<std::string> CumulativeCalibration::classes_problem(std::size_t cl
   return std::nullopt;
 }
 
-std::optional<double> CumulativeCalibration::analytic_p_value(const Sample& s,
-                                                              EstimatorWorkspace& ws) const {
+double CumulativeCalibration::p_value(const Sample& s, EstimatorWorkspace& ws) const {
   CumulativeSpec spec = spec_;
   spec.test.output = TestOutput::p_value;
   return CumulativeCalibration(spec).estimate(s, ws);
 }
 
 double CumulativeCalibration::estimate(const Sample& s, EstimatorWorkspace& ws) const {
+  return estimate_in_order(s, {}, ws);
+}
+
+double CumulativeCalibration::estimate_in_order(const Sample& s,
+                                                std::span<const std::uint32_t> order,
+                                                EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   fill_scope(s, spec_.scope, ws);
   // At scope top the scores are the confidences, whose order a resample may know.
-  const auto order =
-      spec_.scope == Scope::top ? known_confidence_order(s, ws) : std::span<const std::uint32_t>();
+  if (spec_.scope != Scope::top) order = {};
   const CumulativeValue v = cumulative_statistics(ws.scores, ws.outcomes, ws, order);
   const bool ks = spec_.statistic == CumulativeStatistic::ks;
   const double statistic = ks ? v.ks : v.kuiper;

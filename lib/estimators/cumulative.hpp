@@ -48,7 +48,9 @@ CumulativeValue cumulative_statistics(std::span<const double> scores,
                                       EstimatorWorkspace& workspace,
                                       std::span<const std::uint32_t> order = {});
 
-class CumulativeCalibration final : public Estimator {
+class CumulativeCalibration final : public Estimator,
+                                    public AnalyticTest,
+                                    public ConfidenceOrdered {
  public:
   explicit CumulativeCalibration(CumulativeSpec spec);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
@@ -56,11 +58,15 @@ class CumulativeCalibration final : public Estimator {
   bool vanishes_when_calibrated() const override;
   bool has_population_value() const override;
   std::optional<std::string> classes_problem(std::size_t classes) const override;
+  // An analytic test whatever its output; at scope top the scores are the confidences, whose
+  // order a resample may know.
+  Capabilities capabilities() const override {
+    return {.analytic_test = this, .confidence_order = spec_.scope == Scope::top ? this : nullptr};
+  }
   // The analytic p-value (the estimate with output p_value).
-  std::optional<double> analytic_p_value(const Sample& sample,
-                                         EstimatorWorkspace& workspace) const override;
-  bool has_analytic_test() const override { return true; }
-  bool uses_confidence_order() const override { return spec_.scope == Scope::top; }
+  double p_value(const Sample& sample, EstimatorWorkspace& workspace) const override;
+  double estimate_in_order(const Sample& sample, std::span<const std::uint32_t> order,
+                           EstimatorWorkspace& workspace) const override;
   const CumulativeSpec& spec() const { return spec_; }
 
  private:

@@ -6,23 +6,36 @@
 #include "core/error.hpp"
 
 namespace calbench {
+namespace {
+
+// EceSweep's own scratch (EstimatorWorkspace::scratch): the confidences in sorted order, and
+// what last_bins reports.
+struct SweepScratch {
+  std::vector<double> sorted;
+  std::size_t last_bins = 0;
+};
+
+}  // namespace
 
 EceSweep::EceSweep(EceSweepSpec spec) : spec_(spec) {
   if (spec_.norm != Norm::l1 && spec_.norm != Norm::l2)
     throw DomainError("ece_sweep norm: must be l1 or l2");
 }
 
-std::size_t EceSweep::last_bins(const EstimatorWorkspace& ws) {
-  return ws.split.empty() ? 0 : ws.split.front();
+std::size_t EceSweep::last_bins(EstimatorWorkspace& ws) {
+  return ws.scratch<SweepScratch>().last_bins;
 }
 
 double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   const std::size_t n = s.size;
-  ws.split.assign(1, 0);
+  SweepScratch& sweep = ws.scratch<SweepScratch>();
+  std::size_t& last_bins = sweep.last_bins;
+  std::vector<double>& sorted = sweep.sorted;
+  last_bins = 0;
   if (n == 0) return 0.0;
   // Sort once: row order by confidence, then prefix sums (ws.bin_score / bin_hits, n + 1).
   stable_score_order(s.confidence, ws, ws.bin_of);
-  ws.sorted.resize(n);
+  sorted.resize(n);
   ws.bin_score.assign(n + 1, 0.0);
   ws.bin_hits.assign(n + 1, 0.0);
   // The correct rows counted as an integer (the double sum of 0s and 1s, exactly): a select of
@@ -30,7 +43,7 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   std::size_t hits = 0;
   for (std::size_t r = 0; r < n; ++r) {
     const std::uint32_t i = ws.bin_of[r];
-    ws.sorted[r] = s.confidence[i];
+    sorted[r] = s.confidence[i];
     ws.bin_score[r + 1] = ws.bin_score[r] + s.confidence[i];
     hits += static_cast<std::size_t>(s.correct(i));
     ws.bin_hits[r + 1] = static_cast<double>(hits);
@@ -57,9 +70,9 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
         while (first < n && !in_bin(first)) ++first;
       } else {  // bin = min(b - 1, floor(s * b)): [j / b, (j + 1) / b) in floating point
         first = static_cast<std::size_t>(
-            std::partition_point(ws.sorted.begin(), ws.sorted.end(),
+            std::partition_point(sorted.begin(), sorted.end(),
                                  [&](double v) { return std::floor(v * bd) < jd; }) -
-            ws.sorted.begin());
+            sorted.begin());
       }
       ws.edges[j] = static_cast<double>(first);
     }
@@ -71,9 +84,7 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   const double row_pass_from = nd / std::max(1.0, std::log2(nd));
   const auto monotone_by_rows = [&](std::size_t b) {
     const double bd = static_cast<double>(b);
-    const auto bin = [&](std::size_t r) {
-      return std::min(bd - 1.0, std::floor(ws.sorted[r] * bd));
-    };
+    const auto bin = [&](std::size_t r) { return std::min(bd - 1.0, std::floor(sorted[r] * bd)); };
     double previous = -1.0;
     for (std::size_t lo = 0, hi = 0; lo < n; lo = hi) {
       const double j = bin(lo);
@@ -111,7 +122,7 @@ double EceSweep::estimate(const Sample& s, EstimatorWorkspace& ws) const {
       for (std::size_t b = 2; b < n && monotone(b); ++b) best = b;
     }
   }
-  ws.split.assign(1, best);
+  last_bins = best;
 
   bounds(best);
   double out = 0.0;

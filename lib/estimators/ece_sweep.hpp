@@ -35,7 +35,7 @@ class EceSweep final : public Estimator {
   std::optional<Quantity> target() const override;
   bool vanishes_when_calibrated() const override { return true; }
   // The b* of the last estimate() on this workspace's sample (tests, docs).
-  static std::size_t last_bins(const EstimatorWorkspace& workspace);
+  static std::size_t last_bins(EstimatorWorkspace& workspace);
 
  private:
   EceSweepSpec spec_;

@@ -1,66 +1,119 @@
 #pragma once
 // The estimator interface: a finite sample -> one number, and the ground-truth quantity whose
 // population value the number estimates (its target). Bias = E[estimate] - truth[target].
+//
+// The design, in three parts:
+// - `Estimator` is the core every estimator has: estimate, target, the facts about its
+//   population value and its limit, and which numbers of classes it takes.
+// - What only some estimators can do is a capability: one small interface each, below
+//   (AnalyticTest, SquaredErrorVariance, BiasModel, FixedTopLabelBins, ConfidenceOrdered,
+//   MinimumRows; ExternalEstimator in external.hpp). Estimator::capabilities() names the ones an
+//   estimator has in its configuration (the debiased ECE has a squared-error variance, the
+//   plain one a bias model), null for the others; a caller asks for the capability it needs
+//   instead of testing the estimator's type.
+// - EstimatorWorkspace is a thread's scratch, reused across replicates: a few shared buffers
+//   that pass between functions of any estimator (a scope's scores and outcomes, the bin sums
+//   bin_statistics writes for its callers), and each family's own scratch, reached by its type
+//   (workspace.scratch<KernelGrids>()), created at its first use in that workspace and reused
+//   from then on. The workspace names no particular estimator: a family declares its scratch
+//   beside its code (kernel_grids.hpp; binning.cpp, binned_ece.cpp, ece_sweep.cpp,
+//   cumulative.cpp and kde_canonical.cpp keep theirs private) and a new estimator adds no member
+//   here.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
-#include "core/fft_convolution.hpp"
 #include "core/quantity.hpp"
 #include "core/sample.hpp"
 
 namespace calbench {
 
-class ExternalEstimator;
-class FixedTopLabelBins;
+// The scratch structs of the estimator families, each created on first use and kept by its
+// type (EstimatorWorkspace::scratch). Scratch, not state: a copy of a workspace (one per thread)
+// starts without any, as FftConvolution's copy does.
+class ScratchSlots {
+ public:
+  ScratchSlots() = default;
+  ScratchSlots(const ScratchSlots&) {}
+  ScratchSlots& operator=(const ScratchSlots&) { return *this; }
+  ScratchSlots(ScratchSlots&&) noexcept = default;
+  ScratchSlots& operator=(ScratchSlots&&) noexcept = default;
+  ~ScratchSlots() = default;
+
+  // The T of this workspace, value-initialised at the first call. A handful of families use
+  // one workspace, so a linear search finds it in a few comparisons.
+  template <typename T>
+  T& get() {
+    const std::type_index key(typeid(T));
+    for (const Slot& slot : slots_)
+      if (slot.key == key) return *static_cast<T*>(slot.object.get());
+    slots_.push_back({key, Owned(new T(), [](void* p) { delete static_cast<T*>(p); })});
+    return *static_cast<T*>(slots_.back().object.get());
+  }
+
+ private:
+  using Owned = std::unique_ptr<void, void (*)(void*)>;
+  struct Slot {
+    std::type_index key;
+    Owned object;
+  };
+  std::vector<Slot> slots_;
+};
 
 // Per-thread scratch space for estimators, reused across replicates (no allocation per row).
 struct EstimatorWorkspace {
-  std::vector<double> outcomes;  // 0/1 outcomes of a scope, filled by the estimator
-  // equal-mass binning (estimators/binning.cpp)
-  std::vector<std::uint32_t> bucket, bucket_start, gathered, fill, bucket_bin, edge_bucket;
+  // One scope's scores and outcomes (fill_scope in cumulative.hpp, BinnedEce): filled by the
+  // estimator, read by the functions it calls.
+  std::vector<double> scores, outcomes;
+  // Plain buffers for any estimator's use within one evaluation.
   std::vector<double> values;
-  std::vector<std::size_t> split;         // equal-mass split ranks
-  std::vector<std::size_t> rank_scratch;  // ranks whose order statistics are wanted
-  std::vector<std::size_t> rank_order;    // their indices in ascending order of rank
-  std::vector<double> rank_values;        // and their values
-  std::vector<double> edges;              // equal-mass bin edges
-  std::vector<double> bin_sum, bin_count;
-  // kernel estimators (estimators/smooth_ece.cpp, kde_ece.cpp): a grid of residual and unit
-  // masses, the sampled kernel, and the smoothed grids
-  std::vector<double> grid_residual, grid_mass, kernel, smooth_residual, smooth_mass;
-  std::vector<double> window_residual, window_mass;  // the grid nodes a convolution reads
-  FftConvolution convolution;
-  std::size_t grid_points = 0;  // size the two mass grids were last filled for (0: stale)
-  // the binned family (estimators/binning.cpp, binned_ece.cpp): one scope's scores, each
-  // row's bin, per-bin sums of scores and outcomes, a sorted copy of the scores
-  std::vector<double> scores, sorted, bin_score, bin_hits;
-  std::vector<double> bin_gap_squares;  // per bin, sum of (score - outcome)^2
   std::vector<std::uint32_t> bin_of;
-  std::vector<std::uint32_t> cell_bin;  // equal-width bins by table (binning.hpp)
-  std::vector<std::size_t> kept;        // classwise: kept rows of each gathered class
-  // The rows of `confidence_order_of` in non-decreasing order of confidence, when whoever made
-  // that sample knew it (the resamples of estimators/uncertainty.cpp); estimators that sort by
-  // confidence (uses_confidence_order) read it instead of sorting. Empty otherwise.
-  std::span<const std::uint32_t> confidence_order;
-  const Sample* confidence_order_of = nullptr;
-};
+  // The binned family's results (binning.hpp): the edges and, per bin, the count and the sums of
+  // scores, of outcomes and of (score - outcome)^2 that bin_statistics writes for its callers.
+  std::vector<double> edges;
+  std::vector<double> bin_count, bin_score, bin_hits, bin_gap_squares;
 
-// The known confidence order of `sample` (EstimatorWorkspace::confidence_order), or empty.
-inline std::span<const std::uint32_t> known_confidence_order(const Sample& sample,
-                                                             const EstimatorWorkspace& workspace) {
-  if (workspace.confidence_order_of != &sample) return {};
-  return workspace.confidence_order;
-}
+  // A family's own scratch, by its type (see the design above).
+  template <typename T>
+  T& scratch() {
+    return scratch_.get<T>();
+  }
+
+ private:
+  ScratchSlots scratch_;
+};
 
 // An estimate of a squared calibration error S with its delta-method variance V; the
 // estimator reports S, or sqrt(max(0, S)) when `root` (estimators/interval_methods.hpp).
 struct SquaredErrorEstimate {
   double square = 0.0, variance = 0.0;
   bool root = false;
+};
+
+class AnalyticTest;
+class SquaredErrorVariance;
+class BiasModel;
+class FixedTopLabelBins;
+class ConfidenceOrdered;
+class MinimumRows;
+class ExternalEstimator;
+
+// The capabilities an estimator has, each null when it has not: callers ask for the one they
+// need (`if (const auto* test = estimator.capabilities().analytic_test)`). Written with
+// designated initialisers: `return {.bias_model = this};`.
+struct Capabilities {
+  const AnalyticTest* analytic_test = nullptr;
+  const SquaredErrorVariance* squared_error = nullptr;
+  const BiasModel* bias_model = nullptr;
+  const FixedTopLabelBins* fixed_top_label_bins = nullptr;
+  const ConfidenceOrdered* confidence_order = nullptr;
+  const MinimumRows* minimum_rows = nullptr;
+  const ExternalEstimator* external = nullptr;
 };
 
 class Estimator {
@@ -94,38 +147,49 @@ class Estimator {
   virtual std::optional<std::string> classes_problem(std::size_t /*classes*/) const {
     return std::nullopt;
   }
-  // The squared error with its analytic variance, for estimators that have one (nullopt: none).
-  virtual std::optional<SquaredErrorEstimate> squared_error(
-      const Sample& /*sample*/, EstimatorWorkspace& /*workspace*/) const {
-    return std::nullopt;
-  }
-  // A model-based estimate, from this sample, of the estimator's finite-sample bias
-  // E[T] - (its population value), for the `bias_corrected` interval (interval_methods.hpp);
-  // nullopt when the estimator has none.
-  virtual std::optional<double> finite_sample_bias(const Sample& /*sample*/,
-                                                   EstimatorWorkspace& /*workspace*/) const {
-    return std::nullopt;
-  }
-  // Whether finite_sample_bias gives a value (it depends on the parameters, not the sample).
-  virtual bool has_finite_sample_bias() const { return false; }
-  // Capability: an estimator computed by a command outside the process (estimators/external.hpp),
-  // which a scenario feeds whole batches of replicates; null for every in-process estimator.
-  virtual const ExternalEstimator* external() const { return nullptr; }
-  // Capability: a calibration test with an analytic p-value (estimators/calibration_test.hpp:
-  // ks_calibration, kuiper_calibration, spiegelhalter, whatever their `output`): the p-value of
-  // "calibrated" on this sample; nullopt for every other estimator. calbench plan's power
-  // questions test with it instead of consistency resampling.
-  virtual std::optional<double> analytic_p_value(const Sample& /*sample*/,
-                                                 EstimatorWorkspace& /*workspace*/) const {
-    return std::nullopt;
-  }
-  virtual bool has_analytic_test() const { return false; }
-  // Capability: an estimator that is a function of per-bin sums over the top-label rows, each
-  // row's bin fixed by its confidence alone (FixedTopLabelBins below); null for the others.
-  virtual const FixedTopLabelBins* fixed_top_label_bins() const { return nullptr; }
-  // Whether the estimator sorts the rows by confidence and reads a known order instead
-  // (known_confidence_order): then a resampler that can give the order in O(n) does.
-  virtual bool uses_confidence_order() const { return false; }
+  // The capabilities below that this estimator has in its configuration; none by default.
+  virtual Capabilities capabilities() const { return {}; }
+};
+
+// ---- capabilities ------------------------------------------------------------------------
+
+// A calibration test with an analytic p-value (estimators/calibration_test.hpp: ks_calibration,
+// kuiper_calibration, spiegelhalter, whatever their `output`). calbench plan's power questions
+// test with it instead of consistency resampling.
+class AnalyticTest {
+ public:
+  virtual ~AnalyticTest() = default;
+  // The p-value of "calibrated" on this sample.
+  virtual double p_value(const Sample& sample, EstimatorWorkspace& workspace) const = 0;
+};
+
+// An estimator of a squared calibration error with an analytic variance (the debiased ECE at
+// scope top or binary), for the `analytic` interval (interval_methods.hpp).
+class SquaredErrorVariance {
+ public:
+  virtual ~SquaredErrorVariance() = default;
+  virtual SquaredErrorEstimate squared_error(const Sample& sample,
+                                             EstimatorWorkspace& workspace) const = 0;
+};
+
+// A model-based estimate, from the sample, of the estimator's finite-sample bias
+// E[T] - (its population value) (the binned L1 errors: bin_gap_bias.hpp), for the
+// `bias_corrected` interval (interval_methods.hpp).
+class BiasModel {
+ public:
+  virtual ~BiasModel() = default;
+  virtual double finite_sample_bias(const Sample& sample, EstimatorWorkspace& workspace) const = 0;
+};
+
+// An estimator that sorts the rows by confidence and can take their order from whoever made the
+// sample and knew it (the resamples of estimators/uncertainty.cpp, which build it in O(n)).
+class ConfidenceOrdered {
+ public:
+  virtual ~ConfidenceOrdered() = default;
+  // Estimator::estimate, with `order` the rows of `sample` in non-decreasing order of
+  // confidence (empty: not known, the estimator sorts).
+  virtual double estimate_in_order(const Sample& sample, std::span<const std::uint32_t> order,
+                                   EstimatorWorkspace& workspace) const = 0;
 };
 
 // The sums of the rows of each bin of a top-label binned statistic, every one added in row
@@ -149,7 +213,7 @@ class FixedTopLabelBins {
   virtual std::size_t bin_of(double confidence) const = 0;
   // The estimator's value on rows with these sums.
   virtual double from_bin_sums(const TopLabelBinSums& sums) const = 0;
-  // The estimator's finite_sample_bias on those rows; nullopt when it has none.
+  // The estimator's BiasModel::finite_sample_bias on those rows; nullopt when it has none.
   virtual std::optional<double> finite_sample_bias_from(const TopLabelBinSums& /*sums*/) const {
     return std::nullopt;
   }

@@ -76,8 +76,7 @@ std::optional<EstimatorConfig> build_brier(Args& a) {
 }
 
 std::optional<EstimatorConfig> build_calib_err(Args& a) {
-  const CalibErrSpec spec{static_cast<std::size_t>(a.get<std::int64_t>("beta")),
-                          a.get<Norm>("norm")};
+  const CalibErrSpec spec = a.typed<CalibErrSpec>();
   auto out = plain(a, std::make_shared<CalibErr>(spec));
   out.label += "_b" + std::to_string(spec.beta);
   if (spec.norm != Norm::l2) out.label += "_" + shown_text(a, "norm");
@@ -85,8 +84,7 @@ std::optional<EstimatorConfig> build_calib_err(Args& a) {
 }
 
 std::optional<EstimatorConfig> build_probmetrics_ece(Args& a) {
-  const ProbmetricsEceSpec spec{static_cast<std::size_t>(a.get<std::int64_t>("bins")),
-                                a.get<Norm>("norm")};
+  const ProbmetricsEceSpec spec = a.typed<ProbmetricsEceSpec>();
   auto out = plain(a, std::make_shared<ProbmetricsEce>(spec));
   out.label += "_" + std::to_string(spec.bins);
   if (spec.norm != Norm::l1) out.label += "_" + shown_text(a, "norm");
@@ -121,8 +119,7 @@ std::optional<EstimatorConfig> build_kde_canonical(Args& a) {
 }
 
 std::optional<EstimatorConfig> build_skce(Args& a) {
-  const SkceSpec spec{a.get<SkceKernel>("kernel"), a.get<double>("bandwidth"),
-                      a.get<SkceForm>("estimator")};
+  const SkceSpec spec = a.typed<SkceSpec>();
   auto out = plain(a, std::make_shared<Skce>(spec));
   out.label = "skce_" + shown_text(a, "kernel") + "_" + format_double(spec.bandwidth) +
               (spec.form == SkceForm::quadratic ? std::string("_uq") : std::string());
@@ -175,11 +172,15 @@ EstimatorEntry calib_err_estimator() {
       .summary =
           "calib_err of hendrycks/outlier-exposure (LLM harnesses): beta-row sorted bins, "
           "the last skipped",
-      .params = {param::at_most(param::integer("beta", 1, static_cast<std::int64_t>(defaults.beta),
-                                               "rows per bin (the library's target bin size)"),
-                                max_bins),
-                 param::choice("norm", calib_err_norms, defaults.norm,
-                               "its p: '1' (l1), '2' (l2, its default) or 'infty' (max)")},
+      .params = {param::into(
+                     param::at_most(
+                         param::integer("beta", 1, static_cast<std::int64_t>(defaults.beta),
+                                        "rows per bin (the library's target bin size)"),
+                         max_bins),
+                     &CalibErrSpec::beta),
+                 param::into(param::choice("norm", calib_err_norms, defaults.norm,
+                                           "its p: '1' (l1), '2' (l2, its default) or 'infty' (max)"),
+                             &CalibErrSpec::norm)},
       .example = R"({"beta": 100, "norm": "l1"})",
       .notes =
           {{"target",
@@ -206,11 +207,14 @@ EstimatorEntry probmetrics_ece_estimator() {
       .summary =
           "probmetrics' ece-B / rmsce-B / mce-B: absent classes dropped, p clamped to "
           "[1e-7, 1 - 1e-7] and renormalised, torchmetrics' float32 bins",
-      .params = {param::at_most(param::integer("bins", 1, static_cast<std::int64_t>(defaults.bins),
-                                               "number of bins B (its name ece-B)"),
-                                max_bins),
-                 param::choice("norm", calib_err_norms, defaults.norm,
-                               "l1 (ece-B), l2 (rmsce-B) or max (mce-B)")},
+      .params = {param::into(param::at_most(
+                                 param::integer("bins", 1, static_cast<std::int64_t>(defaults.bins),
+                                                "number of bins B (its name ece-B)"),
+                                 max_bins),
+                             &ProbmetricsEceSpec::bins),
+                 param::into(param::choice("norm", calib_err_norms, defaults.norm,
+                                           "l1 (ece-B), l2 (rmsce-B) or max (mce-B)"),
+                             &ProbmetricsEceSpec::norm)},
       .example = R"({"bins": 15, "norm": "l1"})",
       .notes = {{"target",
                  R"(its own population value (the truth engine's Rao-Blackwellised large sample): at
@@ -300,20 +304,25 @@ EstimatorEntry skce_estimator() {
           "squared kernel calibration error (Widmann, Lindsten & Zachariah 2019), kernel k(p,p') "
           "I_K",
       .params =
-          {param::choice(
-               "kernel", skce_kernel_choices, defaults.kernel,
-               "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"),
+          {param::into(
+               param::choice(
+                   "kernel", skce_kernel_choices, defaults.kernel,
+                   "k(p,p') = exp(-|p-p'|^2/(2 l^2)) or exp(-|p-p'|/l), Euclidean on the simplex"),
+               &SkceSpec::kernel),
            // Below 1e-3 the Gaussian kernel is exactly 0 for pairs farther apart than 38.6 l
            // (exp underflows) and the estimate is 0 in double precision (l = 1e-4 at n = 50: every
            // replicate 0); above 1e3 both kernels are 1 within 1e-6 on the simplex (diameter
            // sqrt 2) and give one kernel-free value (measured equal at 1e100).
-           param::number(
-               "bandwidth", defaults.bandwidth, [](double x) { return x >= 1e-3 && x <= 1e3; },
-               "in [1e-3, 1e3]",
-               R"(l (CalibrationErrors.jl has no default; 1 is its SqExponentialKernel's lengthscale))"),
-           param::choice("estimator", skce_form_choices, defaults.form,
-                         "linear: O(n) block estimator over pairs (2i, 2i+1); quadratic: O(n^2) "
-                         "U-statistic")},
+           param::into(
+               param::number(
+                   "bandwidth", defaults.bandwidth, [](double x) { return x >= 1e-3 && x <= 1e3; },
+                   "in [1e-3, 1e3]",
+                   R"(l (CalibrationErrors.jl has no default; 1 is its SqExponentialKernel's lengthscale))"),
+               &SkceSpec::bandwidth),
+           param::into(param::choice("estimator", skce_form_choices, defaults.form,
+                                     "linear: O(n) block estimator over pairs (2i, 2i+1); "
+                                     "quadratic: O(n^2) U-statistic"),
+                       &SkceSpec::form)},
       .example = R"({"kernel": "laplacian", "bandwidth": 0.5, "estimator": "quadratic"})",
       .notes =
           {{"target",
@@ -430,13 +439,10 @@ std::optional<EstimatorConfig> parse_estimator(const Json& entry, const std::str
   // A row's default that does not apply to the configuration falls back to consistency:
   // bias_corrected needs the estimator's bias model (the binned L1 errors), analytic its
   // squared-error variance (ece_debiased with scope top or binary).
-  if (config && config->interval == IntervalMethod::bias_corrected &&
-      !config->estimator->has_finite_sample_bias())
-    config->interval = IntervalMethod::consistency;
-  if (config && config->interval == IntervalMethod::analytic) {
-    // BinnedEce::squared_error: the debiased estimator with scope top or binary.
-    const auto* binned = dynamic_cast<const BinnedEce*>(config->estimator.get());
-    if (!binned || !binned->spec().debiased || binned->spec().scope == Scope::classwise)
+  if (config) {
+    const Capabilities can = config->estimator->capabilities();
+    if ((config->interval == IntervalMethod::bias_corrected && !can.bias_model) ||
+        (config->interval == IntervalMethod::analytic && !can.squared_error))
       config->interval = IntervalMethod::consistency;
   }
   return config;

@@ -63,7 +63,8 @@ class ExternalEstimator : public Estimator {
   // Starts the command on this one sample (a directory of one replicate).
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
   std::optional<Quantity> target() const override { return target_; }
-  const ExternalEstimator* external() const override { return this; }
+  // Capability: a scenario feeds it whole batches of replicates (run below).
+  Capabilities capabilities() const override { return {.external = this}; }
 
   const std::vector<std::string>& command() const { return command_; }
   double timeout() const { return timeout_; }

@@ -87,9 +87,9 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
       jack_list.push_back(estimators[e]);
     }
     if (!wants(e, IntervalMethod::bias_corrected)) continue;
-    const auto beta = estimators[e]->finite_sample_bias(sample, workspace);
-    if (!beta) continue;
-    corrected_value[e] = observed[e] - *beta;
+    const BiasModel* model = estimators[e]->capabilities().bias_model;
+    if (!model) continue;
+    corrected_value[e] = observed[e] - model->finite_sample_bias(sample, workspace);
     corrected_of[e] = corrected.size();
     corrected.emplace_back(*estimators[e]);
   }
@@ -147,8 +147,9 @@ SampleIntervals sample_intervals(const Sample& sample, std::span<const Estimator
     in.jackknife = jack_column;
     if (test) in.p_calibrated = out.p_values[e];
     in.vanishes_when_calibrated = estimators[e]->vanishes_when_calibrated();
-    if (wants(e, IntervalMethod::analytic))
-      in.squared = estimators[e]->squared_error(sample, workspace);
+    if (const auto* variance = estimators[e]->capabilities().squared_error;
+        variance && wants(e, IntervalMethod::analytic))
+      in.squared = variance->squared_error(sample, workspace);
     corrected_column.clear();
     if (corrected_of[e] < E) {  // U* = T* - beta*, resample by resample
       column_of(boot, columns, booted + corrected_of[e], bias_column);

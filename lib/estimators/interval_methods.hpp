@@ -28,11 +28,11 @@
 //   model, and at least `level` for a calibrated one (the Monte Carlo test has size at most
 //   1 - level, Davison & Hinkley 1997 eq. 4.11), where every interval built from the
 //   estimator's bootstrap distribution alone lies above 0.
-// - analytic: for Kumar et al. 2019's debiased squared error S (Estimator::squared_error),
+// - analytic: for Kumar et al. 2019's debiased squared error S (SquaredErrorVariance),
 //   the normal interval S -/+ z sqrt(V) with its delta-method variance V
 //   (binned_ece.hpp), mapped through sqrt(max(0, .)) when the estimator reports the root.
 // - bias_corrected: for an estimator with a model-based bias estimate beta
-//   (Estimator::finite_sample_bias: the binned L1 errors, bin_gap_bias.hpp), the corrected
+//   (BiasModel: the binned L1 errors, bin_gap_bias.hpp), the corrected
 //   estimate U = T - beta and the normal interval U -/+ z sd*(U), sd*(U) the sd of U over the
 //   bootstrap resamples (U* = T* - beta*, beta* by FiniteSampleBias below), joined with 0 as
 //   `consistency` is when the calibration test does not reject. The basic interval corrects
@@ -87,20 +87,22 @@ struct IntervalInputs {
   std::span<const double> fake_deviations;      // T_r - theta_F on the fake's R samples (fake)
 };
 
-// beta, an estimator's finite_sample_bias (0 where it has none), as a statistic: bootstrapped
-// on the resamples T* comes from, it gives bias_corrected's U* = T* - beta* without computing
-// T* a second time.
+// beta, an estimator's BiasModel::finite_sample_bias (0 where it has none), as a statistic:
+// bootstrapped on the resamples T* comes from, it gives bias_corrected's U* = T* - beta*
+// without computing T* a second time.
 class FiniteSampleBias final : public Estimator {
  public:
   explicit FiniteSampleBias(const Estimator& inner)
-      : inner_(&inner), bins_(inner.fixed_top_label_bins()) {}
+      : inner_(&inner),
+        model_(inner.capabilities().bias_model),
+        bins_(inner.capabilities().fixed_top_label_bins) {}
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override {
-    return inner_->finite_sample_bias(sample, workspace).value_or(0.0);
+    return model_ ? model_->finite_sample_bias(sample, workspace) : 0.0;
   }
   std::optional<Quantity> target() const override { return inner_->target(); }
   // beta from the inner estimator's bin sums, when it has them.
-  const FixedTopLabelBins* fixed_top_label_bins() const override {
-    return bins_.inner ? &bins_ : nullptr;
+  Capabilities capabilities() const override {
+    return {.fixed_top_label_bins = bins_.inner ? &bins_ : nullptr};
   }
 
  private:
@@ -114,6 +116,7 @@ class FiniteSampleBias final : public Estimator {
     const FixedTopLabelBins* inner;
   };
   const Estimator* inner_;
+  const BiasModel* model_;
   BiasFromBins bins_;
 };
 

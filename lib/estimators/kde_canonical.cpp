@@ -510,9 +510,19 @@ void add_row(double top, std::size_t m, std::span<double> weights,
   error += err;
 }
 
+// kernel_pass's own scratch (EstimatorWorkspace::scratch).
+struct KernelPassScratch {
+  std::vector<double> log_p;        // n x K: log p, floored
+  std::vector<double> log_norm;     // nb x n: the q-th row's log normaliser (label order), per b
+  std::vector<double> inner;        // 4 x n: g_j for the current four rows, label order
+  std::vector<double> log_weights;  // n: log kernel weights of the current row and bandwidth
+  std::vector<double> class_sums;   // K: per-class kernel sums of the current row
+};
+
 PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int power,
-                       KdeCanonicalIsa isa, EstimatorWorkspace& w) {
+                       KdeCanonicalIsa isa, EstimatorWorkspace& workspace) {
   const std::size_t n = s.size, K = s.classes, nb = bandwidths.size();
+  KernelPassScratch& w = workspace.scratch<KernelPassScratch>();
   // The rows j in label order (stable): each class's kernel sum is then one contiguous run.
   std::vector<std::uint32_t> order(n), position(n);
   std::vector<std::size_t> class_begin(K + 1, 0);
@@ -526,33 +536,33 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
       position[j] = static_cast<std::uint32_t>(q);
     }
   }
-  w.values.resize(n * K);  // log p, floored
-  for (std::size_t i = 0; i < n * K; ++i) w.values[i] = std::log(std::max(s.p[i], DBL_MIN));
+  w.log_p.resize(n * K);
+  for (std::size_t i = 0; i < n * K; ++i) w.log_p[i] = std::log(std::max(s.p[i], DBL_MIN));
   // Screening (see the row loop): h_q = sum_k p_qk log p_qk of the q-th row in label order, and
   // per bandwidth the largest h_q / b - log B_q, which does not depend on the row i.
   std::vector<double> centre(n);
   for (std::size_t q = 0; q < n; ++q) {
     const double* p = s.p.data() + order[q] * K;
-    const double* log_p = w.values.data() + order[q] * K;
+    const double* log_p = w.log_p.data() + order[q] * K;
     double h = 0.0;
     for (std::size_t k = 0; k < K; ++k) h += p[k] * log_p[k];
     centre[q] = h;
   }
   std::vector<double> normalisers(n), spread_max(nb);
-  w.sorted.resize(n * nb);  // log normaliser of the q-th row in label order under bandwidth t
+  w.log_norm.resize(n * nb);
   for (std::size_t t = 0; t < nb; ++t) {
     log_normalisers(s, bandwidths[t], normalisers.data());
     const double inv_b = 1.0 / bandwidths[t];
     double largest = -std::numeric_limits<double>::infinity();
     for (std::size_t q = 0; q < n; ++q) {
-      w.sorted[t * n + q] = normalisers[order[q]];
+      w.log_norm[t * n + q] = normalisers[order[q]];
       largest = std::max(largest, centre[q] * inv_b - normalisers[order[q]]);
     }
     spread_max[t] = largest;
   }
-  w.scores.resize(4 * n);  // g_j for the current four rows, label order
-  w.bin_score.resize(n);   // log kernel weights of the current row and bandwidth
-  w.bin_hits.resize(K);    // per-class kernel sums of the current row
+  w.inner.resize(4 * n);
+  w.log_weights.resize(n);
+  w.class_sums.resize(K);
   PassResult out{std::vector<double>(nb, 0.0), std::vector<double>(nb, 0.0)};
   const double log_neighbours = std::log(static_cast<double>(n - 1));
   // p by class (K x n), rows in label order: the inner products run over j innermost.
@@ -573,15 +583,15 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
     // rows one by one.
     const std::size_t slot = i % 4;
     if (slot == 0 && i + 4 <= n) {
-      const double* const log_p[4] = {&w.values[i * K], &w.values[(i + 1) * K],
-                                      &w.values[(i + 2) * K], &w.values[(i + 3) * K]};
-      double* const g4[4] = {w.scores.data(), w.scores.data() + n, w.scores.data() + 2 * n,
-                             w.scores.data() + 3 * n};
+      const double* const log_p[4] = {&w.log_p[i * K], &w.log_p[(i + 1) * K], &w.log_p[(i + 2) * K],
+                                      &w.log_p[(i + 3) * K]};
+      double* const g4[4] = {w.inner.data(), w.inner.data() + n, w.inner.data() + 2 * n,
+                             w.inner.data() + 3 * n};
       kernels.products4(by_class.data(), n, K, log_p, g4);
     } else if (i + 4 > n - n % 4 && i >= n - n % 4) {
-      inner_products(by_class.data(), n, K, &w.values[i * K], w.scores.data() + slot * n);
+      inner_products(by_class.data(), n, K, &w.log_p[i * K], w.inner.data() + slot * n);
     }
-    const double* g = w.scores.data() + slot * n;
+    const double* g = w.inner.data() + slot * n;
     const double* pi = s.p.data() + i * K;
     const std::size_t own = position[i];
 
@@ -604,7 +614,7 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
           std::find(distance.begin(), distance.end(), highest) - distance.begin());
       for (std::size_t t = 0; t < nb; ++t) {
         const double inv_b = 1.0 / bandwidths[t];
-        const double known = g[best] * inv_b - w.sorted[t * n + best];
+        const double known = g[best] * inv_b - w.log_norm[t * n + best];
         threshold[t] = (known + (cutoff - 1.0) - spread_max[t]) * bandwidths[t];
       }
     } else {
@@ -623,16 +633,16 @@ PassResult kernel_pass(const Sample& s, std::span<const double> bandwidths, int 
                     : screened_list(distance.data(), threshold[t], candidates.data(), count);
       }
       const double inv_b = 1.0 / bandwidths[t];
-      const double* log_norm = &w.sorted[t * n];
+      const double* log_norm = &w.log_norm[t * n];
       // Most rows: the full vectorised pass; few: the candidates only.
       const bool few = 4 * count <= n;
       const KeptTerms kept =
           few ? kept_from_candidates(g, log_norm, inv_b, {candidates.data(), count}, class_begin,
-                                     w.bin_score.data(), weights.data(), kept_end)
-              : kept_from_all(kernels, g, log_norm, inv_b, own, class_begin, w.bin_score.data(),
+                                     w.log_weights.data(), weights.data(), kept_end)
+              : kept_from_all(kernels, g, log_norm, inv_b, own, class_begin, w.log_weights.data(),
                               weights.data(), kept_end);
       screened_out = screened_out || few;
-      add_row(kept.top, kept.count, weights, kept_end, pi, log_neighbours, power, w.bin_hits,
+      add_row(kept.top, kept.count, weights, kept_end, pi, log_neighbours, power, w.class_sums,
               out.log_likelihood[t], out.error[t]);
     }
     if (screen) screen_next = screened_out;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimators/kernel_grids.hpp"
+
 namespace calbench {
 namespace {
 
@@ -40,6 +42,7 @@ double KdeEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   const double dx = (grid_hi - grid_lo) / static_cast<double>(grid_nodes - 1);
   // values[0..m): confidences of correct rows; values[m..n): the others.
   ws.values.resize(s.size);
+  KernelGrids& grids = ws.scratch<KernelGrids>();
   std::size_t m = 0;
   for (std::size_t i = 0; i < s.size; ++i)
     if (s.correct(i)) ws.values[m++] = std::clamp(s.confidence[i], 1e-256, 1.0 - 1e-256);
@@ -52,22 +55,22 @@ double KdeEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (m < 2 || sd == 0.0) sd = population_sd(ws.values, s.size);
   const double h = std::max(sd * shrink, 2.0 * dx);
 
-  ws.grid_points = 0;                        // the shared grids are reused here
-  ws.grid_residual.assign(grid_nodes, 0.0);  // binned correct confidences
-  ws.grid_mass.assign(grid_nodes, 0.0);      // binned all confidences
+  grids.grid_points = 0;                        // smooth_ece's grids are reused here
+  grids.grid_residual.assign(grid_nodes, 0.0);  // binned correct confidences
+  grids.grid_mass.assign(grid_nodes, 0.0);      // binned all confidences
   for (std::size_t i = 0; i < s.size; ++i) {
-    if (i < m) bin_reflected(ws.values[i], 1.0, ws.grid_residual, dx);
-    bin_reflected(ws.values[i], 1.0, ws.grid_mass, dx);
+    if (i < m) bin_reflected(ws.values[i], 1.0, grids.grid_residual, dx);
+    bin_reflected(ws.values[i], 1.0, grids.grid_mass, dx);
   }
 
   // Triweight kernel with sd h on the grid offsets, as densities.
   const double support = 3.0 * h;
   const auto half = static_cast<std::ptrdiff_t>(support / dx);
-  ws.kernel.resize(static_cast<std::size_t>(2 * half + 1));
+  grids.kernel.resize(static_cast<std::size_t>(2 * half + 1));
   for (std::ptrdiff_t k = -half; k <= half; ++k) {
     const double u = static_cast<double>(k) * dx / support;
     const double v = 1.0 - u * u;
-    ws.kernel[static_cast<std::size_t>(k + half)] =
+    grids.kernel[static_cast<std::size_t>(k + half)] =
         u * u < 1.0 ? 35.0 / 32.0 * v * v * v / support : 0.0;
   }
 
@@ -84,19 +87,19 @@ double KdeEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   // of order 1e-16 times the largest density, far below the 1e-6 threshold below).
   const auto nodes = static_cast<std::ptrdiff_t>(grid_nodes);
   const auto outputs = static_cast<std::size_t>(last - first + 1);
-  const std::size_t window = outputs + ws.kernel.size() - 1;
-  ws.window_residual.assign(window, 0.0);
-  ws.window_mass.assign(window, 0.0);
+  const std::size_t window = outputs + grids.kernel.size() - 1;
+  grids.window_residual.assign(window, 0.0);
+  grids.window_mass.assign(window, 0.0);
   for (std::size_t q = 0; q < window; ++q) {
     const std::ptrdiff_t node = first - half + static_cast<std::ptrdiff_t>(q);
     if (node < 0 || node >= nodes) continue;
-    ws.window_residual[q] = ws.grid_residual[static_cast<std::size_t>(node)];
-    ws.window_mass[q] = ws.grid_mass[static_cast<std::size_t>(node)];
+    grids.window_residual[q] = grids.grid_residual[static_cast<std::size_t>(node)];
+    grids.window_mass[q] = grids.grid_mass[static_cast<std::size_t>(node)];
   }
-  ws.smooth_residual.resize(outputs);
-  ws.smooth_mass.resize(outputs);
-  ws.convolution.valid_pair(ws.window_residual, ws.window_mass, ws.kernel, ws.smooth_residual,
-                            ws.smooth_mass);
+  grids.smooth_residual.resize(outputs);
+  grids.smooth_mass.resize(outputs);
+  grids.convolution.valid_pair(grids.window_residual, grids.window_mass, grids.kernel,
+                               grids.smooth_residual, grids.smooth_mass);
   double num = 0.0, den = 0.0, prev_integrand = 0.0, prev_density = 0.0;
   double prev_x = 0.0;
   bool started = false;
@@ -104,8 +107,8 @@ double KdeEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
     const double x = grid_lo + static_cast<double>(j) * dx;
     double f1 = 0.0, f = 0.0;
     if (x > 0.0 && x < 1.0) {
-      f1 = ws.smooth_residual[static_cast<std::size_t>(j - first)] * norm_correct;
-      f = ws.smooth_mass[static_cast<std::size_t>(j - first)] * norm_all;
+      f1 = grids.smooth_residual[static_cast<std::size_t>(j - first)] * norm_correct;
+      f = grids.smooth_mass[static_cast<std::size_t>(j - first)] * norm_all;
     }
     double integrand = prev_integrand;
     if (std::max(f1, f) > 1e-6) {

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "core/error.hpp"
+#include "estimators/kernel_grids.hpp"
 
 namespace calbench {
 namespace {
@@ -22,7 +23,7 @@ std::size_t grid_size(double sigma) {
 }
 
 // relplot.smooth_round_to_grid for residuals and unit masses, once per grid size.
-void fill_grids(const Sample& s, std::size_t m, EstimatorWorkspace& ws, bool binary) {
+void fill_grids(const Sample& s, std::size_t m, KernelGrids& ws, bool binary) {
   if (ws.grid_points == m) return;
   ws.grid_residual.assign(m, 0.0);
   ws.grid_mass.assign(m, 0.0);
@@ -59,7 +60,7 @@ double interpolate(const std::vector<double>& y, double t) {
 }
 
 // smECE_sigma with the mass grids of this sample reused when ws.grid_points says they are current.
-double smooth_ece_cached(const Sample& s, double sigma, EstimatorWorkspace& ws, bool binary) {
+double smooth_ece_cached(const Sample& s, double sigma, KernelGrids& ws, bool binary) {
   const std::size_t m = grid_size(sigma);
   fill_grids(s, m, ws, binary);
 
@@ -118,8 +119,9 @@ double smooth_ece_cached(const Sample& s, double sigma, EstimatorWorkspace& ws, 
 
 double smooth_ece_at(const Sample& s, double sigma, EstimatorWorkspace& ws, bool binary) {
   if (s.size == 0) return 0.0;
-  ws.grid_points = 0;
-  return smooth_ece_cached(s, sigma, ws, binary);
+  KernelGrids& grids = ws.scratch<KernelGrids>();
+  grids.grid_points = 0;
+  return smooth_ece_cached(s, sigma, grids, binary);
 }
 
 SmoothEce::SmoothEce(SmoothEceSpec spec) : spec_(spec) {
@@ -130,11 +132,12 @@ SmoothEce::SmoothEce(SmoothEceSpec spec) : spec_(spec) {
 
 double SmoothEce::bandwidth(const Sample& s, EstimatorWorkspace& ws) const {
   if (spec_.bandwidth) return *spec_.bandwidth;
-  ws.grid_points = 0;  // a new sample
+  KernelGrids& grids = ws.scratch<KernelGrids>();
+  grids.grid_points = 0;  // a new sample
   // relplot.search_param: a fixed 10-step bisection returning the upper end, kept as is (not
   // Boost's toms748/bisect) because its exact bracket sequence is part of relplot's value.
   const auto too_small = [&](double sigma) {
-    return sigma < 0.001 || sigma < smooth_ece_cached(s, sigma, ws, spec_.binary);
+    return sigma < 0.001 || sigma < smooth_ece_cached(s, sigma, grids, spec_.binary);
   };
   if (too_small(1.0)) return 1.0;
   double hi = 1.0, lo = 0.0;
@@ -158,7 +161,7 @@ double SmoothEce::estimate(const Sample& s, EstimatorWorkspace& ws) const {
   if (const auto problem = classes_problem(s.classes)) throw DomainError(*problem);
   if (s.size == 0) return 0.0;
   const double sigma = bandwidth(s, ws);
-  if (!spec_.bandwidth) return smooth_ece_cached(s, sigma, ws, spec_.binary);
+  if (!spec_.bandwidth) return smooth_ece_cached(s, sigma, ws.scratch<KernelGrids>(), spec_.binary);
   return smooth_ece_at(s, sigma, ws, spec_.binary);
 }
 

@@ -25,8 +25,7 @@ std::optional<std::string> Spiegelhalter::classes_problem(std::size_t classes) c
   return std::nullopt;
 }
 
-std::optional<double> Spiegelhalter::analytic_p_value(const Sample& s,
-                                                      EstimatorWorkspace& ws) const {
+double Spiegelhalter::p_value(const Sample& s, EstimatorWorkspace& ws) const {
   SpiegelhalterSpec spec = spec_;
   spec.test.output = TestOutput::p_value;
   return Spiegelhalter(spec).estimate(s, ws);

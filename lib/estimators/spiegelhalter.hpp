@@ -26,7 +26,7 @@ struct SpiegelhalterSpec {
   TestSettings test{};
 };
 
-class Spiegelhalter final : public Estimator {
+class Spiegelhalter final : public Estimator, public AnalyticTest {
  public:
   explicit Spiegelhalter(SpiegelhalterSpec spec);
   double estimate(const Sample& sample, EstimatorWorkspace& workspace) const override;
@@ -34,9 +34,8 @@ class Spiegelhalter final : public Estimator {
   bool has_population_value() const override;
   std::optional<std::string> classes_problem(std::size_t classes) const override;
   // The analytic p-value (the estimate with output p_value).
-  std::optional<double> analytic_p_value(const Sample& sample,
-                                         EstimatorWorkspace& workspace) const override;
-  bool has_analytic_test() const override { return true; }
+  Capabilities capabilities() const override { return {.analytic_test = this}; }
+  double p_value(const Sample& sample, EstimatorWorkspace& workspace) const override;
 
  private:
   SpiegelhalterSpec spec_;

@@ -90,7 +90,7 @@ void relabel(const Sample& sample, Engine& engine, ResampleWorkspace& ws) {
 
 using Resampler = void (*)(const Sample&, Engine&, ResampleWorkspace&);
 
-// Known confidence orders (Estimator::uses_confidence_order). The sample's rows are sorted by
+// Known confidence orders (ConfidenceOrdered). The sample's rows are sorted by
 // confidence once per call (stable: ties by row); a resample's order then follows in O(n) from
 // the ranks, instead of every estimator sorting every resample: a bootstrap resample's rows by
 // the rank of the row each copies (a counting sort; a row drawn twice keeps its two copies in
@@ -98,9 +98,25 @@ using Resampler = void (*)(const Sample&, Engine&, ResampleWorkspace&);
 // sample's without those left out. Ties in confidence may come out in another order than an
 // estimator's own sort would give: the values differ at most in the order in which tied rows
 // are added (the last bits, and only where tied rows differ in outcome).
-bool uses_confidence_order(std::span<const Estimator* const> estimators) {
-  return std::any_of(estimators.begin(), estimators.end(),
-                     [](const Estimator* e) { return e->uses_confidence_order(); });
+// Each estimator's ConfidenceOrdered (null for those without), or an empty vector when none has.
+std::vector<const ConfidenceOrdered*> confidence_ordered(
+    std::span<const Estimator* const> estimators) {
+  std::vector<const ConfidenceOrdered*> out;
+  for (const Estimator* e : estimators) out.push_back(e->capabilities().confidence_order);
+  if (std::all_of(out.begin(), out.end(), [](const ConfidenceOrdered* o) { return !o; }))
+    out.clear();
+  return out;
+}
+
+// Every estimator's value on a resample into values[0, E): from `order`, the resample's rows by
+// confidence, for the estimators `ordered` has (none when it is empty), by estimate() for the
+// others.
+void evaluate(std::span<const Estimator* const> estimators,
+              std::span<const ConfidenceOrdered* const> ordered, const Sample& resample,
+              std::span<const std::uint32_t> order, EstimatorWorkspace& ws, double* values) {
+  for (std::size_t e = 0; e < estimators.size(); ++e)
+    values[e] = !ordered.empty() && ordered[e] ? ordered[e]->estimate_in_order(resample, order, ws)
+                                               : estimators[e]->estimate(resample, ws);
 }
 
 void prepare_confidence_order(const Sample& sample, ResampleWorkspace& ws) {
@@ -134,14 +150,15 @@ void bootstrap_confidence_order(std::span<const std::uint32_t> rank, ResampleWor
 // probabilities copied per row) and nothing is binned again. The draws are the ones
 // bootstrap_resample and relabel make, from the same streams in the same order, and the sums
 // add the same terms in the same (resample row) order as the estimator's own pass does, so every
-// value is the same bits as Estimator::estimate on the built resample (tests/unit/test_uncertainty.cpp
-// compares them). For calbench plan's default-interval width questions this is most of the time.
+// value is the same bits as Estimator::estimate on the built resample
+// (tests/unit/test_uncertainty.cpp compares them). For calbench plan's default-interval width
+// questions this is most of the time.
 
 // The estimators' FixedTopLabelBins, or an empty vector when one of them has none.
 std::vector<const FixedTopLabelBins*> bin_sum_forms(std::span<const Estimator* const> estimators) {
   std::vector<const FixedTopLabelBins*> forms;
   for (const Estimator* e : estimators) {
-    const FixedTopLabelBins* form = e->fixed_top_label_bins();
+    const FixedTopLabelBins* form = e->capabilities().fixed_top_label_bins;
     if (!form) return {};
     forms.push_back(form);
   }
@@ -330,8 +347,9 @@ std::vector<double> resampled_values(const Sample& sample,
   const bool relabelling = purpose == Purpose::labels;
   if (!forms.empty()) prepare_binned_rows(sample, forms, relabelling, workspace.binned_rows);
   const ResampleWorkspace::BinnedRows& rows = workspace.binned_rows;
-  const bool ordered = forms.empty() && sample.size > 0 && uses_confidence_order(estimators);
-  if (ordered) prepare_confidence_order(sample, workspace);
+  const auto ordered = forms.empty() && sample.size > 0 ? confidence_ordered(estimators)
+                                                        : std::vector<const ConfidenceOrdered*>();
+  if (!ordered.empty()) prepare_confidence_order(sample, workspace);
   const std::span<const std::uint32_t> sorted_rows = workspace.confidence_rows;
   const std::span<const std::uint32_t> rank = workspace.confidence_rank;
   const auto one = [&](std::size_t b, ResampleWorkspace& ws) {
@@ -342,14 +360,12 @@ std::vector<double> resampled_values(const Sample& sample,
       return;
     }
     resample(sample, engine, ws);
-    if (ordered) {
+    std::span<const std::uint32_t> order;
+    if (!ordered.empty()) {
       if (!relabelling) bootstrap_confidence_order(rank, ws);
-      ws.estimator.confidence_order = relabelling ? sorted_rows : std::span(ws.order);
-      ws.estimator.confidence_order_of = &ws.sample;
+      order = relabelling ? sorted_rows : std::span<const std::uint32_t>(ws.order);
     }
-    for (std::size_t e = 0; e < E; ++e)
-      values[b * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
-    ws.estimator.confidence_order_of = nullptr;
+    evaluate(estimators, ordered, ws.sample, order, ws.estimator, values.data() + b * E);
   };
   // The caller's workspace may hold another sample's rows (parallel ones start empty).
   workspace.rows_current = false;
@@ -401,8 +417,8 @@ std::vector<double> jackknife_values(const Sample& sample,
     throw DomainError("jackknife groups = " + std::to_string(groups) + ": must be >= 2");
   const std::size_t G = std::min(groups, n);
   std::vector<double> values(G * E);
-  const bool ordered = uses_confidence_order(estimators);
-  if (ordered) prepare_confidence_order(sample, workspace);
+  const auto ordered = confidence_ordered(estimators);
+  if (!ordered.empty()) prepare_confidence_order(sample, workspace);
   const std::span<const std::uint32_t> sorted_rows = workspace.confidence_rows;
   const auto one = [&](std::size_t g, ResampleWorkspace& ws) {
     // Rows g, g + G, g + 2G, ... left out.
@@ -424,7 +440,7 @@ std::vector<double> jackknife_values(const Sample& sample,
       ws.sample.predicted[at] = sample.predicted[i];
       ++at;
     }
-    if (ordered) {
+    if (!ordered.empty()) {
       // Row i > g of the sample is row i - ceil((i - g) / G) here (the rows left out before it).
       ws.order.clear();
       for (const std::uint32_t i : sorted_rows) {
@@ -432,12 +448,8 @@ std::vector<double> jackknife_values(const Sample& sample,
         const std::size_t before = i > g ? (i - g + G - 1) / G : 0;
         ws.order.push_back(static_cast<std::uint32_t>(i - before));
       }
-      ws.estimator.confidence_order = ws.order;
-      ws.estimator.confidence_order_of = &ws.sample;
     }
-    for (std::size_t e = 0; e < E; ++e)
-      values[g * E + e] = estimators[e]->estimate(ws.sample, ws.estimator);
-    ws.estimator.confidence_order_of = nullptr;
+    evaluate(estimators, ordered, ws.sample, ws.order, ws.estimator, values.data() + g * E);
   };
   if (execution == Execution::serial) {
     for (std::size_t g = 0; g < G; ++g) {

@@ -79,7 +79,7 @@ struct ResampleWorkspace {
   } binned_rows;
   std::vector<std::vector<double>> bin_count, bin_score, bin_hits, bin_gap;  // per binning
   std::vector<std::vector<std::uint32_t>> bin_count_int, bin_hits_int;
-  // For estimators that sort by confidence (Estimator::uses_confidence_order): the sample's rows
+  // For estimators that sort by confidence (ConfidenceOrdered): the sample's rows
   // by confidence and each row's rank there, formed once per call in the caller's workspace,
   // and each thread's resample order built from them in O(n) (uncertainty.cpp), with the
   // bootstrap's drawn rows and a count per rank.

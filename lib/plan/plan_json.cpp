@@ -112,7 +112,7 @@ std::optional<WidthQuestion> parse_width(ObjectReader& q,
   if (!choice->normal)
     out.interval = choice->method.value_or(estimator ? estimator->interval : IntervalMethod{});
   if (out.interval && estimator && classes)
-    if (auto why = interval_inapplicable(*out.interval, *estimator->estimator, *classes))
+    if (auto why = interval_inapplicable(*out.interval, *estimator->estimator))
       q.problems().add(q.pointer_to("interval"),
                        *why + (choice->method ? "" : " (the estimator's default interval)"));
   // The normal width 2 z sd and the analytic interval resample nothing.
@@ -391,7 +391,8 @@ Json plan_result_json(const PlanConfig& config, const PlanResult& result) {
                           {"scale", result.alternative->scale},
                           {"truth", truth_json(result.alternative->achieved)}};
   }
-  if (power) out["test"] = config.spec.estimator->has_analytic_test() ? "analytic" : "consistency";
+  if (power)
+    out["test"] = config.spec.estimator->capabilities().analytic_test ? "analytic" : "consistency";
   if (!power) {
     out["interval"] = interval_name(std::get<WidthQuestion>(config.spec.question));
     if (const auto& r = result.reference)

@@ -168,8 +168,8 @@ Replicate simulate_replicate(const PlanSpec& spec, const Generator& generator, s
     r.figure = interval->hi - interval->lo;
     holds = interval->lo <= reference && reference <= interval->hi;
   }
-  if (power && estimator->has_analytic_test()) {
-    r.figure = *estimator->analytic_p_value(buf.sample, buf.workspace) <= power->alpha ? 1.0 : 0.0;
+  if (const AnalyticTest* test = estimator->capabilities().analytic_test; power && test) {
+    r.figure = test->p_value(buf.sample, buf.workspace) <= power->alpha ? 1.0 : 0.0;
   } else if (power) {
     const auto null = consistency_values(buf.sample, one, resample_key, power->resamples,
                                          Execution::serial, buf.resample);
@@ -224,9 +224,7 @@ void validate(const PlanSpec& spec) {
             if (w.jackknife_groups < 2)
               throw DomainError("jackknife_groups = " + std::to_string(w.jackknife_groups) +
                                 ": must be >= 2");
-            if (auto why = interval_inapplicable(*w.interval, estimator,
-                                                 Generator(spec.generator).classes()))
-              throw DomainError(*why);
+            if (auto why = interval_inapplicable(*w.interval, estimator)) throw DomainError(*why);
           },
           [&](const PowerQuestion& p) {
             if (!(p.power > 0.0 && p.power < 1.0))
@@ -237,7 +235,7 @@ void validate(const PlanSpec& spec) {
               throw DomainError("detect = " + format_double(p.detect) + ": must be > 0");
             // p = (1 + #)/(1 + B) <= alpha needs B >= 1/alpha - 1 (a test with an analytic
             // p-value draws no resamples).
-            if (!estimator.has_analytic_test() &&
+            if (!estimator.capabilities().analytic_test &&
                 static_cast<double>(p.resamples) + 1.0 < 1.0 / p.alpha)
               throw DomainError("resamples = " + std::to_string(p.resamples) +
                                 ": the test can never reject at alpha = " + format_double(p.alpha) +
@@ -452,8 +450,8 @@ std::string undercovered(const WidthQuestion& question, const PlanPoint& at) {
 
 }  // namespace
 
-std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
-                                                 std::size_t classes) {
+std::optional<std::string> interval_inapplicable(IntervalMethod method,
+                                                 const Estimator& estimator) {
   if (method == IntervalMethod::fake)
     return std::string(
         "interval fake is calbench eval's (calibrated on a fake fitted to a model's rows); a "
@@ -462,23 +460,14 @@ std::optional<std::string> interval_inapplicable(IntervalMethod method, const Es
     return std::string(
         "interval consistency needs an estimator whose population value is 0 for "
         "every calibrated model (a calibration error), which this one is not");
-  if (method == IntervalMethod::bias_corrected && !estimator.has_finite_sample_bias())
+  if (method == IntervalMethod::bias_corrected && !estimator.capabilities().bias_model)
     return std::string(
         "interval bias_corrected needs an estimator with a bias model (ece, ace "
         "or classwise_ece with norm l1), which this one has not");
-  if (method == IntervalMethod::analytic) {
-    // Whether the estimator has a squared error at all, asked on two uniform rows.
-    const std::vector<double> p(2 * classes, 1.0 / static_cast<double>(classes));
-    EstimatorWorkspace workspace;
-    try {
-      if (!estimator.squared_error(make_sample(classes, p, {0, 1}), workspace))
-        return std::string(
-            "interval analytic needs an estimator with an analytic variance "
-            "(ece_debiased with scope top or binary), which this one has not");
-    } catch (const DomainError&) {
-      // The estimator does not apply to these rows; the plan reports that itself.
-    }
-  }
+  if (method == IntervalMethod::analytic && !estimator.capabilities().squared_error)
+    return std::string(
+        "interval analytic needs an estimator with an analytic variance "
+        "(ece_debiased with scope top or binary), which this one has not");
   return std::nullopt;
 }
 

@@ -54,7 +54,7 @@ std::string interval_name(const WidthQuestion& question);
 
 // The n at which the level-alpha consistency-resampling test (estimators/uncertainty.hpp,
 // `resamples` label redraws, the estimator as its statistic) -- or, for an estimator with an
-// analytic test (Estimator::has_analytic_test: ks_calibration, kuiper_calibration,
+// analytic test (AnalyticTest, Estimator::capabilities: ks_calibration, kuiper_calibration,
 // spiegelhalter), that test, p <= alpha, `resamples` unused -- rejects with probability >= power
 // when the truth of `quantity` is `detect`. The alternative is the generator with its
 // miscalibration scaled (scaled_generator) until the exact truth of `quantity` equals `detect`.
@@ -194,11 +194,10 @@ Alternative solve_scale(const GeneratorSpec& spec, Quantity quantity, double val
 Alternative solve_alternative(const GeneratorSpec& spec, const PowerQuestion& question,
                               const TruthSettings& truth);
 
-// Why `method` cannot give an interval for `estimator` on samples of `classes` classes
-// (consistency for an estimator that is not a calibration error, bias_corrected without a bias
-// model, analytic without a squared error), or nullopt.
-std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator,
-                                                 std::size_t classes);
+// Why `method` cannot give an interval for `estimator` (consistency for an estimator that is
+// not a calibration error, bias_corrected without a bias model, analytic without a squared
+// error variance: Estimator::capabilities), or nullopt.
+std::optional<std::string> interval_inapplicable(IntervalMethod method, const Estimator& estimator);
 
 // Called after each simulated n (from the calling thread), for progress lines.
 using PlanPointFn = std::function<void(const PlanPoint&)>;

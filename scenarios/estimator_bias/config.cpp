@@ -136,7 +136,7 @@ class Sections : public ScenarioSections {
     if (!intervals_) return;
     for (const auto& cell : cells)
       for (const auto& e : static_cast<const EstimatorBiasCell&>(*cell).estimators)
-        if (e.estimator->external() != nullptr) {
+        if (e.estimator->capabilities().external != nullptr) {
           problems.add_unique({"/intervals",
                                "intervals are not available with the external "
                                "estimator " +

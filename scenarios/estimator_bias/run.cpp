@@ -108,7 +108,7 @@ ExternalValues run_externals(const EstimatorBiasConfig& config, const Generators
     const EstimatorBiasCell& cc = config.cells[cell];
     std::vector<const ExternalEstimator*> externals;
     for (const auto& ec : cc.estimators) {
-      const ExternalEstimator* external = ec.estimator->external();
+      const ExternalEstimator* external = ec.estimator->capabilities().external;
       out.index[cell].push_back(external != nullptr ? std::optional(externals.size())
                                                     : std::nullopt);
       if (external != nullptr) externals.push_back(external);

@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "core/running_stats.hpp"
 #include "estimators/binned_ece.hpp"
@@ -452,4 +454,36 @@ TEST_CASE("ece_sweep converges to ece_top_l1 where the gap changes sign", "[stat
   INFO("ece_sweep " << stats.mean() << " +- " << stats.standard_error() << ", truth " << t.value
                     << " +- " << t.error << ", mean b* " << bins.mean());
   CHECK(std::abs(stats.mean() - t.value) < 4.5 * stats.standard_error() + t.error + 0.004);
+}
+
+namespace {
+struct ScratchA {
+  std::vector<double> buffer;
+};
+struct ScratchB {
+  int calls = 0;
+};
+}  // namespace
+
+TEST_CASE("a workspace keeps one scratch per type, made once, and a copy starts without",
+          "[unit][estimators]") {
+  // EstimatorWorkspace::scratch (estimator.hpp): created value-initialised at the first call,
+  // the same object at every later one, whatever other types were added since (each lives on
+  // the heap, so references held across calls stay valid).
+  EstimatorWorkspace ws;
+  ScratchA& a = ws.scratch<ScratchA>();
+  CHECK(a.buffer.empty());
+  a.buffer.assign(1000, 1.5);
+  const double* data = a.buffer.data();
+  for (int i = 0; i < 8; ++i) ++ws.scratch<ScratchB>().calls;
+  CHECK(&ws.scratch<ScratchA>() == &a);
+  CHECK(ws.scratch<ScratchA>().buffer.data() == data);  // no new allocation
+  CHECK(ws.scratch<ScratchB>().calls == 8);
+  // Scratch, not state: a copy (one workspace per thread) starts empty; the original keeps its.
+  EstimatorWorkspace copy = ws;
+  CHECK(copy.scratch<ScratchA>().buffer.empty());
+  CHECK(copy.scratch<ScratchB>().calls == 0);
+  CHECK(ws.scratch<ScratchB>().calls == 8);
+  EstimatorWorkspace moved = std::move(ws);
+  CHECK(&moved.scratch<ScratchA>() == &a);
 }

@@ -201,11 +201,12 @@ TEST_CASE("analytic variance of the debiased squared error matches Monte Carlo",
     for (std::size_t r = 0; r < R; ++r) {
       Engine engine = make_engine({config.seed, 0, r, Purpose::sample});
       generator.sample(engine, cell.sample_size, sample, scratch);
-      const auto s = estimator.squared_error(sample, ws);
-      REQUIRE(s);
-      CHECK(s->square == Approx(estimator.estimate(sample, ws)).epsilon(1e-12));
-      values.add(s->square);
-      variances.add(s->variance);
+      const auto* variance = estimator.capabilities().squared_error;
+      REQUIRE(variance);
+      const auto s = variance->squared_error(sample, ws);
+      CHECK(s.square == Approx(estimator.estimate(sample, ws)).epsilon(1e-12));
+      values.add(s.square);
+      variances.add(s.variance);
     }
     const double mc_sd = values.sd();
     const double analytic_sd = std::sqrt(variances.mean());
@@ -314,7 +315,7 @@ TEST_CASE("normal interval of bias_corrected by hand", "[unit]") {
 }
 
 // BinnedEce::finite_sample_bias is the bin sum of abs_gap_bias with the estimate's weights: on a
-// hand-made top-label sample, and none where it does not apply.
+// hand-made top-label sample, and no bias model where it does not apply.
 TEST_CASE("finite_sample_bias of the binned L1 errors", "[unit]") {
   // K = 2, four rows; top label: confidences 0.6, 0.6, 0.9, 0.9, correct 1, 1, 0, 1. With 2
   // equal-width bins all four are in [0.5, 1]: m = 4, score sum 3.0, 3 hits.
@@ -323,14 +324,14 @@ TEST_CASE("finite_sample_bias of the binned L1 errors", "[unit]") {
   BinnedEceSpec spec;
   spec.bins = 2;
   const BinnedEce ece(spec);
-  REQUIRE(ece.finite_sample_bias(s, ws));
-  CHECK(*ece.finite_sample_bias(s, ws) == Approx(abs_gap_bias(4.0, 3.0, 3.0)).epsilon(1e-14));
+  REQUIRE(ece.capabilities().bias_model == &ece);
+  CHECK(ece.finite_sample_bias(s, ws) == Approx(abs_gap_bias(4.0, 3.0, 3.0)).epsilon(1e-14));
   CHECK(abs_gap_bias(4.0, 3.0, 3.0) > 0.0);
   spec.norm = Norm::l2;
-  CHECK(!BinnedEce(spec).finite_sample_bias(s, ws));
+  CHECK(!BinnedEce(spec).capabilities().bias_model);
   spec.norm = Norm::l1;
   spec.debiased = true;
-  CHECK(!BinnedEce(spec).finite_sample_bias(s, ws));
+  CHECK(!BinnedEce(spec).capabilities().bias_model);
 }
 
 TEST_CASE("intervals.methods: bad names and repeats are config errors at their pointer", "[unit]") {

@@ -613,7 +613,7 @@ TEST_CASE("plan: power of Spiegelhalter's analytic test against a known alternat
   q.resamples = 1;  // unused by an analytic test (a consistency test could never reject)
   PlanSpec spec = binary_brier(a, q, 1000);
   spec.estimator = estimator(R"({"name": "spiegelhalter", "scope": "binary"})");
-  REQUIRE(spec.estimator->has_analytic_test());
+  REQUIRE(spec.estimator->capabilities().analytic_test);
   const PlanResult r = plan_sample_size(spec);
   REQUIRE(r.alternative);
   const double T =
@@ -688,7 +688,7 @@ TEST_CASE("plan: the shipped Kuiper power example gives the answer docs/plan.md 
           "[slow][plan]") {
   const std::filesystem::path source = CALBENCH_SOURCE_DIR;
   const PlanConfig config = load_plan(source / "configs" / "plan" / "power_kuiper.json");
-  CHECK(config.spec.estimator->has_analytic_test());
+  CHECK(config.spec.estimator->capabilities().analytic_test);
   (void)check_quoted("plan/power_kuiper.json", 4822);
 }
 

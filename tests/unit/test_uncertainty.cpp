@@ -238,10 +238,10 @@ class WithoutBinSums final : public Estimator {
     return inner_->estimate(s, ws);
   }
   std::optional<Quantity> target() const override { return inner_->target(); }
-  std::optional<double> finite_sample_bias(const Sample& s, EstimatorWorkspace& ws) const override {
-    return inner_->finite_sample_bias(s, ws);
+  // Its bias model, not its bin sums.
+  Capabilities capabilities() const override {
+    return {.bias_model = inner_->capabilities().bias_model};
   }
-  bool has_finite_sample_bias() const override { return inner_->has_finite_sample_bias(); }
 
  private:
   const Estimator* inner_;
@@ -277,12 +277,13 @@ TEST_CASE("resampling from bin sums gives the bits of the built resamples", "[un
   const BinnedEce l2({.norm = Norm::l2}), max({.norm = Norm::max});
   const FiniteSampleBias beta(ece), beta6(ece6);
   // Only these variants have bin sums (equal-mass bins move with the rows).
-  CHECK(ece.fixed_top_label_bins() != nullptr);
-  CHECK(beta.fixed_top_label_bins() != nullptr);
-  CHECK(BinnedEce({.binning = Binning::equal_mass}).fixed_top_label_bins() == nullptr);
-  CHECK(BinnedEce({.scope = Scope::classwise}).fixed_top_label_bins() == nullptr);
-  CHECK(BinnedEce({.debiased = true}).fixed_top_label_bins() == nullptr);
-  CHECK(BinnedEce({.norm = Norm::average}).fixed_top_label_bins() == nullptr);
+  const auto bin_sums = [](const Estimator& e) { return e.capabilities().fixed_top_label_bins; };
+  CHECK(bin_sums(ece) != nullptr);
+  CHECK(bin_sums(beta) != nullptr);
+  CHECK(bin_sums(BinnedEce({.binning = Binning::equal_mass})) == nullptr);
+  CHECK(bin_sums(BinnedEce({.scope = Scope::classwise})) == nullptr);
+  CHECK(bin_sums(BinnedEce({.debiased = true})) == nullptr);
+  CHECK(bin_sums(BinnedEce({.norm = Norm::average})) == nullptr);
 
   const WithoutBinSums ece_w(ece), ece6_w(ece6), l2_w(l2), max_w(max);
   const FiniteSampleBias beta_w(ece_w), beta6_w(ece6_w);
@@ -310,16 +311,12 @@ TEST_CASE("resampling from bin sums gives the bits of the built resamples", "[un
 
 namespace {
 
-// The estimator it wraps, without a known confidence order: it sorts every resample itself.
+// The estimator it wraps, without its ConfidenceOrdered: it sorts every resample itself.
 class WithoutOrder final : public Estimator {
  public:
   explicit WithoutOrder(const Estimator& inner) : inner_(&inner) {}
   double estimate(const Sample& s, EstimatorWorkspace& ws) const override {
-    const Sample* known = ws.confidence_order_of;
-    ws.confidence_order_of = nullptr;
-    const double value = inner_->estimate(s, ws);
-    ws.confidence_order_of = known;
-    return value;
+    return inner_->estimate(s, ws);
   }
   std::optional<Quantity> target() const override { return inner_->target(); }
 
@@ -351,10 +348,11 @@ TEST_CASE("resamples with a known confidence order give the values of sorting th
   const CumulativeCalibration kuiper_p({.test = {.output = TestOutput::p_value}});
   const Corp corp({}), corp_log({.score = CorpScore::log});
   const BinnedEce ece(BinnedEceSpec{});  // no order: evaluated between the others
-  CHECK(ks.uses_confidence_order());
-  CHECK(corp.uses_confidence_order());
-  CHECK_FALSE(ece.uses_confidence_order());
-  CHECK_FALSE(Corp({.scope = Scope::binary}).uses_confidence_order());
+  const auto order_of = [](const Estimator& e) { return e.capabilities().confidence_order; };
+  CHECK(order_of(ks) != nullptr);
+  CHECK(order_of(corp) != nullptr);
+  CHECK(order_of(ece) == nullptr);
+  CHECK(order_of(Corp({.scope = Scope::binary})) == nullptr);
   const WithoutOrder ks_w(ks), kuiper_w(kuiper), kuiper_p_w(kuiper_p), corp_w(corp),
       corp_log_w(corp_log);
   const std::vector<const Estimator*> ordered = {&ks, &ece, &kuiper, &kuiper_p, &corp, &corp_log};
