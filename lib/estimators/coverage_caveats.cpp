@@ -135,6 +135,28 @@ constexpr std::array misses{
                  "digits_lr_k10 fake, K = 10, n = 5000"},
 };
 
+// eval's default fake interval on real models (real_model_misses(): docs/intervals.md, "The
+// done-when table"; tests/unit/test_doc_figures.cpp derives these rows from
+// tests/golden/fake_interval_study/done_when/cells.csv and checks them).
+constexpr std::array fake_misses{
+    CoverageMiss{"kde_ece", M::fake, three_to_ten, below_500, 0.82,
+                 "8 real models, K = 10, n = 200, 56 replicates"},
+    CoverageMiss{"kde_ece", M::fake, over_ten, below_500, 0.79,
+                 "2 real models, K = 26 and 100, n = 200, 14 replicates"},
+    CoverageMiss{"cwece_ew15", M::fake, over_ten, below_500, 0.43,
+                 "2 real models, K = 26 and 100, n = 200, 14 replicates"},
+    CoverageMiss{"cwece_ew15", M::fake, over_ten, below_5000, 0.14,
+                 "2 real models, K = 26 and 100, n = 1000, 14 replicates"},
+    CoverageMiss{"cwece_ew15", M::fake, over_ten, from_5000, 0.00,
+                 "2 real models, K = 26 and 100, n = 5000, 14 replicates"},
+    CoverageMiss{"ace15_nixon", M::fake, three_to_ten, below_500, 0.82,
+                 "8 real models, K = 10, n = 200, 56 replicates"},
+    CoverageMiss{"ace15_nixon", M::fake, over_ten, below_5000, 0.71,
+                 "2 real models, K = 26 and 100, n = 1000, 14 replicates"},
+    CoverageMiss{"ace15_nixon", M::fake, over_ten, from_5000, 0.71,
+                 "2 real models, K = 26 and 100, n = 5000, 14 replicates"},
+};
+
 }  // namespace
 
 ClassRegion class_region(std::size_t classes) {
@@ -175,12 +197,17 @@ std::span<const CoverageMiss> coverage_misses() {
   return misses;
 }
 
+std::span<const CoverageMiss> real_model_misses() {
+  return fake_misses;
+}
+
 std::optional<CoverageMiss> coverage_miss(std::string_view label, IntervalMethod method,
                                           std::size_t classes, std::size_t n) {
   const ClassRegion k = class_region(classes);
   const SizeRegion s = size_region(n);
-  for (const CoverageMiss& m : misses)
-    if (m.label == label && m.method == method && m.classes == k && m.size == s) return m;
+  for (const auto table : {coverage_misses(), real_model_misses()})
+    for (const CoverageMiss& m : table)
+      if (m.label == label && m.method == method && m.classes == k && m.size == s) return m;
   return std::nullopt;
 }
 

@@ -44,7 +44,15 @@ struct CoverageMiss {
 // Every row, in the doc's order.
 std::span<const CoverageMiss> coverage_misses();
 
-// The row for this estimator label, method and data shape, if one was measured to miss.
+// The same for eval's default `fake` interval (EstimatorTraits::eval_fake), measured on real
+// models instead (docs/intervals.md, "The done-when table": tests/golden/fake_interval_study/
+// done_when): a region's figure is the coverage over all replicates of its cells, pooled (7
+// replicates a cell are too few for a lowest cell to mean anything), a row where it is below
+// 0.85. tests/unit/test_doc_figures.cpp derives the rows from the run's cells.csv.
+std::span<const CoverageMiss> real_model_misses();
+
+// The row of either table for this estimator label, method and data shape, if one was measured
+// to miss.
 std::optional<CoverageMiss> coverage_miss(std::string_view label, IntervalMethod method,
                                           std::size_t classes, std::size_t n);
 

@@ -741,6 +741,105 @@ TEST_CASE("docs/intervals.md: eval's coverage notes are the tables' misses", "[u
   CHECK(doc == expected);
 }
 
+// The notes of eval's default fake interval (EstimatorTraits::eval_fake) are the misses of the
+// done-when run on real models (docs/intervals.md, "The done-when table"): for each such
+// estimator and region, the coverage of the fake interval over all replicates of the region's
+// cells, pooled, where it is below 0.85, with the models, their K, the n and the replicates.
+// The compiled table and the doc's table must be exactly those rows.
+TEST_CASE("docs/intervals.md: eval's fake-interval notes are the real models' misses",
+          "[unit][docs]") {
+  using calbench::ClassRegion;
+  using calbench::SizeRegion;
+  std::vector<std::string> eval_fake;  // labels whose eval default is the fake interval
+  for (const auto& e : calbench::estimator_registry()) {
+    calbench::Problems problems;
+    calbench::Json resolved;
+    const auto config =
+        calbench::parse_estimator(calbench::Json{{"name", e.name}}, "", problems, resolved);
+    if (config && config->eval_fake) eval_fake.push_back(config->label);
+  }
+  REQUIRE(eval_fake.size() == 3);
+  struct Pooled {
+    std::size_t covered = 0, replicates = 0;
+    std::vector<std::string> models;
+    std::vector<std::size_t> classes, sizes;
+  };
+  std::map<std::tuple<std::string, ClassRegion, SizeRegion>, Pooled> pooled;
+  std::vector<std::string> labels;  // in the run's order
+  const auto cells = read_csv(fs::path(CALBENCH_SOURCE_DIR) / "tests" / "golden" /
+                              "fake_interval_study" / "done_when" / "cells.csv");
+  REQUIRE(cells.size() == 420);
+  for (const Row& r : cells) {
+    const std::string& label = r.at("estimator");
+    if (r.at("method") != "fake" ||
+        std::find(eval_fake.begin(), eval_fake.end(), label) == eval_fake.end())
+      continue;
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    const std::size_t K = std::stoul(r.at("K")), n = std::stoul(r.at("n"));
+    Pooled& p = pooled[std::tuple(label, calbench::class_region(K), calbench::size_region(n))];
+    p.covered += std::stoul(r.at("covered"));
+    p.replicates += std::stoul(r.at("replicates"));
+    p.models.push_back(r.at("model"));
+    if (std::find(p.classes.begin(), p.classes.end(), K) == p.classes.end()) p.classes.push_back(K);
+    if (std::find(p.sizes.begin(), p.sizes.end(), n) == p.sizes.end()) p.sizes.push_back(n);
+  }
+  REQUIRE(labels.size() == eval_fake.size());
+  std::vector<std::vector<std::string>> expected;
+  std::vector<double> covered;  // the pooled coverage of the regions without a note
+  for (const auto& label : labels)
+    for (const auto k : {ClassRegion::two, ClassRegion::three_to_ten, ClassRegion::over_ten})
+      for (const auto n : {SizeRegion::below_500, SizeRegion::below_5000, SizeRegion::from_5000}) {
+        const auto it = pooled.find(std::tuple(label, k, n));
+        if (it == pooled.end()) continue;
+        const Pooled& p = it->second;
+        const double c = static_cast<double>(p.covered) / static_cast<double>(p.replicates);
+        REQUIRE(p.sizes.size() == 1);
+        std::vector<std::size_t> ks = p.classes;
+        std::sort(ks.begin(), ks.end());
+        std::string classes;
+        for (std::size_t i = 0; i < ks.size(); ++i)
+          classes += (i ? " and " : "") + std::to_string(ks[i]);
+        const std::string setting = std::to_string(p.models.size()) +
+                                    " real models, K = " + classes +
+                                    ", n = " + std::to_string(p.sizes[0]) + ", " +
+                                    std::to_string(p.replicates) + " replicates";
+        const std::size_t K = k == ClassRegion::two ? 2 : k == ClassRegion::three_to_ten ? 5 : 50;
+        const std::size_t size = n == SizeRegion::below_500    ? 100
+                                 : n == SizeRegion::below_5000 ? 1000
+                                                               : 10000;
+        const bool miss = c < 0.85 - 1e-9;
+        if (!miss) covered.push_back(c);
+        INFO(label << " K " << calbench::to_string(k) << " n " << calbench::to_string(n));
+        CHECK(calbench::coverage_miss(label, calbench::IntervalMethod::fake, K, size).has_value() ==
+              miss);
+        if (miss)
+          expected.push_back({label, "fake", std::string(calbench::to_string(k)),
+                              std::string(calbench::to_string(n)), fixed(c, 2), setting});
+      }
+  REQUIRE(!expected.empty());
+  const auto compiled = calbench::real_model_misses();
+  REQUIRE(compiled.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& m = compiled[i];
+    CHECK(std::vector<std::string>{std::string(m.label), std::string(calbench::to_string(m.method)),
+                                   std::string(calbench::to_string(m.classes)),
+                                   std::string(calbench::to_string(m.size)), fixed(m.coverage, 2),
+                                   std::string(m.setting)} == expected[i]);
+  }
+  std::vector<std::vector<std::string>> doc;
+  std::string text;
+  for (const auto& line : doc_section("intervals.md", "#### Eval's notes on the fake interval")) {
+    if (line.rfind("| ", 0) == 0 && line.rfind("| estimator", 0) != 0)
+      doc.push_back(markdown_cells(line));
+    text += line + " ";
+  }
+  CHECK(doc == expected);
+  REQUIRE(!covered.empty());
+  const auto [low, high] = std::minmax_element(covered.begin(), covered.end());
+  CHECK_THAT(text, Catch::Contains("In the others the pooled coverage is " + fixed(*low, 2) +
+                                   "\u2013" + fixed(*high, 2) + "."));
+}
+
 TEST_CASE("coverage caveats: regions and the note's text", "[unit]") {
   using calbench::ClassRegion;
   using calbench::SizeRegion;
