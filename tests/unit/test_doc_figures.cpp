@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -655,6 +656,20 @@ TEST_CASE("docs/intervals.md: coverage on realistic fakes", "[slow][e2e][docs]")
   CHECK(checked >= 6 * 16 * 4 * 3);  // 6 methods x 16 estimators x 4 fakes x 3 sizes
 }
 
+// A compiled table of coverage misses (estimators/coverage_caveats.hpp) against the rows a
+// test derived, each as the doc's table prints it: label, method, K, n, coverage, setting.
+void check_compiled_misses(std::span<const calbench::CoverageMiss> compiled,
+                           const std::vector<std::vector<std::string>>& expected) {
+  REQUIRE(compiled.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& m = compiled[i];
+    CHECK(std::vector<std::string>{std::string(m.label), std::string(calbench::to_string(m.method)),
+                                   std::string(calbench::to_string(m.classes)),
+                                   std::string(calbench::to_string(m.size)), fixed(m.coverage, 2),
+                                   std::string(m.setting)} == expected[i]);
+  }
+}
+
 // The notes `calbench eval` prints (estimators/coverage_caveats.hpp) are the misses of
 // docs/intervals.md's tables: for each estimator and region (K: 2, 3-10, >10; n: < 500,
 // 500-4,999, >= 5,000), the lowest coverage of its default method over the settings of the
@@ -716,14 +731,7 @@ TEST_CASE("docs/intervals.md: eval's coverage notes are the tables' misses", "[u
       }
   REQUIRE(!expected.empty());
   // The compiled table, row by row.
-  REQUIRE(compiled.size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto& m = compiled[i];
-    CHECK(std::vector<std::string>{std::string(m.label), std::string(calbench::to_string(m.method)),
-                                   std::string(calbench::to_string(m.classes)),
-                                   std::string(calbench::to_string(m.size)), fixed(m.coverage, 2),
-                                   std::string(m.setting)} == expected[i]);
-  }
+  check_compiled_misses(compiled, expected);
   // The doc's table, row by row, and its example note is one of the rows' notes.
   std::vector<std::vector<std::string>> doc;
   std::size_t examples = 0;
@@ -818,14 +826,7 @@ TEST_CASE("docs/intervals.md: eval's fake-interval notes are the real models' mi
       }
   REQUIRE(!expected.empty());
   const auto compiled = calbench::real_model_misses();
-  REQUIRE(compiled.size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto& m = compiled[i];
-    CHECK(std::vector<std::string>{std::string(m.label), std::string(calbench::to_string(m.method)),
-                                   std::string(calbench::to_string(m.classes)),
-                                   std::string(calbench::to_string(m.size)), fixed(m.coverage, 2),
-                                   std::string(m.setting)} == expected[i]);
-  }
+  check_compiled_misses(compiled, expected);
   std::vector<std::vector<std::string>> doc;
   std::string text;
   for (const auto& line : doc_section("intervals.md", "#### Eval's notes on the fake interval")) {
